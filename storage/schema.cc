@@ -1,0 +1,272 @@
+#include "storage/schema.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/database.h"
+
+namespace inspector::storage {
+namespace {
+
+// Conventions of every table: times are unix time in milliseconds
+// (INTEGER) unless a column says otherwise; *_json columns hold JSON text;
+// booleans are INTEGER 0/1; ids of servers and sessions are UUID strings.
+// Comments inside CREATE statements are kept by SQLite, so `.schema` in the
+// sqlite3 shell shows them.
+constexpr std::string_view kMigration1 = R"sql(
+-- Server configurations (ConfigService): one row per MCP server the
+-- inspector knows. Field names follow the mcp.json format.
+CREATE TABLE servers (
+  id              TEXT PRIMARY KEY,      -- UUID assigned by the daemon
+  name            TEXT NOT NULL UNIQUE,  -- display name (case-sensitive)
+  transport       TEXT NOT NULL
+                  CHECK (transport IN ('stdio', 'streamableHttp', 'sse')),
+  -- stdio: the executable, run as argv (never through a shell)
+  command         TEXT,
+  -- stdio: JSON array of argument strings
+  args_json       TEXT NOT NULL DEFAULT '[]',
+  -- stdio: JSON object of environment entries added to the daemon's
+  env_json        TEXT NOT NULL DEFAULT '{}',
+  cwd             TEXT,                  -- stdio: working dir; NULL: daemon's
+  url             TEXT,                  -- streamableHttp/sse: http(s) URL
+  -- streamableHttp/sse: JSON object of headers sent with every request
+  headers_json    TEXT NOT NULL DEFAULT '{}',
+  connection_mode TEXT,                  -- 'direct' or 'proxy'; NULL: auto
+  -- inspector.v1.Timeouts as proto3 JSON; NULL: all defaults
+  timeouts_json   TEXT,
+  -- inspector.v1.OAuthConfig as proto3 JSON; NULL: none configured
+  oauth_json      TEXT,
+  -- JSON object of imported fields the inspector does not use; NULL: none
+  extra_json      TEXT,
+  created_at      INTEGER NOT NULL,      -- unix ms
+  updated_at      INTEGER NOT NULL       -- unix ms
+);
+
+-- Upstream MCP sessions: each initialize handshake with a server, made for
+-- the daemon's own callers or for one bridged, proxied or replaying client.
+CREATE TABLE sessions (
+  id               TEXT PRIMARY KEY,     -- UUID
+  -- the server; NULL once it is deleted
+  server_id        TEXT REFERENCES servers(id) ON DELETE SET NULL,
+  -- 'daemon': the shared session of gRPC/REST/CLI callers; 'bridge' and
+  -- 'proxy': one MCP client's own session; 'replay': a replay run
+  kind             TEXT NOT NULL
+                   CHECK (kind IN ('daemon', 'bridge', 'proxy', 'replay')),
+  transport        TEXT,                 -- transport used upstream
+  protocol_version TEXT,                 -- negotiated MCP protocol version
+  mcp_session_id   TEXT,                 -- Mcp-Session-Id from the server
+  client_info_json TEXT,                 -- clientInfo sent in initialize
+  server_info_json TEXT,                 -- serverInfo of initialize's result
+  started_at       INTEGER NOT NULL,     -- unix ms
+  ended_at         INTEGER,              -- unix ms; NULL while live
+  end_reason       TEXT                  -- closed, crashed, timeout, ...
+);
+CREATE INDEX sessions_server_id ON sessions(server_id);
+
+-- Every JSON-RPC message that passed through the daemon, in either
+-- direction, one row each, in the order recorded. No foreign keys, so
+-- recording stays cheap and history outlives deleted servers and sessions.
+CREATE TABLE messages (
+  id            INTEGER PRIMARY KEY,     -- increases in recording order
+  ts            INTEGER NOT NULL,        -- unix ms when the daemon saw it
+  server_id     TEXT,                    -- servers.id of the upstream server
+  session_id    TEXT,                    -- sessions.id of the session
+  direction     TEXT NOT NULL
+                CHECK (direction IN ('client_to_server', 'server_to_client')),
+  kind          TEXT NOT NULL
+                CHECK (kind IN ('request', 'response', 'error',
+                                'notification', 'invalid')),
+  -- JSON text of the JSON-RPC id as seen on that side of the daemon
+  -- (1, "abc" with its quotes); NULL for notifications
+  jsonrpc_id    TEXT,
+  method        TEXT,                    -- requests, notifications: method
+  target        TEXT,                    -- tool name, resource URI, prompt
+  raw           TEXT NOT NULL,           -- JSON text (cut if truncated)
+  raw_size      INTEGER NOT NULL,        -- bytes of the whole message
+  truncated     INTEGER NOT NULL DEFAULT 0,  -- 1 if raw was cut
+  -- responses and errors: messages.id of the request they answer
+  correlated_id INTEGER,
+  duration_ms   REAL,                    -- responses: ms since the request
+  success       INTEGER,                 -- responses: 1 result, 0 error
+  -- JSON-RPC error code, or the inspector's reason for a local failure
+  error_code    TEXT,
+  modified      INTEGER NOT NULL DEFAULT 0,  -- 1 if changed by intercept
+  original_raw  TEXT                     -- if modified: the message before
+);
+CREATE INDEX messages_server_ts ON messages(server_id, ts);
+CREATE INDEX messages_method_ts ON messages(method, ts);
+CREATE INDEX messages_session ON messages(session_id);
+CREATE INDEX messages_correlated ON messages(correlated_id);
+CREATE INDEX messages_ts ON messages(ts);
+
+-- Each request beside its response: one row per message of kind 'request',
+-- with the first response or error that answers it; the response columns
+-- are NULL while the request is pending.
+CREATE VIEW requests AS
+SELECT
+  q.id          AS id,              -- messages.id of the request
+  q.ts          AS ts,              -- unix ms of the request
+  q.server_id   AS server_id,
+  q.session_id  AS session_id,
+  q.direction   AS direction,       -- who sent the request
+  q.jsonrpc_id  AS jsonrpc_id,
+  q.method      AS method,
+  q.target      AS target,
+  q.raw         AS request_raw,     -- the request's JSON text
+  r.id          AS response_id,     -- messages.id of the response
+  r.ts          AS response_ts,     -- unix ms of the response
+  r.raw         AS response_raw,    -- the response's JSON text
+  r.duration_ms AS duration_ms,
+  r.success     AS success,         -- 1 result, 0 error, NULL pending
+  r.error_code  AS error_code
+FROM messages AS q
+LEFT JOIN messages AS r
+  ON r.id = (SELECT min(a.id) FROM messages AS a
+             WHERE a.correlated_id = q.id AND a.kind IN ('response', 'error'))
+WHERE q.kind = 'request';
+
+-- Application and server logs: the daemon's own log, stdio servers'
+-- stderr, and MCP notifications/message from servers.
+CREATE TABLE logs (
+  id         INTEGER PRIMARY KEY,      -- increases in recording order
+  ts         INTEGER NOT NULL,         -- unix ms
+  level      TEXT NOT NULL
+             CHECK (level IN ('debug', 'info', 'warn', 'error')),
+  -- 'daemon', 'stderr' (a stdio server's) or 'server' (MCP logging)
+  source     TEXT NOT NULL CHECK (source IN ('daemon', 'stderr', 'server')),
+  server_id  TEXT,                     -- servers.id, if about one server
+  session_id TEXT,                     -- sessions.id, if about one session
+  message    TEXT NOT NULL,
+  data_json  TEXT                      -- structured details (JSON object)
+);
+CREATE INDEX logs_ts ON logs(ts);
+CREATE INDEX logs_server_ts ON logs(server_id, ts);
+
+-- OAuth client registrations, one per server.
+CREATE TABLE oauth_clients (
+  server_id         TEXT PRIMARY KEY
+                    REFERENCES servers(id) ON DELETE CASCADE,
+  issuer            TEXT,              -- authorization server registered with
+  client_id         TEXT NOT NULL,
+  client_secret     TEXT,              -- secret; NULL for public clients
+  registration_json TEXT,              -- the registration response (JSON)
+  strategy          TEXT,              -- 'dcr', 'preregistered' or 'cimd'
+  created_at        INTEGER NOT NULL   -- unix ms
+);
+
+-- OAuth tokens, one set per server.
+CREATE TABLE oauth_tokens (
+  server_id     TEXT PRIMARY KEY REFERENCES servers(id) ON DELETE CASCADE,
+  access_token  TEXT NOT NULL,         -- secret
+  refresh_token TEXT,                  -- secret
+  token_type    TEXT,                  -- usually 'Bearer'
+  scope         TEXT,                  -- granted scopes, space-separated
+  expires_at    INTEGER,               -- unix ms; NULL: no lifetime given
+  obtained_at   INTEGER NOT NULL       -- unix ms
+);
+
+-- OAuth flows in progress or finished (the guided debugger and the
+-- authorize/callback pair).
+CREATE TABLE oauth_flows (
+  id               TEXT PRIMARY KEY,   -- random flow id
+  server_id        TEXT REFERENCES servers(id) ON DELETE CASCADE,
+  -- current step: an OAuthFlowState name, 'METADATA_DISCOVERY' ... 'COMPLETE'
+  state            TEXT NOT NULL,
+  protocol_version TEXT,               -- '2025-03-26', '2025-06-18', ...
+  data_json        TEXT,               -- what the flow gathered (JSON)
+  latest_error     TEXT,               -- the last step's error, if any
+  created_at       INTEGER NOT NULL,   -- unix ms
+  updated_at       INTEGER NOT NULL    -- unix ms
+);
+CREATE INDEX oauth_flows_server_id ON oauth_flows(server_id);
+
+-- stdio servers converted to Streamable HTTP endpoints ("convert").
+CREATE TABLE bridges (
+  server_name TEXT PRIMARY KEY,        -- the conversion's name
+  -- the stdio server configuration behind it, if any
+  server_id   TEXT REFERENCES servers(id) ON DELETE SET NULL,
+  command     TEXT NOT NULL,           -- executable, run as argv
+  args_json   TEXT NOT NULL DEFAULT '[]',  -- JSON array of strings
+  env_json    TEXT NOT NULL DEFAULT '{}',  -- JSON object of env entries
+  port        INTEGER,                 -- listening port
+  url         TEXT,                    -- e.g. http://127.0.0.1:9001/mcp
+  status      TEXT NOT NULL,           -- 'running' or 'stopped'
+  created_at  INTEGER NOT NULL,        -- unix ms
+  stopped_at  INTEGER                  -- unix ms; NULL while running
+);
+CREATE INDEX bridges_server_id ON bridges(server_id);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "create the initial schema", kMigration1},
+};
+
+absl::string_view ToAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+absl::Status TooNew(const Database& db, int version, int latest) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("database ", db.path(), " has schema version ", version,
+                   ", newer than this build's ", latest,
+                   "; it was written by a newer inspectord"));
+}
+
+}  // namespace
+
+absl::Span<const Migration> Migrations() { return kMigrations; }
+
+int SchemaVersion() { return Migrations().back().version; }
+
+absl::Status ApplyMigrations(Database* db,
+                             absl::Span<const Migration> migrations) {
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    if (migrations[i].version != static_cast<int>(i) + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "migration ", i + 1, " has version ", migrations[i].version));
+    }
+  }
+  const int latest = static_cast<int>(migrations.size());
+  // Cheap check first: an up-to-date file needs no write lock.
+  ASSIGN_OR_RETURN(int version, db->UserVersion());
+  if (version > latest) return TooNew(*db, version, latest);
+  while (version < latest) {
+    ASSIGN_OR_RETURN(Transaction transaction, db->BeginTransaction());
+    // Another connection may have migrated meanwhile; re-read under the lock.
+    ASSIGN_OR_RETURN(version, db->UserVersion());
+    if (version > latest) return TooNew(*db, version, latest);
+    if (version == latest) break;
+    const Migration& migration = migrations[version];
+    absl::Status status = db->Exec(migration.sql);
+    if (status.ok()) {
+      status =
+          db->Exec(absl::StrCat("PRAGMA user_version = ", migration.version));
+    }
+    if (status.ok()) status = transaction.Commit();
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat("migration ", migration.version, " (",
+                       ToAbsl(migration.description), ") of ", db->path(),
+                       " failed: ", status.message()));
+    }
+    version = migration.version;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Migrate(Database* db) { return ApplyMigrations(db, Migrations()); }
+
+absl::Status CheckSchemaVersion(Database* db) {
+  ASSIGN_OR_RETURN(int version, db->UserVersion());
+  const int latest = SchemaVersion();
+  if (version > latest) return TooNew(*db, version, latest);
+  if (version < latest) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("database ", db->path(), " has schema version ", version,
+                     ", older than this build's ", latest,
+                     "; open it read-write once to migrate it"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace inspector::storage

@@ -1,0 +1,404 @@
+#include "storage/server_store.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/errors.h"
+#include "common/status_macros.h"
+
+namespace inspector::storage {
+namespace {
+
+using ::google::protobuf::util::TimeUtil;
+using ::nlohmann::json;
+
+// Column order shared by every SELECT and by BindRow's parameters ?1..?15.
+constexpr std::string_view kSelect =
+    "SELECT id, name, transport, command, args_json, env_json, cwd, url, "
+    "headers_json, connection_mode, timeouts_json, oauth_json, extra_json, "
+    "created_at, updated_at FROM servers";
+
+constexpr std::string_view kInsert =
+    "INSERT INTO servers (id, name, transport, command, args_json, env_json, "
+    "cwd, url, headers_json, connection_mode, timeouts_json, oauth_json, "
+    "extra_json, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+    "?15)";
+
+constexpr std::string_view kUpdate =
+    "UPDATE servers SET name = ?2, transport = ?3, command = ?4, "
+    "args_json = ?5, env_json = ?6, cwd = ?7, url = ?8, headers_json = ?9, "
+    "connection_mode = ?10, timeouts_json = ?11, oauth_json = ?12, "
+    "extra_json = ?13, created_at = ?14, updated_at = ?15 WHERE id = ?1";
+
+// The row whose id is ?1, or else whose name is ?1.
+constexpr std::string_view kWhereIdOrName =
+    " WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1";
+
+constexpr std::string_view kDelete =
+    "DELETE FROM servers WHERE id = (SELECT id FROM servers WHERE id = ?1 OR "
+    "name = ?1 ORDER BY id = ?1 DESC LIMIT 1)";
+
+enum Column {
+  kId = 0,
+  kName,
+  kTransport,
+  kCommand,
+  kArgsJson,
+  kEnvJson,
+  kCwd,
+  kUrl,
+  kHeadersJson,
+  kConnectionMode,
+  kTimeoutsJson,
+  kOauthJson,
+  kExtraJson,
+  kCreatedAt,
+  kUpdatedAt,
+};
+
+absl::string_view ToAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+absl::Status ServerNotFound(std::string_view id_or_name) {
+  std::string id(id_or_name);
+  return Error(v1::SERVER_NOT_FOUND,
+               absl::StrCat("No server configuration found with ID '", id, "'"),
+               {{"serverId", id}});
+}
+
+absl::Status NameTaken(const std::string& name) {
+  return Error(v1::ALREADY_EXISTS,
+               absl::StrCat("a server named '", name, "' already exists"),
+               {{"serverName", name}});
+}
+
+absl::Status InvalidConfig(std::string_view field, std::string_view message) {
+  return Error(v1::INVALID_CONFIG, message, {{"field", std::string(field)}});
+}
+
+// Serializes `value` with invalid UTF-8 reported as INVALID_CONFIG naming
+// `field`, instead of nlohmann's exception.
+absl::StatusOr<std::string> DumpJson(const json& value,
+                                     std::string_view field) {
+  try {
+    return value.dump();
+  } catch (const json::exception&) {
+    return InvalidConfig(
+        field, absl::StrCat("server configuration field '", ToAbsl(field),
+                            "' is not valid UTF-8"));
+  }
+}
+
+template <typename Repeated>
+absl::StatusOr<std::string> ArrayToJson(const Repeated& items,
+                                        std::string_view field) {
+  json array = json::array();
+  for (const std::string& item : items) array.push_back(item);
+  return DumpJson(array, field);
+}
+
+template <typename Map>
+absl::StatusOr<std::string> MapToJson(const Map& entries,
+                                      std::string_view field) {
+  json object = json::object();
+  for (const auto& [key, value] : entries) object[key] = value;
+  return DumpJson(object, field);
+}
+
+absl::Status BadColumn(const std::string& id, std::string_view column,
+                       std::string_view why) {
+  return absl::DataLossError(absl::StrCat("servers row '", id, "': column ",
+                                          ToAbsl(column), " ", ToAbsl(why)));
+}
+
+// Parses a JSON array of strings into `out`.
+absl::Status JsonToArray(const std::string& text, const std::string& id,
+                         std::string_view column,
+                         google::protobuf::RepeatedPtrField<std::string>* out) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_array()) {
+    return BadColumn(id, column, "is not a JSON array");
+  }
+  for (const json& item : value) {
+    if (!item.is_string()) {
+      return BadColumn(id, column, "holds a value that is not a string");
+    }
+    out->Add(std::string(item.get_ref<const std::string&>()));
+  }
+  return absl::OkStatus();
+}
+
+// Parses a JSON object of strings into `out`.
+absl::Status JsonToMap(const std::string& text, const std::string& id,
+                       std::string_view column,
+                       google::protobuf::Map<std::string, std::string>* out) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object()) {
+    return BadColumn(id, column, "is not a JSON object");
+  }
+  for (auto it = value.cbegin(); it != value.cend(); ++it) {
+    if (!it->is_string()) {
+      return BadColumn(id, column, "holds a value that is not a string");
+    }
+    (*out)[it.key()] = it->get_ref<const std::string&>();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> MessageToJson(
+    const google::protobuf::Message& message, std::string_view field) {
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(message, &out);
+  if (!status.ok()) {
+    return InvalidConfig(
+        field, absl::StrCat("server configuration field '", ToAbsl(field),
+                            "' cannot be stored: ", status.ToString()));
+  }
+  return out;
+}
+
+absl::Status JsonToMessage(const std::string& text, const std::string& id,
+                           std::string_view column,
+                           google::protobuf::Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  // Rows written by a newer build may hold fields this one does not know.
+  options.ignore_unknown_fields = true;
+  auto status =
+      google::protobuf::util::JsonStringToMessage(text, message, options);
+  if (!status.ok()) return BadColumn(id, column, status.ToString());
+  return absl::OkStatus();
+}
+
+absl::Status BindOptional(Statement& statement, int index, bool has,
+                          const std::string& value) {
+  if (!has) return statement.Bind(index, nullptr);
+  return statement.Bind(index, value);
+}
+
+absl::Status BindOptionalJson(Statement& statement, int index, bool has,
+                              const google::protobuf::Message& message,
+                              std::string_view field) {
+  if (!has) return statement.Bind(index, nullptr);
+  ASSIGN_OR_RETURN(std::string text, MessageToJson(message, field));
+  return statement.Bind(index, text);
+}
+
+// Checks what the table would reject anyway, to say so in the
+// configuration's own terms.
+absl::Status CheckRequired(const v1::ServerConfig& config) {
+  if (config.id().empty()) {
+    return InvalidConfig("id", "server configuration has no id");
+  }
+  if (!config.has_name()) {
+    return InvalidConfig("name", "server configuration has no name");
+  }
+  if (!config.has_transport()) {
+    return InvalidConfig("transport", "server configuration has no transport");
+  }
+  const std::string& transport = config.transport();
+  if (transport != "stdio" && transport != "streamableHttp" &&
+      transport != "sse") {
+    return InvalidConfig(
+        "transport",
+        absl::StrCat("transport '", transport,
+                     "' is not one of stdio, streamableHttp, sse"));
+  }
+  return absl::OkStatus();
+}
+
+// Binds `config` to parameters ?1..?15 in kSelect's column order.
+absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
+  RETURN_IF_ERROR(statement.Bind(kId + 1, config.id()));
+  RETURN_IF_ERROR(
+      BindOptional(statement, kName + 1, config.has_name(), config.name()));
+  RETURN_IF_ERROR(BindOptional(statement, kTransport + 1,
+                               config.has_transport(), config.transport()));
+  RETURN_IF_ERROR(BindOptional(statement, kCommand + 1, config.has_command(),
+                               config.command()));
+  ASSIGN_OR_RETURN(std::string args, ArrayToJson(config.args(), "args"));
+  RETURN_IF_ERROR(statement.Bind(kArgsJson + 1, args));
+  ASSIGN_OR_RETURN(std::string env, MapToJson(config.env(), "env"));
+  RETURN_IF_ERROR(statement.Bind(kEnvJson + 1, env));
+  RETURN_IF_ERROR(
+      BindOptional(statement, kCwd + 1, config.has_cwd(), config.cwd()));
+  RETURN_IF_ERROR(
+      BindOptional(statement, kUrl + 1, config.has_url(), config.url()));
+  ASSIGN_OR_RETURN(std::string headers, MapToJson(config.headers(), "headers"));
+  RETURN_IF_ERROR(statement.Bind(kHeadersJson + 1, headers));
+  RETURN_IF_ERROR(BindOptional(statement, kConnectionMode + 1,
+                               config.has_connection_mode(),
+                               config.connection_mode()));
+  RETURN_IF_ERROR(BindOptionalJson(statement, kTimeoutsJson + 1,
+                                   config.has_timeouts(), config.timeouts(),
+                                   "timeouts"));
+  RETURN_IF_ERROR(BindOptionalJson(
+      statement, kOauthJson + 1, config.has_oauth(), config.oauth(), "oauth"));
+  RETURN_IF_ERROR(BindOptionalJson(
+      statement, kExtraJson + 1, config.has_extra(), config.extra(), "extra"));
+  RETURN_IF_ERROR(statement.Bind(
+      kCreatedAt + 1, TimeUtil::TimestampToMilliseconds(config.created_at())));
+  RETURN_IF_ERROR(statement.Bind(
+      kUpdatedAt + 1, TimeUtil::TimestampToMilliseconds(config.updated_at())));
+  return absl::OkStatus();
+}
+
+// Reads the current row of a kSelect statement.
+absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
+  v1::ServerConfig config;
+  const std::string id = row.ColumnText(kId);
+  config.set_id(id);
+  if (!row.ColumnIsNull(kName)) config.set_name(row.ColumnText(kName));
+  if (!row.ColumnIsNull(kTransport)) {
+    config.set_transport(row.ColumnText(kTransport));
+  }
+  if (!row.ColumnIsNull(kCommand)) config.set_command(row.ColumnText(kCommand));
+  RETURN_IF_ERROR(JsonToArray(row.ColumnText(kArgsJson), id, "args_json",
+                              config.mutable_args()));
+  RETURN_IF_ERROR(JsonToMap(row.ColumnText(kEnvJson), id, "env_json",
+                            config.mutable_env()));
+  if (!row.ColumnIsNull(kCwd)) config.set_cwd(row.ColumnText(kCwd));
+  if (!row.ColumnIsNull(kUrl)) config.set_url(row.ColumnText(kUrl));
+  RETURN_IF_ERROR(JsonToMap(row.ColumnText(kHeadersJson), id, "headers_json",
+                            config.mutable_headers()));
+  if (!row.ColumnIsNull(kConnectionMode)) {
+    config.set_connection_mode(row.ColumnText(kConnectionMode));
+  }
+  if (!row.ColumnIsNull(kTimeoutsJson)) {
+    RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kTimeoutsJson), id,
+                                  "timeouts_json", config.mutable_timeouts()));
+  }
+  if (!row.ColumnIsNull(kOauthJson)) {
+    RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kOauthJson), id, "oauth_json",
+                                  config.mutable_oauth()));
+  }
+  if (!row.ColumnIsNull(kExtraJson)) {
+    RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kExtraJson), id, "extra_json",
+                                  config.mutable_extra()));
+  }
+  *config.mutable_created_at() =
+      TimeUtil::MillisecondsToTimestamp(row.ColumnInt64(kCreatedAt));
+  *config.mutable_updated_at() =
+      TimeUtil::MillisecondsToTimestamp(row.ColumnInt64(kUpdatedAt));
+  return config;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// ServerTable
+
+absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
+  ASSIGN_OR_RETURN(
+      Statement statement,
+      db_->Prepare(absl::StrCat(ToAbsl(kSelect), " ORDER BY name")));
+  std::vector<v1::ServerConfig> configs;
+  while (true) {
+    ASSIGN_OR_RETURN(bool has_row, statement.Step());
+    if (!has_row) break;
+    ASSIGN_OR_RETURN(v1::ServerConfig config, ReadRow(statement));
+    configs.push_back(std::move(config));
+  }
+  return configs;
+}
+
+absl::StatusOr<v1::ServerConfig> ServerTable::Get(std::string_view id_or_name) {
+  ASSIGN_OR_RETURN(
+      Statement statement,
+      db_->Prepare(absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName))));
+  RETURN_IF_ERROR(statement.Bind(1, id_or_name));
+  ASSIGN_OR_RETURN(bool has_row, statement.Step());
+  if (!has_row) return ServerNotFound(id_or_name);
+  return ReadRow(statement);
+}
+
+absl::StatusOr<v1::ServerConfig> ServerTable::Insert(
+    const v1::ServerConfig& config) {
+  RETURN_IF_ERROR(CheckRequired(config));
+  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(kInsert));
+  RETURN_IF_ERROR(BindRow(statement, config));
+  absl::Status status = statement.Run();
+  if (status.code() == absl::StatusCode::kAlreadyExists) {
+    // SQLite names the column: "UNIQUE constraint failed: servers.id".
+    if (absl::StrContains(status.message(), "servers.id")) {
+      return Error(
+          v1::ALREADY_EXISTS,
+          absl::StrCat("a server with ID '", config.id(), "' already exists"),
+          {{"serverId", config.id()}});
+    }
+    return NameTaken(config.name());
+  }
+  RETURN_IF_ERROR(status);
+  return Get(config.id());
+}
+
+absl::StatusOr<v1::ServerConfig> ServerTable::Update(
+    const v1::ServerConfig& config) {
+  if (config.id().empty()) return ServerNotFound(config.id());
+  RETURN_IF_ERROR(CheckRequired(config));
+  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(kUpdate));
+  RETURN_IF_ERROR(BindRow(statement, config));
+  absl::Status status = statement.Run();
+  if (status.code() == absl::StatusCode::kAlreadyExists) {
+    return NameTaken(config.name());
+  }
+  RETURN_IF_ERROR(status);
+  if (db_->Changes() == 0) return ServerNotFound(config.id());
+  return Get(config.id());
+}
+
+absl::Status ServerTable::Delete(std::string_view id_or_name) {
+  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(kDelete));
+  RETURN_IF_ERROR(statement.Bind(1, id_or_name));
+  RETURN_IF_ERROR(statement.Run());
+  if (db_->Changes() == 0) return ServerNotFound(id_or_name);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// ServerStore
+
+absl::StatusOr<std::vector<v1::ServerConfig>> ServerStore::List() {
+  absl::MutexLock lock(&mu_);
+  return table_.List();
+}
+
+absl::StatusOr<v1::ServerConfig> ServerStore::Get(std::string_view id_or_name) {
+  absl::MutexLock lock(&mu_);
+  return table_.Get(id_or_name);
+}
+
+absl::StatusOr<v1::ServerConfig> ServerStore::Insert(
+    const v1::ServerConfig& config) {
+  absl::MutexLock lock(&mu_);
+  return table_.Insert(config);
+}
+
+absl::StatusOr<v1::ServerConfig> ServerStore::Update(
+    const v1::ServerConfig& config) {
+  absl::MutexLock lock(&mu_);
+  return table_.Update(config);
+}
+
+absl::Status ServerStore::Delete(std::string_view id_or_name) {
+  absl::MutexLock lock(&mu_);
+  return table_.Delete(id_or_name);
+}
+
+absl::Status ServerStore::RunInTransaction(
+    absl::FunctionRef<absl::Status(ServerTable&)> fn) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction transaction, table_.db()->BeginTransaction());
+  RETURN_IF_ERROR(fn(table_));  // On error `transaction` rolls back.
+  return transaction.Commit();
+}
+
+}  // namespace inspector::storage
