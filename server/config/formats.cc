@@ -1,0 +1,1079 @@
+#include "server/config/formats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <unordered_set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/errors.h"
+#include "common/status_macros.h"
+#include "google/protobuf/util/time_util.h"
+#include "server/config/validation.h"
+
+namespace inspector::config {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using google::protobuf::Struct;
+using google::protobuf::Value;
+using google::protobuf::util::TimeUtil;
+
+absl::string_view AV(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+// ---- Reading JSON(C) -------------------------------------------------------
+
+struct Position {
+  size_t line = 1;
+  size_t column = 1;
+};
+
+// Line and column (1-based, in bytes) of `offset` in `text`.
+Position PositionOf(std::string_view text, size_t offset) {
+  Position pos;
+  offset = std::min(offset, text.size());
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else {
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+absl::Status SyntaxError(std::string_view text, size_t offset,
+                         std::string_view what) {
+  Position pos = PositionOf(text, offset);
+  return Error(v1::INVALID_REQUEST,
+               absl::StrCat("not valid JSON at line ", pos.line, ", column ",
+                            pos.column, ": ", AV(what)),
+               {{"line", absl::StrCat(pos.line)},
+                {"column", absl::StrCat(pos.column)},
+                {"offset", absl::StrCat(offset)}});
+}
+
+// Index of the next character of `s` at or after `i` that is neither
+// whitespace nor inside a comment; s.size() if there is none.
+size_t SkipBlank(std::string_view s, size_t i) {
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      size_t end = s.find('\n', i);
+      i = end == std::string_view::npos ? s.size() : end + 1;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      size_t end = s.find("*/", i + 2);
+      i = end == std::string_view::npos ? s.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Copies `content` with trailing commas (JSONC) blanked out, so that offsets
+// stay the same, and checks the nesting depth.
+absl::StatusOr<std::string> PrepareJsonc(std::string_view content) {
+  std::string out(content);
+  int depth = 0;
+  char last = 0;  // the last significant character
+  for (size_t i = 0; i < content.size(); ++i) {
+    char c = content[i];
+    if (c == '"') {
+      for (++i; i < content.size() && content[i] != '"'; ++i) {
+        if (content[i] == '\\') ++i;
+      }
+      last = '"';
+      continue;  // the parser reports unterminated strings
+    }
+    if (c == '/' && i + 1 < content.size() &&
+        (content[i + 1] == '/' || content[i + 1] == '*')) {
+      i = SkipBlank(content, i) - 1;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    char previous = last;
+    last = c;
+    if (c == '{' || c == '[') {
+      if (++depth > kMaxConfigFileDepth) {
+        return SyntaxError(content, i,
+                           absl::StrCat("nested deeper than ",
+                                        kMaxConfigFileDepth, " levels"));
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == ',' && previous != ',' && previous != '{' &&
+               previous != '[' && previous != 0) {
+      // A comma right before a closing bracket: JSONC's trailing comma.
+      size_t next = SkipBlank(content, i + 1);
+      if (next < content.size() &&
+          (content[next] == '}' || content[next] == ']')) {
+        out[i] = ' ';
+      }
+    }
+  }
+  return out;
+}
+
+struct DuplicateKeyError {
+  std::string container;  // JSON path of the object, "" for the top level
+  std::string key;
+};
+
+struct Frame {
+  bool object = false;
+  std::unordered_set<std::string> keys;
+  std::string key;  // object: the current key
+  long index = -1;  // array: the current element
+};
+
+std::string ContainerPath(const std::vector<Frame>& frames) {
+  std::string path;
+  for (size_t i = 0; i + 1 < frames.size(); ++i) {
+    if (frames[i].object) {
+      if (!path.empty()) path += '.';
+      path += frames[i].key;
+    } else {
+      absl::StrAppend(&path, "[", frames[i].index, "]");
+    }
+  }
+  return path;
+}
+
+absl::StatusOr<Json> ParseJson(std::string_view content) {
+  if (content.size() > kMaxConfigFileBytes) {
+    return Error(
+        v1::TOO_LARGE,
+        absl::StrCat("the file is ", content.size(), " bytes; the limit is ",
+                     kMaxConfigFileBytes, " (16 MiB)"),
+        {{"limit", absl::StrCat(kMaxConfigFileBytes)}});
+  }
+  if (SkipBlank(content, 0) == content.size()) {
+    return Error(v1::INVALID_REQUEST,
+                 "the file is empty; expected a JSON object such as "
+                 "{\"mcpServers\": {...}}");
+  }
+  ASSIGN_OR_RETURN(std::string text, PrepareJsonc(content));
+  std::vector<Frame> frames;
+  Json::parser_callback_t callback = [&frames](int, Json::parse_event_t event,
+                                               Json& parsed) {
+    auto element = [&frames] {
+      if (!frames.empty() && !frames.back().object) ++frames.back().index;
+    };
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        element();
+        frames.emplace_back();
+        frames.back().object = true;
+        break;
+      case Json::parse_event_t::array_start:
+        element();
+        frames.emplace_back();
+        break;
+      case Json::parse_event_t::key: {
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (!frames.back().keys.insert(key).second) {
+          throw DuplicateKeyError{ContainerPath(frames), key};
+        }
+        frames.back().key = key;
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        frames.pop_back();
+        break;
+      case Json::parse_event_t::value:
+        element();
+        break;
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text, callback, /*allow_exceptions=*/true,
+                       /*ignore_comments=*/true);
+  } catch (const Json::parse_error& e) {
+    std::string_view what = e.what();
+    size_t colon = what.find(": ");
+    std::string_view reason =
+        colon == std::string_view::npos ? what : what.substr(colon + 2);
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    if (absl::StrContains(AV(reason), "end of input") ||
+        offset >= content.size()) {
+      Position pos = PositionOf(content, content.size());
+      return Error(
+          v1::INVALID_REQUEST,
+          absl::StrCat("the file ends too early (truncated?) at line ",
+                       pos.line, ", column ", pos.column, ": ", AV(reason)),
+          {{"line", absl::StrCat(pos.line)},
+           {"column", absl::StrCat(pos.column)},
+           {"offset", absl::StrCat(content.size())}});
+    }
+    return SyntaxError(content, offset, reason);
+  } catch (const DuplicateKeyError& e) {
+    if (e.container == "mcpServers" || e.container == "servers") {
+      return Error(v1::INVALID_CONFIG,
+                   absl::StrCat("server \"", e.key,
+                                "\": name: appears more than once in \"",
+                                e.container, "\"; server names must be unique"),
+                   {{"field", "name"}, {"serverName", e.key}});
+    }
+    std::string where = e.container.empty() ? "the top level" : e.container;
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("duplicate key \"", e.key, "\" in ", where,
+                              "; each key may appear once"),
+                 {{"field", e.container.empty()
+                                ? e.key
+                                : absl::StrCat(e.container, ".", e.key)}});
+  } catch (const std::exception& e) {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("not valid JSON: ", e.what()));
+  }
+}
+
+// "a string", "an array", ...
+std::string Described(const Json& j) {
+  std::string name = j.type_name();
+  bool vowel = !name.empty() && absl::StrContains("aeiou", name.substr(0, 1));
+  return absl::StrCat(vowel ? "an " : "a ", name);
+}
+
+// ---- JSON <-> google.protobuf.Value ----------------------------------------
+
+Value ToValue(const Json& j) {
+  Value v;
+  switch (j.type()) {
+    case Json::value_t::boolean:
+      v.set_bool_value(j.get<bool>());
+      break;
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      v.set_number_value(j.get<double>());
+      break;
+    case Json::value_t::string:
+      v.set_string_value(j.get<std::string>());
+      break;
+    case Json::value_t::array: {
+      auto* list = v.mutable_list_value();
+      for (const Json& item : j) *list->add_values() = ToValue(item);
+      break;
+    }
+    case Json::value_t::object: {
+      auto* fields = v.mutable_struct_value()->mutable_fields();
+      for (const auto& [key, item] : j.items()) (*fields)[key] = ToValue(item);
+      break;
+    }
+    default:
+      v.set_null_value(google::protobuf::NULL_VALUE);
+      break;
+  }
+  return v;
+}
+
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+Json FromValue(const Value& v);
+
+Json FromStruct(const Struct& s) {
+  Json out = Json::object();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : s.fields()) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) out[key] = FromValue(s.fields().at(key));
+  return out;
+}
+
+Json FromValue(const Value& v) {
+  switch (v.kind_case()) {
+    case Value::kBoolValue:
+      return v.bool_value();
+    case Value::kNumberValue: {
+      double d = v.number_value();
+      if (!std::isfinite(d)) return nullptr;
+      if (d == std::trunc(d) && std::fabs(d) < kMaxExactInteger) {
+        return static_cast<int64_t>(d);
+      }
+      return d;
+    }
+    case Value::kStringValue:
+      return v.string_value();
+    case Value::kListValue: {
+      Json out = Json::array();
+      for (const Value& item : v.list_value().values()) {
+        out.push_back(FromValue(item));
+      }
+      return out;
+    }
+    case Value::kStructValue:
+      return FromStruct(v.struct_value());
+    default:
+      return nullptr;
+  }
+}
+
+// ---- Reading servers -------------------------------------------------------
+
+// Who the errors are about.
+struct ServerContext {
+  std::string prefix;  // `server "github"` or `servers[3]`
+  std::string name;    // "" when unknown
+};
+
+ServerContext ContextFor(std::string_view name) {
+  return {absl::StrCat("server \"", AV(name), "\""), std::string(name)};
+}
+
+absl::Status ServerError(const ServerContext& ctx, std::string_view field,
+                         std::string_view message) {
+  ErrorDetails details = {{"field", std::string(field)}};
+  if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat(ctx.prefix, ": ", AV(field), ": ", AV(message)),
+               std::move(details));
+}
+
+// An error about a server entry as a whole; `path` locates it in the file
+// ("mcpServers.github", "servers[3]").
+absl::Status EntryError(const ServerContext& ctx, std::string_view path,
+                        std::string_view message) {
+  ErrorDetails details = {{"field", std::string(path)}};
+  if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
+  return Error(v1::INVALID_CONFIG, absl::StrCat(ctx.prefix, ": ", AV(message)),
+               std::move(details));
+}
+
+// Re-issues a NormalizeAndValidate() error with the server named.
+absl::Status InServer(const ServerContext& ctx, const absl::Status& status) {
+  ErrorDetails details;
+  for (auto& [key, value] : GetErrorDetails(status)) {
+    details.emplace_back(key, value);
+  }
+  if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
+  std::string reason = ErrorReason(status);
+  v1::ErrorCode code = v1::INVALID_CONFIG;
+  v1::ErrorCode_Parse(reason, &code);
+  return Error(code, absl::StrCat(ctx.prefix, ": ", status.message()),
+               std::move(details));
+}
+
+absl::Status ReadString(const ServerContext& ctx, const Json& j,
+                        std::string_view field, std::string* out) {
+  if (!j.is_string()) {
+    return ServerError(
+        ctx, field, absl::StrCat("must be a string (got ", Described(j), ")"));
+  }
+  *out = j.get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadStringList(
+    const ServerContext& ctx, const Json& j, std::string_view field,
+    google::protobuf::RepeatedPtrField<std::string>* out) {
+  if (!j.is_array()) {
+    return ServerError(
+        ctx, field,
+        absl::StrCat("must be an array of strings (got ", Described(j), ")"));
+  }
+  out->Clear();
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string()) {
+      return ServerError(
+          ctx, absl::StrCat(AV(field), "[", i, "]"),
+          absl::StrCat("must be a string, not ", Described(j[i]), " (",
+                       AV(field), " is an array of strings)"));
+    }
+    out->Add(j[i].get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadStringMap(
+    const ServerContext& ctx, const Json& j, std::string_view field,
+    google::protobuf::Map<std::string, std::string>* out) {
+  if (!j.is_object()) {
+    return ServerError(
+        ctx, field,
+        absl::StrCat("must be an object of strings (got ", Described(j), ")"));
+  }
+  out->clear();
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_string()) {
+      return ServerError(
+          ctx, absl::StrCat(AV(field), ".", key),
+          absl::StrCat("must be a string (got ", Described(value),
+                       value.is_number() ? "); quote it" : ")"));
+    }
+    (*out)[key] = value.get<std::string>();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadMillis(const ServerContext& ctx, const Json& j,
+                        std::string_view field, uint32_t* out) {
+  std::string error = absl::StrCat(
+      "must be a whole number of milliseconds (got ", Described(j), ")");
+  double value;
+  if (j.is_number_unsigned() || j.is_number_integer()) {
+    value = j.get<double>();
+  } else if (j.is_number_float()) {
+    value = j.get<double>();
+    if (value != std::trunc(value)) return ServerError(ctx, field, error);
+  } else {
+    return ServerError(ctx, field, error);
+  }
+  if (value < 0) return ServerError(ctx, field, "must not be negative");
+  if (value > std::numeric_limits<uint32_t>::max()) {
+    return ServerError(ctx, field,
+                       absl::StrCat("is too large; the limit is ",
+                                    kMaxTimeoutMs, " (24 hours)"));
+  }
+  *out = static_cast<uint32_t>(value);
+  return absl::OkStatus();
+}
+
+// Known keys of a sub-object, by JSON name; proto names are accepted too.
+std::string_view Canonical(std::string_view key) {
+  static const std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"max_total", "maxTotal"},
+      {"ping_interval", "pingInterval"},
+      {"progress_resets_timeout", "progressResetsTimeout"},
+      {"client_id", "clientId"},
+      {"client_secret", "clientSecret"},
+      {"authorization_url", "authorizationUrl"},
+      {"token_url", "tokenUrl"},
+      {"redirect_uri", "redirectUri"},
+      {"protocol_version", "protocolVersion"},
+      {"registration_strategy", "registrationStrategy"},
+  };
+  for (const auto& [alias, name] : kAliases) {
+    if (key == alias) return name;
+  }
+  return key;
+}
+
+absl::Status ReadTimeouts(const ServerContext& ctx, const Json& j,
+                          v1::Timeouts* out) {
+  if (!j.is_object()) {
+    return ServerError(
+        ctx, "timeouts",
+        absl::StrCat("must be an object (got ", Described(j), ")"));
+  }
+  for (const auto& [raw_key, value] : j.items()) {
+    std::string_view key = Canonical(raw_key);
+    std::string field = absl::StrCat("timeouts.", raw_key);
+    if (value.is_null()) continue;
+    uint32_t ms = 0;
+    if (key == "progressResetsTimeout") {
+      if (!value.is_boolean()) {
+        return ServerError(
+            ctx, field,
+            absl::StrCat("must be true or false (got ", Described(value), ")"));
+      }
+      out->set_progress_resets_timeout(value.get<bool>());
+      continue;
+    }
+    if (key != "connection" && key != "request" && key != "maxTotal" &&
+        key != "pingInterval" && key != "idle") {
+      return ServerError(ctx, field,
+                         "unknown key; timeouts has connection, request, "
+                         "maxTotal, pingInterval, idle and "
+                         "progressResetsTimeout");
+    }
+    RETURN_IF_ERROR(ReadMillis(ctx, value, field, &ms));
+    if (key == "connection") out->set_connection(ms);
+    if (key == "request") out->set_request(ms);
+    if (key == "maxTotal") out->set_max_total(ms);
+    if (key == "pingInterval") out->set_ping_interval(ms);
+    if (key == "idle") out->set_idle(ms);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadOAuth(const ServerContext& ctx, const Json& j,
+                       v1::OAuthConfig* out) {
+  if (!j.is_object()) {
+    return ServerError(
+        ctx, "oauth",
+        absl::StrCat("must be an object (got ", Described(j), ")"));
+  }
+  for (const auto& [raw_key, value] : j.items()) {
+    std::string_view key = Canonical(raw_key);
+    std::string field = absl::StrCat("oauth.", raw_key);
+    if (value.is_null()) continue;
+    if (key == "scopes") {
+      RETURN_IF_ERROR(ReadStringList(ctx, value, field, out->mutable_scopes()));
+      continue;
+    }
+    std::string* target = nullptr;
+    if (key == "clientId") target = out->mutable_client_id();
+    if (key == "clientSecret") target = out->mutable_client_secret();
+    if (key == "authorizationUrl") target = out->mutable_authorization_url();
+    if (key == "tokenUrl") target = out->mutable_token_url();
+    if (key == "redirectUri") target = out->mutable_redirect_uri();
+    if (key == "protocolVersion") target = out->mutable_protocol_version();
+    if (key == "registrationStrategy") {
+      target = out->mutable_registration_strategy();
+    }
+    if (target == nullptr) {
+      return ServerError(ctx, field,
+                         "unknown key; oauth has clientId, clientSecret, "
+                         "authorizationUrl, tokenUrl, scopes, redirectUri, "
+                         "protocolVersion and registrationStrategy");
+    }
+    RETURN_IF_ERROR(ReadString(ctx, value, field, target));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadTimestamp(const ServerContext& ctx, const Json& j,
+                           std::string_view field,
+                           google::protobuf::Timestamp* out) {
+  std::string text;
+  RETURN_IF_ERROR(ReadString(ctx, j, field, &text));
+  if (!TimeUtil::FromString(text, out)) {
+    return ServerError(ctx, field,
+                       absl::StrCat("\"", text,
+                                    "\" is not an RFC 3339 timestamp like "
+                                    "\"2024-01-15T10:00:00Z\""));
+  }
+  return absl::OkStatus();
+}
+
+// One server of an INSPECTOR file.
+absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
+                                 v1::ServerConfig* out) {
+  auto* extra = out->mutable_extra()->mutable_fields();
+  for (const auto& [key, value] : j.items()) {
+    if (key == "extra") {
+      if (value.is_null()) continue;
+      if (!value.is_object()) {
+        return ServerError(
+            ctx, "extra",
+            absl::StrCat("must be an object (got ", Described(value), ")"));
+      }
+      for (const auto& [extra_key, item] : value.items()) {
+        (*extra)[extra_key] = ToValue(item);
+      }
+      continue;
+    }
+    std::string text;
+    if (key == "id" || key == "name" || key == "transport" ||
+        key == "command" || key == "cwd" || key == "url" ||
+        key == "connectionMode") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadString(ctx, value, key, &text));
+      if (key == "id") out->set_id(text);
+      if (key == "name") out->set_name(text);
+      if (key == "transport") out->set_transport(text);
+      if (key == "command") out->set_command(text);
+      if (key == "cwd") out->set_cwd(text);
+      if (key == "url") out->set_url(text);
+      if (key == "connectionMode") out->set_connection_mode(text);
+    } else if (key == "args") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadStringList(ctx, value, key, out->mutable_args()));
+    } else if (key == "env") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadStringMap(ctx, value, key, out->mutable_env()));
+    } else if (key == "headers") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadStringMap(ctx, value, key, out->mutable_headers()));
+    } else if (key == "timeouts") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadTimeouts(ctx, value, out->mutable_timeouts()));
+    } else if (key == "oauth") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadOAuth(ctx, value, out->mutable_oauth()));
+    } else if (key == "createdAt") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(
+          ReadTimestamp(ctx, value, key, out->mutable_created_at()));
+    } else if (key == "updatedAt") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(
+          ReadTimestamp(ctx, value, key, out->mutable_updated_at()));
+    } else {
+      (*extra)[key] = ToValue(value);
+    }
+  }
+  if (extra->empty()) out->clear_extra();
+  return absl::OkStatus();
+}
+
+// Transport named by a "type" string of an MCP_SERVERS or VSCODE file.
+std::optional<std::string_view> TransportForType(std::string_view type) {
+  std::string lower = absl::AsciiStrToLower(AV(type));
+  if (lower == "stdio") return kTransportStdio;
+  if (lower == "sse") return kTransportSse;
+  if (lower == "http" || lower == "streamable-http" ||
+      lower == "streamablehttp" || lower == "streamable_http") {
+    return kTransportStreamableHttp;
+  }
+  return std::nullopt;
+}
+
+// The "type" string the exporter writes for `transport` ("" = none).
+std::string_view DefaultType(std::string_view transport,
+                             v1::ConfigFormat format) {
+  if (transport == kTransportStdio) {
+    return format == v1::CONFIG_FORMAT_VSCODE ? "stdio" : "";
+  }
+  if (transport == kTransportSse) return "sse";
+  return "http";
+}
+
+// Transport of a URL server that does not say: SSE when the path ends in
+// /sse, Streamable HTTP otherwise.
+std::string_view TransportForUrl(std::string_view url) {
+  auto parsed = ParseHttpUrl(url);
+  if (!parsed.ok()) return kTransportStreamableHttp;
+  std::string_view path = parsed->path;
+  path = path.substr(0, path.find_first_of("?#"));
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return absl::EndsWith(AV(path), "/sse") ? kTransportSse
+                                          : kTransportStreamableHttp;
+}
+
+// Keys an MCP_SERVERS or VSCODE server entry has that the inspector models.
+bool IsMapFormatKey(std::string_view key) {
+  return key == "type" || key == "command" || key == "args" || key == "env" ||
+         key == "cwd" || key == "url" || key == "headers";
+}
+
+// One server of an MCP_SERVERS or VSCODE file.
+absl::Status ReadMapServer(const ServerContext& ctx, const Json& j,
+                           v1::ConfigFormat format, v1::ServerConfig* out) {
+  std::string field =
+      format == v1::CONFIG_FORMAT_VSCODE ? "servers" : "mcpServers";
+  if (!j.is_object()) {
+    return EntryError(
+        ctx, absl::StrCat(field, ".", ctx.name),
+        absl::StrCat("each entry of \"", field, "\" must be an object (got ",
+                     Described(j), ")"));
+  }
+  auto* extra = out->mutable_extra()->mutable_fields();
+  std::optional<std::string> type;
+  for (const auto& [key, value] : j.items()) {
+    if (!IsMapFormatKey(key)) {
+      (*extra)[key] = ToValue(value);
+      continue;
+    }
+    if (value.is_null()) continue;
+    std::string text;
+    if (key == "type") {
+      RETURN_IF_ERROR(ReadString(ctx, value, key, &text));
+      type = text;
+    } else if (key == "command") {
+      RETURN_IF_ERROR(ReadString(ctx, value, key, &text));
+      out->set_command(text);
+    } else if (key == "cwd") {
+      RETURN_IF_ERROR(ReadString(ctx, value, key, &text));
+      out->set_cwd(text);
+    } else if (key == "url") {
+      RETURN_IF_ERROR(ReadString(ctx, value, key, &text));
+      out->set_url(text);
+    } else if (key == "args") {
+      RETURN_IF_ERROR(ReadStringList(ctx, value, key, out->mutable_args()));
+    } else if (key == "env") {
+      RETURN_IF_ERROR(ReadStringMap(ctx, value, key, out->mutable_env()));
+    } else if (key == "headers") {
+      RETURN_IF_ERROR(ReadStringMap(ctx, value, key, out->mutable_headers()));
+    }
+  }
+  if (type.has_value()) {
+    auto transport = TransportForType(*type);
+    if (!transport.has_value()) {
+      return ServerError(ctx, "type",
+                         absl::StrCat("\"", *type,
+                                      "\" is not a supported type; use "
+                                      "\"stdio\", \"http\" (Streamable HTTP) "
+                                      "or \"sse\""));
+    }
+    out->set_transport(std::string(*transport));
+    if (*type != DefaultType(*transport, format)) {
+      (*extra)["type"].set_string_value(*type);
+    }
+  } else if (out->has_command() && out->has_url()) {
+    return ServerError(ctx, "url",
+                       "a server has either command (stdio) or url (HTTP), "
+                       "not both; remove one or set \"type\"");
+  } else if (out->has_command()) {
+    out->set_transport(std::string(kTransportStdio));
+  } else if (out->has_url()) {
+    out->set_transport(std::string(TransportForUrl(out->url())));
+  } else {
+    return ServerError(ctx, "command",
+                       "the server needs \"command\" (a stdio server) or "
+                       "\"url\" (an HTTP server)");
+  }
+  if (extra->empty()) out->clear_extra();
+  return absl::OkStatus();
+}
+
+std::string_view FormatName(v1::ConfigFormat format) {
+  switch (format) {
+    case v1::CONFIG_FORMAT_INSPECTOR:
+      return "an mcp.json file";
+    case v1::CONFIG_FORMAT_MCP_SERVERS:
+      return "a Claude Desktop / Cursor file";
+    case v1::CONFIG_FORMAT_VSCODE:
+      return "a VS Code file";
+    default:
+      return "a configuration file";
+  }
+}
+
+absl::Status WrongShape(std::string_view key, std::string_view expected,
+                        v1::ConfigFormat format, const Json* found) {
+  std::string got = found == nullptr
+                        ? std::string("it is missing")
+                        : absl::StrCat("it is ", Described(*found));
+  return Error(v1::INVALID_REQUEST,
+               absl::StrCat("\"", AV(key), "\": ", AV(FormatName(format)),
+                            " needs ", AV(expected), ", but ", got),
+               {{"field", std::string(key)}});
+}
+
+absl::StatusOr<v1::ConfigFormat> DetectFormat(const Json& root) {
+  auto servers = root.find("servers");
+  auto mcp = root.find("mcpServers");
+  if (servers != root.end() && servers->is_array()) {
+    return v1::CONFIG_FORMAT_INSPECTOR;
+  }
+  if (mcp != root.end() && mcp->is_object()) {
+    return v1::CONFIG_FORMAT_MCP_SERVERS;
+  }
+  if (servers != root.end() && servers->is_object()) {
+    return v1::CONFIG_FORMAT_VSCODE;
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : root.items()) {
+    if (keys.size() == 10) {
+      keys.push_back("...");
+      break;
+    }
+    keys.push_back(absl::StrCat("\"", key, "\""));
+  }
+  return Error(
+      v1::INVALID_REQUEST,
+      absl::StrCat("cannot tell the file's format: expected a "
+                   "\"servers\" array (mcp.json), an \"mcpServers\" "
+                   "object (Claude Desktop, Cursor) or a \"servers\" "
+                   "object (VS Code); the top level has ",
+                   keys.empty() ? "no keys" : absl::StrJoin(keys, ", ")));
+}
+
+// ---- Writing ---------------------------------------------------------------
+
+Json StringMapJson(const google::protobuf::Map<std::string, std::string>& map) {
+  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
+                                                           map.end());
+  std::sort(entries.begin(), entries.end());
+  Json out = Json::object();
+  for (auto& [key, value] : entries) out[key] = value;
+  return out;
+}
+
+Json StringListJson(
+    const google::protobuf::RepeatedPtrField<std::string>& list) {
+  Json out = Json::array();
+  for (const std::string& item : list) out.push_back(item);
+  return out;
+}
+
+// Appends the keys of `extra` not in `taken`, sorted.
+void AppendExtra(const Struct& extra, const std::set<std::string_view>& taken,
+                 Json* out) {
+  Json sorted = FromStruct(extra);
+  for (auto& [key, value] : sorted.items()) {
+    if (taken.count(key) == 0 && !out->contains(key)) (*out)[key] = value;
+  }
+}
+
+const std::set<std::string_view>& InspectorKeys() {
+  static const auto* keys = new std::set<std::string_view>{
+      "id",       "name",  "transport", "command",   "args",
+      "env",      "cwd",   "url",       "headers",   "connectionMode",
+      "timeouts", "oauth", "createdAt", "updatedAt", "extra"};
+  return *keys;
+}
+
+const std::set<std::string_view>& MapFormatKeys() {
+  static const auto* keys = new std::set<std::string_view>{
+      "type", "command", "args", "env", "cwd", "url", "headers"};
+  return *keys;
+}
+
+Json InspectorServerJson(const v1::ServerConfig& s) {
+  Json out = Json::object();
+  if (!s.id().empty()) out["id"] = s.id();
+  out["name"] = s.name();
+  out["transport"] = s.transport();
+  if (s.has_command()) out["command"] = s.command();
+  if (s.args_size() > 0) out["args"] = StringListJson(s.args());
+  if (s.env_size() > 0) out["env"] = StringMapJson(s.env());
+  if (s.has_cwd()) out["cwd"] = s.cwd();
+  if (s.has_url()) out["url"] = s.url();
+  if (s.headers_size() > 0) out["headers"] = StringMapJson(s.headers());
+  if (s.has_connection_mode()) out["connectionMode"] = s.connection_mode();
+  if (s.has_timeouts()) {
+    const v1::Timeouts& t = s.timeouts();
+    Json timeouts = Json::object();
+    if (t.connection() != 0) timeouts["connection"] = t.connection();
+    if (t.request() != 0) timeouts["request"] = t.request();
+    if (t.max_total() != 0) timeouts["maxTotal"] = t.max_total();
+    if (t.ping_interval() != 0) timeouts["pingInterval"] = t.ping_interval();
+    if (t.idle() != 0) timeouts["idle"] = t.idle();
+    if (t.has_progress_resets_timeout()) {
+      timeouts["progressResetsTimeout"] = t.progress_resets_timeout();
+    }
+    if (!timeouts.empty()) out["timeouts"] = std::move(timeouts);
+  }
+  if (s.has_oauth()) {
+    const v1::OAuthConfig& o = s.oauth();
+    Json oauth = Json::object();
+    auto put = [&oauth](const char* key, const std::string& value) {
+      if (!value.empty()) oauth[key] = value;
+    };
+    put("clientId", o.client_id());
+    put("clientSecret", o.client_secret());
+    put("authorizationUrl", o.authorization_url());
+    put("tokenUrl", o.token_url());
+    if (o.scopes_size() > 0) oauth["scopes"] = StringListJson(o.scopes());
+    put("redirectUri", o.redirect_uri());
+    put("protocolVersion", o.protocol_version());
+    put("registrationStrategy", o.registration_strategy());
+    if (!oauth.empty()) out["oauth"] = std::move(oauth);
+  }
+  if (s.has_created_at()) out["createdAt"] = TimeUtil::ToString(s.created_at());
+  if (s.has_updated_at()) out["updatedAt"] = TimeUtil::ToString(s.updated_at());
+  AppendExtra(s.extra(), InspectorKeys(), &out);
+  return out;
+}
+
+Json MapServerJson(const v1::ServerConfig& s, v1::ConfigFormat format) {
+  Json out = Json::object();
+  std::string type(DefaultType(s.transport(), format));
+  auto original = s.extra().fields().find("type");
+  if (original != s.extra().fields().end() &&
+      original->second.kind_case() == Value::kStringValue) {
+    auto transport = TransportForType(original->second.string_value());
+    if (transport.has_value() && *transport == s.transport()) {
+      type = original->second.string_value();
+    }
+  }
+  if (!type.empty()) out["type"] = type;
+  if (s.transport() == kTransportStdio) {
+    if (s.has_command()) out["command"] = s.command();
+    if (s.args_size() > 0) out["args"] = StringListJson(s.args());
+    if (s.env_size() > 0) out["env"] = StringMapJson(s.env());
+    if (s.has_cwd()) out["cwd"] = s.cwd();
+  } else {
+    if (s.has_url()) out["url"] = s.url();
+    if (s.headers_size() > 0) out["headers"] = StringMapJson(s.headers());
+  }
+  AppendExtra(s.extra(), MapFormatKeys(), &out);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedConfigFile> ParseConfigFile(std::string_view content,
+                                                 v1::ConfigFormat format) {
+  ASSIGN_OR_RETURN(Json root, ParseJson(content));
+  if (!root.is_object()) {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("the top level must be a JSON object (got ",
+                              Described(root), ")"));
+  }
+  ParsedConfigFile result;
+  if (format == v1::CONFIG_FORMAT_AUTO) {
+    ASSIGN_OR_RETURN(format, DetectFormat(root));
+  }
+  result.format = format;
+
+  std::string servers_key;
+  switch (format) {
+    case v1::CONFIG_FORMAT_INSPECTOR: {
+      servers_key = "servers";
+      auto it = root.find(servers_key);
+      if (it == root.end() || !it->is_array()) {
+        return WrongShape(servers_key, "a \"servers\" array", format,
+                          it == root.end() ? nullptr : &*it);
+      }
+      auto version = root.find("version");
+      if (version != root.end() && !version->is_null()) {
+        if (!version->is_string() ||
+            !(version->get<std::string>() == "2" ||
+              absl::StartsWith(version->get<std::string>(), "2."))) {
+          return Error(v1::INVALID_REQUEST,
+                       absl::StrCat("\"version\": this inspector reads "
+                                    "mcp.json version 2.x, the file says ",
+                                    version->dump()),
+                       {{"field", "version"}});
+        }
+      }
+      for (size_t i = 0; i < it->size(); ++i) {
+        const Json& entry = (*it)[i];
+        ServerContext ctx{absl::StrCat("servers[", i, "]"), ""};
+        if (!entry.is_object()) {
+          return EntryError(ctx, ctx.prefix,
+                            absl::StrCat("each entry of \"servers\" must be "
+                                         "an object (got ",
+                                         Described(entry), ")"));
+        }
+        auto name = entry.find("name");
+        if (name != entry.end() && name->is_string()) {
+          std::string trimmed(
+              absl::StripAsciiWhitespace(name->get<std::string>()));
+          if (!trimmed.empty()) ctx = ContextFor(trimmed);
+        }
+        v1::ServerConfig server;
+        RETURN_IF_ERROR(ReadInspectorServer(ctx, entry, &server));
+        result.servers.push_back(std::move(server));
+      }
+      break;
+    }
+    case v1::CONFIG_FORMAT_MCP_SERVERS:
+    case v1::CONFIG_FORMAT_VSCODE: {
+      servers_key =
+          format == v1::CONFIG_FORMAT_VSCODE ? "servers" : "mcpServers";
+      auto it = root.find(servers_key);
+      if (it == root.end() || !it->is_object()) {
+        return WrongShape(servers_key,
+                          absl::StrCat("a \"", servers_key,
+                                       "\" object mapping names to servers"),
+                          format, it == root.end() ? nullptr : &*it);
+      }
+      for (const auto& [name, entry] : it->items()) {
+        std::string trimmed(absl::StripAsciiWhitespace(name));
+        if (trimmed.empty()) {
+          return Error(v1::INVALID_CONFIG,
+                       absl::StrCat("\"", servers_key,
+                                    "\" has a server with an empty name; "
+                                    "give every server a name"),
+                       {{"field", "name"}, {"serverName", name}});
+        }
+        ServerContext ctx = ContextFor(trimmed);
+        v1::ServerConfig server;
+        server.set_name(name);
+        RETURN_IF_ERROR(ReadMapServer(ctx, entry, format, &server));
+        result.servers.push_back(std::move(server));
+      }
+      break;
+    }
+    default:
+      return Error(
+          v1::INVALID_REQUEST,
+          absl::StrCat("unknown config format ", static_cast<int>(format)),
+          {{"field", "format"}});
+  }
+
+  std::set<std::string> names;
+  for (size_t i = 0; i < result.servers.size(); ++i) {
+    v1::ServerConfig& server = result.servers[i];
+    ServerContext ctx =
+        server.has_name() && !absl::StripAsciiWhitespace(server.name()).empty()
+            ? ContextFor(std::string(absl::StripAsciiWhitespace(server.name())))
+            : ServerContext{absl::StrCat(servers_key, "[", i, "]"), ""};
+    absl::Status status = NormalizeAndValidate(&server);
+    if (!status.ok()) return InServer(ctx, status);
+    if (!names.insert(server.name()).second) {
+      return ServerError(ctx, "name",
+                         "appears more than once in the file; server names "
+                         "must be unique");
+    }
+  }
+
+  auto* file_extra = result.file_extra.mutable_fields();
+  for (const auto& [key, value] : root.items()) {
+    if (key == servers_key) continue;
+    if (format == v1::CONFIG_FORMAT_INSPECTOR && key == "version") continue;
+    (*file_extra)[key] = ToValue(value);
+  }
+  return result;
+}
+
+absl::StatusOr<std::string> SerializeConfigFile(
+    const std::vector<v1::ServerConfig>& servers, v1::ConfigFormat format,
+    const google::protobuf::Struct& file_extra) {
+  if (format == v1::CONFIG_FORMAT_AUTO) format = v1::CONFIG_FORMAT_INSPECTOR;
+  if (format != v1::CONFIG_FORMAT_INSPECTOR &&
+      format != v1::CONFIG_FORMAT_MCP_SERVERS &&
+      format != v1::CONFIG_FORMAT_VSCODE) {
+    return Error(
+        v1::INVALID_REQUEST,
+        absl::StrCat("unknown config format ", static_cast<int>(format)),
+        {{"field", "format"}});
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const v1::ServerConfig& s = servers[i];
+    if (s.name().empty()) {
+      return Error(v1::INVALID_CONFIG,
+                   absl::StrCat("servers[", i, "]: name: required for export"),
+                   {{"field", "name"}});
+    }
+    ServerContext ctx = ContextFor(s.name());
+    if (s.transport() != kTransportStdio &&
+        s.transport() != kTransportStreamableHttp &&
+        s.transport() != kTransportSse) {
+      return ServerError(ctx, "transport",
+                         absl::StrCat("\"", s.transport(),
+                                      "\" is not a transport; use \"stdio\", "
+                                      "\"streamableHttp\" or \"sse\""));
+    }
+    if (!names.insert(s.name()).second) {
+      return Error(v1::INVALID_REQUEST,
+                   absl::StrCat("server \"", s.name(),
+                                "\" appears more than once; names must be "
+                                "unique in a file"),
+                   {{"field", "name"}, {"serverName", s.name()}});
+    }
+  }
+
+  try {
+    Json root = Json::object();
+    if (format == v1::CONFIG_FORMAT_INSPECTOR) {
+      auto schema = file_extra.fields().find("$schema");
+      root["$schema"] = schema != file_extra.fields().end()
+                            ? FromValue(schema->second)
+                            : Json(std::string(kInspectorSchemaUrl));
+      root["version"] = std::string(kInspectorFileVersion);
+      Json list = Json::array();
+      for (const auto& s : servers) list.push_back(InspectorServerJson(s));
+      root["servers"] = std::move(list);
+    } else {
+      Json map = Json::object();
+      for (const auto& s : servers) map[s.name()] = MapServerJson(s, format);
+      root[format == v1::CONFIG_FORMAT_VSCODE ? "servers" : "mcpServers"] =
+          std::move(map);
+    }
+    AppendExtra(file_extra, {}, &root);
+    return root.dump(2) + "\n";
+  } catch (const Json::type_error& e) {
+    return Error(v1::INVALID_CONFIG,
+                 absl::StrCat("a value is not valid UTF-8 and cannot be "
+                              "written as JSON: ",
+                              e.what()));
+  } catch (const std::exception& e) {
+    return Error(v1::INTERNAL_ERROR,
+                 absl::StrCat("writing the file failed: ", e.what()));
+  }
+}
+
+}  // namespace inspector::config

@@ -1,0 +1,848 @@
+#include "server/config/validation.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/errors.h"
+#include "common/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/struct.pb.h"
+
+namespace inspector::config {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+absl::string_view AV(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+absl::Status ConfigError(std::string_view field, std::string_view message) {
+  return Error(v1::INVALID_CONFIG, absl::StrCat(AV(field), ": ", AV(message)),
+               {{"field", std::string(field)}});
+}
+
+absl::Status MaskError(std::string_view path, std::string_view message) {
+  return Error(v1::INVALID_REQUEST, absl::StrCat("updateMask: ", AV(message)),
+               {{"field", "updateMask"}, {"path", std::string(path)}});
+}
+
+// Length of the UTF-8 sequence starting at s[i], or 0 if it is malformed.
+size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  size_t len;
+  uint32_t cp;
+  if (c < 0x80) {
+    *code_point = c;
+    return 1;
+  } else if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF.
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+      (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  *code_point = cp;
+  return len;
+}
+
+// A value quoted for an error message: at most 100 bytes (cut at a
+// character boundary), with control characters escaped.
+std::string Quote(std::string_view value) {
+  constexpr size_t kMax = 100;
+  std::string_view shown = value;
+  bool cut = false;
+  if (shown.size() > kMax) {
+    size_t end = kMax;
+    while (end > 0 && (static_cast<unsigned char>(shown[end]) & 0xC0) == 0x80) {
+      --end;
+    }
+    shown = shown.substr(0, end);
+    cut = true;
+  }
+  return absl::StrCat("'", absl::Utf8SafeCHexEscape(AV(shown)),
+                      cut ? "...'" : "'");
+}
+
+bool HasByte(std::string_view s, char c) {
+  return s.find(c) != std::string_view::npos;
+}
+
+bool IsTchar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+         HasByte("!#$%&'*+-.^_`|~", c);
+}
+
+bool IsHttpTransport(std::string_view transport) {
+  return transport == kTransportStreamableHttp || transport == kTransportSse;
+}
+
+absl::Status ValidateName(v1::ServerConfig* config) {
+  if (config->has_name()) {
+    config->set_name(std::string(absl::StripAsciiWhitespace(config->name())));
+  }
+  if (!config->has_name() || config->name().empty()) {
+    return ConfigError("name",
+                       "required; give the server a display name "
+                       "(1-200 characters)");
+  }
+  const std::string& name = config->name();
+  size_t chars = 0;
+  for (size_t i = 0; i < name.size();) {
+    uint32_t cp = 0;
+    size_t len = Utf8SequenceLength(name, i, &cp);
+    if (len == 0) return ConfigError("name", "is not valid UTF-8");
+    if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) {
+      return ConfigError("name",
+                         absl::StrCat(Quote(name),
+                                      " contains a control character; use "
+                                      "printable characters only"));
+    }
+    ++chars;
+    i += len;
+  }
+  if (chars > kMaxNameChars) {
+    return ConfigError(
+        "name", absl::StrCat("is ", chars, " characters long; the limit is ",
+                             kMaxNameChars));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePathLike(std::string_view field, std::string_view value) {
+  if (HasByte(value, '\0')) {
+    return ConfigError(field, "contains a NUL byte");
+  }
+  if (value.size() > kMaxCommandBytes) {
+    return ConfigError(
+        field, absl::StrCat("is ", value.size(), " bytes long; the limit is ",
+                            kMaxCommandBytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateValueSize(std::string_view field, size_t size) {
+  if (size > kMaxValueBytes) {
+    return ConfigError(
+        field, absl::StrCat("value is ", size, " bytes long; the limit is ",
+                            kMaxValueBytes, " (64 KiB)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCount(std::string_view field, size_t count) {
+  if (count > kMaxEntries) {
+    return ConfigError(
+        field,
+        absl::StrCat("has ", count, " entries; the limit is ", kMaxEntries));
+  }
+  return absl::OkStatus();
+}
+
+// Keys in sorted order so that the first error is deterministic.
+template <typename Map>
+std::vector<std::pair<std::string, std::string>> Sorted(const Map& map) {
+  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
+                                                           map.end());
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+absl::Status ValidateStdio(const v1::ServerConfig& config) {
+  if (!config.has_command()) {
+    return ConfigError("command",
+                       "required for transport \"stdio\"; set the executable "
+                       "to run (for example \"npx\")");
+  }
+  if (absl::StripAsciiWhitespace(config.command()).empty()) {
+    return ConfigError("command", "must not be blank");
+  }
+  RETURN_IF_ERROR(ValidatePathLike("command", config.command()));
+  if (config.has_cwd()) RETURN_IF_ERROR(ValidatePathLike("cwd", config.cwd()));
+  if (config.has_url()) {
+    return ConfigError("url",
+                       "not allowed for transport \"stdio\"; remove it or "
+                       "use transport \"streamableHttp\" or \"sse\"");
+  }
+  if (!config.headers().empty()) {
+    return ConfigError("headers",
+                       "not allowed for transport \"stdio\"; remove them (use "
+                       "env to pass settings to the process)");
+  }
+  RETURN_IF_ERROR(ValidateCount("args", config.args_size()));
+  for (int i = 0; i < config.args_size(); ++i) {
+    std::string field = absl::StrCat("args[", i, "]");
+    if (HasByte(config.args(i), '\0')) {
+      return ConfigError(field, "contains a NUL byte");
+    }
+    RETURN_IF_ERROR(ValidateValueSize(field, config.args(i).size()));
+  }
+  RETURN_IF_ERROR(ValidateCount("env", config.env_size()));
+  for (const auto& [key, value] : Sorted(config.env())) {
+    if (key.empty()) {
+      return ConfigError("env", "contains an entry with an empty name");
+    }
+    std::string field = absl::StrCat("env.", key);
+    if (HasByte(key, '=') || HasByte(key, '\0')) {
+      return ConfigError(field, "the name must not contain '=' or NUL");
+    }
+    if (HasByte(value, '\0')) {
+      return ConfigError(field, "the value contains a NUL byte");
+    }
+    RETURN_IF_ERROR(ValidateValueSize(field, value.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateUrlField(std::string_view field, std::string_view url) {
+  if (url.size() > kMaxUrlBytes) {
+    return ConfigError(
+        field, absl::StrCat("is ", url.size(), " bytes long; the limit is ",
+                            kMaxUrlBytes));
+  }
+  auto parsed = ParseHttpUrl(url);
+  if (!parsed.ok()) {
+    return ConfigError(
+        field, absl::StrCat(Quote(url), " ", parsed.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateHttp(const v1::ServerConfig& config) {
+  std::string transport =
+      absl::StrCat("transport \"", config.transport(), "\"");
+  if (!config.has_url()) {
+    return ConfigError("url",
+                       absl::StrCat("required for ", transport,
+                                    "; set the server's http(s) URL, e.g. "
+                                    "\"http://localhost:8080/mcp\""));
+  }
+  RETURN_IF_ERROR(ValidateUrlField("url", config.url()));
+  if (config.has_command()) {
+    return ConfigError("command",
+                       absl::StrCat("not allowed for ", transport,
+                                    "; remove it or use transport \"stdio\""));
+  }
+  if (config.args_size() > 0) {
+    return ConfigError(
+        "args", absl::StrCat("not allowed for ", transport, "; remove them"));
+  }
+  if (config.env_size() > 0) {
+    return ConfigError("env", absl::StrCat("not allowed for ", transport,
+                                           "; use headers instead"));
+  }
+  if (config.has_cwd()) {
+    return ConfigError(
+        "cwd", absl::StrCat("not allowed for ", transport, "; remove it"));
+  }
+  RETURN_IF_ERROR(ValidateCount("headers", config.headers_size()));
+  std::map<std::string, std::string> seen;  // lower-case name -> name
+  for (const auto& [key, value] : Sorted(config.headers())) {
+    if (key.empty()) {
+      return ConfigError("headers", "contains a header with an empty name");
+    }
+    std::string field = absl::StrCat("headers.", key);
+    if (!std::all_of(key.begin(), key.end(), IsTchar)) {
+      return ConfigError(field,
+                         "the name is not a valid HTTP header name (letters, "
+                         "digits and !#$%&'*+-.^_`|~ only)");
+    }
+    std::string lower = absl::AsciiStrToLower(key);
+    if (lower == "content-length" || lower == "transfer-encoding") {
+      return ConfigError(field, "is set by the transport itself; remove it");
+    }
+    auto [it, inserted] = seen.emplace(lower, key);
+    if (!inserted) {
+      return ConfigError(field,
+                         absl::StrCat("duplicates header \"", it->second,
+                                      "\" (header names ignore case); keep "
+                                      "one of them"));
+    }
+    for (char c : value) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && c != '\t') || u == 0x7F) {
+        return ConfigError(field,
+                           "the value contains CR, LF or another control "
+                           "character; header values must be one line");
+      }
+    }
+    RETURN_IF_ERROR(ValidateValueSize(field, value.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateTimeouts(const v1::Timeouts& t) {
+  const std::pair<const char*, uint32_t> values[] = {
+      {"timeouts.connection", t.connection()},
+      {"timeouts.request", t.request()},
+      {"timeouts.maxTotal", t.max_total()},
+      {"timeouts.pingInterval", t.ping_interval()},
+      {"timeouts.idle", t.idle()},
+  };
+  for (const auto& [field, value] : values) {
+    if (value > kMaxTimeoutMs) {
+      return ConfigError(
+          field,
+          absl::StrCat(value, " ms is more than 24 hours (", kMaxTimeoutMs,
+                       " ms); use a smaller value, or 0 for "
+                       "the default"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool IsScopeChar(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  return u == 0x21 || (u >= 0x23 && u <= 0x5B) || (u >= 0x5D && u <= 0x7E);
+}
+
+absl::Status ValidateOAuth(const v1::OAuthConfig& oauth) {
+  if (!oauth.authorization_url().empty()) {
+    RETURN_IF_ERROR(
+        ValidateUrlField("oauth.authorizationUrl", oauth.authorization_url()));
+  }
+  if (!oauth.token_url().empty()) {
+    RETURN_IF_ERROR(ValidateUrlField("oauth.tokenUrl", oauth.token_url()));
+  }
+  if (!oauth.redirect_uri().empty()) {
+    RETURN_IF_ERROR(
+        ValidateUrlField("oauth.redirectUri", oauth.redirect_uri()));
+    auto parsed = ParseHttpUrl(oauth.redirect_uri());
+    if (parsed.ok() && !IsLoopbackHost(parsed->host)) {
+      return ConfigError(
+          "oauth.redirectUri",
+          absl::StrCat(Quote(oauth.redirect_uri()),
+                       " is not a loopback URL; the redirect must go to "
+                       "localhost, 127.0.0.1 or [::1]"));
+    }
+  }
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string*>{"oauth.clientId",
+                                                   &oauth.client_id()},
+        {"oauth.clientSecret", &oauth.client_secret()}}) {
+    if (value->size() > kMaxValueBytes) {
+      return ConfigError(
+          field, absl::StrCat("is ", value->size(),
+                              " bytes long; the limit is ", kMaxValueBytes));
+    }
+    for (char c : *value) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7F) {
+        return ConfigError(field, "contains a control character");
+      }
+    }
+  }
+  if (oauth.scopes_size() > static_cast<int>(kMaxEntries)) {
+    return ConfigError("oauth.scopes",
+                       absl::StrCat("has ", oauth.scopes_size(),
+                                    " entries; the limit is ", kMaxEntries));
+  }
+  for (int i = 0; i < oauth.scopes_size(); ++i) {
+    const std::string& scope = oauth.scopes(i);
+    std::string field = absl::StrCat("oauth.scopes[", i, "]");
+    if (scope.empty() ||
+        !std::all_of(scope.begin(), scope.end(), IsScopeChar)) {
+      return ConfigError(field,
+                         absl::StrCat(Quote(scope),
+                                      " is not a valid scope (non-empty, no "
+                                      "spaces, quotes or backslashes); list "
+                                      "each scope separately"));
+    }
+    RETURN_IF_ERROR(ValidateValueSize(field, scope.size()));
+  }
+  const std::string& version = oauth.protocol_version();
+  if (!version.empty() && version != "2025-03-26" && version != "2025-06-18" &&
+      version != "2025-11-25") {
+    return ConfigError("oauth.protocolVersion",
+                       absl::StrCat(Quote(version),
+                                    " is not supported; use \"2025-03-26\", "
+                                    "\"2025-06-18\", \"2025-11-25\" or leave "
+                                    "it empty to negotiate"));
+  }
+  const std::string& strategy = oauth.registration_strategy();
+  if (!strategy.empty() && strategy != "dcr" && strategy != "preregistered" &&
+      strategy != "cimd") {
+    return ConfigError("oauth.registrationStrategy",
+                       absl::StrCat(Quote(strategy),
+                                    " is not supported; use \"dcr\", "
+                                    "\"preregistered\", \"cimd\" or leave it "
+                                    "empty"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateExtra(const google::protobuf::Struct& extra) {
+  if (extra.fields_size() > static_cast<int>(kMaxEntries)) {
+    return ConfigError("extra",
+                       absl::StrCat("has ", extra.fields_size(),
+                                    " keys; the limit is ", kMaxEntries));
+  }
+  size_t size = extra.ByteSizeLong();
+  if (size > kMaxExtraBytes) {
+    return ConfigError("extra",
+                       absl::StrCat("is ", size, " bytes; the limit is ",
+                                    kMaxExtraBytes, " (1 MiB)"));
+  }
+  return absl::OkStatus();
+}
+
+// ---- ApplyUpdate -----------------------------------------------------------
+
+// Copies field `f` from `src` to `dst`, clearing it in `dst` when `src`
+// does not have it.
+void CopyField(const Message& src, Message* dst, const FieldDescriptor* f) {
+  const Reflection* sr = src.GetReflection();
+  const Reflection* dr = dst->GetReflection();
+  dr->ClearField(dst, f);
+  if (f->is_repeated()) {
+    int n = sr->FieldSize(src, f);
+    for (int i = 0; i < n; ++i) {
+      switch (f->cpp_type()) {
+        case FieldDescriptor::CPPTYPE_STRING:
+          dr->AddString(dst, f, sr->GetRepeatedString(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_MESSAGE:
+          dr->AddMessage(dst, f)->CopyFrom(sr->GetRepeatedMessage(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_INT32:
+          dr->AddInt32(dst, f, sr->GetRepeatedInt32(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_INT64:
+          dr->AddInt64(dst, f, sr->GetRepeatedInt64(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT32:
+          dr->AddUInt32(dst, f, sr->GetRepeatedUInt32(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT64:
+          dr->AddUInt64(dst, f, sr->GetRepeatedUInt64(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_DOUBLE:
+          dr->AddDouble(dst, f, sr->GetRepeatedDouble(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_FLOAT:
+          dr->AddFloat(dst, f, sr->GetRepeatedFloat(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_BOOL:
+          dr->AddBool(dst, f, sr->GetRepeatedBool(src, f, i));
+          break;
+        case FieldDescriptor::CPPTYPE_ENUM:
+          dr->AddEnumValue(dst, f, sr->GetRepeatedEnumValue(src, f, i));
+          break;
+      }
+    }
+    return;
+  }
+  if (!sr->HasField(src, f)) return;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_STRING:
+      dr->SetString(dst, f, sr->GetString(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      dr->MutableMessage(dst, f)->CopyFrom(sr->GetMessage(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_INT32:
+      dr->SetInt32(dst, f, sr->GetInt32(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      dr->SetInt64(dst, f, sr->GetInt64(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_UINT32:
+      dr->SetUInt32(dst, f, sr->GetUInt32(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_UINT64:
+      dr->SetUInt64(dst, f, sr->GetUInt64(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      dr->SetDouble(dst, f, sr->GetDouble(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      dr->SetFloat(dst, f, sr->GetFloat(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_BOOL:
+      dr->SetBool(dst, f, sr->GetBool(src, f));
+      break;
+    case FieldDescriptor::CPPTYPE_ENUM:
+      dr->SetEnumValue(dst, f, sr->GetEnumValue(src, f));
+      break;
+  }
+}
+
+// The field of `d` whose proto name or JSON name is `name`.
+const FieldDescriptor* FindField(const Descriptor* d, std::string_view name) {
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->name() == name || f->json_name() == name) return f;
+  }
+  return nullptr;
+}
+
+bool IsReadOnly(const FieldDescriptor* f) {
+  return f->number() == v1::ServerConfig::kIdFieldNumber ||
+         f->number() == v1::ServerConfig::kCreatedAtFieldNumber ||
+         f->number() == v1::ServerConfig::kUpdatedAtFieldNumber;
+}
+
+std::string KnownPaths() {
+  const Descriptor* d = v1::ServerConfig::descriptor();
+  std::vector<std::string> names;
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (!IsReadOnly(d->field(i))) names.push_back(d->field(i)->json_name());
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+// One resolved mask path.
+struct MaskOp {
+  const FieldDescriptor* field = nullptr;     // in ServerConfig
+  const FieldDescriptor* subfield = nullptr;  // in Timeouts / OAuthConfig
+  std::string extra_key;                      // for "extra.<key>"
+  bool is_extra_key = false;
+};
+
+absl::StatusOr<MaskOp> ResolvePath(const std::string& path) {
+  if (path.empty()) return MaskError(path, "contains an empty path");
+  size_t dot = path.find('.');
+  std::string head = path.substr(0, dot);
+  MaskOp op;
+  op.field = FindField(v1::ServerConfig::descriptor(), head);
+  if (op.field == nullptr) {
+    return MaskError(path,
+                     absl::StrCat("unknown field \"", path,
+                                  "\"; updatable fields are ", KnownPaths()));
+  }
+  if (IsReadOnly(op.field)) {
+    return MaskError(path, absl::StrCat("\"", path,
+                                        "\" cannot be updated; id, createdAt "
+                                        "and updatedAt are set by the "
+                                        "daemon"));
+  }
+  if (dot == std::string::npos) return op;
+  std::string rest = path.substr(dot + 1);
+  if (op.field->number() == v1::ServerConfig::kExtraFieldNumber) {
+    if (rest.empty()) return MaskError(path, "\"extra.\" names no key");
+    op.is_extra_key = true;
+    op.extra_key = rest;
+    return op;
+  }
+  if (op.field->number() != v1::ServerConfig::kTimeoutsFieldNumber &&
+      op.field->number() != v1::ServerConfig::kOauthFieldNumber) {
+    return MaskError(path, absl::StrCat("unknown field \"", path, "\"; only ",
+                                        "timeouts, oauth and extra have "
+                                        "sub-fields"));
+  }
+  op.subfield = FindField(op.field->message_type(), rest);
+  if (op.subfield == nullptr) {
+    std::vector<std::string> names;
+    const Descriptor* d = op.field->message_type();
+    for (int i = 0; i < d->field_count(); ++i) {
+      names.push_back(d->field(i)->json_name());
+    }
+    return MaskError(path, absl::StrCat("unknown field \"", path, "\"; ",
+                                        op.field->json_name(), " has ",
+                                        absl::StrJoin(names, ", ")));
+  }
+  return op;
+}
+
+void ApplyMaskOp(const v1::ServerConfig& patch, const MaskOp& op,
+                 v1::ServerConfig* target) {
+  if (op.is_extra_key) {
+    auto* fields = target->mutable_extra()->mutable_fields();
+    auto it = patch.extra().fields().find(op.extra_key);
+    if (it == patch.extra().fields().end()) {
+      fields->erase(op.extra_key);
+    } else {
+      (*fields)[op.extra_key] = it->second;
+    }
+    if (fields->empty()) target->clear_extra();
+    return;
+  }
+  if (op.subfield == nullptr) {
+    CopyField(patch, target, op.field);
+    return;
+  }
+  const Reflection* r = target->GetReflection();
+  const Message& src = patch.GetReflection()->GetMessage(patch, op.field);
+  Message* dst = r->MutableMessage(target, op.field);
+  CopyField(src, dst, op.subfield);
+  if (dst->ByteSizeLong() == 0) r->ClearField(target, op.field);
+}
+
+}  // namespace
+
+absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
+  // Present-but-empty optional strings mean "not set".
+  if (config->has_command() && config->command().empty()) {
+    config->clear_command();
+  }
+  if (config->has_cwd() && config->cwd().empty()) config->clear_cwd();
+  if (config->has_url() && config->url().empty()) config->clear_url();
+  if (config->has_connection_mode() && config->connection_mode().empty()) {
+    config->clear_connection_mode();
+  }
+  if (config->has_transport() && config->transport().empty()) {
+    config->clear_transport();
+  }
+
+  RETURN_IF_ERROR(ValidateName(config));
+
+  if (!config->has_transport()) {
+    return ConfigError("transport",
+                       "required; use \"stdio\", \"streamableHttp\" or "
+                       "\"sse\"");
+  }
+  const std::string& transport = config->transport();
+  bool stdio = transport == kTransportStdio;
+  if (!stdio && !IsHttpTransport(transport)) {
+    return ConfigError("transport",
+                       absl::StrCat(Quote(transport),
+                                    " is not a transport; use \"stdio\", "
+                                    "\"streamableHttp\" or \"sse\""));
+  }
+
+  if (!config->has_connection_mode()) {
+    config->set_connection_mode(
+        std::string(stdio ? kConnectionModeProxy : kConnectionModeDirect));
+  }
+  const std::string& mode = config->connection_mode();
+  if (mode != kConnectionModeDirect && mode != kConnectionModeProxy) {
+    return ConfigError("connectionMode",
+                       absl::StrCat(Quote(mode),
+                                    " is not a connection mode; use "
+                                    "\"direct\" or \"proxy\", or leave it "
+                                    "empty to choose automatically"));
+  }
+  if (stdio && mode == kConnectionModeDirect) {
+    return ConfigError("connectionMode",
+                       "\"direct\" is not possible for transport \"stdio\" "
+                       "(only the daemon can spawn the process); use "
+                       "\"proxy\" or leave it empty");
+  }
+
+  RETURN_IF_ERROR(stdio ? ValidateStdio(*config) : ValidateHttp(*config));
+  if (config->has_timeouts())
+    RETURN_IF_ERROR(ValidateTimeouts(config->timeouts()));
+  if (config->has_oauth()) RETURN_IF_ERROR(ValidateOAuth(config->oauth()));
+  if (config->has_extra()) RETURN_IF_ERROR(ValidateExtra(config->extra()));
+  return absl::OkStatus();
+}
+
+absl::Status ApplyUpdate(const v1::ServerConfig& patch,
+                         const google::protobuf::FieldMask& mask,
+                         v1::ServerConfig* target) {
+  if (mask.paths_size() > 0) {
+    // Resolve everything first so that an error leaves `target` unchanged.
+    std::vector<MaskOp> ops;
+    for (const std::string& path : mask.paths()) {
+      auto op = ResolvePath(path);
+      if (!op.ok()) return op.status();
+      ops.push_back(*std::move(op));
+    }
+    for (const MaskOp& op : ops) ApplyMaskOp(patch, op, target);
+    return absl::OkStatus();
+  }
+
+  // No mask: take whatever the patch carries.
+  bool family_change = patch.has_transport() && !patch.transport().empty() &&
+                       target->has_transport() &&
+                       (patch.transport() == kTransportStdio) !=
+                           (target->transport() == kTransportStdio);
+  if (family_change) {
+    if (patch.transport() == kTransportStdio) {
+      target->clear_url();
+      target->clear_headers();
+    } else {
+      target->clear_command();
+      target->clear_args();
+      target->clear_env();
+      target->clear_cwd();
+    }
+    target->clear_connection_mode();
+  }
+  const Descriptor* d = v1::ServerConfig::descriptor();
+  const Reflection* r = patch.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (IsReadOnly(f)) continue;
+    bool present =
+        f->is_repeated() ? r->FieldSize(patch, f) > 0 : r->HasField(patch, f);
+    if (present) CopyField(patch, target, f);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
+  if (url.size() > kMaxUrlBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("is longer than ", kMaxUrlBytes, " bytes"));
+  }
+  if (url.empty()) return absl::InvalidArgumentError("is empty");
+  for (char c : url) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7F) {
+      return absl::InvalidArgumentError(
+          "contains whitespace or a control character; percent-encode it "
+          "(%20 for a space)");
+    }
+    if (u >= 0x80) {
+      return absl::InvalidArgumentError(
+          "contains non-ASCII characters; percent-encode them (and use the "
+          "xn-- form for international host names)");
+    }
+    if (c == '\\') {
+      return absl::InvalidArgumentError(
+          "contains a backslash; use '/' or percent-encode it (%5C)");
+    }
+  }
+  size_t colon = url.find("://");
+  if (colon == std::string_view::npos) {
+    size_t scheme_end = url.find(':');
+    if (scheme_end != std::string_view::npos && scheme_end > 0 &&
+        std::all_of(url.begin(), url.begin() + scheme_end, [](char c) {
+          return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+                 c == '+' || c == '-' || c == '.';
+        })) {
+      return absl::InvalidArgumentError(
+          "is not an http(s) URL; use http://... or https://...");
+    }
+    return absl::InvalidArgumentError(
+        "is not an absolute URL; write it as http://host[:port]/path or "
+        "https://host[:port]/path");
+  }
+  HttpUrl out;
+  out.scheme = absl::AsciiStrToLower(AV(url.substr(0, colon)));
+  if (out.scheme != "http" && out.scheme != "https") {
+    return absl::InvalidArgumentError(
+        "is not an http(s) URL; use http://... or https://...");
+  }
+  std::string_view rest = url.substr(colon + 3);
+  size_t authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  out.path = std::string(authority_end == std::string_view::npos
+                             ? std::string_view()
+                             : rest.substr(authority_end));
+  if (HasByte(authority, '@')) {
+    return absl::InvalidArgumentError(
+        "contains user credentials (user:password@); remove them and send "
+        "credentials in headers instead");
+  }
+  std::string_view port_text;
+  bool has_port = false;
+  if (!authority.empty() && authority[0] == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return absl::InvalidArgumentError("has an unterminated [IPv6] host");
+    }
+    out.host = std::string(authority.substr(1, close - 1));
+    out.ipv6 = true;
+    in6_addr addr;
+    if (out.host.empty() || inet_pton(AF_INET6, out.host.c_str(), &addr) != 1) {
+      return absl::InvalidArgumentError(
+          "has an invalid IPv6 address in brackets");
+    }
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') {
+        return absl::InvalidArgumentError(
+            "has unexpected characters after the [IPv6] host");
+      }
+      has_port = true;
+      port_text = after.substr(1);
+    }
+  } else {
+    size_t port_colon = authority.find(':');
+    out.host = std::string(authority.substr(0, port_colon));
+    if (port_colon != std::string_view::npos) {
+      has_port = true;
+      port_text = authority.substr(port_colon + 1);
+    }
+    if (out.host.empty()) {
+      return absl::InvalidArgumentError("has no host");
+    }
+    for (char c : out.host) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' &&
+          c != '.' && c != '_' && c != '~') {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "has an invalid character '", std::string(1, c), "' in its host"));
+      }
+    }
+    if (out.host[0] == '.' || out.host.find("..") != std::string::npos) {
+      return absl::InvalidArgumentError("has an empty label in its host");
+    }
+  }
+  if (has_port) {
+    if (port_text.empty()) {
+      return absl::InvalidArgumentError(
+          "has an empty port; remove the ':' or give a port");
+    }
+    if (port_text.size() > 5 ||
+        !std::all_of(port_text.begin(), port_text.end(), [](char c) {
+          return absl::ascii_isdigit(static_cast<unsigned char>(c));
+        })) {
+      return absl::InvalidArgumentError(
+          "has an invalid port; use a number from 1 to 65535");
+    }
+    int port = 0;
+    for (char c : port_text) port = port * 10 + (c - '0');
+    if (port < 1 || port > 65535) {
+      return absl::InvalidArgumentError(
+          "has an invalid port; use a number from 1 to 65535");
+    }
+    out.port = port;
+  }
+  for (size_t i = 0; i < out.path.size(); ++i) {
+    if (out.path[i] != '%') continue;
+    if (i + 2 >= out.path.size() ||
+        !absl::ascii_isxdigit(static_cast<unsigned char>(out.path[i + 1])) ||
+        !absl::ascii_isxdigit(static_cast<unsigned char>(out.path[i + 2]))) {
+      return absl::InvalidArgumentError(
+          "has a malformed percent escape; '%' must be followed by two hex "
+          "digits (write %25 for '%')");
+    }
+  }
+  return out;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  std::string lower = absl::AsciiStrToLower(AV(host));
+  if (!lower.empty() && lower.back() == '.') lower.pop_back();
+  if (lower == "localhost" || lower == "127.0.0.1") return true;
+  in6_addr addr;
+  if (inet_pton(AF_INET6, lower.c_str(), &addr) == 1) {
+    static const in6_addr kLoopback = IN6ADDR_LOOPBACK_INIT;
+    return std::equal(std::begin(addr.s6_addr), std::end(addr.s6_addr),
+                      std::begin(kLoopback.s6_addr));
+  }
+  return false;
+}
+
+}  // namespace inspector::config
