@@ -1,0 +1,160 @@
+#include "server/config/config_manager.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "common/ids.h"
+#include "common/status_macros.h"
+#include "google/protobuf/util/time_util.h"
+#include "server/config/formats.h"
+#include "server/config/validation.h"
+
+namespace inspector::config {
+namespace {
+
+using google::protobuf::Timestamp;
+
+Timestamp ToProto(absl::Time t) {
+  Timestamp ts;
+  // Millisecond precision: the store keeps unix milliseconds.
+  int64_t ms = absl::ToUnixMillis(t);
+  ts.set_seconds(ms / 1000);
+  ts.set_nanos(static_cast<int32_t>((ms % 1000) * 1000000));
+  return ts;
+}
+
+}  // namespace
+
+ConfigManager::ConfigManager(storage::ServerStore* store,
+                             ConfigManagerOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+absl::Time ConfigManager::Now() const {
+  return options_.clock ? options_.clock() : absl::Now();
+}
+
+void ConfigManager::Notify(const std::string& id,
+                           const std::string& change) const {
+  if (options_.on_change) options_.on_change(id, change);
+}
+
+absl::StatusOr<std::vector<v1::ServerConfig>> ConfigManager::List() {
+  return store_->List();
+}
+
+absl::StatusOr<v1::ServerConfig> ConfigManager::Get(
+    std::string_view id_or_name) {
+  return store_->Get(id_or_name);
+}
+
+absl::StatusOr<v1::ServerConfig> ConfigManager::Create(
+    v1::ServerConfig config) {
+  RETURN_IF_ERROR(NormalizeAndValidate(&config));
+  config.set_id(NewUuid());
+  Timestamp now = ToProto(Now());
+  *config.mutable_created_at() = now;
+  *config.mutable_updated_at() = now;
+  ASSIGN_OR_RETURN(v1::ServerConfig stored, store_->Insert(config));
+  Notify(stored.id(), "created");
+  return stored;
+}
+
+absl::StatusOr<v1::ServerConfig> ConfigManager::Update(
+    std::string_view id_or_name, const v1::ServerConfig& patch,
+    const google::protobuf::FieldMask& mask) {
+  ASSIGN_OR_RETURN(v1::ServerConfig current, store_->Get(id_or_name));
+  RETURN_IF_ERROR(ApplyUpdate(patch, mask, &current));
+  RETURN_IF_ERROR(NormalizeAndValidate(&current));
+  *current.mutable_updated_at() = ToProto(Now());
+  ASSIGN_OR_RETURN(v1::ServerConfig stored, store_->Update(current));
+  Notify(stored.id(), "updated");
+  return stored;
+}
+
+absl::Status ConfigManager::Delete(std::string_view id_or_name) {
+  ASSIGN_OR_RETURN(v1::ServerConfig current, store_->Get(id_or_name));
+  RETURN_IF_ERROR(store_->Delete(current.id()));
+  Notify(current.id(), "deleted");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ImportServersResponse> ConfigManager::Import(
+    const v1::ImportServersRequest& request) {
+  ASSIGN_OR_RETURN(ParsedConfigFile parsed,
+                   ParseConfigFile(request.content(), request.format()));
+  v1::ImportServersResponse response;
+  response.set_format(parsed.format);
+  Timestamp now = ToProto(Now());
+  std::vector<std::pair<std::string, std::string>> changes;
+  auto apply = [&](storage::ServerTable& store) -> absl::Status {
+    for (v1::ServerConfig server : parsed.servers) {
+      auto existing = store.Get(server.name());
+      if (existing.ok()) {
+        switch (request.on_conflict()) {
+          case v1::CONFLICT_POLICY_SKIP:
+            response.add_skipped(server.name());
+            continue;
+          case v1::CONFLICT_POLICY_REPLACE: {
+            server.set_id(existing->id());
+            *server.mutable_created_at() = existing->created_at();
+            *server.mutable_updated_at() = now;
+            if (!request.dry_run()) {
+              ASSIGN_OR_RETURN(server, store.Update(server));
+            }
+            changes.emplace_back(server.id(), "updated");
+            *response.add_replaced() = std::move(server);
+            continue;
+          }
+          default:
+            return Error(
+                v1::ALREADY_EXISTS,
+                absl::StrCat("a server named '", server.name(),
+                             "' already exists; nothing was imported (use "
+                             "on_conflict skip or replace)"),
+                {{"serverName", server.name()}});
+        }
+      } else if (ErrorReason(existing.status()) != "SERVER_NOT_FOUND") {
+        return existing.status();
+      }
+      server.set_id(NewUuid());
+      *server.mutable_created_at() = now;
+      *server.mutable_updated_at() = now;
+      if (!request.dry_run()) {
+        ASSIGN_OR_RETURN(server, store.Insert(server));
+      }
+      changes.emplace_back(server.id(), "created");
+      *response.add_created() = std::move(server);
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(store_->RunInTransaction(apply));
+  if (!request.dry_run()) {
+    for (const auto& [id, change] : changes) Notify(id, change);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ExportServersResponse> ConfigManager::Export(
+    const v1::ExportServersRequest& request) {
+  std::vector<v1::ServerConfig> servers;
+  if (request.servers().empty()) {
+    ASSIGN_OR_RETURN(servers, store_->List());
+  } else {
+    std::set<std::string> seen;
+    for (const std::string& wanted : request.servers()) {
+      ASSIGN_OR_RETURN(v1::ServerConfig server, store_->Get(wanted));
+      if (seen.insert(server.id()).second) servers.push_back(std::move(server));
+    }
+  }
+  v1::ConfigFormat format = request.format() == v1::CONFIG_FORMAT_AUTO
+                                ? v1::CONFIG_FORMAT_INSPECTOR
+                                : request.format();
+  v1::ExportServersResponse response;
+  response.set_format(format);
+  ASSIGN_OR_RETURN(*response.mutable_content(),
+                   SerializeConfigFile(servers, format));
+  return response;
+}
+
+}  // namespace inspector::config

@@ -1,0 +1,74 @@
+// The server configurations' business rules: ids and timestamps, validation,
+// partial updates, imports (all or nothing) and exports, on top of the
+// servers table.
+//
+// Thread-safe: every method may be called from any thread; the store
+// serializes writes. Errors carry inspector reasons (SERVER_NOT_FOUND,
+// INVALID_CONFIG with a "field" detail, ALREADY_EXISTS, INVALID_REQUEST).
+#ifndef INSPECTOR_SERVER_CONFIG_CONFIG_MANAGER_H_
+#define INSPECTOR_SERVER_CONFIG_CONFIG_MANAGER_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "inspector/v1/config.pb.h"
+#include "storage/server_store.h"
+
+namespace inspector::config {
+
+struct ConfigManagerOptions {
+  // Source of createdAt / updatedAt. Default: the system clock.
+  std::function<absl::Time()> clock;
+  // Called after every successful change with the server id and
+  // "created", "updated" or "deleted". Default: nothing.
+  std::function<void(const std::string& id, const std::string& change)>
+      on_change;
+};
+
+class ConfigManager {
+ public:
+  // `store` must outlive the manager.
+  explicit ConfigManager(storage::ServerStore* store,
+                         ConfigManagerOptions options = {});
+
+  absl::StatusOr<std::vector<v1::ServerConfig>> List();
+
+  // By id, or by name when no id matches.
+  absl::StatusOr<v1::ServerConfig> Get(std::string_view id_or_name);
+
+  // Assigns a new id and timestamps (ignoring any given), normalizes and
+  // validates, then stores.
+  absl::StatusOr<v1::ServerConfig> Create(v1::ServerConfig config);
+
+  // Applies `patch` per UpdateServer's rules, validates the result as a
+  // whole, bumps updatedAt and stores it.
+  absl::StatusOr<v1::ServerConfig> Update(
+      std::string_view id_or_name, const v1::ServerConfig& patch,
+      const google::protobuf::FieldMask& mask);
+
+  absl::Status Delete(std::string_view id_or_name);
+
+  // Parses and validates the whole file first, then writes every server in
+  // one transaction: on any error nothing is written.
+  absl::StatusOr<v1::ImportServersResponse> Import(
+      const v1::ImportServersRequest& request);
+
+  absl::StatusOr<v1::ExportServersResponse> Export(
+      const v1::ExportServersRequest& request);
+
+ private:
+  absl::Time Now() const;
+  void Notify(const std::string& id, const std::string& change) const;
+
+  storage::ServerStore* const store_;
+  const ConfigManagerOptions options_;
+};
+
+}  // namespace inspector::config
+
+#endif  // INSPECTOR_SERVER_CONFIG_CONFIG_MANAGER_H_

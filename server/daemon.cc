@@ -1,0 +1,224 @@
+#include "server/daemon.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "common/errors.h"
+#include "common/status_macros.h"
+#include "common/token.h"
+#include "server/auth/token_authenticator.h"
+#include "server/config/config_manager.h"
+#include "server/logging.h"
+#include "server/net/listen_address.h"
+#include "server/services/call_tracker.h"
+#include "server/services/config_service.h"
+#include "server/services/system_service.h"
+#include "server/services/unimplemented_service.h"
+#include "storage/database.h"
+#include "storage/server_store.h"
+
+namespace inspector {
+namespace {
+
+constexpr size_t kMaxImportFileBytes = 16 << 20;
+// Largest request or response message. gRPC's default (4 MiB) is too small
+// for large imports and, later, large MCP payloads.
+constexpr int kMaxMessageBytes = 64 << 20;
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ",
+                                            std::strerror(errno)));
+  }
+  std::string content;
+  char buf[65536];
+  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
+    content.append(buf, static_cast<size_t>(in.gcount()));
+    if (content.size() > kMaxImportFileBytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(path, " is larger than 16 MiB"));
+    }
+  }
+  return content;
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::string& content) {
+  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
+  }
+  bool ok = write(fd, content.data(), content.size()) ==
+            static_cast<ssize_t>(content.size());
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct Daemon::State {
+  DaemonOptions options;
+  std::string address;
+  std::string token_file;
+  std::unique_ptr<storage::Database> database;
+  std::unique_ptr<storage::ServerStore> server_store;
+  std::unique_ptr<config::ConfigManager> config_manager;
+  std::unique_ptr<auth::TokenAuthenticator> authenticator;
+  services::CallTracker calls;
+  std::unique_ptr<services::SystemService> system_service;
+  std::unique_ptr<services::ConfigService> config_service;
+  std::unique_ptr<services::UnimplementedService> unimplemented_service;
+  std::unique_ptr<grpc::Server> server;
+  absl::Mutex shutdown_mu;
+  bool shut_down ABSL_GUARDED_BY(shutdown_mu) = false;
+};
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
+  auto state = std::make_unique<State>();
+  absl::Time started_at = absl::Now();
+  ASSIGN_OR_RETURN(
+      net::ListenAddress listen,
+      net::CheckListenAddress(options.listen, options.allow_network_exposure,
+                              "--dangerously-expose-to-network"));
+
+  state->token_file =
+      options.token_file.empty() ? DefaultTokenPath() : options.token_file;
+  auto token = LoadOrCreateToken(state->token_file);
+  if (!token.ok()) {
+    return absl::Status(token.status().code(),
+                        absl::StrCat("session token: ",
+                                     token.status().message()));
+  }
+  state->authenticator = std::make_unique<auth::TokenAuthenticator>(
+      *std::move(token), state->token_file);
+
+  auto database = storage::Database::Open(options.database_path);
+  if (!database.ok()) {
+    return absl::Status(database.status().code(),
+                        absl::StrCat("database ", options.database_path, ": ",
+                                     database.status().message()));
+  }
+  state->database = *std::move(database);
+  state->server_store =
+      std::make_unique<storage::ServerStore>(state->database.get());
+  config::ConfigManagerOptions manager_options;
+  manager_options.on_change = [](const std::string& id,
+                                 const std::string& change) {
+    LogInfo(absl::StrCat("server ", id, " ", change));
+  };
+  state->config_manager = std::make_unique<config::ConfigManager>(
+      state->server_store.get(), std::move(manager_options));
+
+  if (!options.import_file.empty()) {
+    v1::ImportServersRequest request;
+    auto content = ReadSmallFile(options.import_file);
+    if (!content.ok()) {
+      return absl::Status(content.status().code(),
+                          absl::StrCat("--import: ", content.status().message()));
+    }
+    request.set_content(*std::move(content));
+    request.set_on_conflict(v1::CONFLICT_POLICY_REPLACE);
+    auto imported = state->config_manager->Import(request);
+    if (!imported.ok()) {
+      absl::Status status = imported.status();
+      return absl::Status(status.code(),
+                          absl::StrCat("--import ", options.import_file, ": ",
+                                       status.message(),
+                                       " (nothing was imported)"));
+    }
+    LogInfo(absl::StrCat("imported ", options.import_file, ": ",
+                         imported->created_size(), " created, ",
+                         imported->replaced_size(), " replaced"));
+  }
+
+  services::ServiceDeps deps{state->authenticator.get(), &state->calls};
+  state->system_service =
+      std::make_unique<services::SystemService>(started_at, &state->calls);
+  state->config_service = std::make_unique<services::ConfigService>(
+      state->config_manager.get(), deps);
+  state->unimplemented_service =
+      std::make_unique<services::UnimplementedService>(deps);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(listen.ToGrpcTarget(),
+                           grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(state->system_service.get());
+  builder.RegisterService(state->config_service.get());
+  builder.RegisterCallbackGenericService(state->unimplemented_service.get());
+  state->server = builder.BuildAndStart();
+  if (state->server == nullptr || (!listen.unix_socket && bound_port == 0)) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen,
+        " (is another inspectord or program using that port? try --listen "
+        "127.0.0.1:0 for any free port)"));
+  }
+  if (listen.unix_socket) {
+    state->address = listen.ToGrpcTarget();
+  } else {
+    net::ListenAddress bound = listen;
+    bound.port = bound_port;
+    state->address = bound.ToGrpcTarget();
+  }
+  state->server->GetHealthCheckService()->SetServingStatus(true);
+  if (!options.ready_file.empty()) {
+    RETURN_IF_ERROR(
+        WriteFileAtomically(options.ready_file, state->address + "\n"));
+  }
+  state->options = std::move(options);
+  return std::unique_ptr<Daemon>(new Daemon(std::move(state)));
+}
+
+Daemon::Daemon(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Daemon::~Daemon() {
+  Shutdown();
+  Wait();
+}
+
+const std::string& Daemon::address() const { return state_->address; }
+const std::string& Daemon::token_file() const { return state_->token_file; }
+
+void Daemon::Shutdown() {
+  {
+    absl::MutexLock lock(&state_->shutdown_mu);
+    if (state_->shut_down) return;
+    state_->shut_down = true;
+  }
+  state_->server->GetHealthCheckService()->SetServingStatus(false);
+  // Let calls in flight finish (up to the grace period), then stop at once:
+  // a graceful gRPC shutdown would also wait for idle clients to hang up.
+  if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {
+    LogWarn(absl::StrCat("cancelling ", state_->calls.active(),
+                         " call(s) still running after the grace period"));
+  }
+  state_->server->Shutdown(std::chrono::system_clock::now());
+}
+
+void Daemon::Wait() { state_->server->Wait(); }
+
+}  // namespace inspector

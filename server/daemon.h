@@ -1,0 +1,65 @@
+// inspectord's composition root: opens the database, loads the session
+// token, registers the services and serves gRPC.
+//
+// Start() returns a serving daemon or an error saying what to fix (bad or
+// non-loopback address, unreadable database, port in use, bad import file).
+// Shutdown() may be called from any thread, once or many times; Wait()
+// blocks until the server has stopped.
+#ifndef INSPECTOR_SERVER_DAEMON_H_
+#define INSPECTOR_SERVER_DAEMON_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace inspector {
+
+struct DaemonOptions {
+  // gRPC listen address; port 0 picks a free port.
+  std::string listen = "127.0.0.1:50051";
+  // Allow a non-loopback listen address. Off by default: anyone who can
+  // reach the API can make the daemon start processes.
+  bool allow_network_exposure = false;
+  // SQLite database file; created (mode 0600) if missing.
+  std::string database_path = "./inspector.db";
+  // Session token file; empty means DefaultTokenPath() (common/token.h).
+  std::string token_file;
+  // Config file (mcp.json, Claude Desktop, Cursor or VS Code format) to
+  // import at start; servers with the same name are replaced.
+  std::string import_file;
+  // If set, "host:port\n" of the bound address is written here (atomically)
+  // once the daemon serves, for scripts and tests.
+  std::string ready_file;
+  // On shutdown, calls in flight get this long to finish before they are
+  // cancelled.
+  absl::Duration shutdown_grace = absl::Seconds(5);
+};
+
+class Daemon {
+ public:
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(DaemonOptions options);
+
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // The bound address, e.g. "127.0.0.1:43117".
+  const std::string& address() const;
+  const std::string& token_file() const;
+
+  // Stops accepting calls, lets running ones finish for up to
+  // options.shutdown_grace, then cancels the rest.
+  void Shutdown();
+  void Wait();
+
+ private:
+  struct State;
+  explicit Daemon(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace inspector
+
+#endif  // INSPECTOR_SERVER_DAEMON_H_

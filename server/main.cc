@@ -1,0 +1,97 @@
+// inspectord: the inspector's control-plane daemon. Flags live here only;
+// they become DaemonOptions.
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/version.h"
+#include "server/daemon.h"
+#include "server/logging.h"
+
+int main(int argc, char** argv) {
+  inspector::DaemonOptions options;
+  std::string log_level = "info";
+  CLI::App app{
+      "inspectord: inspect, debug and proxy MCP servers.\n"
+      "Serves the inspector.v1 gRPC API (with health and reflection) on a\n"
+      "loopback address and keeps its state in one SQLite file. Every call\n"
+      "except health needs the session token, which is created on first\n"
+      "start and read by inspectorctl automatically."};
+  app.set_version_flag("--version", inspector::Version());
+  app.add_option("--listen", options.listen,
+                 "gRPC address: host:port, [v6]:port or unix:/path; port 0 "
+                 "picks a free one")
+      ->capture_default_str();
+  app.add_option("--db", options.database_path,
+                 "SQLite database file, created with mode 0600 if missing")
+      ->capture_default_str();
+  app.add_option("--token-file", options.token_file,
+                 "session token file (default: $INSPECTOR_TOKEN_FILE, else "
+                 "$XDG_STATE_HOME/inspector/token, else "
+                 "~/.local/state/inspector/token)");
+  app.add_option("--import", options.import_file,
+                 "mcp.json, Claude Desktop, Cursor or VS Code config to "
+                 "import at start (same-named servers are replaced)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ready-file", options.ready_file,
+                 "write the bound host:port here once serving");
+  app.add_flag("--dangerously-expose-to-network",
+               options.allow_network_exposure,
+               "allow a non-loopback --listen address: anyone who can reach "
+               "it and has the token can start processes on this machine");
+  app.add_option("--log-level", log_level, "debug, info, warn or error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.footer(
+      "Examples:\n"
+      "  inspectord                          # 127.0.0.1:50051, ./inspector.db\n"
+      "  inspectord --import ~/.config/Claude/claude_desktop_config.json\n"
+      "  inspectord --listen 127.0.0.1:0 --ready-file /tmp/addr --db /tmp/x.db");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (log_level == "debug") inspector::SetLogLevel(inspector::LogLevel::kDebug);
+  if (log_level == "warn") inspector::SetLogLevel(inspector::LogLevel::kWarn);
+  if (log_level == "error") inspector::SetLogLevel(inspector::LogLevel::kError);
+
+  // Block the stop signals in every thread; one thread waits for them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto daemon = inspector::Daemon::Start(options);
+  if (!daemon.ok()) {
+    std::cerr << "inspectord: " << daemon.status().message() << "\n";
+    return 1;
+  }
+  inspector::LogInfo(absl::StrCat(
+      "inspectord ", inspector::Version(), " serving gRPC on ",
+      (*daemon)->address(), " (database ", options.database_path,
+      ", token file ", (*daemon)->token_file(), ")"));
+
+  std::thread signal_waiter([&stop_signals, &daemon] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    inspector::LogInfo(absl::StrCat("received ", strsignal(signal_number),
+                                    ", shutting down"));
+    (*daemon)->Shutdown();
+  });
+  (*daemon)->Wait();
+  // Wait() also returns after a Shutdown() from elsewhere; wake the waiter.
+  pthread_kill(signal_waiter.native_handle(), SIGTERM);
+  signal_waiter.join();
+  daemon->reset();
+  inspector::LogInfo("stopped");
+  return 0;
+}

@@ -1,0 +1,96 @@
+// Test support: temporary directories and child processes.
+//
+// TempDir creates a fresh directory under $TMPDIR (or /tmp) and removes it
+// with its content on destruction. RunProcess runs a program to completion
+// and captures its output. DaemonProcess starts a real inspectord on
+// 127.0.0.1:0 and learns its address from the line it logs once serving,
+// so tests never guess ports or sleep. Not thread-safe; one per test.
+#ifndef INSPECTOR_TESTS_TESTING_SUBPROCESS_H_
+#define INSPECTOR_TESTS_TESTING_SUBPROCESS_H_
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+
+namespace inspector::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // path() + "/" + name.
+  std::string File(const std::string& name) const;
+
+ private:
+  std::string path_;
+};
+
+struct ProcessResult {
+  int exit_code = -1;  // 128 + signal number if killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (searched in PATH if it has no slash) with `env` added to
+// (and overriding) the current environment, feeding `input` on stdin.
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env = {},
+                         const std::string& input = "");
+
+// Writes `content` to `path`, aborting the test program on failure.
+void WriteFile(const std::string& path, const std::string& content);
+std::string ReadFile(const std::string& path);
+
+// A running inspectord child process.
+class DaemonProcess {
+ public:
+  // Starts `binary` with --listen 127.0.0.1:0, --db and --token-file in
+  // `dir`, plus `extra_args`. Returns nullptr (with the daemon's stderr in
+  // *error) if it exits before serving.
+  static std::unique_ptr<DaemonProcess> Start(
+      const std::string& binary, const TempDir& dir,
+      const std::vector<std::string>& extra_args = {},
+      std::string* error = nullptr);
+
+  // Sends SIGTERM (if still running) and reaps the process.
+  ~DaemonProcess();
+
+  const std::string& address() const { return address_; }
+  const std::string& token_file() const { return token_file_; }
+  const std::string& db_path() const { return db_path_; }
+  std::string token() const;
+  pid_t pid() const { return pid_; }
+
+  // Sends `signal_number` and waits for the exit; returns the exit code
+  // (128 + signal if killed by one).
+  int Stop(int signal_number);
+  // Everything the daemon wrote to stderr so far.
+  std::string Stderr() const;
+
+ private:
+  DaemonProcess() = default;
+  void Drain(int fd);
+
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  std::string address_;
+  std::string token_file_;
+  std::string db_path_;
+  std::thread drainer_;
+  mutable absl::Mutex mu_;
+  std::string stderr_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace inspector::testing
+
+#endif  // INSPECTOR_TESTS_TESTING_SUBPROCESS_H_
