@@ -1,0 +1,147 @@
+#include "clients/cli/server_views.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clients/cli/cli_errors.h"
+#include "clients/cli/masking.h"
+#include "clients/cli/server_edit.h"
+#include "clients/cli/text.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace inspector::cli {
+namespace {
+
+template <typename Map>
+std::vector<std::pair<std::string, std::string>> Sorted(const Map& map) {
+  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
+                                                           map.end());
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+std::string Timestamp(const google::protobuf::Timestamp& time) {
+  return google::protobuf::util::TimeUtil::ToString(time);
+}
+
+std::vector<std::string> TimeoutLines(const v1::Timeouts& timeouts) {
+  std::vector<std::string> lines;
+  auto add = [&](const char* what, uint32_t ms) {
+    if (ms > 0) lines.push_back(absl::StrCat(what, " ", ms, " ms"));
+  };
+  add("connection", timeouts.connection());
+  add("request", timeouts.request());
+  add("max total", timeouts.max_total());
+  add("ping interval", timeouts.ping_interval());
+  add("idle", timeouts.idle());
+  if (timeouts.has_progress_resets_timeout()) {
+    lines.push_back(
+        absl::StrCat("progress resets timeout: ",
+                     timeouts.progress_resets_timeout() ? "yes" : "no"));
+  }
+  if (lines.empty()) lines.push_back("defaults");
+  return lines;
+}
+
+std::vector<std::string> OAuthLines(const v1::OAuthConfig& oauth) {
+  std::vector<std::string> lines;
+  auto add = [&](const char* what, const std::string& value) {
+    if (!value.empty()) lines.push_back(absl::StrCat(what, ": ", value));
+  };
+  add("client id", oauth.client_id());
+  add("client secret", oauth.client_secret());
+  add("authorization url", oauth.authorization_url());
+  add("token url", oauth.token_url());
+  if (!oauth.scopes().empty()) {
+    lines.push_back(
+        absl::StrCat("scopes: ", absl::StrJoin(oauth.scopes(), " ")));
+  }
+  add("redirect uri", oauth.redirect_uri());
+  add("protocol version", oauth.protocol_version());
+  add("registration", oauth.registration_strategy());
+  return lines;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ProtoToJson(
+    const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = false;
+  std::string json;
+  auto status =
+      google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) {
+    return LocalError(v1::INTERNAL_ERROR,
+                      absl::StrCat("cannot print the answer as JSON: ",
+                                   std::string(status.message())));
+  }
+  if (json.empty() || json.back() != '\n') json += '\n';
+  return json;
+}
+
+Table ServersTable(const v1::ListServersResponse& servers) {
+  Table table({"NAME", "TRANSPORT", "TARGET", "MODE", "ID"});
+  for (const auto& server : servers.servers()) {
+    table.AddRow({server.name(), EffectiveTransport(server),
+                  ServerTarget(server, /*show_secrets=*/false),
+                  EffectiveMode(server), ShortId(server.id())});
+  }
+  return table;
+}
+
+std::string ServerDetails(const v1::ServerConfig& original, bool show_secrets) {
+  const v1::ServerConfig server =
+      show_secrets ? original : MaskSecrets(original);
+  const std::string transport = EffectiveTransport(server);
+  KeyValueBlock block;
+  block.Add("Name", server.name());
+  block.Add("ID", server.id());
+  block.Add("Transport", transport);
+  if (transport == kTransportStdio) {
+    block.Add("Command", ServerTarget(server, /*show_secrets=*/true));
+    block.Add("Working dir",
+              server.cwd().empty() ? "(the daemon's)" : server.cwd());
+    std::vector<std::string> env;
+    for (const auto& [key, value] : Sorted(server.env())) {
+      env.push_back(absl::StrCat(key, "=", value));
+    }
+    block.AddLines("Environment", env);
+  } else {
+    block.Add("URL", server.url());
+    std::vector<std::string> headers;
+    for (const auto& [key, value] : Sorted(server.headers())) {
+      headers.push_back(absl::StrCat(key, ": ", value));
+    }
+    block.AddLines("Headers", headers);
+  }
+  block.Add("Mode", server.connection_mode().empty()
+                        ? EffectiveMode(server) + " (auto)"
+                        : server.connection_mode());
+  block.AddLines("Timeouts", TimeoutLines(server.timeouts()));
+  if (server.has_oauth()) block.AddLines("OAuth", OAuthLines(server.oauth()));
+  if (server.has_extra() && server.extra().fields_size() > 0) {
+    google::protobuf::util::JsonPrintOptions options;
+    std::string extra;
+    if (google::protobuf::util::MessageToJsonString(server.extra(), &extra,
+                                                    options)
+            .ok()) {
+      block.Add("Extra", extra);
+    }
+  }
+  if (server.has_created_at()) {
+    block.Add("Created", Timestamp(server.created_at()));
+  }
+  if (server.has_updated_at()) {
+    block.Add("Updated", Timestamp(server.updated_at()));
+  }
+  return block.Render();
+}
+
+}  // namespace inspector::cli

@@ -1,0 +1,535 @@
+// Runs the inspectorctl binary against an in-process fake of inspectord's
+// SystemService and ConfigService (127.0.0.1:0), to check what the client
+// sends (token metadata, update masks, verbatim command lines, import
+// options) and how it prints answers and daemon errors. The real daemon is
+// covered by the integration suite.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "clients/cli/exit_codes.h"
+#include "common/errors.h"
+#include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/system.grpc.pb.h"
+#include "tests/testing/subprocess.h"
+
+namespace inspector::cli {
+namespace {
+
+using ::inspector::testing::ProcessResult;
+using ::inspector::testing::RunProcess;
+using ::inspector::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::Pair;
+using ::testing::StartsWith;
+using ::testing::UnorderedElementsAre;
+
+constexpr char kToken[] = "0123456789abcdef";
+
+grpc::Status CheckToken(grpc::ServerContext* context) {
+  auto it = context->client_metadata().find("authorization");
+  if (it == context->client_metadata().end() ||
+      std::string(it->second.data(), it->second.size()) !=
+          std::string("Bearer ") + kToken) {
+    return ToGrpcStatus(Error(v1::SESSION_INVALID, "invalid session token"));
+  }
+  return grpc::Status::OK;
+}
+
+class FakeSystem final : public v1::SystemService::Service {
+ public:
+  grpc::Status GetHealth(grpc::ServerContext*, const v1::GetHealthRequest*,
+                         v1::Health* health) override {
+    health->set_status("ok");
+    health->set_version("9.9.9");
+    health->set_uptime(3723);
+    return grpc::Status::OK;
+  }
+};
+
+class FakeConfig final : public v1::ConfigService::Service {
+ public:
+  grpc::Status ListServers(grpc::ServerContext* context,
+                           const v1::ListServersRequest*,
+                           v1::ListServersResponse* response) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    for (const auto& [name, server] : servers_) {
+      *response->add_servers() = server;
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetServer(grpc::ServerContext* context,
+                         const v1::GetServerRequest* request,
+                         v1::ServerConfig* server) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    if (request->id() == "hang") {
+      // Never answers: the client's deadline must end the call.
+      while (!context->IsCancelled()) {
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+      return grpc::Status::CANCELLED;
+    }
+    absl::MutexLock lock(&mu_);
+    const v1::ServerConfig* found = Find(request->id());
+    if (found == nullptr) return NotFound(request->id());
+    *server = *found;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CreateServer(grpc::ServerContext* context,
+                            const v1::CreateServerRequest* request,
+                            v1::ServerConfig* created) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_create_ = *request;
+    const std::string& name = request->server().name();
+    if (servers_.count(name) > 0) {
+      return ToGrpcStatus(
+          Error(v1::ALREADY_EXISTS, "a server named \"" + name + "\" exists"));
+    }
+    if (request->server().has_url() &&
+        request->server().url().rfind("http", 0) != 0) {
+      return ToGrpcStatus(Error(v1::INVALID_CONFIG,
+                                "url must be an http(s) URL",
+                                {{"field", "url"}}));
+    }
+    v1::ServerConfig server = request->server();
+    server.set_id("00000000-0000-4000-8000-" + std::to_string(++next_id_) +
+                  "00000000000");
+    servers_[name] = server;
+    *created = server;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status UpdateServer(grpc::ServerContext* context,
+                            const v1::UpdateServerRequest* request,
+                            v1::ServerConfig* updated) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_update_ = *request;
+    const v1::ServerConfig* found = Find(request->id());
+    if (found == nullptr) return NotFound(request->id());
+    v1::ServerConfig server = request->server();
+    server.set_id(found->id());
+    servers_.erase(found->name());
+    servers_[server.name()] = server;
+    *updated = server;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status DeleteServer(grpc::ServerContext* context,
+                            const v1::DeleteServerRequest* request,
+                            google::protobuf::Empty*) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    const v1::ServerConfig* found = Find(request->id());
+    if (found == nullptr) return NotFound(request->id());
+    servers_.erase(found->name());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ImportServers(grpc::ServerContext* context,
+                             const v1::ImportServersRequest* request,
+                             v1::ImportServersResponse* response) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_import_ = *request;
+    response->set_format(v1::CONFIG_FORMAT_MCP_SERVERS);
+    v1::ServerConfig* created = response->add_created();
+    created->set_id("abcdef01-0000");
+    created->set_name("imported");
+    response->add_skipped("existing");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ExportServers(grpc::ServerContext* context,
+                             const v1::ExportServersRequest* request,
+                             v1::ExportServersResponse* response) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_export_ = *request;
+    response->set_format(request->format());
+    response->set_content(
+        "{\"mcpServers\": {\"a\": {\"env\": "
+        "{\"TOKEN\": \"secret\"}}}}");
+    return grpc::Status::OK;
+  }
+
+  void Add(v1::ServerConfig server) {
+    absl::MutexLock lock(&mu_);
+    servers_[server.name()] = std::move(server);
+  }
+  v1::CreateServerRequest last_create() {
+    absl::MutexLock lock(&mu_);
+    return last_create_;
+  }
+  v1::UpdateServerRequest last_update() {
+    absl::MutexLock lock(&mu_);
+    return last_update_;
+  }
+  v1::ImportServersRequest last_import() {
+    absl::MutexLock lock(&mu_);
+    return last_import_;
+  }
+  v1::ExportServersRequest last_export() {
+    absl::MutexLock lock(&mu_);
+    return last_export_;
+  }
+  bool Has(const std::string& name) {
+    absl::MutexLock lock(&mu_);
+    return servers_.count(name) > 0;
+  }
+
+ private:
+  const v1::ServerConfig* Find(const std::string& id_or_name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const auto& [name, server] : servers_) {
+      if (server.id() == id_or_name || name == id_or_name) return &server;
+    }
+    return nullptr;
+  }
+  static grpc::Status NotFound(const std::string& id) {
+    return ToGrpcStatus(Error(v1::SERVER_NOT_FOUND,
+                              "server \"" + id + "\" not found",
+                              {{"serverId", id}}));
+  }
+
+  absl::Mutex mu_;
+  std::map<std::string, v1::ServerConfig> servers_ ABSL_GUARDED_BY(mu_);
+  int next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  v1::CreateServerRequest last_create_ ABSL_GUARDED_BY(mu_);
+  v1::UpdateServerRequest last_update_ ABSL_GUARDED_BY(mu_);
+  v1::ImportServersRequest last_import_ ABSL_GUARDED_BY(mu_);
+  v1::ExportServersRequest last_export_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(&system_);
+    builder.RegisterService(&config_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port, 0);
+    address_ = "127.0.0.1:" + std::to_string(port);
+    inspector::testing::WriteFile(dir_.File("token"),
+                                  std::string(kToken) + "\n");
+    ASSERT_EQ(chmod(dir_.File("token").c_str(), 0600), 0);
+  }
+
+  void TearDown() override { server_->Shutdown(); }
+
+  ProcessResult Run(std::vector<std::string> args,
+                    std::map<std::string, std::string> env = {},
+                    const std::string& input = "") {
+    std::map<std::string, std::string> full_env = {
+        {"INSPECTOR_ADDR", address_},
+        {"INSPECTOR_TOKEN", ""},
+        {"INSPECTOR_TOKEN_FILE", dir_.File("token")},
+        {"NO_COLOR", "1"},
+    };
+    for (auto& [key, value] : env) full_env[key] = value;
+    args.insert(args.begin(), INSPECTORCTL_PATH);
+    return RunProcess(args, full_env, input);
+  }
+
+  static v1::ServerConfig Everything() {
+    v1::ServerConfig server;
+    server.set_id("11111111-2222-3333-4444-555555555555");
+    server.set_name("everything");
+    server.set_transport("stdio");
+    server.set_command("npx");
+    server.add_args("-y");
+    server.add_args("@modelcontextprotocol/server-everything");
+    (*server.mutable_env())["API_KEY"] = "sk-live";
+    (*server.mutable_env())["DEBUG"] = "1";
+    return server;
+  }
+
+  TempDir dir_;
+  FakeSystem system_;
+  FakeConfig config_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+TEST_F(FakeDaemonTest, StatusShowsHealthAndServerCount) {
+  config_.Add(Everything());
+  ProcessResult result = Run({"status"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_EQ(result.out, "Address:  " + address_ +
+                            "\n"
+                            "Status:   ok\n"
+                            "Version:  9.9.9\n"
+                            "Uptime:   1h 2m 3s\n"
+                            "Servers:  1\n");
+
+  result = Run({"status", "-o", "json"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["status"], "ok");
+  EXPECT_EQ(json["version"], "9.9.9");
+  EXPECT_EQ(json["uptimeSeconds"], 3723);
+  EXPECT_EQ(json["uptime"], "1h 2m 3s");
+  EXPECT_EQ(json["servers"], 1);
+  EXPECT_EQ(json["address"], address_);
+}
+
+TEST_F(FakeDaemonTest, StatusWithRejectedTokenStillShowsHealth) {
+  ProcessResult result = Run({"status"}, {{"INSPECTOR_TOKEN", "wrong"}});
+  EXPECT_EQ(result.exit_code, kExitAuth);
+  EXPECT_THAT(result.out, HasSubstr("Status:   ok\n"));
+  EXPECT_THAT(result.out, HasSubstr("Servers:  unknown"));
+  EXPECT_THAT(result.err,
+              StartsWith("error: the daemon rejected the session token from "
+                         "$INSPECTOR_TOKEN: invalid session token\nhint: "));
+}
+
+TEST_F(FakeDaemonTest, StatusWithoutTokenStillShowsHealth) {
+  ProcessResult result =
+      Run({"status"}, {{"INSPECTOR_TOKEN_FILE", dir_.File("none")}});
+  EXPECT_EQ(result.exit_code, kExitAuth);
+  EXPECT_THAT(result.out, HasSubstr("Version:  9.9.9\n"));
+  EXPECT_THAT(result.err, HasSubstr("no session token found at"));
+}
+
+TEST_F(FakeDaemonTest, RejectedTokenExits3) {
+  ProcessResult result =
+      Run({"servers", "list"}, {{"INSPECTOR_TOKEN", "not-the-token"}});
+  EXPECT_EQ(result.exit_code, kExitAuth);
+  EXPECT_THAT(result.err, StartsWith("error: the daemon rejected the session "
+                                     "token"));
+}
+
+TEST_F(FakeDaemonTest, AddStdioKeepsTheCommandLineVerbatim) {
+  ProcessResult result =
+      Run({"servers", "add", "everything", "--env", "DEBUG=1", "--cwd", "/tmp",
+           "--connection-timeout", "5000", "--", "npx", "-y", "pkg", "--env",
+           "X=1", "--", "two words"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out, StartsWith("created server everything (id "));
+  v1::ServerConfig sent = config_.last_create().server();
+  EXPECT_EQ(sent.name(), "everything");
+  EXPECT_EQ(sent.transport(), "stdio");
+  EXPECT_EQ(sent.command(), "npx");
+  EXPECT_THAT(sent.args(),
+              ElementsAre("-y", "pkg", "--env", "X=1", "--", "two words"));
+  EXPECT_THAT(sent.env(), UnorderedElementsAre(Pair("DEBUG", "1")));
+  EXPECT_EQ(sent.cwd(), "/tmp");
+  EXPECT_EQ(sent.timeouts().connection(), 5000u);
+}
+
+TEST_F(FakeDaemonTest, AddHttpPicksTheTransportAndPrintsJson) {
+  ProcessResult result =
+      Run({"-o", "json", "servers", "add", "legacy", "--url",
+           "http://127.0.0.1:3001/sse", "--header", "Authorization: Bearer x",
+           "--header", "X-Trace=1"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  v1::ServerConfig sent = config_.last_create().server();
+  EXPECT_EQ(sent.transport(), "sse");
+  EXPECT_THAT(sent.headers(),
+              UnorderedElementsAre(Pair("Authorization", "Bearer x"),
+                                   Pair("X-Trace", "1")));
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["name"], "legacy");
+  EXPECT_EQ(json["transport"], "sse");
+  EXPECT_EQ(json["headers"]["Authorization"], "Bearer x");
+}
+
+TEST_F(FakeDaemonTest, AddConflictsAndInvalidConfig) {
+  config_.Add(Everything());
+  ProcessResult result = Run({"servers", "add", "everything", "--", "x"});
+  EXPECT_EQ(result.exit_code, kExitConflict);
+  EXPECT_THAT(result.err, HasSubstr("exists\nhint: pick another name"));
+
+  result = Run({"servers", "add", "bad", "--url", "ftp://h"});
+  EXPECT_EQ(result.exit_code, kExitInvalidInput);
+  EXPECT_EQ(result.err, "error: url must be an http(s) URL (field: url)\n");
+}
+
+TEST_F(FakeDaemonTest, ListAsTableAndJson) {
+  config_.Add(Everything());
+  ProcessResult result = Run({"servers", "list"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_EQ(result.out,
+            "NAME         TRANSPORT   TARGET                                  "
+            "         MODE    ID\n"
+            "everything   stdio       npx -y "
+            "@modelcontextprotocol/server-everything   proxy   11111111\n");
+
+  result = Run({"servers", "list", "-o", "json"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["servers"][0]["id"], "11111111-2222-3333-4444-555555555555");
+  EXPECT_EQ(json["servers"][0]["env"]["API_KEY"], "sk-live");
+}
+
+TEST_F(FakeDaemonTest, EmptyListSaysHowToAdd) {
+  ProcessResult result = Run({"servers", "ls"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out, StartsWith("No servers configured."));
+  result = Run({"servers", "list", "-o", "json"});
+  EXPECT_EQ(nlohmann::json::parse(result.out)["servers"],
+            nlohmann::json::array());
+}
+
+TEST_F(FakeDaemonTest, GetMasksSecretsUnlessAsked) {
+  config_.Add(Everything());
+  ProcessResult result = Run({"servers", "get", "everything"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("API_KEY=[REDACTED]"));
+  EXPECT_THAT(result.out, HasSubstr("DEBUG=1"));
+  EXPECT_THAT(result.out, Not(HasSubstr("sk-live")));
+
+  result = Run({"servers", "get", "everything", "--show-secrets"});
+  EXPECT_THAT(result.out, HasSubstr("API_KEY=sk-live"));
+
+  result = Run(
+      {"servers", "get", "11111111-2222-3333-4444-555555555555", "-o", "json"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["env"]["API_KEY"], "sk-live");
+}
+
+TEST_F(FakeDaemonTest, NotFoundExits2WithHint) {
+  ProcessResult result = Run({"servers", "get", "nope"});
+  EXPECT_EQ(result.exit_code, kExitNotFound);
+  EXPECT_EQ(result.err,
+            "error: server \"nope\" not found\n"
+            "hint: `inspectorctl servers list` shows the configured servers\n");
+}
+
+TEST_F(FakeDaemonTest, UpdateSendsAMaskOfTheChangedFields) {
+  config_.Add(Everything());
+  ProcessResult result =
+      Run({"servers", "update", "everything", "--env", "NEW=2", "--unset-env",
+           "DEBUG", "--mode", "direct"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out,
+              StartsWith("updated server everything (id "
+                         "11111111-2222-3333-4444-555555555555): env, "
+                         "connectionMode"));
+  v1::UpdateServerRequest sent = config_.last_update();
+  EXPECT_EQ(sent.id(), "11111111-2222-3333-4444-555555555555");
+  EXPECT_THAT(sent.update_mask().paths(), ElementsAre("env", "connectionMode"));
+  EXPECT_THAT(
+      sent.server().env(),
+      UnorderedElementsAre(Pair("API_KEY", "sk-live"), Pair("NEW", "2")));
+  EXPECT_EQ(sent.server().connection_mode(), "direct");
+}
+
+TEST_F(FakeDaemonTest, UpdateSwitchesTransportAndClearsOldFields) {
+  config_.Add(Everything());
+  ProcessResult result = Run(
+      {"servers", "update", "everything", "--url", "https://example.com/mcp"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("transport stdio -> streamableHttp"));
+  v1::UpdateServerRequest sent = config_.last_update();
+  EXPECT_THAT(sent.update_mask().paths(),
+              ElementsAre("transport", "command", "args", "env", "cwd", "url",
+                          "connectionMode"));
+  EXPECT_FALSE(sent.server().has_command());
+  EXPECT_TRUE(sent.server().env().empty());
+  EXPECT_EQ(sent.server().url(), "https://example.com/mcp");
+
+  result = Run({"servers", "update", "everything", "--transport", "stdio"});
+  EXPECT_EQ(result.exit_code, kExitUsage);
+  EXPECT_THAT(result.err, HasSubstr("needs the server's command"));
+
+  result = Run({"servers", "update", "everything", "--", "node", "a.js"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  sent = config_.last_update();
+  EXPECT_THAT(sent.update_mask().paths(),
+              ElementsAre("transport", "command", "args", "url", "headers",
+                          "connectionMode"));
+  EXPECT_EQ(sent.server().command(), "node");
+}
+
+TEST_F(FakeDaemonTest, RemoveSeveralWithForce) {
+  config_.Add(Everything());
+  ProcessResult result = Run({"servers", "rm", "everything", "ghost"});
+  EXPECT_EQ(result.exit_code, kExitNotFound);
+  EXPECT_EQ(result.out, "removed server everything\n");
+  EXPECT_THAT(result.err, StartsWith("error: server \"ghost\" not found"));
+  EXPECT_FALSE(config_.Has("everything"));
+
+  config_.Add(Everything());
+  result = Run({"servers", "rm", "-f", "ghost", "everything", "-o", "json"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["removed"], nlohmann::json::array({"everything"}));
+  EXPECT_EQ(json["notFound"], nlohmann::json::array({"ghost"}));
+}
+
+TEST_F(FakeDaemonTest, ImportSendsTheFileAndOptions) {
+  const std::string file = dir_.File("claude.json");
+  inspector::testing::WriteFile(file, "{\"mcpServers\": {}}");
+  ProcessResult result = Run({"servers", "import", file, "--format", "claude",
+                              "--on-conflict", "skip", "--dry-run"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  v1::ImportServersRequest sent = config_.last_import();
+  EXPECT_EQ(sent.content(), "{\"mcpServers\": {}}");
+  EXPECT_EQ(sent.format(), v1::CONFIG_FORMAT_MCP_SERVERS);
+  EXPECT_EQ(sent.on_conflict(), v1::CONFLICT_POLICY_SKIP);
+  EXPECT_TRUE(sent.dry_run());
+  EXPECT_THAT(result.out, HasSubstr("would create   imported"));
+  EXPECT_THAT(result.out, HasSubstr("would skip     existing"));
+  EXPECT_THAT(result.out,
+              HasSubstr("dry run, nothing written: 1 created, 0 replaced, 1 "
+                        "skipped (mcp-servers format)\n"));
+
+  result = Run({"servers", "import", "-"}, {}, "{\"servers\": {}}");
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_EQ(config_.last_import().content(), "{\"servers\": {}}");
+  EXPECT_EQ(config_.last_import().format(), v1::CONFIG_FORMAT_AUTO);
+  EXPECT_EQ(config_.last_import().on_conflict(), v1::CONFLICT_POLICY_FAIL);
+}
+
+TEST_F(FakeDaemonTest, ExportToAPrivateFile) {
+  const std::string out = dir_.File("export.json");
+  ProcessResult result =
+      Run({"servers", "export", "a", "b", "--format", "vscode", "--out", out});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("mode 0600"));
+  v1::ExportServersRequest sent = config_.last_export();
+  EXPECT_EQ(sent.format(), v1::CONFIG_FORMAT_VSCODE);
+  EXPECT_THAT(sent.servers(), ElementsAre("a", "b"));
+  struct stat st;
+  ASSERT_EQ(stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_THAT(inspector::testing::ReadFile(out), HasSubstr("secret"));
+
+  result = Run({"servers", "export"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_EQ(config_.last_export().format(), v1::CONFIG_FORMAT_INSPECTOR);
+  EXPECT_THAT(result.out, StartsWith("{\"mcpServers\""));
+  EXPECT_EQ(result.out.back(), '\n');
+}
+
+TEST_F(FakeDaemonTest, DeadlineEndsAHangingCall) {
+  ProcessResult result = Run({"--timeout", "0.3", "servers", "get", "hang"});
+  EXPECT_EQ(result.exit_code, kExitUnreachable) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("inspectord is not responding at " +
+                                    address_ + " (no answer within 0.3s)"));
+}
+
+}  // namespace
+}  // namespace inspector::cli

@@ -1,0 +1,87 @@
+#include "clients/cli/table.h"
+
+#include <gtest/gtest.h>
+
+namespace inspector::cli {
+namespace {
+
+TEST(TableTest, AlignsColumns) {
+  Table table({"NAME", "TRANSPORT", "ID"});
+  table.AddRow({"everything", "stdio", "1234"});
+  table.AddRow({"a", "streamableHttp", "5678"});
+  EXPECT_EQ(table.Render({}),
+            "NAME         TRANSPORT        ID\n"
+            "everything   stdio            1234\n"
+            "a            streamableHttp   5678\n");
+  EXPECT_EQ(table.row_count(), 2u);
+}
+
+TEST(TableTest, NoTrailingBlanksAndMissingCells) {
+  Table table({"A", "B"});
+  table.AddRow({"long value"});
+  EXPECT_EQ(table.Render({}),
+            "A            B\n"
+            "long value\n");
+}
+
+TEST(TableTest, AlignsByDisplayWidth) {
+  Table table({"N", "X"});
+  table.AddRow({"caf\xc3\xa9", "1"});
+  table.AddRow({"tea", "2"});
+  EXPECT_EQ(table.Render({}),
+            "N      X\n"
+            "caf\xc3\xa9   1\n"
+            "tea    2\n");
+}
+
+TEST(TableTest, SanitizesCells) {
+  Table table({"NAME"});
+  table.AddRow({"evil\x1b[2J"});
+  EXPECT_EQ(table.Render({}), "NAME\nevil\\x1b[2J\n");
+}
+
+TEST(TableTest, BoldHeader) {
+  Table table({"A"});
+  table.AddRow({"x"});
+  Table::RenderOptions options;
+  options.bold_header = true;
+  EXPECT_EQ(table.Render(options), "\033[1mA\033[0m\nx\n");
+}
+
+TEST(TableTest, CutsTheFlexibleColumnToFit) {
+  Table table({"NAME", "TARGET", "ID"});
+  table.AddRow({"n", "npx -y @modelcontextprotocol/server-everything", "id"});
+  Table::RenderOptions options;
+  options.max_width = 30;
+  options.flexible_column = 1;
+  std::string rendered = table.Render(options);
+  EXPECT_EQ(rendered,
+            "NAME   TARGET               ID\n"
+            "n      npx -y @modelcont\xe2\x80\xa6   id\n");
+}
+
+TEST(TableTest, FlexibleColumnKeepsAMinimumWidth) {
+  Table table({"NAME", "TARGET"});
+  table.AddRow({"a-very-long-name-indeed", "0123456789abcdefghij"});
+  Table::RenderOptions options;
+  options.max_width = 10;
+  options.flexible_column = 1;
+  EXPECT_EQ(table.Render(options),
+            "NAME                      TARGET\n"
+            "a-very-long-name-indeed   012345678\xe2\x80\xa6\n");
+}
+
+TEST(KeyValueBlockTest, AlignsValuesAndContinuesLines) {
+  KeyValueBlock block;
+  block.Add("Name", "everything");
+  block.AddLines("Environment", {"A=1", "B=2"});
+  block.AddLines("Headers", {});
+  EXPECT_EQ(block.Render(),
+            "Name:         everything\n"
+            "Environment:  A=1\n"
+            "              B=2\n"
+            "Headers:      -\n");
+}
+
+}  // namespace
+}  // namespace inspector::cli
