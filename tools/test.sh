@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets everything up (tools/setup.sh), then runs every test with CTest.
+# Extra arguments go to ctest (for example: -R daemon_test).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+"$ROOT/tools/setup.sh"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
