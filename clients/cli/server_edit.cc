@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
-#include "clients/cli/masking.h"
+#include "common/secrets.h"
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
 
@@ -327,7 +327,7 @@ std::string ServerTarget(const v1::ServerConfig& server, bool show_secrets) {
     argv.insert(argv.end(), server.args().begin(), server.args().end());
     return ShellJoin(argv);
   }
-  return show_secrets ? server.url() : MaskUrl(server.url());
+  return show_secrets ? server.url() : MaskSecretsInUrl(server.url());
 }
 
 }  // namespace inspector::cli

@@ -89,7 +89,7 @@ std::string EffectiveTransport(const v1::ServerConfig& server);
 std::string EffectiveMode(const v1::ServerConfig& server);
 
 // What the server runs or reaches: the shell-quoted command line for stdio,
-// the URL (masked, see MaskUrl, unless `show_secrets`) otherwise.
+// the URL (masked, see MaskSecretsInUrl, unless `show_secrets`) otherwise.
 std::string ServerTarget(const v1::ServerConfig& server, bool show_secrets);
 
 }  // namespace inspector::cli

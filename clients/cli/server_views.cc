@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/cli_errors.h"
-#include "clients/cli/masking.h"
+#include "common/secrets.h"
 #include "clients/cli/server_edit.h"
 #include "clients/cli/text.h"
 #include "google/protobuf/util/json_util.h"

@@ -451,9 +451,12 @@ void AddServersCommands(CLI::App* app, Context* context) {
                 "Show secret env/header values and the OAuth client secret "
                 "instead of [REDACTED]");
   get->footer(
-      "Secrets (env and header values whose names contain token, secret,\n"
-      "password, key, auth or credential; Authorization and Cookie\n"
-      "headers; the OAuth client secret) are masked unless --show-secrets.\n"
+      "Secrets are masked unless --show-secrets: env, header and query\n"
+      "values whose names contain token, secret, password, passwd, auth,\n"
+      "credential, api_key, apikey, access_key or private_key; the\n"
+      "Authorization, Proxy-Authorization, X-API-Key and Cookie headers;\n"
+      "secret-looking arguments (--token X, API_KEY=X); the OAuth client\n"
+      "secret. The daemon's logs mask the same values.\n"
       "-o json is never masked.\n"
       "\n"
       "Examples:\n"

@@ -1,4 +1,4 @@
-#include "server/config/secrets.h"
+#include "common/secrets.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
 
-namespace inspector::config {
+namespace inspector {
 namespace {
 
 absl::string_view AV(std::string_view s) {
@@ -67,9 +67,30 @@ bool IsSecretName(std::string_view key) {
   return false;
 }
 
-std::string MaskSecretsInUrl(std::string_view url) {
+namespace {
+
+// "scheme://user:password@host..." -> "scheme://user:[REDACTED]@host...".
+std::string MaskUserInfoPassword(std::string_view url) {
+  size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(url);
+  size_t authority = scheme_end + 3;
+  size_t authority_end = url.find_first_of("/?#", authority);
+  if (authority_end == std::string_view::npos) authority_end = url.size();
+  size_t at = url.rfind('@', authority_end);
+  if (at == std::string_view::npos || at < authority) return std::string(url);
+  size_t colon = url.find(':', authority);
+  if (colon == std::string_view::npos || colon > at) return std::string(url);
+  return absl::StrCat(AV(url.substr(0, colon + 1)), AV(kRedacted),
+                      AV(url.substr(at)));
+}
+
+}  // namespace
+
+std::string MaskSecretsInUrl(std::string_view raw_url) {
+  std::string without_password = MaskUserInfoPassword(raw_url);
+  std::string_view url = without_password;
   size_t query = url.find('?');
-  if (query == std::string_view::npos) return std::string(url);
+  if (query == std::string_view::npos) return without_password;
   size_t fragment = url.find('#', query);
   std::string_view params = url.substr(
       query + 1, fragment == std::string_view::npos ? std::string_view::npos
@@ -148,4 +169,4 @@ v1::ServerConfig MaskSecrets(const v1::ServerConfig& config) {
   return masked;
 }
 
-}  // namespace inspector::config
+}  // namespace inspector

@@ -1,19 +1,20 @@
 // Secret masking for server configurations (seed "Security Model", "Secret
-// Masking").
+// Masking"), shared by the daemon's logs and inspectorctl's human output
+// so that both hide exactly the same values.
 //
 // Logs and human-readable output must not show credentials. MaskSecrets()
 // returns a copy of a configuration whose secret-looking values are replaced
 // by "[REDACTED]"; the stored configuration and exports are never masked.
 // Pure functions, thread-safe.
-#ifndef INSPECTOR_SERVER_CONFIG_SECRETS_H_
-#define INSPECTOR_SERVER_CONFIG_SECRETS_H_
+#ifndef INSPECTOR_COMMON_SECRETS_H_
+#define INSPECTOR_COMMON_SECRETS_H_
 
 #include <string>
 #include <string_view>
 
 #include "inspector/v1/config.pb.h"
 
-namespace inspector::config {
+namespace inspector {
 
 inline constexpr std::string_view kRedacted = "[REDACTED]";
 
@@ -35,9 +36,10 @@ bool IsSecretName(std::string_view key);
 // Names, the command and everything else are kept.
 v1::ServerConfig MaskSecrets(const v1::ServerConfig& config);
 
-// `url` with the values of secret query parameters ("?api_key=...",
-// "&token=...") replaced by "[REDACTED]". Text that is not a URL with a
-// query is returned unchanged.
+// `url` with the password of its user info ("https://user:pw@host") and
+// the values of secret query parameters ("?api_key=...", "&token=...")
+// replaced by "[REDACTED]". Text that is not such a URL is returned
+// unchanged.
 std::string MaskSecretsInUrl(std::string_view url);
 
 // A single command-line argument masked like MaskSecrets() masks args:
@@ -47,6 +49,6 @@ std::string MaskSecretsInUrl(std::string_view url);
 // argument is masked.
 std::string MaskSecretArg(std::string_view previous, std::string_view arg);
 
-}  // namespace inspector::config
+}  // namespace inspector
 
-#endif  // INSPECTOR_SERVER_CONFIG_SECRETS_H_
+#endif  // INSPECTOR_COMMON_SECRETS_H_

@@ -1,4 +1,4 @@
-#include "server/config/secrets.h"
+#include "common/secrets.h"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
-namespace inspector::config {
+namespace inspector {
 namespace {
 
 using ::testing::ElementsAre;
@@ -128,6 +128,17 @@ TEST(MaskSecretsTest, MasksSecretKeysInExtraAtAnyDepth) {
   EXPECT_EQ(dev.at("watch").string_value(), "src/**");
 }
 
+TEST(MaskSecretsInUrlTest, MasksUserInfoPasswords) {
+  EXPECT_EQ(MaskSecretsInUrl("https://user:hunter2@example.com/mcp"),
+            "https://user:[REDACTED]@example.com/mcp");
+  EXPECT_EQ(MaskSecretsInUrl("https://user@example.com/mcp"),
+            "https://user@example.com/mcp");
+  EXPECT_EQ(MaskSecretsInUrl("https://u:p@h/mcp?token=t"),
+            "https://u:[REDACTED]@h/mcp?token=[REDACTED]");
+  EXPECT_EQ(MaskSecretsInUrl("https://h/a@b:c"), "https://h/a@b:c");
+  EXPECT_EQ(MaskSecretsInUrl("not a url"), "not a url");
+}
+
 TEST(MaskSecretArgTest, SingleArguments) {
   EXPECT_EQ(MaskSecretArg("", "--password=hunter2"), "--password=[REDACTED]");
   EXPECT_EQ(MaskSecretArg("--client-secret", "abc"), "[REDACTED]");
@@ -137,4 +148,4 @@ TEST(MaskSecretArgTest, SingleArguments) {
 }
 
 }  // namespace
-}  // namespace inspector::config
+}  // namespace inspector
