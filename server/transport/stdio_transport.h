@@ -1,0 +1,189 @@
+// The stdio transport: an MCP server run as a child process, speaking
+// newline-delimited JSON on its stdin and stdout.
+//
+// Start() spawns `command args...` directly (no shell) with posix_spawn: the
+// daemon's environment with StdioOptions::env merged over it, the working
+// directory StdioOptions::cwd, the three standard streams connected to pipes
+// and nothing else inherited (every descriptor of ours is close-on-exec). The
+// child leads a new process group, starts with an empty signal mask and
+// default signal dispositions (the daemon blocks SIGINT/SIGTERM and ignores
+// SIGPIPE; the child must not inherit that). A command without a slash is
+// searched in the PATH of the merged environment, as Node's spawn does, so a
+// configuration that sets PATH finds its own executables.
+//
+// Three threads serve a running child:
+//  - the stdout reader splits stdout into lines (LF or CRLF), skips empty
+//    lines and passes each line to on_message without looking at it (the
+//    engine validates JSON). A line longer than StdioTuning::max_line_bytes
+//    ends the connection: the process group is killed and on_closed gets
+//    TRANSPORT_ERROR. The same thread notices the child's exit, kills what
+//    is left of its process group, reaps it and calls on_closed;
+//  - the stderr reader passes each stderr line to on_log (empty lines are
+//    skipped; lines longer than max_log_line_bytes are split);
+//  - the writer writes queued messages to stdin, so Send() never waits for
+//    the child.
+// Callbacks run one at a time (never concurrently with each other), on_message
+// in stdout order; on_closed comes last, after every on_message and on_log.
+//
+// Exit of the child (Close() not called): on_closed gets PROCESS_CRASHED,
+// "Server process exited unexpectedly with code N" with detail exitCode=N,
+// or "Server process was killed by signal SIGKILL" with detail
+// signal=SIGKILL. Every stdout line the child wrote is delivered first; a
+// last line without a newline is delivered too. Whatever else still runs in
+// its process group is killed with SIGKILL. The child is always reaped.
+//
+// Close(): closes stdin (messages not yet written are dropped), waits up to
+// shutdown_grace/2 for the child to exit, then sends SIGTERM to the process
+// group, waits up to the rest of the grace, then sends SIGKILL to the group;
+// finally reaps the child, joins the threads and calls on_closed(OK) unless
+// on_closed was already called. Signals are only sent to the group while its
+// leader is known not to be reaped, so a reused process id is never hit.
+//
+// Thread-safety: Start, Send, Close and pid may be called from any thread
+// concurrently. Close (and the destructor, which calls it) must not be called
+// from a callback; if it is, it only asks for the shutdown (SIGKILL to the
+// group) and returns without waiting, and a later Close or the destructor on
+// another thread finishes it.
+#ifndef INSPECTOR_SERVER_TRANSPORT_STDIO_TRANSPORT_H_
+#define INSPECTOR_SERVER_TRANSPORT_STDIO_TRANSPORT_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "server/transport/transport.h"
+
+namespace inspector::transport {
+
+// Limits and mechanisms of the stdio transport; the defaults are what the
+// daemon uses. Tests lower the limits to exercise them cheaply.
+struct StdioTuning {
+  // Longest stdout line (one message) accepted; longer ends the connection
+  // with TRANSPORT_ERROR.
+  size_t max_line_bytes = size_t{64} << 20;
+  // Longest stderr line passed to on_log; longer lines are split.
+  size_t max_log_line_bytes = size_t{64} << 10;
+  // Most bytes Send() keeps queued for a child that does not read its stdin;
+  // beyond that Send() fails with TOO_LARGE (RESOURCE_EXHAUSTED).
+  size_t max_queued_bytes = size_t{256} << 20;
+  // Wait for the child's exit with a pidfd (Linux 5.3+). When false, or when
+  // the kernel refuses pidfd_open, the exit is polled every 10 ms instead.
+  bool use_pidfd = true;
+};
+
+class StdioTransport final : public Transport {
+ public:
+  // Never fails: every problem with the options (a missing executable, a bad
+  // cwd, an env name containing '=') is reported by Start() as SPAWN_FAILED.
+  static std::unique_ptr<StdioTransport> Create(StdioOptions options,
+                                                StdioTuning tuning = {});
+
+  // Calls Close(). Must not run on a callback thread.
+  ~StdioTransport() override;
+
+  StdioTransport(const StdioTransport&) = delete;
+  StdioTransport& operator=(const StdioTransport&) = delete;
+
+  // Spawns the child and starts the threads. Errors:
+  //  - SPAWN_FAILED (INTERNAL): "Failed to spawn server process: <reason>"
+  //    with details command=<command> and originalError=<errno name, e.g.
+  //    ENOENT, EACCES>; nothing is left running;
+  //  - FAILED_PRECONDITION: Start was already called, or Close was.
+  // Null callbacks are allowed and ignored.
+  absl::Status Start(TransportCallbacks callbacks) override;
+
+  // Queues `message` plus a newline for the child's stdin and returns at
+  // once. Errors:
+  //  - INVALID_REQUEST (INVALID_ARGUMENT): `message` contains a newline,
+  //    which would break the framing (serialized JSON never needs one);
+  //  - TOO_LARGE (RESOURCE_EXHAUSTED): more than max_queued_bytes would be
+  //    waiting for the child to read;
+  //  - TRANSPORT_ERROR (UNAVAILABLE): the child closed its stdin;
+  //  - FAILED_PRECONDITION: not started, closing, or the child has exited.
+  // If a queued message cannot be written because the child closed its stdin,
+  // on_send_failed gets it with TRANSPORT_ERROR.
+  absl::Status Send(std::string message) override;
+
+  // See the file comment. Idempotent; blocks for at most about
+  // shutdown_grace (plus the time a SIGKILLed group takes to die).
+  void Close() override;
+
+  // The child's process id from a successful Start() until it is reaped;
+  // 0 otherwise.
+  int pid() const override;
+
+ private:
+  StdioTransport(StdioOptions options, StdioTuning tuning);
+
+  enum class WriteResult { kWritten, kStopped, kBroken };
+
+  // Creates the pipes and the child; fills the fds and child_pid_.
+  absl::Status Spawn();
+  void StdoutLoop();
+  void StderrLoop();
+  void WriterLoop();
+  // Writes all of `data` to stdin unless the writer is told to stop or the
+  // child closed its end.
+  WriteResult WriteAll(const std::string& data);
+  // Whether the child is a zombie (or gone), without reaping it.
+  bool ChildHasExited();
+  // Whether the calling thread is one of this transport's threads.
+  bool OnTransportThread() const;
+  // Sends `signal_number` to the child's process group if its leader has not
+  // been seen exiting (so it cannot have been reaped yet).
+  void SignalGroupLocked(int signal_number) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `fn` with callback_mu_ held, so that callbacks never overlap.
+  template <typename Fn>
+  void RunCallback(Fn&& fn);
+
+  const StdioOptions options_;
+  const StdioTuning tuning_;
+
+  // Set by Start() before the threads exist and read-only afterwards.
+  TransportCallbacks callbacks_;
+  pid_t child_pid_ = -1;
+  int stdin_fd_ = -1;   // owned and closed by the writer thread
+  int stdout_fd_ = -1;  // closed after the threads are joined
+  int stderr_fd_ = -1;
+  int pidfd_ = -1;            // -1 when exits are polled instead
+  int writer_wake_fd_ = -1;   // eventfd: the writer must stop
+  int exited_event_fd_ = -1;  // eventfd: the child has exited
+
+  // Serialises Start() and Close() callers so that only one of them spawns
+  // or joins threads.
+  absl::Mutex close_mu_;
+  bool joined_ ABSL_GUARDED_BY(close_mu_) = false;
+
+  // Held while a callback runs.
+  absl::Mutex callback_mu_;
+
+  mutable absl::Mutex mu_;
+  bool start_called_ ABSL_GUARDED_BY(mu_) = false;
+  // Start() succeeded: the child and the threads exist.
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
+  // The child has exited (it is a zombie or already reaped).
+  bool exited_ ABSL_GUARDED_BY(mu_) = false;
+  // The pid while the child is not reaped; 0 afterwards.
+  pid_t pid_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_writer_ ABSL_GUARDED_BY(mu_) = false;
+  bool stdin_broken_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  // Bytes in queue_ plus the message being written.
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::thread stdout_thread_;  // joins the other two before on_closed
+  std::thread stderr_thread_;
+  std::thread writer_thread_;
+};
+
+}  // namespace inspector::transport
+
+#endif  // INSPECTOR_SERVER_TRANSPORT_STDIO_TRANSPORT_H_

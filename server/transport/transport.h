@@ -1,0 +1,96 @@
+// The client side of one connection to an MCP server, carrying raw
+// JSON-RPC message text in both directions.
+//
+// Implementations: stdio (a child process, newline-delimited JSON),
+// Streamable HTTP and legacy HTTP+SSE (libcurl). The engine above never
+// looks inside a transport; a transport never interprets messages beyond
+// what its wire format needs (it does not parse JSON-RPC).
+//
+// Threading: Start, Send, SetProtocolVersion and Close may be called from
+// any thread. Callbacks run on the transport's own threads, one at a time
+// and in arrival order for on_message; they must not call Close() (post the
+// work elsewhere instead) and should return quickly.
+#ifndef INSPECTOR_SERVER_TRANSPORT_TRANSPORT_H_
+#define INSPECTOR_SERVER_TRANSPORT_TRANSPORT_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace inspector::transport {
+
+struct TransportCallbacks {
+  // One JSON-RPC message (or batch) as received, without framing: a line
+  // of stdout, a JSON response body, or the data of one SSE event.
+  std::function<void(std::string message)> on_message;
+  // A message given to Send() could not be delivered (for example the HTTP
+  // POST was refused or answered with an error status). `message` is the
+  // text that was passed to Send(). The connection may still be usable.
+  std::function<void(const std::string& message, absl::Status status)>
+      on_send_failed;
+  // Diagnostic text from the server side: a line of a stdio server's
+  // stderr (without the newline), or a note about reconnecting.
+  std::function<void(std::string line)> on_log;
+  // The connection is over. Called exactly once, after the last
+  // on_message. OK after Close(); otherwise the reason, with an inspector
+  // reason code: PROCESS_CRASHED (stdio exit; details "exitCode" or
+  // "signal"), TRANSPORT_ERROR, CONNECTION_REFUSED, ...
+  std::function<void(absl::Status status)> on_closed;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Opens the connection. stdio: spawns the process (SPAWN_FAILED with the
+  // OS reason if it cannot). Streamable HTTP: checks the URL; the first
+  // Send() opens the network connection. SSE: connects the event stream and
+  // waits for the `endpoint` event (CONNECTION_REFUSED,
+  // CONNECTION_TIMEOUT, TRANSPORT_ERROR). Called once.
+  virtual absl::Status Start(TransportCallbacks callbacks) = 0;
+
+  // Queues one message; never waits for the network or the process.
+  // FAILED_PRECONDITION if not started or already closed.
+  virtual absl::Status Send(std::string message) = 0;
+
+  // Protocol version negotiated by initialize; HTTP transports send it as
+  // MCP-Protocol-Version on every later request. Default: nothing.
+  virtual void SetProtocolVersion(const std::string& version) {}
+
+  // Ends the connection and waits until the transport's threads are done:
+  // stdio closes stdin, then terminates and reaps the process group;
+  // Streamable HTTP sends DELETE for its session. on_closed(OK) follows
+  // unless it was already called. Idempotent.
+  virtual void Close() = 0;
+
+  // stdio: the child's process id while it runs; 0 otherwise.
+  virtual int pid() const { return 0; }
+};
+
+struct StdioOptions {
+  std::string command;  // searched in PATH when it has no slash
+  std::vector<std::string> args;
+  // Added to (and overriding) the daemon's environment.
+  std::map<std::string, std::string> env;
+  std::string cwd;  // empty: the daemon's
+  // On Close: time between closing stdin, SIGTERM and SIGKILL.
+  absl::Duration shutdown_grace = absl::Seconds(2);
+};
+
+struct HttpOptions {
+  std::string url;
+  std::map<std::string, std::string> headers;  // sent with every request
+  absl::Duration connect_timeout = absl::Seconds(30);
+  // Largest response body or SSE event accepted.
+  size_t max_message_bytes = 64 << 20;
+};
+
+}  // namespace inspector::transport
+
+#endif  // INSPECTOR_SERVER_TRANSPORT_TRANSPORT_H_

@@ -1,0 +1,801 @@
+// Tests of the Streamable HTTP and legacy HTTP+SSE transports against
+// mcp_http_test_server.py, started per test on 127.0.0.1:0. Tests wait for
+// callbacks (with a generous safety timeout), never for the clock.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/transport/sse_transport.h"
+#include "server/transport/streamable_http_transport.h"
+
+extern char** environ;
+
+namespace inspector::transport {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+// The python test server as a child process; its lifetime is the object's.
+class TestServer {
+ public:
+  static std::unique_ptr<TestServer> Start() {
+    int in_pipe[2];
+    int out_pipe[2];
+    if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+      return nullptr;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    std::string python = INSPECTOR_PYTHON3;
+    std::string script = INSPECTOR_MCP_HTTP_TEST_SERVER;
+    char* argv[] = {python.data(), script.data(), nullptr};
+    pid_t pid = -1;
+    int rc =
+        posix_spawn(&pid, python.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(in_pipe[0]);
+    close(out_pipe[1]);
+    if (rc != 0) {
+      close(in_pipe[1]);
+      close(out_pipe[0]);
+      return nullptr;
+    }
+    auto server = std::unique_ptr<TestServer>(new TestServer());
+    server->pid_ = pid;
+    server->in_fd_ = in_pipe[1];
+    server->out_ = fdopen(out_pipe[0], "r");
+    std::string line = server->ReadLine();
+    if (sscanf(line.c_str(), "PORT %d", &server->port_) != 1) return nullptr;
+    return server;
+  }
+
+  ~TestServer() {
+    if (in_fd_ >= 0) close(in_fd_);
+    // Closing stdin stops the server; give it a moment, then insist.
+    int status = 0;
+    for (int i = 0; i < 500; ++i) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+    }
+    if (out_ != nullptr) fclose(out_);
+  }
+
+  int port() const { return port_; }
+  std::string Url(const std::string& path) const {
+    return absl::StrCat("http://127.0.0.1:", port_, path);
+  }
+
+  json State() { return json::parse(Command("state")); }
+  void Release() { EXPECT_EQ(Command("release"), "ok"); }
+
+ private:
+  TestServer() = default;
+
+  std::string Command(const std::string& command) {
+    std::string line = command + "\n";
+    EXPECT_EQ(write(in_fd_, line.data(), line.size()),
+              static_cast<ssize_t>(line.size()));
+    return ReadLine();
+  }
+
+  std::string ReadLine() {
+    std::string line;
+    char buffer[4096];
+    while (fgets(buffer, sizeof(buffer), out_) != nullptr) {
+      line += buffer;
+      if (!line.empty() && line.back() == '\n') {
+        line.pop_back();
+        break;
+      }
+    }
+    return line;
+  }
+
+  pid_t pid_ = -1;
+  int in_fd_ = -1;
+  FILE* out_ = nullptr;
+  int port_ = 0;
+};
+
+// A port on 127.0.0.1 where nothing listens (bound, then closed).
+int UnusedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Records every callback; tests wait on its state.
+class Recorder {
+ public:
+  TransportCallbacks Callbacks() {
+    TransportCallbacks callbacks;
+    callbacks.on_message = [this](std::string message) {
+      absl::MutexLock lock(&mu_);
+      messages_.push_back(std::move(message));
+    };
+    callbacks.on_send_failed = [this](const std::string& message,
+                                      absl::Status status) {
+      absl::MutexLock lock(&mu_);
+      failures_.emplace_back(message, std::move(status));
+    };
+    callbacks.on_log = [this](std::string line) {
+      absl::MutexLock lock(&mu_);
+      logs_.push_back(std::move(line));
+    };
+    callbacks.on_closed = [this](absl::Status status) {
+      absl::MutexLock lock(&mu_);
+      closed_.push_back(std::move(status));
+    };
+    return callbacks;
+  }
+
+  // Waits until a message with JSON-RPC id `id` arrived; returns it parsed.
+  json WaitForId(const json& id) {
+    json found;
+    auto done = [&]() {
+      for (const std::string& m : messages_) {
+        json j = json::parse(m, nullptr, false);
+        if (j.is_object() && j.contains("id") && j["id"] == id) {
+          found = j;
+          return true;
+        }
+      }
+      return false;
+    };
+    absl::MutexLock lock(&mu_);
+    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
+        << "no message with id " << id.dump();
+    return found;
+  }
+
+  bool HasId(const json& id) {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& m : messages_) {
+      json j = json::parse(m, nullptr, false);
+      if (j.is_object() && j.contains("id") && j["id"] == id) return true;
+    }
+    return false;
+  }
+
+  void WaitForMessages(size_t n) {
+    auto done = [&]() { return messages_.size() >= n; };
+    absl::MutexLock lock(&mu_);
+    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
+        << "fewer than " << n << " messages";
+  }
+
+  // Waits for the n-th on_send_failed and returns it.
+  std::pair<std::string, absl::Status> WaitForFailure(size_t n = 1) {
+    auto done = [&]() { return failures_.size() >= n; };
+    absl::MutexLock lock(&mu_);
+    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
+        << "fewer than " << n << " on_send_failed";
+    if (failures_.size() < n) return {"", absl::OkStatus()};
+    return failures_[n - 1];
+  }
+
+  absl::Status WaitForClosed() {
+    auto done = [&]() { return !closed_.empty(); };
+    absl::MutexLock lock(&mu_);
+    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
+        << "no on_closed";
+    return closed_.empty() ? absl::UnknownError("not closed") : closed_[0];
+  }
+
+  std::string WaitForLog(const std::string& needle) {
+    std::string found;
+    auto done = [&]() {
+      for (const std::string& line : logs_) {
+        if (absl::StrContains(line, needle)) {
+          found = line;
+          return true;
+        }
+      }
+      return false;
+    };
+    absl::MutexLock lock(&mu_);
+    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
+        << "no log line containing " << needle;
+    return found;
+  }
+
+  std::vector<std::string> messages() {
+    absl::MutexLock lock(&mu_);
+    return messages_;
+  }
+  std::vector<std::pair<std::string, absl::Status>> failures() {
+    absl::MutexLock lock(&mu_);
+    return failures_;
+  }
+  std::vector<absl::Status> closed() {
+    absl::MutexLock lock(&mu_);
+    return closed_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> messages_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, absl::Status>> failures_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> logs_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Status> closed_ ABSL_GUARDED_BY(mu_);
+};
+
+std::string Request(const json& id, const std::string& method,
+                    json params = json::object()) {
+  return json{
+      {"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}
+      .dump();
+}
+
+std::string Notification(const std::string& method) {
+  return json{{"jsonrpc", "2.0"}, {"method", method}}.dump();
+}
+
+const char kVersion[] = "2025-06-18";
+
+HttpTuning FastTuning() {
+  HttpTuning tuning;
+  tuning.initial_backoff = absl::Milliseconds(10);
+  tuning.max_backoff = absl::Milliseconds(200);
+  return tuning;
+}
+
+class StreamableHttpTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Requests to 127.0.0.1 must never go through a proxy from the
+    // environment.
+    setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+    setenv("no_proxy", "127.0.0.1,localhost", 1);
+    server_ = TestServer::Start();
+    ASSERT_NE(server_, nullptr) << "the python test server did not start";
+  }
+
+  std::unique_ptr<StreamableHttpTransport> Make(const std::string& path,
+                                                HttpOptions options = {}) {
+    options.url = server_->Url(path);
+    return StreamableHttpTransport::Create(options, FastTuning());
+  }
+
+  // Start + initialize + SetProtocolVersion; returns the session id.
+  std::string Initialize(StreamableHttpTransport* t) {
+    EXPECT_TRUE(t->Start(rec_.Callbacks()).ok());
+    EXPECT_TRUE(
+        t->Send(Request(0, "initialize", {{"protocolVersion", kVersion}}))
+            .ok());
+    json reply = rec_.WaitForId(0);
+    EXPECT_EQ(reply["result"]["protocolVersion"], kVersion);
+    t->SetProtocolVersion(kVersion);
+    return t->session_id();
+  }
+
+  std::unique_ptr<TestServer> server_;
+  Recorder rec_;
+};
+
+TEST_F(StreamableHttpTransportTest, JsonReply) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "echo", {{"x", 1}})).ok());
+  json reply = rec_.WaitForId(1);
+  EXPECT_EQ(reply["result"]["params"]["x"], 1);
+  EXPECT_EQ(reply["result"]["accept"], "application/json, text/event-stream");
+  json state = server_->State();
+  ASSERT_EQ(state["posts"].size(), 1u);
+  EXPECT_EQ(state["posts"][0]["contentType"], "application/json");
+  EXPECT_TRUE(state["posts"][0]["session"].is_null());
+  EXPECT_TRUE(state["posts"][0]["version"].is_null());
+  EXPECT_EQ(t->session_id(), "");
+}
+
+TEST_F(StreamableHttpTransportTest, SessionIdCapturedAndSentWithVersion) {
+  HttpOptions options;
+  options.headers["X-Custom"] = "custom value";
+  auto t = Make("/mcp", options);
+  std::string sid = Initialize(t.get());
+  EXPECT_THAT(sid, ::testing::StartsWith("sess-"));
+  ASSERT_TRUE(t->Send(Request(2, "echo")).ok());
+  json reply = rec_.WaitForId(2);
+  EXPECT_EQ(reply["result"]["session"], sid);
+  EXPECT_EQ(reply["result"]["protocolVersion"], kVersion);
+  json state = server_->State();
+  ASSERT_GE(state["posts"].size(), 2u);
+  // initialize went without session and version.
+  EXPECT_TRUE(state["posts"][0]["session"].is_null());
+  EXPECT_TRUE(state["posts"][0]["version"].is_null());
+  EXPECT_EQ(state["posts"][0]["custom"], "custom value");
+  EXPECT_EQ(state["posts"][1]["custom"], "custom value");
+}
+
+TEST_F(StreamableHttpTransportTest, SseReplyWithSeveralEventsInOrder) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request("a", "sse_echo")).ok());
+  rec_.WaitForId("a");
+  std::vector<std::string> messages = rec_.messages();
+  // The priming event (empty data) is not a message.
+  ASSERT_EQ(messages.size(), 2u);
+  json first = json::parse(messages[0]);
+  EXPECT_EQ(first["method"], "notifications/progress");
+  EXPECT_EQ(first["params"]["progressToken"], "a");
+  EXPECT_EQ(json::parse(messages[1])["id"], "a");
+  EXPECT_TRUE(rec_.failures().empty());
+}
+
+TEST_F(StreamableHttpTransportTest, GetStreamDeliversServerRequest) {
+  auto t = Make("/mcp");
+  std::string sid = Initialize(t.get());
+  // The GET stream opens once a POST after SetProtocolVersion succeeds.
+  ASSERT_TRUE(t->Send(Notification("notifications/initialized")).ok());
+  json ping = rec_.WaitForId("srv-1");
+  EXPECT_EQ(ping["method"], "ping");
+  json state = server_->State();
+  ASSERT_EQ(state["gets"].size(), 1u);
+  EXPECT_EQ(state["gets"][0]["session"], sid);
+  EXPECT_EQ(state["gets"][0]["version"], kVersion);
+  EXPECT_EQ(state["gets"][0]["accept"], "text/event-stream");
+  // The engine answers the server's request with a POST.
+  ASSERT_TRUE(
+      t->Send(
+           json{{"jsonrpc", "2.0"}, {"id", "srv-1"}, {"result", json::object()}}
+               .dump())
+          .ok());
+  t->Close();
+  EXPECT_TRUE(rec_.failures().empty());
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+}
+
+TEST_F(StreamableHttpTransportTest, GetStreamReconnectsWithLastEventId) {
+  auto t = Make("/mcp?getdrop=1");
+  Initialize(t.get());
+  ASSERT_TRUE(t->Send(Notification("notifications/initialized")).ok());
+  rec_.WaitForId("srv-1");
+  rec_.WaitForId("srv-2");
+  rec_.WaitForLog("reconnecting");
+  json state = server_->State();
+  ASSERT_GE(state["gets"].size(), 2u);
+  EXPECT_TRUE(state["gets"][0]["lastEventId"].is_null());
+  EXPECT_EQ(state["gets"][1]["lastEventId"], "g-1");
+}
+
+TEST_F(StreamableHttpTransportTest, Get405IsTolerated) {
+  auto t = Make("/mcp?get=405");
+  Initialize(t.get());
+  ASSERT_TRUE(t->Send(Notification("notifications/initialized")).ok());
+  rec_.WaitForLog("405");
+  ASSERT_TRUE(t->Send(Request(3, "echo")).ok());
+  rec_.WaitForId(3);
+  t->Close();
+  json state = server_->State();
+  EXPECT_EQ(state["gets"].size(), 1u);
+  EXPECT_TRUE(rec_.failures().empty());
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+}
+
+TEST_F(StreamableHttpTransportTest, DeleteOnClose) {
+  auto t = Make("/mcp");
+  std::string sid = Initialize(t.get());
+  t->Close();
+  json state = server_->State();
+  ASSERT_EQ(state["deleted"].size(), 1u);
+  EXPECT_EQ(state["deleted"][0], sid);
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+}
+
+TEST_F(StreamableHttpTransportTest, Delete405IsIgnored) {
+  auto t = Make("/mcp?delete=405");
+  Initialize(t.get());
+  t->Close();
+  EXPECT_EQ(server_->State()["deletes"], 1);
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+}
+
+TEST_F(StreamableHttpTransportTest, NoDeleteWithoutSession) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "echo")).ok());
+  rec_.WaitForId(1);
+  t->Close();
+  EXPECT_EQ(server_->State()["deletes"], 0);
+}
+
+TEST_F(StreamableHttpTransportTest, ConnectionRefused) {
+  HttpOptions options;
+  options.url = absl::StrCat("http://127.0.0.1:", UnusedPort(), "/mcp");
+  auto t = StreamableHttpTransport::Create(options);
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string message = Request(1, "initialize");
+  ASSERT_TRUE(t->Send(message).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(failed, message);
+  EXPECT_EQ(ErrorReason(status), "CONNECTION_REFUSED") << status;
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  // The transport stays usable.
+  EXPECT_TRUE(rec_.closed().empty());
+}
+
+TEST_F(StreamableHttpTransportTest, Http500IsTransportErrorWithStatus) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string message = Request(1, "fail", {{"status", 500}});
+  ASSERT_TRUE(t->Send(message).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(failed, message);
+  EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR");
+  auto details = GetErrorDetails(status);
+  EXPECT_EQ(details["httpStatus"], "500");
+  EXPECT_THAT(details["body"], HasSubstr("boom"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("500"));
+}
+
+TEST_F(StreamableHttpTransportTest, SlowPostDoesNotBlockAnother) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "slow")).ok());
+  ASSERT_TRUE(t->Send(Request(2, "echo")).ok());
+  rec_.WaitForId(2);
+  // The slow answer is held by the server until released.
+  EXPECT_FALSE(rec_.HasId(1));
+  server_->Release();
+  rec_.WaitForId(1);
+  std::vector<std::string> messages = rec_.messages();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(json::parse(messages[0])["id"], 2);
+  EXPECT_EQ(json::parse(messages[1])["id"], 1);
+}
+
+TEST_F(StreamableHttpTransportTest, SessionExpiry) {
+  auto t = Make("/mcp");
+  Initialize(t.get());
+  ASSERT_TRUE(t->Send(Notification("notifications/initialized")).ok());
+  rec_.WaitForId("srv-1");  // the GET stream is open
+  ASSERT_TRUE(t->Send(Request(1, "expire")).ok());
+  rec_.WaitForId(1);
+  std::string message = Request(2, "echo");
+  ASSERT_TRUE(t->Send(message).ok());
+  absl::Status closed = rec_.WaitForClosed();
+  EXPECT_EQ(ErrorReason(closed), "TRANSPORT_ERROR");
+  EXPECT_EQ(closed.message(), "session expired");
+  EXPECT_EQ(GetErrorDetails(closed)["httpStatus"], "404");
+  auto failures = rec_.failures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].first, message);
+  EXPECT_EQ(t->Send(Request(3, "echo")).code(),
+            absl::StatusCode::kFailedPrecondition);
+  t->Close();
+  EXPECT_EQ(rec_.closed().size(), 1u);
+  // No DELETE for an expired session.
+  EXPECT_EQ(server_->State()["deletes"], 0);
+}
+
+TEST_F(StreamableHttpTransportTest, BodyOverLimitIsTooLarge) {
+  HttpOptions options;
+  options.max_message_bytes = 1000;
+  auto t = Make("/mcp?session=none", options);
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "big", {{"size", 5000}})).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(ErrorReason(status), "TOO_LARGE") << status;
+  std::string sse = Request(2, "big_sse", {{"size", 5000}});
+  ASSERT_TRUE(t->Send(sse).ok());
+  auto [failed_sse, sse_status] = rec_.WaitForFailure(2);
+  EXPECT_EQ(failed_sse, sse);
+  EXPECT_EQ(ErrorReason(sse_status), "TOO_LARGE") << sse_status;
+  // A small answer still works.
+  ASSERT_TRUE(t->Send(Request(3, "big", {{"size", 10}})).ok());
+  rec_.WaitForId(3);
+  EXPECT_EQ(rec_.failures().size(), 2u);
+}
+
+TEST_F(StreamableHttpTransportTest, NonJsonBodyIsPassedThrough) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "not_json")).ok());
+  rec_.WaitForMessages(1);
+  EXPECT_EQ(rec_.messages()[0], "this is not json");
+}
+
+TEST_F(StreamableHttpTransportTest, NotificationGets202AndNothingElse) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Notification("notifications/whatever")).ok());
+  ASSERT_TRUE(t->Send(Request(1, "echo")).ok());
+  rec_.WaitForId(1);
+  t->Close();
+  EXPECT_EQ(rec_.messages().size(), 1u);
+  EXPECT_TRUE(rec_.failures().empty());
+  EXPECT_EQ(server_->State()["posts"].size(), 2u);
+}
+
+TEST_F(StreamableHttpTransportTest, ResumesBrokenPostStream) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(7, "sse_drop")).ok());
+  json reply = rec_.WaitForId(7);
+  EXPECT_EQ(reply["result"]["method"], "sse_drop");
+  rec_.WaitForLog("Last-Event-ID");
+  std::vector<std::string> messages = rec_.messages();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(json::parse(messages[0])["method"], "notifications/progress");
+  json state = server_->State();
+  ASSERT_EQ(state["gets"].size(), 1u);
+  EXPECT_EQ(state["gets"][0]["accept"], "text/event-stream");
+  EXPECT_THAT(state["gets"][0]["lastEventId"].get<std::string>(),
+              ::testing::EndsWith("-1"));
+  EXPECT_TRUE(rec_.failures().empty());
+}
+
+TEST_F(StreamableHttpTransportTest, ResumesCleanlyClosedPostStream) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(8, "sse_poll")).ok());
+  rec_.WaitForId(8);
+  EXPECT_EQ(server_->State()["gets"].size(), 1u);
+  EXPECT_TRUE(rec_.failures().empty());
+}
+
+TEST_F(StreamableHttpTransportTest, CloseIsIdempotentAndThreadSafe) {
+  auto t = Make("/mcp");
+  Initialize(t.get());
+  std::thread other([&] { t->Close(); });
+  t->Close();
+  other.join();
+  t->Close();
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+  EXPECT_EQ(t->Send(Request(1, "echo")).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(server_->State()["deleted"].size(), 1u);
+}
+
+TEST_F(StreamableHttpTransportTest, CloseAbortsInFlightRequests) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "slow")).ok());
+  ASSERT_TRUE(t->Send(Request(2, "echo")).ok());
+  rec_.WaitForId(2);
+  t->Close();  // must not wait for the slow answer
+  EXPECT_FALSE(rec_.HasId(1));
+  EXPECT_TRUE(rec_.failures().empty());
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  server_->Release();
+}
+
+TEST_F(StreamableHttpTransportTest, StartAndSendPreconditions) {
+  HttpOptions options;
+  options.url = "ftp://127.0.0.1/mcp";
+  auto bad = StreamableHttpTransport::Create(options);
+  absl::Status status = bad->Start({});
+  EXPECT_EQ(ErrorReason(status), "INVALID_CONFIG");
+  EXPECT_EQ(GetErrorDetails(status)["field"], "url");
+
+  options.url = "not a url";
+  EXPECT_EQ(ErrorReason(StreamableHttpTransport::Create(options)->Start({})),
+            "INVALID_CONFIG");
+
+  options.url = server_->Url("/mcp");
+  options.headers["X-Bad"] = "line\r\nbreak";
+  EXPECT_EQ(ErrorReason(StreamableHttpTransport::Create(options)->Start({})),
+            "INVALID_CONFIG");
+
+  auto t = Make("/mcp");
+  EXPECT_EQ(t->Send("{}").code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(t->Start({}).ok());
+  EXPECT_EQ(t->Start({}).code(), absl::StatusCode::kFailedPrecondition);
+  t->Close();
+
+  auto never_started = Make("/mcp");
+  never_started->Close();
+  EXPECT_EQ(never_started->Start({}).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+// --- Legacy HTTP+SSE ---------------------------------------------------------
+
+class SseTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+    setenv("no_proxy", "127.0.0.1,localhost", 1);
+    server_ = TestServer::Start();
+    ASSERT_NE(server_, nullptr) << "the python test server did not start";
+  }
+
+  std::unique_ptr<SseTransport> Make(const std::string& path,
+                                     HttpOptions options = {}) {
+    options.url = server_->Url(path);
+    if (options.connect_timeout == absl::Seconds(30)) {
+      options.connect_timeout = absl::Seconds(10);
+    }
+    return SseTransport::Create(options, FastTuning());
+  }
+
+  std::unique_ptr<TestServer> server_;
+  Recorder rec_;
+};
+
+TEST_F(SseTransportTest, RelativeEndpointAndRoundTrip) {
+  auto t = Make("/sse");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  EXPECT_THAT(t->endpoint(), ::testing::MatchesRegex(absl::StrCat(
+                                 "http://127\\.0\\.0\\.1:", server_->port(),
+                                 "/messages\\?sessionId=L[0-9]+")));
+  ASSERT_TRUE(t->Send(Request(1, "echo", {{"v", "one"}})).ok());
+  ASSERT_TRUE(t->Send(Request(2, "echo", {{"v", "two"}})).ok());
+  json first = rec_.WaitForId(1);
+  json second = rec_.WaitForId(2);  // an event without a type
+  EXPECT_EQ(first["result"]["params"]["v"], "one");
+  EXPECT_EQ(first["result"]["contentType"], "application/json");
+  EXPECT_EQ(second["result"]["params"]["v"], "two");
+  t->Close();
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+}
+
+TEST_F(SseTransportTest, RootedAndAbsoluteEndpoints) {
+  for (const char* kind : {"rooted", "absolute"}) {
+    Recorder rec;
+    auto t = Make(absl::StrCat("/sse?endpoint=", kind));
+    ASSERT_TRUE(t->Start(rec.Callbacks()).ok()) << kind;
+    EXPECT_THAT(t->endpoint(), HasSubstr("/messages?sessionId=")) << kind;
+    ASSERT_TRUE(t->Send(Request(1, "echo")).ok());
+    rec.WaitForId(1);
+    t->Close();
+  }
+}
+
+TEST_F(SseTransportTest, CrossOriginEndpointRefused) {
+  auto t = Make("/sse?endpoint=cross");
+  absl::Status status = t->Start(rec_.Callbacks());
+  EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR");
+  EXPECT_EQ(status.message(), "endpoint on another origin refused");
+  EXPECT_THAT(GetErrorDetails(status)["endpoint"],
+              HasSubstr("example.invalid"));
+  EXPECT_EQ(t->Send("{}").code(), absl::StatusCode::kFailedPrecondition);
+  t->Close();
+  EXPECT_TRUE(rec_.closed().empty());
+}
+
+TEST_F(SseTransportTest, ConnectionRefused) {
+  HttpOptions options;
+  options.url = absl::StrCat("http://127.0.0.1:", UnusedPort(), "/sse");
+  auto t = SseTransport::Create(options);
+  absl::Status status = t->Start(rec_.Callbacks());
+  EXPECT_EQ(ErrorReason(status), "CONNECTION_REFUSED") << status;
+}
+
+TEST_F(SseTransportTest, HttpErrorOnConnect) {
+  auto t = Make("/sse?status=500");
+  absl::Status status = t->Start(rec_.Callbacks());
+  EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR");
+  EXPECT_EQ(GetErrorDetails(status)["httpStatus"], "500");
+}
+
+TEST_F(SseTransportTest, NoEndpointTimesOut) {
+  HttpOptions options;
+  options.connect_timeout = absl::Milliseconds(300);
+  auto t = Make("/sse?mode=noendpoint", options);
+  absl::Status status = t->Start(rec_.Callbacks());
+  EXPECT_EQ(ErrorReason(status), "CONNECTION_TIMEOUT") << status;
+}
+
+TEST_F(SseTransportTest, CloseCutsStartShort) {
+  HttpOptions options;
+  options.connect_timeout = absl::Hours(1);  // only Close() can end Start()
+  auto t = Make("/sse?mode=noendpoint", options);
+  absl::Status status;
+  std::thread starter([&] { status = t->Start(rec_.Callbacks()); });
+  // Wait until the stream is connected (the server has counted it).
+  while (server_->State()["sseConnections"] == 0) {
+  }
+  t->Close();
+  starter.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_TRUE(rec_.closed().empty());
+}
+
+TEST_F(SseTransportTest, PostFailureIsReported) {
+  auto t = Make("/sse");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string message = Request(1, "fail");
+  ASSERT_TRUE(t->Send(message).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(failed, message);
+  EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR");
+  EXPECT_EQ(GetErrorDetails(status)["httpStatus"], "500");
+}
+
+TEST_F(SseTransportTest, ReconnectsWithNewEndpoint) {
+  auto t = Make("/sse?mode=drop&retry=10");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string first_endpoint = t->endpoint();
+  ASSERT_TRUE(t->Send(Request(1, "echo")).ok());
+  json first = rec_.WaitForId(1);
+  // The server ends the stream after that message; the transport
+  // reconnects and gets a new session. A message sent meanwhile waits for
+  // the new endpoint.
+  rec_.WaitForLog("reconnected");
+  ASSERT_TRUE(t->Send(Request(2, "echo")).ok());
+  json second = rec_.WaitForId(2);
+  EXPECT_NE(first["result"]["session"], second["result"]["session"]);
+  EXPECT_NE(t->endpoint(), first_endpoint);
+  EXPECT_TRUE(rec_.closed().empty());
+  EXPECT_EQ(server_->State()["sseConnections"], 2);
+}
+
+TEST_F(SseTransportTest, GivesUpAfterFailedReconnects) {
+  auto t = Make("/sse?mode=die&retry=10");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  ASSERT_TRUE(t->Send(Request(1, "echo")).ok());
+  rec_.WaitForId(1);
+  absl::Status closed = rec_.WaitForClosed();
+  EXPECT_EQ(ErrorReason(closed), "TRANSPORT_ERROR");
+  EXPECT_THAT(std::string(closed.message()), HasSubstr("5 reconnect"));
+  // The first connection plus five attempts.
+  EXPECT_EQ(server_->State()["sseConnections"], 6);
+  EXPECT_EQ(t->Send("{}").code(), absl::StatusCode::kFailedPrecondition);
+  t->Close();
+  EXPECT_EQ(rec_.closed().size(), 1u);
+}
+
+TEST_F(SseTransportTest, CloseIsIdempotent) {
+  auto t = Make("/sse");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::thread other([&] { t->Close(); });
+  t->Close();
+  other.join();
+  t->Close();
+  ASSERT_EQ(rec_.closed().size(), 1u);
+  EXPECT_TRUE(rec_.closed()[0].ok());
+  EXPECT_EQ(t->Send("{}").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace inspector::transport
