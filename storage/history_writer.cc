@@ -1,0 +1,766 @@
+#include "storage/history_writer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/database.h"
+
+namespace inspector::storage {
+namespace {
+
+// Bytes charged per queued record beyond its size and its strings' lengths.
+constexpr size_t kAllocationOverhead = 64;
+
+// Consecutive messages of a batch are inserted this many per statement (one
+// multi-row INSERT runs markedly faster than as many single-row ones).
+constexpr int kMessagesPerInsert = 32;
+constexpr int kMessageColumns = 18;
+
+// Cuts `*text` to at most `max` bytes without splitting a UTF-8 character.
+// Returns true if it was cut.
+bool CutUtf8(std::string* text, size_t max) {
+  if (max == 0 || text->size() <= max) return false;
+  size_t size = max;
+  // (*text)[size] is the first byte left out; while it continues a
+  // character, the character straddles the cut, so leave it out whole.
+  while (size > 0 && (static_cast<unsigned char>((*text)[size]) & 0xC0) == 0x80)
+    --size;
+  text->resize(size);
+  return true;
+}
+
+absl::Status BindText(Statement& statement, int index, std::string_view text) {
+  return statement.Bind(index, text);
+}
+
+absl::Status BindTextOrNull(Statement& statement, int index,
+                            std::string_view text) {
+  if (text.empty()) return statement.Bind(index, nullptr);
+  return statement.Bind(index, text);
+}
+
+// The values the tables' CHECK constraints allow (storage/schema.cc).
+bool IsMessageKind(std::string_view kind) {
+  return kind == "request" || kind == "response" || kind == "error" ||
+         kind == "notification" || kind == "invalid";
+}
+bool IsLogLevel(std::string_view level) {
+  return level == "debug" || level == "info" || level == "warn" ||
+         level == "error";
+}
+bool IsLogSource(std::string_view source) {
+  return source == "daemon" || source == "stderr" || source == "server";
+}
+bool IsSessionKind(std::string_view kind) {
+  return kind == "daemon" || kind == "bridge" || kind == "proxy" ||
+         kind == "replay";
+}
+
+// The error SQLite would give for a failed CHECK constraint.
+absl::Status CheckFailed(std::string_view table, std::string_view column,
+                         std::string_view value) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "CHECK constraint failed: ",
+      absl::string_view(table.data(), table.size()), ".",
+      absl::string_view(column.data(), column.size()), " may not be '",
+      absl::string_view(value.data(), value.size()), "'"));
+}
+
+absl::Status WithContext(const absl::Status& status, std::string_view what) {
+  return absl::Status(status.code(),
+                      absl::StrCat("history writer: ",
+                                   absl::string_view(what.data(), what.size()),
+                                   ": ", status.message()));
+}
+
+}  // namespace
+
+// The writer thread's prepared statements, indexed by Kind.
+class HistoryWriter::Statements {
+ public:
+  enum Kind {
+    kInsertMessage,
+    kInsertMessages,  // kMessagesPerInsert rows
+    kInsertLog,
+    kInsertSession,
+    kEndSession,
+    kMaxMessageId,
+    kMaxLogId,
+    kDeleteMessagesById,
+    kDeleteMessagesByTs,
+    kDeleteLogsById,
+    kDeleteLogsByTs,
+    kCount
+  };
+
+  static absl::StatusOr<std::unique_ptr<Statements>> Prepare(Database* db) {
+    const std::string insert_messages =
+        "INSERT INTO messages (id, ts, server_id, session_id, direction, kind,"
+        " jsonrpc_id, method, target, raw, raw_size, truncated,"
+        " correlated_id, duration_ms, success, error_code, modified,"
+        " original_raw) VALUES ";
+    const std::string row =
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    std::string rows = row;
+    for (int i = 1; i < kMessagesPerInsert; ++i)
+      absl::StrAppend(&rows, ", ", row);
+    const std::string sql[kCount] = {
+        // kInsertMessage
+        insert_messages + row,
+        // kInsertMessages
+        insert_messages + rows,
+        // kInsertLog
+        "INSERT INTO logs (ts, level, source, server_id, session_id, message,"
+        " data_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        // kInsertSession: a server id naming no server becomes NULL.
+        "INSERT INTO sessions (id, server_id, kind, transport,"
+        " protocol_version, mcp_session_id, client_info_json,"
+        " server_info_json, started_at)"
+        " VALUES (?1, (SELECT id FROM servers WHERE id = ?2), ?3, ?4, ?5, ?6,"
+        " ?7, ?8, ?9)",
+        // kEndSession
+        "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
+        // kMaxMessageId
+        "SELECT coalesce(max(id), 0) FROM messages",
+        // kMaxLogId
+        "SELECT coalesce(max(id), 0) FROM logs",
+        // kDeleteMessagesById
+        "DELETE FROM messages WHERE id IN (SELECT id FROM messages"
+        " WHERE id <= ?1 ORDER BY id LIMIT ?2)",
+        // kDeleteMessagesByTs
+        "DELETE FROM messages WHERE id IN (SELECT id FROM messages"
+        " WHERE ts < ?1 AND id < ?2 LIMIT ?3)",
+        // kDeleteLogsById
+        "DELETE FROM logs WHERE id IN (SELECT id FROM logs"
+        " WHERE id <= ?1 ORDER BY id LIMIT ?2)",
+        // kDeleteLogsByTs
+        "DELETE FROM logs WHERE id IN (SELECT id FROM logs"
+        " WHERE ts < ?1 LIMIT ?2)",
+    };
+    auto statements = std::unique_ptr<Statements>(new Statements());
+    statements->statements_.reserve(kCount);
+    for (const std::string& text : sql) {
+      ASSIGN_OR_RETURN(Statement statement, db->Prepare(text));
+      statements->statements_.push_back(std::move(statement));
+    }
+    return statements;
+  }
+
+  Statement& operator[](Kind kind) { return statements_[kind]; }
+
+ private:
+  Statements() = default;
+  std::vector<Statement> statements_;
+};
+
+namespace {
+
+// Runs `statement` (a SELECT of one integer) and returns the integer.
+absl::StatusOr<int64_t> QueryInt64(Statement& statement) {
+  absl::StatusOr<bool> row = statement.Step();
+  int64_t value = 0;
+  if (row.ok() && *row) value = statement.ColumnInt64(0);
+  statement.Reset();
+  if (!row.ok()) return row.status();
+  return value;
+}
+
+// Runs a retention DELETE and returns how many rows it removed.
+absl::StatusOr<int64_t> RunDelete(Database& db, Statement& statement) {
+  RETURN_IF_ERROR(statement.Run());
+  return db.Changes();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HistoryWriter>> HistoryWriter::Start(
+    const std::string& path, HistoryWriterOptions options) {
+  if (options.max_batch == 0) {
+    return absl::InvalidArgumentError("history writer: max_batch must be > 0");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path));
+  // The CHECK constraints are checked here instead (see the header).
+  RETURN_IF_ERROR(db->Exec("PRAGMA ignore_check_constraints = ON"));
+  // A batch of max_batch small messages dirties about 2 MB of pages; with
+  // SQLite's default 2 MB cache they would spill to the WAL mid-batch and
+  // be written twice.
+  RETURN_IF_ERROR(db->Exec("PRAGMA cache_size = -16384"));
+  ASSIGN_OR_RETURN(std::unique_ptr<Statements> statements,
+                   Statements::Prepare(db.get()));
+  ASSIGN_OR_RETURN(int64_t max_id,
+                   QueryInt64((*statements)[Statements::kMaxMessageId]));
+  return std::unique_ptr<HistoryWriter>(new HistoryWriter(
+      std::move(db), std::move(statements), std::move(options), max_id + 1));
+}
+
+HistoryWriter::HistoryWriter(std::unique_ptr<Database> db,
+                             std::unique_ptr<Statements> statements,
+                             HistoryWriterOptions options, int64_t next_id)
+    : options_(std::move(options)),
+      next_id_(next_id),
+      db_(std::move(db)),
+      statements_(std::move(statements)) {
+  {
+    absl::MutexLock lock(&mu_);
+    paused_ = options_.start_paused;
+    next_retention_ = absl::Now() + options_.retention_interval;
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+HistoryWriter::~HistoryWriter() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    paused_ = false;
+    work_cv_.Signal();
+  }
+  thread_.join();
+}
+
+int64_t HistoryWriter::NextMessageId() {
+  return next_id_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void HistoryWriter::Append(MessageRecord record) {
+  if (record.id == 0) record.id = NextMessageId();
+  Item item;
+  QueuedMessage message;
+  message.raw_size = static_cast<int64_t>(record.raw.size());
+  message.truncated = CutUtf8(&record.raw, options_.max_raw_bytes);
+  CutUtf8(&record.original_raw, options_.max_raw_bytes);
+  item.bytes = record.server_id.size() + record.session_id.size() +
+               record.kind.size() + record.jsonrpc_id.size() +
+               record.method.size() + record.target.size() + record.raw.size() +
+               record.error_code.size() + record.original_raw.size();
+  message.record = std::move(record);
+  item.record = std::move(message);
+  Enqueue(std::move(item));
+}
+
+void HistoryWriter::AppendLog(LogRecord record) {
+  Item item;
+  item.bytes = record.level.size() + record.source.size() +
+               record.server_id.size() + record.session_id.size() +
+               record.message.size() + record.data_json.size();
+  item.record = std::move(record);
+  Enqueue(std::move(item));
+}
+
+void HistoryWriter::StartSession(SessionRecord record) {
+  Item item;
+  item.bytes = record.id.size() + record.server_id.size() + record.kind.size() +
+               record.transport.size() + record.protocol_version.size() +
+               record.mcp_session_id.size() + record.client_info_json.size() +
+               record.server_info_json.size();
+  item.record = std::move(record);
+  Enqueue(std::move(item));
+}
+
+void HistoryWriter::EndSession(std::string id, int64_t ended_at_ms,
+                               std::string reason) {
+  Item item;
+  item.bytes = id.size() + reason.size();
+  item.record = SessionEnd{std::move(id), ended_at_ms, std::move(reason)};
+  Enqueue(std::move(item));
+}
+
+void HistoryWriter::Enqueue(Item item) {
+  item.queued_at = absl::Now();
+  // The record itself plus, roughly, the allocator's bookkeeping.
+  item.bytes += sizeof(Item) + kAllocationOverhead;
+  absl::MutexLock lock(&mu_);
+  item.seq = ++last_seq_;
+  queued_bytes_ += item.bytes;
+  const bool was_empty = queue_.empty() && kept_.empty();
+  queue_.push_back(std::move(item));
+  DropOverLimit();
+  if (was_empty || queue_.size() == options_.max_batch) work_cv_.Signal();
+}
+
+void HistoryWriter::DropOverLimit() {
+  if (options_.max_queued_bytes == 0) return;
+  while (queued_bytes_ > options_.max_queued_bytes && !queue_.empty()) {
+    Item& oldest = queue_.front();
+    if (std::holds_alternative<SessionRecord>(oldest.record) ||
+        std::holds_alternative<SessionEnd>(oldest.record)) {
+      kept_.push_back(std::move(oldest));
+    } else {
+      queued_bytes_ -= oldest.bytes;
+      ++stats_.dropped;
+    }
+    queue_.pop_front();
+  }
+}
+
+uint64_t HistoryWriter::OldestOutstanding() const {
+  if (in_flight_seq_ != 0) return in_flight_seq_;
+  if (!kept_.empty()) return kept_.front().seq;
+  if (!queue_.empty()) return queue_.front().seq;
+  return std::numeric_limits<uint64_t>::max();
+}
+
+absl::Status HistoryWriter::Flush() {
+  absl::MutexLock lock(&mu_);
+  const uint64_t target = last_seq_;
+  ++flush_waiters_;
+  work_cv_.Signal();
+  while (OldestOutstanding() <= target) {
+    if (paused_) {
+      --flush_waiters_;
+      return absl::FailedPreconditionError(
+          "history writer is paused; Flush would never return");
+    }
+    done_cv_.Wait(&mu_);
+  }
+  --flush_waiters_;
+  absl::Status status = std::move(error_);
+  error_ = absl::OkStatus();
+  return status;
+}
+
+absl::Status HistoryWriter::EnforceRetention() {
+  RETURN_IF_ERROR(Flush());
+  absl::MutexLock lock(&mu_);
+  const uint64_t target = retention_passes_started_ + 1;
+  retention_requested_ = std::max(retention_requested_, target);
+  work_cv_.Signal();
+  while (retention_passes_done_ < target) {
+    if (paused_) {
+      return absl::FailedPreconditionError(
+          "history writer is paused; retention cannot run");
+    }
+    done_cv_.Wait(&mu_);
+  }
+  return retention_error_;
+}
+
+void HistoryWriter::Pause() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  paused_ = true;
+  done_cv_.SignalAll();
+}
+
+void HistoryWriter::Resume() {
+  absl::MutexLock lock(&mu_);
+  paused_ = false;
+  work_cv_.Signal();
+}
+
+HistoryWriter::Stats HistoryWriter::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void HistoryWriter::Run() {
+  const bool retention_enabled =
+      (options_.retention_rows > 0 ||
+       options_.retention_age > absl::ZeroDuration()) &&
+      options_.retention_interval > absl::ZeroDuration();
+  std::vector<Item> batch;
+  batch.reserve(std::min<size_t>(options_.max_batch, 1 << 16));
+  while (true) {
+    bool retention_step = false;
+    bool begin_pass = false;
+    {
+      absl::MutexLock lock(&mu_);
+      while (true) {
+        const bool has_items = !queue_.empty() || !kept_.empty();
+        if (stopping_ && !has_items) {
+          // Nobody may wait for a pass that will never run.
+          retention_running_ = false;
+          retention_passes_done_ =
+              std::max(retention_passes_done_, retention_requested_);
+          done_cv_.SignalAll();
+          return;
+        }
+        if (paused_ && !stopping_) {
+          work_cv_.Wait(&mu_);
+          continue;
+        }
+        const absl::Time now = absl::Now();
+        if (!retention_running_ && !stopping_ &&
+            (retention_requested_ > retention_passes_started_ ||
+             (retention_enabled && now >= next_retention_))) {
+          retention_running_ = true;
+          ++retention_passes_started_;
+          retention_error_ = absl::OkStatus();
+          next_retention_ = now + options_.retention_interval;
+          begin_pass = true;
+        }
+        if (retention_running_ && !stopping_) {
+          retention_step = true;
+          break;
+        }
+        absl::Time deadline = absl::InfiniteFuture();
+        if (has_items) {
+          const absl::Time oldest = !kept_.empty() ? kept_.front().queued_at
+                                                   : queue_.front().queued_at;
+          if (stopping_ || flush_waiters_ > 0 ||
+              queue_.size() + kept_.size() >= options_.max_batch ||
+              now >= oldest + options_.max_delay) {
+            break;
+          }
+          deadline = oldest + options_.max_delay;
+        }
+        if (retention_enabled) deadline = std::min(deadline, next_retention_);
+        work_cv_.WaitWithDeadline(&mu_, deadline);
+      }
+      batch.clear();
+      while (batch.size() < options_.max_batch && !kept_.empty()) {
+        queued_bytes_ -= kept_.front().bytes;
+        batch.push_back(std::move(kept_.front()));
+        kept_.pop_front();
+      }
+      while (batch.size() < options_.max_batch && !queue_.empty()) {
+        queued_bytes_ -= queue_.front().bytes;
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      in_flight_seq_ = batch.empty() ? 0 : batch.front().seq;
+    }
+    if (begin_pass) BeginRetentionPass();
+    WriteBatch(batch, retention_step);
+    batch.clear();
+  }
+}
+
+void HistoryWriter::BeginRetentionPass() {
+  retention_message_max_id_ = 0;
+  retention_log_max_id_ = 0;
+  retention_min_ts_ = 0;
+  retention_newest_message_id_ = 0;
+  absl::StatusOr<int64_t> max_message_id =
+      QueryInt64((*statements_)[Statements::kMaxMessageId]);
+  absl::StatusOr<int64_t> max_log_id =
+      max_message_id.ok() ? QueryInt64((*statements_)[Statements::kMaxLogId])
+                          : max_message_id;
+  if (!max_log_id.ok()) {
+    // An empty pass: RetentionChunk finds nothing to do.
+    ReportError(WithContext(max_log_id.status(), "retention"));
+    absl::MutexLock lock(&mu_);
+    retention_error_ = max_log_id.status();
+    return;
+  }
+  if (options_.retention_rows > 0) {
+    retention_message_max_id_ =
+        std::max<int64_t>(0, *max_message_id - options_.retention_rows);
+    retention_log_max_id_ =
+        std::max<int64_t>(0, *max_log_id - options_.retention_rows);
+  }
+  if (options_.retention_age > absl::ZeroDuration()) {
+    retention_min_ts_ =
+        absl::ToUnixMillis(absl::Now() - options_.retention_age);
+    retention_newest_message_id_ = *max_message_id;
+  }
+}
+
+absl::Status HistoryWriter::RetentionChunk(bool* done) {
+  *done = true;
+  const int64_t limit = static_cast<int64_t>(options_.max_batch);
+  Statements& s = *statements_;
+  if (retention_message_max_id_ > 0) {
+    Statement& del = s[Statements::kDeleteMessagesById];
+    RETURN_IF_ERROR(del.Bind(1, retention_message_max_id_));
+    RETURN_IF_ERROR(del.Bind(2, limit));
+    ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
+    if (deleted >= limit) *done = false;
+  }
+  if (retention_log_max_id_ > 0) {
+    Statement& del = s[Statements::kDeleteLogsById];
+    RETURN_IF_ERROR(del.Bind(1, retention_log_max_id_));
+    RETURN_IF_ERROR(del.Bind(2, limit));
+    ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
+    if (deleted >= limit) *done = false;
+  }
+  if (retention_min_ts_ != 0) {
+    if (retention_newest_message_id_ > 0) {
+      Statement& del = s[Statements::kDeleteMessagesByTs];
+      RETURN_IF_ERROR(del.Bind(1, retention_min_ts_));
+      RETURN_IF_ERROR(del.Bind(2, retention_newest_message_id_));
+      RETURN_IF_ERROR(del.Bind(3, limit));
+      ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
+      if (deleted >= limit) *done = false;
+    }
+    Statement& del = s[Statements::kDeleteLogsByTs];
+    RETURN_IF_ERROR(del.Bind(1, retention_min_ts_));
+    RETURN_IF_ERROR(del.Bind(2, limit));
+    ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
+    if (deleted >= limit) *done = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HistoryWriter::BindMessage(Statement& st, int first,
+                                        const QueuedMessage& queued) {
+  const MessageRecord& m = queued.record;
+  const int p = first - 1;
+  RETURN_IF_ERROR(st.Bind(p + 1, m.id));
+  RETURN_IF_ERROR(st.Bind(p + 2, m.ts_ms));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 3, m.server_id));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 4, m.session_id));
+  RETURN_IF_ERROR(BindText(
+      st, p + 5, m.client_to_server ? "client_to_server" : "server_to_client"));
+  RETURN_IF_ERROR(BindText(st, p + 6, m.kind));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 7, m.jsonrpc_id));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 8, m.method));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 9, m.target));
+  RETURN_IF_ERROR(BindText(st, p + 10, m.raw));
+  RETURN_IF_ERROR(st.Bind(p + 11, queued.raw_size));
+  RETURN_IF_ERROR(st.Bind(p + 12, queued.truncated ? 1 : 0));
+  if (m.correlated_id != 0) {
+    RETURN_IF_ERROR(st.Bind(p + 13, m.correlated_id));
+  } else {
+    RETURN_IF_ERROR(st.Bind(p + 13, nullptr));
+  }
+  if (m.duration_ms.has_value()) {
+    RETURN_IF_ERROR(st.Bind(p + 14, *m.duration_ms));
+  } else {
+    RETURN_IF_ERROR(st.Bind(p + 14, nullptr));
+  }
+  if (m.success.has_value()) {
+    RETURN_IF_ERROR(st.Bind(p + 15, *m.success ? 1 : 0));
+  } else {
+    RETURN_IF_ERROR(st.Bind(p + 15, nullptr));
+  }
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 16, m.error_code));
+  RETURN_IF_ERROR(st.Bind(p + 17, m.modified ? 1 : 0));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 18, m.original_raw));
+  return absl::OkStatus();
+}
+
+absl::Status HistoryWriter::WriteMessages(std::vector<Item>& batch,
+                                          size_t first) {
+  Statement& st = (*statements_)[Statements::kInsertMessages];
+  for (int i = 0; i < kMessagesPerInsert; ++i) {
+    RETURN_IF_ERROR(BindMessage(
+        st, 1 + i * kMessageColumns,
+        std::get<QueuedMessage>(batch[first + static_cast<size_t>(i)].record)));
+  }
+  return st.Run();
+}
+
+absl::Status HistoryWriter::WriteItem(Item& item) {
+  Statements& s = *statements_;
+  if (auto* queued = std::get_if<QueuedMessage>(&item.record)) {
+    Statement& st = s[Statements::kInsertMessage];
+    absl::Status status;
+    if (!IsMessageKind(queued->record.kind)) {
+      status = CheckFailed("messages", "kind", queued->record.kind);
+    } else {
+      RETURN_IF_ERROR(BindMessage(st, 1, *queued));
+      status = st.Run();
+    }
+    if (!status.ok()) {
+      return WithContext(status, absl::StrCat("message ", queued->record.id));
+    }
+    return absl::OkStatus();
+  }
+  if (auto* log = std::get_if<LogRecord>(&item.record)) {
+    if (!IsLogLevel(log->level)) {
+      return WithContext(CheckFailed("logs", "level", log->level), "log");
+    }
+    if (!IsLogSource(log->source)) {
+      return WithContext(CheckFailed("logs", "source", log->source), "log");
+    }
+    Statement& st = s[Statements::kInsertLog];
+    RETURN_IF_ERROR(st.Bind(1, log->ts_ms));
+    RETURN_IF_ERROR(BindText(st, 2, log->level));
+    RETURN_IF_ERROR(BindText(st, 3, log->source));
+    RETURN_IF_ERROR(BindTextOrNull(st, 4, log->server_id));
+    RETURN_IF_ERROR(BindTextOrNull(st, 5, log->session_id));
+    RETURN_IF_ERROR(BindText(st, 6, log->message));
+    RETURN_IF_ERROR(BindTextOrNull(st, 7, log->data_json));
+    absl::Status status = st.Run();
+    if (!status.ok()) return WithContext(status, "log");
+    return absl::OkStatus();
+  }
+  if (auto* session = std::get_if<SessionRecord>(&item.record)) {
+    if (!IsSessionKind(session->kind)) {
+      return WithContext(CheckFailed("sessions", "kind", session->kind),
+                         absl::StrCat("session ", session->id));
+    }
+    Statement& st = s[Statements::kInsertSession];
+    RETURN_IF_ERROR(BindText(st, 1, session->id));
+    RETURN_IF_ERROR(BindTextOrNull(st, 2, session->server_id));
+    RETURN_IF_ERROR(BindText(st, 3, session->kind));
+    RETURN_IF_ERROR(BindTextOrNull(st, 4, session->transport));
+    RETURN_IF_ERROR(BindTextOrNull(st, 5, session->protocol_version));
+    RETURN_IF_ERROR(BindTextOrNull(st, 6, session->mcp_session_id));
+    RETURN_IF_ERROR(BindTextOrNull(st, 7, session->client_info_json));
+    RETURN_IF_ERROR(BindTextOrNull(st, 8, session->server_info_json));
+    RETURN_IF_ERROR(st.Bind(9, session->started_at_ms));
+    absl::Status status = st.Run();
+    if (!status.ok()) {
+      return WithContext(status, absl::StrCat("session ", session->id));
+    }
+    return absl::OkStatus();
+  }
+  auto& end = std::get<SessionEnd>(item.record);
+  Statement& st = s[Statements::kEndSession];
+  RETURN_IF_ERROR(BindText(st, 1, end.id));
+  RETURN_IF_ERROR(st.Bind(2, end.ended_at_ms));
+  RETURN_IF_ERROR(BindTextOrNull(st, 3, end.reason));
+  absl::Status status = st.Run();
+  if (!status.ok()) {
+    return WithContext(status, absl::StrCat("end of session ", end.id));
+  }
+  return absl::OkStatus();
+}
+
+void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
+  uint64_t messages = 0;
+  uint64_t logs = 0;
+  uint64_t failed = 0;
+  bool committed = false;
+  bool pass_done = retention_step;
+  absl::Status first_error;
+  absl::Status retention_error;
+
+  absl::StatusOr<Transaction> transaction = db_->BeginTransaction();
+  if (!transaction.ok()) {
+    first_error = WithContext(transaction.status(), "cannot begin a batch");
+    failed = batch.size();
+    if (retention_step) retention_error = first_error;
+  } else {
+    const auto is_message = [&](size_t i) {
+      return std::holds_alternative<QueuedMessage>(batch[i].record);
+    };
+    // Messages that go in a multi-row INSERT; others are written one by one
+    // (and an invalid kind is refused there).
+    const auto is_plain_message = [&](size_t i) {
+      const auto* queued = std::get_if<QueuedMessage>(&batch[i].record);
+      return queued != nullptr && IsMessageKind(queued->record.kind);
+    };
+    // Messages known to follow from index i onwards (a lower bound).
+    size_t run = 0;
+    size_t i = 0;
+    while (i < batch.size()) {
+      if (run == 0) {
+        while (i + run < batch.size() && is_plain_message(i + run) &&
+               run < static_cast<size_t>(kMessagesPerInsert)) {
+          ++run;
+        }
+      }
+      size_t count = 1;
+      absl::Status status;
+      if (run >= static_cast<size_t>(kMessagesPerInsert)) {
+        count = kMessagesPerInsert;
+        status = WriteMessages(batch, i);
+        // A failed multi-row INSERT changed nothing (the statement rolled
+        // back); write its rows one by one to keep all but the bad ones.
+        if (!status.ok() && db_->InTransaction()) count = 0;
+      } else {
+        status = WriteItem(batch[i]);
+      }
+      if (count == 0) {
+        for (size_t k = 0; k < static_cast<size_t>(kMessagesPerInsert); ++k) {
+          absl::Status row_status = WriteItem(batch[i + k]);
+          if (row_status.ok()) {
+            ++messages;
+            continue;
+          }
+          ++failed;
+          if (first_error.ok()) first_error = row_status;
+          if (!db_->InTransaction()) break;
+        }
+        i += kMessagesPerInsert;
+        run = 0;
+      } else {
+        if (status.ok()) {
+          if (is_message(i)) {
+            messages += count;
+          } else if (std::holds_alternative<LogRecord>(batch[i].record)) {
+            ++logs;
+          }
+        } else {
+          failed += count;
+          if (first_error.ok()) first_error = status;
+        }
+        run = run > count ? run - count : 0;
+        i += count;
+      }
+      if (!db_->InTransaction()) {
+        // SQLite rolled the whole transaction back (I/O error, disk full):
+        // nothing of this batch is kept.
+        failed = batch.size();
+        messages = logs = 0;
+        break;
+      }
+    }
+    if (retention_step && db_->InTransaction()) {
+      absl::Status status = RetentionChunk(&pass_done);
+      if (!status.ok()) {
+        retention_error = WithContext(status, "retention");
+        if (first_error.ok()) first_error = retention_error;
+        pass_done = true;
+      }
+    }
+    if (db_->InTransaction()) {
+      absl::Status status = transaction->Commit();
+      if (status.ok()) {
+        committed = true;
+      } else {
+        status = WithContext(status, "cannot commit a batch");
+        if (first_error.ok()) first_error = status;
+        if (retention_step && retention_error.ok()) retention_error = status;
+        failed = batch.size();
+        messages = logs = 0;
+        pass_done = true;
+      }
+    } else if (retention_step && retention_error.ok()) {
+      retention_error = first_error;
+      pass_done = true;
+    }
+  }
+  if (!first_error.ok()) ReportError(first_error);
+
+  absl::MutexLock lock(&mu_);
+  stats_.written_messages += messages;
+  stats_.written_logs += logs;
+  stats_.failed += failed;
+  if (committed) ++stats_.batches;
+  if (!first_error.ok() && error_.ok()) error_ = first_error;
+  if (retention_step) {
+    if (!retention_error.ok() && retention_error_.ok()) {
+      retention_error_ = retention_error;
+    }
+    if (pass_done) {
+      retention_running_ = false;
+      ++retention_passes_done_;
+    }
+  }
+  in_flight_seq_ = 0;
+  done_cv_.SignalAll();
+}
+
+void HistoryWriter::ReportError(const absl::Status& status) {
+  const absl::Time now = absl::Now();
+  if (now < next_report_) {
+    ++suppressed_reports_;
+    return;
+  }
+  next_report_ = now + absl::Seconds(1);
+  absl::Status report = status;
+  if (suppressed_reports_ > 0) {
+    report = absl::Status(
+        status.code(),
+        absl::StrCat(status.message(), " (and ", suppressed_reports_,
+                     " earlier errors not reported)"));
+    suppressed_reports_ = 0;
+  }
+  if (options_.on_error) {
+    options_.on_error(report);
+  } else {
+    std::fprintf(stderr, "inspectord: %s\n", report.ToString().c_str());
+  }
+}
+
+}  // namespace inspector::storage

@@ -1,0 +1,308 @@
+// Recording of traffic, logs and sessions: HistoryWriter appends rows to the
+// `messages`, `logs` and `sessions` tables (storage/schema.cc) from a
+// background thread, so that the threads forwarding MCP traffic never wait
+// for the disk.
+//
+// How it works: Append, AppendLog, StartSession and EndSession put a record
+// on an in-memory queue and return. One writer thread, with its own Database
+// connection, takes the queue in order and writes it in batches, one
+// transaction per batch (group commit), with prepared statements reused
+// across batches (consecutive messages go 32 to one multi-row INSERT). A
+// batch is committed as soon as `max_batch` records wait, when the oldest
+// waiting record has waited `max_delay`, when Flush asks for it, and at
+// destruction. Records are written in the order they were appended (across
+// all four kinds and all threads: the order in which the calls took the
+// queue's lock).
+//
+// Backpressure: the queue holds at most `max_queued_bytes` (each record
+// counts the lengths of its strings plus about 500 bytes for itself).
+// Appending beyond that drops the oldest queued message and log records,
+// never blocking the caller; they are counted in Stats::dropped. Session
+// records are never dropped. Message ids of dropped messages are simply
+// missing from the table.
+//
+// Truncation: a message whose `raw` is longer than `max_raw_bytes` is stored
+// with `raw` cut to at most `max_raw_bytes` bytes (at a UTF-8 character
+// boundary), `truncated` = 1 and `raw_size` = the full length in bytes.
+// `original_raw` is cut the same way (it has no flag of its own). Otherwise
+// `raw_size` is the length of `raw` and `truncated` is 0.
+//
+// Retention: every `retention_interval` (first one interval after Start),
+// and on EnforceRetention, the writer deletes, oldest first and in chunks of
+// at most `max_batch` rows per table and transaction, each chunk in the
+// transaction of a batch of new records:
+//   - messages whose id <= MAX(id) - retention_rows (so at most
+//     retention_rows messages remain; fewer when ids were skipped), and
+//     logs whose id <= MAX(id) - retention_rows;
+//   - messages and logs whose ts is older than now - retention_age. The
+//     newest message is always kept so that message ids keep increasing
+//     across restarts (they continue after MAX(id)).
+// Sessions are not deleted.
+//
+// Constraints: the writer's connection runs with PRAGMA
+// ignore_check_constraints (SQLite 3.40 evaluates the `kind IN (...)` CHECK
+// of `messages` by building a temporary index for every row, about a third
+// of the cost of an insert) and checks the same values itself, so a record
+// the tables' CHECK constraints would refuse is still refused, with
+// kInvalidArgument as SQLite would. Other connections are not affected.
+//
+// Errors: a failing write never stops the writer. A record that cannot be
+// written (a CHECK constraint, a duplicate message id, ...) is skipped and
+// the rest of its batch is written; a batch whose transaction cannot be
+// started or committed is lost. Either way the rows are counted in
+// Stats::failed, the error is reported through `on_error` (by default one
+// line on stderr, at most one line per second) and kept for the next Flush.
+//
+// Thread-safety: every public method is thread-safe. Ownership: the writer
+// owns its connection and thread; the destructor writes everything still
+// queued, then stops the thread.
+#ifndef INSPECTOR_STORAGE_HISTORY_WRITER_H_
+#define INSPECTOR_STORAGE_HISTORY_WRITER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace inspector::storage {
+
+class Database;
+class Statement;
+
+// One row of `messages`. Empty strings are stored as NULL unless said
+// otherwise.
+struct MessageRecord {
+  // The row id, from HistoryWriter::NextMessageId(). 0: Append takes the
+  // next id itself (the caller then cannot refer to the row).
+  int64_t id = 0;
+  int64_t ts_ms = 0;  // unix ms when the daemon saw the message
+  std::string server_id;
+  std::string session_id;
+  bool client_to_server = true;  // direction
+  // request, response, error, notification or invalid (stored as given;
+  // anything else fails the table's CHECK and the row is skipped).
+  std::string kind;
+  std::string jsonrpc_id;  // JSON text of the id: 1, "abc" with its quotes
+  std::string method;
+  std::string target;  // tool name, resource URI or prompt name
+  std::string raw;     // full JSON text; stored "" when empty, never NULL
+  int64_t correlated_id = 0;  // 0 -> NULL
+  std::optional<double> duration_ms;
+  std::optional<bool> success;
+  std::string error_code;
+  bool modified = false;
+  std::string original_raw;
+};
+
+// One row of `logs`. level: debug, info, warn or error; source: daemon,
+// stderr or server; data_json: a JSON object or empty (NULL).
+struct LogRecord {
+  int64_t ts_ms = 0;
+  std::string level;
+  std::string source;
+  std::string server_id;
+  std::string session_id;
+  std::string message;
+  std::string data_json;
+};
+
+// One row of `sessions`, as started. kind: daemon, bridge, proxy or replay.
+// A server_id naming no row of `servers` is stored as NULL.
+struct SessionRecord {
+  std::string id;
+  std::string server_id;
+  std::string kind;
+  std::string transport;
+  std::string protocol_version;
+  std::string mcp_session_id;
+  std::string client_info_json;
+  std::string server_info_json;
+  int64_t started_at_ms = 0;
+};
+
+struct HistoryWriterOptions {
+  // Longest `raw` (and `original_raw`) stored; longer ones are cut (see the
+  // top of this file). 0: no limit.
+  size_t max_raw_bytes = 1 << 20;
+  // Most records written per transaction. At least 1.
+  size_t max_batch = 4096;
+  // Longest a queued record waits before its batch is committed.
+  absl::Duration max_delay = absl::Milliseconds(50);
+  // Bytes the queue may hold; beyond it the oldest messages and logs are
+  // dropped. 0: no limit.
+  size_t max_queued_bytes = 256 << 20;
+  // Messages (and, separately, logs) kept; 0: unlimited.
+  int64_t retention_rows = 1000000;
+  // Age beyond which messages and logs are deleted; zero: unlimited.
+  absl::Duration retention_age = absl::Hours(24 * 30);
+  // How often retention runs; zero or less: only on EnforceRetention.
+  absl::Duration retention_interval = absl::Minutes(1);
+  // The writer thread does not write until Resume() is called. For tests
+  // (queue limits) and maintenance.
+  bool start_paused = false;
+  // Called on the writer thread for each write error, at most once per
+  // second (later errors within the second are counted and the count is
+  // added to the next report's message). Must not call back into the
+  // writer. Empty: one line on stderr.
+  std::function<void(const absl::Status&)> on_error;
+};
+
+// The recorder: a queue in front of one writer thread (see the top of this
+// file). Thread-safe.
+class HistoryWriter {
+ public:
+  // Opens its own Database connection on `path` (creating and migrating the
+  // file if needed, as Database::Open does) and starts the writer thread.
+  // Message ids continue after MAX(messages.id) in the file. Fails with the
+  // Database's error, or kInvalidArgument for max_batch = 0.
+  static absl::StatusOr<std::unique_ptr<HistoryWriter>> Start(
+      const std::string& path, HistoryWriterOptions options = {});
+
+  HistoryWriter(const HistoryWriter&) = delete;
+  HistoryWriter& operator=(const HistoryWriter&) = delete;
+
+  // Writes everything queued (resuming a paused writer), then stops the
+  // thread and closes the connection.
+  ~HistoryWriter();
+
+  // A fresh message id: monotonic and unique, also across restarts on the
+  // same file. Lock-free.
+  int64_t NextMessageId();
+
+  // Queue a record. Never wait for I/O; constant time apart from moving the
+  // record (and, when the queue is over its limit, dropping old records).
+  void Append(MessageRecord record);
+  void AppendLog(LogRecord record);
+  void StartSession(SessionRecord record);
+  // Sets ended_at and end_reason of session `id` (nothing if there is no
+  // such session).
+  void EndSession(std::string id, int64_t ended_at_ms, std::string reason);
+
+  // Blocks until every record appended before the call is written (or
+  // dropped, or failed). Returns the first write error since the previous
+  // Flush returned (and forgets it), OK if there was none.
+  // kFailedPrecondition at once if the writer is paused.
+  absl::Status Flush();
+
+  // Flushes, then runs a full retention pass now and waits for it. Returns
+  // Flush's error, or the pass's.
+  absl::Status EnforceRetention();
+
+  // Pause stops the writer thread after its current batch; Resume lets it
+  // continue. Appends are queued (and dropped beyond the limit) meanwhile.
+  void Pause();
+  void Resume();
+
+  struct Stats {
+    uint64_t written_messages = 0;  // message rows committed
+    uint64_t written_logs = 0;      // log rows committed
+    uint64_t dropped = 0;           // messages and logs dropped from the queue
+    uint64_t batches = 0;           // transactions committed
+    uint64_t failed = 0;            // records that could not be written
+  };
+  Stats stats() const;
+
+ private:
+  // (No default member initializers: a nested class's are not usable by
+  // std::variant until the enclosing class is complete. Set every field.)
+  struct SessionEnd {
+    std::string id;
+    int64_t ended_at_ms;
+    std::string reason;
+  };
+  struct QueuedMessage {
+    MessageRecord record;  // raw and original_raw already cut
+    int64_t raw_size;      // bytes of the whole raw
+    bool truncated;
+  };
+  struct Item {
+    uint64_t seq = 0;  // 1, 2, ... in queue order
+    size_t bytes = 0;  // accounted against max_queued_bytes
+    absl::Time queued_at;
+    std::variant<QueuedMessage, LogRecord, SessionRecord, SessionEnd> record;
+  };
+  class Statements;  // the prepared statements, writer thread only
+
+  HistoryWriter(std::unique_ptr<Database> db,
+                std::unique_ptr<Statements> statements,
+                HistoryWriterOptions options, int64_t next_id);
+
+  void Enqueue(Item item) ABSL_LOCKS_EXCLUDED(mu_);
+  void DropOverLimit() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Seq of the oldest record not yet finished (queued or in flight);
+  // UINT64_MAX if none.
+  uint64_t OldestOutstanding() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes `batch` and, if `retention_step`, one chunk of the running
+  // retention pass, in one transaction. Updates stats and errors.
+  void WriteBatch(std::vector<Item>& batch, bool retention_step)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status WriteItem(Item& item);
+  // Inserts the kMessagesPerInsert messages batch[first...] in one
+  // statement.
+  absl::Status WriteMessages(std::vector<Item>& batch, size_t first);
+  static absl::Status BindMessage(Statement& statement, int first_parameter,
+                                  const QueuedMessage& message);
+  // Deletes up to max_batch rows of the running retention pass inside the
+  // current transaction. Sets *done when the pass has nothing left.
+  absl::Status RetentionChunk(bool* done);
+  void BeginRetentionPass() ABSL_LOCKS_EXCLUDED(mu_);
+  void ReportError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const HistoryWriterOptions options_;
+  std::atomic<int64_t> next_id_;
+
+  // Writer thread only.
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<Statements> statements_;
+  // Cut-offs of the running retention pass (0: none).
+  int64_t retention_message_max_id_ = 0;  // delete messages with id <= it
+  int64_t retention_log_max_id_ = 0;      // delete logs with id <= it
+  int64_t retention_min_ts_ = 0;          // delete rows with ts < it
+  // Messages deleted by age have ids below it (the newest is kept).
+  int64_t retention_newest_message_id_ = 0;
+  absl::Time next_report_ = absl::InfinitePast();
+  uint64_t suppressed_reports_ = 0;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar work_cv_;  // the writer thread waits on it
+  absl::CondVar done_cv_;  // Flush and EnforceRetention wait on it
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
+  // Session records pushed out of queue_ by DropOverLimit; older than
+  // everything in queue_, so written before it.
+  std::deque<Item> kept_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t last_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // Seq of the first record of the batch being written; 0 when idle.
+  uint64_t in_flight_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  int flush_waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  bool paused_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time next_retention_ ABSL_GUARDED_BY(mu_);
+  bool retention_running_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t retention_passes_started_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t retention_passes_done_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t retention_requested_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status retention_error_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+
+  std::thread thread_;
+};
+
+}  // namespace inspector::storage
+
+#endif  // INSPECTOR_STORAGE_HISTORY_WRITER_H_
