@@ -36,3 +36,4 @@ fi
 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
+"$ROOT/tools/npm/install.sh"
