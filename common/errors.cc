@@ -45,6 +45,8 @@ absl::StatusCode StatusCodeFor(ErrorCode code) {
       return absl::StatusCode::kUnimplemented;
     case v1::TOO_LARGE:
       return absl::StatusCode::kResourceExhausted;
+    case v1::SERVER_ERROR:
+      return absl::StatusCode::kUnknown;
     default:
       return absl::StatusCode::kUnknown;
   }

@@ -23,11 +23,19 @@
 #include "server/config/config_manager.h"
 #include "server/logging.h"
 #include "server/net/listen_address.h"
+#include "server/engine/engine.h"
+#include "server/engine/event_bus.h"
+#include "server/engine/pipeline.h"
 #include "server/services/call_tracker.h"
 #include "server/services/config_service.h"
+#include "server/services/events_service.h"
+#include "server/services/history_service.h"
+#include "server/services/mcp_service.h"
 #include "server/services/system_service.h"
 #include "server/services/unimplemented_service.h"
 #include "storage/database.h"
+#include "storage/history_reader.h"
+#include "storage/history_writer.h"
 #include "storage/server_store.h"
 
 namespace inspector {
@@ -76,17 +84,28 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 }  // namespace
 
+// Members are destroyed in reverse order: the server first, then the
+// services, the engine (ending every session), the pipeline and bus, and
+// last the history writer (which commits what is queued) and the database.
 struct Daemon::State {
   DaemonOptions options;
   std::string address;
   std::string token_file;
   std::unique_ptr<storage::Database> database;
   std::unique_ptr<storage::ServerStore> server_store;
+  std::unique_ptr<storage::HistoryWriter> history_writer;
+  std::unique_ptr<storage::HistoryReader> history_reader;
   std::unique_ptr<config::ConfigManager> config_manager;
+  engine::EventBus event_bus;
+  std::unique_ptr<engine::Pipeline> pipeline;
+  std::unique_ptr<engine::Engine> engine;
   std::unique_ptr<auth::TokenAuthenticator> authenticator;
   services::CallTracker calls;
   std::unique_ptr<services::SystemService> system_service;
   std::unique_ptr<services::ConfigService> config_service;
+  std::unique_ptr<services::McpService> mcp_service;
+  std::unique_ptr<services::HistoryService> history_service;
+  std::unique_ptr<services::EventsService> events_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   absl::Mutex shutdown_mu;
@@ -121,10 +140,35 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->database = *std::move(database);
   state->server_store =
       std::make_unique<storage::ServerStore>(state->database.get());
+  if (options.record_history) {
+    storage::HistoryWriterOptions history_options;
+    history_options.retention_rows = options.history_max_rows;
+    history_options.retention_age = options.history_max_age;
+    auto writer = storage::HistoryWriter::Start(options.database_path,
+                                                history_options);
+    if (!writer.ok()) {
+      return absl::Status(writer.status().code(),
+                          absl::StrCat("history: ", writer.status().message()));
+    }
+    state->history_writer = *std::move(writer);
+  }
+  auto reader = storage::HistoryReader::Open(options.database_path);
+  if (!reader.ok()) {
+    return absl::Status(reader.status().code(),
+                        absl::StrCat("history: ", reader.status().message()));
+  }
+  state->history_reader = *std::move(reader);
+  state->pipeline = std::make_unique<engine::Pipeline>(
+      state->history_writer.get(), &state->event_bus);
+
   config::ConfigManagerOptions manager_options;
-  manager_options.on_change = [](const std::string& id,
-                                 const std::string& change) {
+  State* raw_state = state.get();
+  manager_options.on_change = [raw_state](const std::string& id,
+                                          const std::string& change) {
     LogInfo(absl::StrCat("server ", id, " ", change));
+    if (raw_state->engine != nullptr) {
+      raw_state->engine->OnConfigChanged(id, change);
+    }
   };
   state->config_manager = std::make_unique<config::ConfigManager>(
       state->server_store.get(), std::move(manager_options));
@@ -151,7 +195,31 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                          imported->replaced_size(), " replaced"));
   }
 
+  engine::EngineOptions engine_options;
+  engine_options.idle_timeout = options.idle_timeout;
+  state->engine = std::make_unique<engine::Engine>(
+      std::move(engine_options), state->config_manager.get(),
+      state->pipeline.get(), state->history_writer.get());
+
   services::ServiceDeps deps{state->authenticator.get(), &state->calls};
+  state->mcp_service =
+      std::make_unique<services::McpService>(state->engine.get(), deps);
+  state->history_service = std::make_unique<services::HistoryService>(
+      state->history_reader.get(), state->history_writer.get(),
+      [raw_state](const std::string& server) {
+        auto config = raw_state->config_manager->Get(server);
+        return config.ok() ? config->id() : server;
+      },
+      deps);
+  state->events_service = std::make_unique<services::EventsService>(
+      &state->event_bus,
+      [raw_state](const std::string& server) -> absl::StatusOr<std::string> {
+        auto config = raw_state->config_manager->Get(server);
+        if (!config.ok()) return config.status();
+        return config->id();
+      },
+      [raw_state](int n) { return raw_state->history_reader->LatestMessages(n); },
+      deps);
   state->system_service =
       std::make_unique<services::SystemService>(started_at, &state->calls);
   state->config_service = std::make_unique<services::ConfigService>(
@@ -169,6 +237,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(state->system_service.get());
   builder.RegisterService(state->config_service.get());
+  builder.RegisterService(state->mcp_service.get());
+  builder.RegisterService(state->history_service.get());
+  builder.RegisterService(state->events_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   state->server = builder.BuildAndStart();
   if (state->server == nullptr || (!listen.unix_socket && bound_port == 0)) {
@@ -217,6 +288,8 @@ void Daemon::Shutdown() {
                          " call(s) still running after the grace period"));
   }
   state_->server->Shutdown(std::chrono::system_clock::now());
+  // Then end every MCP session: stdio processes are stopped and reaped.
+  state_->engine->Shutdown();
 }
 
 void Daemon::Wait() { state_->server->Wait(); }

@@ -35,6 +35,14 @@ struct DaemonOptions {
   // On shutdown, calls in flight get this long to finish before they are
   // cancelled.
   absl::Duration shutdown_grace = absl::Seconds(5);
+  // Record every message in the database (off only for benchmarks).
+  bool record_history = true;
+  // History retention: oldest messages beyond this many rows, or older
+  // than this, are deleted (0 / zero: keep).
+  int64_t history_max_rows = 1000000;
+  absl::Duration history_max_age = absl::Hours(24 * 30);
+  // A server unused this long is stopped (stdio processes are killed).
+  absl::Duration idle_timeout = absl::Minutes(5);
 };
 
 class Daemon {

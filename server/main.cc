@@ -41,6 +41,25 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--ready-file", options.ready_file,
                  "write the bound host:port here once serving");
+  bool no_history = false;
+  app.add_flag("--no-history", no_history,
+               "do not record messages in the database (for benchmarks; "
+               "history and logs stay empty)");
+  int64_t idle_seconds = 300;
+  app.add_option("--idle-timeout", idle_seconds,
+                 "seconds a server may stay unused before it is stopped "
+                 "(stdio processes are killed)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--history-max-rows", options.history_max_rows,
+                 "keep at most this many messages (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  int64_t history_days = 30;
+  app.add_option("--history-max-days", history_days,
+                 "delete messages older than this many days (0: keep)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("--dangerously-expose-to-network",
                options.allow_network_exposure,
                "allow a non-loopback --listen address: anyone who can reach "
@@ -58,6 +77,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  options.record_history = !no_history;
+  options.idle_timeout = absl::Seconds(idle_seconds);
+  options.history_max_age = absl::Hours(24 * history_days);
   if (log_level == "debug") inspector::SetLogLevel(inspector::LogLevel::kDebug);
   if (log_level == "warn") inspector::SetLogLevel(inspector::LogLevel::kWarn);
   if (log_level == "error") inspector::SetLogLevel(inspector::LogLevel::kError);

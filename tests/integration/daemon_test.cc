@@ -16,7 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "inspector/v1/config.grpc.pb.h"
-#include "inspector/v1/mcp.grpc.pb.h"
+#include "inspector/v1/bridge.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
 #include "tests/testing/subprocess.h"
 
@@ -311,20 +311,19 @@ TEST_F(DaemonTest, ImportIsAllOrNothing) {
 }
 
 TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {
-  auto mcp = v1::McpService::NewStub(channel_);
-  v1::ListRequest request;
-  request.set_server_id("x");
-  v1::ListToolsResponse response;
+  auto bridge = v1::BridgeService::NewStub(channel_);
+  v1::ListConversionsRequest request;
+  v1::ListConversionsResponse response;
   auto context = Context();
-  grpc::Status status = mcp->ListTools(context.get(), request, &response);
+  grpc::Status status = bridge->ListConversions(context.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "NOT_IMPLEMENTED");
-  EXPECT_THAT(status.error_message(), HasSubstr("McpService/ListTools"));
-  EXPECT_THAT(status.error_message(), HasSubstr("MCP engine"));
+  EXPECT_THAT(status.error_message(), HasSubstr("BridgeService/ListConversions"));
+  EXPECT_THAT(status.error_message(), HasSubstr("stdio to HTTP conversion"));
 
   // Without the token, the caller learns nothing.
   auto none = Context(nullptr);
-  status = mcp->ListTools(none.get(), request, &response);
+  status = bridge->ListConversions(none.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 

@@ -1,6 +1,9 @@
 #include "tests/testing/subprocess.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -287,6 +290,125 @@ std::string DaemonProcess::token() const {
 std::string DaemonProcess::Stderr() const {
   absl::MutexLock lock(&mu_);
   return stderr_;
+}
+
+std::unique_ptr<PeerProcess> PeerProcess::Start(
+    const std::vector<std::string>& argv,
+    const std::map<std::string, std::string>& env,
+    const std::string& ready_marker, std::string* error) {
+  std::unique_ptr<PeerProcess> peer(new PeerProcess());
+  int in_pipe[2], out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return nullptr;
+  }
+  // stdout and stderr share one pipe: the marker may come on either.
+  peer->pid_ = Spawn(argv, env, in_pipe[0], out_pipe[1], out_pipe[1], {});
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  peer->stdin_fd_ = in_pipe[1];
+  if (peer->pid_ < 0) {
+    close(out_pipe[0]);
+    if (error) *error = "cannot spawn " + argv[0];
+    return nullptr;
+  }
+  PeerProcess* raw = peer.get();
+  peer->reader_ = std::thread([raw, fd = out_pipe[0], ready_marker] {
+    char buf[4096];
+    size_t scanned = 0;
+    while (true) {
+      ssize_t r = read(fd, buf, sizeof(buf));
+      if (r < 0 && errno == EINTR) continue;
+      absl::MutexLock lock(&raw->mu_);
+      if (r <= 0) {
+        raw->eof_ = true;
+        break;
+      }
+      raw->output_.append(buf, static_cast<size_t>(r));
+      if (raw->ready_) continue;
+      // Look for the marker in complete lines.
+      size_t newline;
+      while ((newline = raw->output_.find('\n', scanned)) != std::string::npos) {
+        std::string line = raw->output_.substr(scanned, newline - scanned);
+        scanned = newline + 1;
+        if (line.find(ready_marker) != std::string::npos) {
+          raw->ready_line_ = line;
+          raw->ready_ = true;
+          break;
+        }
+      }
+    }
+    close(fd);
+  });
+  bool ready;
+  {
+    absl::MutexLock lock(&peer->mu_);
+    auto done = [&peer]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(peer->mu_) {
+      return peer->ready_ || peer->eof_;
+    };
+    peer->mu_.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(30));
+    ready = peer->ready_;
+  }
+  if (!ready) {
+    if (error) *error = peer->Output();
+    return nullptr;
+  }
+  return peer;
+}
+
+int PeerProcess::Stop(int signal_number) {
+  if (stdin_fd_ >= 0) {
+    close(stdin_fd_);
+    stdin_fd_ = -1;
+  }
+  if (pid_ > 0) {
+    kill(pid_, signal_number);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    exit_code_ = DecodeWaitStatus(status);
+    pid_ = -1;
+  }
+  if (reader_.joinable()) reader_.join();
+  return exit_code_;
+}
+
+PeerProcess::~PeerProcess() { Stop(SIGTERM); }
+
+std::string PeerProcess::Output() const {
+  absl::MutexLock lock(&mu_);
+  return output_;
+}
+
+RefusingPort::RefusingPort() {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port_ = ntohs(address.sin_port);
+  }
+}
+
+RefusingPort::~RefusingPort() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  return port;
 }
 
 }  // namespace inspector::testing

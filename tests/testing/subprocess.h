@@ -91,6 +91,60 @@ class DaemonProcess {
   std::string stderr_ ABSL_GUARDED_BY(mu_);
 };
 
+// A long-running peer (an MCP server under test) started with its output
+// read continuously. Start() returns once a line of its stderr (or stdout)
+// contains `ready_marker`, so tests wait for the peer's own announcement
+// rather than sleeping.
+class PeerProcess {
+ public:
+  // nullptr (with what the process printed in *error) if it exits, or 30 s
+  // pass, before the marker appears.
+  static std::unique_ptr<PeerProcess> Start(
+      const std::vector<std::string>& argv,
+      const std::map<std::string, std::string>& env,
+      const std::string& ready_marker, std::string* error = nullptr);
+  // SIGTERM, then reaps.
+  ~PeerProcess();
+
+  // The line that contained the marker.
+  const std::string& ready_line() const { return ready_line_; }
+  pid_t pid() const { return pid_; }
+  int Stop(int signal_number);
+  std::string Output() const;
+
+ private:
+  PeerProcess() = default;
+
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  int stdin_fd_ = -1;
+  std::string ready_line_;
+  std::thread reader_;
+  mutable absl::Mutex mu_;
+  std::string output_ ABSL_GUARDED_BY(mu_);
+  bool ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool eof_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and
+// released), for peers that cannot pick their own port.
+int FreeLoopbackPort();
+
+// A port on 127.0.0.1 that refuses connections for as long as this object
+// lives: it is bound but never listens, so nobody else can take it.
+class RefusingPort {
+ public:
+  RefusingPort();
+  ~RefusingPort();
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = -1;
+};
+
 }  // namespace inspector::testing
 
 #endif  // INSPECTOR_TESTS_TESTING_SUBPROCESS_H_

@@ -1,0 +1,122 @@
+// The MCP engine: one connection per configured server, shared by every
+// gRPC, REST and CLI caller, carried by an UpstreamSession.
+//
+// A server is connected on first use (or by Connect()), stopped after its
+// idle timeout (stdio processes are killed; default 5 min), and
+// reconnected on the next use after a crash (stdio) or, for HTTP
+// transports, automatically with backoff (1 s, 2 s, 4 s; 3 tries) after
+// the connection is lost. State changes follow inspector-v2-logic-spec.md
+// and are published as StateChange events. Changing or deleting a server's
+// configuration ends its session.
+//
+// Thread-safe. Callbacks passed in run on transport, timer or work-queue
+// threads, never with engine locks held.
+#ifndef INSPECTOR_SERVER_ENGINE_ENGINE_H_
+#define INSPECTOR_SERVER_ENGINE_ENGINE_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "inspector/v1/config.pb.h"
+#include "inspector/v1/mcp.pb.h"
+#include "server/config/config_manager.h"
+#include "server/engine/event_bus.h"
+#include "server/engine/pipeline.h"
+#include "server/engine/timer_queue.h"
+#include "server/engine/upstream_session.h"
+#include "server/engine/work_queue.h"
+#include "server/transport/transport.h"
+
+namespace inspector::engine {
+
+// Makes the transport for a configuration (injectable for tests).
+using TransportFactory =
+    std::function<absl::StatusOr<std::unique_ptr<transport::Transport>>(
+        const v1::ServerConfig& config)>;
+
+// The real transports: stdio, Streamable HTTP, SSE.
+absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
+    const v1::ServerConfig& config);
+
+struct EngineOptions {
+  // Defaults for servers whose config does not set timeouts.
+  SessionLimits limits;
+  absl::Duration idle_timeout = absl::Minutes(5);
+  // Reconnect delays after an HTTP connection is lost; its size is the
+  // number of tries.
+  std::vector<absl::Duration> retry_backoff = {
+      absl::Seconds(1), absl::Seconds(2), absl::Seconds(4)};
+  TransportFactory transport_factory = MakeTransport;
+};
+
+class Engine {
+ public:
+  using ResponseCallback = UpstreamSession::ResponseCallback;
+
+  // The pointers must outlive the engine; `history` may be null.
+  Engine(EngineOptions options, config::ConfigManager* configs,
+         Pipeline* pipeline, storage::HistoryWriter* history);
+  // Ends every session and kills every process.
+  ~Engine();
+
+  // Sends one JSON-RPC message to the server named by id or name and
+  // answers with the response text (caller's id restored), "" for
+  // messages that get no response, or an error: SERVER_NOT_FOUND,
+  // SPAWN_FAILED, CONNECTION_REFUSED, CONNECTION_TIMEOUT, REQUEST_TIMEOUT,
+  // PROCESS_CRASHED, TRANSPORT_ERROR, PROTOCOL_ERROR, INVALID_REQUEST.
+  void Forward(const std::string& server, std::string raw, CallLimits limits,
+               ResponseCallback done);
+
+  // Connects if needed; `done` gets the status once CONNECTED or failed.
+  void Connect(const std::string& server,
+               std::function<void(absl::StatusOr<v1::ServerStatus>)> done);
+  // Ends the server's session; DISCONNECTED afterwards.
+  absl::StatusOr<v1::ServerStatus> Disconnect(const std::string& server);
+  absl::StatusOr<v1::ServerStatus> GetStatus(const std::string& server);
+  // Cancels a caller's request in flight (see UpstreamSession::Cancel).
+  absl::StatusOr<bool> Cancel(const std::string& server,
+                              const std::string& request_id_json,
+                              const std::string& reason);
+
+  // A configuration was created, updated or deleted.
+  void OnConfigChanged(const std::string& server_id, const std::string& change);
+
+  // Ends all sessions and waits for their transports to close.
+  void Shutdown();
+
+ private:
+  struct Connection;
+
+  absl::StatusOr<std::shared_ptr<Connection>> Find(const std::string& server);
+  // The connection's live session, starting one if there is none.
+  std::shared_ptr<UpstreamSession> SessionFor(
+      const std::shared_ptr<Connection>& connection);
+  void OnState(const std::shared_ptr<Connection>& connection,
+               const std::shared_ptr<UpstreamSession>& session,
+               v1::ConnectionState from, v1::ConnectionState to,
+               const absl::Status& why);
+  void ScheduleIdleCheck(const std::shared_ptr<Connection>& connection);
+  void Reconnect(const std::shared_ptr<Connection>& connection);
+  v1::ServerStatus StatusOf(Connection& connection);
+
+  const EngineOptions options_;
+  config::ConfigManager* const configs_;
+  Pipeline* const pipeline_;
+  storage::HistoryWriter* const history_;
+  TimerQueue timers_;
+  WorkQueue work_;
+
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Connection>> connections_
+      ABSL_GUARDED_BY(mu_);  // by server id
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace inspector::engine
+
+#endif  // INSPECTOR_SERVER_ENGINE_ENGINE_H_

@@ -1,0 +1,248 @@
+#include "server/engine/json_rpc.h"
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "nlohmann/json.hpp"
+
+namespace inspector::engine {
+namespace {
+
+using nlohmann::json;
+
+struct Member {
+  std::string_view key;  // raw key text between the quotes
+  size_t begin = 0;      // value span in the scanned text
+  size_t end = 0;
+};
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t SkipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  return i;
+}
+
+// Index just past the JSON string starting at s[i] == '"', or npos.
+size_t SkipString(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Index just past the JSON value starting at s[i], or npos. The text is
+// known to be valid JSON, so this only needs to find the end.
+size_t SkipValue(std::string_view s, size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  char c = s[i];
+  if (c == '"') return SkipString(s, i);
+  if (c == '{' || c == '[') {
+    int depth = 0;
+    for (; i < s.size(); ++i) {
+      char d = s[i];
+      if (d == '"') {
+        i = SkipString(s, i);
+        if (i == std::string_view::npos) return i;
+        --i;
+      } else if (d == '{' || d == '[') {
+        ++depth;
+      } else if (d == '}' || d == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' &&
+         !IsSpace(s[i])) {
+    ++i;
+  }
+  return i;
+}
+
+// The members of the JSON object `s` (valid JSON), with value spans
+// relative to `s`. Empty if `s` is not an object.
+std::vector<Member> ScanObject(std::string_view s) {
+  std::vector<Member> members;
+  size_t i = SkipSpace(s, 0);
+  if (i >= s.size() || s[i] != '{') return members;
+  i = SkipSpace(s, i + 1);
+  while (i < s.size() && s[i] == '"') {
+    size_t key_end = SkipString(s, i);
+    if (key_end == std::string_view::npos) break;
+    Member member;
+    member.key = s.substr(i + 1, key_end - i - 2);
+    i = SkipSpace(s, key_end);
+    if (i >= s.size() || s[i] != ':') break;
+    i = SkipSpace(s, i + 1);
+    member.begin = i;
+    member.end = SkipValue(s, i);
+    if (member.end == std::string_view::npos) break;
+    members.push_back(member);
+    i = SkipSpace(s, member.end);
+    if (i < s.size() && s[i] == ',') i = SkipSpace(s, i + 1);
+  }
+  return members;
+}
+
+std::optional<std::string_view> Find(std::string_view s,
+                                     const std::vector<Member>& members,
+                                     std::string_view key) {
+  // The last duplicate wins, as in most JSON parsers.
+  std::optional<std::string_view> found;
+  for (const Member& m : members) {
+    if (m.key == key) found = s.substr(m.begin, m.end - m.begin);
+  }
+  return found;
+}
+
+// The string value of a JSON string, or "" if `text` is not a string.
+std::string StringValue(std::string_view text) {
+  if (text.empty() || text.front() != '"') return "";
+  json parsed = json::parse(text, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_string()) return "";
+  return parsed.get<std::string>();
+}
+
+std::optional<std::string_view> FindPath(
+    std::string_view s, std::initializer_list<std::string_view> path) {
+  std::string_view current = s;
+  for (std::string_view key : path) {
+    auto next = Find(current, ScanObject(current), key);
+    if (!next) return std::nullopt;
+    current = *next;
+  }
+  return current;
+}
+
+void FillTarget(std::string_view params, MessageInfo* info) {
+  const std::string& m = info->method;
+  if (m == "tools/call" || m == "prompts/get") {
+    if (auto name = FindPath(params, {"name"})) info->target = StringValue(*name);
+  } else if (m == "resources/read" || m == "resources/subscribe" ||
+             m == "resources/unsubscribe" ||
+             m == "notifications/resources/updated") {
+    if (auto uri = FindPath(params, {"uri"})) info->target = StringValue(*uri);
+  } else if (m == "completion/complete") {
+    if (auto name = FindPath(params, {"ref", "name"})) {
+      info->target = StringValue(*name);
+    } else if (auto uri = FindPath(params, {"ref", "uri"})) {
+      info->target = StringValue(*uri);
+    }
+  } else if (m == "notifications/message") {
+    if (auto level = FindPath(params, {"level"})) {
+      info->level = StringValue(*level);
+    }
+  }
+  if (info->kind == MessageKind::kRequest) {
+    if (auto token = FindPath(params, {"_meta", "progressToken"})) {
+      info->progress_token = std::string(*token);
+    }
+  } else if (m == "notifications/progress") {
+    if (auto token = FindPath(params, {"progressToken"})) {
+      info->progress_token = std::string(*token);
+    }
+  } else if (m == "notifications/cancelled") {
+    if (auto id = FindPath(params, {"requestId"})) {
+      info->cancelled_request_id = std::string(*id);
+    }
+  }
+}
+
+}  // namespace
+
+const char* KindName(MessageKind kind) {
+  switch (kind) {
+    case MessageKind::kRequest:
+      return "request";
+    case MessageKind::kNotification:
+      return "notification";
+    case MessageKind::kResponse:
+      return "response";
+    case MessageKind::kError:
+      return "error";
+    case MessageKind::kBatch:
+      return "batch";
+    case MessageKind::kInvalid:
+      return "invalid";
+  }
+  return "invalid";
+}
+
+absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw) {
+  if (!json::accept(raw)) {
+    std::string_view preview = raw.substr(0, 120);
+    return Error(v1::PROTOCOL_ERROR,
+                 absl::StrCat("not valid JSON: '",
+                              absl::string_view(preview.data(), preview.size()),
+                              raw.size() > 120 ? "...'" : "'"));
+  }
+  MessageInfo info;
+  size_t start = SkipSpace(raw, 0);
+  if (start < raw.size() && raw[start] == '[') {
+    info.kind = MessageKind::kBatch;
+    return info;
+  }
+  std::vector<Member> members = ScanObject(raw);
+  std::optional<std::string_view> id, method, params, result, error;
+  for (const Member& m : members) {
+    std::string_view value = raw.substr(m.begin, m.end - m.begin);
+    if (m.key == "id") {
+      id = value;
+      info.id_offset = m.begin;
+      info.id_length = m.end - m.begin;
+    } else if (m.key == "method") {
+      method = value;
+    } else if (m.key == "params") {
+      params = value;
+    } else if (m.key == "result") {
+      result = value;
+    } else if (m.key == "error") {
+      error = value;
+    }
+  }
+  if (id) info.id = std::string(*id);
+  if (method) {
+    info.method = StringValue(*method);
+    if (info.method.empty()) return info;  // kInvalid: method not a string
+    info.kind = id ? MessageKind::kRequest : MessageKind::kNotification;
+    if (params) FillTarget(*params, &info);
+  } else if (error) {
+    info.kind = MessageKind::kError;
+    if (auto code = FindPath(*error, {"code"})) info.error_code = std::string(*code);
+  } else if (result && id) {
+    info.kind = MessageKind::kResponse;
+  }
+  return info;
+}
+
+std::string ReplaceId(std::string_view raw, const MessageInfo& info,
+                      std::string_view new_id_json) {
+  std::string out;
+  out.reserve(raw.size() + new_id_json.size());
+  out.append(raw.substr(0, info.id_offset));
+  out.append(new_id_json);
+  out.append(raw.substr(info.id_offset + info.id_length));
+  return out;
+}
+
+std::string JsonQuote(std::string_view text) {
+  return json(std::string(text)).dump(-1, ' ', false,
+                                     json::error_handler_t::replace);
+}
+
+std::string UnquoteJson(std::string_view json_text) {
+  if (!json_text.empty() && json_text.front() == '"') {
+    std::string value = StringValue(json_text);
+    return value;
+  }
+  return std::string(json_text);
+}
+
+}  // namespace inspector::engine

@@ -1,0 +1,74 @@
+// Reading JSON-RPC messages without rewriting them.
+//
+// The engine must route, record and correlate messages it may not fully
+// understand, and it must change a message's id without re-serializing it
+// (mcp-proxy-mitm-design.md: forward what you see). InspectMessage()
+// validates that the text is JSON, classifies it, and notes where the
+// top-level "id" value sits so ReplaceId() can splice a new one in.
+// Pure functions; thread-safe.
+#ifndef INSPECTOR_SERVER_ENGINE_JSON_RPC_H_
+#define INSPECTOR_SERVER_ENGINE_JSON_RPC_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace inspector::engine {
+
+enum class MessageKind {
+  kRequest,       // has "method" and "id"
+  kNotification,  // has "method", no "id"
+  kResponse,      // has "id" and "result"
+  kError,         // has "error" (and an "id", possibly null)
+  kBatch,         // a JSON array
+  kInvalid,       // JSON, but none of the above
+};
+
+// "request", "notification", "response", "error", "batch", "invalid".
+const char* KindName(MessageKind kind);
+
+struct MessageInfo {
+  MessageKind kind = MessageKind::kInvalid;
+  // JSON text of the top-level id ("7", "\"abc\"", "null"); empty if none.
+  std::string id;
+  // Byte offset and length of the id value in the inspected text.
+  size_t id_offset = 0;
+  size_t id_length = 0;
+  std::string method;
+  // tools/call and prompts/get: params.name; resources/read, subscribe and
+  // unsubscribe: params.uri; completion/complete: params.ref.name or uri.
+  std::string target;
+  // JSON text of the progress token: params._meta.progressToken of a
+  // request, params.progressToken of notifications/progress.
+  std::string progress_token;
+  // notifications/cancelled: JSON text of params.requestId.
+  std::string cancelled_request_id;
+  // kError: error.code as decimal text.
+  std::string error_code;
+  // notifications/message: params.level; notifications/resources/updated:
+  // params.uri is in target.
+  std::string level;
+};
+
+// PROTOCOL_ERROR (INTERNAL) if `raw` is not a single valid JSON value;
+// otherwise the message's classification. A JSON value that is not an
+// object or array is kInvalid.
+absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw);
+
+// `raw` with its id value (as located by InspectMessage) replaced by
+// `new_id_json`. Everything else is kept byte for byte.
+std::string ReplaceId(std::string_view raw, const MessageInfo& info,
+                      std::string_view new_id_json);
+
+// JSON text of `text` as a JSON string (quoted and escaped).
+std::string JsonQuote(std::string_view text);
+
+// The string value of JSON string text (`"abc"` -> abc); the text itself if
+// it is not a JSON string (numbers: `7` -> 7).
+std::string UnquoteJson(std::string_view json_text);
+
+}  // namespace inspector::engine
+
+#endif  // INSPECTOR_SERVER_ENGINE_JSON_RPC_H_

@@ -1,0 +1,72 @@
+// The one path every JSON-RPC message takes inside the daemon, whatever
+// its entry (gRPC call, REST call, bridge client, stdio proxy) and in
+// either direction: record it in history, publish it to watchers, (later)
+// let the intercept engine hold or change it; then the caller forwards it.
+//
+// Recording never blocks: the history writer queues rows for its own
+// thread. Publishing never blocks: watchers have bounded buffers. Also
+// carries the daemon's log lines and connection state changes to the same
+// places. Thread-safe.
+#ifndef INSPECTOR_SERVER_ENGINE_PIPELINE_H_
+#define INSPECTOR_SERVER_ENGINE_PIPELINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "inspector/v1/events.pb.h"
+#include "server/engine/event_bus.h"
+#include "server/engine/json_rpc.h"
+#include "storage/history_writer.h"
+
+namespace inspector::engine {
+
+// One message and what the engine knows about it.
+struct Envelope {
+  std::string_view server_id;
+  std::string_view session_id;
+  bool client_to_server = true;
+  const MessageInfo* info = nullptr;  // nullptr: not JSON ("invalid")
+  std::string_view raw;
+  // For responses: the request's message id, its duration and outcome.
+  int64_t correlated_id = 0;
+  std::optional<double> duration_ms;
+  std::optional<bool> success;
+  // JSON-RPC error code, or an inspector reason for local failures.
+  std::string error_code;
+};
+
+class Pipeline {
+ public:
+  // `history` may be null (recording off); `bus` must not be. Both must
+  // outlive the pipeline.
+  Pipeline(storage::HistoryWriter* history, EventBus* bus);
+
+  // Records and publishes `envelope`; returns its message id (0 when not
+  // recorded), used to correlate the answer.
+  int64_t Observe(const Envelope& envelope);
+
+  // A log line: level debug|info|warn|error, source daemon|stderr|server.
+  void Log(std::string_view level, std::string_view source,
+           std::string_view server_id, std::string_view session_id,
+           std::string_view message, std::string_view data_json = "");
+
+  void PublishState(const v1::StateChange& change);
+  void Publish(v1::Event event);
+
+  // Raw text longer than this is cut in published events (history keeps
+  // up to its own limit).
+  static constexpr size_t kMaxEventRawBytes = 1 << 20;
+
+ private:
+  storage::HistoryWriter* const history_;
+  EventBus* const bus_;
+  std::atomic<int64_t> unrecorded_ids_{0};
+};
+
+int64_t NowMillis();
+
+}  // namespace inspector::engine
+
+#endif  // INSPECTOR_SERVER_ENGINE_PIPELINE_H_

@@ -1,0 +1,46 @@
+// The real transports for a server configuration.
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "server/engine/engine.h"
+#include "server/transport/sse_transport.h"
+#include "server/transport/stdio_transport.h"
+#include "server/transport/streamable_http_transport.h"
+
+namespace inspector::engine {
+namespace {
+
+absl::Duration ConnectTimeout(const v1::ServerConfig& config) {
+  return config.timeouts().connection() > 0
+             ? absl::Milliseconds(config.timeouts().connection())
+             : absl::Seconds(30);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
+    const v1::ServerConfig& config) {
+  if (config.transport() == "stdio") {
+    transport::StdioOptions options;
+    options.command = config.command();
+    options.args.assign(config.args().begin(), config.args().end());
+    options.env.insert(config.env().begin(), config.env().end());
+    options.cwd = config.cwd();
+    return transport::StdioTransport::Create(std::move(options));
+  }
+  transport::HttpOptions options;
+  options.url = config.url();
+  options.headers.insert(config.headers().begin(), config.headers().end());
+  options.connect_timeout = ConnectTimeout(config);
+  if (config.transport() == "streamableHttp") {
+    return transport::StreamableHttpTransport::Create(std::move(options));
+  }
+  if (config.transport() == "sse") {
+    return transport::SseTransport::Create(std::move(options));
+  }
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat("transport: '", config.transport(),
+                            "' is not stdio, streamableHttp or sse"),
+               {{"field", "transport"}, {"serverId", config.id()}});
+}
+
+}  // namespace inspector::engine

@@ -1,0 +1,201 @@
+// One MCP session with one server: the transport, the initialize
+// handshake, and every request in flight on it.
+//
+// Many callers share a session. Each caller's request gets a fresh
+// upstream id (1, 2, 3, ...) spliced into its text; the response gets the
+// caller's id back the same way, so messages are never re-serialized.
+// Requests time out (request timeout, reset by progress notifications;
+// absolute maximum), and a timed-out request is cancelled upstream with
+// notifications/cancelled. Server-initiated pings are answered; other
+// server requests the inspector does not handle yet are answered with
+// "method not found". Every message in both directions goes through the
+// Pipeline.
+//
+// A session is used once: Connect(), traffic, then it ends (Close(), the
+// server going away, or a failed handshake) and reports its final state.
+// Reconnecting means a new session.
+//
+// Thread-safe. Owner callbacks (Hooks) and response callbacks run without
+// the session's lock held, on transport, timer or work-queue threads.
+#ifndef INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_
+#define INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "inspector/v1/mcp.pb.h"
+#include "server/engine/json_rpc.h"
+#include "server/engine/pipeline.h"
+#include "server/engine/timer_queue.h"
+#include "server/engine/work_queue.h"
+#include "server/transport/transport.h"
+
+namespace inspector::engine {
+
+// The protocol versions the inspector speaks, newest first.
+inline constexpr const char* kProtocolVersions[] = {
+    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+
+struct SessionLimits {
+  absl::Duration connection_timeout = absl::Seconds(30);
+  absl::Duration request_timeout = absl::Seconds(60);
+  absl::Duration max_total = absl::Minutes(5);
+  // Zero disables pings.
+  absl::Duration ping_interval = absl::Seconds(30);
+  bool progress_resets_timeout = true;
+};
+
+// Per-call overrides; zero means the session's limit.
+struct CallLimits {
+  absl::Duration request_timeout;
+  absl::Duration max_total;
+};
+
+struct SessionIdentity {
+  std::string server_id;
+  std::string server_name;
+  std::string session_id;  // UUID
+  std::string kind = "daemon";
+  std::string transport;  // stdio, streamableHttp, sse
+};
+
+class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
+ public:
+  using ResponseCallback = std::function<void(absl::StatusOr<std::string>)>;
+  struct Hooks {
+    // Every state change, with the reason for ERROR. Required.
+    std::function<void(v1::ConnectionState from, v1::ConnectionState to,
+                       const absl::Status& why)>
+        on_state;
+    // Any message to or from the server (for idle tracking). Optional.
+    std::function<void()> on_activity;
+  };
+
+  // The pointers must outlive the session. `history` may be null.
+  static std::shared_ptr<UpstreamSession> Create(
+      SessionIdentity identity, SessionLimits limits,
+      std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
+      TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
+      Hooks hooks);
+
+  ~UpstreamSession();
+
+  // Starts the transport and the initialize handshake in the background.
+  // Calls to Send() made before the session is CONNECTED wait for it.
+  void Connect() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Sends one caller message. Requests: `done` gets the server's response
+  // text with the caller's id restored, or an error status (REQUEST_TIMEOUT,
+  // PROCESS_CRASHED, TRANSPORT_ERROR, CONNECTION_REFUSED, ...). Anything
+  // else (notifications, answers to server requests, unclassifiable JSON):
+  // `done("")` once handed to the transport. `initialize` is answered from
+  // the handshake already done; `notifications/initialized` is absorbed.
+  void Send(std::string raw, CallLimits limits, ResponseCallback done)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Cancels the caller request with this JSON id (the newest one if several
+  // callers used it): fails it with CANCELLED and sends
+  // notifications/cancelled upstream. False if no such request is pending.
+  bool Cancel(const std::string& caller_id, const std::string& reason)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Ends the session (DISCONNECTING, then DISCONNECTED); pending requests
+  // fail with CANCELLED. Returns at once; the transport closes on the work
+  // queue.
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+
+  v1::ConnectionState state() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Fills protocol version, server info, capabilities, instructions, pid.
+  void FillStatus(v1::ServerStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
+  const SessionIdentity& identity() const { return identity_; }
+  size_t pending_requests() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Pending {
+    std::string caller_id;  // JSON text of the caller's id
+    std::string method;
+    std::string target;
+    std::string progress_token;
+    int64_t message_id = 0;  // history row of the request
+    absl::Time started;
+    absl::Duration request_timeout;
+    TimerQueue::TimerId request_timer = 0;
+    TimerQueue::TimerId total_timer = 0;
+    ResponseCallback done;
+  };
+  struct Queued {
+    std::string raw;
+    CallLimits limits;
+    ResponseCallback done;
+  };
+
+  UpstreamSession(SessionIdentity identity, SessionLimits limits,
+                  std::unique_ptr<transport::Transport> transport,
+                  Pipeline* pipeline, TimerQueue* timers, WorkQueue* work,
+                  storage::HistoryWriter* history, Hooks hooks);
+
+  void DoConnect();
+  void OnInitializeResult(absl::StatusOr<std::string> response);
+  void SendNow(std::string raw, const MessageInfo& info, CallLimits limits,
+               ResponseCallback done);
+  // Sends a request of the daemon's own (initialize, ping, cancelled).
+  void SendInternalRequest(const std::string& method,
+                           const std::string& params_json,
+                           absl::Duration timeout, ResponseCallback done);
+  void SendInternalNotification(const std::string& method,
+                                const std::string& params_json);
+  void AnswerLocally(const MessageInfo& info, const std::string& raw,
+                     const std::string& result_json, ResponseCallback done);
+
+  void OnMessage(std::string raw);
+  void OnServerResponse(const std::string& raw, const MessageInfo& info);
+  void OnServerRequest(const std::string& raw, const MessageInfo& info);
+  void OnServerNotification(const std::string& raw, const MessageInfo& info);
+  void OnSendFailed(const std::string& raw, absl::Status status);
+  void OnClosed(absl::Status status);
+
+  void OnRequestTimeout(int64_t upstream_id, bool total);
+  // Removes and returns the pending request, cancelling its timers.
+  bool TakePending(int64_t upstream_id, Pending* out) ABSL_LOCKS_EXCLUDED(mu_);
+  void FailConnection(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetState(v1::ConnectionState to, const absl::Status& why)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void SchedulePing() ABSL_LOCKS_EXCLUDED(mu_);
+  Envelope MakeEnvelope(bool client_to_server, const MessageInfo* info,
+                        std::string_view raw) const;
+
+  const SessionIdentity identity_;
+  const SessionLimits limits_;
+  Pipeline* const pipeline_;
+  TimerQueue* const timers_;
+  WorkQueue* const work_;
+  storage::HistoryWriter* const history_;
+  const Hooks hooks_;
+  // Set at construction and only released by the destructor, so transport
+  // calls need no lock.
+  std::unique_ptr<transport::Transport> transport_;
+
+  mutable absl::Mutex mu_;
+  v1::ConnectionState state_ ABSL_GUARDED_BY(mu_) = v1::DISCONNECTED;
+  bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<Queued> queued_ ABSL_GUARDED_BY(mu_);
+  TimerQueue::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  TimerQueue::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string protocol_version_ ABSL_GUARDED_BY(mu_);
+  std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
+  v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace inspector::engine
+
+#endif  // INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_

@@ -1,0 +1,60 @@
+// inspector.v1.HistoryService: recorded messages and logs.
+//
+// Queries run on a worker thread of the service's own (they can scan a
+// large table), after the history writer has committed everything
+// recorded so far, so a query sees the calls that just finished. Server
+// filters accept a name or an id. Thread-safe.
+#ifndef INSPECTOR_SERVER_SERVICES_HISTORY_SERVICE_H_
+#define INSPECTOR_SERVER_SERVICES_HISTORY_SERVICE_H_
+
+#include <functional>
+#include <string>
+
+#include "inspector/v1/history.grpc.pb.h"
+#include "server/engine/work_queue.h"
+#include "server/services/service_deps.h"
+#include "storage/history_reader.h"
+#include "storage/history_writer.h"
+
+namespace inspector::services {
+
+class HistoryService final : public v1::HistoryService::CallbackService {
+ public:
+  // Turns a server name into its id; returns the input when no server has
+  // that name (history outlives deleted servers).
+  using ServerResolver = std::function<std::string(const std::string&)>;
+
+  // `reader` and `writer` must outlive the service; `writer` may be null.
+  HistoryService(storage::HistoryReader* reader,
+                 storage::HistoryWriter* writer, ServerResolver resolver,
+                 ServiceDeps deps)
+      : reader_(reader), writer_(writer), resolver_(std::move(resolver)),
+        deps_(deps), work_(1) {}
+
+  grpc::ServerUnaryReactor* QueryHistory(
+      grpc::CallbackServerContext* context,
+      const v1::QueryHistoryRequest* request,
+      v1::QueryHistoryResponse* response) override;
+  grpc::ServerUnaryReactor* ListMessages(
+      grpc::CallbackServerContext* context,
+      const v1::ListMessagesRequest* request,
+      v1::ListMessagesResponse* response) override;
+  grpc::ServerUnaryReactor* QueryLogs(grpc::CallbackServerContext* context,
+                                      const v1::QueryLogsRequest* request,
+                                      v1::QueryLogsResponse* response) override;
+
+ private:
+  // Authenticates, then runs `query` on the worker and finishes with it.
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context,
+                                std::function<absl::Status()> query);
+
+  storage::HistoryReader* const reader_;
+  storage::HistoryWriter* const writer_;
+  const ServerResolver resolver_;
+  const ServiceDeps deps_;
+  engine::WorkQueue work_;
+};
+
+}  // namespace inspector::services
+
+#endif  // INSPECTOR_SERVER_SERVICES_HISTORY_SERVICE_H_

@@ -1,0 +1,553 @@
+#include "server/services/mcp_service.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/errors.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/services/call_tracker.h"
+
+namespace inspector::services {
+namespace {
+
+using Json = nlohmann::json;
+
+engine::CallLimits LimitsOf(const v1::CallOptions& options) {
+  engine::CallLimits limits;
+  limits.request_timeout = absl::Milliseconds(options.timeout_ms());
+  limits.max_total = absl::Milliseconds(options.max_total_ms());
+  return limits;
+}
+
+void ToStruct(const Json& value, google::protobuf::Struct* out) {
+  if (!value.is_object()) return;
+  if (!google::protobuf::util::JsonStringToMessage(value.dump(), out).ok()) {
+    out->Clear();
+  }
+}
+
+Json FromStruct(const google::protobuf::Struct& value) {
+  std::string text;
+  if (!google::protobuf::util::MessageToJsonString(value, &text).ok()) {
+    return Json::object();
+  }
+  Json parsed = Json::parse(text, nullptr, false);
+  return parsed.is_discarded() ? Json::object() : parsed;
+}
+
+std::string StringField(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const Json& Field(const Json& object, const char* key) {
+  static const Json kNull;
+  auto it = object.find(key);
+  return it != object.end() ? *it : kNull;
+}
+
+void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status) {
+  reactor->Finish(ToGrpcStatus(status));
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* McpService::Start(
+    grpc::CallbackServerContext* context, const std::string& server_id,
+    bool* ok) {
+  auto* reactor = new TrackedUnaryReactor(deps_.calls);
+  absl::Status status = deps_.authenticator->Check(context->client_metadata());
+  if (status.ok() && server_id.empty()) {
+    status = Error(v1::INVALID_REQUEST,
+                   "serverId: the server's id or name is required",
+                   {{"field", "serverId"}});
+  }
+  *ok = status.ok();
+  if (!*ok) Finish(reactor, status);
+  return reactor;
+}
+
+void McpService::Call(const std::string& server, const std::string& method,
+                      Json params, const v1::CallOptions& options,
+                      ResultCallback done) {
+  uint64_t id = next_id_.fetch_add(1);
+  if (options.progress()) {
+    if (!params.is_object()) params = Json::object();
+    params["_meta"]["progressToken"] = absl::StrCat("inspectord-", id);
+  }
+  Json request = {{"jsonrpc", "2.0"},
+                  {"id", absl::StrCat("inspectord-", id)},
+                  {"method", method}};
+  if (!params.is_null()) request["params"] = std::move(params);
+  absl::Time started = absl::Now();
+  engine_->Forward(
+      server, request.dump(), LimitsOf(options),
+      [done = std::move(done), started, server,
+       method](absl::StatusOr<std::string> response) {
+        double ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+        if (!response.ok()) {
+          done(response.status(), ms);
+          return;
+        }
+        Json parsed = Json::parse(*response, nullptr, false);
+        if (parsed.is_discarded() || !parsed.is_object()) {
+          done(Error(v1::PROTOCOL_ERROR,
+                     absl::StrCat("the answer to ", method, " is not JSON"),
+                     {{"serverId", server}, {"method", method}}),
+               ms);
+          return;
+        }
+        if (auto error = parsed.find("error"); error != parsed.end()) {
+          std::string message = StringField(*error, "message");
+          const Json& code = Field(*error, "code");
+          ErrorDetails details = {{"serverId", server},
+                                  {"method", method},
+                                  {"jsonrpcCode", code.dump()}};
+          if (error->contains("data")) {
+            details.emplace_back("jsonrpcData", (*error)["data"].dump());
+          }
+          done(Error(v1::SERVER_ERROR,
+                     absl::StrCat(method, " failed on the server: ",
+                                  message.empty() ? error->dump() : message,
+                                  " (JSON-RPC error ", code.dump(), ")"),
+                     std::move(details)),
+               ms);
+          return;
+        }
+        auto result = parsed.find("result");
+        if (result == parsed.end() || !result->is_object()) {
+          done(Error(v1::PROTOCOL_ERROR,
+                     absl::StrCat("the answer to ", method,
+                                  " has no result object"),
+                     {{"serverId", server}, {"method", method}}),
+               ms);
+          return;
+        }
+        done(std::move(*result), ms);
+      });
+}
+
+void McpService::List(
+    const v1::ListRequest& request, const std::string& method,
+    const std::string& key,
+    std::function<void(absl::StatusOr<std::vector<Json>>, std::string)> done) {
+  struct State {
+    std::vector<Json> items;
+    std::function<void(const std::string& cursor)> next;
+  };
+  auto state = std::make_shared<State>();
+  const std::string server = request.server_id();
+  const bool all = request.all();
+  const v1::CallOptions options = request.options();
+  // `next` holds the state weakly (no cycle); each call in flight holds it
+  // strongly until its answer arrives.
+  std::weak_ptr<State> weak = state;
+  state->next = [this, weak, server, method, key, all, options,
+                 done](const std::string& cursor) {
+    auto state = weak.lock();
+    if (!state) return;
+    Json params = Json::object();
+    if (!cursor.empty()) params["cursor"] = cursor;
+    Call(server, method, std::move(params), options,
+         [this, state, key, all, done](absl::StatusOr<Json> result, double) {
+           if (!result.ok()) {
+             done(result.status(), "");
+             return;
+           }
+           const Json& items = Field(*result, key.c_str());
+           if (items.is_array()) {
+             for (const Json& item : items) state->items.push_back(item);
+           }
+           std::string next_cursor = StringField(*result, "nextCursor");
+           if (all && !next_cursor.empty() && state->items.size() < 100000) {
+             state->next(next_cursor);
+             return;
+           }
+           done(std::move(state->items), next_cursor);
+         });
+  };
+  state->next(request.cursor());
+}
+
+void McpService::CallIntoResult(grpc::ServerUnaryReactor* reactor,
+                                const std::string& server,
+                                const std::string& method, Json params,
+                                const v1::CallOptions& options,
+                                v1::McpResult* response) {
+  Call(server, method, std::move(params), options,
+       [reactor, response](absl::StatusOr<Json> result, double ms) {
+         if (!result.ok()) {
+           Finish(reactor, result.status());
+           return;
+         }
+         ToStruct(*result, response->mutable_result());
+         const Json& is_error = Field(*result, "isError");
+         response->set_is_error(is_error.is_boolean() && is_error.get<bool>());
+         response->set_duration_ms(ms);
+         Finish(reactor, absl::OkStatus());
+       });
+}
+
+grpc::ServerUnaryReactor* McpService::Forward(
+    grpc::CallbackServerContext* context, const v1::ForwardRequest* request,
+    google::api::HttpBody* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  engine_->Forward(request->server_id(), request->body().data(),
+                   LimitsOf(request->options()),
+                   [reactor, response](absl::StatusOr<std::string> answer) {
+                     if (!answer.ok()) {
+                       Finish(reactor, answer.status());
+                       return;
+                     }
+                     if (!answer->empty()) {
+                       response->set_content_type("application/json");
+                       response->set_data(*std::move(answer));
+                     }
+                     Finish(reactor, absl::OkStatus());
+                   });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::Connect(
+    grpc::CallbackServerContext* context, const v1::ConnectRequest* request,
+    v1::ServerStatus* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  engine_->Connect(request->server_id(),
+                   [reactor, response](absl::StatusOr<v1::ServerStatus> status) {
+                     if (status.ok()) *response = *std::move(status);
+                     Finish(reactor, status.status());
+                   });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::Disconnect(
+    grpc::CallbackServerContext* context, const v1::DisconnectRequest* request,
+    v1::ServerStatus* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  auto status = engine_->Disconnect(request->server_id());
+  if (status.ok()) *response = *std::move(status);
+  Finish(reactor, status.status());
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::GetServerStatus(
+    grpc::CallbackServerContext* context,
+    const v1::GetServerStatusRequest* request, v1::ServerStatus* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  auto status = engine_->GetStatus(request->server_id());
+  if (status.ok()) *response = *std::move(status);
+  Finish(reactor, status.status());
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::Ping(grpc::CallbackServerContext* context,
+                                           const v1::PingRequest* request,
+                                           v1::PingResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  Call(request->server_id(), "ping", Json(), request->options(),
+       [reactor, response](absl::StatusOr<Json> result, double ms) {
+         if (result.ok()) response->set_rtt_ms(ms);
+         Finish(reactor, result.status());
+       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::ListTools(
+    grpc::CallbackServerContext* context, const v1::ListRequest* request,
+    v1::ListToolsResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  List(*request, "tools/list", "tools",
+       [reactor, response](absl::StatusOr<std::vector<Json>> items,
+                           std::string next_cursor) {
+         if (!items.ok()) {
+           Finish(reactor, items.status());
+           return;
+         }
+         for (const Json& item : *items) {
+           v1::Tool* tool = response->add_tools();
+           tool->set_name(StringField(item, "name"));
+           tool->set_title(StringField(item, "title"));
+           tool->set_description(StringField(item, "description"));
+           ToStruct(Field(item, "inputSchema"), tool->mutable_input_schema());
+           ToStruct(Field(item, "outputSchema"), tool->mutable_output_schema());
+           ToStruct(Field(item, "annotations"), tool->mutable_annotations());
+           ToStruct(item, tool->mutable_raw());
+         }
+         response->set_next_cursor(next_cursor);
+         Finish(reactor, absl::OkStatus());
+       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::CallTool(
+    grpc::CallbackServerContext* context, const v1::CallToolRequest* request,
+    v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  if (request->name().empty()) {
+    Finish(reactor, Error(v1::INVALID_REQUEST, "name: the tool name is required",
+                          {{"field", "name"}}));
+    return reactor;
+  }
+  Json params = {{"name", request->name()},
+                 {"arguments", FromStruct(request->arguments())}};
+  CallIntoResult(reactor, request->server_id(), "tools/call",
+                 std::move(params), request->options(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::ListResources(
+    grpc::CallbackServerContext* context, const v1::ListRequest* request,
+    v1::ListResourcesResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  List(*request, "resources/list", "resources",
+       [reactor, response](absl::StatusOr<std::vector<Json>> items,
+                           std::string next_cursor) {
+         if (!items.ok()) {
+           Finish(reactor, items.status());
+           return;
+         }
+         for (const Json& item : *items) {
+           v1::Resource* resource = response->add_resources();
+           resource->set_uri(StringField(item, "uri"));
+           resource->set_name(StringField(item, "name"));
+           resource->set_title(StringField(item, "title"));
+           resource->set_description(StringField(item, "description"));
+           resource->set_mime_type(StringField(item, "mimeType"));
+           ToStruct(item, resource->mutable_raw());
+         }
+         response->set_next_cursor(next_cursor);
+         Finish(reactor, absl::OkStatus());
+       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::ListResourceTemplates(
+    grpc::CallbackServerContext* context, const v1::ListRequest* request,
+    v1::ListResourceTemplatesResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  List(*request, "resources/templates/list", "resourceTemplates",
+       [reactor, response](absl::StatusOr<std::vector<Json>> items,
+                           std::string next_cursor) {
+         if (!items.ok()) {
+           Finish(reactor, items.status());
+           return;
+         }
+         for (const Json& item : *items) {
+           v1::ResourceTemplate* t = response->add_resource_templates();
+           t->set_uri_template(StringField(item, "uriTemplate"));
+           t->set_name(StringField(item, "name"));
+           t->set_title(StringField(item, "title"));
+           t->set_description(StringField(item, "description"));
+           t->set_mime_type(StringField(item, "mimeType"));
+           ToStruct(item, t->mutable_raw());
+         }
+         response->set_next_cursor(next_cursor);
+         Finish(reactor, absl::OkStatus());
+       });
+  return reactor;
+}
+
+namespace {
+
+absl::Status RequireUri(const std::string& uri) {
+  if (uri.empty()) {
+    return Error(v1::INVALID_REQUEST, "uri: the resource URI is required",
+                 {{"field", "uri"}});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* McpService::ReadResource(
+    grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
+    v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  if (absl::Status s = RequireUri(request->uri()); !s.ok()) {
+    Finish(reactor, s);
+    return reactor;
+  }
+  CallIntoResult(reactor, request->server_id(), "resources/read",
+                 {{"uri", request->uri()}}, request->options(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::Subscribe(
+    grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
+    v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  if (absl::Status s = RequireUri(request->uri()); !s.ok()) {
+    Finish(reactor, s);
+    return reactor;
+  }
+  CallIntoResult(reactor, request->server_id(), "resources/subscribe",
+                 {{"uri", request->uri()}}, request->options(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::Unsubscribe(
+    grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
+    v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  if (absl::Status s = RequireUri(request->uri()); !s.ok()) {
+    Finish(reactor, s);
+    return reactor;
+  }
+  CallIntoResult(reactor, request->server_id(), "resources/unsubscribe",
+                 {{"uri", request->uri()}}, request->options(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::ListPrompts(
+    grpc::CallbackServerContext* context, const v1::ListRequest* request,
+    v1::ListPromptsResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  List(*request, "prompts/list", "prompts",
+       [reactor, response](absl::StatusOr<std::vector<Json>> items,
+                           std::string next_cursor) {
+         if (!items.ok()) {
+           Finish(reactor, items.status());
+           return;
+         }
+         for (const Json& item : *items) {
+           v1::Prompt* prompt = response->add_prompts();
+           prompt->set_name(StringField(item, "name"));
+           prompt->set_title(StringField(item, "title"));
+           prompt->set_description(StringField(item, "description"));
+           const Json& arguments = Field(item, "arguments");
+           if (arguments.is_array()) {
+             for (const Json& a : arguments) {
+               v1::PromptArgument* argument = prompt->add_arguments();
+               argument->set_name(StringField(a, "name"));
+               argument->set_description(StringField(a, "description"));
+               const Json& required = Field(a, "required");
+               argument->set_required(required.is_boolean() &&
+                                      required.get<bool>());
+             }
+           }
+           ToStruct(item, prompt->mutable_raw());
+         }
+         response->set_next_cursor(next_cursor);
+         Finish(reactor, absl::OkStatus());
+       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::GetPrompt(
+    grpc::CallbackServerContext* context, const v1::GetPromptRequest* request,
+    v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  Json arguments = Json::object();
+  for (const auto& [key, value] : request->arguments()) arguments[key] = value;
+  CallIntoResult(reactor, request->server_id(), "prompts/get",
+                 {{"name", request->name()}, {"arguments", arguments}},
+                 request->options(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::Complete(
+    grpc::CallbackServerContext* context, const v1::CompleteRequest* request,
+    v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  Json ref;
+  if (request->has_prompt()) {
+    ref = {{"type", "ref/prompt"}, {"name", request->prompt()}};
+  } else if (request->has_resource_template()) {
+    ref = {{"type", "ref/resource"}, {"uri", request->resource_template()}};
+  } else {
+    Finish(reactor,
+           Error(v1::INVALID_REQUEST,
+                 "ref: give a prompt name or a resource template URI",
+                 {{"field", "ref"}}));
+    return reactor;
+  }
+  Json params = {{"ref", ref},
+                 {"argument",
+                  {{"name", request->argument_name()},
+                   {"value", request->argument_value()}}}};
+  if (!request->context().empty()) {
+    Json context_arguments = Json::object();
+    for (const auto& [key, value] : request->context()) {
+      context_arguments[key] = value;
+    }
+    params["context"] = {{"arguments", context_arguments}};
+  }
+  CallIntoResult(reactor, request->server_id(), "completion/complete",
+                 std::move(params), request->options(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::SetLoggingLevel(
+    grpc::CallbackServerContext* context,
+    const v1::SetLoggingLevelRequest* request, v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  static const char* const kLevels[] = {"debug",   "info",  "notice",
+                                        "warning", "error", "critical",
+                                        "alert",   "emergency"};
+  bool known = false;
+  for (const char* level : kLevels) known = known || request->level() == level;
+  if (!known) {
+    Finish(reactor,
+           Error(v1::INVALID_REQUEST,
+                 absl::StrCat("level: '", request->level(),
+                              "' is not an MCP logging level (debug, info, "
+                              "notice, warning, error, critical, alert, "
+                              "emergency)"),
+                 {{"field", "level"}}));
+    return reactor;
+  }
+  CallIntoResult(reactor, request->server_id(), "logging/setLevel",
+                 {{"level", request->level()}}, v1::CallOptions(), response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::CancelRequest(
+    grpc::CallbackServerContext* context,
+    const v1::CancelRequestRequest* request,
+    v1::CancelRequestResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  auto cancelled = engine_->Cancel(
+      request->server_id(), request->request_id(),
+      request->reason().empty() ? "cancelled by the user" : request->reason());
+  if (cancelled.ok()) response->set_cancelled(*cancelled);
+  Finish(reactor, cancelled.status());
+  return reactor;
+}
+
+}  // namespace inspector::services

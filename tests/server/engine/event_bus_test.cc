@@ -1,0 +1,84 @@
+#include "server/engine/event_bus.h"
+
+#include "gtest/gtest.h"
+#include "server/engine/timer_queue.h"
+#include "absl/synchronization/notification.h"
+
+namespace inspector::engine {
+namespace {
+
+v1::Event LogEvent(const std::string& text) {
+  v1::Event event;
+  event.mutable_log()->set_message(text);
+  return event;
+}
+
+TEST(EventBusTest, DeliversInOrderWithSequenceNumbers) {
+  EventBus bus;
+  auto subscription = bus.Subscribe(10);
+  bus.Publish(LogEvent("a"));
+  bus.Publish(LogEvent("b"));
+  auto first = subscription->Pop();
+  auto second = subscription->Pop();
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->log().message(), "a");
+  EXPECT_EQ(second->log().message(), "b");
+  EXPECT_LT(first->sequence(), second->sequence());
+  EXPECT_FALSE(subscription->Pop());
+}
+
+TEST(EventBusTest, ASlowWatcherLosesTheOldestAndIsTold) {
+  EventBus bus;
+  auto slow = bus.Subscribe(3);
+  auto fast = bus.Subscribe(100);
+  for (int i = 0; i < 10; ++i) bus.Publish(LogEvent(std::to_string(i)));
+  auto marker = slow->Pop();
+  ASSERT_TRUE(marker);
+  ASSERT_TRUE(marker->has_dropped());
+  EXPECT_EQ(marker->dropped().count(), 7u);
+  EXPECT_EQ(slow->Pop()->log().message(), "7");
+  EXPECT_EQ(slow->Pop()->log().message(), "8");
+  EXPECT_EQ(slow->Pop()->log().message(), "9");
+  EXPECT_EQ(slow->dropped_total(), 7u);
+  int got = 0;
+  while (fast->Pop()) ++got;
+  EXPECT_EQ(got, 10);
+}
+
+TEST(EventBusTest, FiltersAndUnsubscribes) {
+  EventBus bus;
+  auto only_b = bus.Subscribe(
+      10, [](const v1::Event& e) { return e.log().message() == "b"; });
+  bus.Publish(LogEvent("a"));
+  bus.Publish(LogEvent("b"));
+  EXPECT_EQ(only_b->Pop()->log().message(), "b");
+  EXPECT_FALSE(only_b->Pop());
+  EXPECT_EQ(bus.subscribers(), 1u);
+  only_b.reset();
+  EXPECT_EQ(bus.subscribers(), 0u);
+}
+
+TEST(TimerQueueTest, RunsInDueOrderAndCancels) {
+  TimerQueue timers;
+  absl::Mutex mu;
+  std::vector<int> order;
+  absl::Notification last;
+  auto record = [&](int n) {
+    absl::MutexLock lock(&mu);
+    order.push_back(n);
+  };
+  absl::Time now = absl::Now();
+  timers.Schedule(now + absl::Milliseconds(60), [&] { record(3); last.Notify(); });
+  timers.Schedule(now + absl::Milliseconds(20), [&] { record(1); });
+  auto cancelled = timers.Schedule(now + absl::Milliseconds(30), [&] { record(99); });
+  timers.Schedule(now + absl::Milliseconds(40), [&] { record(2); });
+  EXPECT_TRUE(timers.Cancel(cancelled));
+  EXPECT_FALSE(timers.Cancel(cancelled));
+  EXPECT_FALSE(timers.Cancel(0));  // returns at once, nothing running
+  ASSERT_TRUE(last.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace inspector::engine

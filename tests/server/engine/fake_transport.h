@@ -1,0 +1,95 @@
+// A Transport for unit tests of the engine: records what is sent, and lets
+// the test play the server (deliver messages, fail sends, close).
+#ifndef INSPECTOR_TESTS_SERVER_ENGINE_FAKE_TRANSPORT_H_
+#define INSPECTOR_TESTS_SERVER_ENGINE_FAKE_TRANSPORT_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/transport/transport.h"
+
+namespace inspector::engine::testing {
+
+// Shared between the test and the transport (which the session owns).
+struct FakeWire {
+  absl::Mutex mu;
+  std::deque<std::string> sent ABSL_GUARDED_BY(mu);
+  transport::TransportCallbacks callbacks ABSL_GUARDED_BY(mu);
+  bool started ABSL_GUARDED_BY(mu) = false;
+  bool closed ABSL_GUARDED_BY(mu) = false;
+  std::string version ABSL_GUARDED_BY(mu);
+
+  // The next message the session sent, waiting up to 10 s ("" if none).
+  std::string NextSent() {
+    absl::MutexLock lock(&mu);
+    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return !sent.empty();
+    };
+    if (!mu.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10))) {
+      return "";
+    }
+    std::string next = sent.front();
+    sent.pop_front();
+    return next;
+  }
+  void Deliver(const std::string& message) {
+    transport::TransportCallbacks c;
+    {
+      absl::MutexLock lock(&mu);
+      c = callbacks;
+    }
+    c.on_message(message);
+  }
+  void Close(absl::Status status) {
+    transport::TransportCallbacks c;
+    {
+      absl::MutexLock lock(&mu);
+      c = callbacks;
+      closed = true;
+    }
+    c.on_closed(status);
+  }
+};
+
+class FakeTransport final : public transport::Transport {
+ public:
+  explicit FakeTransport(std::shared_ptr<FakeWire> wire)
+      : wire_(std::move(wire)) {}
+  absl::Status Start(transport::TransportCallbacks callbacks) override {
+    absl::MutexLock lock(&wire_->mu);
+    wire_->callbacks = std::move(callbacks);
+    wire_->started = true;
+    return absl::OkStatus();
+  }
+  absl::Status Send(std::string message) override {
+    absl::MutexLock lock(&wire_->mu);
+    if (wire_->closed) return absl::FailedPreconditionError("closed");
+    wire_->sent.push_back(std::move(message));
+    return absl::OkStatus();
+  }
+  void SetProtocolVersion(const std::string& version) override {
+    absl::MutexLock lock(&wire_->mu);
+    wire_->version = version;
+  }
+  void Close() override {
+    transport::TransportCallbacks c;
+    bool was_closed;
+    {
+      absl::MutexLock lock(&wire_->mu);
+      was_closed = wire_->closed;
+      wire_->closed = true;
+      c = wire_->callbacks;
+    }
+    if (!was_closed && c.on_closed) c.on_closed(absl::OkStatus());
+  }
+
+ private:
+  std::shared_ptr<FakeWire> wire_;
+};
+
+}  // namespace inspector::engine::testing
+
+#endif  // INSPECTOR_TESTS_SERVER_ENGINE_FAKE_TRANSPORT_H_

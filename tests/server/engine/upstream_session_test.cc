@@ -1,0 +1,333 @@
+// Unit tests of UpstreamSession over a fake transport: the handshake, id
+// remapping for concurrent callers, timeouts, progress, server requests and
+// crashes.
+#include "server/engine/upstream_session.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "common/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/server/engine/fake_transport.h"
+
+namespace inspector::engine {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+using testing::FakeTransport;
+using testing::FakeWire;
+
+// Collects one asynchronous answer.
+struct Answer {
+  absl::Notification done;
+  absl::StatusOr<std::string> value = absl::UnknownError("unset");
+  UpstreamSession::ResponseCallback Callback() {
+    return [this](absl::StatusOr<std::string> v) {
+      value = std::move(v);
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(10)); }
+};
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(SessionLimits()); }
+
+  void Start(SessionLimits limits) {
+    wire_ = std::make_shared<FakeWire>();
+    SessionIdentity identity;
+    identity.server_id = "server-1";
+    identity.server_name = "fake";
+    identity.session_id = "session-1";
+    UpstreamSession::Hooks hooks;
+    hooks.on_state = [this](v1::ConnectionState, v1::ConnectionState to,
+                            const absl::Status& why) {
+      absl::MutexLock lock(&mu_);
+      states_.push_back(to);
+      last_error_ = why;
+    };
+    session_ = UpstreamSession::Create(
+        identity, limits, std::make_unique<FakeTransport>(wire_), &pipeline_,
+        &timers_, &work_, nullptr, hooks);
+    subscription_ = bus_.Subscribe(10000);
+  }
+
+  // Plays the server's side of initialize.
+  void Handshake(const std::string& version = "2025-06-18") {
+    session_->Connect();
+    json init = json::parse(wire_->NextSent());
+    ASSERT_EQ(init["method"], "initialize");
+    EXPECT_EQ(init["params"]["protocolVersion"], "2025-11-25");
+    wire_->Deliver(json({{"jsonrpc", "2.0"},
+                         {"id", init["id"]},
+                         {"result",
+                          {{"protocolVersion", version},
+                           {"capabilities", {{"tools", json::object()}}},
+                           {"serverInfo", {{"name", "fake"}, {"version", "1"}}}}}})
+                       .dump());
+  }
+
+  bool WaitForState(v1::ConnectionState state) {
+    absl::MutexLock lock(&mu_);
+    auto reached = [this, state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !states_.empty() && states_.back() == state;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
+  }
+
+  // Answers the request `sent` with `result`.
+  void Reply(const std::string& sent, const json& result) {
+    json request = json::parse(sent);
+    wire_->Deliver(
+        json({{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}})
+            .dump());
+  }
+
+  TimerQueue timers_;
+  WorkQueue work_{2};
+  EventBus bus_;
+  Pipeline pipeline_{nullptr, &bus_};
+  std::unique_ptr<Subscription> subscription_;
+  std::shared_ptr<FakeWire> wire_;
+  std::shared_ptr<UpstreamSession> session_;
+  absl::Mutex mu_;
+  std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(SessionTest, HandshakeNegotiatesAndSendsInitialized) {
+  Handshake("2025-06-18");
+  EXPECT_EQ(json::parse(wire_->NextSent())["method"], "notifications/initialized");
+  ASSERT_TRUE(WaitForState(v1::CONNECTED));
+  v1::ServerStatus status;
+  session_->FillStatus(&status);
+  EXPECT_EQ(status.protocol_version(), "2025-06-18");
+  EXPECT_EQ(status.server_info().fields().at("name").string_value(), "fake");
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_EQ(wire_->version, "2025-06-18");
+}
+
+TEST_F(SessionTest, RefusesAnUnknownProtocolVersion) {
+  Handshake("1999-01-01");
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(ErrorReason(last_error_), "PROTOCOL_ERROR");
+  EXPECT_THAT(last_error_.message(), HasSubstr("1999-01-01"));
+}
+
+TEST_F(SessionTest, RequestsBeforeTheHandshakeWaitForIt) {
+  Answer answer;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", {},
+                 answer.Callback());
+  Handshake();
+  wire_->NextSent();  // notifications/initialized
+  std::string sent = wire_->NextSent();
+  EXPECT_EQ(json::parse(sent)["method"], "tools/list");
+  Reply(sent, {{"tools", json::array()}});
+  ASSERT_TRUE(answer.Wait());
+  ASSERT_TRUE(answer.value.ok()) << answer.value.status();
+  EXPECT_EQ(json::parse(*answer.value)["id"], 1);
+}
+
+TEST_F(SessionTest, CallersWithTheSameIdGetTheirOwnAnswers) {
+  Handshake();
+  wire_->NextSent();
+  Answer a, b;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}})",
+                 {}, a.Callback());
+  session_->Send(R"({"jsonrpc":"2.0", "id" : 1,"method":"tools/call","params":{"name":"b"}})",
+                 {}, b.Callback());
+  std::string sent_a = wire_->NextSent();
+  std::string sent_b = wire_->NextSent();
+  json ja = json::parse(sent_a), jb = json::parse(sent_b);
+  EXPECT_NE(ja["id"], jb["id"]);
+  // Only the id changed, byte for byte.
+  EXPECT_THAT(sent_b, HasSubstr(R"("id" : )"));
+  // Answer in the opposite order.
+  Reply(sent_b, {{"who", "b"}});
+  Reply(sent_a, {{"who", "a"}});
+  ASSERT_TRUE(a.Wait() && b.Wait());
+  json ra = json::parse(*a.value), rb = json::parse(*b.value);
+  EXPECT_EQ(ra["id"], 1);
+  EXPECT_EQ(ra["result"]["who"], "a");
+  EXPECT_EQ(rb["id"], 1);
+  EXPECT_EQ(rb["result"]["who"], "b");
+}
+
+TEST_F(SessionTest, InitializeFromACallerIsAnsweredFromTheHandshake) {
+  Handshake();
+  wire_->NextSent();
+  ASSERT_TRUE(WaitForState(v1::CONNECTED));
+  Answer answer;
+  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"initialize","params":{}})",
+                 {}, answer.Callback());
+  ASSERT_TRUE(answer.Wait());
+  json response = json::parse(*answer.value);
+  EXPECT_EQ(response["id"], "c");
+  EXPECT_EQ(response["result"]["serverInfo"]["name"], "fake");
+  Answer initialized;
+  session_->Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                 {}, initialized.Callback());
+  ASSERT_TRUE(initialized.Wait());
+  EXPECT_EQ(*initialized.value, "");
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_TRUE(wire_->sent.empty());  // neither reached the server
+}
+
+TEST_F(SessionTest, TimeoutFailsTheCallerAndCancelsUpstream) {
+  Handshake();
+  wire_->NextSent();
+  Answer answer;
+  CallLimits limits;
+  limits.request_timeout = absl::Milliseconds(50);
+  session_->Send(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}})",
+                 limits, answer.Callback());
+  json sent = json::parse(wire_->NextSent());
+  ASSERT_TRUE(answer.Wait());
+  EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
+  json cancelled = json::parse(wire_->NextSent());
+  EXPECT_EQ(cancelled["method"], "notifications/cancelled");
+  EXPECT_EQ(cancelled["params"]["requestId"], sent["id"]);
+  // A late answer is recorded but goes nowhere.
+  Reply(sent.dump(), json::object());
+}
+
+TEST_F(SessionTest, ProgressKeepsARequestAlive) {
+  Handshake();
+  wire_->NextSent();
+  Answer answer;
+  CallLimits limits;
+  limits.request_timeout = absl::Milliseconds(300);
+  session_->Send(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
+      limits, answer.Callback());
+  std::string sent = wire_->NextSent();
+  // Ten progress notifications 100 ms apart: 1 s in all, well past the
+  // 300 ms request timeout, which each one resets.
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_FALSE(answer.done.WaitForNotificationWithTimeout(
+        absl::Milliseconds(100)));
+    wire_->Deliver(json({{"jsonrpc", "2.0"},
+                         {"method", "notifications/progress"},
+                         {"params", {{"progressToken", "tok"}, {"progress", i}}}})
+                       .dump());
+  }
+  Reply(sent, {{"content", json::array()}});
+  ASSERT_TRUE(answer.Wait());
+  EXPECT_TRUE(answer.value.ok()) << answer.value.status();
+}
+
+TEST_F(SessionTest, MaxTotalEndsARequestWhateverProgressSays) {
+  Handshake();
+  wire_->NextSent();
+  Answer answer;
+  CallLimits limits;
+  limits.request_timeout = absl::Seconds(10);
+  limits.max_total = absl::Milliseconds(100);
+  session_->Send(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1}}})",
+      limits, answer.Callback());
+  ASSERT_TRUE(answer.Wait());
+  EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
+  EXPECT_THAT(answer.value.status().message(), HasSubstr("absolute maximum"));
+}
+
+TEST_F(SessionTest, ServerRequestsAreAnswered) {
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":"s1","method":"ping"})");
+  json pong = json::parse(wire_->NextSent());
+  EXPECT_EQ(pong["id"], "s1");
+  EXPECT_TRUE(pong["result"].is_object());
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":"s2","method":"sampling/createMessage","params":{}})");
+  json refused = json::parse(wire_->NextSent());
+  EXPECT_EQ(refused["id"], "s2");
+  EXPECT_EQ(refused["error"]["code"], -32601);
+}
+
+TEST_F(SessionTest, CrashFailsEveryWaitingCaller) {
+  Handshake();
+  wire_->NextSent();
+  Answer a, b;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", {}, a.Callback());
+  session_->Send(R"({"jsonrpc":"2.0","id":2,"method":"prompts/list"})", {}, b.Callback());
+  wire_->NextSent();
+  wire_->NextSent();
+  wire_->Close(Error(v1::PROCESS_CRASHED, "exited with code 3", {{"exitCode", "3"}}));
+  ASSERT_TRUE(a.Wait() && b.Wait());
+  EXPECT_EQ(ErrorReason(a.value.status()), "PROCESS_CRASHED");
+  EXPECT_EQ(ErrorReason(b.value.status()), "PROCESS_CRASHED");
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  Answer after;
+  session_->Send(R"({"jsonrpc":"2.0","id":3,"method":"ping"})", {}, after.Callback());
+  ASSERT_TRUE(after.Wait());
+  EXPECT_FALSE(after.value.ok());
+}
+
+TEST_F(SessionTest, GarbageFromTheServerIsRecordedAndDoesNotHurt) {
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver("this is not json");
+  bool saw_protocol_error = false;
+  while (auto event = subscription_->PopWait(absl::Milliseconds(200))) {
+    if (event->has_message() && event->message().error_code() == "PROTOCOL_ERROR") {
+      saw_protocol_error = true;
+      EXPECT_EQ(event->message().kind(), "invalid");
+      EXPECT_EQ(event->message().raw(), "this is not json");
+    }
+  }
+  EXPECT_TRUE(saw_protocol_error);
+  Answer answer;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", {}, answer.Callback());
+  Reply(wire_->NextSent(), json::object());
+  ASSERT_TRUE(answer.Wait());
+  EXPECT_TRUE(answer.value.ok());
+}
+
+TEST_F(SessionTest, ConnectionTimeoutWithoutAnAnswer) {
+  SessionLimits limits;
+  limits.connection_timeout = absl::Milliseconds(50);
+  Start(limits);
+  session_->Connect();
+  wire_->NextSent();  // initialize, never answered
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(ErrorReason(last_error_), "CONNECTION_TIMEOUT");
+}
+
+TEST_F(SessionTest, EveryMessageIsPublishedWithCorrelation) {
+  Handshake();
+  wire_->NextSent();
+  Answer answer;
+  session_->Send(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}})",
+                 {}, answer.Callback());
+  Reply(wire_->NextSent(), {{"content", json::array()}});
+  ASSERT_TRUE(answer.Wait());
+  std::vector<v1::McpMessage> messages;
+  while (auto event = subscription_->PopWait(absl::Milliseconds(200))) {
+    if (event->has_message()) messages.push_back(event->message());
+  }
+  // initialize, its result, initialized, the call and its result.
+  ASSERT_EQ(messages.size(), 5u);
+  const v1::McpMessage& call = messages[3];
+  const v1::McpMessage& result = messages[4];
+  EXPECT_EQ(call.method(), "tools/call");
+  EXPECT_EQ(call.target(), "echo");
+  EXPECT_EQ(call.jsonrpc_id(), "5");
+  EXPECT_EQ(call.direction(), v1::CLIENT_TO_SERVER);
+  EXPECT_EQ(result.direction(), v1::SERVER_TO_CLIENT);
+  EXPECT_EQ(result.jsonrpc_id(), "5");
+  EXPECT_EQ(result.method(), "tools/call");
+  EXPECT_EQ(result.correlated_id(), call.id() == 0 ? 0 : call.id());
+  EXPECT_TRUE(result.has_duration_ms());
+  EXPECT_TRUE(result.success());
+}
+
+}  // namespace
+}  // namespace inspector::engine
