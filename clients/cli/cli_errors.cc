@@ -130,6 +130,14 @@ Failure DescribeError(const absl::Status& status, const ErrorContext& context) {
       failure.message =
           absl::StrCat("inspectord is not running at ", context.address);
       failure.hint = kStartHint;
+    } else if (context.reaches_mcp_server) {
+      failure.message =
+          absl::StrCat("no answer from inspectord at ", context.address,
+                       " within ", FormatSeconds(context.timeout_seconds),
+                       " while it waited for the MCP server");
+      failure.hint =
+          "the MCP server may still be working: raise --timeout, or see "
+          "`inspectorctl status SERVER` and `inspectorctl watch`";
     } else {
       failure.message = absl::StrCat(
           "inspectord is not responding at ", context.address,
@@ -175,6 +183,21 @@ Failure DescribeError(const absl::Status& status, const ErrorContext& context) {
     failure.hint =
         "this inspectord does not support the operation yet; `inspectorctl "
         "status` shows its version";
+  } else if (reason == "SERVER_ERROR") {
+    // The MCP server answered with a JSON-RPC error; say so like `rpc`.
+    auto server = details.find("serverName");
+    auto code = details.find("jsonrpcCode");
+    auto data = details.find("jsonrpcData");
+    failure.message = absl::StrCat(
+        server != details.end() && !server->second.empty() ? server->second
+                                                           : "the server",
+        " answered with JSON-RPC error",
+        code != details.end() && !code->second.empty() ? " " + code->second
+                                                       : "",
+        message.empty() ? "" : ": ", message);
+    if (data != details.end() && !data->second.empty()) {
+      absl::StrAppend(&failure.message, " (data: ", data->second, ")");
+    }
   } else if (reason == "TOO_LARGE") {
     absl::StrAppend(&failure.message, DetailsSuffix(details));
   } else if (failure.exit_code == kExitMcpServer) {

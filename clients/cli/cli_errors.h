@@ -44,8 +44,11 @@ inline constexpr char kTokenEnv[] = "$INSPECTOR_TOKEN";
 struct ErrorContext {
   // The daemon's address (--addr).
   std::string address;
-  // The call deadline in seconds (--timeout).
+  // The deadline of the failed call in seconds (--timeout or its default).
   double timeout_seconds = 10;
+  // Whether the failed call reached an MCP server (tools/call, ...): then
+  // a missed deadline means a slow server more likely than a stuck daemon.
+  bool reaches_mcp_server = false;
   // Where the session token came from, for example "/run/token" or
   // "$INSPECTOR_TOKEN"; empty if unknown.
   std::string token_source;
@@ -63,7 +66,7 @@ struct Failure {
 // Classifies a non-OK `status`. Rules, in order:
 //  - local errors and errors with an explicit exit code keep their message;
 //  - UNAVAILABLE or DEADLINE_EXCEEDED without ErrorInfo: the daemon is
-//    unreachable (exit code 4);
+//    unreachable or gave no answer in time (exit code 4);
 //  - otherwise the reason decides the exit code (ExitCodeForReason), and
 //    SESSION_INVALID, SERVER_NOT_FOUND, INVALID_CONFIG (field), ... get
 //    their message and hint.

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "clients/cli/exit_codes.h"
 #include "clients/cli/server_views.h"
 #include "common/token.h"
 #include "common/version.h"
@@ -89,6 +90,21 @@ v1::ConfigService::Stub* Context::config() {
   return config_.get();
 }
 
+v1::McpService::Stub* Context::mcp() {
+  if (!mcp_) mcp_ = v1::McpService::NewStub(Channel());
+  return mcp_.get();
+}
+
+v1::HistoryService::Stub* Context::history() {
+  if (!history_) history_ = v1::HistoryService::NewStub(Channel());
+  return history_.get();
+}
+
+v1::EventsService::Stub* Context::events() {
+  if (!events_) events_ = v1::EventsService::NewStub(Channel());
+  return events_.get();
+}
+
 absl::StatusOr<std::string> Context::Token() {
   if (token_.has_value()) return *token_;
   std::string token;
@@ -130,17 +146,39 @@ absl::StatusOr<std::string> Context::Token() {
   return *token_;
 }
 
-absl::Status Context::PrepareCall(grpc::ClientContext* call,
-                                  bool authenticated) {
+absl::Status Context::AddToken(grpc::ClientContext* call) {
+  absl::StatusOr<std::string> token = Token();
+  if (!token.ok()) return token.status();
+  call->AddMetadata("authorization", absl::StrCat("Bearer ", *token));
+  return absl::OkStatus();
+}
+
+absl::Status Context::PrepareCall(grpc::ClientContext* call, bool authenticated,
+                                  Reach reach) {
   if (authenticated) {
-    absl::StatusOr<std::string> token = Token();
-    if (!token.ok()) return token.status();
-    call->AddMetadata("authorization", absl::StrCat("Bearer ", *token));
+    absl::Status added = AddToken(call);
+    if (!added.ok()) return added;
   }
-  const auto timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(options_.timeout_seconds * 1000));
+  const bool reaches_server = reach == Reach::kMcpServer;
+  const double seconds = options_.timeout_given || !reaches_server
+                             ? options_.timeout_seconds
+                             : kMcpServerTimeoutSeconds;
+  last_timeout_seconds_ = seconds;
+  last_call_reaches_server_ = reaches_server;
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   call->set_deadline(std::chrono::system_clock::now() + timeout);
   return absl::OkStatus();
+}
+
+absl::Status Context::Interrupted(int signal_number) {
+  if (interrupt_is_success_) return AlreadyReported(kExitOk);
+  DieOfSignal(signal_number);
+}
+
+absl::Status Context::PrepareStream(grpc::ClientContext* call) {
+  last_call_reaches_server_ = false;
+  return AddToken(call);
 }
 
 std::ostream& Context::out() { return std::cout; }
@@ -153,7 +191,10 @@ absl::Status Context::PrintJson(const google::protobuf::Message& message) {
 }
 
 void Context::PrintJson(const nlohmann::json& json) {
-  std::cout << json.dump(2) << "\n" << std::flush;
+  std::cout << json.dump(2, ' ', false,
+                         nlohmann::json::error_handler_t::replace)
+            << "\n"
+            << std::flush;
 }
 
 void Context::PrintTable(const Table& table, int flexible_column) {
@@ -192,7 +233,8 @@ int Context::Fail(const absl::Status& status) {
 ErrorContext Context::error_context() const {
   ErrorContext context;
   context.address = options_.addr;
-  context.timeout_seconds = options_.timeout_seconds;
+  context.timeout_seconds = last_timeout_seconds_;
+  context.reaches_mcp_server = last_call_reaches_server_;
   context.token_source =
       EnvSet("INSPECTOR_TOKEN") ? kTokenEnv : options_.token_file;
   return context;

@@ -5,9 +5,13 @@
 // One Context lives for the whole process. Commands register their CLI11
 // subcommands with a pointer to it; the subcommand selected by parsing
 // stores its action with SetAction(), and main runs it after parsing.
-// Every call made through Call() has a deadline of --timeout seconds and,
-// unless it is open (GetHealth), the session token as
-// `authorization: Bearer <token>`. Not thread-safe; used from main only.
+// Every call made through Call() or CallServer() has a deadline and, unless
+// it is open (GetHealth), the session token as `authorization: Bearer
+// <token>`. The deadline is --timeout seconds when given; otherwise 10 s
+// for calls that inspectord answers alone (Call) and 300 s, the engine's
+// absolute maximum, for calls that reach an MCP server (CallServer).
+// Streams (Watch) have no deadline. A call in flight is cancelled by Ctrl-C
+// (see interrupts.h). Not thread-safe; used from main only.
 #ifndef INSPECTOR_CLIENTS_CLI_CONTEXT_H_
 #define INSPECTOR_CLIENTS_CLI_CONTEXT_H_
 
@@ -24,15 +28,23 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "clients/cli/cli_errors.h"
+#include "clients/cli/interrupts.h"
 #include "clients/cli/table.h"
 #include "common/errors.h"
 #include "google/protobuf/message.h"
 #include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/events.grpc.pb.h"
+#include "inspector/v1/history.grpc.pb.h"
+#include "inspector/v1/mcp.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
 
 namespace inspector::cli {
 
 inline constexpr char kDefaultAddress[] = "127.0.0.1:50051";
+// Deadlines without --timeout: calls inspectord answers alone, and calls
+// that reach an MCP server (the engine gives up on those after 300 s).
+inline constexpr double kDaemonTimeoutSeconds = 10;
+inline constexpr double kMcpServerTimeoutSeconds = 300;
 
 // The global flags, filled by CLI11 (see main.cc).
 struct GlobalOptions {
@@ -43,7 +55,10 @@ struct GlobalOptions {
   // -o/--output: "table" or "json".
   std::string output = "table";
   // --timeout: the deadline of every call, in seconds.
-  double timeout_seconds = 10;
+  double timeout_seconds = kDaemonTimeoutSeconds;
+  // Whether --timeout was given; if not, calls that reach an MCP server
+  // get kMcpServerTimeoutSeconds.
+  bool timeout_given = false;
   // --no-color (NO_COLOR in the environment does the same).
   bool no_color = false;
 };
@@ -96,6 +111,9 @@ class Context {
   // Stubs on the channel to --addr (created on first use).
   v1::SystemService::Stub* system();
   v1::ConfigService::Stub* config();
+  v1::McpService::Stub* mcp();
+  v1::HistoryService::Stub* history();
+  v1::EventsService::Stub* events();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -109,15 +127,36 @@ class Context {
                                                  const Request&, Response*),
                     const Request& request, Response* response,
                     bool authenticated = true) {
-    grpc::ClientContext call;
-    absl::Status prepared = PrepareCall(&call, authenticated);
-    if (!prepared.ok()) return prepared;
-    return FromGrpcStatus((stub->*method)(&call, request, response));
+    return Invoke(stub, method, request, response, Reach::kDaemon,
+                  authenticated);
+  }
+
+  // Call() for calls that reach an MCP server (tools/call, connect, ...):
+  // without --timeout their deadline is kMcpServerTimeoutSeconds.
+  template <typename Stub, typename Request, typename Response>
+  absl::Status CallServer(Stub* stub,
+                          grpc::Status (Stub::*method)(grpc::ClientContext*,
+                                                       const Request&,
+                                                       Response*),
+                          const Request& request, Response* response) {
+    return Invoke(stub, method, request, response, Reach::kMcpServer,
+                  /*authenticated=*/true);
+  }
+
+  // Adds the token to a streaming call; streams get no deadline.
+  absl::Status PrepareStream(grpc::ClientContext* call);
+
+  // Makes Ctrl-C during a call end the command with exit code 0 (`watch`)
+  // instead of ending the process by the signal.
+  void set_interrupt_is_success() {
+    interrupt_is_success_ = true;
+    ExitZeroOnInterrupt();
   }
 
   // Printing. Results go to stdout, errors, warnings and hints to stderr.
   std::ostream& out();
   absl::Status PrintJson(const google::protobuf::Message& message);
+  // `json` indented by two spaces (MCP results, JSON-RPC answers).
   void PrintJson(const nlohmann::json& json);
   void PrintTable(const Table& table, int flexible_column = -1);
   void PrintWarning(const std::string& message);
@@ -130,7 +169,34 @@ class Context {
   ErrorContext error_context() const;
 
  private:
-  absl::Status PrepareCall(grpc::ClientContext* call, bool authenticated);
+  // Whom a call reaches, for its default deadline.
+  enum class Reach { kDaemon, kMcpServer };
+
+  template <typename Stub, typename Request, typename Response>
+  absl::Status Invoke(Stub* stub,
+                      grpc::Status (Stub::*method)(grpc::ClientContext*,
+                                                   const Request&, Response*),
+                      const Request& request, Response* response, Reach reach,
+                      bool authenticated) {
+    grpc::ClientContext call;
+    absl::Status prepared = PrepareCall(&call, authenticated, reach);
+    if (!prepared.ok()) return prepared;
+    grpc::Status status;
+    {
+      CancelOnInterrupt interrupt(&call);
+      status = (stub->*method)(&call, request, response);
+    }
+    if (int signal_number = InterruptSignal(); signal_number != 0) {
+      return Interrupted(signal_number);
+    }
+    return FromGrpcStatus(status);
+  }
+
+  absl::Status PrepareCall(grpc::ClientContext* call, bool authenticated,
+                           Reach reach);
+  // A call was cancelled by `signal_number`: exit 0 or die by the signal.
+  absl::Status Interrupted(int signal_number);
+  absl::Status AddToken(grpc::ClientContext* call);
   std::shared_ptr<grpc::Channel> Channel();
 
   GlobalOptions options_;
@@ -141,6 +207,13 @@ class Context {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::SystemService::Stub> system_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
+  std::unique_ptr<v1::McpService::Stub> mcp_;
+  std::unique_ptr<v1::HistoryService::Stub> history_;
+  std::unique_ptr<v1::EventsService::Stub> events_;
+  // The deadline and reach of the latest call, for error messages.
+  double last_timeout_seconds_ = kDaemonTimeoutSeconds;
+  bool last_call_reaches_server_ = false;
+  bool interrupt_is_success_ = false;
   std::optional<absl::StatusOr<std::string>> token_;
 };
 

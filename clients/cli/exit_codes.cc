@@ -30,6 +30,7 @@ constexpr ReasonExit kReasonExits[] = {
     {"TRANSPORT_ERROR", kExitMcpServer},
     {"PROTOCOL_ERROR", kExitMcpServer},
     {"REQUEST_TIMEOUT", kExitMcpServer},
+    {"SERVER_ERROR", kExitMcpServer},
     {"NOT_IMPLEMENTED", kExitNotImplemented},
 };
 
@@ -57,11 +58,15 @@ constexpr ExitCodeDoc kExitCodeDocs[] = {
     {kExitMcpServer,
      "MCP server error: CONNECTION_TIMEOUT, "
      "CONNECTION_REFUSED, SPAWN_FAILED, PROCESS_CRASHED, "
-     "TRANSPORT_ERROR, PROTOCOL_ERROR, REQUEST_TIMEOUT"},
+     "TRANSPORT_ERROR, PROTOCOL_ERROR, REQUEST_TIMEOUT, SERVER_ERROR (a "
+     "JSON-RPC error answer); a tool result with isError (call)"},
     {kExitNotImplemented,
      "not implemented by this inspectord "
      "(NOT_IMPLEMENTED)"},
     {kExitOther, "any other error (INTERNAL_ERROR, CANCELLED, ...)"},
+    {kExitInterrupted,
+     "interrupted by Ctrl-C: the call in flight is cancelled and "
+     "inspectorctl ends by the signal (watch exits 0 instead)"},
 };
 
 }  // namespace
@@ -75,10 +80,10 @@ int ExitCodeForReason(std::string_view reason) {
 
 std::string ExitCodesHelp() {
   constexpr size_t kWidth = 78;
-  const std::string indent = "     ";
   std::string text = "Exit codes:\n";
   for (const auto& doc : kExitCodeDocs) {
     std::string line = absl::StrFormat("  %d  ", doc.code);
+    const std::string indent(line.size(), ' ');
     bool first_word = true;
     for (absl::string_view word : absl::StrSplit(
              absl::string_view(doc.meaning.data(), doc.meaning.size()), ' ')) {

@@ -31,12 +31,18 @@ inline constexpr int kExitInvalidInput = 5;
 inline constexpr int kExitConflict = 6;
 // The MCP server failed: CONNECTION_TIMEOUT, CONNECTION_REFUSED,
 // SPAWN_FAILED, PROCESS_CRASHED, TRANSPORT_ERROR, PROTOCOL_ERROR,
-// REQUEST_TIMEOUT.
+// REQUEST_TIMEOUT; or it answered with an error: a JSON-RPC error
+// (SERVER_ERROR, or the answer `rpc` prints), a tool result with isError
+// (`call`).
 inline constexpr int kExitMcpServer = 7;
 // This inspectord does not implement the operation (NOT_IMPLEMENTED).
 inline constexpr int kExitNotImplemented = 8;
 // Anything else (INTERNAL_ERROR, CANCELLED, unknown reasons).
 inline constexpr int kExitOther = 9;
+// What the shell reports after Ctrl-C (128 + SIGINT): inspectorctl
+// cancels the call in flight and ends by the signal itself, so this is
+// never returned from main. `watch` exits kExitOk on Ctrl-C instead.
+inline constexpr int kExitInterrupted = 130;
 
 // The exit code for a daemon reason name such as "SERVER_NOT_FOUND".
 // Unknown or empty reasons give kExitOther.

@@ -19,18 +19,20 @@ std::string Describe(const std::string& path) {
   return path == "-" ? std::string("stdin") : path;
 }
 
-absl::Status TooLarge(const std::string& path, size_t max_bytes) {
+absl::Status TooLarge(const std::string& path, size_t max_bytes,
+                      const std::string& hint) {
   return LocalError(
       v1::TOO_LARGE,
       absl::StrCat(Describe(path), " is larger than ", max_bytes >> 20,
-                   " MiB, the most inspectord imports at once"),
-      "split the file, or keep only the servers you need");
+                   " MiB, the most inspectorctl sends at once"),
+      hint);
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> ReadInputFile(const std::string& path,
-                                          size_t max_bytes) {
+                                          size_t max_bytes,
+                                          const std::string& too_large_hint) {
   int fd = STDIN_FILENO;
   if (path != "-") {
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -48,7 +50,7 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path,
       }
       if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) > max_bytes) {
         close(fd);
-        return TooLarge(path, max_bytes);
+        return TooLarge(path, max_bytes, too_large_hint);
       }
     }
   }
@@ -68,7 +70,7 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path,
     content.append(buffer.data(), static_cast<size_t>(n));
     if (content.size() > max_bytes) {
       if (fd != STDIN_FILENO) close(fd);
-      return TooLarge(path, max_bytes);
+      return TooLarge(path, max_bytes, too_large_hint);
     }
   }
   if (fd != STDIN_FILENO) close(fd);

@@ -13,12 +13,19 @@ namespace inspector::cli {
 
 // The most `servers import` sends; the daemon refuses more anyway.
 inline constexpr size_t kMaxImportBytes = 16 << 20;
+// The most a JSON-RPC message or a --json object read from stdin may hold.
+inline constexpr size_t kMaxMessageBytes = 16 << 20;
+
+inline constexpr char kImportTooLargeHint[] =
+    "split the file, or keep only the servers you need";
 
 // Reads `path` ("-" is stdin) if it holds at most `max_bytes`. A larger
-// input gives TOO_LARGE (exit 5); a missing or unreadable file gives
-// INVALID_REQUEST (exit 5) naming the path and the system's reason.
-absl::StatusOr<std::string> ReadInputFile(const std::string& path,
-                                          size_t max_bytes);
+// input gives TOO_LARGE (exit 5) with `too_large_hint`; a missing or
+// unreadable file gives INVALID_REQUEST (exit 5) naming the path and the
+// system's reason.
+absl::StatusOr<std::string> ReadInputFile(
+    const std::string& path, size_t max_bytes,
+    const std::string& too_large_hint = kImportTooLargeHint);
 
 // Writes `content` to `path` with mode 0600, replacing the file
 // atomically (a temporary file in the same directory, then rename), so

@@ -16,9 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/args.h"
+#include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/context.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/interrupts.h"
 #include "common/token.h"
 #include "common/version.h"
 
@@ -27,7 +29,8 @@ namespace {
 
 constexpr char kDescription[] =
     "inspectorctl talks to inspectord, the MCP inspector daemon: it manages\n"
-    "the MCP servers the daemon knows and shows what they do.";
+    "the MCP servers the daemon knows, talks to them through it and shows\n"
+    "their traffic.";
 
 // The deepest subcommand selected while parsing, and its full name.
 const CLI::App* SelectedCommand(const CLI::App* app, std::string* path) {
@@ -129,7 +132,8 @@ class HelpFormatter : public CLI::Formatter {
   const Context* context_;
 };
 
-void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
+// Returns the --timeout option, to learn whether it was given.
+CLI::Option* AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   options.token_file = DefaultTokenPath();
   app.add_option("--addr", options.addr,
                  "inspectord's gRPC address (host:port)")
@@ -144,21 +148,24 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   app.add_option("-o,--output", options.output, "Output format: table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  app.add_option("--timeout", options.timeout_seconds,
-                 "Deadline of each call to inspectord, in seconds")
-      ->check([](const std::string& value) -> std::string {
-        double seconds = 0;
-        if (!absl::SimpleAtod(value, &seconds) || !(seconds > 0) ||
-            seconds > 86400 * 365) {
-          return "must be a number of seconds greater than 0";
-        }
-        return "";
-      })
-      ->capture_default_str()
-      ->type_name("SECONDS");
+  CLI::Option* timeout =
+      app.add_option("--timeout", options.timeout_seconds,
+                     "Deadline of each call to inspectord, in seconds "
+                     "(default: 10, and 300 for calls that reach an MCP "
+                     "server; watch has none)")
+          ->check([](const std::string& value) -> std::string {
+            double seconds = 0;
+            if (!absl::SimpleAtod(value, &seconds) || !(seconds > 0) ||
+                seconds > 86400 * 365) {
+              return "must be a number of seconds greater than 0";
+            }
+            return "";
+          })
+          ->type_name("SECONDS");
   app.add_flag("--no-color", options.no_color,
                "No colors (also when $NO_COLOR is set or stdout is not a "
                "terminal)");
+  return timeout;
 }
 
 int Main(int argc, char** argv) {
@@ -173,20 +180,40 @@ int Main(int argc, char** argv) {
   app.allow_extras();
   app.set_version_flag("--version", absl::StrCat("inspectorctl ", Version()),
                        "Print inspectorctl's version and exit");
-  AddGlobalOptions(app, context.options());
+  CLI::Option* timeout = AddGlobalOptions(app, context.options());
   AddStatusCommand(&app, &context);
   AddServersCommands(&app, &context);
   AddHelpCommand(&app, &context);
+  for (CLI::App* command : app.get_subcommands({})) {
+    command->group(kDaemonGroup);
+  }
+  AddConnectionCommands(&app, &context);
+  AddToolsCommands(&app, &context);
+  AddResourcesCommands(&app, &context);
+  AddPromptsCommands(&app, &context);
+  AddRpcCommand(&app, &context);
+  AddHistoryCommands(&app, &context);
+  AddWatchCommand(&app, &context);
   // Set last: subcommands copy their parent's footer when created.
   app.footer(absl::StrCat(
       "Environment: INSPECTOR_ADDR, INSPECTOR_TOKEN, INSPECTOR_TOKEN_FILE, "
       "NO_COLOR\n"
+      "\n"
+      "Deadlines: --timeout SECONDS applies to every call; without it, calls\n"
+      "that inspectord answers alone get 10 s and calls that reach an MCP\n"
+      "server (connect, call, read, rpc, ...) get 300 s, the engine's limit.\n"
+      "watch has no deadline. Ctrl-C cancels the call in flight.\n"
       "\n"
       "Examples:\n"
       "  inspectorctl status\n"
       "  inspectorctl servers add everything -- npx -y "
       "@modelcontextprotocol/server-everything\n"
       "  inspectorctl servers list -o json\n"
+      "  inspectorctl tools everything\n"
+      "  inspectorctl call everything echo message=hello\n"
+      "  inspectorctl rpc everything tools/list\n"
+      "  inspectorctl history --server everything --since 10m\n"
+      "  inspectorctl watch --server everything\n"
       "\n",
       ExitCodesHelp()));
 
@@ -205,6 +232,7 @@ int Main(int argc, char** argv) {
     return ParseError(context, app, error);
   }
 
+  context.options().timeout_given = timeout->count() > 0;
   if (std::vector<std::string> extras = app.remaining(/*recurse=*/true);
       !extras.empty()) {
     return ExtrasError(context, app, extras);
@@ -236,6 +264,8 @@ int Main(int argc, char** argv) {
 }  // namespace inspector::cli
 
 int main(int argc, char** argv) {
+  // First, before any other thread exists (see interrupts.h).
+  inspector::cli::InstallInterruptHandling();
   try {
     return inspector::cli::Main(argc, argv);
   } catch (const std::exception& e) {

@@ -123,6 +123,40 @@ std::string SanitizeForTerminal(std::string_view text) {
   return out;
 }
 
+std::string SanitizeText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size();
+    if (!end && text[i] != '\n' && text[i] != '\t') continue;
+    std::string_view piece = text.substr(start, i - start);
+    if (!end && text[i] == '\n' && !piece.empty() && piece.back() == '\r') {
+      piece.remove_suffix(1);
+    }
+    out += SanitizeForTerminal(piece);
+    if (!end) out += text[i];
+    start = i + 1;
+  }
+  return out;
+}
+
+std::string OneLine(std::string_view text) {
+  std::string out;
+  bool blank = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+        c == '\f') {
+      blank = true;
+      continue;
+    }
+    if (blank && !out.empty()) out += ' ';
+    blank = false;
+    out += c;
+  }
+  return out;
+}
+
 size_t DisplayWidth(std::string_view text) {
   size_t width = 0;
   for (size_t i = 0; i < text.size(); i += SequenceLength(text, i)) ++width;

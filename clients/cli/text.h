@@ -26,6 +26,15 @@ std::string ShellJoin(const std::vector<std::string>& argv);
 // imported files cannot move the cursor or change the terminal's state.
 std::string SanitizeForTerminal(std::string_view text);
 
+// SanitizeForTerminal for text meant to span lines (tool output, resource
+// contents): line feeds and tabs stay, CR LF becomes LF, other control
+// characters are escaped.
+std::string SanitizeText(std::string_view text);
+
+// `text` on one line: every run of blanks, tabs and line breaks becomes one
+// space, and leading and trailing ones are dropped (descriptions in tables).
+std::string OneLine(std::string_view text);
+
 // The number of terminal columns `text` takes: UTF-8 code points, each
 // counted as one column (invalid bytes count one each).
 size_t DisplayWidth(std::string_view text);

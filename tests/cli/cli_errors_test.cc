@@ -66,6 +66,7 @@ TEST(ExitCodesHelpTest, ListsEveryCode) {
   for (int code = kExitOk; code <= kExitOther; ++code) {
     EXPECT_THAT(help, HasSubstr("\n  " + std::to_string(code) + "  ")) << code;
   }
+  EXPECT_THAT(help, HasSubstr("\n  130  interrupted by Ctrl-C"));
   EXPECT_EQ(help.back(), '\n');
 }
 
@@ -89,6 +90,36 @@ TEST(DescribeErrorTest, DeadlineWithoutErrorInfoMeansUnreachable) {
   EXPECT_THAT(failure.message, HasSubstr("127.0.0.1:50051"));
   EXPECT_THAT(failure.message, HasSubstr("10s"));
   EXPECT_THAT(failure.hint, HasSubstr("--timeout"));
+}
+
+TEST(DescribeErrorTest, JsonRpcErrorOfTheServer) {
+  EXPECT_EQ(ExitCodeForReason("SERVER_ERROR"), kExitMcpServer);
+  Failure failure =
+      DescribeError(FromDaemon(v1::SERVER_ERROR, "Invalid params",
+                               {{"serverName", "everything"},
+                                {"jsonrpcCode", "-32602"},
+                                {"jsonrpcData", "{\"field\":\"message\"}"}}),
+                    Context());
+  EXPECT_EQ(failure.exit_code, kExitMcpServer);
+  EXPECT_EQ(failure.message,
+            "everything answered with JSON-RPC error -32602: Invalid params "
+            "(data: {\"field\":\"message\"})");
+  failure = DescribeError(FromDaemon(v1::SERVER_ERROR, "nope"), Context());
+  EXPECT_EQ(failure.message, "the server answered with JSON-RPC error: nope");
+}
+
+TEST(DescribeErrorTest, DeadlineOfACallToAnMcpServerBlamesTheServer) {
+  absl::Status status = FromGrpcStatus(
+      grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"));
+  ErrorContext context = Context();
+  context.timeout_seconds = 300;
+  context.reaches_mcp_server = true;
+  Failure failure = DescribeError(status, context);
+  EXPECT_EQ(failure.exit_code, kExitUnreachable);
+  EXPECT_EQ(failure.message,
+            "no answer from inspectord at 127.0.0.1:50051 within 300s while "
+            "it waited for the MCP server");
+  EXPECT_THAT(failure.hint, HasSubstr("raise --timeout"));
 }
 
 TEST(DescribeErrorTest, DaemonTransportErrorIsAnMcpServerError) {

@@ -25,25 +25,10 @@ using ::inspector::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// A loopback port nothing listens on: bound to port 0, then closed.
-int UnusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 class InspectorctlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    address_ = "127.0.0.1:" + std::to_string(UnusedPort());
+    address_ = "127.0.0.1:" + std::to_string(closed_port_.port());
     token_file_ = dir_.File("missing-token");
   }
 
@@ -64,6 +49,9 @@ class InspectorctlTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  // Refuses connections for the whole test, so no other test's daemon can
+  // be given this port meanwhile.
+  ::inspector::testing::RefusingPort closed_port_;
   std::string address_;
   std::string token_file_;
 };
@@ -116,6 +104,14 @@ TEST_F(InspectorctlTest, EveryAuthenticatedCommandNeedsTheToken) {
       {"servers", "update", "x", "--env", "A=1"},
       {"servers", "rm", "x", "y"},
       {"servers", "export"},
+      {"status", "x"},
+      {"connect", "x"},
+      {"tools", "x"},
+      {"call", "x", "echo", "a=1"},
+      {"rpc", "x", "tools/list"},
+      {"history"},
+      {"logs"},
+      {"watch"},
   };
   for (const auto& command : commands) {
     ProcessResult result = Run(command);
@@ -141,6 +137,27 @@ TEST_F(InspectorctlTest, UsageErrorsExit1) {
       {"--addr", "http://127.0.0.1:1", "status"},
       {"servers", "import", "f.json", "--on-conflict", "merge"},
       {"help", "nope"},
+      {"call"},
+      {"call", "x"},
+      {"call", "x", "echo", "novalue"},
+      {"call", "x", "echo", "n:=not-json"},
+      {"call", "x", "echo", "--json", "{bad"},
+      {"tools"},
+      {"read", "x"},
+      {"prompt", "x", "p", "novalue"},
+      {"complete", "x", "a=1"},
+      {"complete", "x", "--prompt", "p", "--resource", "r", "a=1"},
+      {"complete", "x", "--prompt", "p", "novalue"},
+      {"rpc", "x"},
+      {"rpc", "x", "tools/list", "--params", "[1"},
+      {"rpc", "x", "{}", "--params", "{}"},
+      {"log-level", "x", "loud"},
+      {"cancel", "x"},
+      {"history", "--since", "soon"},
+      {"history", "--direction", "up"},
+      {"logs", "--level", "verbose"},
+      {"watch", "--kind", "everything"},
+      {"watch", "--direction", "sideways"},
   };
   for (const auto& command : commands) {
     ProcessResult result = Run(command, {{"INSPECTOR_TOKEN", "t"}});
@@ -199,6 +216,43 @@ TEST_F(InspectorctlTest, CommandHelpHasAnExample) {
   }
   ProcessResult result = Run({"servers", "export", "--help"});
   EXPECT_THAT(result.out, HasSubstr("0600"));
+
+  for (const char* command :
+       {"connect", "disconnect", "ping", "log-level", "cancel", "tools", "call",
+        "resources", "templates", "read", "subscribe", "unsubscribe", "prompts",
+        "prompt", "complete", "rpc", "history", "logs", "watch"}) {
+    result = Run({command, "--help"});
+    EXPECT_EQ(result.exit_code, kExitOk) << command;
+    EXPECT_THAT(result.out,
+                HasSubstr(std::string("Examples:\n  inspectorctl ") + command))
+        << command;
+  }
+  result = Run({"status", "--help"});
+  EXPECT_THAT(result.out, HasSubstr("inspectorctl status everything"));
+}
+
+TEST_F(InspectorctlTest, HelpListsTheEngineCommandsAndDeadlines) {
+  ProcessResult result = Run({"--help"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("Talking to MCP servers:\n"));
+  EXPECT_THAT(result.out, HasSubstr("Traffic and logs:\n"));
+  EXPECT_THAT(result.out, HasSubstr("get 300 s"));
+  result = Run({"call", "--help"});
+  EXPECT_THAT(result.out, HasSubstr("--tool-arg"));
+  EXPECT_THAT(result.out, HasSubstr("exits 7"));
+}
+
+TEST_F(InspectorctlTest, UnreachableDaemonExits4ForEngineCommands) {
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"call", "x", "echo", "a=1"},
+        std::vector<std::string>{"watch"},
+        std::vector<std::string>{"history"}}) {
+    ProcessResult result = Run(command, {{"INSPECTOR_TOKEN", "t"}});
+    EXPECT_EQ(result.exit_code, kExitUnreachable) << command[0] << result.err;
+    EXPECT_THAT(result.err,
+                StartsWith("error: inspectord is not running at " + address_))
+        << command[0];
+  }
 }
 
 TEST_F(InspectorctlTest, Version) {

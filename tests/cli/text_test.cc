@@ -67,5 +67,17 @@ TEST(ShortIdTest, KeepsEightCharacters) {
   EXPECT_EQ(ShortId("abc"), "abc");
 }
 
+TEST(TextTest, SanitizeTextKeepsLinesAndTabs) {
+  EXPECT_EQ(SanitizeText("a\nb\tc\r\nd"), "a\nb\tc\nd");
+  EXPECT_EQ(SanitizeText("x\x1b[2J\ry"), "x\\x1b[2J\\ry");
+  EXPECT_EQ(SanitizeText(""), "");
+}
+
+TEST(TextTest, OneLineCollapsesBlanks) {
+  EXPECT_EQ(OneLine("  Echoes back\n\tthe   input\r\n"),
+            "Echoes back the input");
+  EXPECT_EQ(OneLine(""), "");
+}
+
 }  // namespace
 }  // namespace inspector::cli

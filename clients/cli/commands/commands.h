@@ -11,11 +11,34 @@
 
 namespace inspector::cli {
 
-// `status`: the daemon's health and how many servers it knows.
+// `status [SERVER]`: the daemon's health and how many servers it knows, or
+// one server's connection.
 void AddStatusCommand(CLI::App* app, Context* context);
 
 // `servers list|get|add|update|rm|import|export`.
 void AddServersCommands(CLI::App* app, Context* context);
+
+// `connect`, `disconnect`, `ping`, `log-level`, `cancel` (connection.cc).
+void AddConnectionCommands(CLI::App* app, Context* context);
+
+// `tools`, `call` (tools.cc).
+void AddToolsCommands(CLI::App* app, Context* context);
+
+// `resources`, `templates`, `read`, `subscribe`, `unsubscribe`
+// (resources.cc).
+void AddResourcesCommands(CLI::App* app, Context* context);
+
+// `prompts`, `prompt`, `complete` (prompts.cc).
+void AddPromptsCommands(CLI::App* app, Context* context);
+
+// `rpc`: raw JSON-RPC (rpc.cc).
+void AddRpcCommand(CLI::App* app, Context* context);
+
+// `history`, `logs` (history.cc).
+void AddHistoryCommands(CLI::App* app, Context* context);
+
+// `watch`: the live event stream (watch.cc).
+void AddWatchCommand(CLI::App* app, Context* context);
 
 // `help [COMMAND...]` and `help exit-codes`.
 void AddHelpCommand(CLI::App* app, Context* context);

@@ -1,9 +1,11 @@
-// `inspectorctl status`.
+// `inspectorctl status [SERVER]`.
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/mcp_views.h"
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
 
@@ -58,23 +60,51 @@ absl::Status RunStatus(Context& context) {
   return absl::OkStatus();
 }
 
+absl::Status RunServerStatus(Context& context, const std::string& server) {
+  v1::GetServerStatusRequest request;
+  request.set_server_id(server);
+  v1::ServerStatus status;
+  RETURN_IF_ERROR(context.Call(
+      context.mcp(), &v1::McpService::Stub::GetServerStatus, request, &status));
+  if (context.json()) return context.PrintJson(status);
+  context.out() << ServerStatusDetails(status, server) << std::flush;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddStatusCommand(CLI::App* app, Context* context) {
+  auto server = std::make_shared<std::string>();
   CLI::App* status = app->add_subcommand(
-      "status", "Show whether inspectord runs, its version and uptime");
+      "status",
+      "Show whether inspectord runs, its version and uptime; with SERVER, "
+      "that server's connection");
+  status
+      ->add_option("server", *server,
+                   "A server (name or id): show its connection state, "
+                   "protocol version, server info and capabilities")
+      ->type_name("SERVER");
   status->footer(
-      "Exits 0 when the daemon answers and accepts the token, 3 when it\n"
-      "answers but the token is missing or rejected (health is still\n"
-      "shown), 4 when it is not reachable.\n"
+      "Without SERVER: exits 0 when the daemon answers and accepts the\n"
+      "token, 3 when it answers but the token is missing or rejected\n"
+      "(health is still shown), 4 when it is not reachable.\n"
+      "\n"
+      "With SERVER: the daemon's connection to it (state, protocol\n"
+      "version, serverInfo, capabilities, pid, sessions, last error); it\n"
+      "does not connect (`inspectorctl connect SERVER` does).\n"
       "\n"
       "Examples:\n"
       "  inspectorctl status\n"
       "  inspectorctl status -o json\n"
-      "  inspectorctl --addr 127.0.0.1:50052 status");
-  status->callback([context] {
-    context->SetAction([context] { return RunStatus(*context); },
-                       /*takes_command_line=*/false);
+      "  inspectorctl --addr 127.0.0.1:50052 status\n"
+      "  inspectorctl status everything");
+  status->callback([context, server] {
+    context->SetAction(
+        [context, server] {
+          return server->empty() ? RunStatus(*context)
+                                 : RunServerStatus(*context, *server);
+        },
+        /*takes_command_line=*/false);
   });
 }
 

@@ -1,0 +1,198 @@
+// `inspectorctl history` and `inspectorctl logs`: recorded traffic and logs
+// (HistoryService).
+#include <memory>
+#include <string>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "clients/cli/commands/command_util.h"
+#include "clients/cli/commands/commands.h"
+#include "clients/cli/history_views.h"
+#include "clients/cli/mcp_args.h"
+#include "clients/cli/times.h"
+#include "common/status_macros.h"
+
+namespace inspector::cli {
+namespace {
+
+using HistoryStub = v1::HistoryService::Stub;
+
+constexpr char kSinceHelp[] =
+    "Only entries since then: a duration ago (10m, 2h, 1d) or a time "
+    "(2025-06-01T12:00:00Z, 2025-06-01T14:00, 2025-06-01)";
+
+// The configured servers, to show names for the ids the history holds.
+absl::StatusOr<ServerNames> LoadServerNames(Context& context) {
+  v1::ListServersResponse servers;
+  RETURN_IF_ERROR(context.Call(context.config(),
+                               &v1::ConfigService::Stub::ListServers,
+                               v1::ListServersRequest(), &servers));
+  return ServerNames(servers);
+}
+
+absl::StatusOr<double> SinceMillis(const std::string& since) {
+  if (since.empty()) return 0.0;
+  return ParseSince(since, absl::Now(), absl::LocalTimeZone());
+}
+
+TableTimes LocalTimes() {
+  TableTimes times;
+  times.now = absl::Now();
+  times.zone = absl::LocalTimeZone();
+  return times;
+}
+
+struct HistoryFlags {
+  std::string server;
+  std::string method;
+  std::string since;
+  std::string text;
+  std::string direction;
+  std::string session;
+  uint32_t limit = 0;
+  uint32_t offset = 0;
+};
+
+absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
+  v1::QueryHistoryRequest request;
+  ASSIGN_OR_RETURN(double since, SinceMillis(flags.since));
+  request.set_since(since);
+  if (!flags.direction.empty()) {
+    ASSIGN_OR_RETURN(v1::Direction direction, ParseDirection(flags.direction));
+    request.set_direction(direction);
+  }
+  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
+  if (!flags.server.empty()) request.set_server_id(names.Resolve(flags.server));
+  request.set_method(flags.method);
+  request.set_limit(flags.limit);
+  request.set_offset(flags.offset);
+  request.set_text(flags.text);
+  request.set_session_id(flags.session);
+
+  v1::QueryHistoryResponse response;
+  RETURN_IF_ERROR(context.Call(context.history(), &HistoryStub::QueryHistory,
+                               request, &response));
+  if (context.json()) return context.PrintJson(response);
+  if (response.entries_size() > 0) {
+    context.PrintTable(HistoryTable(response, names, LocalTimes(),
+                                    /*symbols=*/context.stdout_color()),
+                       kHistoryTargetColumn);
+  }
+  context.out() << HistoryFooter(response, flags.offset) << std::flush;
+  return absl::OkStatus();
+}
+
+struct LogsFlags {
+  std::string server;
+  std::string level;
+  std::string since;
+  uint32_t limit = 0;
+  uint32_t offset = 0;
+};
+
+absl::Status RunLogs(Context& context, const LogsFlags& flags) {
+  v1::QueryLogsRequest request;
+  ASSIGN_OR_RETURN(double since, SinceMillis(flags.since));
+  request.set_since(since);
+  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
+  if (!flags.server.empty()) request.set_server_id(names.Resolve(flags.server));
+  request.set_level(flags.level);
+  request.set_limit(flags.limit);
+  request.set_offset(flags.offset);
+
+  v1::QueryLogsResponse response;
+  RETURN_IF_ERROR(context.Call(context.history(), &HistoryStub::QueryLogs,
+                               request, &response));
+  if (context.json()) return context.PrintJson(response);
+  if (response.entries_size() > 0) {
+    context.PrintTable(LogsTable(response, names, LocalTimes()),
+                       kLogsMessageColumn);
+  }
+  context.out() << LogsFooter(response, flags.offset) << std::flush;
+  return absl::OkStatus();
+}
+
+void AddServerFilter(CLI::App* command, std::string* server) {
+  command->add_option("--server", *server, "Only this server (name or id)")
+      ->type_name("SERVER");
+}
+
+}  // namespace
+
+void AddHistoryCommands(CLI::App* app, Context* context) {
+  // history
+  auto history_flags = std::make_shared<HistoryFlags>();
+  CLI::App* history = app->add_subcommand(
+      "history", "Show recorded requests and their responses, newest first");
+  history->group(kTrafficGroup);
+  AddServerFilter(history, &history_flags->server);
+  history
+      ->add_option("--method", history_flags->method,
+                   "Only this MCP method (tools/call, ...)")
+      ->type_name("METHOD");
+  history->add_option("--since", history_flags->since, kSinceHelp)
+      ->type_name("WHEN");
+  history
+      ->add_option("--text", history_flags->text,
+                   "Only requests or responses whose JSON contains this text")
+      ->type_name("TEXT");
+  history
+      ->add_option("--direction", history_flags->direction,
+                   "out: the client's requests (→); in: the server's (←)")
+      ->check(CLI::IsMember(
+          {"in", "out", "client-to-server", "server-to-client", "c2s", "s2c"}))
+      ->type_name("in|out");
+  history
+      ->add_option("--session", history_flags->session,
+                   "Only this upstream session")
+      ->type_name("ID");
+  history
+      ->add_option("--limit", history_flags->limit,
+                   "At most N entries (the daemon's default: 100, at most "
+                   "1000)")
+      ->type_name("N");
+  history->add_option("--offset", history_flags->offset, "Skip N entries")
+      ->type_name("N");
+  history->footer(
+      "Columns: TIME (local; with the date when not today), SERVER, METHOD,\n"
+      "TARGET (tool, resource URI or prompt), DURATION, OK (✓/✗ on a color\n"
+      "terminal, yes/no otherwise; pending while unanswered), ID (the\n"
+      "JSON-RPC id). The last line says how many of how many matched.\n"
+      "\n"
+      "Examples:\n"
+      "  inspectorctl history\n"
+      "  inspectorctl history --server everything --method tools/call "
+      "--since 10m\n"
+      "  inspectorctl history --text error --limit 20 --offset 20\n"
+      "  inspectorctl history --direction in -o json");
+  OnSelected(history, context, history_flags, RunHistory);
+
+  // logs
+  auto logs_flags = std::make_shared<LogsFlags>();
+  CLI::App* logs = app->add_subcommand(
+      "logs", "Show the daemon's and the servers' logs, newest first");
+  logs->group(kTrafficGroup);
+  AddServerFilter(logs, &logs_flags->server);
+  logs->add_option("--level", logs_flags->level,
+                   "Minimum level: debug, info, warn or error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
+      ->type_name("LEVEL");
+  logs->add_option("--since", logs_flags->since, kSinceHelp)->type_name("WHEN");
+  logs->add_option("--limit", logs_flags->limit,
+                   "At most N entries (the daemon's default: 100)")
+      ->type_name("N");
+  logs->add_option("--offset", logs_flags->offset, "Skip N entries")
+      ->type_name("N");
+  logs->footer(
+      "Columns: TIME, LEVEL, SOURCE (daemon, stderr: a stdio server's\n"
+      "stderr, server: its notifications/message), SERVER, MESSAGE. To\n"
+      "follow new lines as they come: `inspectorctl watch --kind log`.\n"
+      "\n"
+      "Examples:\n"
+      "  inspectorctl logs\n"
+      "  inspectorctl logs --server everything --level warn --since 1h\n"
+      "  inspectorctl logs -o json | jq -r '.entries[].message'");
+  OnSelected(logs, context, logs_flags, RunLogs);
+}
+
+}  // namespace inspector::cli
