@@ -1,0 +1,965 @@
+// What inspectord adds on the hot path of a tools/call. The same JSON-RPC
+// request (tools/call of the fixture server's `echo` tool) is sent, one
+// scenario after the other, to:
+//
+//   (a) direct:        the fixture server spawned here over stdio
+//                      (initialize, notifications/initialized, then JSON
+//                      lines on its stdin, answers read from its stdout);
+//   (b) recording on:  a fresh inspectord fronting the same command as a
+//                      stdio server, reached with McpService.Forward over
+//                      gRPC on 127.0.0.1 (one channel), history recorded;
+//   (c) recording off: the same with inspectord --no-history.
+//
+// Each scenario runs N requests sequentially, then N spread over C
+// concurrent callers (each mode after a warm-up of 200 requests). Latency
+// is taken per request, from just before the send to the arrival of the
+// matching answer; throughput is N over the wall time of the mode. In (a)
+// the concurrent callers share the one process: writes are serialized on
+// its stdin and a reader thread hands each answer to its caller by id. In
+// (b) and (c) each caller thread has its own synchronous stub on the shared
+// channel. After the Forward modes, (b) and (c) also time N sequential
+// McpService.GetServerStatus calls, which the daemon answers alone: the
+// gRPC round trip under every Forward, printed as a reference row. The
+// daemon's VmRSS is read from /proc right after start (idle, no server
+// connected) and once the load has stopped and the figure has settled (the
+// stdio server is a separate process and does not count).
+//
+// Prints the machine facts, a table with p50, p90, p99 (ms) and requests/s
+// per scenario and mode, then each bar of the issue with "met" or "NOT met":
+//   - (b) adds at most 0.10 ms at p50 over (a), sequential;
+//   - recording on keeps >= 90% of the throughput of recording off
+//     (sequential and concurrent);
+//   - inspectord's idle RSS is below 15 MiB.
+//
+//   build/tools/bench/forward_bench [--requests N] [--concurrency C]
+//       [--inspectord PATH] [--node PATH]
+//
+// N defaults to 2000, C to 8, the daemon to the one built next to this
+// program, node to `node` (PATH is searched). Everything runs on
+// 127.0.0.1; every child process is stopped (SIGTERM) and reaped at the end.
+// Exits 0 when the runs complete, whatever the figures; 1 when something
+// breaks (a process does not start, a call fails, an answer is wrong);
+// 2 for bad arguments.
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/mcp.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/subprocess.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+using inspector::testing::DaemonProcess;
+using inspector::testing::TempDir;
+
+constexpr int kWarmup = 200;
+constexpr double kAddedP50BarMs = 0.10;
+constexpr double kRecordingThroughputBar = 0.90;
+constexpr double kIdleRssBarMiB = 15.0;
+constexpr char kEchoMessage[] = "hello inspector";
+constexpr absl::Duration kAnswerTimeout = absl::Seconds(30);
+
+struct Options {
+  int requests = 2000;
+  int concurrency = 8;
+  std::string inspectord = INSPECTORD_PATH;
+  std::string node = "node";
+  std::string fixture =
+      std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+};
+
+// The request every scenario sends, as one line of JSON without newline.
+std::string EchoRequest(int64_t id) {
+  return absl::StrCat(
+      R"({"jsonrpc":"2.0","id":)", id,
+      R"(,"method":"tools/call","params":{"name":"echo","arguments":)"
+      R"({"message":")",
+      kEchoMessage, R"("}}})");
+}
+
+// Checks that `answer` is the echo tool's successful answer to `id`.
+absl::Status CheckEchoAnswer(const std::string& answer, int64_t id) {
+  json parsed = json::parse(answer, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return absl::DataLossError(absl::StrCat("answer is not JSON: ", answer));
+  }
+  auto found = parsed.find("id");
+  if (found == parsed.end() || !found->is_number_integer() ||
+      found->get<int64_t>() != id) {
+    return absl::DataLossError(
+        absl::StrCat("answer to id ", id, " has another id: ", answer));
+  }
+  const json::json_pointer text("/result/content/0/text");
+  if (!parsed.contains(text) || !parsed.at(text).is_string() ||
+      parsed.at(text).get<std::string>() != kEchoMessage) {
+    return absl::DataLossError(
+        absl::StrCat("answer to id ", id, " is not the echo: ", answer));
+  }
+  return absl::OkStatus();
+}
+
+// The integer id of a JSON-RPC message, or -1 when it has none.
+int64_t IdOf(const std::string& line) {
+  json parsed = json::parse(line, nullptr, false);
+  if (!parsed.is_object()) return -1;
+  auto found = parsed.find("id");
+  if (found == parsed.end() || !found->is_number_integer()) return -1;
+  return found->get<int64_t>();
+}
+
+absl::Status WriteAll(int fd, const std::string& data) {
+  size_t written = 0;
+  while (written < data.size()) {
+    ssize_t w = ::write(fd, data.data() + written, data.size() - written);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      return absl::UnavailableError(
+          absl::StrCat("write to the server failed: ", std::strerror(errno)));
+    }
+    written += static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+// Reads newline-terminated lines from a file descriptor. Not thread-safe.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+
+  // The next line without its newline; an error at EOF or after `timeout`.
+  absl::StatusOr<std::string> Next(absl::Duration timeout) {
+    absl::Time deadline = absl::Now() + timeout;
+    while (true) {
+      size_t newline = buffer_.find('\n', start_);
+      if (newline != std::string::npos) {
+        std::string line = buffer_.substr(start_, newline - start_);
+        start_ = newline + 1;
+        if (start_ == buffer_.size()) {
+          buffer_.clear();
+          start_ = 0;
+        }
+        return line;
+      }
+      pollfd ready = {fd_, POLLIN, 0};
+      int wait_ms = -1;
+      if (deadline != absl::InfiniteFuture()) {
+        wait_ms = static_cast<int>(std::clamp<int64_t>(
+            absl::ToInt64Milliseconds(deadline - absl::Now()), 0, INT_MAX));
+      }
+      int polled = ::poll(&ready, 1, wait_ms);
+      if (polled < 0 && errno == EINTR) continue;
+      if (polled == 0) {
+        return absl::DeadlineExceededError("no answer from the server");
+      }
+      char chunk[65536];
+      ssize_t r = ::read(fd_, chunk, sizeof(chunk));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return absl::UnavailableError("the server closed stdout");
+      if (start_ > 0) {
+        buffer_.erase(0, start_);
+        start_ = 0;
+      }
+      buffer_.append(chunk, static_cast<size_t>(r));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string buffer_;
+  size_t start_ = 0;
+};
+
+// Something that answers calls. Call(caller, id) sends the request with
+// `id` on behalf of caller number `caller` and returns the raw answer;
+// callers 0..callers-1 of the current mode may call concurrently. Check
+// runs after the latency is taken.
+class Target {
+ public:
+  virtual ~Target() = default;
+  // Called before each mode's warm-up with the number of callers.
+  virtual absl::Status BeginMode(int callers) = 0;
+  virtual absl::StatusOr<std::string> Call(int caller, int64_t id) = 0;
+  virtual absl::Status Check(const std::string& answer, int64_t id) {
+    return CheckEchoAnswer(answer, id);
+  }
+};
+
+// (a): the fixture server spawned here, spoken to over its stdin/stdout.
+// With one caller the caller reads its answer itself; with more, a reader
+// thread hands each answer to its caller by id.
+class DirectTarget : public Target {
+ public:
+  static absl::StatusOr<std::unique_ptr<DirectTarget>> Start(
+      const Options& options, const TempDir& dir) {
+    std::unique_ptr<DirectTarget> target(new DirectTarget());
+    target->stderr_path_ = dir.File("fixture-stderr.log");
+    int in_pipe[2], out_pipe[2];
+    if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
+      return absl::InternalError("pipe2 failed");
+    }
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+      ::close(in_pipe[0]);
+      ::close(in_pipe[1]);
+      return absl::InternalError("pipe2 failed");
+    }
+    int err_fd = ::open(target->stderr_path_.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+    std::vector<std::string> argv = {options.node, options.fixture, "stdio"};
+    std::vector<char*> c_argv;
+    for (auto& arg : argv) c_argv.push_back(arg.data());
+    c_argv.push_back(nullptr);
+    int rc = ::posix_spawnp(&target->pid_, c_argv[0], &actions, nullptr,
+                            c_argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(in_pipe[0]);
+    ::close(out_pipe[1]);
+    if (err_fd >= 0) ::close(err_fd);
+    target->stdin_fd_ = in_pipe[1];
+    target->stdout_fd_ = out_pipe[0];
+    target->reader_ = std::make_unique<LineReader>(target->stdout_fd_);
+    if (rc != 0) {
+      target->pid_ = -1;
+      return absl::UnavailableError(
+          absl::StrCat("cannot spawn ", options.node, ": ", std::strerror(rc)));
+    }
+    if (absl::Status status = target->Initialize(); !status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat(status.message(),
+                                       "; fixture stderr: ", target->Stderr()));
+    }
+    return target;
+  }
+
+  ~DirectTarget() override { Stop(); }
+
+  pid_t pid() const { return pid_; }
+
+  absl::Status BeginMode(int callers) override {
+    if (callers > 1 && !dispatching_) {
+      dispatching_ = true;
+      dispatcher_ = std::thread([this] { Dispatch(); });
+    } else if (callers == 1 && dispatching_) {
+      return absl::FailedPreconditionError(
+          "the sequential mode must run before the concurrent one");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
+    std::string line = EchoRequest(id) + "\n";
+    if (!dispatching_) {
+      if (absl::Status status = WriteAll(stdin_fd_, line); !status.ok()) {
+        return status;
+      }
+      while (true) {
+        absl::StatusOr<std::string> answer = reader_->Next(kAnswerTimeout);
+        if (!answer.ok() || IdOf(*answer) == id) return answer;
+      }
+    }
+    Pending pending;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!reader_error_.ok()) return reader_error_;
+      pending_[id] = &pending;
+    }
+    {
+      absl::MutexLock lock(&write_mu_);
+      if (absl::Status status = WriteAll(stdin_fd_, line); !status.ok()) {
+        absl::MutexLock pending_lock(&mu_);
+        pending_.erase(id);
+        return status;
+      }
+    }
+    if (!pending.done.WaitForNotificationWithTimeout(kAnswerTimeout)) {
+      absl::MutexLock lock(&mu_);
+      if (pending_.erase(id) == 1) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("no answer to id ", id));
+      }
+      // The reader took it meanwhile and has notified under the lock.
+    }
+    if (!pending.status.ok()) return pending.status;
+    return std::move(pending.answer);
+  }
+
+  // Closes stdin, sends SIGTERM and reaps the server; joins the reader.
+  void Stop() {
+    if (stdin_fd_ >= 0) {
+      ::close(stdin_fd_);
+      stdin_fd_ = -1;
+    }
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+    }
+    if (dispatcher_.joinable()) dispatcher_.join();
+    if (stdout_fd_ >= 0) {
+      ::close(stdout_fd_);
+      stdout_fd_ = -1;
+    }
+  }
+
+ private:
+  struct Pending {
+    absl::Notification done;
+    absl::Status status;
+    std::string answer;
+  };
+
+  DirectTarget() = default;
+
+  std::string Stderr() const {
+    std::ifstream in(stderr_path_);
+    std::stringstream content;
+    content << in.rdbuf();
+    return content.str();
+  }
+
+  absl::Status Initialize() {
+    constexpr int64_t kInitializeId = 0;
+    std::string initialize = absl::StrCat(
+        R"({"jsonrpc":"2.0","id":)", kInitializeId,
+        R"(,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+        R"("capabilities":{},"clientInfo":{"name":"forward_bench",)"
+        R"("version":"1.0.0"}}})"
+        "\n");
+    if (absl::Status status = WriteAll(stdin_fd_, initialize); !status.ok()) {
+      return status;
+    }
+    while (true) {
+      absl::StatusOr<std::string> answer = reader_->Next(kAnswerTimeout);
+      if (!answer.ok()) return answer.status();
+      if (IdOf(*answer) != kInitializeId) continue;
+      json parsed = json::parse(*answer, nullptr, false);
+      if (!parsed.is_object() || !parsed.contains("result")) {
+        return absl::UnavailableError(
+            absl::StrCat("initialize failed: ", *answer));
+      }
+      break;
+    }
+    return WriteAll(stdin_fd_,
+                    "{\"jsonrpc\":\"2.0\",\"method\":"
+                    "\"notifications/initialized\"}\n");
+  }
+
+  // The reader thread of the concurrent mode: runs until stdout closes.
+  void Dispatch() {
+    while (true) {
+      absl::StatusOr<std::string> line =
+          reader_->Next(absl::InfiniteDuration());
+      absl::MutexLock lock(&mu_);
+      if (!line.ok()) {
+        reader_error_ = line.status();
+        for (auto& [id, pending] : pending_) {
+          pending->status = reader_error_;
+          pending->done.Notify();
+        }
+        pending_.clear();
+        return;
+      }
+      int64_t id = IdOf(*line);
+      auto found = pending_.find(id);
+      if (found == pending_.end()) continue;  // a notification or log line
+      found->second->answer = *std::move(line);
+      found->second->done.Notify();
+      pending_.erase(found);
+    }
+  }
+
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  std::string stderr_path_;
+  std::unique_ptr<LineReader> reader_;
+  bool dispatching_ = false;
+  std::thread dispatcher_;
+  absl::Mutex write_mu_;
+  absl::Mutex mu_;
+  absl::Status reader_error_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<int64_t, Pending*> pending_ ABSL_GUARDED_BY(mu_);
+};
+
+// A memory field of /proc/<pid>/status (VmRSS, RssAnon, VmHWM, ...) in MiB.
+absl::StatusOr<double> MemoryMiB(pid_t pid, const std::string& field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  const std::string prefix = field + ":";
+  while (std::getline(in, line)) {
+    if (line.compare(0, prefix.size(), prefix) != 0) continue;
+    absl::string_view value(line);
+    value.remove_prefix(prefix.size());
+    value = absl::StripAsciiWhitespace(value);
+    absl::ConsumeSuffix(&value, "kB");
+    value = absl::StripAsciiWhitespace(value);
+    int64_t kib = 0;
+    if (!absl::SimpleAtoi(value, &kib)) break;
+    return static_cast<double>(kib) / 1024.0;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no ", field, " in /proc/", pid, "/status"));
+}
+
+// Resident memory of a process, in MiB: the total (VmRSS) and its
+// anonymous and file-backed (mostly shared libraries) parts.
+struct Rss {
+  double total = 0;
+  double anonymous = 0;
+  double file = 0;
+};
+
+absl::StatusOr<Rss> ReadRss(pid_t pid) {
+  Rss rss;
+  for (auto [field, value] : {std::make_pair("VmRSS", &rss.total),
+                              std::make_pair("RssAnon", &rss.anonymous),
+                              std::make_pair("RssFile", &rss.file)}) {
+    absl::StatusOr<double> mib = MemoryMiB(pid, field);
+    if (!mib.ok()) return mib.status();
+    *value = *mib;
+  }
+  return rss;
+}
+
+// A client context with the session token and the answer deadline.
+std::unique_ptr<grpc::ClientContext> AuthorizedContext(
+    const std::string& token) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        absl::ToChronoSeconds(kAnswerTimeout));
+  context->AddMetadata("authorization", "Bearer " + token);
+  return context;
+}
+
+// (b) and (c): a fresh inspectord fronting the fixture as a stdio server.
+class DaemonTarget : public Target {
+ public:
+  static absl::StatusOr<std::unique_ptr<DaemonTarget>> Start(
+      const Options& options, const TempDir& dir, bool record) {
+    std::unique_ptr<DaemonTarget> target(new DaemonTarget());
+    std::vector<std::string> extra;
+    if (!record) extra.push_back("--no-history");
+    std::string error;
+    target->daemon_ =
+        DaemonProcess::Start(options.inspectord, dir, extra, &error);
+    if (target->daemon_ == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("inspectord did not start: ", error));
+    }
+    // Idle: serving, no server configured or connected yet.
+    absl::SleepFor(absl::Milliseconds(200));
+    absl::StatusOr<Rss> rss = ReadRss(target->daemon_->pid());
+    if (!rss.ok()) return rss.status();
+    target->idle_rss_ = *rss;
+
+    target->token_ = target->daemon_->token();
+    target->channel_ = grpc::CreateChannel(target->daemon_->address(),
+                                           grpc::InsecureChannelCredentials());
+    auto config = inspector::v1::ConfigService::NewStub(target->channel_);
+    inspector::v1::CreateServerRequest create;
+    inspector::v1::ServerConfig* server = create.mutable_server();
+    server->set_name("fixture");
+    server->set_transport("stdio");
+    server->set_command(options.node);
+    server->add_args(options.fixture);
+    server->add_args("stdio");
+    inspector::v1::ServerConfig created;
+    auto context = target->Context();
+    grpc::Status status = config->CreateServer(context.get(), create, &created);
+    if (!status.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("CreateServer failed: ", status.error_message()));
+    }
+    target->server_id_ = created.id();
+
+    target->stubs_.push_back(
+        inspector::v1::McpService::NewStub(target->channel_));
+    inspector::v1::ConnectRequest connect;
+    connect.set_server_id(target->server_id_);
+    inspector::v1::ServerStatus connected;
+    context = target->Context();
+    status = target->stubs_[0]->Connect(context.get(), connect, &connected);
+    if (!status.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("Connect failed: ", status.error_message()));
+    }
+    if (connected.state() != inspector::v1::CONNECTED) {
+      return absl::UnavailableError(absl::StrCat(
+          "the fixture did not connect: ", connected.ShortDebugString()));
+    }
+    return target;
+  }
+
+  pid_t pid() const { return daemon_->pid(); }
+  const Rss& idle_rss() const { return idle_rss_; }
+  const std::string& token() const { return token_; }
+  const std::string& server_id() const { return server_id_; }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+
+  absl::Status BeginMode(int callers) override {
+    while (static_cast<int>(stubs_.size()) < callers) {
+      stubs_.push_back(inspector::v1::McpService::NewStub(channel_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
+    inspector::v1::ForwardRequest request;
+    request.set_server_id(server_id_);
+    request.mutable_body()->set_content_type("application/json");
+    request.mutable_body()->set_data(EchoRequest(id));
+    google::api::HttpBody response;
+    auto context = Context();
+    grpc::Status status =
+        stubs_[caller]->Forward(context.get(), request, &response);
+    if (!status.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("Forward failed: ", status.error_message()));
+    }
+    return std::move(*response.mutable_data());
+  }
+
+  // Stops the daemon (SIGTERM, reap); it stops its stdio server.
+  void Stop() { daemon_.reset(); }
+
+ private:
+  DaemonTarget() = default;
+
+  std::unique_ptr<grpc::ClientContext> Context() const {
+    return AuthorizedContext(token_);
+  }
+
+  std::unique_ptr<DaemonProcess> daemon_;
+  Rss idle_rss_;
+  std::string token_;
+  std::string server_id_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::vector<std::unique_ptr<inspector::v1::McpService::Stub>> stubs_;
+};
+
+// The floor under (b) and (c): a gRPC round trip that the daemon answers
+// alone (McpService.GetServerStatus, token checked, no MCP server involved),
+// on the same channel.
+class StatusTarget : public Target {
+ public:
+  explicit StatusTarget(const DaemonTarget& daemon)
+      : token_(daemon.token()),
+        server_id_(daemon.server_id()),
+        stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
+
+  absl::Status BeginMode(int callers) override {
+    if (callers != 1) return absl::UnimplementedError("sequential only");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
+    inspector::v1::GetServerStatusRequest request;
+    request.set_server_id(server_id_);
+    inspector::v1::ServerStatus status;
+    auto context = AuthorizedContext(token_);
+    grpc::Status rpc = stub_->GetServerStatus(context.get(), request, &status);
+    if (!rpc.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("GetServerStatus failed: ", rpc.error_message()));
+    }
+    return status.state() == inspector::v1::CONNECTED ? "connected" : "";
+  }
+
+  absl::Status Check(const std::string& answer, int64_t id) override {
+    if (answer.empty()) return absl::DataLossError("the fixture disconnected");
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string token_;
+  std::string server_id_;
+  std::unique_ptr<inspector::v1::McpService::Stub> stub_;
+};
+
+struct Figures {
+  double p50_ms = 0;
+  double p90_ms = 0;
+  double p99_ms = 0;
+  double per_second = 0;
+};
+
+// Nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double p) {
+  size_t rank = static_cast<size_t>(std::ceil(p * sorted.size()));
+  return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+// Sends `count` requests spread over `callers` threads, each sending its
+// share back to back. Fills `latencies_ms` (when given) and returns the wall
+// time in seconds.
+absl::StatusOr<double> Drive(Target& target, int callers, int count,
+                             std::atomic<int64_t>& next_id,
+                             std::vector<double>* latencies_ms) {
+  std::vector<std::vector<double>> per_caller(callers);
+  std::vector<absl::Status> errors(callers);
+  std::atomic<bool> failed{false};
+  Clock::time_point start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int caller = 0; caller < callers; ++caller) {
+    int share = count / callers + (caller < count % callers ? 1 : 0);
+    threads.emplace_back([&, caller, share] {
+      std::vector<double>& mine = per_caller[caller];
+      mine.reserve(share);
+      for (int i = 0; i < share && !failed.load(); ++i) {
+        int64_t id = next_id.fetch_add(1);
+        Clock::time_point sent = Clock::now();
+        absl::StatusOr<std::string> answer = target.Call(caller, id);
+        Clock::time_point answered = Clock::now();
+        absl::Status status =
+            answer.ok() ? target.Check(*answer, id) : answer.status();
+        if (!status.ok()) {
+          errors[caller] = status;
+          failed = true;
+          return;
+        }
+        mine.push_back(
+            std::chrono::duration<double, std::milli>(answered - sent).count());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (const absl::Status& error : errors) {
+    if (!error.ok()) return error;
+  }
+  if (latencies_ms != nullptr) {
+    for (const auto& mine : per_caller) {
+      latencies_ms->insert(latencies_ms->end(), mine.begin(), mine.end());
+    }
+  }
+  return seconds;
+}
+
+// One mode: warm-up, then `count` measured requests over `callers`.
+absl::StatusOr<Figures> Measure(Target& target, int callers, int count,
+                                std::atomic<int64_t>& next_id) {
+  if (absl::Status status = target.BeginMode(callers); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<double> warm =
+      Drive(target, callers, kWarmup, next_id, nullptr);
+  if (!warm.ok()) return warm.status();
+  std::vector<double> latencies;
+  latencies.reserve(count);
+  absl::StatusOr<double> seconds =
+      Drive(target, callers, count, next_id, &latencies);
+  if (!seconds.ok()) return seconds.status();
+  std::sort(latencies.begin(), latencies.end());
+  Figures figures;
+  figures.p50_ms = Percentile(latencies, 0.50);
+  figures.p90_ms = Percentile(latencies, 0.90);
+  figures.p99_ms = Percentile(latencies, 0.99);
+  figures.per_second = count / *seconds;
+  return figures;
+}
+
+struct Scenario {
+  std::string label;
+  Figures sequential;
+  Figures concurrent;
+  // Daemon scenarios only.
+  Figures grpc_only;
+  Rss idle_rss;
+  Rss settled_rss;
+  double peak_rss_mib = 0;
+  double settle_seconds = 0;
+};
+
+void PrintRow(const std::string& label, const std::string& mode,
+              const Figures& f) {
+  std::printf("%-30s %-12s %9.3f %9.3f %9.3f %11.0f\n", label.c_str(),
+              mode.c_str(), f.p50_ms, f.p90_ms, f.p99_ms, f.per_second);
+  std::fflush(stdout);
+}
+
+// Both modes against `target`, printing each row as it completes.
+absl::Status RunModes(Target& target, const Options& options,
+                      Scenario& scenario) {
+  std::atomic<int64_t> next_id{1};
+  absl::StatusOr<Figures> sequential =
+      Measure(target, 1, options.requests, next_id);
+  if (!sequential.ok()) return sequential.status();
+  scenario.sequential = *sequential;
+  PrintRow(scenario.label, "sequential", scenario.sequential);
+  absl::StatusOr<Figures> concurrent =
+      Measure(target, options.concurrency, options.requests, next_id);
+  if (!concurrent.ok()) return concurrent.status();
+  scenario.concurrent = *concurrent;
+  PrintRow(scenario.label, absl::StrCat(options.concurrency, "-way"),
+           scenario.concurrent);
+  return absl::OkStatus();
+}
+
+absl::Status RunDirect(const Options& options, Scenario& scenario) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<DirectTarget>> target =
+      DirectTarget::Start(options, dir);
+  if (!target.ok()) return target.status();
+  absl::Status status = RunModes(**target, options, scenario);
+  (*target)->Stop();
+  return status;
+}
+
+// Waits until the daemon's VmRSS stops moving once the load is over: at
+// least 1 s, then until two readings 250 ms apart differ by under 64 KiB
+// (at most 10 s).
+absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
+  Clock::time_point start = Clock::now();
+  absl::SleepFor(absl::Seconds(1));
+  absl::StatusOr<Rss> previous = ReadRss(pid);
+  if (!previous.ok()) return previous;
+  while (true) {
+    absl::SleepFor(absl::Milliseconds(250));
+    absl::StatusOr<Rss> current = ReadRss(pid);
+    if (!current.ok()) return current;
+    *waited_seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    if (std::fabs(current->total - previous->total) < 64.0 / 1024 ||
+        *waited_seconds > 10) {
+      return current;
+    }
+    previous = current;
+  }
+}
+
+absl::Status RunDaemon(const Options& options, bool record,
+                       Scenario& scenario) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<DaemonTarget>> target =
+      DaemonTarget::Start(options, dir, record);
+  if (!target.ok()) return target.status();
+  scenario.idle_rss = (*target)->idle_rss();
+  absl::Status status = RunModes(**target, options, scenario);
+  if (status.ok()) {
+    StatusTarget probe(**target);
+    std::atomic<int64_t> next_id{1};
+    absl::StatusOr<Figures> grpc_only =
+        Measure(probe, 1, options.requests, next_id);
+    if (grpc_only.ok()) {
+      scenario.grpc_only = *grpc_only;
+      PrintRow("  gRPC alone: GetServerStatus", "sequential",
+               scenario.grpc_only);
+    } else {
+      status = grpc_only.status();
+    }
+  }
+  if (status.ok()) {
+    absl::StatusOr<Rss> settled =
+        SettledRss((*target)->pid(), &scenario.settle_seconds);
+    absl::StatusOr<double> peak = MemoryMiB((*target)->pid(), "VmHWM");
+    if (!settled.ok()) status = settled.status();
+    if (!peak.ok()) status = peak.status();
+    if (status.ok()) {
+      scenario.settled_rss = *settled;
+      scenario.peak_rss_mib = *peak;
+    }
+  }
+  (*target)->Stop();
+  return status;
+}
+
+std::string FirstLineOf(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        return std::string(absl::StripAsciiWhitespace(
+            absl::string_view(line).substr(colon + 1)));
+      }
+    }
+  }
+  return "unknown";
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return absl::StrCat(one, " ", five, " ", fifteen);
+}
+
+const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
+
+void PrintBars(const Options& options, const Scenario& direct,
+               const Scenario& on, const Scenario& off) {
+  std::printf("\n");
+  double added = on.sequential.p50_ms - direct.sequential.p50_ms;
+  std::printf("added p50: %.3f ms (bar <= %.2f ms): %s\n", added,
+              kAddedP50BarMs, Verdict(added <= kAddedP50BarMs));
+  std::printf(
+      "  for reference: recording off adds %.3f ms; %d-way adds %.3f ms "
+      "(on), %.3f ms (off)\n",
+      off.sequential.p50_ms - direct.sequential.p50_ms, options.concurrency,
+      on.concurrent.p50_ms - direct.concurrent.p50_ms,
+      off.concurrent.p50_ms - direct.concurrent.p50_ms);
+  std::printf(
+      "  where it goes: a gRPC round trip the daemon answers alone takes "
+      "%.3f ms (on), %.3f ms (off) at p50, sequential\n",
+      on.grpc_only.p50_ms, off.grpc_only.p50_ms);
+  double sequential_share =
+      on.sequential.per_second / off.sequential.per_second;
+  double concurrent_share =
+      on.concurrent.per_second / off.concurrent.per_second;
+  std::printf(
+      "recording on/off throughput, sequential: %.1f%% (bar >= %.0f%%): %s\n",
+      100 * sequential_share, 100 * kRecordingThroughputBar,
+      Verdict(sequential_share >= kRecordingThroughputBar));
+  std::printf(
+      "recording on/off throughput, %d-way: %.1f%% (bar >= %.0f%%): %s\n",
+      options.concurrency, 100 * concurrent_share,
+      100 * kRecordingThroughputBar,
+      Verdict(concurrent_share >= kRecordingThroughputBar));
+  std::printf(
+      "  for reference: throughput vs direct: sequential %.1f%% (on), "
+      "%.1f%% (off); %d-way %.1f%% (on), %.1f%% (off)\n",
+      100 * on.sequential.per_second / direct.sequential.per_second,
+      100 * off.sequential.per_second / direct.sequential.per_second,
+      options.concurrency,
+      100 * on.concurrent.per_second / direct.concurrent.per_second,
+      100 * off.concurrent.per_second / direct.concurrent.per_second);
+  for (const Scenario* s : {&on, &off}) {
+    bool met = s->idle_rss.total < kIdleRssBarMiB &&
+               s->settled_rss.total < kIdleRssBarMiB;
+    std::printf(
+        "idle RSS, %s: at start %.1f MiB, after the run %.1f MiB "
+        "(bar < %.0f MiB): %s\n",
+        s->label.c_str(), s->idle_rss.total, s->settled_rss.total,
+        kIdleRssBarMiB, Verdict(met));
+    std::printf(
+        "  anonymous + file-backed: at start %.1f + %.1f MiB, after the run "
+        "%.1f + %.1f MiB (read %.1f s after the load stopped); peak %.1f "
+        "MiB\n",
+        s->idle_rss.anonymous, s->idle_rss.file, s->settled_rss.anonymous,
+        s->settled_rss.file, s->settle_seconds, s->peak_rss_mib);
+  }
+}
+
+int Usage(const char* problem) {
+  std::fprintf(stderr,
+               "forward_bench: %s\n"
+               "usage: forward_bench [--requests N] [--concurrency C] "
+               "[--inspectord PATH] [--node PATH]\n",
+               problem);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      Usage("measures what inspectord adds to a tools/call");
+      return 0;
+    }
+    if (i + 1 >= argc) return Usage(("missing value for " + flag).c_str());
+    std::string value = argv[++i];
+    if (flag == "--requests") {
+      if (!absl::SimpleAtoi(value, &options.requests) || options.requests < 1) {
+        return Usage("--requests wants a positive integer");
+      }
+    } else if (flag == "--concurrency") {
+      if (!absl::SimpleAtoi(value, &options.concurrency) ||
+          options.concurrency < 1) {
+        return Usage("--concurrency wants a positive integer");
+      }
+    } else if (flag == "--inspectord") {
+      options.inspectord = value;
+    } else if (flag == "--node") {
+      options.node = value;
+    } else {
+      return Usage(("unknown flag " + flag).c_str());
+    }
+  }
+  // A server that dies mid-run must give an error, not kill the bench.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  inspector::testing::ProcessResult node_version =
+      inspector::testing::RunProcess({options.node, "--version"});
+  std::printf(
+      "forward_bench: %d tools/call echo requests per mode, after %d "
+      "warm-up; %d concurrent callers\n",
+      options.requests, kWarmup, options.concurrency);
+  std::printf("machine: nproc %u, %s, load average %s\n",
+              std::thread::hardware_concurrency(), CpuModel().c_str(),
+              LoadAverage().c_str());
+  std::printf("fixture: %s %s stdio (node %s)\n", options.node.c_str(),
+              options.fixture.c_str(),
+              node_version.exit_code == 0
+                  ? FirstLineOf(node_version.out).c_str()
+                  : "not found");
+  std::printf("inspectord: %s\n\n", options.inspectord.c_str());
+  std::printf("%-30s %-12s %9s %9s %9s %11s\n", "scenario", "mode", "p50 ms",
+              "p90 ms", "p99 ms", "requests/s");
+  std::fflush(stdout);
+
+  Scenario direct, on, off;
+  direct.label = "(a) direct stdio";
+  on.label = "(b) inspectord, recording on";
+  off.label = "(c) inspectord, recording off";
+  absl::Status status = RunDirect(options, direct);
+  if (status.ok()) status = RunDaemon(options, /*record=*/true, on);
+  if (status.ok()) status = RunDaemon(options, /*record=*/false, off);
+  if (!status.ok()) {
+    std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  PrintBars(options, direct, on, off);
+  std::printf("load average at the end: %s\n", LoadAverage().c_str());
+  return 0;
+}
