@@ -367,61 +367,39 @@ grpc::ServerUnaryReactor* McpService::ListResourceTemplates(
   return reactor;
 }
 
-namespace {
-
-absl::Status RequireUri(const std::string& uri) {
-  if (uri.empty()) {
-    return Error(v1::INVALID_REQUEST, "uri: the resource URI is required",
-                 {{"field", "uri"}});
+grpc::ServerUnaryReactor* McpService::ResourceCall(
+    grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
+    const std::string& method, v1::McpResult* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  if (request->uri().empty()) {
+    Finish(reactor, Error(v1::INVALID_REQUEST,
+                          "uri: the resource URI is required",
+                          {{"field", "uri"}}));
+    return reactor;
   }
-  return absl::OkStatus();
+  CallIntoResult(reactor, request->server_id(), method,
+                 {{"uri", request->uri()}}, request->options(), response);
+  return reactor;
 }
-
-}  // namespace
 
 grpc::ServerUnaryReactor* McpService::ReadResource(
     grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
     v1::McpResult* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  if (absl::Status s = RequireUri(request->uri()); !s.ok()) {
-    Finish(reactor, s);
-    return reactor;
-  }
-  CallIntoResult(reactor, request->server_id(), "resources/read",
-                 {{"uri", request->uri()}}, request->options(), response);
-  return reactor;
+  return ResourceCall(context, request, "resources/read", response);
 }
 
 grpc::ServerUnaryReactor* McpService::Subscribe(
     grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
     v1::McpResult* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  if (absl::Status s = RequireUri(request->uri()); !s.ok()) {
-    Finish(reactor, s);
-    return reactor;
-  }
-  CallIntoResult(reactor, request->server_id(), "resources/subscribe",
-                 {{"uri", request->uri()}}, request->options(), response);
-  return reactor;
+  return ResourceCall(context, request, "resources/subscribe", response);
 }
 
 grpc::ServerUnaryReactor* McpService::Unsubscribe(
     grpc::CallbackServerContext* context, const v1::ResourceRequest* request,
     v1::McpResult* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  if (absl::Status s = RequireUri(request->uri()); !s.ok()) {
-    Finish(reactor, s);
-    return reactor;
-  }
-  CallIntoResult(reactor, request->server_id(), "resources/unsubscribe",
-                 {{"uri", request->uri()}}, request->options(), response);
-  return reactor;
+  return ResourceCall(context, request, "resources/unsubscribe", response);
 }
 
 grpc::ServerUnaryReactor* McpService::ListPrompts(

@@ -103,6 +103,11 @@ class McpService final : public v1::McpService::CallbackService {
                       const std::string& server, const std::string& method,
                       Json params, const v1::CallOptions& options,
                       v1::McpResult* response);
+  // resources/read, subscribe and unsubscribe: one URI, an McpResult.
+  grpc::ServerUnaryReactor* ResourceCall(grpc::CallbackServerContext* context,
+                                         const v1::ResourceRequest* request,
+                                         const std::string& method,
+                                         v1::McpResult* response);
   // A new tracked reactor for a call about `server_id`. When the token is
   // wrong or server_id empty, the reactor is already finished and `*ok`
   // is false.

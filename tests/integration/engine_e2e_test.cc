@@ -240,6 +240,26 @@ TEST_P(EverythingTest, FixtureServer) {
   auto result = Call("fixture", "slow", R"({"steps": 3, "delayMs": 20})");
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(Text(*result), HasSubstr("done after 3 steps"));
+
+  v1::ResourceRequest read;
+  read.set_server_id("fixture");
+  read.set_uri("fixture://static/hello");
+  v1::McpResult contents;
+  auto context = Context();
+  grpc::Status status = mcp_->ReadResource(context.get(), read, &contents);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(contents.result().fields().at("contents").list_value().values(0)
+                .struct_value().fields().at("text").string_value(),
+            "hello");
+  read.set_uri("fixture://counter");
+  context = Context();
+  EXPECT_TRUE(mcp_->Subscribe(context.get(), read, &contents).ok());
+  context = Context();
+  EXPECT_TRUE(mcp_->Unsubscribe(context.get(), read, &contents).ok());
+  read.set_uri("");
+  context = Context();
+  status = mcp_->ReadResource(context.get(), read, &contents);
+  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "INVALID_REQUEST");
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, EverythingTest,
