@@ -242,6 +242,26 @@ uint32_t ClampTotal(int64_t total) {
       std::clamp<int64_t>(total, 0, static_cast<int64_t>(UINT32_MAX)));
 }
 
+// One page of a filtered query: the number of matching rows (ignoring
+// paging) and the page's statement, prepared and bound. `sql` ends with
+// "LIMIT ? OFFSET ?"; both texts use `where`'s parameters.
+struct Page {
+  uint32_t total;
+  Statement statement;
+};
+
+absl::StatusOr<Page> QueryPage(Database& db, const std::string& count_sql,
+                               const std::string& sql, const Where& where,
+                               int64_t limit, int64_t offset) {
+  ASSIGN_OR_RETURN(int64_t total, Count(db, count_sql, where.params()));
+  ASSIGN_OR_RETURN(Statement statement, db.Prepare(sql));
+  std::vector<Param> params = where.params();
+  params.push_back(limit);
+  params.push_back(offset);
+  RETURN_IF_ERROR(BindAll(statement, params));
+  return Page{ClampTotal(total), std::move(statement)};
+}
+
 const char* DirectionText(v1::Direction direction) {
   switch (direction) {
     case v1::CLIENT_TO_SERVER:
@@ -358,15 +378,10 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   response.set_limit(limit);
   response.set_offset(request.offset());
   absl::MutexLock lock(&mu_);
-  {
-    ASSIGN_OR_RETURN(int64_t total, Count(*db_, count_sql, where.params()));
-    response.set_total(ClampTotal(total));
-  }
-  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(sql));
-  std::vector<Param> params = where.params();
-  params.push_back(static_cast<int64_t>(limit));
-  params.push_back(static_cast<int64_t>(request.offset()));
-  RETURN_IF_ERROR(BindAll(statement, params));
+  ASSIGN_OR_RETURN(Page page, QueryPage(*db_, count_sql, sql, where, limit,
+                                        request.offset()));
+  response.set_total(page.total);
+  Statement& statement = page.statement;
   while (true) {
     ASSIGN_OR_RETURN(bool has_row, statement.Step());
     if (!has_row) break;
@@ -428,15 +443,10 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
 
   v1::ListMessagesResponse response;
   absl::MutexLock lock(&mu_);
-  {
-    ASSIGN_OR_RETURN(int64_t total, Count(*db_, count_sql, where.params()));
-    response.set_total(ClampTotal(total));
-  }
-  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(sql));
-  std::vector<Param> params = where.params();
-  params.push_back(static_cast<int64_t>(limit));
-  params.push_back(static_cast<int64_t>(request.offset()));
-  RETURN_IF_ERROR(BindAll(statement, params));
+  ASSIGN_OR_RETURN(Page page, QueryPage(*db_, count_sql, sql, where, limit,
+                                        request.offset()));
+  response.set_total(page.total);
+  Statement& statement = page.statement;
   while (true) {
     ASSIGN_OR_RETURN(bool has_row, statement.Step());
     if (!has_row) break;
@@ -478,15 +488,10 @@ absl::StatusOr<v1::QueryLogsResponse> HistoryReader::QueryLogs(
   v1::QueryLogsResponse response;
   response.set_limit(limit);
   absl::MutexLock lock(&mu_);
-  {
-    ASSIGN_OR_RETURN(int64_t total, Count(*db_, count_sql, where.params()));
-    response.set_total(ClampTotal(total));
-  }
-  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(sql));
-  std::vector<Param> params = where.params();
-  params.push_back(static_cast<int64_t>(limit));
-  params.push_back(static_cast<int64_t>(request.offset()));
-  RETURN_IF_ERROR(BindAll(statement, params));
+  ASSIGN_OR_RETURN(Page page, QueryPage(*db_, count_sql, sql, where, limit,
+                                        request.offset()));
+  response.set_total(page.total);
+  Statement& statement = page.statement;
   while (true) {
     ASSIGN_OR_RETURN(bool has_row, statement.Step());
     if (!has_row) break;

@@ -171,6 +171,28 @@ void McpService::List(
   state->next(request.cursor());
 }
 
+template <typename Response>
+grpc::ServerUnaryReactor* McpService::ListInto(
+    grpc::CallbackServerContext* context, const v1::ListRequest* request,
+    const std::string& method, const std::string& key, Response* response,
+    void (*add)(const Json& item, Response* response)) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  List(*request, method, key,
+       [reactor, response, add](absl::StatusOr<std::vector<Json>> items,
+                                std::string next_cursor) {
+         if (!items.ok()) {
+           Finish(reactor, items.status());
+           return;
+         }
+         for (const Json& item : *items) add(item, response);
+         response->set_next_cursor(next_cursor);
+         Finish(reactor, absl::OkStatus());
+       });
+  return reactor;
+}
+
 void McpService::CallIntoResult(grpc::ServerUnaryReactor* reactor,
                                 const std::string& server,
                                 const std::string& method, Json params,
@@ -218,11 +240,12 @@ grpc::ServerUnaryReactor* McpService::Connect(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  engine_->Connect(request->server_id(),
-                   [reactor, response](absl::StatusOr<v1::ServerStatus> status) {
-                     if (status.ok()) *response = *std::move(status);
-                     Finish(reactor, status.status());
-                   });
+  engine_->Connect(
+      request->server_id(),
+      [reactor, response](absl::StatusOr<v1::ServerStatus> status) {
+        if (status.ok()) *response = *std::move(status);
+        Finish(reactor, status.status());
+      });
   return reactor;
 }
 
@@ -267,30 +290,18 @@ grpc::ServerUnaryReactor* McpService::Ping(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* McpService::ListTools(
     grpc::CallbackServerContext* context, const v1::ListRequest* request,
     v1::ListToolsResponse* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  List(*request, "tools/list", "tools",
-       [reactor, response](absl::StatusOr<std::vector<Json>> items,
-                           std::string next_cursor) {
-         if (!items.ok()) {
-           Finish(reactor, items.status());
-           return;
-         }
-         for (const Json& item : *items) {
-           v1::Tool* tool = response->add_tools();
-           tool->set_name(StringField(item, "name"));
-           tool->set_title(StringField(item, "title"));
-           tool->set_description(StringField(item, "description"));
-           ToStruct(Field(item, "inputSchema"), tool->mutable_input_schema());
-           ToStruct(Field(item, "outputSchema"), tool->mutable_output_schema());
-           ToStruct(Field(item, "annotations"), tool->mutable_annotations());
-           ToStruct(item, tool->mutable_raw());
-         }
-         response->set_next_cursor(next_cursor);
-         Finish(reactor, absl::OkStatus());
-       });
-  return reactor;
+  return ListInto<v1::ListToolsResponse>(
+      context, request, "tools/list", "tools", response,
+      [](const Json& item, v1::ListToolsResponse* response) {
+        v1::Tool* tool = response->add_tools();
+        tool->set_name(StringField(item, "name"));
+        tool->set_title(StringField(item, "title"));
+        tool->set_description(StringField(item, "description"));
+        ToStruct(Field(item, "inputSchema"), tool->mutable_input_schema());
+        ToStruct(Field(item, "outputSchema"), tool->mutable_output_schema());
+        ToStruct(Field(item, "annotations"), tool->mutable_annotations());
+        ToStruct(item, tool->mutable_raw());
+      });
 }
 
 grpc::ServerUnaryReactor* McpService::CallTool(
@@ -300,71 +311,49 @@ grpc::ServerUnaryReactor* McpService::CallTool(
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
   if (request->name().empty()) {
-    Finish(reactor, Error(v1::INVALID_REQUEST, "name: the tool name is required",
-                          {{"field", "name"}}));
+    Finish(reactor,
+           Error(v1::INVALID_REQUEST, "name: the tool name is required",
+                 {{"field", "name"}}));
     return reactor;
   }
   Json params = {{"name", request->name()},
                  {"arguments", FromStruct(request->arguments())}};
-  CallIntoResult(reactor, request->server_id(), "tools/call",
-                 std::move(params), request->options(), response);
+  CallIntoResult(reactor, request->server_id(), "tools/call", std::move(params),
+                 request->options(), response);
   return reactor;
 }
 
 grpc::ServerUnaryReactor* McpService::ListResources(
     grpc::CallbackServerContext* context, const v1::ListRequest* request,
     v1::ListResourcesResponse* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  List(*request, "resources/list", "resources",
-       [reactor, response](absl::StatusOr<std::vector<Json>> items,
-                           std::string next_cursor) {
-         if (!items.ok()) {
-           Finish(reactor, items.status());
-           return;
-         }
-         for (const Json& item : *items) {
-           v1::Resource* resource = response->add_resources();
-           resource->set_uri(StringField(item, "uri"));
-           resource->set_name(StringField(item, "name"));
-           resource->set_title(StringField(item, "title"));
-           resource->set_description(StringField(item, "description"));
-           resource->set_mime_type(StringField(item, "mimeType"));
-           ToStruct(item, resource->mutable_raw());
-         }
-         response->set_next_cursor(next_cursor);
-         Finish(reactor, absl::OkStatus());
-       });
-  return reactor;
+  return ListInto<v1::ListResourcesResponse>(
+      context, request, "resources/list", "resources", response,
+      [](const Json& item, v1::ListResourcesResponse* response) {
+        v1::Resource* resource = response->add_resources();
+        resource->set_uri(StringField(item, "uri"));
+        resource->set_name(StringField(item, "name"));
+        resource->set_title(StringField(item, "title"));
+        resource->set_description(StringField(item, "description"));
+        resource->set_mime_type(StringField(item, "mimeType"));
+        ToStruct(item, resource->mutable_raw());
+      });
 }
 
 grpc::ServerUnaryReactor* McpService::ListResourceTemplates(
     grpc::CallbackServerContext* context, const v1::ListRequest* request,
     v1::ListResourceTemplatesResponse* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  List(*request, "resources/templates/list", "resourceTemplates",
-       [reactor, response](absl::StatusOr<std::vector<Json>> items,
-                           std::string next_cursor) {
-         if (!items.ok()) {
-           Finish(reactor, items.status());
-           return;
-         }
-         for (const Json& item : *items) {
-           v1::ResourceTemplate* t = response->add_resource_templates();
-           t->set_uri_template(StringField(item, "uriTemplate"));
-           t->set_name(StringField(item, "name"));
-           t->set_title(StringField(item, "title"));
-           t->set_description(StringField(item, "description"));
-           t->set_mime_type(StringField(item, "mimeType"));
-           ToStruct(item, t->mutable_raw());
-         }
-         response->set_next_cursor(next_cursor);
-         Finish(reactor, absl::OkStatus());
-       });
-  return reactor;
+  return ListInto<v1::ListResourceTemplatesResponse>(
+      context, request, "resources/templates/list", "resourceTemplates",
+      response,
+      [](const Json& item, v1::ListResourceTemplatesResponse* response) {
+        v1::ResourceTemplate* t = response->add_resource_templates();
+        t->set_uri_template(StringField(item, "uriTemplate"));
+        t->set_name(StringField(item, "name"));
+        t->set_title(StringField(item, "title"));
+        t->set_description(StringField(item, "description"));
+        t->set_mime_type(StringField(item, "mimeType"));
+        ToStruct(item, t->mutable_raw());
+      });
 }
 
 grpc::ServerUnaryReactor* McpService::ResourceCall(
@@ -374,9 +363,9 @@ grpc::ServerUnaryReactor* McpService::ResourceCall(
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
   if (request->uri().empty()) {
-    Finish(reactor, Error(v1::INVALID_REQUEST,
-                          "uri: the resource URI is required",
-                          {{"field", "uri"}}));
+    Finish(reactor,
+           Error(v1::INVALID_REQUEST, "uri: the resource URI is required",
+                 {{"field", "uri"}}));
     return reactor;
   }
   CallIntoResult(reactor, request->server_id(), method,
@@ -405,38 +394,26 @@ grpc::ServerUnaryReactor* McpService::Unsubscribe(
 grpc::ServerUnaryReactor* McpService::ListPrompts(
     grpc::CallbackServerContext* context, const v1::ListRequest* request,
     v1::ListPromptsResponse* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  List(*request, "prompts/list", "prompts",
-       [reactor, response](absl::StatusOr<std::vector<Json>> items,
-                           std::string next_cursor) {
-         if (!items.ok()) {
-           Finish(reactor, items.status());
-           return;
-         }
-         for (const Json& item : *items) {
-           v1::Prompt* prompt = response->add_prompts();
-           prompt->set_name(StringField(item, "name"));
-           prompt->set_title(StringField(item, "title"));
-           prompt->set_description(StringField(item, "description"));
-           const Json& arguments = Field(item, "arguments");
-           if (arguments.is_array()) {
-             for (const Json& a : arguments) {
-               v1::PromptArgument* argument = prompt->add_arguments();
-               argument->set_name(StringField(a, "name"));
-               argument->set_description(StringField(a, "description"));
-               const Json& required = Field(a, "required");
-               argument->set_required(required.is_boolean() &&
-                                      required.get<bool>());
-             }
-           }
-           ToStruct(item, prompt->mutable_raw());
-         }
-         response->set_next_cursor(next_cursor);
-         Finish(reactor, absl::OkStatus());
-       });
-  return reactor;
+  return ListInto<v1::ListPromptsResponse>(
+      context, request, "prompts/list", "prompts", response,
+      [](const Json& item, v1::ListPromptsResponse* response) {
+        v1::Prompt* prompt = response->add_prompts();
+        prompt->set_name(StringField(item, "name"));
+        prompt->set_title(StringField(item, "title"));
+        prompt->set_description(StringField(item, "description"));
+        const Json& arguments = Field(item, "arguments");
+        if (arguments.is_array()) {
+          for (const Json& a : arguments) {
+            v1::PromptArgument* argument = prompt->add_arguments();
+            argument->set_name(StringField(a, "name"));
+            argument->set_description(StringField(a, "description"));
+            const Json& required = Field(a, "required");
+            argument->set_required(required.is_boolean() &&
+                                   required.get<bool>());
+          }
+        }
+        ToStruct(item, prompt->mutable_raw());
+      });
 }
 
 grpc::ServerUnaryReactor* McpService::GetPrompt(
@@ -465,10 +442,9 @@ grpc::ServerUnaryReactor* McpService::Complete(
   } else if (request->has_resource_template()) {
     ref = {{"type", "ref/resource"}, {"uri", request->resource_template()}};
   } else {
-    Finish(reactor,
-           Error(v1::INVALID_REQUEST,
-                 "ref: give a prompt name or a resource template URI",
-                 {{"field", "ref"}}));
+    Finish(reactor, Error(v1::INVALID_REQUEST,
+                          "ref: give a prompt name or a resource template URI",
+                          {{"field", "ref"}}));
     return reactor;
   }
   Json params = {{"ref", ref},
@@ -493,8 +469,8 @@ grpc::ServerUnaryReactor* McpService::SetLoggingLevel(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  static const char* const kLevels[] = {"debug",   "info",  "notice",
-                                        "warning", "error", "critical",
+  static const char* const kLevels[] = {"debug",   "info",     "notice",
+                                        "warning", "error",    "critical",
                                         "alert",   "emergency"};
   bool known = false;
   for (const char* level : kLevels) known = known || request->level() == level;

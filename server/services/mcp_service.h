@@ -98,6 +98,13 @@ class McpService final : public v1::McpService::CallbackService {
             std::function<void(absl::StatusOr<std::vector<Json>> items,
                                std::string next_cursor)>
                 done);
+  // The list RPCs: starts the call, lists `key` items with `method`, adds
+  // each to `response` with `add`, sets next_cursor and finishes.
+  template <typename Response>
+  grpc::ServerUnaryReactor* ListInto(
+      grpc::CallbackServerContext* context, const v1::ListRequest* request,
+      const std::string& method, const std::string& key, Response* response,
+      void (*add)(const Json& item, Response* response));
   // Finishes `reactor` after filling an McpResult from a call.
   void CallIntoResult(grpc::ServerUnaryReactor* reactor,
                       const std::string& server, const std::string& method,
