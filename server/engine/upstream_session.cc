@@ -310,18 +310,18 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
   absl::Status not_connected;
   {
     absl::MutexLock lock(&mu_);
-    if (state_ == v1::CONNECTING ||
-        (state_ == v1::DISCONNECTED && !ended_)) {
+    if (ended_) {
+      not_connected = end_status_;
+    } else if (state_ == v1::CONNECTING || state_ == v1::DISCONNECTED) {
       queued_.push_back({std::move(raw), limits, std::move(done)});
       return;
-    }
-    if (state_ != v1::CONNECTED) {
+    } else if (state_ != v1::CONNECTED) {
+      // DISCONNECTING: Close() was called; OnClosed follows.
       not_connected = Error(
-          v1::TRANSPORT_ERROR,
+          v1::CANCELLED,
           absl::StrCat("the session with ", identity_.server_name,
-                       " has ended"),
-          {{"serverId", identity_.server_id},
-           {"serverName", identity_.server_name}});
+                       " is closing"),
+          {{"serverId", identity_.server_id}});
     }
   }
   if (!not_connected.ok()) {
@@ -736,12 +736,30 @@ void UpstreamSession::OnClosed(absl::Status status) {
   std::map<int64_t, Pending> pending;
   std::vector<Queued> queued;
   bool requested;
+  absl::Status failure;
   TimerQueue::TimerId ping_timer, connect_timer;
   {
+    // Ending, the reason and taking the waiters happen together, so a
+    // Send() racing with this either is taken here or sees the reason.
     absl::MutexLock lock(&mu_);
     if (ended_) return;
     ended_ = true;
     requested = close_requested_;
+    if (requested) {
+      failure = Error(v1::CANCELLED,
+                      absl::StrCat("the session with ", identity_.server_name,
+                                   " was closed"),
+                      {{"serverId", identity_.server_id}});
+    } else if (status.ok()) {
+      failure = Error(v1::TRANSPORT_ERROR,
+                      absl::StrCat("the connection to ", identity_.server_name,
+                                   " closed"),
+                      {{"serverId", identity_.server_id},
+                       {"serverName", identity_.server_name}});
+    } else {
+      failure = status;
+    }
+    end_status_ = failure;
     pending.swap(pending_);
     queued.swap(queued_);
     ping_timer = ping_timer_;
@@ -749,19 +767,6 @@ void UpstreamSession::OnClosed(absl::Status status) {
   }
   timers_->Cancel(ping_timer);
   timers_->Cancel(connect_timer);
-  absl::Status failure = status;
-  if (requested) {
-    failure = Error(v1::CANCELLED,
-                    absl::StrCat("the session with ", identity_.server_name,
-                                 " was closed"),
-                    {{"serverId", identity_.server_id}});
-  } else if (failure.ok()) {
-    failure = Error(v1::TRANSPORT_ERROR,
-                    absl::StrCat("the connection to ", identity_.server_name,
-                                 " closed"),
-                    {{"serverId", identity_.server_id},
-                     {"serverName", identity_.server_name}});
-  }
   for (auto& [id, p] : pending) {
     timers_->Cancel(p.request_timer);
     timers_->Cancel(p.total_timer);

@@ -186,6 +186,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   v1::ConnectionState state_ ABSL_GUARDED_BY(mu_) = v1::DISCONNECTED;
   bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  // Why the session ended; what later Send() calls fail with, so a caller
+  // racing with a failed connect learns the real reason.
+  absl::Status end_status_ ABSL_GUARDED_BY(mu_);
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Queued> queued_ ABSL_GUARDED_BY(mu_);

@@ -270,6 +270,18 @@ TEST_F(SessionTest, CrashFailsEveryWaitingCaller) {
   EXPECT_FALSE(after.value.ok());
 }
 
+TEST_F(SessionTest, ASendAfterAFailedConnectGetsTheRealReason) {
+  session_->Connect();
+  wire_->NextSent();  // initialize
+  wire_->Close(Error(v1::CONNECTION_REFUSED, "Connection refused"));
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  Answer answer;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", {},
+                 answer.Callback());
+  ASSERT_TRUE(answer.Wait());
+  EXPECT_EQ(ErrorReason(answer.value.status()), "CONNECTION_REFUSED");
+}
+
 TEST_F(SessionTest, GarbageFromTheServerIsRecordedAndDoesNotHurt) {
   Handshake();
   wire_->NextSent();
