@@ -63,7 +63,9 @@ grpc::ServerUnaryReactor* ConfigService::DeleteServer(
     const v1::DeleteServerRequest* request, google::protobuf::Empty*) {
   return AuthenticatedUnary(context, deps_, [&]() -> absl::Status {
     RETURN_IF_ERROR(RequireId(request->id()));
-    return manager_->Delete(request->id());
+    RETURN_IF_ERROR(manager_->Delete(request->id()));
+    SetHttpStatus(context, 204);
+    return absl::OkStatus();
   });
 }
 

@@ -7,6 +7,8 @@
 #ifndef INSPECTOR_SERVER_SERVICES_UNARY_H_
 #define INSPECTOR_SERVER_SERVICES_UNARY_H_
 
+#include <string>
+
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
@@ -27,6 +29,15 @@ grpc::ServerUnaryReactor* AuthenticatedUnary(
   if (status.ok()) status = body();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
+}
+
+// Asks the REST gateway to answer with `http_status` instead of 200 (e.g.
+// 204 for a DELETE, 302 with `location`), as grpc-gateway does. Must be
+// called before the call finishes; gRPC callers see plain metadata.
+inline void SetHttpStatus(grpc::CallbackServerContext* context,
+                          int http_status, const std::string& location = "") {
+  context->AddInitialMetadata("x-http-code", std::to_string(http_status));
+  if (!location.empty()) context->AddInitialMetadata("location", location);
 }
 
 }  // namespace inspector::services
