@@ -22,7 +22,7 @@
 #include "server/auth/token_authenticator.h"
 #include "server/config/config_manager.h"
 #include "server/logging.h"
-#include "server/net/listen_address.h"
+#include "common/net/listen_address.h"
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/pipeline.h"

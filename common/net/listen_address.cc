@@ -1,4 +1,4 @@
-#include "server/net/listen_address.h"
+#include "common/net/listen_address.h"
 
 #include <arpa/inet.h>
 

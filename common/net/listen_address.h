@@ -3,8 +3,8 @@
 // Every listener binds loopback by default. An address that is not loopback
 // (127.0.0.0/8, ::1, "localhost") or a unix socket is refused unless the
 // caller explicitly allows network exposure. Thread-safe (pure functions).
-#ifndef INSPECTOR_SERVER_NET_LISTEN_ADDRESS_H_
-#define INSPECTOR_SERVER_NET_LISTEN_ADDRESS_H_
+#ifndef INSPECTOR_COMMON_NET_LISTEN_ADDRESS_H_
+#define INSPECTOR_COMMON_NET_LISTEN_ADDRESS_H_
 
 #include <string>
 #include <string_view>
@@ -40,4 +40,4 @@ absl::StatusOr<ListenAddress> CheckListenAddress(
 
 }  // namespace inspector::net
 
-#endif  // INSPECTOR_SERVER_NET_LISTEN_ADDRESS_H_
+#endif  // INSPECTOR_COMMON_NET_LISTEN_ADDRESS_H_

@@ -3,7 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/auth/token_authenticator.h"
-#include "server/net/listen_address.h"
+#include "common/net/listen_address.h"
 
 namespace inspector {
 namespace {
