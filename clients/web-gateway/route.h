@@ -23,7 +23,8 @@ struct Route {
   // The rule's path template, e.g. "/api/pending/{id}:resolve".
   std::string pattern;
   PathTemplate path;
-  // The gRPC method and its full path, "/inspector.v1.ConfigService/ListServers".
+  // The gRPC method and its full path,
+  // "/inspector.v1.ConfigService/ListServers".
   const google::protobuf::MethodDescriptor* method = nullptr;
   std::string grpc_path;
   // The rule's `body`: "" (no body), "*" (the whole request message) or a
@@ -35,10 +36,8 @@ struct Route {
   bool client_streaming = false;
 };
 
-// The variable bindings a path produced when it matched a Route, in template
-// order: {"id", "abc"}, {"server_id", "s1"}; field paths may be dotted
-// ("server.id"). Values are percent-decoded.
-using PathBindings = std::vector<std::pair<std::string, std::string>>;
+// PathBindings (the variables a matched path bound) is declared in
+// path_template.h, which produces them.
 
 }  // namespace inspector::gateway
 

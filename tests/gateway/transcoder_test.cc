@@ -1,0 +1,1078 @@
+// Tests of JSON <-> protobuf transcoding: on the real contract (requests
+// parsed back with the generated classes) and on a hand-made message with
+// every kind of field (checked by round trip through RenderResponse).
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <google/protobuf/any.pb.h>
+#include <google/protobuf/duration.pb.h>
+#include <google/protobuf/field_mask.pb.h>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/timestamp.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/wrappers.pb.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "clients/web-gateway/route_table.h"
+#include "clients/web-gateway/transcoder.h"
+#include "common/errors.h"
+#include "google/api/httpbody.pb.h"
+#include "inspector/v1/config.pb.h"
+#include "inspector/v1/events.pb.h"
+#include "inspector/v1/intercept.pb.h"
+#include "inspector/v1/mcp.pb.h"
+
+#ifndef INSPECTOR_DESCRIPTOR_SET
+#error "INSPECTOR_DESCRIPTOR_SET must name the compiled descriptor set"
+#endif
+
+namespace inspector::gateway {
+namespace {
+
+using ::google::protobuf::DescriptorPool;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+// Expects an INVALID_REQUEST whose message names `field` (and whose
+// details carry it, when given).
+void ExpectInvalid(const absl::Status& status, const std::string& field,
+                   const std::string& text = "") {
+  ASSERT_FALSE(status.ok()) << "expected an error for " << field;
+  EXPECT_EQ(ErrorReason(status), "INVALID_REQUEST") << status;
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  std::string message(status.message());
+  if (!field.empty()) {
+    EXPECT_THAT(message, HasSubstr("\"" + field + "\"")) << message;
+    EXPECT_EQ(GetErrorDetails(status)["field"], field) << message;
+  }
+  if (!text.empty()) {
+    EXPECT_THAT(message, HasSubstr(text));
+  }
+}
+
+// ---------------------------------------------------------------------
+// The real contract.
+
+class RealTranscoderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto pool = LoadDescriptorSet(ReadFile(INSPECTOR_DESCRIPTOR_SET));
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    pool_ = pool->release();
+    auto table = RouteTable::Build(*pool_);
+    ASSERT_TRUE(table.ok()) << table.status();
+    table_ = new RouteTable(*std::move(table));
+    transcoder_ = new Transcoder(pool_);
+  }
+  static void TearDownTestSuite() {
+    delete transcoder_;
+    delete table_;
+    delete pool_;
+  }
+
+  static const Route& RouteOf(std::string_view method_name) {
+    for (const Route& route : table_->routes()) {
+      if (route.method->full_name() == method_name) return route;
+    }
+    ADD_FAILURE() << "no route for " << method_name;
+    return table_->routes().front();
+  }
+
+  // Runs the whole request path: Find, then BuildRequest.
+  template <typename Request>
+  static absl::Status Build(
+      std::string_view http_method, std::string_view path,
+      std::string_view query, std::string_view body, Request* request,
+      std::string_view content_type = "application/json") {
+    RouteTable::Match match = table_->Find(http_method, path);
+    if (match.kind != RouteTable::Match::kFound) {
+      return absl::NotFoundError(std::string(path));
+    }
+    auto bytes = transcoder_->BuildRequest(*match.route, match.bindings, query,
+                                           body, content_type);
+    if (!bytes.ok()) return bytes.status();
+    if (!request->ParseFromString(*bytes)) {
+      return absl::InternalError("request bytes do not parse");
+    }
+    return absl::OkStatus();
+  }
+
+  static const DescriptorPool* pool_;
+  static const RouteTable* table_;
+  static const Transcoder* transcoder_;
+};
+
+const DescriptorPool* RealTranscoderTest::pool_ = nullptr;
+const RouteTable* RealTranscoderTest::table_ = nullptr;
+const Transcoder* RealTranscoderTest::transcoder_ = nullptr;
+
+TEST_F(RealTranscoderTest, CreateServerFillsTheBodyField) {
+  v1::CreateServerRequest request;
+  ASSERT_TRUE(Build("POST", "/config", "name=ignored-query-is-body",
+                    R"({"name":"my-server","transport":"streamableHttp",
+                        "url":"http://localhost:8080/mcp",
+                        "headers":{"Authorization":"Bearer token"},
+                        "args":["-y"],"timeouts":{"connection":5000,
+                        "progressResetsTimeout":false},
+                        "createdAt":"2024-01-15T10:00:00Z",
+                        "somethingNew":{"x":[1,2]}})",
+                    &request)
+                  .ok());
+  const v1::ServerConfig& server = request.server();
+  EXPECT_EQ(server.name(), "my-server");
+  EXPECT_EQ(server.transport(), "streamableHttp");
+  EXPECT_EQ(server.url(), "http://localhost:8080/mcp");
+  EXPECT_EQ(server.headers().at("Authorization"), "Bearer token");
+  EXPECT_THAT(server.args(), ElementsAre("-y"));
+  EXPECT_EQ(server.timeouts().connection(), 5000u);
+  ASSERT_TRUE(server.timeouts().has_progress_resets_timeout());
+  EXPECT_FALSE(server.timeouts().progress_resets_timeout());
+  EXPECT_EQ(server.created_at().seconds(), 1705312800);
+  EXPECT_FALSE(server.has_command());
+}
+
+TEST_F(RealTranscoderTest, UpdateServerTakesIdFromPathAndMaskFromQuery) {
+  v1::UpdateServerRequest request;
+  ASSERT_TRUE(Build("PUT", "/config/abc%20123",
+                    "updateMask=env,connectionMode&id=from-query",
+                    R"({"env":{"A":"1"},"connectionMode":"direct"})", &request)
+                  .ok());
+  EXPECT_EQ(request.id(), "abc 123");
+  EXPECT_EQ(request.server().env().at("A"), "1");
+  EXPECT_EQ(request.server().connection_mode(), "direct");
+  EXPECT_THAT(request.update_mask().paths(),
+              ElementsAre("env", "connection_mode"));
+}
+
+TEST_F(RealTranscoderTest,
+       PathVariablesOverrideTheBodyAndStarBodyIgnoresQuery) {
+  v1::ConnectRequest request;
+  ASSERT_TRUE(Build("POST", "/api/servers/from-path/connect",
+                    "serverId=from-query", R"({"serverId":"from-body"})",
+                    &request)
+                  .ok());
+  EXPECT_EQ(request.server_id(), "from-path");
+
+  v1::ListRequest list;
+  ASSERT_TRUE(Build("GET", "/api/servers/s1/tools",
+                    "serverId=from-query&cursor=c1&all=true", "", &list)
+                  .ok());
+  EXPECT_EQ(list.server_id(), "s1");
+  EXPECT_EQ(list.cursor(), "c1");
+  EXPECT_TRUE(list.all());
+}
+
+TEST_F(RealTranscoderTest, CallToolReadsStructArgumentsAndNestedOptions) {
+  v1::CallToolRequest request;
+  ASSERT_TRUE(Build("POST", "/api/servers/s1/tools/echo:call", "",
+                    R"({"arguments":{"message":"hi","n":1,"list":[true,null,
+                        "x"],"obj":{"d":1.5}},"options":{"timeoutMs":100,
+                        "progress":true}})",
+                    &request)
+                  .ok());
+  EXPECT_EQ(request.server_id(), "s1");
+  EXPECT_EQ(request.name(), "echo");
+  const auto& fields = request.arguments().fields();
+  EXPECT_EQ(fields.at("message").string_value(), "hi");
+  EXPECT_EQ(fields.at("n").number_value(), 1);
+  const auto& list = fields.at("list").list_value();
+  ASSERT_EQ(list.values_size(), 3);
+  EXPECT_TRUE(list.values(0).bool_value());
+  EXPECT_EQ(list.values(1).kind_case(), google::protobuf::Value::kNullValue);
+  EXPECT_EQ(list.values(2).string_value(), "x");
+  EXPECT_EQ(fields.at("obj").struct_value().fields().at("d").number_value(),
+            1.5);
+  EXPECT_EQ(request.options().timeout_ms(), 100u);
+  EXPECT_TRUE(request.options().progress());
+}
+
+TEST_F(RealTranscoderTest, ForwardPutsRawBytesIntoTheHttpBodyField) {
+  const std::string body = R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})";
+  v1::ForwardRequest request;
+  ASSERT_TRUE(Build("POST", "/mcp", "serverId=s1&options.timeoutMs=250", body,
+                    &request, "application/json; charset=utf-8")
+                  .ok());
+  EXPECT_EQ(request.server_id(), "s1");
+  EXPECT_EQ(request.body().data(), body);
+  EXPECT_EQ(request.body().content_type(), "application/json; charset=utf-8");
+  EXPECT_EQ(request.options().timeout_ms(), 250u);
+
+  // Not parsed, so not required to be JSON; the query may not touch it.
+  v1::ForwardRequest raw;
+  ASSERT_TRUE(Build("POST", "/mcp", "server_id=s2&body.data=x", "not json {",
+                    &raw, "text/plain")
+                  .ok());
+  EXPECT_EQ(raw.server_id(), "s2");
+  EXPECT_EQ(raw.body().data(), "not json {");
+
+  v1::ForwardRequest bad_type;
+  ExpectInvalid(
+      Build("POST", "/mcp", "serverId=s1", "{}", &bad_type, "text/\xff"), "",
+      "Content-Type");
+
+  v1::ForwardRequest empty;
+  ASSERT_TRUE(Build("POST", "/mcp", "serverId=s1", "", &empty).ok());
+  EXPECT_FALSE(empty.has_body());
+}
+
+TEST_F(RealTranscoderTest, QueryParametersInEveryForm) {
+  v1::WatchRequest request;
+  ASSERT_TRUE(Build("GET", "/api/events",
+                    "serverId=s+1%21&methods=tools%2Fcall&methods=ping"
+                    "&kinds=EVENT_KIND_MESSAGE&kinds=2&backlog=10"
+                    "&direction=SERVER_TO_CLIENT&unknown=1&&=x&nested.thing=2",
+                    "", &request)
+                  .ok());
+  EXPECT_EQ(request.server_id(), "s 1!");
+  EXPECT_THAT(request.methods(), ElementsAre("tools/call", "ping"));
+  EXPECT_THAT(request.kinds(),
+              ElementsAre(v1::EVENT_KIND_MESSAGE, v1::EVENT_KIND_STATE));
+  EXPECT_EQ(request.backlog(), 10u);
+  EXPECT_EQ(request.direction(), v1::SERVER_TO_CLIENT);
+
+  v1::ExportServersRequest exported;
+  ASSERT_TRUE(Build("GET", "/config/export",
+                    "format=CONFIG_FORMAT_VSCODE&servers=a&servers=b", "",
+                    &exported)
+                  .ok());
+  EXPECT_EQ(exported.format(), v1::CONFIG_FORMAT_VSCODE);
+  EXPECT_THAT(exported.servers(), ElementsAre("a", "b"));
+  ASSERT_TRUE(Build("GET", "/config/export", "format=3", "", &exported).ok());
+  EXPECT_EQ(exported.format(), v1::CONFIG_FORMAT_VSCODE);
+}
+
+TEST_F(RealTranscoderTest, BadQueryValuesNameTheParameter) {
+  v1::ExportServersRequest exported;
+  ExpectInvalid(Build("GET", "/config/export", "format=BOGUS", "", &exported),
+                "format", "inspector.v1.ConfigFormat");
+  v1::ListRequest list;
+  ExpectInvalid(Build("GET", "/api/servers/s1/tools", "all=yes", "", &list),
+                "all", "true or false");
+  ExpectInvalid(
+      Build("GET", "/api/servers/s1/tools", "cursor=a&cursor=b", "", &list),
+      "cursor", "more than once");
+  ExpectInvalid(Build("GET", "/api/servers/s1/tools", "cursor=%zz", "", &list),
+                "cursor", "percent-encoding");
+  ExpectInvalid(Build("GET", "/api/servers/s1/tools", "cursor=%FF", "", &list),
+                "cursor", "UTF-8");
+  v1::WatchRequest watch;
+  ExpectInvalid(Build("GET", "/api/events", "backlog=-1", "", &watch),
+                "backlog", "unsigned 32-bit");
+}
+
+TEST_F(RealTranscoderTest, JsonErrorsAreInvalidRequestsNamingTheField) {
+  v1::ImportServersRequest import;
+  ExpectInvalid(
+      Build("POST", "/config/import", "", R"({"format":"BOGUS"})", &import),
+      "format", "unknown value of enum inspector.v1.ConfigFormat");
+  ExpectInvalid(
+      Build("POST", "/config/import", "", R"({"dryRun":"yes"})", &import),
+      "dryRun", "got \"yes\"");
+  ExpectInvalid(Build("POST", "/config/import", "", R"({"dryRun":)", &import),
+                "", "not valid JSON");
+  ExpectInvalid(Build("POST", "/config/import", "", "content=abc", &import), "",
+                "not valid JSON");
+  ExpectInvalid(Build("POST", "/config/import", "", "[1,2]", &import), "",
+                "invalid request body: expected an object");
+
+  v1::CreateServerRequest create;
+  ExpectInvalid(Build("POST", "/config", "", R"({"args":"npx"})", &create),
+                "server.args", "expected an array");
+  ExpectInvalid(Build("POST", "/config", "",
+                      R"({"timeouts":{"connection":"abc"}})", &create),
+                "server.timeouts.connection", "unsigned 32-bit integer");
+  ExpectInvalid(Build("POST", "/config", "", R"({"env":{"A":1}})", &create),
+                "server.env.A", "expected a UTF-8 string");
+  ExpectInvalid(
+      Build("POST", "/config", "", R"({"createdAt":"yesterday"})", &create),
+      "server.createdAt", "RFC 3339");
+  ExpectInvalid(Build("POST", "/config", "", "\"text\"", &create), "server",
+                "expected an object");
+}
+
+TEST_F(RealTranscoderTest, AcceptsEnumsAndInt64InEveryJsonForm) {
+  v1::ImportServersRequest import;
+  ASSERT_TRUE(Build("POST", "/config/import", "",
+                    R"({"content":"{}","format":2,"on_conflict":
+                        "CONFLICT_POLICY_SKIP","dryRun":true,"x":null})",
+                    &import)
+                  .ok());
+  EXPECT_EQ(import.content(), "{}");
+  EXPECT_EQ(import.format(), v1::CONFIG_FORMAT_MCP_SERVERS);
+  EXPECT_EQ(import.on_conflict(), v1::CONFLICT_POLICY_SKIP);
+  EXPECT_TRUE(import.dry_run());
+
+  v1::ReplayRequest replay;
+  ASSERT_TRUE(Build("POST", "/api/replay", "",
+                    R"({"messageId":"9007199254740993"})", &replay)
+                  .ok());
+  EXPECT_EQ(replay.message_id(), 9007199254740993);
+  ASSERT_TRUE(
+      Build("POST", "/api/replay", "", R"({"message_id":123})", &replay).ok());
+  EXPECT_EQ(replay.message_id(), 123);
+  ExpectInvalid(
+      Build("POST", "/api/replay", "", R"({"messageId":1.5})", &replay),
+      "messageId", "64-bit integer");
+}
+
+TEST_F(RealTranscoderTest, EmptyBodiesGiveEmptyMessages) {
+  v1::ImportServersRequest import;
+  ASSERT_TRUE(Build("POST", "/config/import", "", "", &import).ok());
+  EXPECT_EQ(import.ByteSizeLong(), 0u);
+  ASSERT_TRUE(Build("POST", "/config/import", "", " \r\n\t", &import).ok());
+  ASSERT_TRUE(Build("POST", "/config/import", "", "null", &import).ok());
+  v1::CreateServerRequest create;
+  ASSERT_TRUE(Build("POST", "/config", "", "", &create).ok());
+  EXPECT_FALSE(create.has_server());
+}
+
+v1::ServerConfig SeedServer() {
+  v1::ServerConfig server;
+  server.set_id("abc123");
+  server.set_name("everything-server");
+  server.set_transport("stdio");
+  server.set_command("npx");
+  server.add_args("-y");
+  server.add_args("@modelcontextprotocol/server-everything");
+  server.set_connection_mode("proxy");
+  server.mutable_created_at()->set_seconds(1705312800);
+  server.mutable_updated_at()->set_seconds(1705312800);
+  return server;
+}
+
+TEST_F(RealTranscoderTest, RendersServerConfigLikeTheSeedExample) {
+  auto out = transcoder_->RenderResponse(
+      RouteOf("inspector.v1.ConfigService.GetServer"),
+      SeedServer().SerializeAsString());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->content_type, "application/json");
+  // Fields added to ServerConfig after updated_at follow the prefix.
+  const std::string prefix =
+      R"({"id":"abc123","name":"everything-server","transport":"stdio",)"
+      R"("command":"npx","args":["-y","@modelcontextprotocol/server-everything"],)"
+      R"("env":{},"headers":{},"connectionMode":"proxy",)"
+      R"("createdAt":"2024-01-15T10:00:00Z","updatedAt":"2024-01-15T10:00:00Z")";
+  EXPECT_EQ(out->body.substr(0, prefix.size()), prefix) << out->body;
+  Json json = Json::parse(out->body);
+  for (const char* unset : {"cwd", "url", "timeouts", "oauth", "extra"}) {
+    EXPECT_FALSE(json.contains(unset)) << unset;
+  }
+
+  v1::ListServersResponse empty;
+  auto list = transcoder_->RenderResponse(
+      RouteOf("inspector.v1.ConfigService.ListServers"),
+      empty.SerializeAsString());
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->body, R"({"servers":[]})");
+}
+
+TEST_F(RealTranscoderTest, OutputEqualsProtobufsJsonWithPrimitiveFields) {
+  // The same fields and values as util::MessageToJsonString with
+  // always_print_primitive_fields (protobuf 3.21), whatever the order.
+  v1::ServerConfig server = SeedServer();
+  (*server.mutable_env())["B"] = "2";
+  (*server.mutable_env())["A"] = "1";
+  server.mutable_timeouts()->set_connection(5);
+  server.mutable_created_at()->set_nanos(500000000);
+  auto* extra = server.mutable_extra()->mutable_fields();
+  (*extra)["disabled"].set_bool_value(true);
+  (*extra)["n"].set_number_value(2.25);
+  (*extra)["nothing"].set_null_value(google::protobuf::NULL_VALUE);
+  (*extra)["list"].mutable_list_value()->add_values()->set_string_value("x");
+  v1::ServerStatus status;
+  status.set_server_id("s1");
+  status.set_state(v1::CONNECTED);
+  status.set_pid(42);
+  v1::McpMessage message;
+  message.set_id(9007199254740993);
+  message.set_raw_size(18446744073709551615u);
+  message.set_duration_ms(0);
+  message.set_direction(v1::SERVER_TO_CLIENT);
+
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  auto check = [&](const google::protobuf::Message& generated,
+                   std::string_view method) {
+    std::string expected;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(generated,
+                                                            &expected, options)
+                    .ok());
+    auto out = transcoder_->RenderResponse(RouteOf(method),
+                                           generated.SerializeAsString());
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Json::parse(out->body), Json::parse(expected))
+        << out->body << "\n"
+        << expected;
+  };
+  check(server, "inspector.v1.ConfigService.GetServer");
+  check(status, "inspector.v1.McpService.GetServerStatus");
+  v1::ReplayResponse replay;
+  *replay.mutable_request() = message;
+  check(replay, "inspector.v1.InterceptService.Replay");
+}
+
+TEST_F(RealTranscoderTest, RendersEnumsByNameAndUnknownOnesByNumber) {
+  v1::ServerStatus status;
+  status.set_state(v1::CONNECTED);
+  const Route& route = RouteOf("inspector.v1.McpService.GetServerStatus");
+  auto out = transcoder_->RenderResponse(route, status.SerializeAsString());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Json::parse(out->body)["state"], "CONNECTED");
+  status.set_state(static_cast<v1::ConnectionState>(99));
+  out = transcoder_->RenderResponse(route, status.SerializeAsString());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Json::parse(out->body)["state"], 99);
+}
+
+TEST_F(RealTranscoderTest, PassesHttpBodyResponsesThrough) {
+  const Route& route = RouteOf("inspector.v1.McpService.Forward");
+  google::api::HttpBody body;
+  body.set_content_type("application/json");
+  body.set_data(R"({"jsonrpc":"2.0","id":1,"result":{}})");
+  auto out = transcoder_->RenderResponse(route, body.SerializeAsString());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->content_type, "application/json");
+  EXPECT_EQ(out->body, body.data());
+
+  google::api::HttpBody bare;
+  bare.set_data("\x01\x02 not json");
+  out = transcoder_->RenderResponse(route, bare.SerializeAsString());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->content_type, "application/json");
+  EXPECT_EQ(out->body, bare.data());
+
+  out = transcoder_->RenderResponse(route, "");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->body, "");
+}
+
+TEST_F(RealTranscoderTest, StreamMessagesRenderOnOneLine) {
+  const Route& route = RouteOf("inspector.v1.EventsService.Watch");
+  ASSERT_TRUE(route.server_streaming);
+  v1::Event event;
+  event.set_sequence(7);
+  event.mutable_message()->set_raw("{\n  \"jsonrpc\": \"2.0\"\n}\r\n");
+  event.mutable_message()->set_method("tools/list");
+  auto out = transcoder_->RenderStreamMessage(route, event.SerializeAsString());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->body.find('\n'), std::string::npos) << out->body;
+  EXPECT_EQ(out->body.find('\r'), std::string::npos);
+  Json json = Json::parse(out->body);
+  EXPECT_EQ(json["sequence"], "7");
+  EXPECT_EQ(json["message"]["raw"], event.message().raw());
+  EXPECT_FALSE(json.contains("state"));  // other oneof members stay out
+}
+
+TEST_F(RealTranscoderTest, MalformedResponsesAreInternalErrors) {
+  auto out = transcoder_->RenderResponse(
+      RouteOf("inspector.v1.ConfigService.GetServer"), "\xff\xff\xff\xff");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(ErrorReason(out.status()), "INTERNAL_ERROR");
+  out = transcoder_->RenderResponse(RouteOf("inspector.v1.McpService.Forward"),
+                                    "\x12\xff");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(ErrorReason(out.status()), "INTERNAL_ERROR");
+}
+
+TEST_F(RealTranscoderTest, IsSafeToShareAcrossThreads) {
+  const Route& create = RouteOf("inspector.v1.ConfigService.CreateServer");
+  const Route& get = RouteOf("inspector.v1.ConfigService.GetServer");
+  std::string response = SeedServer().SerializeAsString();
+  auto expected_request = transcoder_->BuildRequest(
+      create, {}, "", R"({"name":"n","args":["a"],"env":{"k":"v"}})", "");
+  auto expected_response = transcoder_->RenderResponse(get, response);
+  ASSERT_TRUE(expected_request.ok() && expected_response.ok());
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        auto request = transcoder_->BuildRequest(
+            create, {}, "", R"({"name":"n","args":["a"],"env":{"k":"v"}})", "");
+        auto rendered = transcoder_->RenderResponse(get, response);
+        if (!request.ok() || *request != *expected_request || !rendered.ok() ||
+            rendered->body != expected_response->body) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_THAT(mismatches, ElementsAre(0, 0, 0, 0));
+}
+
+// ---------------------------------------------------------------------
+// Every kind of field, on a hand-made descriptor.
+
+constexpr char kAllTypesFile[] = R"pb(
+  name: "w/all.proto"
+  package: "w"
+  syntax: "proto3"
+  dependency: "google/protobuf/timestamp.proto"
+  dependency: "google/protobuf/duration.proto"
+  dependency: "google/protobuf/field_mask.proto"
+  dependency: "google/protobuf/wrappers.proto"
+  dependency: "google/protobuf/any.proto"
+  dependency: "google/protobuf/struct.proto"
+  enum_type {
+    name: "Color"
+    value { name: "COLOR_UNSPECIFIED" number: 0 }
+    value { name: "RED" number: 1 }
+    value { name: "GREEN" number: 2 }
+  }
+  message_type {
+    name: "Nested"
+    field { name: "s" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
+    field { name: "n" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 }
+  }
+  message_type {
+    name: "All"
+    field { name: "i32" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }
+    field { name: "i64" number: 2 label: LABEL_OPTIONAL type: TYPE_INT64 }
+    field { name: "u32" number: 3 label: LABEL_OPTIONAL type: TYPE_UINT32 }
+    field { name: "u64" number: 4 label: LABEL_OPTIONAL type: TYPE_UINT64 }
+    field { name: "d" number: 5 label: LABEL_OPTIONAL type: TYPE_DOUBLE }
+    field { name: "f" number: 6 label: LABEL_OPTIONAL type: TYPE_FLOAT }
+    field { name: "b" number: 7 label: LABEL_OPTIONAL type: TYPE_BOOL }
+    field { name: "s" number: 8 label: LABEL_OPTIONAL type: TYPE_STRING }
+    field { name: "by" number: 9 label: LABEL_OPTIONAL type: TYPE_BYTES }
+    field {
+      name: "color"
+      number: 10
+      label: LABEL_OPTIONAL
+      type: TYPE_ENUM
+      type_name: ".w.Color"
+    }
+    field {
+      name: "ts"
+      number: 11
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.Timestamp"
+    }
+    field {
+      name: "du"
+      number: 12
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.Duration"
+    }
+    field {
+      name: "fm"
+      number: 13
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.FieldMask"
+    }
+    field {
+      name: "w64"
+      number: 14
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.Int64Value"
+    }
+    field {
+      name: "ws"
+      number: 15
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.StringValue"
+    }
+    field {
+      name: "wb"
+      number: 16
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.BoolValue"
+    }
+    field {
+      name: "any"
+      number: 17
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.Any"
+    }
+    field {
+      name: "v"
+      number: 18
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.Value"
+    }
+    field {
+      name: "st"
+      number: 19
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".google.protobuf.Struct"
+    }
+    field {
+      name: "m"
+      number: 20
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".w.All.MEntry"
+    }
+    field {
+      name: "mn"
+      number: 21
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".w.All.MnEntry"
+    }
+    field { name: "ri" number: 22 label: LABEL_REPEATED type: TYPE_INT32 }
+    field {
+      name: "rc"
+      number: 23
+      label: LABEL_REPEATED
+      type: TYPE_ENUM
+      type_name: ".w.Color"
+    }
+    field {
+      name: "rn"
+      number: 24
+      label: LABEL_REPEATED
+      type: TYPE_MESSAGE
+      type_name: ".w.Nested"
+    }
+    field {
+      name: "nested"
+      number: 25
+      label: LABEL_OPTIONAL
+      type: TYPE_MESSAGE
+      type_name: ".w.Nested"
+    }
+    field {
+      name: "a"
+      number: 26
+      label: LABEL_OPTIONAL
+      type: TYPE_STRING
+      oneof_index: 0
+    }
+    field {
+      name: "b_name"
+      number: 27
+      label: LABEL_OPTIONAL
+      type: TYPE_STRING
+      oneof_index: 0
+    }
+    field {
+      name: "opt"
+      number: 28
+      label: LABEL_OPTIONAL
+      type: TYPE_INT32
+      oneof_index: 1
+      proto3_optional: true
+    }
+    field { name: "s64" number: 29 label: LABEL_OPTIONAL type: TYPE_SINT64 }
+    field { name: "f32" number: 30 label: LABEL_OPTIONAL type: TYPE_FIXED32 }
+    nested_type {
+      name: "MEntry"
+      field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }
+      field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_STRING }
+      options { map_entry: true }
+    }
+    nested_type {
+      name: "MnEntry"
+      field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
+      field {
+        name: "value"
+        number: 2
+        label: LABEL_OPTIONAL
+        type: TYPE_MESSAGE
+        type_name: ".w.Nested"
+      }
+      options { map_entry: true }
+    }
+    oneof_decl { name: "choice" }
+    oneof_decl { name: "_opt" }
+  }
+  service {
+    name: "W"
+    method {
+      name: "Echo"
+      input_type: ".w.All"
+      output_type: ".w.All"
+      options {
+        [google.api.http] { post: "/all" body: "*" }
+      }
+    }
+    method {
+      name: "Get"
+      input_type: ".w.All"
+      output_type: ".w.All"
+      options {
+        [google.api.http] { get: "/all/{s}/{nested.n}" }
+      }
+    }
+    method {
+      name: "Put"
+      input_type: ".w.All"
+      output_type: ".w.All"
+      options {
+        [google.api.http] { put: "/all/{by}" body: "nested" }
+      }
+    }
+    method {
+      name: "Text"
+      input_type: ".w.All"
+      output_type: ".w.All"
+      options {
+        [google.api.http] { get: "/text" response_body: "s" }
+      }
+    }
+    method {
+      name: "List"
+      input_type: ".w.All"
+      output_type: ".w.All"
+      options {
+        [google.api.http] { get: "/list" response_body: "rn" }
+      }
+    }
+  }
+)pb";
+
+class AllTypesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    google::protobuf::FileDescriptorSet set;
+    for (const auto* file : {google::protobuf::Timestamp::descriptor()->file(),
+                             google::protobuf::Duration::descriptor()->file(),
+                             google::protobuf::FieldMask::descriptor()->file(),
+                             google::protobuf::Int64Value::descriptor()->file(),
+                             google::protobuf::Any::descriptor()->file(),
+                             google::protobuf::Struct::descriptor()->file()}) {
+      file->CopyTo(set.add_file());
+    }
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kAllTypesFile,
+                                                              set.add_file()));
+    auto pool = LoadDescriptorSet(set.SerializeAsString());
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    pool_ = pool->release();
+    auto table = RouteTable::Build(*pool_);
+    ASSERT_TRUE(table.ok()) << table.status();
+    table_ = new RouteTable(*std::move(table));
+    transcoder_ = new Transcoder(pool_);
+  }
+  static void TearDownTestSuite() {
+    delete transcoder_;
+    delete table_;
+    delete pool_;
+  }
+
+  static const Route& RouteNamed(std::string_view name) {
+    for (const Route& route : table_->routes()) {
+      if (route.method->name() == name) return route;
+    }
+    ADD_FAILURE() << name;
+    return table_->routes().front();
+  }
+
+  // Builds the request for `route_name` and renders it back as the
+  // response (every method returns its request type).
+  static absl::StatusOr<std::string> RoundTrip(std::string_view route_name,
+                                               const PathBindings& bindings,
+                                               std::string_view query,
+                                               std::string_view body) {
+    const Route& route = RouteNamed(route_name);
+    auto bytes = transcoder_->BuildRequest(route, bindings, query, body,
+                                           "application/json");
+    if (!bytes.ok()) return bytes.status();
+    auto out = transcoder_->RenderResponse(RouteNamed("Echo"), *bytes);
+    if (!out.ok()) return out.status();
+    return out->body;
+  }
+
+  static Json Echo(std::string_view body) {
+    auto out = RoundTrip("Echo", {}, "", body);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? Json::parse(*out) : Json();
+  }
+
+  static absl::Status EchoError(std::string_view body) {
+    return RoundTrip("Echo", {}, "", body).status();
+  }
+
+  static Json Query(std::string_view query,
+                    const PathBindings& bindings = {{"s", "p"},
+                                                    {"nested.n", "1"}}) {
+    auto out = RoundTrip("Get", bindings, query, "");
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? Json::parse(*out) : Json();
+  }
+
+  static absl::Status QueryError(std::string_view query) {
+    return RoundTrip("Get", {{"s", "p"}, {"nested.n", "1"}}, query, "")
+        .status();
+  }
+
+  static const DescriptorPool* pool_;
+  static const RouteTable* table_;
+  static const Transcoder* transcoder_;
+};
+
+const DescriptorPool* AllTypesTest::pool_ = nullptr;
+const RouteTable* AllTypesTest::table_ = nullptr;
+const Transcoder* AllTypesTest::transcoder_ = nullptr;
+
+TEST_F(AllTypesTest, WritesEveryFieldWithoutPresenceAndNothingElse) {
+  auto out = RoundTrip("Echo", {}, "", "{}");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            R"({"i32":0,"i64":"0","u32":0,"u64":"0","d":0,"f":0,"b":false,)"
+            R"("s":"","by":"","color":"COLOR_UNSPECIFIED","m":{},"mn":{},)"
+            R"("ri":[],"rc":[],"rn":[],"s64":"0","f32":0})");
+  Json opt = Echo(R"({"opt":0})");
+  EXPECT_EQ(opt["opt"], 0);  // proto3 optional: written when set, even to 0
+}
+
+TEST_F(AllTypesTest, ReadsAndWritesScalars) {
+  Json out = Echo(R"({"i32":"5","i64":"9007199254740993","u32":4000000000,
+      "u64":"18446744073709551615","d":1.5,"f":"Infinity","b":true,
+      "s":"h\u00e9llo","by":"aGVsbG8=","color":"GREEN","s64":-5,"f32":1e2,
+      "bName":"x"})");
+  EXPECT_EQ(out["i32"], 5);
+  EXPECT_EQ(out["i64"], "9007199254740993");
+  EXPECT_EQ(out["u32"], 4000000000u);
+  EXPECT_EQ(out["u64"], "18446744073709551615");
+  EXPECT_EQ(out["d"], 1.5);
+  EXPECT_EQ(out["f"], "Infinity");
+  EXPECT_EQ(out["b"], true);
+  EXPECT_EQ(out["s"], "h\xC3\xA9llo");
+  EXPECT_EQ(out["by"], "aGVsbG8=");
+  EXPECT_EQ(out["color"], "GREEN");
+  EXPECT_EQ(out["s64"], "-5");
+  EXPECT_EQ(out["f32"], 100);
+  EXPECT_EQ(out["bName"], "x");
+  EXPECT_FALSE(out.contains("a"));
+
+  EXPECT_EQ(Echo(R"({"by":"aGk_-w"})")["by"], "aGk/+w==");  // URL-safe input
+  EXPECT_EQ(Echo(R"({"color":2})")["color"], "GREEN");
+  EXPECT_EQ(Echo(R"({"color":7})")["color"], 7);  // open enum keeps numbers
+  EXPECT_EQ(Echo(R"({"b_name":"y"})")["bName"], "y");
+  EXPECT_EQ(Echo(R"({"d":"-Infinity"})")["d"], "-Infinity");
+  EXPECT_EQ(Echo(R"({"d":"NaN"})")["d"], "NaN");
+  EXPECT_EQ(Echo(R"({"d":0.1})")["d"], 0.1);
+  EXPECT_EQ(Echo(R"({"f":0.1})")["f"], 0.1);  // shortest float text
+  EXPECT_EQ(Echo(R"({"i64":-9223372036854775808})")["i64"],
+            "-9223372036854775808");
+}
+
+TEST_F(AllTypesTest, RejectsValuesOfTheWrongTypeNamingTheField) {
+  ExpectInvalid(EchoError(R"({"i32":1.5})"), "i32", "32-bit integer");
+  ExpectInvalid(EchoError(R"({"i32":3000000000})"), "i32");
+  ExpectInvalid(EchoError(R"({"u32":-1})"), "u32");
+  ExpectInvalid(EchoError(R"({"u64":"-1"})"), "u64");
+  ExpectInvalid(EchoError(R"({"i64":"12abc"})"), "i64");
+  ExpectInvalid(EchoError(R"({"i64":9223372036854775808})"), "i64");
+  ExpectInvalid(EchoError(R"({"f":1e39})"), "f", "32-bit float");
+  ExpectInvalid(EchoError(R"({"b":"true"})"), "b", "true or false");
+  ExpectInvalid(EchoError(R"({"s":5})"), "s", "got 5");
+  ExpectInvalid(EchoError(R"({"by":"!!!"})"), "by", "base64");
+  ExpectInvalid(EchoError(R"({"color":"BLUE"})"), "color",
+                "unknown value of enum w.Color, got \"BLUE\"");
+  ExpectInvalid(EchoError(R"({"color":true})"), "color");
+  ExpectInvalid(EchoError(R"({"nested":{"n":"x"}})"), "nested.n");
+  ExpectInvalid(EchoError(R"({"nested":[]})"), "nested", "got an array");
+  ExpectInvalid(EchoError(R"({"rn":[{"n":1},{"n":"bad"}]})"), "rn[1].n");
+  ExpectInvalid(EchoError(R"({"ri":[1,null]})"), "ri[1]", "null");
+  ExpectInvalid(EchoError(R"({"ri":{"a":1}})"), "ri", "got an object");
+  ExpectInvalid(EchoError(R"({"m":{"x":"y"}})"), "m.x", "map key");
+  ExpectInvalid(EchoError(R"({"mn":{"k":5}})"), "mn.k", "expected an object");
+  ExpectInvalid(EchoError(R"({"a":"1","bName":"2"})"), "", "oneof \"choice\"");
+  ExpectInvalid(EchoError(R"({"ts":"2024-02-30T00:00:00Z"})"), "ts",
+                "RFC 3339");
+  ExpectInvalid(EchoError(R"({"ts":"2024-01-15T10:00:00"})"), "ts");
+  ExpectInvalid(EchoError(R"({"du":"1.5"})"), "du", "1.5s");
+  ExpectInvalid(EchoError(R"({"du":"1.0000000001s"})"), "du");
+  ExpectInvalid(EchoError(R"({"w64":"x"})"), "w64");
+  ExpectInvalid(EchoError(R"({"any":{"x":1}})"), "any", "@type");
+  ExpectInvalid(EchoError(R"({"any":{"@type":"type.googleapis.com/no.Such"}})"),
+                "any", "unknown type");
+  ExpectInvalid(EchoError("{\"s\":\"\xff\"}"), "", "not valid JSON");
+  ExpectInvalid(EchoError(R"({"s":"x",})"), "", "not valid JSON");
+  ExpectInvalid(EchoError(R"("just a string")"), "", "expected an object");
+
+  // Deep nesting fails cleanly instead of exhausting the stack.
+  std::string deep(5000, '[');
+  ExpectInvalid(EchoError(R"({"v":)" + deep + std::string(5000, ']') + "}"), "",
+                "nested too deeply");
+}
+
+TEST_F(AllTypesTest, NullLeavesFieldsUnsetExceptValues) {
+  Json out = Echo(R"({"i32":null,"nested":null,"ri":null,"m":null,"v":null,
+                      "st":{"n":null}})");
+  EXPECT_EQ(out["i32"], 0);
+  EXPECT_FALSE(out.contains("nested"));
+  EXPECT_EQ(out["ri"], Json::array());
+  EXPECT_TRUE(out.contains("v"));
+  EXPECT_TRUE(out["v"].is_null());
+  EXPECT_TRUE(out["st"]["n"].is_null());
+}
+
+TEST_F(AllTypesTest, ReadsAndWritesWellKnownTypes) {
+  Json out = Echo(R"({"ts":"2024-01-15T10:00:00.5+01:00","du":"-1.5s",
+      "fm":"connectionMode,a.bC","w64":"12","ws":"x","wb":false,
+      "v":[1,"a",null,{"k":true}],"st":{"z":1,"a":{"b":[]}},
+      "any":{"@type":"type.googleapis.com/w.Nested","s":"in","n":3}})");
+  EXPECT_EQ(out["ts"], "2024-01-15T09:00:00.500Z");
+  EXPECT_EQ(out["du"], "-1.500s");
+  EXPECT_EQ(out["fm"], "connectionMode,a.bC");
+  EXPECT_EQ(out["w64"], "12");
+  EXPECT_EQ(out["ws"], "x");
+  EXPECT_EQ(out["wb"], false);
+  EXPECT_EQ(out["v"], Json::parse(R"([1,"a",null,{"k":true}])"));
+  EXPECT_EQ(out["st"].dump(), R"({"a":{"b":[]},"z":1})");  // keys sorted
+  EXPECT_EQ(out["any"], Json::parse(R"({"@type":"type.googleapis.com/w.Nested",
+                                       "s":"in","n":3})"));
+
+  Json any =
+      Echo(R"({"any":{"@type":"type.googleapis.com/google.protobuf.Duration",
+                             "value":"2s"}})");
+  EXPECT_EQ(any["any"]["value"], "2s");
+  EXPECT_EQ(Echo(R"({"ts":"0001-01-01T00:00:00Z"})")["ts"],
+            "0001-01-01T00:00:00Z");
+  EXPECT_EQ(Echo(R"({"ts":"9999-12-31T23:59:59.999999999Z"})")["ts"],
+            "9999-12-31T23:59:59.999999999Z");
+  EXPECT_EQ(Echo(R"({"ts":"1970-01-01T00:00:00.000001Z"})")["ts"],
+            "1970-01-01T00:00:00.000001Z");
+  EXPECT_EQ(Echo(R"({"du":"0.000000001s"})")["du"], "0.000000001s");
+  EXPECT_EQ(Echo(R"({"du":"315576000000s"})")["du"], "315576000000s");
+  EXPECT_EQ(Echo(R"({"fm":""})")["fm"], "");
+}
+
+TEST_F(AllTypesTest, MapsReadFromObjectsAndWriteSorted) {
+  Json out = Echo(R"({"m":{"2":"b","10":"a","-1":"c"},"mn":{"k":{"s":"x"}}})");
+  EXPECT_EQ(out["m"].dump(), R"({"-1":"c","10":"a","2":"b"})")
+      << "nlohmann sorts keys as text; check the raw order below";
+  auto raw = RoundTrip("Echo", {}, "", R"({"m":{"2":"b","10":"a","-1":"c"}})");
+  ASSERT_TRUE(raw.ok());
+  EXPECT_THAT(*raw, HasSubstr(R"("m":{"-1":"c","2":"b","10":"a"})"));
+  EXPECT_EQ(out["mn"], Json::parse(R"({"k":{"s":"x","n":0}})"));
+}
+
+TEST_F(AllTypesTest, IgnoresUnknownFields) {
+  Json out = Echo(R"({"zzz":{"deep":[1,2,{"x":null}]},"s":"x","@type":"t"})");
+  EXPECT_EQ(out["s"], "x");
+  EXPECT_FALSE(out.contains("zzz"));
+}
+
+TEST_F(AllTypesTest, PathVariablesAreConvertedToTheFieldType) {
+  Json out = Query("", {{"s", "a b/c"}, {"nested.n", "-42"}});
+  EXPECT_EQ(out["s"], "a b/c");
+  EXPECT_EQ(out["nested"]["n"], -42);
+  auto bad = RoundTrip("Get", {{"s", "x"}, {"nested.n", "forty"}}, "", "");
+  ExpectInvalid(bad.status(), "nested.n", "in the path");
+  auto utf8 = RoundTrip("Get", {{"s", "\xC3"}, {"nested.n", "1"}}, "", "");
+  ExpectInvalid(utf8.status(), "s", "UTF-8");
+}
+
+TEST_F(AllTypesTest,
+       QueryParametersCoverScalarsEnumsRepeatedAndWellKnownTypes) {
+  Json out = Query(
+      "i32=5&i64=-7&u64=18446744073709551615&d=NaN&b=1&color=RED&rc=RED&rc=2"
+      "&ri=1&ri=2&ts=2024-01-15T10%3A00%3A00Z&du=1.5s&fm=a,bC&w64=3"
+      "&ws=hi+there%21&wb=true&by=aGk&nested.s=q&opt=0&bName=z&f=-Infinity");
+  EXPECT_EQ(out["i32"], 5);
+  EXPECT_EQ(out["i64"], "-7");
+  EXPECT_EQ(out["u64"], "18446744073709551615");
+  EXPECT_EQ(out["d"], "NaN");
+  EXPECT_EQ(out["b"], true);
+  EXPECT_EQ(out["color"], "RED");
+  EXPECT_EQ(out["rc"], Json::parse(R"(["RED","GREEN"])"));
+  EXPECT_EQ(out["ri"], Json::parse("[1,2]"));
+  EXPECT_EQ(out["ts"], "2024-01-15T10:00:00Z");
+  EXPECT_EQ(out["du"], "1.500s");
+  EXPECT_EQ(out["fm"], "a,bC");
+  EXPECT_EQ(out["w64"], "3");
+  EXPECT_EQ(out["ws"], "hi there!");
+  EXPECT_EQ(out["wb"], true);
+  EXPECT_EQ(out["by"], "aGk=");
+  EXPECT_EQ(out["nested"]["s"], "q");
+  EXPECT_EQ(out["opt"], 0);
+  EXPECT_EQ(out["bName"], "z");
+  EXPECT_EQ(out["f"], "-Infinity");
+}
+
+TEST_F(AllTypesTest, QueryCannotOverridePathVariables) {
+  Json out = Query("s=other&nested.n=5&nested=x&i32=1");
+  EXPECT_EQ(out["s"], "p");
+  EXPECT_EQ(out["nested"]["n"], 1);
+  EXPECT_EQ(out["i32"], 1);
+}
+
+TEST_F(AllTypesTest, IgnoresUnknownQueryParameters) {
+  Json out = Query("zzz=1&nested.zzz=2&i32.x=1&ts.seconds=5&=&&x&i32=3");
+  EXPECT_EQ(out["i32"], 3);
+  EXPECT_FALSE(out.contains("ts"));
+}
+
+TEST_F(AllTypesTest, RejectsQueryValuesThatDoNotFit) {
+  ExpectInvalid(QueryError("i32=abc"), "i32", "32-bit integer");
+  ExpectInvalid(QueryError("i32=%201"), "i32");
+  ExpectInvalid(QueryError("i32=1&i32=2"), "i32", "more than once");
+  ExpectInvalid(QueryError("i32=1&i32=1"), "i32", "more than once");
+  ExpectInvalid(QueryError("color=BLUE"), "color", "w.Color");
+  ExpectInvalid(QueryError("b="), "b");
+  ExpectInvalid(QueryError("m=1"), "m", "cannot be set from a query parameter");
+  ExpectInvalid(QueryError("st=1"), "st",
+                "cannot be set from a query parameter");
+  ExpectInvalid(QueryError("rn=1"), "rn",
+                "cannot be set from a query parameter");
+  ExpectInvalid(QueryError("ts=now"), "ts", "RFC 3339");
+  ExpectInvalid(QueryError("by=%%%"), "by", "percent-encoding");
+  ExpectInvalid(QueryError("u64=18446744073709551616"), "u64");
+}
+
+TEST_F(AllTypesTest, BodyFieldRoutesLeaveOtherFieldsToPathAndQuery) {
+  auto out = RoundTrip("Put", {{"by", "aGk="}}, "s=top&nested.s=ignored",
+                       R"({"s":"inner","n":2})");
+  ASSERT_TRUE(out.ok()) << out.status();
+  Json json = Json::parse(*out);
+  EXPECT_EQ(json["by"], "aGk=");
+  EXPECT_EQ(json["s"], "top");
+  EXPECT_EQ(json["nested"], Json::parse(R"({"s":"inner","n":2})"));
+  auto bad = RoundTrip("Put", {{"by", "aGk="}}, "", R"({"n":"x"})");
+  ExpectInvalid(bad.status(), "nested.n");
+}
+
+TEST_F(AllTypesTest, ResponseBodyRendersOneField) {
+  const Route& text = RouteNamed("Text");
+  auto bytes = transcoder_->BuildRequest(RouteNamed("Echo"), {}, "",
+                                         R"({"s":"only \"this\"",
+                                             "rn":[{"s":"a"},{"n":2}]})",
+                                         "");
+  ASSERT_TRUE(bytes.ok());
+  auto out = transcoder_->RenderResponse(text, *bytes);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->body, R"("only \"this\"")");
+  out = transcoder_->RenderResponse(RouteNamed("List"), *bytes);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->body, R"([{"s":"a","n":0},{"s":"","n":2}])");
+}
+
+TEST_F(AllTypesTest, MessageToJsonWritesAnyMessageOfThePool) {
+  google::protobuf::DynamicMessageFactory factory(pool_);
+  std::unique_ptr<google::protobuf::Message> nested(
+      factory.GetPrototype(pool_->FindMessageTypeByName("w.Nested"))->New());
+  ASSERT_TRUE(nested->ParseFromString(std::string("\x0a\x01x\x10\x05", 5)));
+  auto json = transcoder_->MessageToJson(*nested);
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(*json, R"({"s":"x","n":5})");
+}
+
+}  // namespace
+}  // namespace inspector::gateway
