@@ -22,6 +22,7 @@
 #include "server/auth/token_authenticator.h"
 #include "server/config/config_manager.h"
 #include "server/logging.h"
+#include "clients/web-gateway/gateway.h"
 #include "common/net/listen_address.h"
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"
@@ -108,6 +109,9 @@ struct Daemon::State {
   std::unique_ptr<services::EventsService> events_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
+  // Declared after the server: it calls into it, so it goes first.
+  std::unique_ptr<gateway::Gateway> gateway;
+  std::string http_address;
   absl::Mutex shutdown_mu;
   bool shut_down ABSL_GUARDED_BY(shutdown_mu) = false;
 };
@@ -256,6 +260,29 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     state->address = bound.ToGrpcTarget();
   }
   state->server->GetHealthCheckService()->SetServingStatus(true);
+  if (!options.http_listen.empty()) {
+    gateway::GatewayOptions gateway_options;
+    gateway_options.http.listen = options.http_listen;
+    gateway_options.allow_network_exposure = options.allow_network_exposure;
+    if (!options.http_cors_origins.empty()) {
+      gateway_options.cors_origins = options.http_cors_origins;
+    }
+    gateway_options.allowed_hosts = options.http_allowed_hosts;
+    auto gateway = gateway::Gateway::Start(
+        std::move(gateway_options),
+        state->server->InProcessChannel(grpc::ChannelArguments()));
+    if (!gateway.ok()) {
+      state->server->Shutdown(std::chrono::system_clock::now());
+      state->engine->Shutdown();
+      return absl::Status(gateway.status().code(),
+                          absl::StrCat("--http: ", gateway.status().message()));
+    }
+    state->gateway = *std::move(gateway);
+    ASSIGN_OR_RETURN(net::ListenAddress http,
+                     net::ParseListenAddress(options.http_listen));
+    http.port = state->gateway->port();
+    state->http_address = http.ToGrpcTarget();
+  }
   if (!options.ready_file.empty()) {
     RETURN_IF_ERROR(
         WriteFileAtomically(options.ready_file, state->address + "\n"));
@@ -273,6 +300,9 @@ Daemon::~Daemon() {
 
 const std::string& Daemon::address() const { return state_->address; }
 const std::string& Daemon::token_file() const { return state_->token_file; }
+const std::string& Daemon::http_address() const {
+  return state_->http_address;
+}
 
 void Daemon::Shutdown() {
   {
@@ -281,6 +311,8 @@ void Daemon::Shutdown() {
     state_->shut_down = true;
   }
   state_->server->GetHealthCheckService()->SetServingStatus(false);
+  // REST clients first: the gateway's streams are calls into this server.
+  if (state_->gateway != nullptr) state_->gateway->Shutdown();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
   if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {

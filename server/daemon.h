@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -43,6 +44,14 @@ struct DaemonOptions {
   absl::Duration history_max_age = absl::Hours(24 * 30);
   // A server unused this long is stopped (stdio processes are killed).
   absl::Duration idle_timeout = absl::Minutes(5);
+  // If set, the REST + SSE gateway is served on this host:port too. It
+  // calls this daemon over an in-process gRPC channel, with the same token
+  // check and the same loopback policy as --listen.
+  std::string http_listen;
+  // Browser origins the gateway accepts; empty means its defaults.
+  std::vector<std::string> http_cors_origins;
+  // Extra host names the gateway accepts in the Host header.
+  std::vector<std::string> http_allowed_hosts;
 };
 
 class Daemon {
@@ -55,6 +64,8 @@ class Daemon {
 
   // The bound address, e.g. "127.0.0.1:43117".
   const std::string& address() const;
+  // The REST gateway's bound address ("127.0.0.1:3000"), or "" if off.
+  const std::string& http_address() const;
   const std::string& token_file() const;
 
   // Stops accepting calls, lets running ones finish for up to

@@ -39,6 +39,17 @@ int main(int argc, char** argv) {
                  "mcp.json, Claude Desktop, Cursor or VS Code config to "
                  "import at start (same-named servers are replaced)")
       ->check(CLI::ExistingFile);
+  app.add_option("--http", options.http_listen,
+                 "also serve the REST + SSE API on this host:port (e.g. "
+                 "127.0.0.1:3000; port 0 picks a free one)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--cors-origin", options.http_cors_origins,
+                 "browser origin the REST API accepts (repeatable; replaces "
+                 "the defaults http://localhost:5173 and "
+                 "http://localhost:3000 and their 127.0.0.1 forms)");
+  app.add_option("--allowed-host", options.http_allowed_hosts,
+                 "extra host name the REST API accepts in the Host header "
+                 "besides localhost, 127.0.0.1 and ::1 (repeatable)");
   app.add_option("--ready-file", options.ready_file,
                  "write the bound host:port here once serving");
   bool no_history = false;
@@ -71,6 +82,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  inspectord                          # 127.0.0.1:50051, ./inspector.db\n"
       "  inspectord --import ~/.config/Claude/claude_desktop_config.json\n"
+      "  inspectord --http 127.0.0.1:3000     # and the REST API on port 3000\n"
       "  inspectord --listen 127.0.0.1:0 --ready-file /tmp/addr --db /tmp/x.db");
   try {
     app.parse(argc, argv);
@@ -99,7 +111,11 @@ int main(int argc, char** argv) {
   }
   inspector::LogInfo(absl::StrCat(
       "inspectord ", inspector::Version(), " serving gRPC on ",
-      (*daemon)->address(), " (database ", options.database_path,
+      (*daemon)->address(),
+      (*daemon)->http_address().empty()
+          ? std::string()
+          : absl::StrCat(" and REST on ", (*daemon)->http_address()),
+      " (database ", options.database_path,
       ", token file ", (*daemon)->token_file(), ")"));
 
   std::thread signal_waiter([&stop_signals, &daemon] {

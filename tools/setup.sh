@@ -15,6 +15,7 @@ PACKAGES=(
   libgoogle-common-protos-java golang-github-gogo-googleapis-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   python3 python3-grpcio python3-protobuf
+  curl clang libclang-rt-14-dev
 )
 
 missing=()

@@ -6,3 +6,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 "$ROOT/tools/setup.sh"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
+# A short libFuzzer run of every parser of untrusted input (clang build).
+# Skipped when only some tests were asked for.
+if (($# == 0)); then
+  "$ROOT/tools/fuzz.sh" "${FUZZ_SECONDS:-20}"
+fi

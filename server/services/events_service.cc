@@ -214,6 +214,10 @@ grpc::ServerWriteReactor<v1::Event>* EventsService::Watch(
       kBufferEvents, [filter, server_id](const v1::Event& event) {
         return Matches(filter, server_id, event);
       });
+  // Tells a REST gateway that the stream is really open: a call refused at
+  // once also ends its (empty) initial metadata, and must become an HTTP
+  // error rather than an empty 200 stream.
+  context->AddInitialMetadata("x-stream-open", "1");
   reactor->Start(std::move(subscription), std::move(backlog));
   return reactor;
 }

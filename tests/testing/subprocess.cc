@@ -233,12 +233,20 @@ std::unique_ptr<DaemonProcess> DaemonProcess::Start(
     seen.append(buf, static_cast<size_t>(r));
     auto at = seen.find(kServing);
     if (at != std::string::npos) {
+      auto line_end = seen.find('\n', at);
+      if (line_end == std::string::npos) continue;
       auto end = seen.find_first_of(" \n", at + kServing.size());
-      if (end != std::string::npos) {
-        daemon->address_ =
-            seen.substr(at + kServing.size(), end - at - kServing.size());
-        break;
+      daemon->address_ =
+          seen.substr(at + kServing.size(), end - at - kServing.size());
+      // With --http the same line goes on "and REST on HOST:PORT".
+      constexpr std::string_view kRest = " and REST on ";
+      auto rest = seen.find(kRest, at);
+      if (rest != std::string::npos && rest < line_end) {
+        auto rest_end = seen.find_first_of(" \n", rest + kRest.size());
+        daemon->http_address_ =
+            seen.substr(rest + kRest.size(), rest_end - rest - kRest.size());
       }
+      break;
     }
   }
   {

@@ -66,6 +66,8 @@ class DaemonProcess {
   ~DaemonProcess();
 
   const std::string& address() const { return address_; }
+  // The REST gateway's host:port when started with --http, else "".
+  const std::string& http_address() const { return http_address_; }
   const std::string& token_file() const { return token_file_; }
   const std::string& db_path() const { return db_path_; }
   std::string token() const;
@@ -84,6 +86,7 @@ class DaemonProcess {
   pid_t pid_ = -1;
   int exit_code_ = -1;
   std::string address_;
+  std::string http_address_;
   std::string token_file_;
   std::string db_path_;
   std::thread drainer_;

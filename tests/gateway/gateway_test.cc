@@ -1,0 +1,240 @@
+// The gateway against in-process fakes of the daemon's services, over real
+// sockets: what HTTP status response metadata asks for (204, 302 with
+// Location), the caller's token reaching the daemon as metadata, SSE
+// streams with heartbeats, and a client that hangs up cancelling its call.
+#include "clients/web-gateway/gateway.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/events.grpc.pb.h"
+#include "inspector/v1/oauth.grpc.pb.h"
+#include "tests/testing/subprocess.h"
+
+namespace inspector::gateway {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::PeerProcess;
+using testing::RunProcess;
+
+class FakeConfig final : public v1::ConfigService::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* ListServers(
+      grpc::CallbackServerContext* context, const v1::ListServersRequest*,
+      v1::ListServersResponse* response) override {
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [key, value] : context->client_metadata()) {
+        metadata_ += std::string(key.data(), key.size()) + "=" +
+                     std::string(value.data(), value.size()) + "\n";
+      }
+    }
+    response->add_servers()->set_id("s1");
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* DeleteServer(grpc::CallbackServerContext* context,
+                                         const v1::DeleteServerRequest*,
+                                         google::protobuf::Empty*) override {
+    context->AddInitialMetadata("x-http-code", "204");
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  std::string metadata() {
+    absl::MutexLock lock(&mu_);
+    return metadata_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::string metadata_;
+};
+
+class FakeOAuth final : public v1::OAuthService::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* Authorize(grpc::CallbackServerContext* context,
+                                      const v1::AuthorizeRequest* request,
+                                      v1::AuthorizeResponse*) override {
+    context->AddInitialMetadata("x-http-code", "302");
+    context->AddInitialMetadata(
+        "location",
+        "https://auth.example/authorize?server=" + request->server_id());
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+};
+
+// Sends two events, then holds the stream open until the caller cancels.
+class FakeEvents final : public v1::EventsService::CallbackService {
+ public:
+  grpc::ServerWriteReactor<v1::Event>* Watch(grpc::CallbackServerContext*,
+                                             const v1::WatchRequest*) override {
+    return new Reactor(this);
+  }
+
+  absl::Notification cancelled;
+
+ private:
+  class Reactor : public grpc::ServerWriteReactor<v1::Event> {
+   public:
+    explicit Reactor(FakeEvents* owner) : owner_(owner) {
+      StartSendInitialMetadata();
+      Next();
+    }
+    void OnWriteDone(bool ok) override {
+      if (ok) Next();
+    }
+    void OnCancel() override {
+      if (!owner_->cancelled.HasBeenNotified()) owner_->cancelled.Notify();
+      Finish(grpc::Status::CANCELLED);
+    }
+    void OnDone() override { delete this; }
+
+   private:
+    void Next() {
+      if (sent_ == 2) return;
+      event_.Clear();
+      event_.set_sequence(++sent_);
+      event_.mutable_config()->set_server_id("s" + std::to_string(sent_));
+      StartWrite(&event_);
+    }
+    FakeEvents* owner_;
+    v1::Event event_;
+    int sent_ = 0;
+  };
+};
+
+class GatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(&config_);
+    builder.RegisterService(&oauth_);
+    builder.RegisterService(&events_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    GatewayOptions options;
+    options.http.listen = "127.0.0.1:0";
+    options.heartbeat_interval = absl::Milliseconds(50);
+    auto gateway = Gateway::Start(
+        options, grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                     grpc::InsecureChannelCredentials()));
+    ASSERT_TRUE(gateway.ok()) << gateway.status();
+    gateway_ = *std::move(gateway);
+    base_ = "http://127.0.0.1:" + std::to_string(gateway_->port());
+  }
+
+  void TearDown() override {
+    if (gateway_) gateway_->Shutdown();
+    if (server_) server_->Shutdown(std::chrono::system_clock::now());
+  }
+
+  FakeConfig config_;
+  FakeOAuth oauth_;
+  FakeEvents events_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<Gateway> gateway_;
+  std::string base_;
+};
+
+TEST_F(GatewayTest, LoadsEveryAnnotatedRoute) {
+  // One route per google.api.http rule in proto/inspector/v1; more than
+  // the seed's dozen, fewer than a typo could produce.
+  EXPECT_GT(gateway_->route_count(), 40u);
+}
+
+TEST_F(GatewayTest, TokenReachesTheDaemonAsMetadata) {
+  auto run = RunProcess({"curl", "-sS", "-H", "X-Session-Token: t0k", "-H",
+                         "Authorization: Bearer b34r", base_ + "/config"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\"s1\""));
+  EXPECT_THAT(config_.metadata(), HasSubstr("x-session-token=t0k"));
+  EXPECT_THAT(config_.metadata(), HasSubstr("authorization=Bearer b34r"));
+}
+
+TEST_F(GatewayTest, MetadataChoosesNoContent) {
+  auto run = RunProcess({"curl", "-sS", "-o", "/dev/null", "-w",
+                         "%{http_code} %{size_download}", "-X", "DELETE",
+                         base_ + "/config/abc"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "204 0");
+}
+
+TEST_F(GatewayTest, MetadataChoosesRedirect) {
+  auto run = RunProcess({"curl", "-sS", "-o", "/dev/null", "-w",
+                         "%{http_code} %{redirect_url}",
+                         base_ + "/oauth/authorize/srv-9"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "302 https://auth.example/authorize?server=srv-9");
+}
+
+TEST_F(GatewayTest, StreamSendsEventsAndHeartbeatsAndCancelsOnHangUp) {
+  std::string error;
+  // The heartbeat comes every 50 ms once both events are out.
+  auto stream = PeerProcess::Start({"curl", "-sS", "-N", base_ + "/api/events"},
+                                   {}, ": ping", &error);
+  ASSERT_NE(stream, nullptr) << error;
+  std::string output = stream->Output();
+  EXPECT_THAT(output, HasSubstr("data: {\"sequence\":\"1\""));
+  EXPECT_THAT(output, HasSubstr("data: {\"sequence\":\"2\""));
+  EXPECT_FALSE(events_.cancelled.HasBeenNotified());
+  stream->Stop(SIGKILL);
+  EXPECT_TRUE(
+      events_.cancelled.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "the daemon-side stream was not cancelled when the client left";
+}
+
+TEST_F(GatewayTest, ShutdownEndsOpenStreams) {
+  std::string error;
+  auto stream = PeerProcess::Start({"curl", "-sS", "-N", base_ + "/api/events"},
+                                   {}, "data: ", &error);
+  ASSERT_NE(stream, nullptr) << error;
+  gateway_->Shutdown();
+  EXPECT_TRUE(
+      events_.cancelled.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(stream->Stop(0), 0) << "curl should see a clean end of stream";
+}
+
+TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {
+  GatewayOptions options;
+  options.http.listen = "0.0.0.0:0";
+  auto gateway = Gateway::Start(
+      options,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(gateway.ok());
+  EXPECT_THAT(std::string(gateway.status().message()),
+              HasSubstr("--dangerously-expose-to-network"));
+}
+
+TEST(GatewayStartTest, RefusesAGarbageDescriptorSet) {
+  GatewayOptions options;
+  options.http.listen = "127.0.0.1:0";
+  options.descriptor_set = "definitely not a FileDescriptorSet";
+  auto gateway = Gateway::Start(
+      options,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  EXPECT_FALSE(gateway.ok());
+}
+
+}  // namespace
+}  // namespace inspector::gateway

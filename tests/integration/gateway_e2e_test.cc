@@ -1,0 +1,504 @@
+// End-to-end tests of the REST + SSE gateway: a real inspectord started with
+// --http 127.0.0.1:0, a real MCP server (the fixture, over stdio), and curl
+// as the HTTP client, over every seed endpoint that exists. Also the
+// standalone inspector-gateway binary in front of the same daemon.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/subprocess.h"
+
+namespace inspector {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using json = nlohmann::json;
+using testing::DaemonProcess;
+using testing::PeerProcess;
+using testing::RunProcess;
+using testing::TempDir;
+
+const std::string kFixture =
+    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+
+struct HttpResult {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-cased names
+  std::string body;
+  json Json() const {
+    json parsed = json::parse(body, nullptr, false);
+    return parsed;
+  }
+};
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string Trim(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(" \t\r");
+  return text.substr(begin, end - begin + 1);
+}
+
+std::vector<std::string> Lines(const std::string& text, const std::string& separator) {
+  std::vector<std::string> lines;
+  size_t at = 0;
+  while (true) {
+    size_t next = text.find(separator, at);
+    lines.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) break;
+    at = next + separator.size();
+  }
+  return lines;
+}
+
+// Runs curl once and splits its `-i` output into status, headers, body.
+HttpResult Curl(std::vector<std::string> args, const std::string& input = "") {
+  std::vector<std::string> argv = {"curl", "-sS", "-i", "--max-time", "60"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  testing::ProcessResult run = RunProcess(argv, {}, input);
+  HttpResult result;
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  std::string out = run.out;
+  // Skip interim responses (100 Continue).
+  while (true) {
+    size_t head_end = out.find("\r\n\r\n");
+    if (head_end == std::string::npos) return result;
+    std::vector<std::string> lines = Lines(out.substr(0, head_end), "\r\n");
+    out = out.substr(head_end + 4);
+    // "HTTP/1.1 200 OK"
+    size_t space = lines[0].find(' ');
+    if (space == std::string::npos) return result;
+    result.status = std::atoi(lines[0].c_str() + space + 1);
+    if (result.status == 100) continue;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      size_t colon = lines[i].find(':');
+      if (colon == std::string::npos) continue;
+      result.headers[Lower(lines[i].substr(0, colon))] =
+          Trim(lines[i].substr(colon + 1));
+    }
+    break;
+  }
+  result.body = out;
+  return result;
+}
+
+class GatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_,
+                                   {"--http", "127.0.0.1:0"}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+    ASSERT_FALSE(daemon_->http_address().empty()) << daemon_->Stderr();
+    base_ = "http://" + daemon_->http_address();
+    token_ = daemon_->token();
+  }
+
+  // A request with the token (as the seed's X-Session-Token header).
+  HttpResult Request(const std::string& method, const std::string& path,
+                     const std::string& body = "",
+                     std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"-X", method, "-H",
+                                     "X-Session-Token: " + token_};
+    if (!body.empty()) {
+      args.insert(args.end(), {"-H", "Content-Type: application/json",
+                               "--data-binary", "@-"});
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(base_ + path);
+    return Curl(args, body);
+  }
+
+  // Registers the fixture server (stdio) through REST; returns its id.
+  std::string AddFixture(const std::string& name) {
+    json config = {{"name", name},
+                   {"transport", "stdio"},
+                   {"command", "node"},
+                   {"args", {kFixture, "stdio"}}};
+    HttpResult created = Request("POST", "/config", config.dump());
+    EXPECT_EQ(created.status, 200) << created.body;
+    return created.Json().value("id", "");
+  }
+
+  static int CountOccurrences(const std::string& text,
+                              const std::string& needle) {
+    int count = 0;
+    for (size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + needle.size())) {
+      ++count;
+    }
+    return count;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::string base_;
+  std::string token_;
+};
+
+TEST_F(GatewayTest, HealthNeedsNoToken) {
+  HttpResult health = Curl({base_ + "/health"});
+  EXPECT_EQ(health.status, 200);
+  json body = health.Json();
+  EXPECT_EQ(body.value("status", ""), "ok") << health.body;
+  EXPECT_TRUE(body.contains("version")) << health.body;
+  EXPECT_TRUE(body.contains("uptime")) << health.body;
+}
+
+TEST_F(GatewayTest, MissingOrWrongTokenIsSessionInvalid) {
+  for (const std::vector<std::string>& auth :
+       {std::vector<std::string>{},
+        std::vector<std::string>{"-H", "X-Session-Token: wrong"},
+        std::vector<std::string>{"-H", "Authorization: Bearer wrong"}}) {
+    std::vector<std::string> args = auth;
+    args.push_back(base_ + "/config");
+    HttpResult result = Curl(args);
+    EXPECT_EQ(result.status, 401) << result.body;
+    json error = result.Json()["error"];
+    EXPECT_EQ(error.value("code", ""), "SESSION_INVALID") << result.body;
+    EXPECT_FALSE(error.value("message", "").empty());
+    EXPECT_THAT(error.value("helpUrl", ""), HasSubstr("session-invalid"));
+  }
+  HttpResult bearer = Curl({"-H", "Authorization: Bearer " + token_,
+                            base_ + "/config"});
+  EXPECT_EQ(bearer.status, 200) << bearer.body;
+}
+
+// The seed's POST /config example, verbatim, then the rest of the config
+// endpoints on the server it created.
+TEST_F(GatewayTest, ConfigEndpointsFollowTheSeed) {
+  const std::string seed_body = R"({
+  "name": "my-server",
+  "transport": "streamableHttp",
+  "url": "http://localhost:8080/mcp",
+  "headers": { "Authorization": "Bearer token" }
+})";
+  HttpResult created = Request("POST", "/config", seed_body);
+  ASSERT_EQ(created.status, 200) << created.body;
+  EXPECT_EQ(created.headers["content-type"], "application/json");
+  json server = created.Json();
+  std::string id = server.value("id", "");
+  ASSERT_FALSE(id.empty()) << created.body;
+  EXPECT_EQ(server["name"], "my-server");
+  EXPECT_EQ(server["transport"], "streamableHttp");
+  EXPECT_EQ(server["url"], "http://localhost:8080/mcp");
+  EXPECT_EQ(server["headers"]["Authorization"], "Bearer token");
+  EXPECT_EQ(server["connectionMode"], "direct");
+  EXPECT_TRUE(server.contains("createdAt")) << created.body;
+  EXPECT_TRUE(server.contains("updatedAt")) << created.body;
+
+  HttpResult list = Request("GET", "/config");
+  ASSERT_EQ(list.status, 200) << list.body;
+  json servers = list.Json()["servers"];
+  ASSERT_EQ(servers.size(), 1u) << list.body;
+  EXPECT_EQ(servers[0]["id"], id);
+  // Defaults are shown as the seed's example shows them.
+  EXPECT_TRUE(servers[0]["env"].is_object()) << list.body;
+  EXPECT_TRUE(servers[0]["args"].is_array()) << list.body;
+
+  HttpResult one = Request("GET", "/config/" + id);
+  EXPECT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.Json()["name"], "my-server");
+
+  HttpResult updated =
+      Request("PUT", "/config/" + id, R"({"url": "http://localhost:9090/mcp"})");
+  ASSERT_EQ(updated.status, 200) << updated.body;
+  EXPECT_EQ(updated.Json()["url"], "http://localhost:9090/mcp");
+  EXPECT_EQ(updated.Json()["name"], "my-server");  // partial update
+
+  HttpResult bad = Request("POST", "/config", R"({"name": "x", "transport": "carrier-pigeon"})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(bad.Json()["error"]["code"], "INVALID_CONFIG");
+
+  HttpResult malformed = Request("POST", "/config", "{not json");
+  EXPECT_EQ(malformed.status, 400) << malformed.body;
+  EXPECT_EQ(malformed.Json()["error"]["code"], "INVALID_REQUEST");
+
+  HttpResult deleted = Request("DELETE", "/config/" + id);
+  EXPECT_EQ(deleted.status, 204) << deleted.body;
+  EXPECT_EQ(deleted.body, "");
+
+  HttpResult gone = Request("GET", "/config/" + id);
+  EXPECT_EQ(gone.status, 404) << gone.body;
+  json error = gone.Json()["error"];
+  EXPECT_EQ(error["code"], "SERVER_NOT_FOUND");
+  EXPECT_EQ(error["details"]["serverId"], id) << gone.body;
+  EXPECT_EQ(error["helpUrl"],
+            "https://modelcontextprotocol.io/inspector/errors/server-not-found");
+}
+
+TEST_F(GatewayTest, ImportAndExportOverRest) {
+  json file = {{"mcpServers",
+                {{"everything", {{"command", "npx"},
+                                 {"args", {"-y", "@modelcontextprotocol/server-everything"}}}}}}};
+  HttpResult imported = Request(
+      "POST", "/config/import",
+      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}.dump());
+  ASSERT_EQ(imported.status, 200) << imported.body;
+  HttpResult exported = Request("GET", "/config/export?format=CONFIG_FORMAT_MCP_SERVERS");
+  ASSERT_EQ(exported.status, 200) << exported.body;
+  EXPECT_THAT(exported.body, HasSubstr("server-everything"));
+}
+
+// POST /mcp forwards the body untouched and answers with the server's reply.
+TEST_F(GatewayTest, McpEndpointForwardsJsonRpc) {
+  std::string id = AddFixture("fixture");
+  HttpResult listed = Request(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_THAT(listed.headers["content-type"], HasSubstr("application/json"));
+  json reply = listed.Json();
+  EXPECT_EQ(reply["jsonrpc"], "2.0");
+  EXPECT_EQ(reply["id"], 1);
+  ASSERT_TRUE(reply["result"]["tools"].is_array()) << listed.body;
+  EXPECT_GT(reply["result"]["tools"].size(), 3u);
+
+  HttpResult called = Request(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})");
+  ASSERT_EQ(called.status, 200) << called.body;
+  EXPECT_EQ(called.Json()["id"], "call-7");
+  EXPECT_THAT(called.body, HasSubstr("hello"));
+
+  // Typed endpoints reach the same session.
+  HttpResult tools = Request("GET", "/api/servers/" + id + "/tools");
+  ASSERT_EQ(tools.status, 200) << tools.body;
+  EXPECT_THAT(tools.body, HasSubstr("echo"));
+  HttpResult call = Request("POST", "/api/servers/" + id + "/tools/echo:call",
+                            R"({"arguments": {"message": "typed"}})");
+  ASSERT_EQ(call.status, 200) << call.body;
+  EXPECT_THAT(call.body, HasSubstr("typed"));
+  HttpResult status = Request("GET", "/api/servers/" + id + "/status");
+  ASSERT_EQ(status.status, 200) << status.body;
+
+  // And the history endpoint has both directions of the exchange.
+  HttpResult history = Request(
+      "GET", "/api/history?serverId=" + id + "&method=tools/call&limit=10");
+  ASSERT_EQ(history.status, 200) << history.body;
+  json entries = history.Json()["entries"];
+  ASSERT_TRUE(entries.is_array()) << history.body;
+  EXPECT_GE(entries.size(), 2u) << history.body;
+  EXPECT_THAT(history.body, HasSubstr("call-7"));
+
+  HttpResult logs = Request("GET", "/api/logs?limit=5");
+  ASSERT_EQ(logs.status, 200) << logs.body;
+  EXPECT_TRUE(logs.Json()["entries"].is_array()) << logs.body;
+}
+
+TEST_F(GatewayTest, McpErrorsUseTheSeedStatuses) {
+  HttpResult unknown = Request("POST", "/mcp?serverId=no-such-server",
+                               R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
+  EXPECT_EQ(unknown.Json()["error"]["code"], "SERVER_NOT_FOUND");
+
+  json missing = {{"name", "missing"},
+                  {"transport", "stdio"},
+                  {"command", "/nonexistent/inspector-test-binary"}};
+  std::string id = Request("POST", "/config", missing.dump()).Json().value("id", "");
+  ASSERT_FALSE(id.empty());
+  HttpResult spawn = Request("POST", "/mcp?serverId=" + id,
+                             R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(spawn.status, 500) << spawn.body;
+  json error = spawn.Json()["error"];
+  EXPECT_EQ(error["code"], "SPAWN_FAILED") << spawn.body;
+  EXPECT_EQ(error["helpUrl"],
+            "https://modelcontextprotocol.io/inspector/errors/spawn-failed");
+}
+
+TEST_F(GatewayTest, ForeignHostOrOriginIsForbiddenBeforeAnyCall) {
+  std::string id = AddFixture("fixture");
+  const std::string message =
+      R"({"jsonrpc":"2.0","id":"rebinding-probe","method":"tools/list"})";
+  HttpResult host = Request("POST", "/mcp?serverId=" + id, message,
+                            {"-H", "Host: evil.example"});
+  EXPECT_EQ(host.status, 403) << host.body;
+  EXPECT_EQ(host.Json()["error"]["code"], "FORBIDDEN_HOST") << host.body;
+  HttpResult origin = Request("POST", "/mcp?serverId=" + id, message,
+                              {"-H", "Origin: http://evil.example"});
+  EXPECT_EQ(origin.status, 403) << origin.body;
+  EXPECT_EQ(origin.Json()["error"]["code"], "FORBIDDEN_ORIGIN") << origin.body;
+  EXPECT_EQ(origin.headers.count("access-control-allow-origin"), 0u);
+  HttpResult port_trick = Request("GET", "/config", "",
+                                  {"-H", "Host: evil.example:" +
+                                             daemon_->http_address().substr(
+                                                 daemon_->http_address().rfind(':') + 1)});
+  EXPECT_EQ(port_trick.status, 403) << port_trick.body;
+
+  // Neither message reached the server: history has no trace of them,
+  // while the same message with a proper host is recorded.
+  HttpResult history = Request("GET", "/api/history?serverId=" + id);
+  EXPECT_THAT(history.body, Not(HasSubstr("rebinding-probe")));
+  HttpResult allowed = Request("POST", "/mcp?serverId=" + id, message);
+  EXPECT_EQ(allowed.status, 200) << allowed.body;
+  history = Request("GET", "/api/history?serverId=" + id);
+  EXPECT_THAT(history.body, HasSubstr("rebinding-probe"));
+}
+
+TEST_F(GatewayTest, CorsAllowsListedOriginsOnly) {
+  HttpResult preflight = Curl(
+      {"-X", "OPTIONS", "-H", "Origin: http://localhost:5173", "-H",
+       "Access-Control-Request-Method: POST", "-H",
+       "Access-Control-Request-Headers: content-type, x-session-token",
+       base_ + "/config"});
+  EXPECT_EQ(preflight.status, 204);
+  EXPECT_EQ(preflight.headers["access-control-allow-origin"],
+            "http://localhost:5173");
+  EXPECT_THAT(preflight.headers["access-control-allow-headers"],
+              HasSubstr("X-Session-Token"));
+  EXPECT_THAT(preflight.headers["access-control-allow-methods"],
+              HasSubstr("DELETE"));
+
+  HttpResult listed = Request("GET", "/config", "",
+                              {"-H", "Origin: http://localhost:5173"});
+  EXPECT_EQ(listed.status, 200);
+  EXPECT_EQ(listed.headers["access-control-allow-origin"],
+            "http://localhost:5173");
+  EXPECT_NE(listed.headers["access-control-allow-origin"], "*");
+
+  HttpResult foreign = Curl({"-X", "OPTIONS", "-H", "Origin: http://evil.example",
+                             base_ + "/config"});
+  EXPECT_EQ(foreign.status, 403);
+}
+
+TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
+  HttpResult unknown = Request("GET", "/no/such/endpoint");
+  EXPECT_EQ(unknown.status, 404);
+  json error = unknown.Json()["error"];
+  EXPECT_EQ(error["code"], "NOT_FOUND") << unknown.body;
+  EXPECT_THAT(error.value("message", ""), HasSubstr("/no/such/endpoint"));
+
+  HttpResult wrong_method = Request("PATCH", "/config");
+  EXPECT_EQ(wrong_method.status, 405) << wrong_method.body;
+  EXPECT_EQ(wrong_method.Json()["error"]["code"], "METHOD_NOT_ALLOWED");
+  EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("GET"));
+  EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("POST"));
+
+  // A contract RPC that is not built yet answers 501 in the same format.
+  HttpResult oauth = Request("GET", "/oauth/authorize/some-server");
+  EXPECT_EQ(oauth.status, 501) << oauth.body;
+  EXPECT_EQ(oauth.Json()["error"]["code"], "NOT_IMPLEMENTED");
+}
+
+TEST_F(GatewayTest, OversizedBodyIsRefused) {
+  std::string big(20 << 20, 'x');
+  HttpResult result = Request("POST", "/config", "{\"name\":\"" + big + "\"}");
+  EXPECT_EQ(result.status, 413) << result.body.substr(0, 200);
+}
+
+// The live traffic stream read by curl -N as a browser would: one SSE event
+// per message while another client calls the server.
+TEST_F(GatewayTest, EventsStreamAsServerSentEvents) {
+  std::string id = AddFixture("fixture");
+  std::string error;
+  auto stream = PeerProcess::Start(
+      {"curl", "-sS", "-N", "-H", "X-Session-Token: " + token_,
+       base_ + "/api/events?serverId=" + id},
+      {}, ": connected", &error);
+  ASSERT_NE(stream, nullptr) << error;
+
+  HttpResult called = Request(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc":"2.0","id":"sse-probe","method":"tools/call","params":{"name":"echo","arguments":{"message":"over-sse"}}})");
+  ASSERT_EQ(called.status, 200) << called.body;
+
+  // Both directions of the call arrive as data: lines.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string output;
+  while (std::chrono::steady_clock::now() < deadline) {
+    output = stream->Output();
+    if (CountOccurrences(output, "sse-probe") >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GE(CountOccurrences(output, "sse-probe"), 2) << output;
+  for (const std::string& line : Lines(output, "\n")) {
+    if (line.rfind("data: ", 0) != 0) continue;
+    json event = json::parse(line.substr(6), nullptr, false);
+    EXPECT_FALSE(event.is_discarded()) << line;
+    EXPECT_TRUE(event.contains("sequence")) << line;
+  }
+}
+
+TEST_F(GatewayTest, EventsStreamAsNdjsonOnRequest) {
+  std::string id = AddFixture("fixture");
+  // No marker exists before the first event, so curl is started on another
+  // thread, and calls are sent until its output shows one of them.
+  std::unique_ptr<PeerProcess> stream;
+  std::string error;
+  std::atomic<bool> started{false};
+  std::thread reader([&] {
+    stream = PeerProcess::Start(
+        {"curl", "-sS", "-N", "-H", "Accept: application/x-ndjson", "-H",
+         "Authorization: Bearer " + token_,
+         base_ + "/api/events?serverId=" + id},
+        {}, "ndjson-probe", &error);
+    started = true;
+  });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!started && std::chrono::steady_clock::now() < deadline) {
+    Request("POST", "/mcp?serverId=" + id,
+            R"({"jsonrpc":"2.0","id":"ndjson-probe","method":"ping"})");
+  }
+  reader.join();
+  ASSERT_NE(stream, nullptr) << error;
+  std::string line = stream->ready_line();
+  json event = json::parse(line, nullptr, false);
+  ASSERT_FALSE(event.is_discarded()) << line;
+  EXPECT_THAT(line, Not(HasSubstr("data:")));
+  EXPECT_TRUE(event.contains("message")) << line;
+}
+
+TEST_F(GatewayTest, StreamWithoutTokenFailsWithJsonError) {
+  HttpResult result = Curl({base_ + "/api/events"});
+  EXPECT_EQ(result.status, 401) << result.body;
+  EXPECT_EQ(result.Json()["error"]["code"], "SESSION_INVALID");
+}
+
+TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
+  TempDir dir;
+  std::string error;
+  auto daemon = DaemonProcess::Start(INSPECTORD_PATH, dir, {}, &error);
+  ASSERT_NE(daemon, nullptr) << error;
+  auto gateway = PeerProcess::Start(
+      {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
+       "127.0.0.1:0"},
+      {}, "serving REST on ", &error);
+  ASSERT_NE(gateway, nullptr) << error;
+  std::string line = gateway->ready_line();
+  std::string address = line.substr(line.find("serving REST on ") + 16);
+  address = address.substr(0, address.find(' '));
+  HttpResult health = Curl({"http://" + address + "/health"});
+  EXPECT_EQ(health.status, 200) << health.body;
+  HttpResult config = Curl({"-H", "X-Session-Token: " + daemon->token(),
+                            "http://" + address + "/config"});
+  EXPECT_EQ(config.status, 200) << config.body;
+  EXPECT_TRUE(config.Json()["servers"].is_array()) << config.body;
+  EXPECT_EQ(gateway->Stop(SIGTERM), 0);
+}
+
+TEST(GatewayStandaloneTest, RefusesNonLoopbackListenAddress) {
+  testing::ProcessResult run = RunProcess(
+      {INSPECTOR_GATEWAY_PATH, "--listen", "0.0.0.0:0"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("--dangerously-expose-to-network"));
+}
+
+}  // namespace
+}  // namespace inspector

@@ -1,0 +1,269 @@
+// What the REST gateway adds to a call. Starts inspectord with --http (the
+// gateway hosted in the daemon, calling it over the in-process channel) and
+// a standalone inspector-gateway (calling it over TCP), registers the
+// fixture server (stdio), then measures the same two calls both ways:
+//   GET /config          vs ConfigService.ListServers over gRPC
+//   POST /mcp (ping)     vs McpService.Forward(ping) over gRPC
+// The gRPC side runs here (sequential for latency, 16 threads for
+// throughput); the HTTP side is wrk with keep-alive (-c1 for latency, -c16
+// for throughput). Prints p50/p99, requests/s, and what the gateway adds
+// at p50, against the issue's bars (<= 0.10 ms added, >= 10,000 req/s).
+//
+//   build/tools/bench/gateway_bench [--seconds 5]
+// Needs wrk (Debian package wrk) in PATH.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/mcp.grpc.pb.h"
+#include "tests/testing/subprocess.h"
+
+namespace {
+
+using inspector::testing::DaemonProcess;
+using inspector::testing::PeerProcess;
+using inspector::testing::RunProcess;
+using inspector::testing::TempDir;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kPing[] = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+
+struct Figures {
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double rps = 0;
+};
+
+double Percentile(std::vector<double>& samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t index = std::min(samples.size() - 1,
+                          static_cast<size_t>(p * samples.size()));
+  return samples[index];
+}
+
+class GrpcLoad {
+ public:
+  GrpcLoad(const std::string& address, std::string token, std::string server)
+      : channel_(grpc::CreateChannel(address,
+                                     grpc::InsecureChannelCredentials())),
+        config_(inspector::v1::ConfigService::NewStub(channel_)),
+        mcp_(inspector::v1::McpService::NewStub(channel_)),
+        token_(std::move(token)),
+        server_(std::move(server)) {}
+
+  bool Call(bool forward) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    context.AddMetadata("x-session-token", token_);
+    if (!forward) {
+      inspector::v1::ListServersResponse response;
+      return config_->ListServers(&context, {}, &response).ok();
+    }
+    inspector::v1::ForwardRequest request;
+    request.set_server_id(server_);
+    request.mutable_body()->set_content_type("application/json");
+    request.mutable_body()->set_data(kPing);
+    google::api::HttpBody response;
+    return mcp_->Forward(&context, request, &response).ok();
+  }
+
+  Figures Measure(bool forward, double seconds) {
+    Figures figures;
+    std::vector<double> samples;
+    auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+      auto start = Clock::now();
+      if (!Call(forward)) {
+        std::fprintf(stderr, "gRPC call failed\n");
+        return figures;
+      }
+      samples.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - start)
+              .count());
+    }
+    figures.p50_ms = Percentile(samples, 0.50);
+    figures.p99_ms = Percentile(samples, 0.99);
+    std::atomic<int64_t> done{0};
+    std::vector<std::thread> threads;
+    auto stop = Clock::now() + std::chrono::duration<double>(seconds);
+    auto start = Clock::now();
+    for (int i = 0; i < 16; ++i) {
+      threads.emplace_back([&] {
+        while (Clock::now() < stop) {
+          if (Call(forward)) ++done;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    figures.rps = done / std::chrono::duration<double>(Clock::now() - start)
+                             .count();
+    return figures;
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<inspector::v1::ConfigService::Stub> config_;
+  std::unique_ptr<inspector::v1::McpService::Stub> mcp_;
+  std::string token_;
+  std::string server_;
+};
+
+double ToMs(const std::string& number, const std::string& unit) {
+  double value = std::stod(number);
+  if (unit == "us") return value / 1000;
+  if (unit == "s") return value * 1000;
+  return value;
+}
+
+// Runs wrk against `url`; `script` sets method, body and headers.
+Figures Wrk(const std::string& url, const std::string& script, int connections,
+            int threads, double seconds) {
+  auto run = RunProcess({"wrk", "-t", std::to_string(threads), "-c",
+                         std::to_string(connections), "-d",
+                         std::to_string(static_cast<int>(seconds)) + "s",
+                         "--latency", "-s", script, url});
+  Figures figures;
+  if (run.exit_code != 0) {
+    std::fprintf(stderr, "wrk failed: %s%s\n", run.out.c_str(), run.err.c_str());
+    return figures;
+  }
+  std::smatch match;
+  if (std::regex_search(run.out, match,
+                        std::regex(R"(50%\s+([0-9.]+)(us|ms|s))"))) {
+    figures.p50_ms = ToMs(match[1], match[2]);
+  }
+  if (std::regex_search(run.out, match,
+                        std::regex(R"(99%\s+([0-9.]+)(us|ms|s))"))) {
+    figures.p99_ms = ToMs(match[1], match[2]);
+  }
+  if (std::regex_search(run.out, match,
+                        std::regex(R"(Requests/sec:\s+([0-9.]+))"))) {
+    figures.rps = std::stod(match[1]);
+  }
+  if (run.out.find("Non-2xx") != std::string::npos) {
+    std::fprintf(stderr, "wrk saw errors:\n%s\n", run.out.c_str());
+  }
+  return figures;
+}
+
+void Row(const char* name, const Figures& latency, const Figures& load) {
+  std::printf("  %-34s p50 %7.3f ms  p99 %7.3f ms  %9.0f req/s\n", name,
+              latency.p50_ms, latency.p99_ms, load.rps);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 5;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--seconds") seconds = std::stod(argv[i + 1]);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  if (RunProcess({"wrk", "--version"}).out.find("wrk") == std::string::npos &&
+      RunProcess({"sh", "-c", "command -v wrk"}).exit_code != 0) {
+    std::fprintf(stderr, "gateway_bench needs wrk: apt-get install wrk\n");
+    return 1;
+  }
+  TempDir dir;
+  std::string error;
+  auto daemon = DaemonProcess::Start(INSPECTORD_PATH, dir,
+                                     {"--http", "127.0.0.1:0"}, &error);
+  if (daemon == nullptr) {
+    std::fprintf(stderr, "inspectord did not start: %s\n", error.c_str());
+    return 1;
+  }
+  auto gateway = PeerProcess::Start(
+      {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
+       "127.0.0.1:0"},
+      {}, "serving REST on ", &error);
+  if (gateway == nullptr) {
+    std::fprintf(stderr, "inspector-gateway did not start: %s\n", error.c_str());
+    return 1;
+  }
+  std::string line = gateway->ready_line();
+  std::string standalone = line.substr(line.find("serving REST on ") + 16);
+  standalone = standalone.substr(0, standalone.find(' '));
+  std::string token = daemon->token();
+
+  // The fixture server, registered and connected once.
+  grpc::ClientContext context;
+  context.AddMetadata("x-session-token", token);
+  auto config = inspector::v1::ConfigService::NewStub(grpc::CreateChannel(
+      daemon->address(), grpc::InsecureChannelCredentials()));
+  inspector::v1::CreateServerRequest create;
+  create.mutable_server()->set_name("fixture");
+  create.mutable_server()->set_transport("stdio");
+  create.mutable_server()->set_command("node");
+  create.mutable_server()->add_args(std::string(SOURCE_DIR) +
+                                    "/tools/fixture-server/server.mjs");
+  create.mutable_server()->add_args("stdio");
+  inspector::v1::ServerConfig created;
+  grpc::Status status = config->CreateServer(&context, create, &created);
+  if (!status.ok()) {
+    std::fprintf(stderr, "CreateServer: %s\n", status.error_message().c_str());
+    return 1;
+  }
+  GrpcLoad grpc_load(daemon->address(), token, created.id());
+  grpc_load.Call(true);  // spawn and initialize before measuring
+
+  std::string get_script = dir.File("get.lua");
+  inspector::testing::WriteFile(
+      get_script, "wrk.headers[\"X-Session-Token\"] = \"" + token + "\"\n");
+  std::string post_script = dir.File("post.lua");
+  inspector::testing::WriteFile(
+      post_script,
+      "wrk.method = \"POST\"\n"
+      "wrk.body = '" + std::string(kPing) + "'\n"
+      "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
+      "wrk.headers[\"X-Session-Token\"] = \"" + token + "\"\n");
+
+  std::printf("gateway_bench: %.0f s per figure; latency with 1 connection, "
+              "throughput with 16\n", seconds);
+  bool ok = true;
+  struct Case {
+    const char* name;
+    bool forward;
+    std::string path;
+    std::string script;
+  };
+  for (const Case& c :
+       {Case{"GET /config", false, "/config", get_script},
+        Case{"POST /mcp (ping)", true, "/mcp?serverId=" + created.id(),
+             post_script}}) {
+    Figures grpc_latency = grpc_load.Measure(c.forward, seconds);
+    Figures hosted_latency = Wrk("http://" + daemon->http_address() + c.path,
+                                 c.script, 1, 1, seconds);
+    Figures hosted_load = Wrk("http://" + daemon->http_address() + c.path,
+                              c.script, 16, 2, seconds);
+    Figures alone_latency =
+        Wrk("http://" + standalone + c.path, c.script, 1, 1, seconds);
+    Figures alone_load =
+        Wrk("http://" + standalone + c.path, c.script, 16, 2, seconds);
+    std::printf("%s\n", c.name);
+    Row("gRPC direct (baseline)", grpc_latency, grpc_latency);
+    Row("REST, gateway in inspectord", hosted_latency, hosted_load);
+    Row("REST, standalone gateway (TCP)", alone_latency, alone_load);
+    double added = hosted_latency.p50_ms - grpc_latency.p50_ms;
+    double added_alone = alone_latency.p50_ms - grpc_latency.p50_ms;
+    std::printf("  added at p50: %.3f ms hosted, %.3f ms standalone "
+                "(bar <= 0.100); hosted throughput %.0f req/s (bar >= "
+                "10000)\n",
+                added, added_alone, hosted_load.rps);
+    ok = ok && added <= 0.10 && hosted_load.rps >= 10000;
+  }
+  std::printf("gateway_bench: %s\n", ok ? "bars met" : "bars NOT met");
+  return ok ? 0 : 2;
+}
