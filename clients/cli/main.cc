@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/args.h"
+#include "clients/cli/commands/client_requests.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/context.h"
@@ -194,6 +195,7 @@ int Main(int argc, char** argv) {
   AddRpcCommand(&app, &context);
   AddHistoryCommands(&app, &context);
   AddWatchCommand(&app, &context);
+  AddClientRequestsCommands(&app, &context);
   // Set last: subcommands copy their parent's footer when created.
   app.footer(absl::StrCat(
       "Environment: INSPECTOR_ADDR, INSPECTOR_TOKEN, INSPECTOR_TOKEN_FILE, "
@@ -214,6 +216,8 @@ int Main(int argc, char** argv) {
       "  inspectorctl rpc everything tools/list\n"
       "  inspectorctl history --server everything --since 10m\n"
       "  inspectorctl watch --server everything\n"
+      "  inspectorctl pending --follow\n"
+      "  inspectorctl respond 1a2b3c4d name=Ada\n"
       "\n",
       ExitCodesHelp()));
 
