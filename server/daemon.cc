@@ -28,6 +28,7 @@
 #include "server/engine/event_bus.h"
 #include "server/engine/pipeline.h"
 #include "server/services/call_tracker.h"
+#include "server/services/client_requests_service.h"
 #include "server/services/config_service.h"
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
@@ -107,6 +108,7 @@ struct Daemon::State {
   std::unique_ptr<services::McpService> mcp_service;
   std::unique_ptr<services::HistoryService> history_service;
   std::unique_ptr<services::EventsService> events_service;
+  std::unique_ptr<services::ClientRequestsService> client_requests_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // Declared after the server: it calls into it, so it goes first.
@@ -224,6 +226,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       },
       [raw_state](int n) { return raw_state->history_reader->LatestMessages(n); },
       deps);
+  state->client_requests_service =
+      std::make_unique<services::ClientRequestsService>(state->engine.get(),
+                                                        deps);
   state->system_service =
       std::make_unique<services::SystemService>(started_at, &state->calls);
   state->config_service = std::make_unique<services::ConfigService>(
@@ -244,6 +249,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->mcp_service.get());
   builder.RegisterService(state->history_service.get());
   builder.RegisterService(state->events_service.get());
+  builder.RegisterService(state->client_requests_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   state->server = builder.BuildAndStart();
   if (state->server == nullptr || (!listen.unix_socket && bound_port == 0)) {

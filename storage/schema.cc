@@ -196,8 +196,20 @@ CREATE TABLE bridges (
 CREATE INDEX bridges_server_id ON bridges(server_id);
 )sql";
 
+// The inspector as each server's MCP client: which client capabilities
+// initialize declares, and the roots answered to roots/list.
+constexpr std::string_view kMigration2 = R"sql(
+-- inspector.v1.ClientCapabilities as proto3 JSON (sampling, elicitation,
+-- elicitationUrl, roots; an absent key means true); NULL: all declared
+ALTER TABLE servers ADD COLUMN client_capabilities_json TEXT;
+-- JSON array of the roots answered to roots/list, each
+-- {"uri": "file:///...", "name": "..."} (name optional)
+ALTER TABLE servers ADD COLUMN roots_json TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
+    {2, "add client capabilities and roots to servers", kMigration2},
 };
 
 absl::string_view ToAbsl(std::string_view s) {

@@ -19,24 +19,27 @@ namespace {
 using ::google::protobuf::util::TimeUtil;
 using ::nlohmann::json;
 
-// Column order shared by every SELECT and by BindRow's parameters ?1..?15.
+// Column order shared by every SELECT and by BindRow's parameters ?1..?17.
 constexpr std::string_view kSelect =
     "SELECT id, name, transport, command, args_json, env_json, cwd, url, "
     "headers_json, connection_mode, timeouts_json, oauth_json, extra_json, "
-    "created_at, updated_at FROM servers";
+    "created_at, updated_at, client_capabilities_json, roots_json "
+    "FROM servers";
 
 constexpr std::string_view kInsert =
     "INSERT INTO servers (id, name, transport, command, args_json, env_json, "
     "cwd, url, headers_json, connection_mode, timeouts_json, oauth_json, "
-    "extra_json, created_at, updated_at) "
+    "extra_json, created_at, updated_at, client_capabilities_json, "
+    "roots_json) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-    "?15)";
+    "?15, ?16, ?17)";
 
 constexpr std::string_view kUpdate =
     "UPDATE servers SET name = ?2, transport = ?3, command = ?4, "
     "args_json = ?5, env_json = ?6, cwd = ?7, url = ?8, headers_json = ?9, "
     "connection_mode = ?10, timeouts_json = ?11, oauth_json = ?12, "
-    "extra_json = ?13, created_at = ?14, updated_at = ?15 WHERE id = ?1";
+    "extra_json = ?13, created_at = ?14, updated_at = ?15, "
+    "client_capabilities_json = ?16, roots_json = ?17 WHERE id = ?1";
 
 // The row whose id is ?1, or else whose name is ?1.
 constexpr std::string_view kWhereIdOrName =
@@ -62,6 +65,8 @@ enum Column {
   kExtraJson,
   kCreatedAt,
   kUpdatedAt,
+  kClientCapabilitiesJson,
+  kRootsJson,
 };
 
 absl::string_view ToAbsl(std::string_view s) {
@@ -154,6 +159,39 @@ absl::Status JsonToMap(const std::string& text, const std::string& id,
   return absl::OkStatus();
 }
 
+// Roots as a JSON array of {"uri", "name"} objects (name only when set).
+absl::StatusOr<std::string> RootsToJson(
+    const google::protobuf::RepeatedPtrField<v1::Root>& roots) {
+  json array = json::array();
+  for (const v1::Root& root : roots) {
+    json item = {{"uri", root.uri()}};
+    if (!root.name().empty()) item["name"] = root.name();
+    array.push_back(std::move(item));
+  }
+  return DumpJson(array, "roots");
+}
+
+absl::Status JsonToRoots(const std::string& text, const std::string& id,
+                         google::protobuf::RepeatedPtrField<v1::Root>* out) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_array()) {
+    return BadColumn(id, "roots_json", "is not a JSON array");
+  }
+  for (const json& item : value) {
+    auto uri = item.is_object() ? item.find("uri") : item.end();
+    if (!item.is_object() || uri == item.end() || !uri->is_string()) {
+      return BadColumn(id, "roots_json", "holds a root without a uri string");
+    }
+    v1::Root* root = out->Add();
+    root->set_uri(uri->get<std::string>());
+    auto name = item.find("name");
+    if (name != item.end() && name->is_string()) {
+      root->set_name(name->get<std::string>());
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> MessageToJson(
     const google::protobuf::Message& message, std::string_view field) {
   std::string out;
@@ -215,7 +253,7 @@ absl::Status CheckRequired(const v1::ServerConfig& config) {
   return absl::OkStatus();
 }
 
-// Binds `config` to parameters ?1..?15 in kSelect's column order.
+// Binds `config` to parameters ?1..?17 in kSelect's column order.
 absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
   RETURN_IF_ERROR(statement.Bind(kId + 1, config.id()));
   RETURN_IF_ERROR(
@@ -248,6 +286,11 @@ absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
       kCreatedAt + 1, TimeUtil::TimestampToMilliseconds(config.created_at())));
   RETURN_IF_ERROR(statement.Bind(
       kUpdatedAt + 1, TimeUtil::TimestampToMilliseconds(config.updated_at())));
+  RETURN_IF_ERROR(BindOptionalJson(
+      statement, kClientCapabilitiesJson + 1, config.has_client_capabilities(),
+      config.client_capabilities(), "clientCapabilities"));
+  ASSIGN_OR_RETURN(std::string roots, RootsToJson(config.roots()));
+  RETURN_IF_ERROR(statement.Bind(kRootsJson + 1, roots));
   return absl::OkStatus();
 }
 
@@ -284,6 +327,13 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
     RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kExtraJson), id, "extra_json",
                                   config.mutable_extra()));
   }
+  if (!row.ColumnIsNull(kClientCapabilitiesJson)) {
+    RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kClientCapabilitiesJson), id,
+                                  "client_capabilities_json",
+                                  config.mutable_client_capabilities()));
+  }
+  RETURN_IF_ERROR(
+      JsonToRoots(row.ColumnText(kRootsJson), id, config.mutable_roots()));
   *config.mutable_created_at() =
       TimeUtil::MillisecondsToTimestamp(row.ColumnInt64(kCreatedAt));
   *config.mutable_updated_at() =

@@ -7,8 +7,9 @@
 //
 // Column mapping (schema.cc documents the columns): `optional` string fields
 // (name, transport, command, cwd, url, connection_mode) are NULL when unset
-// and read back unset; args, env and headers are JSON text; timeouts, oauth
-// and extra are proto3 JSON (NULL when the message is unset); created_at and
+// and read back unset; args, env, headers and roots are JSON text;
+// timeouts, oauth, extra and client_capabilities are proto3 JSON (NULL when
+// the message is unset); created_at and
 // updated_at are unix milliseconds, so sub-millisecond precision is dropped
 // and an unset timestamp is stored as 0 and reads back as the epoch. The
 // store keeps exactly what it is given: ids and timestamps are the caller's

@@ -458,6 +458,8 @@ std::string_view Canonical(std::string_view key) {
       {"redirect_uri", "redirectUri"},
       {"protocol_version", "protocolVersion"},
       {"registration_strategy", "registrationStrategy"},
+      {"client_request", "clientRequest"},
+      {"elicitation_url", "elicitationUrl"},
   };
   for (const auto& [alias, name] : kAliases) {
     if (key == alias) return name;
@@ -487,13 +489,14 @@ absl::Status ReadTimeouts(const ServerContext& ctx, const Json& j,
       continue;
     }
     if (key != "connection" && key != "request" && key != "maxTotal" &&
-        key != "pingInterval" && key != "idle") {
+        key != "pingInterval" && key != "idle" && key != "clientRequest") {
       return ServerError(ctx, field,
                          "unknown key; timeouts has connection, request, "
-                         "maxTotal, pingInterval, idle and "
+                         "maxTotal, pingInterval, idle, clientRequest and "
                          "progressResetsTimeout");
     }
     RETURN_IF_ERROR(ReadMillis(ctx, value, field, &ms));
+    if (key == "clientRequest") out->set_client_request(ms);
     if (key == "connection") out->set_connection(ms);
     if (key == "request") out->set_request(ms);
     if (key == "maxTotal") out->set_max_total(ms);
@@ -535,6 +538,71 @@ absl::Status ReadOAuth(const ServerContext& ctx, const Json& j,
                          "protocolVersion and registrationStrategy");
     }
     RETURN_IF_ERROR(ReadString(ctx, value, field, target));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadClientCapabilities(const ServerContext& ctx, const Json& j,
+                                    v1::ClientCapabilities* out) {
+  if (!j.is_object()) {
+    return ServerError(
+        ctx, "clientCapabilities",
+        absl::StrCat("must be an object (got ", Described(j), ")"));
+  }
+  for (const auto& [raw_key, value] : j.items()) {
+    std::string_view key = Canonical(raw_key);
+    std::string field = absl::StrCat("clientCapabilities.", raw_key);
+    if (value.is_null()) continue;
+    if (key != "sampling" && key != "elicitation" && key != "elicitationUrl" &&
+        key != "roots") {
+      return ServerError(ctx, field,
+                         "unknown key; clientCapabilities has sampling, "
+                         "elicitation, elicitationUrl and roots");
+    }
+    if (!value.is_boolean()) {
+      return ServerError(
+          ctx, field,
+          absl::StrCat("must be true or false (got ", Described(value), ")"));
+    }
+    bool on = value.get<bool>();
+    if (key == "sampling") out->set_sampling(on);
+    if (key == "elicitation") out->set_elicitation(on);
+    if (key == "elicitationUrl") out->set_elicitation_url(on);
+    if (key == "roots") out->set_roots(on);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadRoots(const ServerContext& ctx, const Json& j,
+                       google::protobuf::RepeatedPtrField<v1::Root>* out) {
+  if (!j.is_array()) {
+    return ServerError(
+        ctx, "roots",
+        absl::StrCat("must be an array of {\"uri\", \"name\"} objects (got ",
+                     Described(j), ")"));
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    const Json& item = j[i];
+    std::string field = absl::StrCat("roots[", i, "]");
+    if (!item.is_object()) {
+      return ServerError(
+          ctx, field,
+          absl::StrCat("must be an object with uri and name (got ",
+                       Described(item), ")"));
+    }
+    v1::Root* root = out->Add();
+    for (const auto& [key, value] : item.items()) {
+      if (value.is_null()) continue;
+      std::string key_field = absl::StrCat(field, ".", key);
+      if (key == "uri") {
+        RETURN_IF_ERROR(ReadString(ctx, value, key_field, root->mutable_uri()));
+      } else if (key == "name") {
+        RETURN_IF_ERROR(
+            ReadString(ctx, value, key_field, root->mutable_name()));
+      } else {
+        return ServerError(ctx, key_field, "unknown key; a root has uri and name");
+      }
+    }
   }
   return absl::OkStatus();
 }
@@ -598,6 +666,13 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
     } else if (key == "oauth") {
       if (value.is_null()) continue;
       RETURN_IF_ERROR(ReadOAuth(ctx, value, out->mutable_oauth()));
+    } else if (key == "clientCapabilities") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadClientCapabilities(
+          ctx, value, out->mutable_client_capabilities()));
+    } else if (key == "roots") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(ReadRoots(ctx, value, out->mutable_roots()));
     } else if (key == "createdAt") {
       if (value.is_null()) continue;
       RETURN_IF_ERROR(
@@ -808,7 +883,8 @@ const std::set<std::string_view>& InspectorKeys() {
   static const auto* keys = new std::set<std::string_view>{
       "id",       "name",  "transport", "command",   "args",
       "env",      "cwd",   "url",       "headers",   "connectionMode",
-      "timeouts", "oauth", "createdAt", "updatedAt", "extra"};
+      "timeouts", "oauth", "createdAt", "updatedAt", "extra",
+      "clientCapabilities", "roots"};
   return *keys;
 }
 
@@ -838,6 +914,7 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
     if (t.max_total() != 0) timeouts["maxTotal"] = t.max_total();
     if (t.ping_interval() != 0) timeouts["pingInterval"] = t.ping_interval();
     if (t.idle() != 0) timeouts["idle"] = t.idle();
+    if (t.client_request() != 0) timeouts["clientRequest"] = t.client_request();
     if (t.has_progress_resets_timeout()) {
       timeouts["progressResetsTimeout"] = t.progress_resets_timeout();
     }
@@ -858,6 +935,28 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
     put("protocolVersion", o.protocol_version());
     put("registrationStrategy", o.registration_strategy());
     if (!oauth.empty()) out["oauth"] = std::move(oauth);
+  }
+  if (s.has_client_capabilities()) {
+    const v1::ClientCapabilities& c = s.client_capabilities();
+    Json capabilities = Json::object();
+    if (c.has_sampling()) capabilities["sampling"] = c.sampling();
+    if (c.has_elicitation()) capabilities["elicitation"] = c.elicitation();
+    if (c.has_elicitation_url()) {
+      capabilities["elicitationUrl"] = c.elicitation_url();
+    }
+    if (c.has_roots()) capabilities["roots"] = c.roots();
+    if (!capabilities.empty()) {
+      out["clientCapabilities"] = std::move(capabilities);
+    }
+  }
+  if (s.roots_size() > 0) {
+    Json roots = Json::array();
+    for (const v1::Root& root : s.roots()) {
+      Json item = {{"uri", root.uri()}};
+      if (!root.name().empty()) item["name"] = root.name();
+      roots.push_back(std::move(item));
+    }
+    out["roots"] = std::move(roots);
   }
   if (s.has_created_at()) out["createdAt"] = TimeUtil::ToString(s.created_at());
   if (s.has_updated_at()) out["updatedAt"] = TimeUtil::ToString(s.updated_at());

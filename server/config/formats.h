@@ -4,7 +4,8 @@
 //  - INSPECTOR: the seed's mcp.json,
 //      {"$schema": ..., "version": "2.0", "servers": [{"id", "name",
 //       "transport", "command", "args", "env", "cwd", "url", "headers",
-//       "connectionMode", "timeouts": {...}, "oauth": {...}, "createdAt",
+//       "connectionMode", "timeouts": {...}, "oauth": {...},
+//       "clientCapabilities": {...}, "roots": [{"uri", "name"}], "createdAt",
 //       "updatedAt"}, ...], "preferences": {...}}
 //  - MCP_SERVERS: Claude Desktop, Claude Code and Cursor,
 //      {"mcpServers": {"<name>": {"command", "args", "env", "cwd"} or
@@ -35,8 +36,8 @@
 // does not store them: its exports start from a fresh top level. A caller
 // that converts a file locally can hand them to SerializeConfigFile() to
 // write them back. Settings only the inspector has (id, connectionMode,
-// timeouts, oauth, createdAt, updatedAt) are not written to MCP_SERVERS or
-// VSCODE files.
+// timeouts, oauth, clientCapabilities, roots, createdAt, updatedAt) are not
+// written to MCP_SERVERS or VSCODE files.
 //
 // Input is JSON; comments and trailing commas (JSONC, as VS Code writes it)
 // are accepted. Output is pretty-printed (2-space indent) with a trailing

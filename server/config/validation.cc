@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
@@ -307,6 +308,7 @@ absl::Status ValidateTimeouts(const v1::Timeouts& t) {
       {"timeouts.maxTotal", t.max_total()},
       {"timeouts.pingInterval", t.ping_interval()},
       {"timeouts.idle", t.idle()},
+      {"timeouts.clientRequest", t.client_request()},
   };
   for (const auto& [field, value] : values) {
     if (value > kMaxTimeoutMs) {
@@ -315,6 +317,55 @@ absl::Status ValidateTimeouts(const v1::Timeouts& t) {
           absl::StrCat(value, " ms is more than 24 hours (", kMaxTimeoutMs,
                        " ms); use a smaller value, or 0 for "
                        "the default"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Roots are file:// URIs (the MCP specification allows no other scheme)
+// with an optional display name.
+absl::Status ValidateRoots(
+    const google::protobuf::RepeatedPtrField<v1::Root>& roots) {
+  RETURN_IF_ERROR(ValidateCount("roots", roots.size()));
+  for (int i = 0; i < roots.size(); ++i) {
+    const std::string& uri = roots[i].uri();
+    std::string field = absl::StrCat("roots[", i, "].uri");
+    if (!absl::StartsWithIgnoreCase(AV(uri), "file://")) {
+      return ConfigError(field,
+                         uri.empty()
+                             ? std::string("required; give a file:// URI")
+                             : absl::StrCat(Quote(uri),
+                                            " is not a file:// URI; roots "
+                                            "must be file:// URIs, e.g. "
+                                            "file:///home/me/project"));
+    }
+    if (uri.size() > kMaxUrlBytes) {
+      return ConfigError(field, absl::StrCat("is ", uri.size(),
+                                             " bytes long; the limit is ",
+                                             kMaxUrlBytes));
+    }
+    for (size_t k = 0; k < uri.size();) {
+      uint32_t cp = 0;
+      size_t len = Utf8SequenceLength(uri, k, &cp);
+      if (len == 0) return ConfigError(field, "is not valid UTF-8");
+      if (cp <= 0x20 || cp == 0x7F) {
+        return ConfigError(field,
+                           "contains whitespace or a control character; "
+                           "percent-encode it (%20 for a space)");
+      }
+      k += len;
+    }
+    const std::string& name = roots[i].name();
+    std::string name_field = absl::StrCat("roots[", i, "].name");
+    RETURN_IF_ERROR(ValidateValueSize(name_field, name.size()));
+    for (size_t k = 0; k < name.size();) {
+      uint32_t cp = 0;
+      size_t len = Utf8SequenceLength(name, k, &cp);
+      if (len == 0) return ConfigError(name_field, "is not valid UTF-8");
+      if (cp < 0x20 || cp == 0x7F) {
+        return ConfigError(name_field, "contains a control character");
+      }
+      k += len;
     }
   }
   return absl::OkStatus();
@@ -554,10 +605,11 @@ absl::StatusOr<MaskOp> ResolvePath(const std::string& path) {
     return op;
   }
   if (op.field->number() != v1::ServerConfig::kTimeoutsFieldNumber &&
-      op.field->number() != v1::ServerConfig::kOauthFieldNumber) {
+      op.field->number() != v1::ServerConfig::kOauthFieldNumber &&
+      op.field->number() != v1::ServerConfig::kClientCapabilitiesFieldNumber) {
     return MaskError(path, absl::StrCat("unknown field \"", path, "\"; only ",
-                                        "timeouts, oauth and extra have "
-                                        "sub-fields"));
+                                        "timeouts, oauth, clientCapabilities "
+                                        "and extra have sub-fields"));
   }
   op.subfield = FindField(op.field->message_type(), rest);
   if (op.subfield == nullptr) {
@@ -653,6 +705,7 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
     RETURN_IF_ERROR(ValidateTimeouts(config->timeouts()));
   if (config->has_oauth()) RETURN_IF_ERROR(ValidateOAuth(config->oauth()));
   if (config->has_extra()) RETURN_IF_ERROR(ValidateExtra(config->extra()));
+  RETURN_IF_ERROR(ValidateRoots(config->roots()));
   return absl::OkStatus();
 }
 

@@ -72,6 +72,9 @@ inline constexpr uint32_t kMaxTimeoutMs = 24u * 60 * 60 * 1000;  // 24 hours
 //    "2025-06-18", "2025-11-25", registrationStrategy one of "dcr",
 //    "preregistered", "cimd" (both may be empty).
 //  - extra: at most 1000 keys and 1 MiB serialized.
+//  - roots: at most 1000; each uri a file:// URI (at most 8192 bytes, valid
+//    UTF-8, no whitespace or control characters), each name at most 64 KiB
+//    without control characters.
 //
 // Optional strings that are present but empty (command, cwd, url,
 // connectionMode) are cleared first, so "" means "not set". id, createdAt
@@ -86,8 +89,9 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config);
 // With a non-empty `mask`, exactly the listed fields are replaced: a listed
 // field absent from `patch` is cleared in `target`. Paths are the fields'
 // JSON names ("env", "connectionMode", "timeouts") or proto names
-// ("connection_mode"); sub-fields of timeouts and oauth may be named
-// ("timeouts.request", "oauth.clientSecret"), and "extra.<key>" sets or
+// ("connection_mode"); sub-fields of timeouts, oauth and clientCapabilities
+// may be named ("timeouts.request", "oauth.clientSecret",
+// "clientCapabilities.sampling"), and "extra.<key>" sets or
 // removes one key of extra. Listing a field and one of its sub-fields
 // applies both, in order.
 //

@@ -7,6 +7,9 @@
 #include "common/errors.h"
 #include "common/ids.h"
 #include "common/status_macros.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace inspector::engine {
 namespace {
@@ -23,12 +26,49 @@ bool Live(v1::ConnectionState state) {
   return state == v1::CONNECTING || state == v1::CONNECTED;
 }
 
+ClientFeatures FeaturesOf(const v1::ServerConfig& config) {
+  // Unset means offered: the inspector is a full client by default.
+  const v1::ClientCapabilities& c = config.client_capabilities();
+  ClientFeatures features;
+  features.sampling = !c.has_sampling() || c.sampling();
+  features.elicitation_form = !c.has_elicitation() || c.elicitation();
+  features.elicitation_url = !c.has_elicitation_url() || c.elicitation_url();
+  features.roots = !c.has_roots() || c.roots();
+  return features;
+}
+
+// Whether `a` and `b` differ in nothing a live session depends on: roots
+// are re-read on every roots/list, and updatedAt is bookkeeping.
+bool SameExceptRoots(v1::ServerConfig a, v1::ServerConfig b) {
+  a.clear_roots();
+  b.clear_roots();
+  a.clear_updated_at();
+  b.clear_updated_at();
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+bool SameRoots(const std::vector<v1::Root>& a,
+               const google::protobuf::RepeatedPtrField<v1::Root>& b) {
+  if (a.size() != static_cast<size_t>(b.size())) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].uri() != b[static_cast<int>(i)].uri() ||
+        a[i].name() != b[static_cast<int>(i)].name()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 struct Engine::Connection {
   v1::ServerConfig config;
   SessionLimits limits;
   absl::Duration idle;
+  ClientFeatures features;
+  // How long a person has to answer the server's sampling or elicitation
+  // request; zero: the engine's default.
+  absl::Duration client_request_timeout;
 
   absl::Mutex mu;
   std::shared_ptr<UpstreamSession> session ABSL_GUARDED_BY(mu);
@@ -44,12 +84,19 @@ struct Engine::Connection {
   TimerQueue::TimerId retry_timer ABSL_GUARDED_BY(mu) = 0;
   std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>>
       connect_waiters ABSL_GUARDED_BY(mu);
+  // Answered to roots/list; changed by SetRoots without a reconnect.
+  std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
 
 Engine::Engine(EngineOptions options, config::ConfigManager* configs,
                Pipeline* pipeline, storage::HistoryWriter* history)
     : options_(std::move(options)), configs_(configs), pipeline_(pipeline),
-      history_(history), work_(4) {}
+      history_(history),
+      pending_(options_.pending,
+               options_.pending_clock != nullptr ? options_.pending_clock
+                                                 : &pending_clock_,
+               pipeline),
+      work_(4) {}
 
 Engine::~Engine() { Shutdown(); }
 
@@ -80,6 +127,12 @@ absl::StatusOr<std::shared_ptr<Engine::Connection>> Engine::Find(
       t.has_progress_resets_timeout() ? t.progress_resets_timeout()
                                       : options_.limits.progress_resets_timeout;
   connection->idle = MsOr(t.idle(), options_.idle_timeout);
+  connection->features = FeaturesOf(config);
+  connection->client_request_timeout = absl::Milliseconds(t.client_request());
+  {
+    absl::MutexLock lock(&connection->mu);
+    connection->roots.assign(config.roots().begin(), config.roots().end());
+  }
   connection->config = std::move(config);
   absl::MutexLock lock(&mu_);
   // Another caller may have created it meanwhile; keep the first.
@@ -120,7 +173,27 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
                          const absl::Status& why) {
       auto c = weak_connection.lock();
       auto s = holder->lock();
+      if (s && (to == v1::ERROR || to == v1::DISCONNECTED)) {
+        // Whatever the server asked of its client dies with the session;
+        // nothing is sent for it.
+        pending_.EndSession(s->identity().session_id,
+                            why.ok() ? std::string("disconnected")
+                                     : std::string(why.message()));
+      }
       if (c && s) OnState(c, s, from, to, why);
+    };
+    hooks.on_server_request = [this, weak_connection,
+                               holder](const ServerRequest& request) {
+      auto c = weak_connection.lock();
+      auto s = holder->lock();
+      if (c && s) OnServerRequest(c, s, request);
+    };
+    hooks.on_server_request_withdrawn = [this, holder](
+                                            const std::string& id,
+                                            const std::string& reason) {
+      if (auto s = holder->lock()) {
+        pending_.Withdraw(s->identity().session_id, id, reason);
+      }
     };
     hooks.on_activity = [weak_connection] {
       if (auto c = weak_connection.lock()) {
@@ -131,7 +204,7 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
     session = UpstreamSession::Create(std::move(identity), connection->limits,
                                       *std::move(transport), pipeline_,
                                       &timers_, &work_, history_,
-                                      std::move(hooks));
+                                      std::move(hooks), connection->features);
     *holder = session;
     connection->session = session;
     connection->last_activity = absl::Now();
@@ -354,7 +427,8 @@ void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {
       session = c->session;
       if (session == nullptr || session->state() != v1::CONNECTED) return;
       idle = absl::Now() - c->last_activity >= c->idle &&
-             session->pending_requests() == 0;
+             session->pending_requests() == 0 &&
+             session->server_requests_waiting() == 0;
     }
     if (!idle) {
       ScheduleIdleCheck(c);
@@ -370,8 +444,153 @@ void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {
   c->idle_timer = id;
 }
 
+void Engine::OnServerRequest(const std::shared_ptr<Connection>& c,
+                             const std::shared_ptr<UpstreamSession>& session,
+                             const ServerRequest& request) {
+  nlohmann::json params =
+      nlohmann::json::parse(request.params_json, nullptr, false);
+  if (!params.is_object()) params = nlohmann::json::object();
+  const SessionIdentity& who = session->identity();
+  if (request.method == "roots/list") {
+    nlohmann::json roots = nlohmann::json::array();
+    {
+      absl::MutexLock lock(&c->mu);
+      for (const v1::Root& root : c->roots) {
+        nlohmann::json item = {{"uri", root.uri()}};
+        if (!root.name().empty()) item["name"] = root.name();
+        roots.push_back(std::move(item));
+      }
+    }
+    absl::Status sent = session->AnswerServerRequest(
+        request.id, "result", nlohmann::json({{"roots", roots}}).dump());
+    // Watchers see it like the other client requests, already answered.
+    v1::Event event;
+    v1::PendingRequest* item = event.mutable_pending();
+    item->set_id(NewUuid());
+    item->set_server_id(who.server_id);
+    item->set_session_id(who.session_id);
+    item->set_kind(v1::ROOTS);
+    item->set_method(request.method);
+    if (!google::protobuf::util::JsonStringToMessage(params.dump(),
+                                                     item->mutable_params())
+             .ok()) {
+      item->clear_params();
+    }
+    double now = static_cast<double>(NowMillis());
+    item->set_received_at(now);
+    item->set_deadline(now);
+    item->set_status(sent.ok() ? v1::RESOLVED : v1::EXPIRED);
+    pipeline_->Publish(std::move(event));
+    return;
+  }
+  NewPendingItem item;
+  item.server_id = who.server_id;
+  item.server_name = who.server_name;
+  item.session_id = who.session_id;
+  item.method = request.method;
+  item.request_id = request.id;
+  item.params = std::move(params);
+  item.timeout = c->client_request_timeout;
+  std::weak_ptr<UpstreamSession> weak = session;
+  std::string request_id = request.id;
+  pending_.Add(std::move(item),
+               [weak, request_id](const std::string& member,
+                                  const std::string& value) -> absl::Status {
+                 auto s = weak.lock();
+                 if (!s) {
+                   return Error(v1::CANCELLED,
+                                "the session with the server has ended");
+                 }
+                 return s->AnswerServerRequest(request_id, member, value);
+               });
+}
+
+absl::StatusOr<std::vector<v1::PendingRequest>> Engine::ListPending(
+    const std::string& server, v1::PendingKind kind) {
+  std::string server_id;
+  if (!server.empty()) {
+    ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+    server_id = config.id();
+  }
+  return pending_.List(server_id, kind);
+}
+
+absl::StatusOr<v1::PendingRequest> Engine::ResolvePending(
+    const std::string& id, nlohmann::json result, bool apply_defaults) {
+  return pending_.Resolve(id, std::move(result), apply_defaults);
+}
+
+absl::StatusOr<v1::PendingRequest> Engine::RejectPending(
+    const std::string& id, const std::string& reason,
+    v1::RejectAction action) {
+  return pending_.Reject(id, reason, action);
+}
+
+absl::StatusOr<v1::Roots> Engine::GetRoots(const std::string& server) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+  v1::Roots roots;
+  roots.set_server_id(config.id());
+  *roots.mutable_roots() = config.roots();
+  return roots;
+}
+
+absl::StatusOr<v1::Roots> Engine::SetRoots(const std::string& server,
+                                           std::vector<v1::Root> roots) {
+  ASSIGN_OR_RETURN(v1::ServerConfig current, configs_->Get(server));
+  v1::ServerConfig patch;
+  for (v1::Root& root : roots) *patch.add_roots() = std::move(root);
+  google::protobuf::FieldMask mask;
+  mask.add_paths("roots");
+  // The store's change notice comes back through OnConfigChanged, which
+  // tells a live session.
+  ASSIGN_OR_RETURN(v1::ServerConfig stored,
+                   configs_->Update(current.id(), patch, mask));
+  v1::Roots out;
+  out.set_server_id(stored.id());
+  *out.mutable_roots() = stored.roots();
+  return out;
+}
+
 void Engine::OnConfigChanged(const std::string& server_id,
                              const std::string& change) {
+  if (change == "updated") {
+    std::shared_ptr<Connection> live;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = connections_.find(server_id);
+      if (it != connections_.end()) live = it->second;
+    }
+    absl::StatusOr<v1::ServerConfig> fresh =
+        live != nullptr ? configs_->Get(server_id)
+                        : absl::StatusOr<v1::ServerConfig>(absl::NotFoundError(""));
+    if (fresh.ok() && SameExceptRoots(live->config, *fresh)) {
+      // Only the roots changed (or nothing): keep the session and tell it.
+      std::shared_ptr<UpstreamSession> session;
+      bool changed;
+      {
+        absl::MutexLock lock(&live->mu);
+        changed = !SameRoots(live->roots, fresh->roots());
+        live->roots.assign(fresh->roots().begin(), fresh->roots().end());
+        session = live->session;
+      }
+      v1::Event event;
+      event.mutable_config()->set_server_id(server_id);
+      event.mutable_config()->set_change(change);
+      pipeline_->Publish(std::move(event));
+      if (!changed) return;
+      if (session != nullptr) session->NotifyRootsChanged();
+      v1::Event list_changed;
+      list_changed.mutable_list_changed()->set_server_id(server_id);
+      list_changed.mutable_list_changed()->set_list("roots");
+      pipeline_->Publish(std::move(list_changed));
+      pipeline_->Log("info", "daemon", server_id,
+                     session != nullptr ? session->identity().session_id : "",
+                     absl::StrCat(fresh->name(), ": roots changed (",
+                                  fresh->roots_size(), " root",
+                                  fresh->roots_size() == 1 ? "" : "s", ")"));
+      return;
+    }
+  }
   std::shared_ptr<Connection> c;
   {
     absl::MutexLock lock(&mu_);

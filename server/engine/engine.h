@@ -7,7 +7,19 @@
 // transports, automatically with backoff (1 s, 2 s, 4 s; 3 tries) after
 // the connection is lost. State changes follow inspector-v2-logic-spec.md
 // and are published as StateChange events. Changing or deleting a server's
-// configuration ends its session.
+// configuration ends its session, except a change of its roots alone, which
+// is announced to the live session with notifications/roots/list_changed.
+//
+// The engine is each server's MCP client. initialize declares the client
+// capabilities the configuration allows (clientCapabilities; all by
+// default: sampling, elicitation in form and URL mode, roots with
+// listChanged). The server's sampling/createMessage and elicitation/create
+// requests become pending items (PendingRequests) that ResolvePending or
+// RejectPending answers, or that expire after timeouts.clientRequest
+// (5 min); while one waits, that session's calls do not time out (see
+// upstream_session.h). roots/list is answered at once from the configured
+// roots; it is published as a pending event already RESOLVED (kind ROOTS)
+// and is never listed as pending.
 //
 // Thread-safe. Callbacks passed in run on transport, timer or work-queue
 // threads, never with engine locks held.
@@ -25,7 +37,10 @@
 #include "inspector/v1/config.pb.h"
 #include "inspector/v1/mcp.pb.h"
 #include "server/config/config_manager.h"
+#include "inspector/v1/client_requests.pb.h"
+#include "nlohmann/json.hpp"
 #include "server/engine/event_bus.h"
+#include "server/engine/pending_requests.h"
 #include "server/engine/pipeline.h"
 #include "server/engine/timer_queue.h"
 #include "server/engine/upstream_session.h"
@@ -52,6 +67,11 @@ struct EngineOptions {
   std::vector<absl::Duration> retry_backoff = {
       absl::Seconds(1), absl::Seconds(2), absl::Seconds(4)};
   TransportFactory transport_factory = MakeTransport;
+  // Pending sampling and elicitation requests (default deadline, timeout
+  // message).
+  PendingOptions pending;
+  // Where pending items get their time; null: the engine's timers.
+  PendingClock* pending_clock = nullptr;
 };
 
 class Engine {
@@ -83,6 +103,28 @@ class Engine {
                               const std::string& request_id_json,
                               const std::string& reason);
 
+  // Pending server requests of the server named by id or name (empty: all)
+  // and kind (UNSPECIFIED: all), oldest first. SERVER_NOT_FOUND for an
+  // unknown server.
+  absl::StatusOr<std::vector<v1::PendingRequest>> ListPending(
+      const std::string& server, v1::PendingKind kind);
+  // See PendingRequests::Resolve and Reject.
+  absl::StatusOr<v1::PendingRequest> ResolvePending(const std::string& id,
+                                                    nlohmann::json result,
+                                                    bool apply_defaults);
+  absl::StatusOr<v1::PendingRequest> RejectPending(const std::string& id,
+                                                   const std::string& reason,
+                                                   v1::RejectAction action);
+
+  // The server's configured roots. SERVER_NOT_FOUND if unknown.
+  absl::StatusOr<v1::Roots> GetRoots(const std::string& server);
+  // Replaces and stores the server's roots (validated like the
+  // configuration: file:// URIs, INVALID_CONFIG naming the root otherwise).
+  // A live session keeps running and is sent
+  // notifications/roots/list_changed.
+  absl::StatusOr<v1::Roots> SetRoots(const std::string& server,
+                                     std::vector<v1::Root> roots);
+
   // A configuration was created, updated or deleted.
   void OnConfigChanged(const std::string& server_id, const std::string& change);
 
@@ -101,6 +143,10 @@ class Engine {
                v1::ConnectionState from, v1::ConnectionState to,
                const absl::Status& why);
   void ScheduleIdleCheck(const std::shared_ptr<Connection>& connection);
+  // A sampling, elicitation or roots request from `session`.
+  void OnServerRequest(const std::shared_ptr<Connection>& connection,
+                       const std::shared_ptr<UpstreamSession>& session,
+                       const ServerRequest& request);
   void Reconnect(const std::shared_ptr<Connection>& connection);
   v1::ServerStatus StatusOf(Connection& connection);
 
@@ -109,6 +155,10 @@ class Engine {
   Pipeline* const pipeline_;
   storage::HistoryWriter* const history_;
   TimerQueue timers_;
+  // Between timers_ and work_: sessions that end while work_ drains still
+  // report to it, and it stops its deadlines before timers_ goes.
+  TimerQueueClock pending_clock_{&timers_};
+  PendingRequests pending_;
   WorkQueue work_;
 
   absl::Mutex mu_;

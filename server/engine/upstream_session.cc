@@ -1,5 +1,6 @@
 #include "server/engine/upstream_session.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -37,6 +38,16 @@ std::string LogLevelFor(const std::string& mcp_level) {
   return "error";  // error, critical, alert, emergency
 }
 
+// Server requests remembered as answered, to refuse a second answer.
+constexpr size_t kClosedIdsKept = 4096;
+
+// The id re-serialized, so that equal JSON values written differently
+// ("7" and "7.0" aside) compare equal; the text itself if not JSON.
+std::string CanonicalId(const std::string& id_json) {
+  json parsed = json::parse(id_json, nullptr, false);
+  return parsed.is_discarded() ? id_json : parsed.dump();
+}
+
 bool IsSupportedVersion(const std::string& version) {
   for (const char* v : kProtocolVersions) {
     if (version == v) return true;
@@ -50,20 +61,21 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
-    Hooks hooks) {
+    Hooks hooks, ClientFeatures features) {
   return std::shared_ptr<UpstreamSession>(new UpstreamSession(
       std::move(identity), limits, std::move(transport), pipeline, timers,
-      work, history, std::move(hooks)));
+      work, history, std::move(hooks), features));
 }
 
 UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
-    Hooks hooks)
+    Hooks hooks, ClientFeatures features)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
       timers_(timers), work_(work), history_(history),
-      hooks_(std::move(hooks)), transport_(std::move(transport)) {}
+      hooks_(std::move(hooks)), features_(features),
+      transport_(std::move(transport)) {}
 
 UpstreamSession::~UpstreamSession() {
   // The last owner may be a transport callback; a transport must not be
@@ -104,6 +116,11 @@ v1::ConnectionState UpstreamSession::state() const {
 size_t UpstreamSession::pending_requests() const {
   absl::MutexLock lock(&mu_);
   return pending_.size();
+}
+
+size_t UpstreamSession::server_requests_waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_;
 }
 
 void UpstreamSession::FillStatus(v1::ServerStatus* status) const {
@@ -171,9 +188,21 @@ void UpstreamSession::DoConnect() {
     record.started_at_ms = NowMillis();
     history_->StartSession(std::move(record));
   }
+  // Capabilities go out before the version is negotiated, so they are the
+  // ones of the version asked for (the latest): elicitation with its form
+  // and URL modes.
+  json capabilities = json::object();
+  if (features_.sampling) capabilities["sampling"] = json::object();
+  if (features_.elicitation_form || features_.elicitation_url) {
+    json elicitation = json::object();
+    if (features_.elicitation_form) elicitation["form"] = json::object();
+    if (features_.elicitation_url) elicitation["url"] = json::object();
+    capabilities["elicitation"] = std::move(elicitation);
+  }
+  if (features_.roots) capabilities["roots"] = {{"listChanged", true}};
   json params = {
       {"protocolVersion", kProtocolVersions[0]},
-      {"capabilities", json::object()},
+      {"capabilities", std::move(capabilities)},
       {"clientInfo", {{"name", "inspectord"}, {"version", Version()}}}};
   auto self = shared_from_this();
   SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
@@ -367,25 +396,25 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
     pending.target = info.target;
     pending.progress_token = info.progress_token;
     pending.started = absl::Now();
+    pending.pausable = true;
     pending.request_timeout =
         Or(limits.request_timeout, limits_.request_timeout);
     absl::Duration max_total = Or(limits.max_total, limits_.max_total);
     pending.done = std::move(done);
     pending.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
     int64_t upstream_id;
-    std::weak_ptr<UpstreamSession> weak = weak_from_this();
     {
       absl::MutexLock lock(&mu_);
       upstream_id = next_id_++;
-      pending.request_timer =
-          timers_->After(pending.request_timeout, [weak, upstream_id] {
-            if (auto self = weak.lock()) {
-              self->OnRequestTimeout(upstream_id, false);
-            }
-          });
-      pending.total_timer = timers_->After(max_total, [weak, upstream_id] {
-        if (auto self = weak.lock()) self->OnRequestTimeout(upstream_id, true);
-      });
+      if (waiting_ > 0) {
+        // The server waits for a person: this request's clocks start when
+        // the answer has gone out (ResumeClocks).
+        pending.total_left = max_total;
+      } else {
+        pending.request_deadline = pending.started + pending.request_timeout;
+        pending.total_deadline = pending.started + max_total;
+        ArmTimers(upstream_id, pending);
+      }
       pending_.emplace(upstream_id, std::move(pending));
     }
     absl::Status sent =
@@ -400,6 +429,36 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
       info.method == "notifications/initialized") {
     done("");  // the daemon's own handshake already sent it
     return;
+  }
+  if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
+    // A caller's raw answer to a server request. Requests the session
+    // manages are answered through their owner (pending items), and no
+    // request is answered twice; answers to ids never seen pass unchanged.
+    std::string key = CanonicalId(info.id);
+    absl::Status refused;
+    {
+      absl::MutexLock lock(&mu_);
+      if (inbound_.count(key) > 0) {
+        refused = Error(
+            v1::FAILED_PRECONDITION,
+            absl::StrCat("the server's request ", info.id, " (",
+                         inbound_[key].method,
+                         ") is a pending item: answer it with "
+                         "ClientRequestsService Resolve or Reject"),
+            {{"serverId", identity_.server_id}, {"requestId", info.id}});
+      } else if (closed_ids_.count(key) > 0) {
+        refused = Error(v1::FAILED_PRECONDITION,
+                        absl::StrCat("the server's request ", info.id,
+                                     " was already answered (or withdrawn); "
+                                     "a request is answered only once"),
+                        {{"serverId", identity_.server_id},
+                         {"requestId", info.id}});
+      }
+    }
+    if (!refused.ok()) {
+      done(refused);
+      return;
+    }
   }
   if (info.kind == MessageKind::kNotification &&
       info.method == "notifications/cancelled") {
@@ -446,14 +505,12 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   pending.method = method;
   pending.started = absl::Now();
   pending.request_timeout = timeout;
+  pending.request_deadline = pending.started + timeout;
   pending.done = std::move(done);
   pending.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
   {
     absl::MutexLock lock(&mu_);
-    pending.request_timer = timers_->After(timeout, [weak, id] {
-      if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
-    });
+    ArmTimers(id, pending);
     pending_.emplace(id, std::move(pending));
   }
   absl::Status sent = transport_->Send(std::move(raw));
@@ -510,12 +567,76 @@ bool UpstreamSession::Cancel(const std::string& caller_id,
   return true;
 }
 
+void UpstreamSession::ArmTimers(int64_t id, Pending& pending) {
+  std::weak_ptr<UpstreamSession> weak = weak_from_this();
+  if (pending.request_deadline != absl::InfiniteFuture()) {
+    pending.request_timer =
+        timers_->Schedule(pending.request_deadline, [weak, id] {
+          if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
+        });
+  }
+  if (pending.total_deadline != absl::InfiniteFuture()) {
+    pending.total_timer = timers_->Schedule(pending.total_deadline, [weak, id] {
+      if (auto self = weak.lock()) self->OnRequestTimeout(id, true);
+    });
+  }
+}
+
+void UpstreamSession::PauseClocks() {
+  std::vector<TimerQueue::TimerId> stopped;
+  {
+    absl::MutexLock lock(&mu_);
+    if (waiting_ == 0) return;  // answered meanwhile
+    const absl::Time now = absl::Now();
+    for (auto& [id, pending] : pending_) {
+      if (!pending.pausable || (pending.request_timer == 0 &&
+                                pending.total_timer == 0)) {
+        continue;
+      }
+      pending.total_left =
+          std::max(absl::ZeroDuration(), pending.total_deadline - now);
+      pending.request_deadline = absl::InfiniteFuture();
+      pending.total_deadline = absl::InfiniteFuture();
+      stopped.push_back(pending.request_timer);
+      stopped.push_back(pending.total_timer);
+      pending.request_timer = 0;
+      pending.total_timer = 0;
+    }
+  }
+  // Outside mu_ (a firing timer takes it). One that fires meanwhile sees
+  // waiting_ > 0 and does nothing.
+  for (TimerQueue::TimerId timer : stopped) timers_->Cancel(timer);
+}
+
+void UpstreamSession::ResumeClocks() {
+  absl::MutexLock lock(&mu_);
+  if (waiting_ > 0 || ended_) return;  // another one arrived meanwhile
+  const absl::Time now = absl::Now();
+  for (auto& [id, pending] : pending_) {
+    if (!pending.pausable || pending.request_timer != 0 ||
+        pending.total_timer != 0) {
+      continue;
+    }
+    pending.request_deadline = now + pending.request_timeout;
+    pending.total_deadline = pending.total_left == absl::InfiniteDuration()
+                                 ? absl::InfiniteFuture()
+                                 : now + pending.total_left;
+    ArmTimers(id, pending);
+  }
+}
+
 void UpstreamSession::OnRequestTimeout(int64_t upstream_id, bool total) {
   Pending pending;
   {
     absl::MutexLock lock(&mu_);
     auto it = pending_.find(upstream_id);
     if (it == pending_.end()) return;
+    // Paused for a person, or a timer replaced by a later deadline.
+    if (it->second.pausable && waiting_ > 0) return;
+    if (absl::Now() < (total ? it->second.total_deadline
+                             : it->second.request_deadline)) {
+      return;
+    }
     pending = std::move(it->second);
     pending_.erase(it);
   }
@@ -607,57 +728,240 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   pending.done(std::move(restored));
 }
 
+void UpstreamSession::MarkClosed(const std::string& key) {
+  if (!closed_ids_.insert(key).second) return;
+  closed_order_.push_back(key);
+  while (closed_order_.size() > kClosedIdsKept) {
+    closed_ids_.erase(closed_order_.front());
+    closed_order_.pop_front();
+  }
+}
+
+absl::Status UpstreamSession::SendAnswer(const std::string& id,
+                                         const std::string& member,
+                                         const std::string& value_json,
+                                         int64_t request_row,
+                                         absl::Time received) {
+  std::string answer = absl::StrCat(R"({"jsonrpc":"2.0","id":)", id, R"(,")",
+                                    member, R"(":)", value_json, "}");
+  auto answer_info = InspectMessage(answer);
+  if (!answer_info.ok()) {
+    return Error(v1::INTERNAL_ERROR,
+                 absl::StrCat("the answer to the server's request ", id,
+                              " is not valid JSON"));
+  }
+  Envelope envelope = MakeEnvelope(true, &*answer_info, answer);
+  envelope.correlated_id = request_row;
+  envelope.duration_ms = Millis(absl::Now() - received);
+  envelope.success = answer_info->kind == MessageKind::kResponse;
+  envelope.error_code = answer_info->error_code;
+  pipeline_->Observe(envelope);
+  if (hooks_.on_activity) hooks_.on_activity();
+  return transport_->Send(std::move(answer));
+}
+
+absl::Status UpstreamSession::AnswerServerRequest(
+    const std::string& id, const std::string& member,
+    const std::string& value_json) {
+  if (member != "result" && member != "error") {
+    return Error(v1::INTERNAL_ERROR,
+                 absl::StrCat("an answer is a result or an error, not ",
+                              member));
+  }
+  const std::string key = CanonicalId(id);
+  Inbound inbound;
+  bool resume = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = inbound_.find(key);
+    if (it == inbound_.end()) {
+      if (ended_) return end_status_;
+      return Error(v1::FAILED_PRECONDITION,
+                   absl::StrCat("the server's request ", id,
+                                closed_ids_.count(key) > 0
+                                    ? " was already answered or withdrawn"
+                                    : " is not waiting for an answer"),
+                   {{"serverId", identity_.server_id}, {"requestId", id}});
+    }
+    inbound = std::move(it->second);
+    inbound_.erase(it);
+    MarkClosed(key);
+    if (inbound.waits_for_person && --waiting_ == 0) resume = true;
+  }
+  absl::Status sent = SendAnswer(inbound.id, member, value_json,
+                                 inbound.message_id, inbound.received);
+  if (resume) ResumeClocks();
+  return sent;
+}
+
+void UpstreamSession::NotifyRootsChanged() {
+  if (!features_.roots || state() != v1::CONNECTED) return;
+  SendInternalNotification("notifications/roots/list_changed", "");
+}
+
 void UpstreamSession::OnServerRequest(const std::string& raw,
                                       const MessageInfo& info) {
-  int64_t request_id = pipeline_->Observe(MakeEnvelope(false, &info, raw));
-  std::string answer;
-  bool ok = true;
+  int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
+  const absl::Time received = absl::Now();
+  const std::string key = CanonicalId(info.id);
   if (info.method == "ping") {
-    answer = absl::StrCat(R"({"jsonrpc":"2.0","id":)", info.id,
-                          R"(,"result":{}})");
-  } else {
-    ok = false;
-    answer = absl::StrCat(
-        R"({"jsonrpc":"2.0","id":)", info.id,
-        R"(,"error":{"code":-32601,"message":)",
-        JsonQuote(absl::StrCat("Method not found: this inspector does not "
-                               "handle ",
-                               info.method, " requests yet")),
-        "}}");
+    {
+      absl::MutexLock lock(&mu_);
+      MarkClosed(key);
+    }
+    SendAnswer(info.id, "result", "{}", request_row, received).IgnoreError();
+    return;
   }
-  auto answer_info = InspectMessage(answer);
-  Envelope envelope = MakeEnvelope(true, &*answer_info, answer);
-  envelope.correlated_id = request_id;
-  envelope.duration_ms = 0;
-  envelope.success = ok;
-  if (!ok) envelope.error_code = "-32601";
-  pipeline_->Observe(envelope);
-  transport_->Send(std::move(answer)).IgnoreError();
+  json parsed = json::parse(raw, nullptr, false);
+  json params = json::object();
+  if (parsed.is_object() && parsed.contains("params") &&
+      parsed["params"].is_object()) {
+    params = parsed["params"];
+  }
+  // Which requests the owner takes: those whose capability initialize
+  // declared. Anything else is answered here with an error.
+  bool handled = false;
+  int error_code = -32601;
+  std::string error_message;
+  if (info.method == "sampling/createMessage") {
+    handled = features_.sampling;
+  } else if (info.method == "roots/list") {
+    handled = features_.roots;
+  } else if (info.method == "elicitation/create") {
+    std::string mode = "form";
+    if (params.contains("mode") && params["mode"].is_string()) {
+      mode = params["mode"].get<std::string>();
+    }
+    bool declared = features_.elicitation_form || features_.elicitation_url;
+    handled = mode == "url" ? features_.elicitation_url
+                            : (mode == "form" && features_.elicitation_form);
+    if (declared && !handled) {
+      error_code = -32602;
+      error_message = absl::StrCat(
+          "Invalid params: elicitation mode \"", mode,
+          "\" was not declared by this client (it declared ",
+          features_.elicitation_form && features_.elicitation_url
+              ? "form and url"
+              : (features_.elicitation_form ? "form" : "url"),
+          ")");
+    }
+  }
+  if (handled && !hooks_.on_server_request) handled = false;
+  if (handled) {
+    const bool waits = info.method != "roots/list";
+    bool pause = false;
+    bool duplicate = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (ended_) return;
+      if (inbound_.count(key) > 0) {
+        duplicate = true;
+      } else {
+        Inbound inbound;
+        inbound.id = info.id;
+        inbound.method = info.method;
+        inbound.message_id = request_row;
+        inbound.received = received;
+        inbound.waits_for_person = waits;
+        inbound_.emplace(key, std::move(inbound));
+        if (waits && ++waiting_ == 1) pause = true;
+      }
+    }
+    if (duplicate) {
+      // Answering would answer the first request too; the first one stays.
+      pipeline_->Log("warn", "daemon", identity_.server_id,
+                     identity_.session_id,
+                     absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
+                                  ": request id ", info.id,
+                                  " is already in use by a request waiting "
+                                  "for an answer; ignored"));
+      return;
+    }
+    if (pause) PauseClocks();
+    ServerRequest request;
+    request.id = info.id;
+    request.method = info.method;
+    request.params_json = params.dump();
+    hooks_.on_server_request(request);
+    return;
+  }
+  if (error_message.empty()) {
+    error_message = absl::StrCat(
+        "Method not found: this client does not handle ", info.method,
+        info.method == "sampling/createMessage" ||
+                info.method == "elicitation/create" ||
+                info.method == "roots/list"
+            ? " (the capability is not declared for this server)"
+            : "");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    MarkClosed(key);
+  }
+  SendAnswer(info.id, "error",
+             absl::StrCat(R"({"code":)", error_code, R"(,"message":)",
+                          JsonQuote(error_message), "}"),
+             request_row, received)
+      .IgnoreError();
 }
 
 void UpstreamSession::OnServerNotification(const std::string& raw,
                                            const MessageInfo& info) {
   pipeline_->Observe(MakeEnvelope(false, &info, raw));
   const std::string& method = info.method;
+  if (method == "notifications/cancelled" &&
+      !info.cancelled_request_id.empty()) {
+    // The server gave up on one of its requests: it must not be answered.
+    const std::string key = CanonicalId(info.cancelled_request_id);
+    Inbound inbound;
+    bool found = false, resume = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = inbound_.find(key);
+      if (it != inbound_.end()) {
+        found = true;
+        inbound = std::move(it->second);
+        inbound_.erase(it);
+        MarkClosed(key);
+        if (inbound.waits_for_person && --waiting_ == 0) resume = true;
+      }
+    }
+    if (!found) return;
+    std::string reason;
+    json parsed = json::parse(raw, nullptr, false);
+    if (parsed.is_object() && parsed.contains("params") &&
+        parsed["params"].is_object() && parsed["params"].contains("reason") &&
+        parsed["params"]["reason"].is_string()) {
+      reason = parsed["params"]["reason"].get<std::string>();
+    }
+    if (hooks_.on_server_request_withdrawn) {
+      hooks_.on_server_request_withdrawn(inbound.id, reason);
+    }
+    if (resume) ResumeClocks();
+    return;
+  }
   if (method == "notifications/progress" && limits_.progress_resets_timeout &&
       !info.progress_token.empty()) {
     std::weak_ptr<UpstreamSession> weak = weak_from_this();
     // Restart the request clock of every request with this token. Timers
-    // are cancelled outside mu_ (their callbacks take it).
-    std::vector<std::pair<int64_t, TimerQueue::TimerId>> restart;
+    // are cancelled outside mu_ (their callbacks take it). Paused requests
+    // have no clock running; they get a full one when they resume.
+    std::vector<TimerQueue::TimerId> replaced;
     {
       absl::MutexLock lock(&mu_);
       for (auto& [upstream_id, pending] : pending_) {
         if (pending.progress_token != info.progress_token) continue;
+        if (pending.pausable && waiting_ > 0) continue;
         int64_t id = upstream_id;
-        restart.emplace_back(id, pending.request_timer);
+        replaced.push_back(pending.request_timer);
+        pending.request_deadline = absl::Now() + pending.request_timeout;
         pending.request_timer =
-            timers_->After(pending.request_timeout, [weak, id] {
+            timers_->Schedule(pending.request_deadline, [weak, id] {
               if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
             });
       }
     }
-    for (const auto& [id, old_timer] : restart) timers_->Cancel(old_timer);
+    for (TimerQueue::TimerId old_timer : replaced) timers_->Cancel(old_timer);
     return;
   }
   if (method == "notifications/message") {
@@ -762,6 +1066,10 @@ void UpstreamSession::OnClosed(absl::Status status) {
     end_status_ = failure;
     pending.swap(pending_);
     queued.swap(queued_);
+    // Server requests die with the session; the owner learns it from the
+    // state change and answers nothing.
+    inbound_.clear();
+    waiting_ = 0;
     ping_timer = ping_timer_;
     connect_timer = connect_timer_;
   }

@@ -6,10 +6,26 @@
 // caller's id back the same way, so messages are never re-serialized.
 // Requests time out (request timeout, reset by progress notifications;
 // absolute maximum), and a timed-out request is cancelled upstream with
-// notifications/cancelled. Server-initiated pings are answered; other
-// server requests the inspector does not handle yet are answered with
-// "method not found". Every message in both directions goes through the
-// Pipeline.
+// notifications/cancelled. Every message in both directions goes through
+// the Pipeline.
+//
+// Server-to-client requests: pings are answered here. sampling/
+// createMessage, elicitation/create and roots/list go to the owner
+// (Hooks::on_server_request) when initialize declared the matching client
+// capability (ClientFeatures); the owner answers each exactly once with
+// AnswerServerRequest(). Anything else, or a feature not declared, gets
+// JSON-RPC error -32601. A server request is answered at most once
+// whatever the path: a second answer, or a caller's raw response to a
+// request the session manages, is refused.
+//
+// The person-in-the-loop rule: while at least one sampling or elicitation
+// request of the server waits for its answer, the clocks of this session's
+// caller requests stand still. The request timeout restarts in full when
+// the last such request is answered (or withdrawn), and the absolute
+// maximum resumes with the time it had left, so it bounds the time the
+// server spends, not the time a person takes. A person's time is bounded by
+// each pending item's own deadline (timeouts.clientRequest, 5 min by
+// default). The daemon's own requests (initialize, ping) are not paused.
 //
 // A session is used once: Connect(), traffic, then it ends (Close(), the
 // server going away, or a failed handshake) and reports its final state.
@@ -21,9 +37,11 @@
 #define INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +76,28 @@ struct CallLimits {
   absl::Duration max_total;
 };
 
+// The client capabilities initialize declares (all off by default).
+struct ClientFeatures {
+  bool sampling = false;
+  bool elicitation_form = false;
+  // URL-mode elicitation, a 2025-11-25 feature. Declared with the requested
+  // version (the latest), before the server's version is known.
+  bool elicitation_url = false;
+  // roots with listChanged.
+  bool roots = false;
+};
+
+// A request the server sent its client, for the owner to answer.
+struct ServerRequest {
+  // JSON text of the server's id exactly as received; pass it back to
+  // AnswerServerRequest().
+  std::string id;
+  // "sampling/createMessage", "elicitation/create" or "roots/list".
+  std::string method;
+  // JSON text of params; "{}" when absent.
+  std::string params_json;
+};
+
 struct SessionIdentity {
   std::string server_id;
   std::string server_name;
@@ -76,6 +116,16 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
         on_state;
     // Any message to or from the server (for idle tracking). Optional.
     std::function<void()> on_activity;
+    // A sampling, elicitation or roots request whose capability was
+    // declared. The owner answers it with AnswerServerRequest(), unless
+    // on_server_request_withdrawn reports it first or the session ends.
+    // Optional: without it those requests get -32601.
+    std::function<void(const ServerRequest& request)> on_server_request;
+    // The server cancelled (notifications/cancelled) a request given to
+    // on_server_request that was not answered yet; it must not be answered.
+    // `id` is the ServerRequest's id. Optional.
+    std::function<void(const std::string& id, const std::string& reason)>
+        on_server_request_withdrawn;
   };
 
   // The pointers must outlive the session. `history` may be null.
@@ -83,7 +133,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
       TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
-      Hooks hooks);
+      Hooks hooks, ClientFeatures features = {});
 
   ~UpstreamSession();
 
@@ -97,6 +147,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // else (notifications, answers to server requests, unclassifiable JSON):
   // `done("")` once handed to the transport. `initialize` is answered from
   // the handshake already done; `notifications/initialized` is absorbed.
+  // A raw answer to a server request the owner manages (a pending item) or
+  // one answered already fails with FAILED_PRECONDITION and is not sent.
   void Send(std::string raw, CallLimits limits, ResponseCallback done)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -105,6 +157,21 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // notifications/cancelled upstream. False if no such request is pending.
   bool Cancel(const std::string& caller_id, const std::string& reason)
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Sends the one answer to the server's request `id` (a ServerRequest's
+  // id): `member` is "result" or "error", `value_json` its JSON text. It is
+  // recorded like every message, correlated with the request. Errors:
+  // FAILED_PRECONDITION if no request with that id waits for an answer
+  // (answered before, withdrawn by the server, or never received); the
+  // reason the session ended, if it did; the transport's error.
+  absl::Status AnswerServerRequest(const std::string& id,
+                                   const std::string& member,
+                                   const std::string& value_json)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Sends notifications/roots/list_changed if roots were declared and the
+  // session is connected.
+  void NotifyRootsChanged() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Ends the session (DISCONNECTING, then DISCONNECTED); pending requests
   // fail with CANCELLED. Returns at once; the transport closes on the work
@@ -116,6 +183,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void FillStatus(v1::ServerStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
   const SessionIdentity& identity() const { return identity_; }
   size_t pending_requests() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Server requests (sampling, elicitation) waiting for the owner's answer.
+  size_t server_requests_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Pending {
@@ -126,9 +195,26 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     int64_t message_id = 0;  // history row of the request
     absl::Time started;
     absl::Duration request_timeout;
+    // A caller's request: its clocks stand still while the server waits
+    // for a person (the daemon's own initialize and pings are not).
+    bool pausable = false;
+    // When the timers are due. A timer that fires before its deadline is
+    // a stale one (replaced after a pause or progress) and is ignored.
+    absl::Time request_deadline = absl::InfiniteFuture();
+    absl::Time total_deadline = absl::InfiniteFuture();
+    // While paused: what was left of the absolute maximum.
+    absl::Duration total_left = absl::InfiniteDuration();
     TimerQueue::TimerId request_timer = 0;
     TimerQueue::TimerId total_timer = 0;
     ResponseCallback done;
+  };
+  // A server request given to the owner and not answered yet.
+  struct Inbound {
+    std::string id;  // JSON text as received
+    std::string method;
+    int64_t message_id = 0;  // history row of the request
+    absl::Time received;
+    bool waits_for_person = false;  // sampling, elicitation
   };
   struct Queued {
     std::string raw;
@@ -139,7 +225,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
                   Pipeline* pipeline, TimerQueue* timers, WorkQueue* work,
-                  storage::HistoryWriter* history, Hooks hooks);
+                  storage::HistoryWriter* history, Hooks hooks,
+                  ClientFeatures features);
 
   void DoConnect();
   void OnInitializeResult(absl::StatusOr<std::string> response);
@@ -162,6 +249,22 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void OnClosed(absl::Status status);
 
   void OnRequestTimeout(int64_t upstream_id, bool total);
+  // Arms the request and total timers of `pending` (upstream id `id`) for
+  // its deadlines. Requires mu_ (scheduling never runs a callback inline).
+  void ArmTimers(int64_t id, Pending& pending)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The first server request waiting for a person stops the caller
+  // requests' clocks; answering the last one restarts them.
+  void PauseClocks() ABSL_LOCKS_EXCLUDED(mu_);
+  void ResumeClocks() ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends an answer to a server request and records it. `request_row` is
+  // the request's history row (0 if unknown).
+  absl::Status SendAnswer(const std::string& id, const std::string& member,
+                          const std::string& value_json, int64_t request_row,
+                          absl::Time received) ABSL_LOCKS_EXCLUDED(mu_);
+  // Remembers that the server request `key` (canonical id) was answered or
+  // withdrawn, so no later answer goes out. Requires mu_.
+  void MarkClosed(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes and returns the pending request, cancelling its timers.
   bool TakePending(int64_t upstream_id, Pending* out) ABSL_LOCKS_EXCLUDED(mu_);
   void FailConnection(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
@@ -178,6 +281,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   WorkQueue* const work_;
   storage::HistoryWriter* const history_;
   const Hooks hooks_;
+  const ClientFeatures features_;
   // Set at construction and only released by the destructor, so transport
   // calls need no lock.
   std::unique_ptr<transport::Transport> transport_;
@@ -197,6 +301,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   std::string protocol_version_ ABSL_GUARDED_BY(mu_);
   std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
   v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);
+  // Server requests awaiting the owner's answer, by canonical id (the id
+  // re-serialized, so 7 and 7.0 or spacing differences still match).
+  std::map<std::string, Inbound> inbound_ ABSL_GUARDED_BY(mu_);
+  // How many of inbound_ wait for a person; > 0 means clocks are paused.
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  // Canonical ids of server requests answered or withdrawn lately (the
+  // newest kClosedIdsKept), so a second answer is refused.
+  std::set<std::string> closed_ids_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> closed_order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine

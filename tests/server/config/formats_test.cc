@@ -830,5 +830,67 @@ TEST(ParseConfigFileTest, OversizedValuesAreRefusedNotTruncated) {
   EXPECT_EQ(GetErrorDetails(status)["field"], "args[0]");
 }
 
+TEST(ClientSettingsTest, InspectorFilesCarryClientCapabilitiesAndRoots) {
+  const std::string file = R"({"version": "2.0", "servers": [{
+    "name": "fs",
+    "transport": "stdio",
+    "command": "mcp-fs",
+    "timeouts": {"clientRequest": 60000},
+    "clientCapabilities": {"sampling": false, "elicitationUrl": false},
+    "roots": [{"uri": "file:///home/me/project", "name": "Project"},
+              {"uri": "file:///tmp"}]
+  }]})";
+  ParsedConfigFile parsed = MustParse(file);
+  ASSERT_EQ(parsed.servers.size(), 1u);
+  const v1::ServerConfig& s = parsed.servers[0];
+  EXPECT_EQ(s.timeouts().client_request(), 60000u);
+  EXPECT_TRUE(s.client_capabilities().has_sampling());
+  EXPECT_FALSE(s.client_capabilities().sampling());
+  EXPECT_FALSE(s.client_capabilities().has_roots());
+  ASSERT_EQ(s.roots_size(), 2);
+  EXPECT_EQ(s.roots(0).name(), "Project");
+  EXPECT_FALSE(s.has_extra());  // modelled, not kept aside
+  nlohmann::json out =
+      J(MustSerialize(parsed.servers, v1::CONFIG_FORMAT_INSPECTOR));
+  const nlohmann::json& server = out["servers"][0];
+  EXPECT_EQ(server["clientCapabilities"], J(R"({"sampling": false,
+                                                "elicitationUrl": false})"));
+  EXPECT_EQ(server["roots"], J(R"([{"uri": "file:///home/me/project",
+                                    "name": "Project"},
+                                   {"uri": "file:///tmp"}])"));
+  EXPECT_EQ(server["timeouts"]["clientRequest"], 60000);
+  // Inspector-only settings stay out of other clients' files.
+  nlohmann::json claude =
+      J(MustSerialize(parsed.servers, v1::CONFIG_FORMAT_MCP_SERVERS));
+  EXPECT_FALSE(claude["mcpServers"]["fs"].contains("roots"));
+  EXPECT_FALSE(claude["mcpServers"]["fs"].contains("clientCapabilities"));
+}
+
+TEST(ClientSettingsTest, BadClientSettingsNameTheField) {
+  struct Case {
+    const char* server;
+    const char* field;
+  };
+  for (const Case& c : {
+           Case{R"("clientCapabilities": {"sampling": "yes"})",
+                "clientCapabilities.sampling"},
+           Case{R"("clientCapabilities": {"tasks": true})",
+                "clientCapabilities.tasks"},
+           Case{R"("roots": {"uri": "file:///x"})", "roots"},
+           Case{R"("roots": [{"uri": 5}])", "roots[0].uri"},
+           Case{R"("roots": [{"uri": "file:///x", "label": "x"}])",
+                "roots[0].label"},
+           Case{R"("roots": [{"uri": "http://example.com/"}])", "roots[0].uri"},
+       }) {
+    std::string file = std::string(R"({"servers": [{"name": "s", )") +
+                       R"("transport": "stdio", "command": "c", )" + c.server +
+                       "}]}";
+    auto parsed = ParseConfigFile(file, v1::CONFIG_FORMAT_AUTO);
+    ASSERT_FALSE(parsed.ok()) << file;
+    EXPECT_EQ(ErrorReason(parsed.status()), "INVALID_CONFIG") << file;
+    EXPECT_EQ(GetErrorDetails(parsed.status())["field"], c.field) << file;
+  }
+}
+
 }  // namespace
 }  // namespace inspector::config

@@ -563,7 +563,9 @@ TEST(ApplyUpdateTest, UnknownAndReadOnlyPathsAreInvalidRequests) {
            {"createdAt", "cannot be updated"},
            {"updated_at", "cannot be updated"},
            {"timeouts.nope", "unknown field \"timeouts.nope\""},
-           {"name.first", "only timeouts, oauth and extra have sub-fields"},
+           {"name.first",
+            "only timeouts, oauth, clientCapabilities and extra have "
+            "sub-fields"},
            {"extra.", "names no key"},
        }) {
     v1::ServerConfig target = ValidStdio();
@@ -649,6 +651,51 @@ TEST(ApplyUpdateTest, ResultIsValidatedByTheCaller) {
   ASSERT_TRUE(ApplyUpdate(patch, Mask({"command"}), &target).ok());
   absl::Status status = NormalizeAndValidate(&target);
   EXPECT_EQ(GetErrorDetails(status)["field"], "command");
+}
+
+TEST(RootsValidationTest, RootsMustBeFileUris) {
+  v1::ServerConfig config = ValidStdio();
+  config.add_roots()->set_uri("file:///home/me/project");
+  config.add_roots()->set_uri("FILE:///srv");
+  config.mutable_roots(1)->set_name("Server data");
+  EXPECT_TRUE(NormalizeAndValidate(&config).ok());
+  for (const std::string& bad :
+       {std::string(""), std::string("/home/me"), std::string("https://x/"),
+        std::string("file:///a b"), std::string("file:///a\nb"),
+        std::string("file:///") + std::string(9000, 'a')}) {
+    v1::ServerConfig c = ValidStdio();
+    c.add_roots()->set_uri("file:///ok");
+    c.add_roots()->set_uri(bad);
+    absl::Status status = NormalizeAndValidate(&c);
+    EXPECT_EQ(ErrorReason(status), "INVALID_CONFIG") << bad;
+    EXPECT_EQ(GetErrorDetails(status)["field"], "roots[1].uri") << bad;
+  }
+  v1::ServerConfig named = ValidStdio();
+  v1::Root* root = named.add_roots();
+  root->set_uri("file:///x");
+  root->set_name("tab\x01");
+  EXPECT_EQ(GetErrorDetails(NormalizeAndValidate(&named))["field"],
+            "roots[0].name");
+}
+
+TEST(RootsValidationTest, ClientSettingsCanBeUpdatedByMask) {
+  v1::ServerConfig target = ValidStdio();
+  target.add_roots()->set_uri("file:///old");
+  v1::ServerConfig patch;
+  patch.add_roots()->set_uri("file:///new");
+  patch.mutable_client_capabilities()->set_sampling(false);
+  google::protobuf::FieldMask mask;
+  mask.add_paths("roots");
+  mask.add_paths("clientCapabilities.sampling");
+  ASSERT_TRUE(ApplyUpdate(patch, mask, &target).ok());
+  ASSERT_EQ(target.roots_size(), 1);
+  EXPECT_EQ(target.roots(0).uri(), "file:///new");
+  EXPECT_TRUE(target.client_capabilities().has_sampling());
+  EXPECT_FALSE(target.client_capabilities().has_roots());
+  v1::ServerConfig timeouts = ValidStdio();
+  timeouts.mutable_timeouts()->set_client_request(kMaxTimeoutMs + 1);
+  EXPECT_EQ(GetErrorDetails(NormalizeAndValidate(&timeouts))["field"],
+            "timeouts.clientRequest");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/synchronization/notification.h"
@@ -39,7 +40,7 @@ class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(SessionLimits()); }
 
-  void Start(SessionLimits limits) {
+  void Start(SessionLimits limits, ClientFeatures features = {}) {
     wire_ = std::make_shared<FakeWire>();
     SessionIdentity identity;
     identity.server_id = "server-1";
@@ -52,9 +53,18 @@ class SessionTest : public ::testing::Test {
       states_.push_back(to);
       last_error_ = why;
     };
+    hooks.on_server_request = [this](const ServerRequest& request) {
+      absl::MutexLock lock(&mu_);
+      server_requests_.push_back(request);
+    };
+    hooks.on_server_request_withdrawn = [this](const std::string& id,
+                                               const std::string& reason) {
+      absl::MutexLock lock(&mu_);
+      withdrawn_.push_back(id + " " + reason);
+    };
     session_ = UpstreamSession::Create(
         identity, limits, std::make_unique<FakeTransport>(wire_), &pipeline_,
-        &timers_, &work_, nullptr, hooks);
+        &timers_, &work_, nullptr, hooks, features);
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -63,6 +73,7 @@ class SessionTest : public ::testing::Test {
     session_->Connect();
     json init = json::parse(wire_->NextSent());
     ASSERT_EQ(init["method"], "initialize");
+    initialize_params_ = init["params"];
     EXPECT_EQ(init["params"]["protocolVersion"], "2025-11-25");
     wire_->Deliver(json({{"jsonrpc", "2.0"},
                          {"id", init["id"]},
@@ -79,6 +90,29 @@ class SessionTest : public ::testing::Test {
       return !states_.empty() && states_.back() == state;
     };
     return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
+  }
+
+  // The next server request handed to the owner, waiting up to 10 s.
+  std::optional<ServerRequest> NextServerRequest() {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !server_requests_.empty();
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10))) {
+      return std::nullopt;
+    }
+    ServerRequest next = server_requests_.front();
+    server_requests_.erase(server_requests_.begin());
+    return next;
+  }
+
+  static ClientFeatures AllFeatures() {
+    ClientFeatures features;
+    features.sampling = true;
+    features.elicitation_form = true;
+    features.elicitation_url = true;
+    features.roots = true;
+    return features;
   }
 
   // Answers the request `sent` with `result`.
@@ -98,7 +132,10 @@ class SessionTest : public ::testing::Test {
   std::shared_ptr<UpstreamSession> session_;
   absl::Mutex mu_;
   std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
+  std::vector<ServerRequest> server_requests_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  json initialize_params_;
 };
 
 TEST_F(SessionTest, HandshakeNegotiatesAndSendsInitialized) {
@@ -340,6 +377,166 @@ TEST_F(SessionTest, EveryMessageIsPublishedWithCorrelation) {
   // check them through the requests view.
   EXPECT_TRUE(result.has_duration_ms());
   EXPECT_TRUE(result.success());
+}
+
+TEST_F(SessionTest, InitializeDeclaresTheClientFeaturesGiven) {
+  Handshake();
+  EXPECT_EQ(initialize_params_["capabilities"], json::object());
+  Start(SessionLimits(), AllFeatures());
+  Handshake();
+  EXPECT_EQ(initialize_params_["capabilities"],
+            json::parse(R"({"sampling": {},
+                            "elicitation": {"form": {}, "url": {}},
+                            "roots": {"listChanged": true}})"));
+  ClientFeatures form_only;
+  form_only.elicitation_form = true;
+  Start(SessionLimits(), form_only);
+  Handshake();
+  EXPECT_EQ(initialize_params_["capabilities"],
+            json::parse(R"({"elicitation": {"form": {}}})"));
+}
+
+TEST_F(SessionTest, ServerRequestsGoToTheOwnerAndAreAnsweredOnce) {
+  Start(SessionLimits(), AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  // The id's text is kept byte for byte in the answer (1.50, not 1.5).
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":1.50,"method":"sampling/createMessage","params":{"maxTokens":5}})");
+  auto request = NextServerRequest();
+  ASSERT_TRUE(request.has_value());
+  EXPECT_EQ(request->id, "1.50");
+  EXPECT_EQ(request->method, "sampling/createMessage");
+  EXPECT_EQ(json::parse(request->params_json)["maxTokens"], 5);
+  EXPECT_EQ(session_->server_requests_waiting(), 1u);
+
+  // A caller cannot answer it behind the owner's back.
+  Answer raw;
+  session_->Send(R"({"jsonrpc":"2.0","id":1.5,"result":{}})", {}, raw.Callback());
+  ASSERT_TRUE(raw.Wait());
+  EXPECT_EQ(ErrorReason(raw.value.status()), "FAILED_PRECONDITION");
+
+  ASSERT_TRUE(session_
+                  ->AnswerServerRequest("1.50", "result",
+                                        R"({"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"})")
+                  .ok());
+  std::string sent = wire_->NextSent();
+  EXPECT_THAT(sent, HasSubstr(R"("id":1.50,)"));
+  EXPECT_EQ(json::parse(sent)["result"]["model"], "m");
+  EXPECT_EQ(session_->server_requests_waiting(), 0u);
+
+  // Not twice, whoever tries.
+  absl::Status again = session_->AnswerServerRequest("1.50", "error",
+                                                     R"({"code":-1,"message":"x"})");
+  EXPECT_EQ(ErrorReason(again), "FAILED_PRECONDITION");
+  EXPECT_THAT(again.message(), HasSubstr("already answered"));
+  Answer raw_again;
+  session_->Send(R"({"jsonrpc":"2.0","id":1.50,"result":{}})", {},
+                 raw_again.Callback());
+  ASSERT_TRUE(raw_again.Wait());
+  EXPECT_EQ(ErrorReason(raw_again.value.status()), "FAILED_PRECONDITION");
+  EXPECT_EQ(ErrorReason(session_->AnswerServerRequest("404", "result", "{}")),
+            "FAILED_PRECONDITION");
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_TRUE(wire_->sent.empty());
+}
+
+TEST_F(SessionTest, UndeclaredFeaturesAreRefused) {
+  ClientFeatures features;
+  features.elicitation_form = true;
+  Start(SessionLimits(), features);
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}})");
+  json refused = json::parse(wire_->NextSent());
+  EXPECT_EQ(refused["id"], 1);
+  EXPECT_EQ(refused["error"]["code"], -32601);
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":2,"method":"elicitation/create","params":{"mode":"url","url":"https://example.com","message":"m","elicitationId":"e"}})");
+  refused = json::parse(wire_->NextSent());
+  EXPECT_EQ(refused["id"], 2);
+  EXPECT_EQ(refused["error"]["code"], -32602);
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":3,"method":"roots/list"})");
+  EXPECT_EQ(json::parse(wire_->NextSent())["error"]["code"], -32601);
+  // A form elicitation is declared, so it goes to the owner.
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
+  auto request = NextServerRequest();
+  ASSERT_TRUE(request.has_value());
+  EXPECT_EQ(request->id, "4");
+}
+
+TEST_F(SessionTest, AServerCancellationWithdrawsItsRequest) {
+  Start(SessionLimits(), AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":"e-1","method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
+  ASSERT_TRUE(NextServerRequest().has_value());
+  wire_->Deliver(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"e-1","reason":"gave up"}})");
+  // The notification is handled on the delivering thread.
+  {
+    absl::MutexLock lock(&mu_);
+    EXPECT_THAT(withdrawn_, ::testing::ElementsAre("\"e-1\" gave up"));
+  }
+  EXPECT_EQ(session_->server_requests_waiting(), 0u);
+  EXPECT_EQ(ErrorReason(session_->AnswerServerRequest("\"e-1\"", "result",
+                                                      R"({"action":"cancel"})")),
+            "FAILED_PRECONDITION");
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_TRUE(wire_->sent.empty());
+}
+
+TEST_F(SessionTest, AnswersAfterTheSessionEndedGetItsReason) {
+  Start(SessionLimits(), AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":8,"method":"sampling/createMessage","params":{}})");
+  ASSERT_TRUE(NextServerRequest().has_value());
+  wire_->Close(Error(v1::PROCESS_CRASHED, "exited with code 3"));
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  EXPECT_EQ(ErrorReason(session_->AnswerServerRequest("8", "result", "{}")),
+            "PROCESS_CRASHED");
+}
+
+TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
+  Start(SessionLimits(), AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  CallLimits limits;
+  limits.request_timeout = absl::Milliseconds(150);
+  limits.max_total = absl::Milliseconds(250);
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
+                 limits, call.Callback());
+  std::string sent_call = wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
+  ASSERT_TRUE(NextServerRequest().has_value());
+  // A call sent meanwhile waits too.
+  Answer second;
+  session_->Send(R"({"jsonrpc":"2.0","id":"d","method":"tools/list"})", limits,
+                 second.Callback());
+  wire_->NextSent();
+  // Both clocks stand still: well past both limits, neither call failed.
+  EXPECT_FALSE(call.done.WaitForNotificationWithTimeout(absl::Milliseconds(600)));
+  EXPECT_FALSE(second.done.HasBeenNotified());
+  // The person answers; the server finishes the first call.
+  ASSERT_TRUE(session_->AnswerServerRequest("0", "result",
+                                            R"({"action":"accept","content":{}})")
+                  .ok());
+  EXPECT_EQ(json::parse(wire_->NextSent())["id"], 0);
+  Reply(sent_call, {{"content", json::array()}});
+  ASSERT_TRUE(call.Wait());
+  EXPECT_TRUE(call.value.ok()) << call.value.status();
+  // The clocks run again: the unanswered second call times out.
+  ASSERT_TRUE(second.Wait());
+  EXPECT_EQ(ErrorReason(second.value.status()), "REQUEST_TIMEOUT");
+}
+
+TEST_F(SessionTest, RootsChangesAreAnnouncedWhenRootsAreDeclared) {
+  Start(SessionLimits(), AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  ASSERT_TRUE(WaitForState(v1::CONNECTED));
+  session_->NotifyRootsChanged();
+  EXPECT_EQ(json::parse(wire_->NextSent())["method"],
+            "notifications/roots/list_changed");
 }
 
 }  // namespace
