@@ -8,8 +8,10 @@
 // Every call made through Call() or CallServer() has a deadline and, unless
 // it is open (GetHealth), the session token as `authorization: Bearer
 // <token>`. The deadline is --timeout seconds when given; otherwise 10 s
-// for calls that inspectord answers alone (Call) and 300 s, the engine's
-// absolute maximum, for calls that reach an MCP server (CallServer).
+// for calls that inspectord answers alone (Call) and 3600 s for calls that
+// reach an MCP server (CallServer): the engine ends those itself, and
+// pauses their clocks while a person answers the server's sampling or
+// elicitation request, so the local deadline is only a last resort.
 // Streams (Watch) have no deadline. A call in flight is cancelled by Ctrl-C
 // (see interrupts.h). Not thread-safe; used from main only.
 #ifndef INSPECTOR_CLIENTS_CLI_CONTEXT_H_
@@ -42,9 +44,9 @@ namespace inspector::cli {
 
 inline constexpr char kDefaultAddress[] = "127.0.0.1:50051";
 // Deadlines without --timeout: calls inspectord answers alone, and calls
-// that reach an MCP server (the engine gives up on those after 300 s).
+// that reach an MCP server (the engine applies its own timeouts to those).
 inline constexpr double kDaemonTimeoutSeconds = 10;
-inline constexpr double kMcpServerTimeoutSeconds = 300;
+inline constexpr double kMcpServerTimeoutSeconds = 3600;
 
 // The global flags, filled by CLI11 (see main.cc).
 struct GlobalOptions {

@@ -152,7 +152,7 @@ CLI::Option* AddGlobalOptions(CLI::App& app, GlobalOptions& options) {
   CLI::Option* timeout =
       app.add_option("--timeout", options.timeout_seconds,
                      "Deadline of each call to inspectord, in seconds "
-                     "(default: 10, and 300 for calls that reach an MCP "
+                     "(default: 10, and 3600 for calls that reach an MCP "
                      "server; watch has none)")
           ->check([](const std::string& value) -> std::string {
             double seconds = 0;
@@ -203,7 +203,8 @@ int Main(int argc, char** argv) {
       "\n"
       "Deadlines: --timeout SECONDS applies to every call; without it, calls\n"
       "that inspectord answers alone get 10 s and calls that reach an MCP\n"
-      "server (connect, call, read, rpc, ...) get 300 s, the engine's limit.\n"
+      "server (connect, call, read, rpc, ...) get 3600 s (the daemon's own\n"
+      "timeouts end them sooner; they pause while a person answers).\n"
       "watch has no deadline. Ctrl-C cancels the call in flight.\n"
       "\n"
       "Examples:\n"
