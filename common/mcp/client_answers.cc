@@ -1001,9 +1001,11 @@ absl::StatusOr<nlohmann::json> ValidateElicitationResult(
   }
   ASSIGN_OR_RETURN(std::vector<Field> fields, DescribeFields(schema));
   for (const auto& [key, value] : content.items()) {
+    // A structured binding cannot be captured before C++20 (clang).
+    const std::string& name = key;
     const bool known =
         std::any_of(fields.begin(), fields.end(),
-                    [&](const Field& f) { return f.form.name == key; });
+                    [&](const Field& f) { return f.form.name == name; });
     if (!known) {
       std::vector<std::string> names;
       for (const Field& f : fields) names.push_back(f.form.name);
