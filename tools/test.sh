@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sets everything up (tools/setup.sh), then runs every test with CTest.
-# Extra arguments go to ctest (for example: -R daemon_test).
+# Sets everything up (tools/setup.sh), runs every test with CTest, then a
+# short libFuzzer run of each parser of untrusted input (tools/fuzz.sh,
+# FUZZ_SECONDS each, default 20). Extra arguments go to ctest (for
+# example: -R daemon_test) and skip the fuzz run.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
