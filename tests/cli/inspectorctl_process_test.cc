@@ -236,7 +236,7 @@ TEST_F(InspectorctlTest, HelpListsTheEngineCommandsAndDeadlines) {
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_THAT(result.out, HasSubstr("Talking to MCP servers:\n"));
   EXPECT_THAT(result.out, HasSubstr("Traffic and logs:\n"));
-  EXPECT_THAT(result.out, HasSubstr("get 300 s"));
+  EXPECT_THAT(result.out, HasSubstr("get 3600 s"));
   result = Run({"call", "--help"});
   EXPECT_THAT(result.out, HasSubstr("--tool-arg"));
   EXPECT_THAT(result.out, HasSubstr("exits 7"));
