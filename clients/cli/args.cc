@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
+#include "common/http/http1.h"
 
 namespace inspector::cli {
 namespace {
@@ -16,30 +17,6 @@ absl::string_view Absl(std::string_view s) {
 
 std::string Trim(std::string_view s) {
   return std::string(absl::StripAsciiWhitespace(Absl(s)));
-}
-
-bool IsTokenChar(char c) {
-  if (absl::ascii_isalnum(static_cast<unsigned char>(c))) return true;
-  switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-      return true;
-    default:
-      return false;
-  }
 }
 
 }  // namespace
@@ -98,13 +75,11 @@ absl::StatusOr<KeyValue> ParseHeader(std::string_view text) {
                                    "\": the name is empty"),
                       example);
   }
-  for (char c : name) {
-    if (!IsTokenChar(c)) {
-      return UsageError(absl::StrCat("invalid header name \"", name,
-                                     "\": only letters, digits and "
-                                     "!#$%&'*+-.^_`|~ are allowed"),
-                        example);
-    }
+  if (!http::IsToken(name)) {
+    return UsageError(absl::StrCat("invalid header name \"", name,
+                                   "\": only letters, digits and "
+                                   "!#$%&'*+-.^_`|~ are allowed"),
+                      example);
   }
   return KeyValue{name, value};
 }

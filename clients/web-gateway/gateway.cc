@@ -81,8 +81,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
        std::unique_ptr<google::protobuf::DescriptorPool> pool,
        RouteTable table)
       : options_(std::move(options)),
-        channel_(std::move(channel)),
-        stub_(channel_),
+        stub_(std::move(channel)),
         pool_(std::move(pool)),
         table_(std::move(table)),
         transcoder_(pool_.get()) {}
@@ -515,7 +514,6 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   const GatewayOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
   grpc::GenericStub stub_;
   std::unique_ptr<google::protobuf::DescriptorPool> pool_;
   RouteTable table_;

@@ -66,14 +66,6 @@ constexpr CharTables kChars;
 
 bool IsTchar(char c) { return kChars.tchar[static_cast<unsigned char>(c)]; }
 
-bool IsToken(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!IsTchar(c)) return false;
-  }
-  return true;
-}
-
 bool IsFieldValue(std::string_view s) {
   for (char c : s) {
     if (!kChars.field[static_cast<unsigned char>(c)]) return false;
@@ -144,6 +136,14 @@ void AppendHex(std::string* out, uint64_t value) {
 }
 
 }  // namespace
+
+bool IsToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!IsTchar(c)) return false;
+  }
+  return true;
+}
 
 // ---------------------------------------------------------------------------
 // Request

@@ -180,6 +180,10 @@ class RequestParser {
 
 // The reason phrase of `status` ("Not Found"); "" for codes it does not
 // know (an empty reason phrase is valid HTTP).
+// True for an RFC 9110 token: one or more of letters, digits and
+// !#$%&'*+-.^_`|~ (methods, header field names).
+bool IsToken(std::string_view text);
+
 std::string_view ReasonPhrase(int status);
 
 // Builds a response head: status line, `headers`, framing and connection
