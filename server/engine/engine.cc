@@ -146,7 +146,10 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
   std::shared_ptr<UpstreamSession> session;
   {
     absl::MutexLock lock(&connection->mu);
-    if (connection->session != nullptr && Live(connection->session->state())) {
+    // ended() closes the window between a crash failing its callers and
+    // the ERROR state change: a retry right after must start a new session.
+    if (connection->session != nullptr && !connection->session->ended() &&
+        Live(connection->session->state())) {
       connection->last_activity = absl::Now();
       return connection->session;
     }

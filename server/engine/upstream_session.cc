@@ -113,6 +113,11 @@ v1::ConnectionState UpstreamSession::state() const {
   return state_;
 }
 
+bool UpstreamSession::ended() const {
+  absl::MutexLock lock(&mu_);
+  return ended_;
+}
+
 size_t UpstreamSession::pending_requests() const {
   absl::MutexLock lock(&mu_);
   return pending_.size();

@@ -179,6 +179,11 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
   v1::ConnectionState state() const ABSL_LOCKS_EXCLUDED(mu_);
+  // True once the session has ended (closed, crashed, failed). It turns
+  // true before waiting callers are failed and before the final state
+  // change is announced, so a caller that saw its request fail never gets
+  // this session again.
+  bool ended() const ABSL_LOCKS_EXCLUDED(mu_);
   // Fills protocol version, server info, capabilities, instructions, pid.
   void FillStatus(v1::ServerStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
   const SessionIdentity& identity() const { return identity_; }
