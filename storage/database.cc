@@ -160,22 +160,41 @@ bool HasStatement(sqlite3* db, std::string_view sql) {
 // ---------------------------------------------------------------------------
 // Statement
 
-Statement::Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+Statement::Statement(sqlite3* db, sqlite3_stmt* stmt,
+                     std::vector<sqlite3_stmt*>* home)
+    : db_(db), stmt_(stmt), home_(home) {}
 
 Statement::Statement(Statement&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
-      stmt_(std::exchange(other.stmt_, nullptr)) {}
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      home_(std::exchange(other.home_, nullptr)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(stmt_);
+    Release();
     db_ = std::exchange(other.db_, nullptr);
     stmt_ = std::exchange(other.stmt_, nullptr);
+    home_ = std::exchange(other.home_, nullptr);
   }
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() { Release(); }
+
+void Statement::Release() {
+  if (stmt_ == nullptr) return;
+  // A few idle copies of one text are enough for callers that hold it at
+  // once (a nested lookup); more are finalized.
+  if (home_ != nullptr && home_->size() < 4) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    home_->push_back(stmt_);
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+  stmt_ = nullptr;
+  home_ = nullptr;
+}
 
 absl::Status Statement::CheckUsable() const {
   if (stmt_ != nullptr) return absl::OkStatus();
@@ -347,7 +366,12 @@ Database::Database(sqlite3* db, std::string path,
                    const DatabaseOptions& options)
     : db_(db), path_(std::move(path)), options_(options) {}
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  for (auto& [sql, statements] : idle_) {
+    for (sqlite3_stmt* stmt : statements) sqlite3_finalize(stmt);
+  }
+  sqlite3_close_v2(db_);
+}
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(
     const std::string& path, const DatabaseOptions& options) {
@@ -442,6 +466,30 @@ absl::StatusOr<Statement> Database::Prepare(std::string_view sql) {
         "Prepare takes exactly one SQL statement: ", QuoteSql(sql)));
   }
   return statement;
+}
+
+absl::StatusOr<Statement> Database::PrepareCached(std::string_view sql) {
+  const absl::string_view key(sql.data(), sql.size());
+  auto it = idle_.find(key);
+  if (it != idle_.end() && !it->second.empty()) {
+    sqlite3_stmt* stmt = it->second.back();
+    it->second.pop_back();
+    return Statement(db_, stmt, &it->second);
+  }
+  ASSIGN_OR_RETURN(Statement statement, Prepare(sql));
+  if (it == idle_.end()) {
+    // When the cache is full, the statement is an ordinary one.
+    if (idle_.size() >= kMaxCachedStatements) return statement;
+    it = idle_.try_emplace(key).first;
+  }
+  statement.home_ = &it->second;
+  return statement;
+}
+
+size_t Database::IdleCachedStatements() const {
+  size_t idle = 0;
+  for (const auto& [sql, statements] : idle_) idle += statements.size();
+  return idle;
 }
 
 absl::StatusOr<Transaction> Database::BeginTransaction() {

@@ -40,7 +40,9 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -73,9 +75,11 @@ struct DatabaseOptions {
   bool apply_migrations = true;
 };
 
-// A prepared statement. Movable, not copyable; finalized by the destructor.
-// Made by Database::Prepare and must not outlive that Database. Parameter
-// indexes start at 1 and column indexes at 0, as in SQLite.
+// A prepared statement. Movable, not copyable; finalized by the destructor,
+// or, when it came from Database::PrepareCached, reset, unbound and handed
+// back to that Database for the next caller. Made by a Database and must not
+// outlive it. Parameter indexes start at 1 and column indexes at 0, as in
+// SQLite.
 class Statement {
  public:
   Statement(Statement&& other) noexcept;
@@ -137,7 +141,10 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(sqlite3* db, sqlite3_stmt* stmt);
+  Statement(sqlite3* db, sqlite3_stmt* stmt,
+            std::vector<sqlite3_stmt*>* home = nullptr);
+  // Finalizes stmt_ or hands it back to home_.
+  void Release();
 
   absl::Status BindInt64(int index, int64_t value);
   // kFailedPrecondition if this statement was moved from.
@@ -146,6 +153,8 @@ class Statement {
 
   sqlite3* db_ = nullptr;         // not owned
   sqlite3_stmt* stmt_ = nullptr;  // owned
+  // The Database's idle list for this SQL text, if from PrepareCached.
+  std::vector<sqlite3_stmt*>* home_ = nullptr;
 };
 
 // A write transaction: BEGIN IMMEDIATE when made (so it holds the write lock
@@ -209,6 +218,20 @@ class Database {
   // none, fails with kInvalidArgument.
   absl::StatusOr<Statement> Prepare(std::string_view sql);
 
+  // The same, but SQLite compiles each SQL text once per connection: the
+  // statement goes back to this Database when destroyed (reset, bindings
+  // cleared) and the next PrepareCached of the same text reuses it. For the
+  // fixed statements of hot paths (a config lookup on every call); SQL
+  // built from run-time values should use Prepare. At most
+  // kMaxCachedStatements texts are kept; beyond that, statements are
+  // finalized as by Prepare. A statement changed by a schema migration is
+  // recompiled by SQLite itself.
+  absl::StatusOr<Statement> PrepareCached(std::string_view sql);
+  static constexpr size_t kMaxCachedStatements = 64;
+
+  // How many compiled statements wait in the cache, idle.
+  size_t IdleCachedStatements() const;
+
   // Starts a write transaction (BEGIN IMMEDIATE). kUnavailable if another
   // connection holds the write lock past the busy timeout; kFailedPrecondition
   // if a transaction is already open on this connection.
@@ -239,6 +262,9 @@ class Database {
   sqlite3* const db_;  // owned
   const std::string path_;
   const DatabaseOptions options_;
+  // Idle compiled statements by the SQL text given to PrepareCached. A node
+  // map: statements in use point at their list.
+  absl::node_hash_map<std::string, std::vector<sqlite3_stmt*>> idle_;
 };
 
 }  // namespace inspector::storage

@@ -520,7 +520,7 @@ absl::StatusOr<std::vector<v1::McpMessage>> HistoryReader::LatestMessages(
   n = std::min(n, kMaxLatest);
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(Statement statement,
-                   db_->Prepare(absl::StrCat("SELECT ", kMessageColumns,
+                   db_->PrepareCached(absl::StrCat("SELECT ", kMessageColumns,
                                              " FROM messages ORDER BY id DESC"
                                              " LIMIT ?")));
   RETURN_IF_ERROR(statement.Bind(1, n));

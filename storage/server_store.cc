@@ -349,7 +349,7 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
 absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
   ASSIGN_OR_RETURN(
       Statement statement,
-      db_->Prepare(absl::StrCat(ToAbsl(kSelect), " ORDER BY name")));
+      db_->PrepareCached(absl::StrCat(ToAbsl(kSelect), " ORDER BY name")));
   std::vector<v1::ServerConfig> configs;
   while (true) {
     ASSIGN_OR_RETURN(bool has_row, statement.Step());
@@ -363,7 +363,7 @@ absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
 absl::StatusOr<v1::ServerConfig> ServerTable::Get(std::string_view id_or_name) {
   ASSIGN_OR_RETURN(
       Statement statement,
-      db_->Prepare(absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName))));
+      db_->PrepareCached(absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName))));
   RETURN_IF_ERROR(statement.Bind(1, id_or_name));
   ASSIGN_OR_RETURN(bool has_row, statement.Step());
   if (!has_row) return ServerNotFound(id_or_name);
@@ -373,7 +373,7 @@ absl::StatusOr<v1::ServerConfig> ServerTable::Get(std::string_view id_or_name) {
 absl::StatusOr<v1::ServerConfig> ServerTable::Insert(
     const v1::ServerConfig& config) {
   RETURN_IF_ERROR(CheckRequired(config));
-  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(kInsert));
+  ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(kInsert));
   RETURN_IF_ERROR(BindRow(statement, config));
   absl::Status status = statement.Run();
   if (status.code() == absl::StatusCode::kAlreadyExists) {
@@ -394,7 +394,7 @@ absl::StatusOr<v1::ServerConfig> ServerTable::Update(
     const v1::ServerConfig& config) {
   if (config.id().empty()) return ServerNotFound(config.id());
   RETURN_IF_ERROR(CheckRequired(config));
-  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(kUpdate));
+  ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(kUpdate));
   RETURN_IF_ERROR(BindRow(statement, config));
   absl::Status status = statement.Run();
   if (status.code() == absl::StatusCode::kAlreadyExists) {
@@ -406,7 +406,7 @@ absl::StatusOr<v1::ServerConfig> ServerTable::Update(
 }
 
 absl::Status ServerTable::Delete(std::string_view id_or_name) {
-  ASSIGN_OR_RETURN(Statement statement, db_->Prepare(kDelete));
+  ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(kDelete));
   RETURN_IF_ERROR(statement.Bind(1, id_or_name));
   RETURN_IF_ERROR(statement.Run());
   if (db_->Changes() == 0) return ServerNotFound(id_or_name);

@@ -275,6 +275,97 @@ TEST(DatabaseTest, StatementIsMovable) {
   EXPECT_EQ(b.Sql(), "SELECT 7");
 }
 
+TEST(DatabaseTest, CachedStatementIsReusedResetAndUnbound) {
+  std::unique_ptr<Database> db = OpenMemoryWithTable();
+  ASSERT_NE(db, nullptr);
+  ASSERT_OK(db->Exec("INSERT INTO t (name, n) VALUES ('a', 1), ('b', 2)"));
+  constexpr char kSql[] = "SELECT name FROM t WHERE n >= ? ORDER BY n";
+  EXPECT_EQ(db->IdleCachedStatements(), 0u);
+  {
+    ASSERT_OK_AND_ASSIGN(Statement first, db->PrepareCached(kSql));
+    ASSERT_OK(first.Bind(1, 2));
+    ASSERT_OK_AND_ASSIGN(bool row, first.Step());
+    ASSERT_TRUE(row);
+    EXPECT_EQ(first.ColumnText(0), "b");
+    // Left mid-run and still bound.
+  }
+  EXPECT_EQ(db->IdleCachedStatements(), 1u);
+  ASSERT_OK_AND_ASSIGN(Statement again, db->PrepareCached(kSql));
+  EXPECT_EQ(db->IdleCachedStatements(), 0u);
+  // From the start, with the parameter NULL again: no row matches NULL.
+  ASSERT_OK_AND_ASSIGN(bool row, again.Step());
+  EXPECT_FALSE(row);
+  again.Reset();
+  ASSERT_OK(again.Bind(1, 0));
+  ASSERT_OK_AND_ASSIGN(row, again.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(again.ColumnText(0), "a");
+}
+
+TEST(DatabaseTest, CachedStatementsHeldAtOnceAreIndependent) {
+  std::unique_ptr<Database> db = OpenMemoryWithTable();
+  ASSERT_NE(db, nullptr);
+  ASSERT_OK(db->Exec("INSERT INTO t (name, n) VALUES ('a', 1), ('b', 2)"));
+  constexpr char kSql[] = "SELECT name FROM t ORDER BY n";
+  ASSERT_OK_AND_ASSIGN(Statement outer, db->PrepareCached(kSql));
+  ASSERT_OK_AND_ASSIGN(Statement inner, db->PrepareCached(kSql));
+  ASSERT_OK_AND_ASSIGN(bool row, outer.Step());
+  ASSERT_TRUE(row);
+  ASSERT_OK_AND_ASSIGN(row, inner.Step());
+  ASSERT_TRUE(row);
+  ASSERT_OK_AND_ASSIGN(row, outer.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(outer.ColumnText(0), "b");
+  EXPECT_EQ(inner.ColumnText(0), "a");
+  Statement moved = std::move(inner);
+  {
+    Statement gone = std::move(outer);
+  }
+  EXPECT_EQ(db->IdleCachedStatements(), 1u);
+  {
+    Statement gone = std::move(moved);
+  }
+  EXPECT_EQ(db->IdleCachedStatements(), 2u);
+}
+
+TEST(DatabaseTest, CachedStatementSeesSchemaChanges) {
+  std::unique_ptr<Database> db = OpenMemoryWithTable();
+  ASSERT_NE(db, nullptr);
+  constexpr char kSql[] = "SELECT * FROM t";
+  {
+    ASSERT_OK_AND_ASSIGN(Statement before, db->PrepareCached(kSql));
+    ASSERT_OK(before.Step().status());
+    EXPECT_EQ(before.ColumnCount(), 5);
+  }
+  ASSERT_OK(db->Exec("ALTER TABLE t ADD COLUMN extra TEXT"));
+  ASSERT_OK_AND_ASSIGN(Statement after, db->PrepareCached(kSql));
+  ASSERT_OK(after.Step().status());
+  EXPECT_EQ(after.ColumnCount(), 6);
+}
+
+TEST(DatabaseTest, CachedStatementErrorsAreThoseOfPrepare) {
+  std::unique_ptr<Database> db = OpenMemoryWithTable();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(db->PrepareCached("SELECT 1; SELECT 2").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(db->PrepareCached("SELECT nope FROM t").status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(db->IdleCachedStatements(), 0u);
+}
+
+TEST(DatabaseTest, CacheHoldsABoundedNumberOfTexts) {
+  std::unique_ptr<Database> db = OpenMemoryWithTable();
+  ASSERT_NE(db, nullptr);
+  for (size_t i = 0; i < Database::kMaxCachedStatements + 10; ++i) {
+    ASSERT_OK_AND_ASSIGN(Statement statement,
+                         db->PrepareCached("SELECT " + std::to_string(i)));
+    ASSERT_OK_AND_ASSIGN(bool row, statement.Step());
+    ASSERT_TRUE(row);
+    EXPECT_EQ(statement.ColumnInt64(0), static_cast<int64_t>(i));
+  }
+  EXPECT_EQ(db->IdleCachedStatements(), Database::kMaxCachedStatements);
+}
+
 TEST(DatabaseFileTest, FileConnectionSettings) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
