@@ -389,6 +389,9 @@ absl::Status StdioTransport::Spawn() {
   writer_wake_fd_ = wake_fd;
   exited_event_fd_ = exited_fd;
   SetNonBlocking(stdin_fd_);
+  struct sigaction pipe_action {};
+  guard_sigpipe_ = sigaction(SIGPIPE, nullptr, &pipe_action) != 0 ||
+                   pipe_action.sa_handler != SIG_IGN;
   SetNonBlocking(stdout_fd_);
   SetNonBlocking(stderr_fd_);
   if (tuning_.use_pidfd) {
@@ -597,11 +600,13 @@ void StdioTransport::WriterLoop() {
       if (stop_writer_) break;
       message = std::move(queue_.front());
       queue_.pop_front();
+      writer_busy_ = true;
     }
     WriteResult written = WriteAll(message);
     std::deque<std::string> failed;
     {
       absl::MutexLock lock(&mu_);
+      writer_busy_ = false;
       queued_bytes_ -= message.size();
       if (written == WriteResult::kBroken && !stop_writer_) {
         stdin_broken_ = true;
@@ -659,9 +664,59 @@ absl::Status StdioTransport::Send(std::string message) {
                   {"limitBytes", absl::StrCat(limit)}});
   }
   message.push_back('\n');
-  queued_bytes_ += size;
+  // Nothing is waiting before it: write from this thread, which saves
+  // waking the writer thread on every request. What the pipe does not take
+  // at once is left to the writer, in order.
+  // A child that closed its stdin is left to the writer too, which
+  // reports the message through on_send_failed as for any other.
+  if (queue_.empty() && !writer_busy_) {
+    const ssize_t written = WriteNow(message);
+    if (written > 0 && static_cast<size_t>(written) == message.size()) {
+      return absl::OkStatus();
+    }
+    if (written > 0) message.erase(0, static_cast<size_t>(written));
+  }
+  queued_bytes_ += message.size();
   queue_.push_back(std::move(message));
   return absl::OkStatus();
+}
+
+ssize_t StdioTransport::WriteNow(const std::string& message) {
+  // A write to a pipe whose reader is gone raises SIGPIPE in the writing
+  // thread. Unless the process ignores it, keep it blocked for the write
+  // and take it back before unblocking, so the caller's thread never sees
+  // it.
+  sigset_t pipe_signal;
+  sigset_t previous;
+  if (guard_sigpipe_) {
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+  }
+  ssize_t written = 0;
+  size_t offset = 0;
+  while (offset < message.size()) {
+    ssize_t n = write(stdin_fd_, message.data() + offset,
+                      message.size() - offset);
+    if (n > 0) {
+      offset += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    written = -1;  // EPIPE: the child closed its stdin
+    break;
+  }
+  if (written == 0) written = static_cast<ssize_t>(offset);
+  if (guard_sigpipe_) {
+    if (written < 0 && !sigismember(&previous, SIGPIPE)) {
+      const timespec now{0, 0};
+      while (sigtimedwait(&pipe_signal, nullptr, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+  return written;
 }
 
 void StdioTransport::Close() {

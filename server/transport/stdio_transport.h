@@ -139,6 +139,11 @@ class StdioTransport final : public Transport {
   // Sends `signal_number` to the child's process group if its leader has not
   // been seen exiting (so it cannot have been reaped yet).
   void SignalGroupLocked(int signal_number) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes what it can of `message` straight to stdin_fd_ from the calling
+  // thread, without waiting; returns the bytes written, or -1 when the
+  // child has closed its stdin (the writer thread then finds the same).
+  ssize_t WriteNow(const std::string& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Runs `fn` with callback_mu_ held, so that callbacks never overlap.
   template <typename Fn>
   void RunCallback(Fn&& fn);
@@ -155,6 +160,9 @@ class StdioTransport final : public Transport {
   int pidfd_ = -1;            // -1 when exits are polled instead
   int writer_wake_fd_ = -1;   // eventfd: the writer must stop
   int exited_event_fd_ = -1;  // eventfd: the child has exited
+  // SIGPIPE was not ignored when Start() ran: a write from a caller's
+  // thread blocks it around the write.
+  bool guard_sigpipe_ = true;
 
   // Serialises Start() and Close() callers so that only one of them spawns
   // or joins threads.
@@ -176,6 +184,8 @@ class StdioTransport final : public Transport {
   bool stop_writer_ ABSL_GUARDED_BY(mu_) = false;
   bool stdin_broken_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  // The writer thread holds a message it is writing (outside mu_).
+  bool writer_busy_ ABSL_GUARDED_BY(mu_) = false;
   // Bytes in queue_ plus the message being written.
   size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 

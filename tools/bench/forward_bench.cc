@@ -1,6 +1,5 @@
 // What inspectord adds on the hot path of a tools/call. The same JSON-RPC
-// request (tools/call of the fixture server's `echo` tool) is sent, one
-// scenario after the other, to:
+// request (tools/call of the fixture server's `echo` tool) is sent to:
 //
 //   (a) direct:        the fixture server spawned here over stdio
 //                      (initialize, notifications/initialized, then JSON
@@ -10,19 +9,22 @@
 //                      gRPC on 127.0.0.1 (one channel), history recorded;
 //   (c) recording off: the same with inspectord --no-history.
 //
-// Each scenario runs N requests sequentially, then N spread over C
-// concurrent callers (each mode after a warm-up of 200 requests). Latency
-// is taken per request, from just before the send to the arrival of the
-// matching answer; throughput is N over the wall time of the mode. In (a)
-// the concurrent callers share the one process: writes are serialized on
-// its stdin and a reader thread hands each answer to its caller by id. In
-// (b) and (c) each caller thread has its own synchronous stub on the shared
-// channel. After the Forward modes, (b) and (c) also time N sequential
-// McpService.GetServerStatus calls, which the daemon answers alone: the
-// gRPC round trip under every Forward, printed as a reference row. The
-// daemon's VmRSS is read from /proc right after start (idle, no server
-// connected) and once the load has stopped and the figure has settled (the
-// stdio server is a separate process and does not count).
+// All three run side by side. Each mode (N requests sequentially, then N
+// spread over C concurrent callers) warms every target up with 200
+// requests, then measures them interleaved: 10 rounds, each giving every
+// target N/10 requests in turn, so that the machine's speed drifting during
+// the run (other tenants of a shared host) falls on all of them alike.
+// Latency is taken per request, from just before the send to the arrival
+// of the matching answer; throughput is N over the wall time of the
+// target's own turns. In (a) the concurrent callers share the one process:
+// writes are serialized on its stdin and a reader thread hands each answer
+// to its caller by id. In (b) and (c) each caller thread has its own
+// synchronous stub on the shared channel. The sequential mode also times
+// McpService.GetServerStatus on (b) and (c), which the daemon answers
+// alone: the gRPC round trip under every Forward, printed as a reference
+// row. Each daemon's VmRSS is read from /proc right after its start (idle,
+// no server connected) and once the load has stopped and the figure has
+// settled (the stdio server is a separate process and does not count).
 //
 // Prints the machine facts, a table with p50, p90, p99 (ms) and requests/s
 // per scenario and mode, then each bar of the issue with "met" or "NOT met":
@@ -90,6 +92,7 @@ using inspector::testing::DaemonProcess;
 using inspector::testing::TempDir;
 
 constexpr int kWarmup = 200;
+constexpr int kRounds = 10;
 constexpr double kAddedP50BarMs = 0.10;
 constexpr double kRecordingThroughputBar = 0.90;
 constexpr double kIdleRssBarMiB = 15.0;
@@ -678,27 +681,48 @@ absl::StatusOr<double> Drive(Target& target, int callers, int count,
   return seconds;
 }
 
-// One mode: warm-up, then `count` measured requests over `callers`.
-absl::StatusOr<Figures> Measure(Target& target, int callers, int count,
-                                std::atomic<int64_t>& next_id) {
-  if (absl::Status status = target.BeginMode(callers); !status.ok()) {
-    return status;
+// One mode for several targets at once: each is warmed up, then gets
+// `count` measured requests over `callers`, in kRounds rounds. Each round
+// visits every target in turn, starting one further along each time, so
+// that the machine getting slower or faster during the run (other tenants,
+// frequency changes) falls on every target alike and the figures stay
+// comparable. Throughput is a target's requests over the summed wall time
+// of its own turns.
+absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
+    const std::vector<Target*>& targets, int callers, int count) {
+  const size_t n = targets.size();
+  std::unique_ptr<std::atomic<int64_t>[]> next_ids(
+      new std::atomic<int64_t>[n]);
+  for (size_t i = 0; i < n; ++i) {
+    next_ids[i] = 1;
+    if (absl::Status status = targets[i]->BeginMode(callers); !status.ok()) {
+      return status;
+    }
+    absl::StatusOr<double> warm =
+        Drive(*targets[i], callers, kWarmup, next_ids[i], nullptr);
+    if (!warm.ok()) return warm.status();
   }
-  absl::StatusOr<double> warm =
-      Drive(target, callers, kWarmup, next_id, nullptr);
-  if (!warm.ok()) return warm.status();
-  std::vector<double> latencies;
-  latencies.reserve(count);
-  absl::StatusOr<double> seconds =
-      Drive(target, callers, count, next_id, &latencies);
-  if (!seconds.ok()) return seconds.status();
-  std::sort(latencies.begin(), latencies.end());
-  Figures figures;
-  figures.p50_ms = Percentile(latencies, 0.50);
-  figures.p90_ms = Percentile(latencies, 0.90);
-  figures.p99_ms = Percentile(latencies, 0.99);
-  figures.per_second = count / *seconds;
-  return figures;
+  std::vector<std::vector<double>> latencies(n);
+  std::vector<double> seconds(n, 0);
+  for (int round = 0; round < kRounds; ++round) {
+    const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (round + k) % n;
+      absl::StatusOr<double> took =
+          Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
+      if (!took.ok()) return took.status();
+      seconds[i] += *took;
+    }
+  }
+  std::vector<Figures> all(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(latencies[i].begin(), latencies[i].end());
+    all[i].p50_ms = Percentile(latencies[i], 0.50);
+    all[i].p90_ms = Percentile(latencies[i], 0.90);
+    all[i].p99_ms = Percentile(latencies[i], 0.99);
+    all[i].per_second = count / seconds[i];
+  }
+  return all;
 }
 
 struct Scenario {
@@ -718,34 +742,6 @@ void PrintRow(const std::string& label, const std::string& mode,
   std::printf("%-30s %-12s %9.3f %9.3f %9.3f %11.0f\n", label.c_str(),
               mode.c_str(), f.p50_ms, f.p90_ms, f.p99_ms, f.per_second);
   std::fflush(stdout);
-}
-
-// Both modes against `target`, printing each row as it completes.
-absl::Status RunModes(Target& target, const Options& options,
-                      Scenario& scenario) {
-  std::atomic<int64_t> next_id{1};
-  absl::StatusOr<Figures> sequential =
-      Measure(target, 1, options.requests, next_id);
-  if (!sequential.ok()) return sequential.status();
-  scenario.sequential = *sequential;
-  PrintRow(scenario.label, "sequential", scenario.sequential);
-  absl::StatusOr<Figures> concurrent =
-      Measure(target, options.concurrency, options.requests, next_id);
-  if (!concurrent.ok()) return concurrent.status();
-  scenario.concurrent = *concurrent;
-  PrintRow(scenario.label, absl::StrCat(options.concurrency, "-way"),
-           scenario.concurrent);
-  return absl::OkStatus();
-}
-
-absl::Status RunDirect(const Options& options, Scenario& scenario) {
-  TempDir dir;
-  absl::StatusOr<std::unique_ptr<DirectTarget>> target =
-      DirectTarget::Start(options, dir);
-  if (!target.ok()) return target.status();
-  absl::Status status = RunModes(**target, options, scenario);
-  (*target)->Stop();
-  return status;
 }
 
 // Waits until the daemon's VmRSS stops moving once the load is over: at
@@ -770,40 +766,67 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
   }
 }
 
-absl::Status RunDaemon(const Options& options, bool record,
-                       Scenario& scenario) {
-  TempDir dir;
-  absl::StatusOr<std::unique_ptr<DaemonTarget>> target =
-      DaemonTarget::Start(options, dir, record);
-  if (!target.ok()) return target.status();
-  scenario.idle_rss = (*target)->idle_rss();
-  absl::Status status = RunModes(**target, options, scenario);
-  if (status.ok()) {
-    StatusTarget probe(**target);
-    std::atomic<int64_t> next_id{1};
-    absl::StatusOr<Figures> grpc_only =
-        Measure(probe, 1, options.requests, next_id);
-    if (grpc_only.ok()) {
-      scenario.grpc_only = *grpc_only;
-      PrintRow("  gRPC alone: GetServerStatus", "sequential",
-               scenario.grpc_only);
-    } else {
-      status = grpc_only.status();
-    }
+// Starts the three targets side by side, runs both modes interleaved
+// across them, then reads each daemon's settled memory.
+absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
+                    Scenario& off) {
+  TempDir direct_dir, on_dir, off_dir;
+  absl::StatusOr<std::unique_ptr<DirectTarget>> direct_target =
+      DirectTarget::Start(options, direct_dir);
+  if (!direct_target.ok()) return direct_target.status();
+  absl::StatusOr<std::unique_ptr<DaemonTarget>> on_target =
+      DaemonTarget::Start(options, on_dir, /*record=*/true);
+  if (!on_target.ok()) return on_target.status();
+  absl::StatusOr<std::unique_ptr<DaemonTarget>> off_target =
+      DaemonTarget::Start(options, off_dir, /*record=*/false);
+  if (!off_target.ok()) return off_target.status();
+  on.idle_rss = (*on_target)->idle_rss();
+  off.idle_rss = (*off_target)->idle_rss();
+  StatusTarget on_probe(**on_target);
+  StatusTarget off_probe(**off_target);
+
+  absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
+      {direct_target->get(), on_target->get(), off_target->get(), &on_probe,
+       &off_probe},
+      1, options.requests);
+  if (!sequential.ok()) return sequential.status();
+  direct.sequential = (*sequential)[0];
+  on.sequential = (*sequential)[1];
+  off.sequential = (*sequential)[2];
+  on.grpc_only = (*sequential)[3];
+  off.grpc_only = (*sequential)[4];
+  absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
+      {direct_target->get(), on_target->get(), off_target->get()},
+      options.concurrency, options.requests);
+  if (!concurrent.ok()) return concurrent.status();
+  direct.concurrent = (*concurrent)[0];
+  on.concurrent = (*concurrent)[1];
+  off.concurrent = (*concurrent)[2];
+
+  const std::string way = absl::StrCat(options.concurrency, "-way");
+  PrintRow(direct.label, "sequential", direct.sequential);
+  PrintRow(direct.label, way, direct.concurrent);
+  for (Scenario* scenario : {&on, &off}) {
+    PrintRow(scenario->label, "sequential", scenario->sequential);
+    PrintRow(scenario->label, way, scenario->concurrent);
+    PrintRow("  gRPC alone: GetServerStatus", "sequential",
+             scenario->grpc_only);
   }
-  if (status.ok()) {
+
+  (*direct_target)->Stop();
+  for (auto [target, scenario] :
+       {std::pair{on_target->get(), &on}, std::pair{off_target->get(), &off}}) {
     absl::StatusOr<Rss> settled =
-        SettledRss((*target)->pid(), &scenario.settle_seconds);
-    absl::StatusOr<double> peak = MemoryMiB((*target)->pid(), "VmHWM");
-    if (!settled.ok()) status = settled.status();
-    if (!peak.ok()) status = peak.status();
-    if (status.ok()) {
-      scenario.settled_rss = *settled;
-      scenario.peak_rss_mib = *peak;
-    }
+        SettledRss(target->pid(), &scenario->settle_seconds);
+    if (!settled.ok()) return settled.status();
+    absl::StatusOr<double> peak = MemoryMiB(target->pid(), "VmHWM");
+    if (!peak.ok()) return peak.status();
+    scenario->settled_rss = *settled;
+    scenario->peak_rss_mib = *peak;
   }
-  (*target)->Stop();
-  return status;
+  (*on_target)->Stop();
+  (*off_target)->Stop();
+  return absl::OkStatus();
 }
 
 std::string FirstLineOf(const std::string& text) {
@@ -952,9 +975,9 @@ int main(int argc, char** argv) {
   direct.label = "(a) direct stdio";
   on.label = "(b) inspectord, recording on";
   off.label = "(c) inspectord, recording off";
-  absl::Status status = RunDirect(options, direct);
-  if (status.ok()) status = RunDaemon(options, /*record=*/true, on);
-  if (status.ok()) status = RunDaemon(options, /*record=*/false, off);
+  std::printf("(figures print once every target has had its turns)\n");
+  std::fflush(stdout);
+  absl::Status status = RunAll(options, direct, on, off);
   if (!status.ok()) {
     std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
     return 1;

@@ -25,6 +25,7 @@
 #include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::transport {
@@ -426,6 +427,44 @@ TEST(StdioTransportTest, TenMegabyteLineBothWays) {
   EXPECT_EQ(messages[0].size(), big.size());
   EXPECT_TRUE(messages[0] == big);
   EXPECT_EQ(messages[1], R"({"small":1})");
+}
+
+// Sends are written from the caller's thread while nothing waits and by the
+// writer thread once the pipe is full; lines from several threads, some
+// larger than the pipe, must still arrive whole and, per thread, in order.
+TEST(StdioTransportTest, ConcurrentSendersKeepLinesWholeAndInOrder) {
+  Recorder recorder;
+  auto transport = StartOrFail(Cat(), recorder);
+  ASSERT_NE(transport, nullptr);
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 50;
+  std::vector<std::thread> senders;
+  for (int t = 0; t < kThreads; ++t) {
+    senders.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        // Every tenth line is 200 KB, more than a pipe holds.
+        const size_t pad = i % 10 == 0 ? 200 << 10 : 10;
+        ASSERT_TRUE(transport
+                        ->Send(absl::StrCat(R"({"t":)", t, R"(,"i":)", i,
+                                            R"(,"pad":")",
+                                            std::string(pad, 'p'), "\"}"))
+                        .ok());
+      }
+    });
+  }
+  for (auto& sender : senders) sender.join();
+  ASSERT_TRUE(recorder.WaitForMessages(kThreads * kPerThread));
+  std::vector<int> next(kThreads, 0);
+  for (const std::string& line : recorder.messages()) {
+    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << line.substr(0, 80);
+    const int t = parsed["t"].get<int>();
+    EXPECT_EQ(parsed["i"].get<int>(), next[t]) << "thread " << t;
+    next[t] = parsed["i"].get<int>() + 1;
+    EXPECT_EQ(parsed["pad"].get<std::string>().size(),
+              next[t] % 10 == 1 ? size_t{200 << 10} : size_t{10});
+  }
+  EXPECT_EQ(next, std::vector<int>(kThreads, kPerThread));
 }
 
 TEST(StdioTransportTest, LineOverLimitIsTransportError) {
