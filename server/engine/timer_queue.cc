@@ -46,26 +46,24 @@ bool TimerQueue::Cancel(TimerId id) {
 void TimerQueue::Run() {
   absl::MutexLock lock(&mu_);
   while (true) {
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return stopping_ ||
-             (!timers_.empty() && timers_.begin()->first.first <= absl::Now());
-    };
-    if (timers_.empty()) {
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !timers_.empty();
-      };
-      mu_.Await(absl::Condition(&wake));
-    } else {
-      // Wake at the first due time, or earlier if an earlier timer arrives.
-      absl::Time first = timers_.begin()->first.first;
-      auto earlier = [this, first]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || timers_.empty() ||
-               timers_.begin()->first.first < first;
-      };
-      mu_.AwaitWithDeadline(absl::Condition(&earlier), first);
-    }
     if (stopping_) return;
-    if (!ready()) continue;
+    if (timers_.empty() || timers_.begin()->first.first > absl::Now()) {
+      // Sleep until the first due time as it is now. Cancelling timers
+      // never wakes this thread (it finds nothing due and sleeps again),
+      // and neither does a timer due later: most timers are request
+      // timeouts that are cancelled long before they are due, and waking
+      // for each would cost a thread switch per request. Only an earlier
+      // timer, or stopping, wakes it.
+      const absl::Time until = timers_.empty()
+                                   ? absl::InfiniteFuture()
+                                   : timers_.begin()->first.first;
+      auto earlier = [this, until]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ ||
+               (!timers_.empty() && timers_.begin()->first.first < until);
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&earlier), until);
+      continue;
+    }
     auto it = timers_.begin();
     TimerId id = it->first.second;
     std::function<void()> callback = std::move(it->second);

@@ -202,13 +202,12 @@ std::unique_ptr<DaemonProcess> DaemonProcess::Start(
   std::unique_ptr<DaemonProcess> daemon(new DaemonProcess());
   daemon->token_file_ = dir.File("token");
   daemon->db_path_ = dir.File("inspector.db");
-  std::vector<std::string> argv = {binary,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--db",
-                                   daemon->db_path_,
-                                   "--token-file",
-                                   daemon->token_file_};
+  std::vector<std::string> argv = {binary, "--db", daemon->db_path_,
+                                   "--token-file", daemon->token_file_};
+  if (std::find(extra_args.begin(), extra_args.end(), "--listen") ==
+      extra_args.end()) {
+    argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
+  }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   int err_pipe[2];
   if (pipe2(err_pipe, O_CLOEXEC) != 0) return nullptr;

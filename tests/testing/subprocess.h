@@ -54,8 +54,9 @@ std::string ReadFile(const std::string& path);
 // A running inspectord child process.
 class DaemonProcess {
  public:
-  // Starts `binary` with --listen 127.0.0.1:0, --db and --token-file in
-  // `dir`, plus `extra_args`. Returns nullptr (with the daemon's stderr in
+  // Starts `binary` with --listen 127.0.0.1:0 (unless `extra_args` has a
+  // --listen of its own), --db and --token-file in `dir`, plus
+  // `extra_args`. Returns nullptr (with the daemon's stderr in
   // *error) if it exits before serving.
   static std::unique_ptr<DaemonProcess> Start(
       const std::string& binary, const TempDir& dir,

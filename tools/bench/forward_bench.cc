@@ -42,6 +42,7 @@
 // Exits 0 when the runs complete, whatever the figures; 1 when something
 // breaks (a process does not start, a call fails, an answer is wrong);
 // 2 for bad arguments.
+#include <dirent.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <poll.h>
@@ -104,6 +105,7 @@ struct Options {
   int concurrency = 8;
   std::string inspectord = INSPECTORD_PATH;
   std::string node = "node";
+  bool unix_socket = false;
   std::string fixture =
       std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
 };
@@ -222,7 +224,37 @@ class Target {
   virtual absl::Status Check(const std::string& answer, int64_t id) {
     return CheckEchoAnswer(answer, id);
   }
+  // The inspectord serving the calls, or -1.
+  virtual pid_t daemon_pid() const { return -1; }
 };
+
+// Context switches (voluntary and not) of every thread of `pid` so far:
+// each time a thread of the daemon went to sleep or was put aside. Read
+// before and after a target's turns, it says how many thread hand-offs a
+// request costs. -1 if /proc cannot tell.
+int64_t ContextSwitches(pid_t pid) {
+  if (pid <= 0) return -1;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return -1;
+  int64_t total = 0;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(absl::StrCat(tasks, "/", entry->d_name, "/status"));
+    std::string line;
+    while (std::getline(in, line)) {
+      int64_t value = 0;
+      absl::string_view view(line);
+      if ((absl::ConsumePrefix(&view, "voluntary_ctxt_switches:") ||
+           absl::ConsumePrefix(&view, "nonvoluntary_ctxt_switches:")) &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &value)) {
+        total += value;
+      }
+    }
+  }
+  ::closedir(dir);
+  return total;
+}
 
 // (a): the fixture server spawned here, spoken to over its stdin/stdout.
 // With one caller the caller reads its answer itself; with more, a reader
@@ -485,6 +517,10 @@ class DaemonTarget : public Target {
     std::unique_ptr<DaemonTarget> target(new DaemonTarget());
     std::vector<std::string> extra;
     if (!record) extra.push_back("--no-history");
+    if (options.unix_socket) {
+      extra.push_back("--listen");
+      extra.push_back("unix:" + dir.File("grpc.sock"));
+    }
     std::string error;
     target->daemon_ =
         DaemonProcess::Start(options.inspectord, dir, extra, &error);
@@ -537,6 +573,7 @@ class DaemonTarget : public Target {
   }
 
   pid_t pid() const { return daemon_->pid(); }
+  pid_t daemon_pid() const override { return daemon_->pid(); }
   const Rss& idle_rss() const { return idle_rss_; }
   const std::string& token() const { return token_; }
   const std::string& server_id() const { return server_id_; }
@@ -589,7 +626,8 @@ class DaemonTarget : public Target {
 class StatusTarget : public Target {
  public:
   explicit StatusTarget(const DaemonTarget& daemon)
-      : token_(daemon.token()),
+      : pid_(daemon.pid()),
+        token_(daemon.token()),
         server_id_(daemon.server_id()),
         stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
 
@@ -616,7 +654,10 @@ class StatusTarget : public Target {
     return absl::OkStatus();
   }
 
+  pid_t daemon_pid() const override { return pid_; }
+
  private:
+  pid_t pid_;
   std::string token_;
   std::string server_id_;
   std::unique_ptr<inspector::v1::McpService::Stub> stub_;
@@ -627,6 +668,8 @@ struct Figures {
   double p90_ms = 0;
   double p99_ms = 0;
   double per_second = 0;
+  // The daemon's context switches per request, or -1 without a daemon.
+  double switches = -1;
 };
 
 // Nearest-rank percentile of sorted values.
@@ -704,14 +747,23 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
   }
   std::vector<std::vector<double>> latencies(n);
   std::vector<double> seconds(n, 0);
+  std::vector<double> switches(n, 0);
   for (int round = 0; round < kRounds; ++round) {
     const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
     for (size_t k = 0; k < n; ++k) {
       const size_t i = (round + k) % n;
+      const int64_t switches_before =
+          ContextSwitches(targets[i]->daemon_pid());
       absl::StatusOr<double> took =
           Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
       if (!took.ok()) return took.status();
       seconds[i] += *took;
+      const int64_t switches_after = ContextSwitches(targets[i]->daemon_pid());
+      if (switches_before >= 0 && switches_after >= switches_before) {
+        switches[i] += switches_after - switches_before;
+      } else {
+        switches[i] = -1e18;  // not known
+      }
     }
   }
   std::vector<Figures> all(n);
@@ -721,6 +773,7 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
     all[i].p90_ms = Percentile(latencies[i], 0.90);
     all[i].p99_ms = Percentile(latencies[i], 0.99);
     all[i].per_second = count / seconds[i];
+    all[i].switches = switches[i] >= 0 ? switches[i] / count : -1;
   }
   return all;
 }
@@ -739,8 +792,10 @@ struct Scenario {
 
 void PrintRow(const std::string& label, const std::string& mode,
               const Figures& f) {
-  std::printf("%-30s %-12s %9.3f %9.3f %9.3f %11.0f\n", label.c_str(),
+  std::printf("%-30s %-12s %9.3f %9.3f %9.3f %11.0f", label.c_str(),
               mode.c_str(), f.p50_ms, f.p90_ms, f.p99_ms, f.per_second);
+  if (f.switches >= 0) std::printf(" %9.1f", f.switches);
+  std::printf("\n");
   std::fflush(stdout);
 }
 
@@ -930,6 +985,10 @@ int main(int argc, char** argv) {
       Usage("measures what inspectord adds to a tools/call");
       return 0;
     }
+    if (flag == "--unix") {
+      options.unix_socket = true;
+      continue;
+    }
     if (i + 1 >= argc) return Usage(("missing value for " + flag).c_str());
     std::string value = argv[++i];
     if (flag == "--requests") {
@@ -967,8 +1026,8 @@ int main(int argc, char** argv) {
                   ? FirstLineOf(node_version.out).c_str()
                   : "not found");
   std::printf("inspectord: %s\n\n", options.inspectord.c_str());
-  std::printf("%-30s %-12s %9s %9s %9s %11s\n", "scenario", "mode", "p50 ms",
-              "p90 ms", "p99 ms", "requests/s");
+  std::printf("%-30s %-12s %9s %9s %9s %11s %9s\n", "scenario", "mode",
+              "p50 ms", "p90 ms", "p99 ms", "requests/s", "cs/req");
   std::fflush(stdout);
 
   Scenario direct, on, off;

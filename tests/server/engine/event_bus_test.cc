@@ -80,5 +80,30 @@ TEST(TimerQueueTest, RunsInDueOrderAndCancels) {
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
 
+// The thread sleeps until the first due time it knew of: an earlier timer
+// arriving must wake it, and cancelling the first must not lose the next.
+TEST(TimerQueueTest, EarlierTimerWakesTheSleeperAndCancelLosesNothing) {
+  TimerQueue timers;
+  absl::Notification far_ran, near_ran, after_cancel_ran, from_empty_ran;
+  const absl::Time now = absl::Now();
+  auto far = timers.Schedule(now + absl::Hours(1), [&] { far_ran.Notify(); });
+  timers.Schedule(now + absl::Milliseconds(10), [&] { near_ran.Notify(); });
+  ASSERT_TRUE(near_ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_FALSE(far_ran.HasBeenNotified());
+  EXPECT_TRUE(timers.Cancel(far));
+
+  auto first = timers.Schedule(absl::Now() + absl::Milliseconds(20), [] {});
+  timers.Schedule(absl::Now() + absl::Milliseconds(40),
+                  [&] { after_cancel_ran.Notify(); });
+  EXPECT_TRUE(timers.Cancel(first));
+  ASSERT_TRUE(
+      after_cancel_ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+
+  // Nothing is left; a new timer still runs.
+  timers.Schedule(absl::Now() + absl::Milliseconds(5),
+                  [&] { from_empty_ran.Notify(); });
+  ASSERT_TRUE(from_empty_ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
 }  // namespace
 }  // namespace inspector::engine
