@@ -27,7 +27,7 @@
 // settled (the stdio server is a separate process and does not count).
 //
 // Prints the machine facts, a table with p50, p90, p99 (ms) and requests/s
-// per scenario and mode, then each bar of the issue with "met" or "NOT met":
+// per scenario and mode, then each target with "met" or "NOT met":
 //   - (b) adds at most 0.10 ms at p50 over (a), sequential;
 //   - recording on keeps >= 90% of the throughput of recording off
 //     (sequential and concurrent);

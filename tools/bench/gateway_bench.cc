@@ -7,7 +7,7 @@
 // The gRPC side runs here (sequential for latency, 16 threads for
 // throughput); the HTTP side is wrk with keep-alive (-c1 for latency, -c16
 // for throughput). Prints p50/p99, requests/s, and what the gateway adds
-// at p50, against the bars (<= 0.10 ms added, >= 10,000 req/s).
+// at p50, against the targets (<= 0.10 ms added, >= 10,000 req/s).
 //
 //   build/tools/bench/gateway_bench [--seconds 5]
 // Needs wrk (Debian package wrk) in PATH.
