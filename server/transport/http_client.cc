@@ -1,6 +1,5 @@
 #include "server/transport/http_client.h"
 
-#include <curl/curl.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "server/transport/curl_api.h"
 
 namespace inspector::transport::http_internal {
 namespace {
@@ -49,11 +49,15 @@ std::string Snippet(std::string_view body) {
   return out;
 }
 
+// The loaded libcurl. Every path here starts at CurlLoop::Create,
+// ParseHttpUrl or ResolveUrl, which load it first and fail if they cannot.
+const CurlApi& Curl() { return **LoadCurl(); }
+
 class CurlUrl {
  public:
-  CurlUrl() : handle_(curl_url()) {}
+  CurlUrl() : handle_(Curl().url()) {}
   ~CurlUrl() {
-    if (handle_ != nullptr) curl_url_cleanup(handle_);
+    if (handle_ != nullptr) Curl().url_cleanup(handle_);
   }
   CurlUrl(const CurlUrl&) = delete;
   CurlUrl& operator=(const CurlUrl&) = delete;
@@ -62,15 +66,15 @@ class CurlUrl {
 
   bool Set(const std::string& url) {
     return handle_ != nullptr &&
-           curl_url_set(handle_, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
+           Curl().url_set(handle_, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
   }
   std::optional<std::string> Get(CURLUPart part, unsigned int flags = 0) {
     char* out = nullptr;
-    if (curl_url_get(handle_, part, &out, flags) != CURLUE_OK) {
+    if (Curl().url_get(handle_, part, &out, flags) != CURLUE_OK) {
       return std::nullopt;
     }
     std::string result(out);
-    curl_free(out);
+    Curl().free(out);
     return result;
   }
 
@@ -79,11 +83,6 @@ class CurlUrl {
 };
 
 }  // namespace
-
-void EnsureCurlInitialized() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 // --- HttpResponseHead --------------------------------------------------------
 
@@ -127,15 +126,15 @@ struct CurlLoop::Transfer {
   char error[CURL_ERROR_SIZE] = {};
 
   ~Transfer() {
-    if (easy != nullptr) curl_easy_cleanup(easy);
-    if (header_list != nullptr) curl_slist_free_all(header_list);
+    if (easy != nullptr) Curl().easy_cleanup(easy);
+    if (header_list != nullptr) Curl().slist_free_all(header_list);
   }
 };
 
 absl::StatusOr<std::unique_ptr<CurlLoop>> CurlLoop::Create() {
-  EnsureCurlInitialized();
+  if (absl::Status loaded = LoadCurl().status(); !loaded.ok()) return loaded;
   std::unique_ptr<CurlLoop> loop(new CurlLoop());
-  loop->multi_ = curl_multi_init();
+  loop->multi_ = Curl().multi_init();
   if (loop->multi_ == nullptr) {
     return Error(v1::INTERNAL_ERROR, "curl_multi_init failed");
   }
@@ -151,7 +150,7 @@ CurlLoop::~CurlLoop() {
     Join();
   }
   transfers_.clear();
-  if (multi_ != nullptr) curl_multi_cleanup(static_cast<CURLM*>(multi_));
+  if (multi_ != nullptr) Curl().multi_cleanup(static_cast<CURLM*>(multi_));
 }
 
 void CurlLoop::Post(std::function<void()> task) {
@@ -160,7 +159,7 @@ void CurlLoop::Post(std::function<void()> task) {
     if (ended_) return;
     tasks_.push_back(std::move(task));
   }
-  curl_multi_wakeup(static_cast<CURLM*>(multi_));
+  Curl().multi_wakeup(static_cast<CURLM*>(multi_));
 }
 
 void CurlLoop::Join() {
@@ -208,7 +207,7 @@ void CurlLoop::RemoveTransfer(uint64_t id) {
   auto it = transfers_.find(id);
   if (it == transfers_.end()) return;
   if (it->second->added) {
-    curl_multi_remove_handle(static_cast<CURLM*>(multi_), it->second->easy);
+    Curl().multi_remove_handle(static_cast<CURLM*>(multi_), it->second->easy);
   }
   transfers_.erase(it);
 }
@@ -289,7 +288,7 @@ void CurlLoop::ApplyPending() {
     if (it == transfers_.end() || it->second->cancelled) continue;
     Transfer* t = it->second.get();
     const HttpRequest& r = t->request;
-    t->easy = curl_easy_init();
+    t->easy = Curl().easy_init();
     if (t->easy == nullptr) {
       HttpHandlers handlers = std::move(t->handlers);
       transfers_.erase(it);
@@ -299,48 +298,48 @@ void CurlLoop::ApplyPending() {
       continue;
     }
     CURL* e = t->easy;
-    curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, t);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    Curl().easy_setopt(e, CURLOPT_URL, r.url.c_str());
+    Curl().easy_setopt(e, CURLOPT_PRIVATE, t);
+    Curl().easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+    Curl().easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    Curl().easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    Curl().easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    Curl().easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     // A proxy's "200 Connection established" must not look like the answer.
-    curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &CurlLoop::HeaderCallback);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlLoop::WriteCallback);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+    Curl().easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+    Curl().easy_setopt(e, CURLOPT_HEADERFUNCTION, &CurlLoop::HeaderCallback);
+    Curl().easy_setopt(e, CURLOPT_HEADERDATA, t);
+    Curl().easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlLoop::WriteCallback);
+    Curl().easy_setopt(e, CURLOPT_WRITEDATA, t);
+    Curl().easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(std::max<int64_t>(
                          1, absl::ToInt64Milliseconds(r.connect_timeout))));
     if (r.timeout != absl::InfiniteDuration()) {
-      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+      Curl().easy_setopt(e, CURLOPT_TIMEOUT_MS,
                        static_cast<long>(std::max<int64_t>(
                            1, absl::ToInt64Milliseconds(r.timeout))));
     }
     if (r.method == "POST") {
-      curl_easy_setopt(e, CURLOPT_POST, 1L);
-      curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.data());
-      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+      Curl().easy_setopt(e, CURLOPT_POST, 1L);
+      Curl().easy_setopt(e, CURLOPT_POSTFIELDS, r.body.data());
+      Curl().easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                        static_cast<curl_off_t>(r.body.size()));
     } else if (r.method == "GET") {
-      curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+      Curl().easy_setopt(e, CURLOPT_HTTPGET, 1L);
     } else {
-      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+      Curl().easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     }
     for (const auto& [name, value] : r.headers) {
       std::string line = value.empty() ? absl::StrCat(name, ";")
                                        : absl::StrCat(name, ": ", value);
-      t->header_list = curl_slist_append(t->header_list, line.c_str());
+      t->header_list = Curl().slist_append(t->header_list, line.c_str());
     }
     if (r.method == "POST") {
       // No "Expect: 100-continue" round trip for large bodies.
-      t->header_list = curl_slist_append(t->header_list, "Expect:");
+      t->header_list = Curl().slist_append(t->header_list, "Expect:");
     }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->header_list);
-    if (curl_multi_add_handle(multi, e) != CURLM_OK) {
+    Curl().easy_setopt(e, CURLOPT_HTTPHEADER, t->header_list);
+    if (Curl().multi_add_handle(multi, e) != CURLM_OK) {
       HttpHandlers handlers = std::move(t->handlers);
       transfers_.erase(it);
       if (handlers.on_done) {
@@ -357,15 +356,15 @@ void CurlLoop::ProcessCompletions() {
   CURLM* multi = static_cast<CURLM*>(multi_);
   std::vector<std::pair<Transfer*, CURLcode>> done;
   int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+  while (CURLMsg* msg = Curl().multi_info_read(multi, &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
     Transfer* t = nullptr;
-    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
+    Curl().easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
     if (t != nullptr) done.emplace_back(t, msg->data.result);
   }
   for (auto& [t, code] : done) {
     uint64_t id = t->id;
-    curl_multi_remove_handle(multi, t->easy);
+    Curl().multi_remove_handle(multi, t->easy);
     t->added = false;
     if (t->cancelled || quit_) {
       transfers_.erase(id);
@@ -376,7 +375,7 @@ void CurlLoop::ProcessCompletions() {
       status = absl::CancelledError("aborted by its handler");
     } else if (code != CURLE_OK) {
       const char* text =
-          t->error[0] != '\0' ? t->error : curl_easy_strerror(code);
+          t->error[0] != '\0' ? t->error : Curl().easy_strerror(code);
       std::string origin;
       if (auto parsed = ParseHttpUrl(t->request.url); parsed.ok()) {
         origin = parsed->ToString();
@@ -439,7 +438,7 @@ void CurlLoop::Run() {
     ApplyPending();
     if (quit_) break;
     int running = 0;
-    curl_multi_perform(multi, &running);
+    Curl().multi_perform(multi, &running);
     ProcessCompletions();
     ApplyPending();
     if (quit_) break;
@@ -448,11 +447,11 @@ void CurlLoop::Run() {
       absl::MutexLock lock(&mu_);
       if (!tasks_.empty()) timeout_ms = 0;
     }
-    curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
+    Curl().multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
   }
   ApplyPending();
   for (auto& [id, transfer] : transfers_) {
-    if (transfer->added) curl_multi_remove_handle(multi, transfer->easy);
+    if (transfer->added) Curl().multi_remove_handle(multi, transfer->easy);
   }
   transfers_.clear();
   timers_.clear();
@@ -515,7 +514,7 @@ std::string UrlOrigin::ToString() const {
 }
 
 absl::StatusOr<UrlOrigin> ParseHttpUrl(const std::string& url) {
-  EnsureCurlInitialized();
+  if (absl::Status loaded = LoadCurl().status(); !loaded.ok()) return loaded;
   auto invalid = [&](std::string_view why) {
     return Error(v1::INVALID_CONFIG,
                  absl::StrCat("invalid server URL: ", AbslView(why)),
@@ -539,7 +538,7 @@ absl::StatusOr<UrlOrigin> ParseHttpUrl(const std::string& url) {
 
 absl::StatusOr<std::string> ResolveUrl(const std::string& base,
                                        const std::string& reference) {
-  EnsureCurlInitialized();
+  if (absl::Status loaded = LoadCurl().status(); !loaded.ok()) return loaded;
   CurlUrl url;
   if (!url.Set(base) || !url.Set(reference)) {
     return Error(v1::TRANSPORT_ERROR, absl::StrCat("cannot resolve URL \"",

@@ -35,9 +35,6 @@ namespace inspector::transport::http_internal {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
-// Initializes libcurl for the process exactly once (thread-safe).
-void EnsureCurlInitialized();
-
 struct HttpRequest {
   std::string method = "GET";  // GET, POST or DELETE
   std::string url;

@@ -117,6 +117,18 @@ TEST_F(DaemonTest, StandardHealthServiceServes) {
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
 }
 
+// libcurl and its dependencies are a quarter of an idle daemon's memory;
+// they are loaded by the first HTTP transport only.
+TEST_F(DaemonTest, AnIdleDaemonHasNotLoadedLibcurl) {
+  ASSERT_TRUE(Create(R"({"name": "remote", "transport": "streamableHttp",
+                         "url": "http://127.0.0.1:1/mcp"})")
+                  .ok());
+  EXPECT_EQ(List().size(), 1u);
+  EXPECT_TRUE(testing::MapsFile(daemon_->pid(), "libsqlite3") ||
+              testing::MapsFile(daemon_->pid(), "inspectord"));
+  EXPECT_FALSE(testing::MapsFile(daemon_->pid(), "libcurl"));
+}
+
 TEST_F(DaemonTest, ReflectionListsTheInspectorServices) {
   grpc::GenericStub generic(channel_);
   grpc::ClientContext context;

@@ -228,6 +228,8 @@ TEST_P(EverythingTest, ServerEverything) {
   ASSERT_TRUE(mcp_->GetServerStatus(context.get(), request, &status).ok());
   EXPECT_EQ(status.state(), v1::CONNECTED);
   EXPECT_FALSE(status.protocol_version().empty());
+  // libcurl is loaded by the first HTTP transport, never for stdio alone.
+  EXPECT_EQ(testing::MapsFile(daemon_->pid(), "libcurl"), GetParam() != "stdio");
 }
 
 TEST_P(EverythingTest, FixtureServer) {

@@ -196,6 +196,19 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   return result;
 }
 
+bool MapsFile(pid_t pid, const std::string& name) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find('/');
+    if (slash != std::string::npos &&
+        line.find(name, slash) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::unique_ptr<DaemonProcess> DaemonProcess::Start(
     const std::string& binary, const TempDir& dir,
     const std::vector<std::string>& extra_args, std::string* error) {

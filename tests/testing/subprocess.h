@@ -51,6 +51,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 void WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);
 
+// True if process `pid` has a file whose name contains `name` mapped
+// (/proc/PID/maps): whether it has loaded a shared library.
+bool MapsFile(pid_t pid, const std::string& name);
+
 // A running inspectord child process.
 class DaemonProcess {
  public:

@@ -1,0 +1,118 @@
+#include "server/transport/curl_api.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <string>
+
+#include "absl/base/call_once.h"
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+
+namespace inspector::transport::http_internal {
+namespace {
+
+// The names Debian and others give libcurl's runtime library, in order of
+// preference: the OpenSSL build (whose headers the project compiles
+// against), then the GnuTLS one, which has the same ABI.
+constexpr const char* kLibraryNames[] = {"libcurl.so.4",
+                                         "libcurl-gnutls.so.4"};
+
+struct Loaded {
+  CurlApi api{};
+  absl::Status status;
+};
+
+template <typename Fn>
+bool Resolve(void* library, const char* name, Fn* out, std::string* missing) {
+  void* symbol = dlsym(library, name);
+  if (symbol == nullptr) {
+    if (!missing->empty()) missing->append(", ");
+    missing->append(name);
+    return false;
+  }
+  *out = reinterpret_cast<Fn>(symbol);
+  return true;
+}
+
+void Load(Loaded* loaded) {
+  void* library = nullptr;
+  std::string errors;
+  for (const char* name : kLibraryNames) {
+    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (library != nullptr) break;
+    const char* reason = dlerror();
+    absl::StrAppend(&errors, errors.empty() ? "" : "; ",
+                    reason != nullptr ? reason : name);
+  }
+  if (library == nullptr) {
+    loaded->status = Error(
+        v1::TRANSPORT_ERROR,
+        absl::StrCat("HTTP transports need libcurl, which could not be "
+                     "loaded (install the libcurl4 package): ",
+                     errors));
+    return;
+  }
+  CurlApi& api = loaded->api;
+  std::string missing;
+  bool ok = true;
+  ok &= Resolve(library, "curl_global_init", &api.global_init, &missing);
+  ok &= Resolve(library, "curl_free", &api.free, &missing);
+  ok &= Resolve(library, "curl_easy_init", &api.easy_init, &missing);
+  ok &= Resolve(library, "curl_easy_setopt", &api.easy_setopt, &missing);
+  ok &= Resolve(library, "curl_easy_getinfo", &api.easy_getinfo, &missing);
+  ok &= Resolve(library, "curl_easy_cleanup", &api.easy_cleanup, &missing);
+  ok &= Resolve(library, "curl_easy_strerror", &api.easy_strerror, &missing);
+  ok &= Resolve(library, "curl_slist_append", &api.slist_append, &missing);
+  ok &= Resolve(library, "curl_slist_free_all", &api.slist_free_all,
+                &missing);
+  ok &= Resolve(library, "curl_multi_init", &api.multi_init, &missing);
+  ok &= Resolve(library, "curl_multi_cleanup", &api.multi_cleanup, &missing);
+  ok &= Resolve(library, "curl_multi_add_handle", &api.multi_add_handle,
+                &missing);
+  ok &= Resolve(library, "curl_multi_remove_handle", &api.multi_remove_handle,
+                &missing);
+  ok &= Resolve(library, "curl_multi_perform", &api.multi_perform, &missing);
+  ok &= Resolve(library, "curl_multi_poll", &api.multi_poll, &missing);
+  ok &= Resolve(library, "curl_multi_wakeup", &api.multi_wakeup, &missing);
+  ok &= Resolve(library, "curl_multi_info_read", &api.multi_info_read,
+                &missing);
+  ok &= Resolve(library, "curl_url", &api.url, &missing);
+  ok &= Resolve(library, "curl_url_cleanup", &api.url_cleanup, &missing);
+  ok &= Resolve(library, "curl_url_set", &api.url_set, &missing);
+  ok &= Resolve(library, "curl_url_get", &api.url_get, &missing);
+  if (!ok) {
+    loaded->status =
+        Error(v1::TRANSPORT_ERROR,
+              absl::StrCat("the libcurl found is too old for the HTTP "
+                           "transports (7.68 or newer is needed); it lacks ",
+                           missing));
+    return;
+  }
+  const CURLcode init = api.global_init(CURL_GLOBAL_DEFAULT);
+  if (init != CURLE_OK) {
+    loaded->status = Error(
+        v1::TRANSPORT_ERROR,
+        absl::StrCat("curl_global_init failed: ", api.easy_strerror(init)));
+  }
+}
+
+absl::once_flag load_once;
+Loaded* loaded = nullptr;
+std::atomic<bool> loaded_ok{false};
+
+}  // namespace
+
+absl::StatusOr<const CurlApi*> LoadCurl() {
+  absl::call_once(load_once, [] {
+    loaded = new Loaded();  // never freed: the library stays loaded
+    Load(loaded);
+    loaded_ok = loaded->status.ok();
+  });
+  if (!loaded->status.ok()) return loaded->status;
+  return &loaded->api;
+}
+
+bool CurlLoaded() { return loaded_ok.load(); }
+
+}  // namespace inspector::transport::http_internal
