@@ -486,6 +486,15 @@ absl::StatusOr<Statement> Database::PrepareCached(std::string_view sql) {
   return statement;
 }
 
+void Database::ReleaseMemory() { sqlite3_db_release_memory(db_); }
+
+size_t Database::CacheBytes() const {
+  int current = 0;
+  int highwater = 0;
+  sqlite3_db_status(db_, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0);
+  return current > 0 ? static_cast<size_t>(current) : 0;
+}
+
 size_t Database::IdleCachedStatements() const {
   size_t idle = 0;
   for (const auto& [sql, statements] : idle_) idle += statements.size();

@@ -229,6 +229,13 @@ class Database {
   absl::StatusOr<Statement> PrepareCached(std::string_view sql);
   static constexpr size_t kMaxCachedStatements = 64;
 
+  // Frees what SQLite can of this connection's page cache (clean pages)
+  // back to the heap; the cache refills as statements run.
+  void ReleaseMemory();
+
+  // Heap bytes this connection's page cache holds now.
+  size_t CacheBytes() const;
+
   // How many compiled statements wait in the cache, idle.
   size_t IdleCachedStatements() const;
 

@@ -366,9 +366,12 @@ void HistoryWriter::Run() {
       options_.retention_interval > absl::ZeroDuration();
   std::vector<Item> batch;
   batch.reserve(std::min<size_t>(options_.max_batch, 1 << 16));
+  const bool release_enabled =
+      options_.release_memory_after > absl::ZeroDuration();
   while (true) {
     bool retention_step = false;
     bool begin_pass = false;
+    bool release_memory = false;
     {
       absl::MutexLock lock(&mu_);
       while (true) {
@@ -411,7 +414,27 @@ void HistoryWriter::Run() {
           deadline = oldest + options_.max_delay;
         }
         if (retention_enabled) deadline = std::min(deadline, next_retention_);
+        if (!has_items && holds_memory_ && release_enabled) {
+          const absl::Time release_at =
+              last_write_ + options_.release_memory_after;
+          if (now >= release_at) {
+            release_memory = true;
+            holds_memory_ = false;
+            break;
+          }
+          deadline = std::min(deadline, release_at);
+        }
         work_cv_.WaitWithDeadline(&mu_, deadline);
+      }
+      if (release_memory) {
+        mu_.Unlock();
+        db_->ReleaseMemory();
+        const size_t cache_bytes = db_->CacheBytes();
+        if (options_.on_idle) options_.on_idle();
+        mu_.Lock();
+        stats_.cache_bytes = cache_bytes;
+        ++stats_.memory_releases;
+        continue;
       }
       batch.clear();
       while (batch.size() < options_.max_batch && !kept_.empty()) {
@@ -425,10 +448,15 @@ void HistoryWriter::Run() {
         queue_.pop_front();
       }
       in_flight_seq_ = batch.empty() ? 0 : batch.front().seq;
+      holds_memory_ = true;
+      last_write_ = absl::Now();
     }
     if (begin_pass) BeginRetentionPass();
     WriteBatch(batch, retention_step);
     batch.clear();
+    const size_t cache_bytes = db_->CacheBytes();
+    absl::MutexLock lock(&mu_);
+    stats_.cache_bytes = cache_bytes;
   }
 }
 

@@ -153,6 +153,14 @@ struct HistoryWriterOptions {
   // The writer thread does not write until Resume() is called. For tests
   // (queue limits) and maintenance.
   bool start_paused = false;
+  // Once nothing has been written for this long, the writer gives its
+  // connection's page cache back (up to 16 MiB after a busy spell) and then
+  // runs `on_idle`; once per quiet spell. Zero or less: never.
+  absl::Duration release_memory_after = absl::Milliseconds(500);
+  // Run on the writer thread after it released its memory, e.g. to return
+  // freed heap to the system (malloc_trim). Must not call back into the
+  // writer. Empty: nothing.
+  std::function<void()> on_idle;
   // Called on the writer thread for each write error, at most once per
   // second (later errors within the second are counted and the count is
   // added to the next report's message). Must not call back into the
@@ -212,6 +220,8 @@ class HistoryWriter {
     uint64_t dropped = 0;           // messages and logs dropped from the queue
     uint64_t batches = 0;           // transactions committed
     uint64_t failed = 0;            // records that could not be written
+    uint64_t memory_releases = 0;   // quiet spells that released memory
+    size_t cache_bytes = 0;  // the connection's page cache after its last use
   };
   Stats stats() const;
 
@@ -290,6 +300,9 @@ class HistoryWriter {
   uint64_t in_flight_seq_ ABSL_GUARDED_BY(mu_) = 0;
   int flush_waiters_ ABSL_GUARDED_BY(mu_) = 0;
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
+  // A batch has been written since the memory was last released, and when.
+  bool holds_memory_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_write_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time next_retention_ ABSL_GUARDED_BY(mu_);
   bool retention_running_ ABSL_GUARDED_BY(mu_) = false;

@@ -57,5 +57,5 @@ done
 # One group, so that the archives may refer to each other in any order;
 # then the shared libraries, which only what the archives leave undefined
 # pulls in (--as-needed).
-exec "${command[@]}" -Wl,--gc-sections -Wl,--as-needed \
+exec "${command[@]}" -static-libstdc++ -static-libgcc -Wl,--gc-sections -Wl,--as-needed \
   -Wl,--start-group "${archives[@]}" -Wl,--end-group "${shared[@]}" -ldl

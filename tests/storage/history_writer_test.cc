@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,7 @@ HistoryWriterOptions QuietOptions() {
   HistoryWriterOptions options;
   options.max_delay = absl::Hours(1);
   options.retention_interval = absl::Hours(1);
+  options.release_memory_after = absl::Hours(1);
   options.on_error = [](const absl::Status&) {};
   return options;
 }
@@ -309,6 +311,41 @@ TEST_F(HistoryWriterTest, CommitsOnItsOwnAfterMaxDelay) {
   ASSERT_OK_AND_ASSIGN(int64_t count,
                        QueryInt(*db_, "SELECT count(*) FROM messages"));
   EXPECT_EQ(count, 1);
+}
+
+// After a busy spell the writer gives its page cache back once the writes
+// stop, then runs on_idle; once per quiet spell.
+TEST_F(HistoryWriterTest, AQuietSpellReleasesTheCacheOnce) {
+  HistoryWriterOptions options = QuietOptions();
+  options.release_memory_after = absl::Milliseconds(20);
+  std::atomic<int> idle_calls{0};
+  options.on_idle = [&] { ++idle_calls; };
+  ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));
+  auto wait_for_idle_calls = [&](int n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (idle_calls.load() < n && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return idle_calls.load() >= n;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    MessageRecord record = Request(*writer, i);
+    record.raw.append(1000, ' ');
+    writer->Append(std::move(record));
+  }
+  ASSERT_OK(writer->Flush());
+  ASSERT_TRUE(wait_for_idle_calls(1));
+  HistoryWriter::Stats quiet = writer->stats();
+  EXPECT_EQ(quiet.memory_releases, 1u);
+  EXPECT_EQ(quiet.written_messages, 3000u);
+  // Thousands of kilobyte rows fill megabytes of cache (4.7 MB here);
+  // what is left after the release is the schema and a few pages.
+  EXPECT_LT(quiet.cache_bytes, 256u << 10);
+
+  writer->Append(Request(*writer, 3000));
+  ASSERT_OK(writer->Flush());
+  ASSERT_TRUE(wait_for_idle_calls(2));
+  EXPECT_EQ(writer->stats().memory_releases, 2u);
 }
 
 TEST_F(HistoryWriterTest, DestructorWritesWhatIsQueued) {
