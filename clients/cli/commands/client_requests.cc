@@ -89,18 +89,6 @@ absl::StatusOr<v1::ListPendingRequest> MakeListRequest(
   return request;
 }
 
-// The stream ended without Ctrl-C: inspectord stopped or dropped it.
-absl::Status LostDaemon(Context& context, const std::string& message) {
-  Failure failure;
-  failure.exit_code = kExitUnreachable;
-  failure.message = message;
-  failure.hint =
-      "inspectord stopped or restarted; follow again once `inspectorctl "
-      "status` answers";
-  context.PrintFailure(failure);
-  return AlreadyReported(kExitUnreachable);
-}
-
 absl::Status RunFollow(Context& context, ClientRequestsStub* stub,
                        const v1::ListPendingRequest& list, ServerNames names) {
   const bool ndjson = context.json();
@@ -180,20 +168,7 @@ absl::Status RunFollow(Context& context, ClientRequestsStub* stub,
   }
   RETURN_IF_ERROR(print_error);
   if (output_closed) return absl::OkStatus();
-  if (finished.ok()) {
-    return LostDaemon(context,
-                      absl::StrCat("inspectord at ", context.options().addr,
-                                   " ended the event stream"));
-  }
-  absl::Status status = FromGrpcStatus(finished);
-  if (!HasErrorInfo(status) &&
-      (status.code() == absl::StatusCode::kCancelled ||
-       (received && status.code() == absl::StatusCode::kUnavailable))) {
-    return LostDaemon(context, absl::StrCat("lost the connection to "
-                                            "inspectord at ",
-                                            context.options().addr));
-  }
-  return status;
+  return EventStreamEnded(context, finished, received, "follow");
 }
 
 absl::Status RunPending(Context& context, const PendingFlags& flags) {

@@ -1,7 +1,11 @@
 #include "clients/cli/commands/command_util.h"
 
+#include "absl/strings/str_cat.h"
+#include "clients/cli/cli_errors.h"
+#include "clients/cli/exit_codes.h"
 #include "clients/cli/json_values.h"
 #include "clients/cli/text.h"
+#include "common/errors.h"
 
 namespace inspector::cli {
 
@@ -37,6 +41,31 @@ absl::Status PrintMcpResult(
     context.out() << render(json) << std::flush;
   }
   return absl::OkStatus();
+}
+
+absl::Status EventStreamEnded(Context& context, const grpc::Status& finished,
+                              bool received, const char* again) {
+  auto lost = [&](const std::string& message) {
+    Failure failure;
+    failure.exit_code = kExitUnreachable;
+    failure.message = message;
+    failure.hint = absl::StrCat("inspectord stopped or restarted; ", again,
+                                " again once `inspectorctl status` answers");
+    context.PrintFailure(failure);
+    return AlreadyReported(kExitUnreachable);
+  };
+  if (finished.ok()) {
+    return lost(absl::StrCat("inspectord at ", context.options().addr,
+                             " ended the event stream"));
+  }
+  absl::Status status = FromGrpcStatus(finished);
+  if (!HasErrorInfo(status) &&
+      (status.code() == absl::StatusCode::kCancelled ||
+       (received && status.code() == absl::StatusCode::kUnavailable))) {
+    return lost(absl::StrCat("lost the connection to inspectord at ",
+                             context.options().addr));
+  }
+  return status;
 }
 
 }  // namespace inspector::cli

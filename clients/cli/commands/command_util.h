@@ -5,6 +5,8 @@
 #define INSPECTOR_CLIENTS_CLI_COMMANDS_COMMAND_UTIL_H_
 
 #include <CLI/CLI.hpp>
+#include <grpcpp/support/status.h>
+
 #include <memory>
 #include <string>
 
@@ -49,6 +51,15 @@ void PrintMoreHint(Context& context, const std::string& next_cursor);
 absl::Status PrintMcpResult(
     Context& context, const v1::McpResult& result,
     std::string (*render)(const nlohmann::json& result));
+
+// The error a live event stream (EventsService.Watch) ends the command with
+// when neither Ctrl-C nor a closed output stopped it: inspectord ended the
+// stream or the connection dropped (exit kExitUnreachable, with a hint to
+// run `again` once inspectord answers), or the stream's own error.
+// `finished` is the stream's final status; `received` whether any event
+// arrived before it.
+absl::Status EventStreamEnded(Context& context, const grpc::Status& finished,
+                              bool received, const char* again);
 
 }  // namespace inspector::cli
 

@@ -43,18 +43,6 @@ absl::StatusOr<v1::WatchRequest> MakeWatchRequest(const WatchFlags& flags) {
   return request;
 }
 
-// The stream ended without Ctrl-C: inspectord stopped or dropped it.
-absl::Status LostDaemon(Context& context, const std::string& message) {
-  Failure failure;
-  failure.exit_code = kExitUnreachable;
-  failure.message = message;
-  failure.hint =
-      "inspectord stopped or restarted; watch again once `inspectorctl "
-      "status` answers";
-  context.PrintFailure(failure);
-  return AlreadyReported(kExitUnreachable);
-}
-
 absl::Status RunWatch(Context& context, const WatchFlags& flags) {
   ASSIGN_OR_RETURN(v1::WatchRequest request, MakeWatchRequest(flags));
   const bool ndjson = flags.json || context.json();
@@ -109,20 +97,7 @@ absl::Status RunWatch(Context& context, const WatchFlags& flags) {
   }
   RETURN_IF_ERROR(print_error);
   if (InterruptSignal() != 0 || output_closed) return absl::OkStatus();
-  if (finished.ok()) {
-    return LostDaemon(context,
-                      absl::StrCat("inspectord at ", context.options().addr,
-                                   " ended the event stream"));
-  }
-  absl::Status status = FromGrpcStatus(finished);
-  if (!HasErrorInfo(status) &&
-      (status.code() == absl::StatusCode::kCancelled ||
-       (received && status.code() == absl::StatusCode::kUnavailable))) {
-    return LostDaemon(context, absl::StrCat("lost the connection to "
-                                            "inspectord at ",
-                                            context.options().addr));
-  }
-  return status;
+  return EventStreamEnded(context, finished, received, "watch");
 }
 
 }  // namespace
