@@ -559,24 +559,34 @@ void StdioTransport::StderrLoop() {
   lines.Flush(deliver);
 }
 
-StdioTransport::WriteResult StdioTransport::WriteAll(const std::string& data) {
-  size_t offset = 0;
-  while (offset < data.size()) {
-    ssize_t n = write(stdin_fd_, data.data() + offset, data.size() - offset);
+StdioTransport::WriteResult StdioTransport::WriteSome(const std::string& data,
+                                                     size_t* offset) {
+  while (*offset < data.size()) {
+    ssize_t n =
+        write(stdin_fd_, data.data() + *offset, data.size() - *offset);
     if (n > 0) {
-      offset += static_cast<size_t>(n);
+      *offset += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd fds[2] = {{stdin_fd_, POLLOUT, 0}, {writer_wake_fd_, POLLIN, 0}};
-      PollRetry(fds, 2, -1);
-      if (fds[1].revents != 0) return WriteResult::kStopped;
-      continue;  // writable, or an error the next write() reports
+      return WriteResult::kFull;
     }
     return WriteResult::kBroken;  // EPIPE: the child closed its stdin
   }
   return WriteResult::kWritten;
+}
+
+StdioTransport::WriteResult StdioTransport::WriteAll(const std::string& data) {
+  size_t offset = 0;
+  while (true) {
+    const WriteResult result = WriteSome(data, &offset);
+    if (result != WriteResult::kFull) return result;
+    pollfd fds[2] = {{stdin_fd_, POLLOUT, 0}, {writer_wake_fd_, POLLIN, 0}};
+    PollRetry(fds, 2, -1);
+    if (fds[1].revents != 0) return WriteResult::kStopped;
+    // Writable now, or an error the next write() reports.
+  }
 }
 
 void StdioTransport::WriterLoop() {
@@ -693,21 +703,10 @@ ssize_t StdioTransport::WriteNow(const std::string& message) {
     sigaddset(&pipe_signal, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
   }
-  ssize_t written = 0;
   size_t offset = 0;
-  while (offset < message.size()) {
-    ssize_t n = write(stdin_fd_, message.data() + offset,
-                      message.size() - offset);
-    if (n > 0) {
-      offset += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    written = -1;  // EPIPE: the child closed its stdin
-    break;
-  }
-  if (written == 0) written = static_cast<ssize_t>(offset);
+  const ssize_t written = WriteSome(message, &offset) == WriteResult::kBroken
+                              ? -1
+                              : static_cast<ssize_t>(offset);
   if (guard_sigpipe_) {
     if (written < 0 && !sigismember(&previous, SIGPIPE)) {
       const timespec now{0, 0};

@@ -122,13 +122,18 @@ class StdioTransport final : public Transport {
  private:
   StdioTransport(StdioOptions options, StdioTuning tuning);
 
-  enum class WriteResult { kWritten, kStopped, kBroken };
+  // kFull: the pipe takes no more now (only from WriteSome).
+  enum class WriteResult { kWritten, kFull, kStopped, kBroken };
 
   // Creates the pipes and the child; fills the fds and child_pid_.
   absl::Status Spawn();
   void StdoutLoop();
   void StderrLoop();
   void WriterLoop();
+  // Writes what the non-blocking pipe takes now of `data` from *offset on,
+  // advancing *offset: kWritten when all is written, kFull when the pipe is
+  // full, kBroken when the child closed its end.
+  WriteResult WriteSome(const std::string& data, size_t* offset);
   // Writes all of `data` to stdin unless the writer is told to stop or the
   // child closed its end.
   WriteResult WriteAll(const std::string& data);
