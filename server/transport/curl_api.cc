@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
 #include <string>
 
 #include "absl/base/call_once.h"
@@ -56,31 +55,10 @@ void Load(Loaded* loaded) {
   CurlApi& api = loaded->api;
   std::string missing;
   bool ok = true;
-  ok &= Resolve(library, "curl_global_init", &api.global_init, &missing);
-  ok &= Resolve(library, "curl_free", &api.free, &missing);
-  ok &= Resolve(library, "curl_easy_init", &api.easy_init, &missing);
-  ok &= Resolve(library, "curl_easy_setopt", &api.easy_setopt, &missing);
-  ok &= Resolve(library, "curl_easy_getinfo", &api.easy_getinfo, &missing);
-  ok &= Resolve(library, "curl_easy_cleanup", &api.easy_cleanup, &missing);
-  ok &= Resolve(library, "curl_easy_strerror", &api.easy_strerror, &missing);
-  ok &= Resolve(library, "curl_slist_append", &api.slist_append, &missing);
-  ok &= Resolve(library, "curl_slist_free_all", &api.slist_free_all,
-                &missing);
-  ok &= Resolve(library, "curl_multi_init", &api.multi_init, &missing);
-  ok &= Resolve(library, "curl_multi_cleanup", &api.multi_cleanup, &missing);
-  ok &= Resolve(library, "curl_multi_add_handle", &api.multi_add_handle,
-                &missing);
-  ok &= Resolve(library, "curl_multi_remove_handle", &api.multi_remove_handle,
-                &missing);
-  ok &= Resolve(library, "curl_multi_perform", &api.multi_perform, &missing);
-  ok &= Resolve(library, "curl_multi_poll", &api.multi_poll, &missing);
-  ok &= Resolve(library, "curl_multi_wakeup", &api.multi_wakeup, &missing);
-  ok &= Resolve(library, "curl_multi_info_read", &api.multi_info_read,
-                &missing);
-  ok &= Resolve(library, "curl_url", &api.url, &missing);
-  ok &= Resolve(library, "curl_url_cleanup", &api.url_cleanup, &missing);
-  ok &= Resolve(library, "curl_url_set", &api.url_set, &missing);
-  ok &= Resolve(library, "curl_url_get", &api.url_get, &missing);
+#define INSPECTOR_RESOLVE_CURL(name) \
+  ok &= Resolve(library, "curl_" #name, &api.name, &missing);
+  INSPECTOR_CURL_FUNCTIONS(INSPECTOR_RESOLVE_CURL)
+#undef INSPECTOR_RESOLVE_CURL
   if (!ok) {
     loaded->status =
         Error(v1::TRANSPORT_ERROR,
@@ -99,7 +77,6 @@ void Load(Loaded* loaded) {
 
 absl::once_flag load_once;
 Loaded* loaded = nullptr;
-std::atomic<bool> loaded_ok{false};
 
 }  // namespace
 
@@ -107,12 +84,9 @@ absl::StatusOr<const CurlApi*> LoadCurl() {
   absl::call_once(load_once, [] {
     loaded = new Loaded();  // never freed: the library stays loaded
     Load(loaded);
-    loaded_ok = loaded->status.ok();
   });
   if (!loaded->status.ok()) return loaded->status;
   return &loaded->api;
 }
-
-bool CurlLoaded() { return loaded_ok.load(); }
 
 }  // namespace inspector::transport::http_internal

@@ -19,29 +19,21 @@
 
 namespace inspector::transport::http_internal {
 
-// The libcurl functions the transports use, with libcurl's own signatures.
+// The libcurl functions the transports use, without their curl_ prefix.
+// Adding one here adds its field and its lookup.
+#define INSPECTOR_CURL_FUNCTIONS(X)                                        \
+  X(global_init) X(free) X(easy_init) X(easy_setopt) X(easy_getinfo)      \
+  X(easy_cleanup) X(easy_strerror) X(slist_append) X(slist_free_all)      \
+  X(multi_init) X(multi_cleanup) X(multi_add_handle)                      \
+  X(multi_remove_handle) X(multi_perform) X(multi_poll) X(multi_wakeup)   \
+  X(multi_info_read) X(url) X(url_cleanup) X(url_set) X(url_get)
+
+// Those functions, with libcurl's own signatures: `easy_init` is
+// curl_easy_init.
 struct CurlApi {
-  decltype(&::curl_global_init) global_init;
-  decltype(&::curl_free) free;
-  decltype(&::curl_easy_init) easy_init;
-  decltype(&::curl_easy_setopt) easy_setopt;
-  decltype(&::curl_easy_getinfo) easy_getinfo;
-  decltype(&::curl_easy_cleanup) easy_cleanup;
-  decltype(&::curl_easy_strerror) easy_strerror;
-  decltype(&::curl_slist_append) slist_append;
-  decltype(&::curl_slist_free_all) slist_free_all;
-  decltype(&::curl_multi_init) multi_init;
-  decltype(&::curl_multi_cleanup) multi_cleanup;
-  decltype(&::curl_multi_add_handle) multi_add_handle;
-  decltype(&::curl_multi_remove_handle) multi_remove_handle;
-  decltype(&::curl_multi_perform) multi_perform;
-  decltype(&::curl_multi_poll) multi_poll;
-  decltype(&::curl_multi_wakeup) multi_wakeup;
-  decltype(&::curl_multi_info_read) multi_info_read;
-  decltype(&::curl_url) url;
-  decltype(&::curl_url_cleanup) url_cleanup;
-  decltype(&::curl_url_set) url_set;
-  decltype(&::curl_url_get) url_get;
+#define INSPECTOR_CURL_FIELD(name) decltype(&::curl_##name) name;
+  INSPECTOR_CURL_FUNCTIONS(INSPECTOR_CURL_FIELD)
+#undef INSPECTOR_CURL_FIELD
 };
 
 // Loads libcurl (libcurl.so.4, else libcurl-gnutls.so.4) and runs
@@ -49,9 +41,6 @@ struct CurlApi {
 // reason when it cannot be loaded or lacks a function (libcurl older than
 // 7.68, which added curl_multi_poll and curl_multi_wakeup).
 absl::StatusOr<const CurlApi*> LoadCurl();
-
-// True once LoadCurl has succeeded in this process.
-bool CurlLoaded();
 
 }  // namespace inspector::transport::http_internal
 
