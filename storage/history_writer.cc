@@ -454,9 +454,6 @@ void HistoryWriter::Run() {
     if (begin_pass) BeginRetentionPass();
     WriteBatch(batch, retention_step);
     batch.clear();
-    const size_t cache_bytes = db_->CacheBytes();
-    absl::MutexLock lock(&mu_);
-    stats_.cache_bytes = cache_bytes;
   }
 }
 

@@ -221,7 +221,7 @@ class HistoryWriter {
     uint64_t batches = 0;           // transactions committed
     uint64_t failed = 0;            // records that could not be written
     uint64_t memory_releases = 0;   // quiet spells that released memory
-    size_t cache_bytes = 0;  // the connection's page cache after its last use
+    size_t cache_bytes = 0;  // page cache left after the last release
   };
   Stats stats() const;
 
