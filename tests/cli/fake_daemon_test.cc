@@ -22,32 +22,21 @@
 #include "common/errors.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
+#include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli {
 namespace {
 
+using fakes::CheckToken;
+using fakes::kToken;
 using ::inspector::testing::ProcessResult;
-using ::inspector::testing::RunProcess;
-using ::inspector::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::Pair;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
-
-constexpr char kToken[] = "0123456789abcdef";
-
-grpc::Status CheckToken(grpc::ServerContext* context) {
-  auto it = context->client_metadata().find("authorization");
-  if (it == context->client_metadata().end() ||
-      std::string(it->second.data(), it->second.size()) !=
-          std::string("Bearer ") + kToken) {
-    return ToGrpcStatus(Error(v1::SESSION_INVALID, "invalid session token"));
-  }
-  return grpc::Status::OK;
-}
 
 class FakeSystem final : public v1::SystemService::Service {
  public:
@@ -218,39 +207,9 @@ class FakeConfig final : public v1::ConfigService::Service {
   v1::ExportServersRequest last_export_ ABSL_GUARDED_BY(mu_);
 };
 
-class FakeDaemonTest : public ::testing::Test {
+class FakeDaemonTest : public fakes::FakeDaemonTestBase {
  protected:
-  void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&system_);
-    builder.RegisterService(&config_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
-    inspector::testing::WriteFile(dir_.File("token"),
-                                  std::string(kToken) + "\n");
-    ASSERT_EQ(chmod(dir_.File("token").c_str(), 0600), 0);
-  }
-
-  void TearDown() override { server_->Shutdown(); }
-
-  ProcessResult Run(std::vector<std::string> args,
-                    std::map<std::string, std::string> env = {},
-                    const std::string& input = "") {
-    std::map<std::string, std::string> full_env = {
-        {"INSPECTOR_ADDR", address_},
-        {"INSPECTOR_TOKEN", ""},
-        {"INSPECTOR_TOKEN_FILE", dir_.File("token")},
-        {"NO_COLOR", "1"},
-    };
-    for (auto& [key, value] : env) full_env[key] = value;
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return RunProcess(args, full_env, input);
-  }
+  void SetUp() override { StartFakes({&system_, &config_}); }
 
   static v1::ServerConfig Everything() {
     v1::ServerConfig server;
@@ -265,11 +224,8 @@ class FakeDaemonTest : public ::testing::Test {
     return server;
   }
 
-  TempDir dir_;
   FakeSystem system_;
   FakeConfig config_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
 };
 
 TEST_F(FakeDaemonTest, StatusShowsHealthAndServerCount) {
@@ -295,7 +251,7 @@ TEST_F(FakeDaemonTest, StatusShowsHealthAndServerCount) {
 }
 
 TEST_F(FakeDaemonTest, StatusWithRejectedTokenStillShowsHealth) {
-  ProcessResult result = Run({"status"}, {{"INSPECTOR_TOKEN", "wrong"}});
+  ProcessResult result = RunWithEnv({"status"}, {{"INSPECTOR_TOKEN", "wrong"}});
   EXPECT_EQ(result.exit_code, kExitAuth);
   EXPECT_THAT(result.out, HasSubstr("Status:   ok\n"));
   EXPECT_THAT(result.out, HasSubstr("Servers:  unknown"));
@@ -306,7 +262,7 @@ TEST_F(FakeDaemonTest, StatusWithRejectedTokenStillShowsHealth) {
 
 TEST_F(FakeDaemonTest, StatusWithoutTokenStillShowsHealth) {
   ProcessResult result =
-      Run({"status"}, {{"INSPECTOR_TOKEN_FILE", dir_.File("none")}});
+      RunWithEnv({"status"}, {{"INSPECTOR_TOKEN_FILE", dir_.File("none")}});
   EXPECT_EQ(result.exit_code, kExitAuth);
   EXPECT_THAT(result.out, HasSubstr("Version:  9.9.9\n"));
   EXPECT_THAT(result.err, HasSubstr("no session token found at"));
@@ -314,7 +270,7 @@ TEST_F(FakeDaemonTest, StatusWithoutTokenStillShowsHealth) {
 
 TEST_F(FakeDaemonTest, RejectedTokenExits3) {
   ProcessResult result =
-      Run({"servers", "list"}, {{"INSPECTOR_TOKEN", "not-the-token"}});
+      RunWithEnv({"servers", "list"}, {{"INSPECTOR_TOKEN", "not-the-token"}});
   EXPECT_EQ(result.exit_code, kExitAuth);
   EXPECT_THAT(result.err, StartsWith("error: the daemon rejected the session "
                                      "token"));
@@ -496,7 +452,7 @@ TEST_F(FakeDaemonTest, ImportSendsTheFileAndOptions) {
               HasSubstr("dry run, nothing written: 1 created, 0 replaced, 1 "
                         "skipped (mcp-servers format)\n"));
 
-  result = Run({"servers", "import", "-"}, {}, "{\"servers\": {}}");
+  result = Run({"servers", "import", "-"}, "{\"servers\": {}}");
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_EQ(config_.last_import().content(), "{\"servers\": {}}");
   EXPECT_EQ(config_.last_import().format(), v1::CONFIG_FORMAT_AUTO);

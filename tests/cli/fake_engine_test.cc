@@ -3,15 +3,11 @@
 // ConfigService.ListServers that names servers) on 127.0.0.1:0, to check
 // what the MCP, history and watch commands send and how they print answers,
 // errors and streams. The real daemon is covered by the integration suite.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,16 +29,19 @@
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
+#include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
-
-extern char** environ;
 
 namespace inspector::cli {
 namespace {
 
+using fakes::CheckToken;
+using fakes::kToken;
+using fakes::Child;
+using fakes::Lines;
+
 using ::inspector::testing::ProcessResult;
 using ::inspector::testing::RunProcess;
-using ::inspector::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -50,20 +49,9 @@ using ::testing::Pair;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
-constexpr char kToken[] = "0123456789abcdef";
 constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
 // 2025-05-31T12:00:00Z: a day that is never today, so tables show dates.
 constexpr double kPastMs = 1748692800000.0;
-
-grpc::Status CheckToken(grpc::ServerContext* context) {
-  auto it = context->client_metadata().find("authorization");
-  if (it == context->client_metadata().end() ||
-      std::string(it->second.data(), it->second.size()) !=
-          std::string("Bearer ") + kToken) {
-    return ToGrpcStatus(Error(v1::SESSION_INVALID, "invalid session token"));
-  }
-  return grpc::Status::OK;
-}
 
 google::protobuf::Struct ParseStruct(const std::string& json) {
   google::protobuf::Struct value;
@@ -423,54 +411,16 @@ class FakeEvents final : public v1::EventsService::Service {
   bool saw_cancel_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-class FakeEngineTest : public ::testing::Test {
+class FakeEngineTest : public fakes::FakeDaemonTestBase {
  protected:
   void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(&config_);
-    builder.RegisterService(&mcp_);
-    builder.RegisterService(&history_);
-    builder.RegisterService(&events_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
-    inspector::testing::WriteFile(dir_.File("token"),
-                                  std::string(kToken) + "\n");
-    ASSERT_EQ(chmod(dir_.File("token").c_str(), 0600), 0);
+    StartFakes({&config_, &mcp_, &history_, &events_});
   }
 
-  void TearDown() override {
-    server_->Shutdown(std::chrono::system_clock::now() +
-                      std::chrono::seconds(5));
-  }
-
-  std::map<std::string, std::string> Environment() const {
-    return {
-        {"INSPECTOR_ADDR", address_},
-        {"INSPECTOR_TOKEN", ""},
-        {"INSPECTOR_TOKEN_FILE", dir_.File("token")},
-        {"NO_COLOR", "1"},
-        {"TZ", "UTC"},
-    };
-  }
-
-  ProcessResult Run(std::vector<std::string> args,
-                    const std::string& input = "") {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return RunProcess(args, Environment(), input);
-  }
-
-  TempDir dir_;
   FakeConfig config_;
   FakeMcp mcp_;
   FakeHistory history_;
   FakeEvents events_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
 };
 
 TEST_F(FakeEngineTest, CallSendsKeyValueArgumentsAsAStruct) {
@@ -832,92 +782,6 @@ TEST_F(FakeEngineTest, WatchNotImplementedExits8) {
   EXPECT_EQ(result.exit_code, kExitNotImplemented) << result.err;
   server->Shutdown();
 }
-
-// Runs inspectorctl with stdout on a pipe, so that the test can act once
-// output appears.
-class Child {
- public:
-  Child(const std::vector<std::string>& args,
-        const std::map<std::string, std::string>& env) {
-    int out[2];
-    EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
-    std::vector<std::string> argv = {INSPECTORCTL_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> environment;
-    for (char** e = environ; *e != nullptr; ++e) {
-      std::string entry(*e);
-      if (env.count(entry.substr(0, entry.find('='))) == 0) {
-        environment.push_back(entry);
-      }
-    }
-    for (const auto& [key, value] : env)
-      environment.push_back(key + "=" + value);
-    std::vector<char*> c_argv;
-    for (auto& arg : argv) c_argv.push_back(arg.data());
-    c_argv.push_back(nullptr);
-    std::vector<char*> c_env;
-    for (auto& entry : environment) c_env.push_back(entry.data());
-    c_env.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    EXPECT_EQ(posix_spawn(&pid_, c_argv[0], &actions, nullptr, c_argv.data(),
-                          c_env.data()),
-              0);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    out_ = out[0];
-  }
-
-  ~Child() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-    if (out_ >= 0) close(out_);
-  }
-
-  // Reads stdout until it holds `lines` lines or 10 s passed.
-  std::string ReadLines(size_t lines) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (std::count(output_.begin(), output_.end(), '\n') <
-               static_cast<long>(lines) &&
-           absl::Now() < deadline) {
-      pollfd fd{out_, POLLIN, 0};
-      if (poll(&fd, 1, 100) <= 0) continue;
-      char buffer[4096];
-      ssize_t n = read(out_, buffer, sizeof(buffer));
-      if (n <= 0) break;
-      output_.append(buffer, static_cast<size_t>(n));
-    }
-    return output_;
-  }
-
-  // Waits for the exit (up to 10 s) and returns the exit code, 128 +
-  // signal if killed, -1 on timeout.
-  int Wait() {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (absl::Now() < deadline) {
-      int status = 0;
-      pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        pid_ = -1;
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-        return -1;
-      }
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    return -1;
-  }
-
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-  std::string output_;
-};
 
 TEST_F(FakeEngineTest, CtrlCStopsWatchWithExit0) {
   events_.set_hold_open(true);

@@ -4,15 +4,11 @@
 // 127.0.0.1:0, to check what `pending`, `respond` and `roots` send, print
 // and exit with. The fake holds two pending requests: an elicitation form
 // and a sampling request.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,37 +28,30 @@
 #include "inspector/v1/client_requests.grpc.pb.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
+#include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
-
-extern char** environ;
 
 namespace inspector::cli {
 namespace {
 
+using fakes::CheckToken;
+using fakes::kToken;
+using fakes::Child;
+using fakes::Lines;
+using fakes::StartServer;
+
 using ::inspector::testing::ProcessResult;
 using ::inspector::testing::RunProcess;
-using ::inspector::testing::TempDir;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-constexpr char kToken[] = "0123456789abcdef";
 constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
 constexpr char kFormId[] = "a1b2c3d4-0000-4000-8000-000000000001";
 constexpr char kSamplingId[] = "5e6f7a8b-0000-4000-8000-000000000002";
 // Listed, but the fake says it was answered already.
 constexpr char kAnsweredId[] = "0ddba11a-0000-4000-8000-000000000003";
-
-grpc::Status CheckToken(grpc::ServerContext* context) {
-  auto it = context->client_metadata().find("authorization");
-  if (it == context->client_metadata().end() ||
-      std::string(it->second.data(), it->second.size()) !=
-          std::string("Bearer ") + kToken) {
-    return ToGrpcStatus(Error(v1::SESSION_INVALID, "invalid session token"));
-  }
-  return grpc::Status::OK;
-}
 
 google::protobuf::Struct ToStruct(const json& value) {
   google::protobuf::Struct out;
@@ -324,145 +313,9 @@ class FakeEvents final : public v1::EventsService::Service {
   bool saw_cancel_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-std::unique_ptr<grpc::Server> StartServer(
-    const std::vector<grpc::Service*>& services, std::string* address) {
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  for (grpc::Service* service : services) builder.RegisterService(service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  *address = "127.0.0.1:" + std::to_string(port);
-  return server;
-}
-
-// Runs inspectorctl with stdout on a pipe, so that the test can act once
-// output appears.
-class Child {
- public:
-  Child(const std::vector<std::string>& args,
-        const std::map<std::string, std::string>& env) {
-    int out[2];
-    EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
-    std::vector<std::string> argv = {INSPECTORCTL_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> environment;
-    for (char** e = environ; *e != nullptr; ++e) {
-      std::string entry(*e);
-      if (env.count(entry.substr(0, entry.find('='))) == 0) {
-        environment.push_back(entry);
-      }
-    }
-    for (const auto& [key, value] : env) {
-      environment.push_back(key + "=" + value);
-    }
-    std::vector<char*> c_argv;
-    for (auto& arg : argv) c_argv.push_back(arg.data());
-    c_argv.push_back(nullptr);
-    std::vector<char*> c_env;
-    for (auto& entry : environment) c_env.push_back(entry.data());
-    c_env.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    EXPECT_EQ(posix_spawn(&pid_, c_argv[0], &actions, nullptr, c_argv.data(),
-                          c_env.data()),
-              0);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    out_ = out[0];
-  }
-
-  ~Child() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-    if (out_ >= 0) close(out_);
-  }
-
-  // Reads stdout until it holds `lines` lines or 10 s passed.
-  std::string ReadLines(size_t lines) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (std::count(output_.begin(), output_.end(), '\n') <
-               static_cast<long>(lines) &&
-           absl::Now() < deadline) {
-      pollfd fd{out_, POLLIN, 0};
-      if (poll(&fd, 1, 100) <= 0) continue;
-      char buffer[4096];
-      ssize_t n = read(out_, buffer, sizeof(buffer));
-      if (n <= 0) break;
-      output_.append(buffer, static_cast<size_t>(n));
-    }
-    return output_;
-  }
-
-  // The exit code (128 + signal if killed), -1 after 10 s.
-  int Wait() {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (absl::Now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-        return -1;
-      }
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    return -1;
-  }
-
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-  std::string output_;
-};
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-class FakePendingTest : public ::testing::Test {
+class FakePendingTest : public fakes::FakeDaemonTestBase {
  protected:
-  void SetUp() override {
-    server_ = StartServer({&config_, &requests_, &events_}, &address_);
-    ASSERT_NE(server_, nullptr);
-    inspector::testing::WriteFile(dir_.File("token"),
-                                  std::string(kToken) + "\n");
-    ASSERT_EQ(chmod(dir_.File("token").c_str(), 0600), 0);
-  }
-
-  void TearDown() override {
-    server_->Shutdown(std::chrono::system_clock::now() +
-                      std::chrono::seconds(5));
-  }
-
-  std::map<std::string, std::string> Environment() const {
-    return {
-        {"INSPECTOR_ADDR", address_},
-        {"INSPECTOR_TOKEN", ""},
-        {"INSPECTOR_TOKEN_FILE", dir_.File("token")},
-        {"NO_COLOR", "1"},
-        {"TZ", "UTC"},
-    };
-  }
-
-  ProcessResult Run(std::vector<std::string> args,
-                    const std::string& input = "") {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return RunProcess(args, Environment(), input);
-  }
+  void SetUp() override { StartFakes({&config_, &requests_, &events_}); }
 
   // The only Resolve sent; fails the test if there was not exactly one.
   v1::ResolveRequest OnlyResolve() {
@@ -477,12 +330,9 @@ class FakePendingTest : public ::testing::Test {
     return sent.empty() ? v1::RejectRequest() : sent.back();
   }
 
-  TempDir dir_;
   FakeConfig config_;
   FakeClientRequests requests_;
   FakeEvents events_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
 };
 
 // ---- pending ----------------------------------------------------------------
