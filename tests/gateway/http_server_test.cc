@@ -750,60 +750,64 @@ TEST(HttpServerTest, AnExchangeOutlivingItsConnectionIsHarmless) {
   EXPECT_EQ(response->Header("content-length"), nullptr);
 }
 
+// A streaming answer whose client never reads (a 4 KiB receive buffer):
+// the server, under `options`, starts an NDJSON stream for GET /stream, and
+// `gone` fires when it gives up on the client.
+struct UnreadStream {
+  ExchangeQueue exchanges;
+  absl::Notification gone;
+  std::unique_ptr<HttpServer> server;
+  std::unique_ptr<TestClient> client;
+  std::shared_ptr<HttpExchange> exchange;
+
+  explicit UnreadStream(const HttpServerOptions& options) {
+    server = StartServer(
+        [this](std::shared_ptr<HttpExchange> started) {
+          started->OnClientGone([this] { gone.Notify(); });
+          started->StartStream(200,
+                               {{"content-type", "application/x-ndjson"}});
+          exchanges.Push(std::move(started));
+        },
+        options);
+    if (server == nullptr) return;
+    client = std::make_unique<TestClient>(server->port(),
+                                          /*receive_buffer=*/4096);
+    if (client->Send("GET /stream HTTP/1.1\r\nHost: a\r\n\r\n")) {
+      exchange = exchanges.Pop();
+    }
+  }
+};
+
 TEST(HttpServerTest, CutsAClientThatDoesNotReadItsStream) {
   HttpServerOptions options;
   options.max_stream_backlog = 64 * 1024;
-  ExchangeQueue exchanges;
-  absl::Notification gone;
-  auto server = StartServer(
-      [&](std::shared_ptr<HttpExchange> exchange) {
-        exchange->OnClientGone([&] { gone.Notify(); });
-        exchange->StartStream(200, {{"content-type", "application/x-ndjson"}});
-        exchanges.Push(std::move(exchange));
-      },
-      options);
-  ASSERT_NE(server, nullptr);
-  TestClient client(server->port(), /*receive_buffer=*/4096);
-  ASSERT_TRUE(client.Send("GET /stream HTTP/1.1\r\nHost: a\r\n\r\n"));
-  auto exchange = exchanges.Pop();
-  ASSERT_NE(exchange, nullptr);
+  UnreadStream stream(options);
+  ASSERT_NE(stream.exchange, nullptr);
   // The client never reads. Socket buffers take a few megabytes at most;
   // then the backlog fills and the server gives up on the client.
   std::string piece(16 * 1024, 'x');
   piece.back() = '\n';
   int writes = 0;
-  while (writes < 100000 && exchange->Write(piece)) ++writes;
+  while (writes < 100000 && stream.exchange->Write(piece)) ++writes;
   EXPECT_LT(writes, 100000) << "the backlog limit never hit";
-  ASSERT_TRUE(gone.WaitForNotificationWithTimeout(kWait));
-  EXPECT_FALSE(exchange->Write(piece));
-  EXPECT_TRUE(exchange->client_gone());
+  ASSERT_TRUE(stream.gone.WaitForNotificationWithTimeout(kWait));
+  EXPECT_FALSE(stream.exchange->Write(piece));
+  EXPECT_TRUE(stream.exchange->client_gone());
 }
 
 TEST(HttpServerTest, CutsAClientThatStopsReadingForSendTimeout) {
   HttpServerOptions options;
   options.send_timeout = absl::Milliseconds(200);
   options.max_stream_backlog = 64 * 1024 * 1024;  // not the limit here
-  ExchangeQueue exchanges;
-  absl::Notification gone;
-  auto server = StartServer(
-      [&](std::shared_ptr<HttpExchange> exchange) {
-        exchange->OnClientGone([&] { gone.Notify(); });
-        exchange->StartStream(200, {{"content-type", "application/x-ndjson"}});
-        exchanges.Push(std::move(exchange));
-      },
-      options);
-  ASSERT_NE(server, nullptr);
-  TestClient client(server->port(), /*receive_buffer=*/4096);
-  ASSERT_TRUE(client.Send("GET /stream HTTP/1.1\r\nHost: a\r\n\r\n"));
-  auto exchange = exchanges.Pop();
-  ASSERT_NE(exchange, nullptr);
+  UnreadStream stream(options);
+  ASSERT_NE(stream.exchange, nullptr);
   // More than the socket buffers hold, less than the backlog limit: the
   // output stalls, and after send_timeout without progress the server
   // gives up on the client.
   std::string piece(64 * 1024, 'x');
-  for (int i = 0; i < 256; ++i) ASSERT_TRUE(exchange->Write(piece)) << i;
-  ASSERT_TRUE(gone.WaitForNotificationWithTimeout(kWait));
-  EXPECT_FALSE(exchange->Write(piece));
+  for (int i = 0; i < 256; ++i) ASSERT_TRUE(stream.exchange->Write(piece)) << i;
+  ASSERT_TRUE(stream.gone.WaitForNotificationWithTimeout(kWait));
+  EXPECT_FALSE(stream.exchange->Write(piece));
 }
 
 TEST(HttpServerTest, ZeroTimeoutsAreOff) {
