@@ -27,19 +27,8 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::FakeTransport;
+using testing::Answer;
 using testing::FakeWire;
-
-struct Answer {
-  absl::Notification done;
-  absl::StatusOr<std::string> value = absl::UnknownError("unset");
-  Engine::ResponseCallback Callback() {
-    return [this](absl::StatusOr<std::string> v) {
-      value = std::move(v);
-      done.Notify();
-    };
-  }
-  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(10)); }
-};
 
 class ClientRequestsTest : public ::testing::Test {
  protected:

@@ -4,10 +4,13 @@
 #define INSPECTOR_TESTS_SERVER_ENGINE_FAKE_TRANSPORT_H_
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/transport/transport.h"
 
@@ -88,6 +91,20 @@ class FakeTransport final : public transport::Transport {
 
  private:
   std::shared_ptr<FakeWire> wire_;
+};
+
+// Collects one asynchronous answer (a session's or the engine's response
+// callback).
+struct Answer {
+  absl::Notification done;
+  absl::StatusOr<std::string> value = absl::UnknownError("unset");
+  std::function<void(absl::StatusOr<std::string>)> Callback() {
+    return [this](absl::StatusOr<std::string> v) {
+      value = std::move(v);
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(10)); }
 };
 
 }  // namespace inspector::engine::testing

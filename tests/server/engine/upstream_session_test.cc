@@ -21,20 +21,8 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::FakeTransport;
+using testing::Answer;
 using testing::FakeWire;
-
-// Collects one asynchronous answer.
-struct Answer {
-  absl::Notification done;
-  absl::StatusOr<std::string> value = absl::UnknownError("unset");
-  UpstreamSession::ResponseCallback Callback() {
-    return [this](absl::StatusOr<std::string> v) {
-      value = std::move(v);
-      done.Notify();
-    };
-  }
-  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(10)); }
-};
 
 class SessionTest : public ::testing::Test {
  protected:
