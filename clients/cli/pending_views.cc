@@ -133,29 +133,13 @@ absl::StatusOr<v1::PendingKind> ParsePendingKind(std::string_view text) {
 }
 
 std::string PendingKindName(v1::PendingKind kind) {
-  switch (kind) {
-    case v1::SAMPLING:
-      return "sampling";
-    case v1::ELICITATION:
-      return "elicitation";
-    case v1::ROOTS:
-      return "roots";
-    default:
-      return "?";
-  }
+  if (kind == v1::PENDING_KIND_UNSPECIFIED) return "?";
+  return absl::AsciiStrToLower(v1::PendingKind_Name(kind));
 }
 
 std::string PendingStatusName(v1::PendingStatus status) {
-  switch (status) {
-    case v1::RESOLVED:
-      return "resolved";
-    case v1::REJECTED:
-      return "rejected";
-    case v1::EXPIRED:
-      return "expired";
-    default:
-      return "pending";
-  }
+  if (status == v1::PENDING_STATUS_UNSPECIFIED) return "pending";
+  return absl::AsciiStrToLower(v1::PendingStatus_Name(status));
 }
 
 absl::Time PendingTime(double value) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/ids.h"
@@ -31,19 +32,6 @@ std::string RequestKey(const std::string& session_id,
 
 std::string ErrorJson(int code, const std::string& message) {
   return json({{"code", code}, {"message", message}}).dump();
-}
-
-const char* KindWord(v1::PendingKind kind) {
-  switch (kind) {
-    case v1::SAMPLING:
-      return "sampling";
-    case v1::ELICITATION:
-      return "elicitation";
-    case v1::ROOTS:
-      return "roots";
-    default:
-      return "server";
-  }
 }
 
 }  // namespace
@@ -117,10 +105,12 @@ v1::PendingRequest PendingRequests::Add(NewPendingItem new_item,
     items_.emplace(id, std::move(item));
   }
   Publish(snapshot);
+  const std::string kind =
+      absl::AsciiStrToLower(v1::PendingKind_Name(snapshot.kind()));
   pipeline_->Log("info", "daemon", new_item.server_id, new_item.session_id,
-                 absl::StrCat(new_item.server_name, " asks for ",
-                              KindWord(snapshot.kind()), " (", new_item.method,
-                              "): pending request ", id, ", answer within ",
+                 absl::StrCat(new_item.server_name, " asks for ", kind, " (",
+                              new_item.method, "): pending request ", id,
+                              ", answer within ",
                               absl::FormatDuration(timeout)));
   return snapshot;
 }
