@@ -77,10 +77,17 @@ int main(int argc, char** argv) {
   if (!cors_origins.empty()) options.cors_origins = cors_origins;
   options.http.max_body_bytes = max_body_mib << 20;
   if (!descriptor_file.empty()) {
+    // An unreadable or empty file would silently fall back to the built-in
+    // descriptor set.
     std::ifstream in(descriptor_file, std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
     options.descriptor_set = bytes.str();
+    if (!in || options.descriptor_set.empty()) {
+      std::cerr << "inspector-gateway: --descriptor-set " << descriptor_file
+                << ": cannot read it, or it is empty\n";
+      return 1;
+    }
   }
 
   sigset_t stop_signals;

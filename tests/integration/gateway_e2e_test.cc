@@ -500,5 +500,17 @@ TEST(GatewayStandaloneTest, RefusesNonLoopbackListenAddress) {
   EXPECT_THAT(run.err, HasSubstr("--dangerously-expose-to-network"));
 }
 
+// An empty descriptor set is refused, not swapped for the built-in one.
+TEST(GatewayStandaloneTest, RefusesAnEmptyDescriptorSet) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("empty.pb"), "");
+  testing::ProcessResult run =
+      RunProcess({INSPECTOR_GATEWAY_PATH, "--listen", "127.0.0.1:0",
+                  "--descriptor-set", dir.File("empty.pb")});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("--descriptor-set"));
+  EXPECT_THAT(run.err, HasSubstr("empty"));
+}
+
 }  // namespace
 }  // namespace inspector
