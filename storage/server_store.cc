@@ -347,9 +347,9 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
 // ServerTable
 
 absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
-  ASSIGN_OR_RETURN(
-      Statement statement,
-      db_->PrepareCached(absl::StrCat(ToAbsl(kSelect), " ORDER BY name")));
+  static const std::string* const kList =
+      new std::string(absl::StrCat(ToAbsl(kSelect), " ORDER BY name"));
+  ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kList));
   std::vector<v1::ServerConfig> configs;
   while (true) {
     ASSIGN_OR_RETURN(bool has_row, statement.Step());
@@ -361,9 +361,9 @@ absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
 }
 
 absl::StatusOr<v1::ServerConfig> ServerTable::Get(std::string_view id_or_name) {
-  ASSIGN_OR_RETURN(
-      Statement statement,
-      db_->PrepareCached(absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName))));
+  static const std::string* const kGet = new std::string(
+      absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName)));
+  ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kGet));
   RETURN_IF_ERROR(statement.Bind(1, id_or_name));
   ASSIGN_OR_RETURN(bool has_row, statement.Step());
   if (!has_row) return ServerNotFound(id_or_name);
