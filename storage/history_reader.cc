@@ -519,10 +519,10 @@ absl::StatusOr<std::vector<v1::McpMessage>> HistoryReader::LatestMessages(
   if (n <= 0) return messages;
   n = std::min(n, kMaxLatest);
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement statement,
-                   db_->PrepareCached(absl::StrCat("SELECT ", kMessageColumns,
-                                             " FROM messages ORDER BY id DESC"
-                                             " LIMIT ?")));
+  static const std::string* const kLatest =
+      new std::string(absl::StrCat("SELECT ", kMessageColumns,
+                                   " FROM messages ORDER BY id DESC LIMIT ?"));
+  ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kLatest));
   RETURN_IF_ERROR(statement.Bind(1, n));
   while (true) {
     ASSIGN_OR_RETURN(bool has_row, statement.Step());
