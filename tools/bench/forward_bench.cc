@@ -970,7 +970,12 @@ int Usage(const char* problem) {
   std::fprintf(stderr,
                "forward_bench: %s\n"
                "usage: forward_bench [--requests N] [--concurrency C] "
-               "[--inspectord PATH] [--node PATH]\n",
+               "[--unix] [--inspectord PATH] [--node PATH]\n"
+               "  --requests N     requests per target and mode (default "
+               "2000)\n"
+               "  --concurrency C  callers of the C-way mode (default 8)\n"
+               "  --unix           serve gRPC on a unix socket instead of "
+               "TCP\n",
                problem);
   return 2;
 }
