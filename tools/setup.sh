@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build needs on Debian bookworm (apt, with sudo when not
-# root), then configures and builds everything into $BUILD_DIR (default:
-# ./build). Re-running only installs what is missing and rebuilds what
-# changed.
+# root; with --for-tests also what only the tests need), then configures
+# and builds everything into $BUILD_DIR (default: ./build). Re-running only
+# installs what is missing and rebuilds what changed.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +17,11 @@ PACKAGES=(
   python3 python3-grpcio python3-protobuf
   curl clang libclang-rt-14-dev
 )
+# With --for-tests (tools/test.sh), also what only the tests use: a real
+# browser for tests/integration/browser_eventsource_test.mjs.
+if [ "${1:-}" = "--for-tests" ]; then
+  PACKAGES+=(chromium)
+fi
 
 missing=()
 for package in "${PACKAGES[@]}"; do
