@@ -240,7 +240,7 @@ try {
   check(created.status === 200 && server.id, `POST /config created the fixture server (${created.status})`);
 
   const browser = spawn(chromiumPath, [
-    '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
     '--no-default-browser-check', '--disable-extensions', '--remote-debugging-pipe',
     `--user-data-dir=${path.join(dir, 'profile')}`, 'about:blank',
   ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
