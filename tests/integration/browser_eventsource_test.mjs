@@ -31,7 +31,7 @@ if (!args.inspectord || !args.fixture) {
 }
 const chromiumPath = args.chromium || '/usr/bin/chromium';
 if (!fs.existsSync(chromiumPath)) {
-  console.error(`no Chromium at ${chromiumPath}: tools/setup.sh installs Debian's chromium package`);
+  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
   process.exit(1);
 }
 
