@@ -10,16 +10,12 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "common/service_process.h"
 #include "common/version.h"
 #include "server/daemon.h"
 #include "server/logging.h"
 
 int main(int argc, char** argv) {
-  // Abseil as packaged checks every mutex acquisition for lock-order
-  // cycles, which costs more than the rest of a short call; the unit tests
-  // keep the check.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   inspector::DaemonOptions options;
   std::string log_level = "info";
   CLI::App app{
@@ -101,13 +97,8 @@ int main(int argc, char** argv) {
   if (log_level == "warn") inspector::SetLogLevel(inspector::LogLevel::kWarn);
   if (log_level == "error") inspector::SetLogLevel(inspector::LogLevel::kError);
 
-  // Block the stop signals in every thread; one thread waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  // Stop signals are blocked in every thread; one thread waits for them.
+  sigset_t stop_signals = inspector::PrepareServiceProcess();
 
   auto daemon = inspector::Daemon::Start(options);
   if (!daemon.ok()) {

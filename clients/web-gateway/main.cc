@@ -13,15 +13,11 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
-#include "absl/synchronization/mutex.h"
 #include "clients/web-gateway/gateway.h"
+#include "common/service_process.h"
 #include "common/version.h"
 
 int main(int argc, char** argv) {
-  // Abseil as packaged checks every mutex acquisition for lock-order
-  // cycles, which costs more than the rest of a short call; the unit tests
-  // keep the check.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   inspector::gateway::GatewayOptions options;
   options.http.listen = "127.0.0.1:3000";
   std::string target = "127.0.0.1:50051";
@@ -90,12 +86,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  // Stop signals are blocked in every thread; one thread waits for them.
+  sigset_t stop_signals = inspector::PrepareServiceProcess();
 
   std::string host = options.http.listen.substr(0, options.http.listen.rfind(':'));
   auto channel =
