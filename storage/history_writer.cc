@@ -431,13 +431,20 @@ void HistoryWriter::Run() {
         work_cv_.WaitWithDeadline(&mu_, deadline);
       }
       if (release_memory) {
+        // Neither the release nor on_idle holds up appending threads. The
+        // release is counted before on_idle runs, so that whoever on_idle
+        // tells sees it in stats().
         mu_.Unlock();
         db_->ReleaseMemory();
         const size_t cache_bytes = db_->CacheBytes();
-        if (options_.on_idle) options_.on_idle();
         mu_.Lock();
         stats_.cache_bytes = cache_bytes;
         ++stats_.memory_releases;
+        if (options_.on_idle) {
+          mu_.Unlock();
+          options_.on_idle();
+          mu_.Lock();
+        }
         continue;
       }
       batch.clear();

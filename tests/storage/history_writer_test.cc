@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <set>
-#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -318,15 +317,17 @@ TEST_F(HistoryWriterTest, CommitsOnItsOwnAfterMaxDelay) {
 TEST_F(HistoryWriterTest, AQuietSpellReleasesTheCacheOnce) {
   HistoryWriterOptions options = QuietOptions();
   options.release_memory_after = absl::Milliseconds(20);
-  std::atomic<int> idle_calls{0};
-  options.on_idle = [&] { ++idle_calls; };
+  absl::Mutex mu;
+  int idle_calls = 0;
+  options.on_idle = [&] {
+    absl::MutexLock lock(&mu);
+    ++idle_calls;
+  };
   ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));
   auto wait_for_idle_calls = [&](int n) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (idle_calls.load() < n && absl::Now() < deadline) {
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    return idle_calls.load() >= n;
+    absl::MutexLock lock(&mu);
+    auto reached = [&] { return idle_calls >= n; };
+    return mu.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(30));
   };
   for (int i = 0; i < 3000; ++i) {
     MessageRecord record = Request(*writer, i);
