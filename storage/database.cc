@@ -183,9 +183,7 @@ Statement::~Statement() { Release(); }
 
 void Statement::Release() {
   if (stmt_ == nullptr) return;
-  // A few idle copies of one text are enough for callers that hold it at
-  // once (a nested lookup); more are finalized.
-  if (home_ != nullptr && home_->size() < 4) {
+  if (home_ != nullptr && home_->size() < Database::kMaxIdleCopies) {
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
     home_->push_back(stmt_);

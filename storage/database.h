@@ -228,6 +228,9 @@ class Database {
   // recompiled by SQLite itself.
   absl::StatusOr<Statement> PrepareCached(std::string_view sql);
   static constexpr size_t kMaxCachedStatements = 64;
+  // Idle compiled copies kept per text: enough for callers that hold the
+  // same text at once (a nested lookup); further copies are finalized.
+  static constexpr size_t kMaxIdleCopies = 4;
 
   // Frees what SQLite can of this connection's page cache (clean pages)
   // back to the heap; the cache refills as statements run.
