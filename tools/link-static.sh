@@ -7,10 +7,11 @@
 # Why: loading some forty shared libraries costs an idle daemon several MiB
 # of resident memory (each library's touched pages, the kernel mapping
 # neighbouring pages in with them, and relocated data), and the daemon is
-# meant to sit idle for hours. The C runtime (libc, libm, libstdc++,
-# libgcc_s) and zlib stay shared; libcurl is not linked at all (it is loaded
-# on first use). A library without a static archive stays shared, so the
-# link still works, only bigger.
+# meant to sit idle for hours. libstdc++ and libgcc are linked statically
+# too (-static-libstdc++ -static-libgcc); libc, libm and zlib stay shared;
+# libcurl is not linked at all (it is loaded on first use). A library
+# without a static archive stays shared, so the link still works, only
+# bigger.
 #
 # Usage (from CMake): link-static.sh <compiler> <arguments...>
 set -euo pipefail

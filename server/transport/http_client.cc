@@ -1,6 +1,5 @@
 #include "server/transport/http_client.h"
 
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -50,8 +49,12 @@ std::string Snippet(std::string_view body) {
 }
 
 // The loaded libcurl. Every path here starts at CurlLoop::Create,
-// ParseHttpUrl or ResolveUrl, which load it first and fail if they cannot.
-const CurlApi& Curl() { return **LoadCurl(); }
+// ParseHttpUrl or ResolveUrl, which load it first and fail if they cannot;
+// the table is looked up once, not on each of the many calls per request.
+const CurlApi& Curl() {
+  static const CurlApi* const api = *LoadCurl();
+  return *api;
+}
 
 class CurlUrl {
  public:
