@@ -572,7 +572,6 @@ class DaemonTarget : public Target {
     return target;
   }
 
-  pid_t pid() const { return daemon_->pid(); }
   pid_t daemon_pid() const override { return daemon_->pid(); }
   const Rss& idle_rss() const { return idle_rss_; }
   const std::string& token() const { return token_; }
@@ -626,7 +625,7 @@ class DaemonTarget : public Target {
 class StatusTarget : public Target {
  public:
   explicit StatusTarget(const DaemonTarget& daemon)
-      : pid_(daemon.pid()),
+      : pid_(daemon.daemon_pid()),
         token_(daemon.token()),
         server_id_(daemon.server_id()),
         stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
@@ -872,9 +871,9 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   for (auto [target, scenario] :
        {std::pair{on_target->get(), &on}, std::pair{off_target->get(), &off}}) {
     absl::StatusOr<Rss> settled =
-        SettledRss(target->pid(), &scenario->settle_seconds);
+        SettledRss(target->daemon_pid(), &scenario->settle_seconds);
     if (!settled.ok()) return settled.status();
-    absl::StatusOr<double> peak = MemoryMiB(target->pid(), "VmHWM");
+    absl::StatusOr<double> peak = MemoryMiB(target->daemon_pid(), "VmHWM");
     if (!peak.ok()) return peak.status();
     scenario->settled_rss = *settled;
     scenario->peak_rss_mib = *peak;

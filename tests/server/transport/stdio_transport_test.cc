@@ -459,10 +459,11 @@ TEST(StdioTransportTest, ConcurrentSendersKeepLinesWholeAndInOrder) {
     nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
     ASSERT_FALSE(parsed.is_discarded()) << line.substr(0, 80);
     const int t = parsed["t"].get<int>();
-    EXPECT_EQ(parsed["i"].get<int>(), next[t]) << "thread " << t;
-    next[t] = parsed["i"].get<int>() + 1;
+    const int i = parsed["i"].get<int>();
+    EXPECT_EQ(i, next[t]) << "thread " << t;
+    next[t] = i + 1;
     EXPECT_EQ(parsed["pad"].get<std::string>().size(),
-              next[t] % 10 == 1 ? size_t{200 << 10} : size_t{10});
+              i % 10 == 0 ? size_t{200 << 10} : size_t{10});
   }
   EXPECT_EQ(next, std::vector<int>(kThreads, kPerThread));
 }
