@@ -10,6 +10,7 @@ target_link_libraries(inspector_sse_parser PUBLIC absl::status absl::strings)
 add_library(inspector_transport_http STATIC
     ${CMAKE_CURRENT_LIST_DIR}/curl_api.cc
     ${CMAKE_CURRENT_LIST_DIR}/http_client.cc
+    ${CMAKE_CURRENT_LIST_DIR}/http_stream_transport.cc
     ${CMAKE_CURRENT_LIST_DIR}/sse_transport.cc
     ${CMAKE_CURRENT_LIST_DIR}/streamable_http_transport.cc)
 inspector_target_defaults(inspector_transport_http)

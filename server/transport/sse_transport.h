@@ -30,6 +30,10 @@
 // calls on_closed(OK) unless on_closed was already called, and joins the
 // worker thread.
 //
+// Start/Send/Close, the worker and the reconnect delays come from
+// HttpStreamTransport (http_stream_transport.h); this file adds the wire
+// protocol.
+//
 // Threads: one worker thread drives a libcurl multi handle for the stream
 // and all POSTs; every callback runs on it, one at a time. Callbacks may run
 // before Start() returns (messages right after the endpoint event).
@@ -42,22 +46,22 @@
 #define INSPECTOR_SERVER_TRANSPORT_SSE_TRANSPORT_H_
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "common/sse_parser.h"
 #include "server/transport/http_client.h"
-#include "server/transport/streamable_http_transport.h"  // HttpTuning
+#include "server/transport/http_stream_transport.h"
 #include "server/transport/transport.h"
 
 namespace inspector::transport {
 
-class SseTransport final : public Transport {
+class SseTransport final : public HttpStreamTransport {
  public:
   // Never fails; problems with the options are reported by Start().
   static std::unique_ptr<SseTransport> Create(HttpOptions options,
@@ -66,27 +70,22 @@ class SseTransport final : public Transport {
   // Calls Close(). Must not run on the transport's worker thread.
   ~SseTransport() override;
 
-  SseTransport(const SseTransport&) = delete;
-  SseTransport& operator=(const SseTransport&) = delete;
-
-  // Connects the stream and waits for the endpoint (see the file comment).
-  // Errors: INVALID_CONFIG (field=url or field=headers); CONNECTION_REFUSED;
-  // CONNECTION_TIMEOUT (no connection or no endpoint event within
-  // connect_timeout); TRANSPORT_ERROR (an HTTP error status with details
-  // httpStatus, a response that is not text/event-stream, a stream that
-  // ended before the endpoint, an unusable or cross-origin endpoint);
-  // TOO_LARGE (an event over max_message_bytes); CANCELLED if Close() was
-  // called meanwhile (from another thread); FAILED_PRECONDITION if Start or
-  // Close was already called. On error nothing is left running and
-  // no callback is called afterwards. Null callbacks are allowed.
-  absl::Status Start(TransportCallbacks callbacks) override;
-
-  // Queues a POST of `message` and returns at once. FAILED_PRECONDITION if
-  // Start() has not succeeded, or after Close() or on_closed.
-  absl::Status Send(std::string message) override;
-
-  // See the file comment. Idempotent.
-  void Close() override;
+  // Start() connects the stream and waits for the endpoint (see the file
+  // comment). Errors: INVALID_CONFIG (field=url or field=headers);
+  // CONNECTION_REFUSED; CONNECTION_TIMEOUT (no connection or no endpoint
+  // event within connect_timeout); TRANSPORT_ERROR (an HTTP error status
+  // with details httpStatus, a response that is not text/event-stream, a
+  // stream that ended before the endpoint, an unusable or cross-origin
+  // endpoint); TOO_LARGE (an event over max_message_bytes); CANCELLED if
+  // Close() was called meanwhile (from another thread); FAILED_PRECONDITION
+  // if Start or Close was already called. On error nothing is left running
+  // and no callback is called afterwards. Null callbacks are allowed.
+  //
+  // Send() queues a POST of `message` and returns at once.
+  // FAILED_PRECONDITION if Start() has not succeeded, or after Close() or
+  // on_closed.
+  //
+  // Close(): see the file comment. Idempotent.
 
   // The current endpoint URL ("" while reconnecting). Thread-safe.
   std::string endpoint() const;
@@ -102,56 +101,30 @@ class SseTransport final : public Transport {
 
   SseTransport(HttpOptions options, HttpTuning tuning);
 
+  // HttpStreamTransport; worker thread.
+  void SendOnWorker(std::string message) override;
+  void ConnectOnStart() override { ConnectStream(); }
+  void AbortTransfers() override;
+
   // Worker thread only.
   void ConnectStream();
-  bool OnStreamHead(const http_internal::HttpResponseHead& head);
   bool OnStreamBody(std::string_view chunk);
   void OnStreamDone(absl::Status status);
   void OnEndpointTimeout();
   // The stream is gone (or an attempt failed): reconnect or give up.
   void StreamLost(const std::string& reason);
   bool HandleEndpoint(const std::string& data);
+  void SetEndpoint(std::string endpoint);
   void SendPost(std::string message);
-  void StartFailed(absl::Status status);
-  void Fail(absl::Status status);
-  void BeginShutdown();
-  void CancelAll();
-  http_internal::HttpHeaders ConfiguredHeaders() const;
-  void Log(const std::string& line);
 
-  const HttpOptions options_;
-  const HttpTuning tuning_;
-  http_internal::UrlOrigin origin_;  // set by Start
-
-  TransportCallbacks callbacks_;  // set by Start before the worker exists
-  std::unique_ptr<http_internal::CurlLoop> loop_;
-
-  absl::Mutex close_mu_;
-  bool joined_ ABSL_GUARDED_BY(close_mu_) = false;
-
-  mutable absl::Mutex mu_;
-  bool start_called_ ABSL_GUARDED_BY(mu_) = false;
-  bool started_ ABSL_GUARDED_BY(mu_) = false;  // Start() succeeded
-  bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool failed_ ABSL_GUARDED_BY(mu_) = false;  // on_closed(error) was called
-  // Start() waits for these.
-  bool start_done_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status start_status_ ABSL_GUARDED_BY(mu_);
-  std::string endpoint_copy_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Mutex endpoint_mu_;
+  std::string endpoint_copy_ ABSL_GUARDED_BY(endpoint_mu_);
 
   // Worker thread only.
-  bool established_ = false;  // Start() succeeded
-  bool finished_ = false;     // on_closed was called (or Start failed)
-  bool shutting_down_ = false;
   std::string endpoint_;
-  SseParser parser_;
-  uint64_t stream_transfer_ = 0;
+  EventStream stream_;  // failures: reconnects without an endpoint
   uint64_t endpoint_timer_ = 0;  // waiting for the endpoint event
-  uint64_t reconnect_timer_ = 0;
-  bool stream_open_ = false;  // the current stream answered 2xx SSE
-  absl::Status stream_failure_;
-  int failed_reconnects_ = 0;
-  std::deque<std::string> waiting_;  // messages waiting for an endpoint
+  std::vector<std::string> waiting_;  // messages waiting for an endpoint
   uint64_t next_post_id_ = 1;
   std::map<uint64_t, PendingPost> posts_;
 };

@@ -65,6 +65,10 @@
 // delete_timeout), then on_closed(OK) unless on_closed was already called,
 // and joins the worker thread.
 //
+// Start/Send/Close, the worker and the reconnect delays come from
+// HttpStreamTransport (http_stream_transport.h); this file adds the wire
+// protocol.
+//
 // Threads: one worker thread per transport drives a libcurl multi handle, so
 // any number of POSTs are in flight at once (a slow tools/call never blocks a
 // ping). Every callback runs on that thread, one at a time; on_message in
@@ -83,33 +87,19 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "common/sse_parser.h"
 #include "server/transport/http_client.h"
+#include "server/transport/http_stream_transport.h"  // HttpTuning
 #include "server/transport/transport.h"
 
 namespace inspector::transport {
 
-// Reconnection and shutdown timing of the HTTP transports; the defaults are
-// what the daemon uses. Tests shorten them.
-struct HttpTuning {
-  // First reconnect delay when the server sent no `retry:`; doubled per
-  // consecutive failure.
-  absl::Duration initial_backoff = absl::Seconds(1);
-  // Longest delay between reconnects.
-  absl::Duration max_backoff = absl::Seconds(30);
-  // Consecutive failed reconnects after which the transport gives up
-  // (Streamable HTTP: resuming one POST stream; SSE: the event stream).
-  int max_reconnects = 5;
-  // Longest wait for the answer to the DELETE sent by Close().
-  absl::Duration delete_timeout = absl::Seconds(5);
-};
-
-class StreamableHttpTransport final : public Transport {
+class StreamableHttpTransport final : public HttpStreamTransport {
  public:
   // Never fails; problems with the options are reported by Start().
   static std::unique_ptr<StreamableHttpTransport> Create(
@@ -118,26 +108,20 @@ class StreamableHttpTransport final : public Transport {
   // Calls Close(). Must not run on the transport's worker thread.
   ~StreamableHttpTransport() override;
 
-  StreamableHttpTransport(const StreamableHttpTransport&) = delete;
-  StreamableHttpTransport& operator=(const StreamableHttpTransport&) = delete;
-
-  // Checks the options and starts the worker thread; no network traffic
-  // until the first Send(). Errors: INVALID_CONFIG (details field=url or
-  // field=headers) for a URL that is not absolute http(s) or a header that
-  // would break the request; FAILED_PRECONDITION if Start or Close was
-  // already called; INTERNAL_ERROR if libcurl cannot be set up. Null
-  // callbacks are allowed and ignored.
-  absl::Status Start(TransportCallbacks callbacks) override;
-
-  // Queues a POST of `message` and returns at once. FAILED_PRECONDITION if
-  // not started, closing, or the session expired.
-  absl::Status Send(std::string message) override;
+  // Start() checks the options and starts the worker thread; no network
+  // traffic until the first Send(). Errors: INVALID_CONFIG (details
+  // field=url or field=headers) for a URL that is not absolute http(s) or a
+  // header that would break the request; FAILED_PRECONDITION if Start or
+  // Close was already called; INTERNAL_ERROR if libcurl cannot be set up.
+  // Null callbacks are allowed and ignored.
+  //
+  // Send() queues a POST of `message` and returns at once.
+  // FAILED_PRECONDITION if not started, closing, or the session expired.
+  //
+  // Close(): see the file comment. Idempotent.
 
   // Sets MCP-Protocol-Version for every request issued after this call.
   void SetProtocolVersion(const std::string& version) override;
-
-  // See the file comment. Idempotent.
-  void Close() override;
 
   // The session id the server assigned; "" until then.
   std::string session_id() const;
@@ -148,8 +132,12 @@ class StreamableHttpTransport final : public Transport {
 
   StreamableHttpTransport(HttpOptions options, HttpTuning tuning);
 
+  // HttpStreamTransport; worker thread.
+  void SendOnWorker(std::string message) override;
+  void AbortTransfers() override;
+  void WindDown() override;
+
   // All of the following run on the worker thread.
-  void StartPost(std::string message);
   void IssueExchangeRequest(Exchange* ex);
   bool OnExchangeHead(uint64_t ex_id, const http_internal::HttpResponseHead& h);
   bool OnExchangeBody(uint64_t ex_id, std::string_view chunk);
@@ -158,47 +146,21 @@ class StreamableHttpTransport final : public Transport {
   void FailExchange(uint64_t ex_id, absl::Status status);
   void MaybeOpenGetStream();
   void ConnectGetStream();
+  bool OnGetHead(const http_internal::HttpResponseHead& head);
   void OnGetDone(absl::Status status);
-  void ScheduleGetReconnect(const std::string& reason, bool failed);
-  // Delivers the events to on_message; returns false after the parser
-  // failed (*failure set to TOO_LARGE).
-  bool DeliverSse(SseParser* parser, std::string_view chunk,
-                  std::string* last_data, size_t* delivered,
-                  absl::Status* failure);
+  // Delivers the `message` events to on_message; see FeedEvents.
+  bool DeliverSse(EventStream* stream, std::string_view chunk,
+                  std::string* last_data);
   void SessionExpired(const std::string* failed_message);
-  void BeginShutdown();
-  void FinishShutdown();
   http_internal::HttpHeaders BaseHeaders() const;
 
-  void Log(const std::string& line);
-  void Message(std::string message);
+  mutable absl::Mutex session_mu_;
+  std::string session_id_copy_ ABSL_GUARDED_BY(session_mu_);
 
-  const HttpOptions options_;
-  const HttpTuning tuning_;
-  std::string origin_;  // for messages; set by Start
-
-  // Set by Start() before the worker exists; read-only afterwards.
-  TransportCallbacks callbacks_;
-  std::unique_ptr<http_internal::CurlLoop> loop_;
-
-  // Serialises Start() and Close() callers.
-  absl::Mutex close_mu_;
-  bool joined_ ABSL_GUARDED_BY(close_mu_) = false;
-
-  mutable absl::Mutex mu_;
-  bool start_called_ ABSL_GUARDED_BY(mu_) = false;
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
-  bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool expired_ ABSL_GUARDED_BY(mu_) = false;
-  std::string session_id_copy_ ABSL_GUARDED_BY(mu_);
-
-  // Worker thread only.
+  // Worker thread only (or before Start(), see SetProtocolVersion).
   std::string session_id_;
   std::string protocol_version_;
   bool version_set_ = false;
-  bool session_expired_ = false;
-  bool finished_ = false;  // on_closed was called
-  bool shutting_down_ = false;
   uint64_t next_exchange_id_ = 1;
   std::map<uint64_t, std::unique_ptr<Exchange>> exchanges_;
   std::unique_ptr<GetStream> get_;
