@@ -14,7 +14,7 @@
 //   - what the response writers build from the parsed values stays well
 //     framed (one blank line ending a head, one ending an SSE event).
 //
-// Built two ways by tests/fuzz/http_server.cmake: with clang, a libFuzzer
+// Built two ways by tests/fuzz/CMakeLists.txt: with clang, a libFuzzer
 // binary (http1_parser_fuzzer -max_total_time=60 CORPUS_DIR); with any
 // compiler, a replay test over tests/fuzz/corpus/http1_parser
 // (fuzz_replay_main.cc).

@@ -8,7 +8,7 @@
 // template matches the same paths as its canonical form once variable names
 // are set aside.
 //
-// Built by tests/fuzz/routing.cmake: with clang, a libFuzzer binary
+// Built by tests/fuzz/CMakeLists.txt: with clang, a libFuzzer binary
 // (path_template_fuzzer -max_total_time=60 CORPUS_DIR); with any compiler,
 // a replay test over tests/fuzz/corpus/path_template.
 #include <cstddef>

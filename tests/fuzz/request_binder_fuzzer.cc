@@ -12,7 +12,7 @@
 // daemon can read them); rendering arbitrary bytes as the route's response
 // either works or fails with INTERNAL_ERROR.
 //
-// Built by tests/fuzz/routing.cmake: with clang, a libFuzzer binary
+// Built by tests/fuzz/CMakeLists.txt: with clang, a libFuzzer binary
 // (request_binder_fuzzer -max_total_time=60 CORPUS_DIR); with any compiler,
 // a replay test over tests/fuzz/corpus/request_binder.
 #include <algorithm>
