@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inspector::storage {
 namespace {
@@ -69,10 +70,6 @@ enum Column {
   kRootsJson,
 };
 
-absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 absl::Status ServerNotFound(std::string_view id_or_name) {
   std::string id(id_or_name);
   return Error(v1::SERVER_NOT_FOUND,
@@ -98,7 +95,7 @@ absl::StatusOr<std::string> DumpJson(const json& value,
     return value.dump();
   } catch (const json::exception&) {
     return InvalidConfig(
-        field, absl::StrCat("server configuration field '", ToAbsl(field),
+        field, absl::StrCat("server configuration field '", AbslView(field),
                             "' is not valid UTF-8"));
   }
 }
@@ -121,8 +118,8 @@ absl::StatusOr<std::string> MapToJson(const Map& entries,
 
 absl::Status BadColumn(const std::string& id, std::string_view column,
                        std::string_view why) {
-  return absl::DataLossError(absl::StrCat("servers row '", id, "': column ",
-                                          ToAbsl(column), " ", ToAbsl(why)));
+  return absl::DataLossError(absl::StrCat(
+      "servers row '", id, "': column ", AbslView(column), " ", AbslView(why)));
 }
 
 // Parses a JSON array of strings into `out`.
@@ -198,7 +195,7 @@ absl::StatusOr<std::string> MessageToJson(
   auto status = google::protobuf::util::MessageToJsonString(message, &out);
   if (!status.ok()) {
     return InvalidConfig(
-        field, absl::StrCat("server configuration field '", ToAbsl(field),
+        field, absl::StrCat("server configuration field '", AbslView(field),
                             "' cannot be stored: ", status.ToString()));
   }
   return out;
@@ -348,7 +345,7 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
 
 absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
   static const std::string* const kList =
-      new std::string(absl::StrCat(ToAbsl(kSelect), " ORDER BY name"));
+      new std::string(absl::StrCat(AbslView(kSelect), " ORDER BY name"));
   ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kList));
   std::vector<v1::ServerConfig> configs;
   while (true) {
@@ -362,7 +359,7 @@ absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
 
 absl::StatusOr<v1::ServerConfig> ServerTable::Get(std::string_view id_or_name) {
   static const std::string* const kGet = new std::string(
-      absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName)));
+      absl::StrCat(AbslView(kSelect), AbslView(kWhereIdOrName)));
   ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kGet));
   RETURN_IF_ERROR(statement.Bind(1, id_or_name));
   ASSIGN_OR_RETURN(bool has_row, statement.Step());

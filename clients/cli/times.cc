@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "clients/cli/cli_errors.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
@@ -16,10 +17,6 @@ namespace {
 constexpr char kSinceHint[] =
     "give a duration (30s, 10m, 2h, 1h30m, 2d) or a time "
     "(2025-06-01T12:00:00Z, 2025-06-01T14:00:00, 2025-06-01)";
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 absl::Time FromMillis(double unix_ms) {
   return absl::FromUnixMicros(
@@ -92,7 +89,7 @@ std::optional<absl::Time> ParseAbsolute(absl::string_view text,
 
 absl::StatusOr<double> ParseSince(std::string_view text, absl::Time now,
                                   absl::TimeZone zone) {
-  const absl::string_view trimmed = absl::StripAsciiWhitespace(Absl(text));
+  const absl::string_view trimmed = absl::StripAsciiWhitespace(AbslView(text));
   if (std::optional<absl::Duration> ago = ParseAgo(trimmed); ago.has_value()) {
     if (*ago <= absl::ZeroDuration()) {
       return UsageError(absl::StrCat("--since ", trimmed, " is not after 0"),

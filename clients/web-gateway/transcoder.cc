@@ -1,5 +1,7 @@
 #include "clients/web-gateway/transcoder.h"
 
+#include <google/protobuf/arena.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -7,17 +9,16 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
-
-#include <google/protobuf/arena.h>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "clients/web-gateway/http_errors.h"
 #include "common/errors.h"
+#include "common/strings.h"
 #include "google/api/httpbody.pb.h"
 
 namespace inspector::gateway {
@@ -46,10 +47,6 @@ constexpr int64_t kMaxDurationSeconds = 315576000000;
 // Requests and responses are usually small: the first 8 KiB of a call's
 // messages come from the stack instead of the heap.
 constexpr size_t kArenaInitialBlock = 8192;
-
-absl::string_view AbslView(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 bool IsWrapper(Descriptor::WellKnownType type) {
   switch (type) {

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/strings.h"
 
 namespace inspector::http {
 namespace {
@@ -84,8 +85,7 @@ std::string_view TrimOws(std::string_view s) {
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
-                                absl::string_view(b.data(), b.size()));
+  return absl::EqualsIgnoreCase(AbslView(a), AbslView(b));
 }
 
 // Calls `fn` with each trimmed, non-empty element of a comma-separated

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inspector::mcp {
 namespace {
@@ -29,10 +30,6 @@ constexpr size_t kPatternValueLimit = 1024;
 // The largest integer a double holds exactly (numbers travel as doubles in
 // protobuf Structs).
 constexpr double kMaxExactInteger = 9007199254740992.0;
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 absl::Status Invalid(std::string message, std::string field, std::string rule) {
   return Error(v1::INVALID_REQUEST, message,
@@ -212,7 +209,7 @@ bool IsEmail(std::string_view text) {
     }
   }
   if (domain.front() == '[') return domain.back() == ']' && domain.size() > 2;
-  for (absl::string_view label : absl::StrSplit(Absl(domain), '.')) {
+  for (absl::string_view label : absl::StrSplit(AbslView(domain), '.')) {
     if (label.empty() || label.size() > 63) return false;
     if (label.front() == '-' || label.back() == '-') return false;
     for (unsigned char c : label) {
@@ -239,7 +236,7 @@ std::string PropertyPath(const std::string& name) {
 absl::Status SchemaError(const std::string& where, std::string_view problem,
                          std::string rule = "schema") {
   std::string message = absl::StrCat("the request's ", where, " ",
-                                     Absl(problem), " (", rule, ")");
+                                     AbslView(problem), " (", rule, ")");
   return Invalid(std::move(message), where, std::move(rule));
 }
 
@@ -549,7 +546,7 @@ absl::Status ValueError(const FormField& form, bool from_default,
   if (from_default) {
     absl::StrAppend(&message, ": the schema's default ", Quote(value));
   }
-  absl::StrAppend(&message, ": ", Absl(problem), " (", rule, ")");
+  absl::StrAppend(&message, ": ", AbslView(problem), " (", rule, ")");
   return Invalid(std::move(message), form.name, std::move(rule));
 }
 
@@ -760,7 +757,7 @@ bool IsBase64(const std::string& text) {
 absl::Status SamplingError(const std::string& field, std::string_view problem,
                            std::string rule) {
   std::string message = absl::StrCat("sampling result: ", field, " ",
-                                     Absl(problem), " (", rule, ")");
+                                     AbslView(problem), " (", rule, ")");
   return Invalid(std::move(message), field, std::move(rule));
 }
 
@@ -1149,10 +1146,10 @@ absl::StatusOr<nlohmann::json> ParseFieldInput(const FormField& field,
   Field checked;
   checked.form = field;
   checked.choice_rule = "enum";
-  const std::string trimmed(absl::StripAsciiWhitespace(Absl(text)));
+  const std::string trimmed(absl::StripAsciiWhitespace(AbslView(text)));
   auto invalid = [&](std::string_view problem, std::string rule) {
-    return Invalid(absl::StrCat("field \"", field.name, "\": ", Absl(problem),
-                                " (", rule, ")"),
+    return Invalid(absl::StrCat("field \"", field.name,
+                                "\": ", AbslView(problem), " (", rule, ")"),
                    field.name, rule);
   };
   // A choice by value, label, or 1-based number.

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/config/validation.h"
 
@@ -27,10 +28,6 @@ using Json = nlohmann::ordered_json;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 using google::protobuf::util::TimeUtil;
-
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // ---- Reading JSON(C) -------------------------------------------------------
 
@@ -59,7 +56,7 @@ absl::Status SyntaxError(std::string_view text, size_t offset,
   Position pos = PositionOf(text, offset);
   return Error(v1::INVALID_REQUEST,
                absl::StrCat("not valid JSON at line ", pos.line, ", column ",
-                            pos.column, ": ", AV(what)),
+                            pos.column, ": ", AbslView(what)),
                {{"line", absl::StrCat(pos.line)},
                 {"column", absl::StrCat(pos.column)},
                 {"offset", absl::StrCat(offset)}});
@@ -211,16 +208,16 @@ absl::StatusOr<Json> ParseJson(std::string_view content) {
     std::string_view reason =
         colon == std::string_view::npos ? what : what.substr(colon + 2);
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    if (absl::StrContains(AV(reason), "end of input") ||
+    if (absl::StrContains(AbslView(reason), "end of input") ||
         offset >= content.size()) {
       Position pos = PositionOf(content, content.size());
-      return Error(
-          v1::INVALID_REQUEST,
-          absl::StrCat("the file ends too early (truncated?) at line ",
-                       pos.line, ", column ", pos.column, ": ", AV(reason)),
-          {{"line", absl::StrCat(pos.line)},
-           {"column", absl::StrCat(pos.column)},
-           {"offset", absl::StrCat(content.size())}});
+      return Error(v1::INVALID_REQUEST,
+                   absl::StrCat("the file ends too early (truncated?) at line ",
+                                pos.line, ", column ", pos.column, ": ",
+                                AbslView(reason)),
+                   {{"line", absl::StrCat(pos.line)},
+                    {"column", absl::StrCat(pos.column)},
+                    {"offset", absl::StrCat(content.size())}});
     }
     return SyntaxError(content, offset, reason);
   } catch (const DuplicateKeyError& e) {
@@ -334,16 +331,17 @@ struct ServerContext {
 };
 
 ServerContext ContextFor(std::string_view name) {
-  return {absl::StrCat("server \"", AV(name), "\""), std::string(name)};
+  return {absl::StrCat("server \"", AbslView(name), "\""), std::string(name)};
 }
 
 absl::Status ServerError(const ServerContext& ctx, std::string_view field,
                          std::string_view message) {
   ErrorDetails details = {{"field", std::string(field)}};
   if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
-  return Error(v1::INVALID_CONFIG,
-               absl::StrCat(ctx.prefix, ": ", AV(field), ": ", AV(message)),
-               std::move(details));
+  return Error(
+      v1::INVALID_CONFIG,
+      absl::StrCat(ctx.prefix, ": ", AbslView(field), ": ", AbslView(message)),
+      std::move(details));
 }
 
 // An error about a server entry as a whole; `path` locates it in the file
@@ -352,7 +350,8 @@ absl::Status EntryError(const ServerContext& ctx, std::string_view path,
                         std::string_view message) {
   ErrorDetails details = {{"field", std::string(path)}};
   if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
-  return Error(v1::INVALID_CONFIG, absl::StrCat(ctx.prefix, ": ", AV(message)),
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat(ctx.prefix, ": ", AbslView(message)),
                std::move(details));
 }
 
@@ -392,9 +391,9 @@ absl::Status ReadStringList(
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string()) {
       return ServerError(
-          ctx, absl::StrCat(AV(field), "[", i, "]"),
+          ctx, absl::StrCat(AbslView(field), "[", i, "]"),
           absl::StrCat("must be a string, not ", Described(j[i]), " (",
-                       AV(field), " is an array of strings)"));
+                       AbslView(field), " is an array of strings)"));
     }
     out->Add(j[i].get<std::string>());
   }
@@ -413,7 +412,7 @@ absl::Status ReadStringMap(
   for (const auto& [key, value] : j.items()) {
     if (!value.is_string()) {
       return ServerError(
-          ctx, absl::StrCat(AV(field), ".", key),
+          ctx, absl::StrCat(AbslView(field), ".", key),
           absl::StrCat("must be a string (got ", Described(value),
                        value.is_number() ? "); quote it" : ")"));
     }
@@ -691,7 +690,7 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
 
 // Transport named by a "type" string of an MCP_SERVERS or VSCODE file.
 std::optional<std::string_view> TransportForType(std::string_view type) {
-  std::string lower = absl::AsciiStrToLower(AV(type));
+  std::string lower = absl::AsciiStrToLower(AbslView(type));
   if (lower == "stdio") return kTransportStdio;
   if (lower == "sse") return kTransportSse;
   if (lower == "http" || lower == "streamable-http" ||
@@ -719,8 +718,8 @@ std::string_view TransportForUrl(std::string_view url) {
   std::string_view path = parsed->path;
   path = path.substr(0, path.find_first_of("?#"));
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  return absl::EndsWith(AV(path), "/sse") ? kTransportSse
-                                          : kTransportStreamableHttp;
+  return absl::EndsWith(AbslView(path), "/sse") ? kTransportSse
+                                                : kTransportStreamableHttp;
 }
 
 // Keys an MCP_SERVERS or VSCODE server entry has that the inspector models.
@@ -817,10 +816,11 @@ absl::Status WrongShape(std::string_view key, std::string_view expected,
   std::string got = found == nullptr
                         ? std::string("it is missing")
                         : absl::StrCat("it is ", Described(*found));
-  return Error(v1::INVALID_REQUEST,
-               absl::StrCat("\"", AV(key), "\": ", AV(FormatName(format)),
-                            " needs ", AV(expected), ", but ", got),
-               {{"field", std::string(key)}});
+  return Error(
+      v1::INVALID_REQUEST,
+      absl::StrCat("\"", AbslView(key), "\": ", AbslView(FormatName(format)),
+                   " needs ", AbslView(expected), ", but ", got),
+      {{"field", std::string(key)}});
 }
 
 absl::StatusOr<v1::ConfigFormat> DetectFormat(const Json& root) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/struct.pb.h"
@@ -26,17 +27,15 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 absl::Status ConfigError(std::string_view field, std::string_view message) {
-  return Error(v1::INVALID_CONFIG, absl::StrCat(AV(field), ": ", AV(message)),
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat(AbslView(field), ": ", AbslView(message)),
                {{"field", std::string(field)}});
 }
 
 absl::Status MaskError(std::string_view path, std::string_view message) {
-  return Error(v1::INVALID_REQUEST, absl::StrCat("updateMask: ", AV(message)),
+  return Error(v1::INVALID_REQUEST,
+               absl::StrCat("updateMask: ", AbslView(message)),
                {{"field", "updateMask"}, {"path", std::string(path)}});
 }
 
@@ -90,7 +89,7 @@ std::string Quote(std::string_view value) {
     shown = shown.substr(0, end);
     cut = true;
   }
-  return absl::StrCat("'", absl::Utf8SafeCHexEscape(AV(shown)),
+  return absl::StrCat("'", absl::Utf8SafeCHexEscape(AbslView(shown)),
                       cut ? "...'" : "'");
 }
 
@@ -330,7 +329,7 @@ absl::Status ValidateRoots(
   for (int i = 0; i < roots.size(); ++i) {
     const std::string& uri = roots[i].uri();
     std::string field = absl::StrCat("roots[", i, "].uri");
-    if (!absl::StartsWithIgnoreCase(AV(uri), "file://")) {
+    if (!absl::StartsWithIgnoreCase(AbslView(uri), "file://")) {
       return ConfigError(field,
                          uri.empty()
                              ? std::string("required; give a file:// URI")
@@ -792,7 +791,7 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
         "https://host[:port]/path");
   }
   HttpUrl out;
-  out.scheme = absl::AsciiStrToLower(AV(url.substr(0, colon)));
+  out.scheme = absl::AsciiStrToLower(AbslView(url.substr(0, colon)));
   if (out.scheme != "http" && out.scheme != "https") {
     return absl::InvalidArgumentError(
         "is not an http(s) URL; use http://... or https://...");
@@ -886,7 +885,7 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
 }
 
 bool IsLoopbackHost(std::string_view host) {
-  std::string lower = absl::AsciiStrToLower(AV(host));
+  std::string lower = absl::AsciiStrToLower(AbslView(host));
   if (!lower.empty() && lower.back() == '.') lower.pop_back();
   if (lower == "localhost" || lower == "127.0.0.1") return true;
   in6_addr addr;
