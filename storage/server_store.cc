@@ -13,6 +13,7 @@
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "common/transports.h"
 
 namespace inspector::storage {
 namespace {
@@ -240,8 +241,7 @@ absl::Status CheckRequired(const v1::ServerConfig& config) {
     return InvalidConfig("transport", "server configuration has no transport");
   }
   const std::string& transport = config.transport();
-  if (transport != "stdio" && transport != "streamableHttp" &&
-      transport != "sse") {
+  if (!IsKnownTransport(transport)) {
     return InvalidConfig(
         "transport",
         absl::StrCat("transport '", transport,

@@ -133,11 +133,6 @@ absl::StatusOr<v1::ConflictPolicy> ParseConflictPolicy(std::string_view name) {
       "policies: fail, skip, replace");
 }
 
-bool IsKnownTransport(std::string_view transport) {
-  return transport == kTransportStdio ||
-         transport == kTransportStreamableHttp || transport == kTransportSse;
-}
-
 std::string DefaultTransportForUrl(std::string_view url) {
   std::string_view path = url;
   auto scheme = path.find("://");

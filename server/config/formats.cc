@@ -18,6 +18,7 @@
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "common/transports.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/config/validation.h"
 
@@ -704,9 +705,9 @@ std::optional<std::string_view> TransportForType(std::string_view type) {
 std::string_view DefaultType(std::string_view transport,
                              v1::ConfigFormat format) {
   if (transport == kTransportStdio) {
-    return format == v1::CONFIG_FORMAT_VSCODE ? "stdio" : "";
+    return format == v1::CONFIG_FORMAT_VSCODE ? kTransportStdio : "";
   }
-  if (transport == kTransportSse) return "sse";
+  if (transport == kTransportSse) return kTransportSse;
   return "http";
 }
 
@@ -1128,9 +1129,7 @@ absl::StatusOr<std::string> SerializeConfigFile(
                    {{"field", "name"}});
     }
     ServerContext ctx = ContextFor(s.name());
-    if (s.transport() != kTransportStdio &&
-        s.transport() != kTransportStreamableHttp &&
-        s.transport() != kTransportSse) {
+    if (!IsKnownTransport(s.transport())) {
       return ServerError(ctx, "transport",
                          absl::StrCat("\"", s.transport(),
                                       "\" is not a transport; use \"stdio\", "

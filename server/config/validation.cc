@@ -102,10 +102,6 @@ bool IsTchar(char c) {
          HasByte("!#$%&'*+-.^_`|~", c);
 }
 
-bool IsHttpTransport(std::string_view transport) {
-  return transport == kTransportStreamableHttp || transport == kTransportSse;
-}
-
 absl::Status ValidateName(v1::ServerConfig* config) {
   if (config->has_name()) {
     config->set_name(std::string(absl::StripAsciiWhitespace(config->name())));
@@ -673,7 +669,7 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
   }
   const std::string& transport = config->transport();
   bool stdio = transport == kTransportStdio;
-  if (!stdio && !IsHttpTransport(transport)) {
+  if (!stdio && !IsUrlTransport(transport)) {
     return ConfigError("transport",
                        absl::StrCat(Quote(transport),
                                     " is not a transport; use \"stdio\", "

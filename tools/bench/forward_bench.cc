@@ -78,6 +78,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/transports.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
@@ -541,7 +542,7 @@ class DaemonTarget : public Target {
     inspector::v1::CreateServerRequest create;
     inspector::v1::ServerConfig* server = create.mutable_server();
     server->set_name("fixture");
-    server->set_transport("stdio");
+    server->set_transport(std::string(inspector::kTransportStdio));
     server->set_command(options.node);
     server->add_args(options.fixture);
     server->add_args("stdio");
