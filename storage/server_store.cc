@@ -1,6 +1,5 @@
 #include "storage/server_store.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/errors.h"
+#include "common/json_proto.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/transports.h"
@@ -192,12 +192,11 @@ absl::Status JsonToRoots(const std::string& text, const std::string& id,
 
 absl::StatusOr<std::string> MessageToJson(
     const google::protobuf::Message& message, std::string_view field) {
-  std::string out;
-  auto status = google::protobuf::util::MessageToJsonString(message, &out);
-  if (!status.ok()) {
+  absl::StatusOr<std::string> out = MessageToJsonText(message);
+  if (!out.ok()) {
     return InvalidConfig(
         field, absl::StrCat("server configuration field '", AbslView(field),
-                            "' cannot be stored: ", status.ToString()));
+                            "' cannot be stored: ", out.status().message()));
   }
   return out;
 }
@@ -205,12 +204,11 @@ absl::StatusOr<std::string> MessageToJson(
 absl::Status JsonToMessage(const std::string& text, const std::string& id,
                            std::string_view column,
                            google::protobuf::Message* message) {
-  google::protobuf::util::JsonParseOptions options;
+  JsonToProtoOptions options;
   // Rows written by a newer build may hold fields this one does not know.
   options.ignore_unknown_fields = true;
-  auto status =
-      google::protobuf::util::JsonStringToMessage(text, message, options);
-  if (!status.ok()) return BadColumn(id, column, status.ToString());
+  absl::Status status = JsonTextToMessage(text, message, options);
+  if (!status.ok()) return BadColumn(id, column, status.message());
   return absl::OkStatus();
 }
 

@@ -7,10 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/cli_errors.h"
-#include "common/secrets.h"
+#include "clients/cli/json_values.h"
 #include "clients/cli/server_edit.h"
 #include "clients/cli/text.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/json_proto.h"
+#include "common/secrets.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace inspector::cli {
@@ -70,18 +71,10 @@ std::vector<std::string> OAuthLines(const v1::OAuthConfig& oauth) {
 
 absl::StatusOr<std::string> ProtoToJson(
     const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = false;
-  std::string json;
-  auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
-    return LocalError(v1::INTERNAL_ERROR,
-                      absl::StrCat("cannot print the answer as JSON: ",
-                                   std::string(status.message())));
-  }
+  absl::StatusOr<std::string> printed =
+      ProtoToJsonText(message, /*add_whitespace=*/true);
+  if (!printed.ok()) return printed.status();
+  std::string json = *std::move(printed);
   if (json.empty() || json.back() != '\n') json += '\n';
   return json;
 }
@@ -127,13 +120,8 @@ std::string ServerDetails(const v1::ServerConfig& original, bool show_secrets) {
   block.AddLines("Timeouts", TimeoutLines(server.timeouts()));
   if (server.has_oauth()) block.AddLines("OAuth", OAuthLines(server.oauth()));
   if (server.has_extra() && server.extra().fields_size() > 0) {
-    google::protobuf::util::JsonPrintOptions options;
-    std::string extra;
-    if (google::protobuf::util::MessageToJsonString(server.extra(), &extra,
-                                                    options)
-            .ok()) {
-      block.Add("Extra", extra);
-    }
+    absl::StatusOr<std::string> extra = MessageToJsonText(server.extra());
+    if (extra.ok()) block.Add("Extra", *extra);
   }
   if (server.has_created_at()) {
     block.Add("Created", Timestamp(server.created_at()));
