@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
-#include "common/http/http1.h"
+#include "common/http/tokens.h"
 #include "common/strings.h"
 
 namespace inspector::cli {
@@ -74,10 +74,11 @@ absl::StatusOr<KeyValue> ParseHeader(std::string_view text) {
                       example);
   }
   if (!http::IsToken(name)) {
-    return UsageError(absl::StrCat("invalid header name \"", name,
-                                   "\": only letters, digits and "
-                                   "!#$%&'*+-.^_`|~ are allowed"),
-                      example);
+    return UsageError(
+        absl::StrCat("invalid header name \"", name,
+                     "\": only letters, digits and ",
+                     AbslView(http::kTcharPunctuation), " are allowed"),
+        example);
   }
   return KeyValue{name, value};
 }

@@ -14,33 +14,7 @@
 namespace inspector::http {
 namespace {
 
-// Character classes of RFC 9110 as lookup tables.
-constexpr bool IsTcharSlow(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if (c >= 'a' && c <= 'z') return true;
-  if (c >= 'A' && c <= 'Z') return true;
-  switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-      return true;
-    default:
-      return false;
-  }
-}
-
+// Character classes of RFC 9110 as lookup tables (tchar is in tokens.h).
 // field-vchar / SP / HTAB (obs-text included): everything but controls.
 constexpr bool IsFieldCharSlow(unsigned char c) {
   return c == '\t' || (c >= 0x20 && c != 0x7F);
@@ -52,20 +26,16 @@ constexpr bool IsTargetCharSlow(unsigned char c) {
 }
 
 struct CharTables {
-  std::array<bool, 256> tchar{};
   std::array<bool, 256> field{};
   std::array<bool, 256> target{};
   constexpr CharTables() {
     for (int i = 0; i < 256; ++i) {
-      tchar[i] = IsTcharSlow(static_cast<unsigned char>(i));
       field[i] = IsFieldCharSlow(static_cast<unsigned char>(i));
       target[i] = IsTargetCharSlow(static_cast<unsigned char>(i));
     }
   }
 };
 constexpr CharTables kChars;
-
-bool IsTchar(char c) { return kChars.tchar[static_cast<unsigned char>(c)]; }
 
 bool IsFieldValue(std::string_view s) {
   for (char c : s) {
@@ -136,14 +106,6 @@ void AppendHex(std::string* out, uint64_t value) {
 }
 
 }  // namespace
-
-bool IsToken(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!IsTchar(c)) return false;
-  }
-  return true;
-}
 
 // ---------------------------------------------------------------------------
 // Request

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "common/http/tokens.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "google/protobuf/descriptor.h"
@@ -95,11 +96,6 @@ std::string Quote(std::string_view value) {
 
 bool HasByte(std::string_view s, char c) {
   return s.find(c) != std::string_view::npos;
-}
-
-bool IsTchar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-         HasByte("!#$%&'*+-.^_`|~", c);
 }
 
 absl::Status ValidateName(v1::ServerConfig* config) {
@@ -267,10 +263,11 @@ absl::Status ValidateHttp(const v1::ServerConfig& config) {
       return ConfigError("headers", "contains a header with an empty name");
     }
     std::string field = absl::StrCat("headers.", key);
-    if (!std::all_of(key.begin(), key.end(), IsTchar)) {
-      return ConfigError(field,
-                         "the name is not a valid HTTP header name (letters, "
-                         "digits and !#$%&'*+-.^_`|~ only)");
+    if (!http::IsToken(key)) {
+      return ConfigError(
+          field, absl::StrCat("the name is not a valid HTTP header name "
+                              "(letters, digits and ",
+                              AbslView(http::kTcharPunctuation), " only)"));
     }
     std::string lower = absl::AsciiStrToLower(key);
     if (lower == "content-length" || lower == "transfer-encoding") {
