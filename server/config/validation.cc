@@ -16,6 +16,7 @@
 #include "common/http/tokens.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "common/utf8.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/struct.pb.h"
@@ -38,42 +39,6 @@ absl::Status MaskError(std::string_view path, std::string_view message) {
   return Error(v1::INVALID_REQUEST,
                absl::StrCat("updateMask: ", AbslView(message)),
                {{"field", "updateMask"}, {"path", std::string(path)}});
-}
-
-// Length of the UTF-8 sequence starting at s[i], or 0 if it is malformed.
-size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  size_t len;
-  uint32_t cp;
-  if (c < 0x80) {
-    *code_point = c;
-    return 1;
-  } else if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF.
-  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-      (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-      (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  *code_point = cp;
-  return len;
 }
 
 // A value quoted for an error message: at most 100 bytes (cut at a
