@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "clients/cli/cli_errors.h"
+#include "common/rfc3339.h"
 #include "common/strings.h"
 
 namespace inspector::cli {
@@ -73,9 +74,13 @@ std::optional<absl::Duration> ParseAgo(absl::string_view text) {
 
 std::optional<absl::Time> ParseAbsolute(absl::string_view text,
                                         absl::TimeZone zone) {
+  int64_t seconds = 0;
+  int32_t nanos = 0;
+  if (ParseRfc3339Timestamp(StdView(text), &seconds, &nanos)) {
+    return absl::FromUnixSeconds(seconds) + absl::Nanoseconds(nanos);
+  }
   absl::Time time;
   std::string error;
-  if (absl::ParseTime(absl::RFC3339_full, text, &time, &error)) return time;
   // Local times: with a T or a space between date and time, or a date.
   for (const char* format :
        {"%Y-%m-%d%ET%H:%M:%E*S", "%Y-%m-%d %H:%M:%E*S", "%Y-%m-%d%ET%H:%M",

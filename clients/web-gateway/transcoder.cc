@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "clients/web-gateway/http_errors.h"
 #include "common/errors.h"
+#include "common/rfc3339.h"
 #include "common/strings.h"
 #include "google/api/httpbody.pb.h"
 
@@ -39,9 +40,8 @@ using Json = nlohmann::json;
 // refused here with a clear message. Depths count message levels, so a
 // JSON object inside a google.protobuf.Struct costs three.
 constexpr int kMaxDepth = 100;
-// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the range of Timestamp.
-constexpr int64_t kMinTimestampSeconds = -62135596800;
-constexpr int64_t kMaxTimestampSeconds = 253402300799;
+// The range of Timestamp is kMinTimestampSeconds..kMaxTimestampSeconds
+// (common/rfc3339.h).
 // About 10,000 years, the range of Duration.
 constexpr int64_t kMaxDurationSeconds = 315576000000;
 // Requests and responses are usually small: the first 8 KiB of a call's
@@ -93,47 +93,6 @@ const FieldDescriptor* FindField(const Descriptor* type,
 // ---------------------------------------------------------------------
 // Text forms of values.
 
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-void CivilFromDays(int64_t z, int64_t* year, unsigned* month, unsigned* day) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *day = doy - (153 * mp + 2) / 5 + 1;
-  *month = mp < 10 ? mp + 3 : mp - 9;
-  *year = static_cast<int64_t>(yoe) + era * 400 + (*month <= 2);
-}
-
-// Reads exactly `count` digits at text[*pos].
-bool ReadDigits(std::string_view text, size_t* pos, int count, int* value) {
-  if (*pos + count > text.size()) return false;
-  int v = 0;
-  for (int i = 0; i < count; ++i) {
-    char c = text[*pos + i];
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  *pos += count;
-  *value = v;
-  return true;
-}
-
-bool Expect(std::string_view text, size_t* pos, char c) {
-  if (*pos >= text.size() || text[*pos] != c) return false;
-  ++*pos;
-  return true;
-}
-
 // Reads ".d{1,9}" if present, as nanoseconds.
 bool ReadFraction(std::string_view text, size_t* pos, int32_t* nanos) {
   *nanos = 0;
@@ -153,91 +112,17 @@ bool ReadFraction(std::string_view text, size_t* pos, int32_t* nanos) {
   return true;
 }
 
-// RFC 3339: 2024-01-15T10:00:00Z, 2024-01-15T10:00:00.5+02:00.
+// RFC 3339 (the rule is in common/rfc3339.h), within Timestamp's range.
 bool ParseTimestamp(std::string_view text, int64_t* seconds, int32_t* nanos) {
-  size_t pos = 0;
-  int year, month, day, hour, minute, second;
-  if (!ReadDigits(text, &pos, 4, &year) || !Expect(text, &pos, '-') ||
-      !ReadDigits(text, &pos, 2, &month) || !Expect(text, &pos, '-') ||
-      !ReadDigits(text, &pos, 2, &day)) {
-    return false;
-  }
-  if (pos >= text.size() || (text[pos] != 'T' && text[pos] != 't')) {
-    return false;
-  }
-  ++pos;
-  if (!ReadDigits(text, &pos, 2, &hour) || !Expect(text, &pos, ':') ||
-      !ReadDigits(text, &pos, 2, &minute) || !Expect(text, &pos, ':') ||
-      !ReadDigits(text, &pos, 2, &second) || !ReadFraction(text, &pos, nanos)) {
-    return false;
-  }
-  static constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30,
-                                         31, 31, 30, 31, 30, 31};
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  int month_days = kDaysInMonth[month - 1] + (month == 2 && leap ? 1 : 0);
-  if (day > month_days || hour > 23 || minute > 59 || second > 59) {
-    return false;
-  }
-  int64_t offset = 0;
-  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
-    ++pos;
-  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
-    int sign = text[pos] == '-' ? -1 : 1;
-    ++pos;
-    int offset_hours, offset_minutes;
-    if (!ReadDigits(text, &pos, 2, &offset_hours) || !Expect(text, &pos, ':') ||
-        !ReadDigits(text, &pos, 2, &offset_minutes) || offset_hours > 23 ||
-        offset_minutes > 59) {
-      return false;
-    }
-    offset = sign * (offset_hours * 3600 + offset_minutes * 60);
-  } else {
-    return false;
-  }
-  if (pos != text.size()) return false;
-  int64_t days = DaysFromCivil(year, static_cast<unsigned>(month),
-                               static_cast<unsigned>(day));
-  *seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset;
-  return *seconds >= kMinTimestampSeconds && *seconds <= kMaxTimestampSeconds;
-}
-
-void AppendFraction(int32_t nanos, std::string* out) {
-  if (nanos == 0) return;
-  char buffer[16];
-  if (nanos % 1000000 == 0) {
-    std::snprintf(buffer, sizeof(buffer), ".%03d", nanos / 1000000);
-  } else if (nanos % 1000 == 0) {
-    std::snprintf(buffer, sizeof(buffer), ".%06d", nanos / 1000);
-  } else {
-    std::snprintf(buffer, sizeof(buffer), ".%09d", nanos);
-  }
-  out->append(buffer);
+  return ParseRfc3339Timestamp(text, seconds, nanos);
 }
 
 bool FormatTimestamp(int64_t seconds, int32_t nanos, std::string* out) {
-  if (seconds < kMinTimestampSeconds || seconds > kMaxTimestampSeconds ||
-      nanos < 0 || nanos > 999999999) {
-    return false;
-  }
-  int64_t days = seconds / 86400;
-  int64_t rest = seconds % 86400;
-  if (rest < 0) {
-    rest += 86400;
-    --days;
-  }
-  int64_t year;
-  unsigned month, day;
-  CivilFromDays(days, &year, &month, &day);
-  char buffer[32];
-  std::snprintf(
-      buffer, sizeof(buffer), "%04d-%02u-%02uT%02d:%02d:%02d",
-      static_cast<int>(year), month, day, static_cast<int>(rest / 3600),
-      static_cast<int>(rest % 3600 / 60), static_cast<int>(rest % 60));
+  std::string text;
+  if (!AppendRfc3339Timestamp(seconds, nanos, &text)) return false;
   out->push_back('"');
-  out->append(buffer);
-  AppendFraction(nanos, out);
-  out->append("Z\"");
+  out->append(text);
+  out->push_back('"');
   return true;
 }
 
@@ -273,7 +158,7 @@ bool FormatDuration(int64_t seconds, int32_t nanos, std::string* out) {
   out->push_back('"');
   if (seconds < 0 || nanos < 0) out->push_back('-');
   absl::StrAppend(out, seconds < 0 ? -seconds : seconds);
-  AppendFraction(nanos < 0 ? -nanos : nanos, out);
+  AppendNanosFraction(nanos < 0 ? -nanos : nanos, out);
   out->append("s\"");
   return true;
 }

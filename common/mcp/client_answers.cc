@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/errors.h"
+#include "common/rfc3339.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 
@@ -75,62 +76,6 @@ bool IsAscii(std::string_view text) {
 }
 
 // ---- formats ---------------------------------------------------------------
-
-bool AllDigits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
-}
-
-int Number(std::string_view digits) {
-  int value = 0;
-  for (char c : digits) value = value * 10 + (c - '0');
-  return value;
-}
-
-// RFC 3339 full-date: YYYY-MM-DD, a real calendar day.
-bool IsDate(std::string_view text) {
-  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
-  std::string_view year = text.substr(0, 4), month = text.substr(5, 2),
-                   day = text.substr(8, 2);
-  if (!AllDigits(year) || !AllDigits(month) || !AllDigits(day)) return false;
-  const int y = Number(year), m = Number(month), d = Number(day);
-  if (m < 1 || m > 12 || d < 1) return false;
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30,
-                                  31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  const int days = m == 2 && leap ? 29 : kDays[m - 1];
-  return d <= days;
-}
-
-// RFC 3339 date-time: full-date "T" HH:MM:SS[.frac] (Z | +HH:MM | -HH:MM).
-// "t" and "z" are accepted as the RFC allows.
-bool IsDateTime(std::string_view text) {
-  if (text.size() < 20 || !IsDate(text.substr(0, 10))) return false;
-  if (text[10] != 'T' && text[10] != 't') return false;
-  std::string_view time = text.substr(11);
-  if (time.size() < 9 || time[2] != ':' || time[5] != ':') return false;
-  std::string_view hh = time.substr(0, 2), mm = time.substr(3, 2),
-                   ss = time.substr(6, 2);
-  if (!AllDigits(hh) || !AllDigits(mm) || !AllDigits(ss)) return false;
-  if (Number(hh) > 23 || Number(mm) > 59 || Number(ss) > 60) return false;
-  std::string_view rest = time.substr(8);
-  if (!rest.empty() && rest[0] == '.') {
-    size_t digits = 1;
-    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
-      ++digits;
-    }
-    if (digits == 1) return false;
-    rest.remove_prefix(digits);
-  }
-  if (rest == "Z" || rest == "z") return true;
-  if (rest.size() != 6 || (rest[0] != '+' && rest[0] != '-') ||
-      rest[3] != ':') {
-    return false;
-  }
-  std::string_view oh = rest.substr(1, 2), om = rest.substr(4, 2);
-  return AllDigits(oh) && AllDigits(om) && Number(oh) <= 23 && Number(om) <= 59;
-}
 
 bool IsHex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
@@ -614,10 +559,10 @@ absl::Status CheckString(const Field& field, bool from_default, json& value) {
     ok = IsUri(text);
     what = "an absolute URI such as https://example.com/page";
   } else if (form.format == "date") {
-    ok = IsDate(text);
+    ok = IsRfc3339FullDate(text);
     what = "a date YYYY-MM-DD";
   } else if (form.format == "date-time") {
-    ok = IsDateTime(text);
+    ok = IsRfc3339DateTime(text);
     what = "an RFC 3339 date-time such as 2025-06-01T12:00:00Z";
   }
   if (!ok) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "common/rfc3339.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/transports.h"
@@ -612,12 +613,16 @@ absl::Status ReadTimestamp(const ServerContext& ctx, const Json& j,
                            google::protobuf::Timestamp* out) {
   std::string text;
   RETURN_IF_ERROR(ReadString(ctx, j, field, &text));
-  if (!TimeUtil::FromString(text, out)) {
+  int64_t seconds = 0;
+  int32_t nanos = 0;
+  if (!ParseRfc3339Timestamp(text, &seconds, &nanos)) {
     return ServerError(ctx, field,
                        absl::StrCat("\"", text,
                                     "\" is not an RFC 3339 timestamp like "
                                     "\"2024-01-15T10:00:00Z\""));
   }
+  out->set_seconds(seconds);
+  out->set_nanos(nanos);
   return absl::OkStatus();
 }
 

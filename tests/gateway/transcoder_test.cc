@@ -896,6 +896,7 @@ TEST_F(AllTypesTest, RejectsValuesOfTheWrongTypeNamingTheField) {
   ExpectInvalid(EchoError(R"({"ts":"2024-02-30T00:00:00Z"})"), "ts",
                 "RFC 3339");
   ExpectInvalid(EchoError(R"({"ts":"2024-01-15T10:00:00"})"), "ts");
+  ExpectInvalid(EchoError(R"({"ts":"2016-12-31T23:59:61Z"})"), "ts");
   ExpectInvalid(EchoError(R"({"du":"1.5"})"), "du", "1.5s");
   ExpectInvalid(EchoError(R"({"du":"1.0000000001s"})"), "du");
   ExpectInvalid(EchoError(R"({"w64":"x"})"), "w64");
@@ -949,6 +950,9 @@ TEST_F(AllTypesTest, ReadsAndWritesWellKnownTypes) {
             "9999-12-31T23:59:59.999999999Z");
   EXPECT_EQ(Echo(R"({"ts":"1970-01-01T00:00:00.000001Z"})")["ts"],
             "1970-01-01T00:00:00.000001Z");
+  // A leap second is read as the first instant of the next minute.
+  EXPECT_EQ(Echo(R"({"ts":"2016-12-31T23:59:60Z"})")["ts"],
+            "2017-01-01T00:00:00Z");
   EXPECT_EQ(Echo(R"({"du":"0.000000001s"})")["du"], "0.000000001s");
   EXPECT_EQ(Echo(R"({"du":"315576000000s"})")["du"], "315576000000s");
   EXPECT_EQ(Echo(R"({"fm":""})")["fm"], "");
