@@ -40,6 +40,10 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
       ${GATEWAY_DIR}/path_template.cc
       ${GATEWAY_DIR}/route_table.cc
       ${GATEWAY_DIR}/transcoder.cc
+      ${GATEWAY_DIR}/request_binding.cc
+      ${GATEWAY_DIR}/json_reader.cc
+      ${GATEWAY_DIR}/json_writer.cc
+      ${GATEWAY_DIR}/value_forms.cc
       ${GATEWAY_DIR}/http_errors.cc)
   inspector_target_defaults(request_binder_fuzzer)
   target_compile_definitions(request_binder_fuzzer PRIVATE
