@@ -1,3 +1,7 @@
+// Reading configuration files (ParseConfigFile in formats.h): format
+// detection and the readers of each format's server entries. JSONC itself is
+// common/jsonc.h, writing is format_writer.cc and the pieces both share are
+// format_common.h.
 #include "server/config/formats.h"
 
 #include <algorithm>
@@ -20,16 +24,21 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/transports.h"
-#include "google/protobuf/util/time_util.h"
+#include "server/config/format_common.h"
 #include "server/config/validation.h"
 
 namespace inspector::config {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using format_internal::ContextFor;
+using format_internal::DefaultType;
+using format_internal::Json;
+using format_internal::ServerContext;
+using format_internal::ServerError;
+using format_internal::ToValue;
+using format_internal::TransportForType;
 using google::protobuf::Struct;
 using google::protobuf::Value;
-using google::protobuf::util::TimeUtil;
 
 // ---- Reading JSON(C) -------------------------------------------------------
 
@@ -72,101 +81,7 @@ std::string Described(const Json& j) {
   return absl::StrCat(vowel ? "an " : "a ", name);
 }
 
-// ---- JSON <-> google.protobuf.Value ----------------------------------------
-
-Value ToValue(const Json& j) {
-  Value v;
-  switch (j.type()) {
-    case Json::value_t::boolean:
-      v.set_bool_value(j.get<bool>());
-      break;
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      v.set_number_value(j.get<double>());
-      break;
-    case Json::value_t::string:
-      v.set_string_value(j.get<std::string>());
-      break;
-    case Json::value_t::array: {
-      auto* list = v.mutable_list_value();
-      for (const Json& item : j) *list->add_values() = ToValue(item);
-      break;
-    }
-    case Json::value_t::object: {
-      auto* fields = v.mutable_struct_value()->mutable_fields();
-      for (const auto& [key, item] : j.items()) (*fields)[key] = ToValue(item);
-      break;
-    }
-    default:
-      v.set_null_value(google::protobuf::NULL_VALUE);
-      break;
-  }
-  return v;
-}
-
-constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
-
-Json FromValue(const Value& v);
-
-Json FromStruct(const Struct& s) {
-  Json out = Json::object();
-  std::vector<std::string> keys;
-  for (const auto& [key, value] : s.fields()) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  for (const std::string& key : keys) out[key] = FromValue(s.fields().at(key));
-  return out;
-}
-
-Json FromValue(const Value& v) {
-  switch (v.kind_case()) {
-    case Value::kBoolValue:
-      return v.bool_value();
-    case Value::kNumberValue: {
-      double d = v.number_value();
-      if (!std::isfinite(d)) return nullptr;
-      if (d == std::trunc(d) && std::fabs(d) < kMaxExactInteger) {
-        return static_cast<int64_t>(d);
-      }
-      return d;
-    }
-    case Value::kStringValue:
-      return v.string_value();
-    case Value::kListValue: {
-      Json out = Json::array();
-      for (const Value& item : v.list_value().values()) {
-        out.push_back(FromValue(item));
-      }
-      return out;
-    }
-    case Value::kStructValue:
-      return FromStruct(v.struct_value());
-    default:
-      return nullptr;
-  }
-}
-
 // ---- Reading servers -------------------------------------------------------
-
-// Who the errors are about.
-struct ServerContext {
-  std::string prefix;  // `server "github"` or `servers[3]`
-  std::string name;    // "" when unknown
-};
-
-ServerContext ContextFor(std::string_view name) {
-  return {absl::StrCat("server \"", AbslView(name), "\""), std::string(name)};
-}
-
-absl::Status ServerError(const ServerContext& ctx, std::string_view field,
-                         std::string_view message) {
-  ErrorDetails details = {{"field", std::string(field)}};
-  if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
-  return Error(
-      v1::INVALID_CONFIG,
-      absl::StrCat(ctx.prefix, ": ", AbslView(field), ": ", AbslView(message)),
-      std::move(details));
-}
 
 // An error about a server entry as a whole; `path` locates it in the file
 // ("mcpServers.github", "servers[3]").
@@ -516,28 +431,6 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
   return absl::OkStatus();
 }
 
-// Transport named by a "type" string of an MCP_SERVERS or VSCODE file.
-std::optional<std::string_view> TransportForType(std::string_view type) {
-  std::string lower = absl::AsciiStrToLower(AbslView(type));
-  if (lower == "stdio") return kTransportStdio;
-  if (lower == "sse") return kTransportSse;
-  if (lower == "http" || lower == "streamable-http" ||
-      lower == "streamablehttp" || lower == "streamable_http") {
-    return kTransportStreamableHttp;
-  }
-  return std::nullopt;
-}
-
-// The "type" string the exporter writes for `transport` ("" = none).
-std::string_view DefaultType(std::string_view transport,
-                             v1::ConfigFormat format) {
-  if (transport == kTransportStdio) {
-    return format == v1::CONFIG_FORMAT_VSCODE ? kTransportStdio : "";
-  }
-  if (transport == kTransportSse) return kTransportSse;
-  return "http";
-}
-
 // Transport of a URL server that does not say: SSE when the path ends in
 // /sse, Streamable HTTP otherwise.
 std::string_view TransportForUrl(std::string_view url) {
@@ -680,143 +573,6 @@ absl::StatusOr<v1::ConfigFormat> DetectFormat(const Json& root) {
                    keys.empty() ? "no keys" : absl::StrJoin(keys, ", ")));
 }
 
-// ---- Writing ---------------------------------------------------------------
-
-Json StringMapJson(const google::protobuf::Map<std::string, std::string>& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
-  Json out = Json::object();
-  for (auto& [key, value] : entries) out[key] = value;
-  return out;
-}
-
-Json StringListJson(
-    const google::protobuf::RepeatedPtrField<std::string>& list) {
-  Json out = Json::array();
-  for (const std::string& item : list) out.push_back(item);
-  return out;
-}
-
-// Appends the keys of `extra` not in `taken`, sorted.
-void AppendExtra(const Struct& extra, const std::set<std::string_view>& taken,
-                 Json* out) {
-  Json sorted = FromStruct(extra);
-  for (auto& [key, value] : sorted.items()) {
-    if (taken.count(key) == 0 && !out->contains(key)) (*out)[key] = value;
-  }
-}
-
-const std::set<std::string_view>& InspectorKeys() {
-  static const auto* keys = new std::set<std::string_view>{
-      "id",       "name",  "transport", "command",   "args",
-      "env",      "cwd",   "url",       "headers",   "connectionMode",
-      "timeouts", "oauth", "createdAt", "updatedAt", "extra",
-      "clientCapabilities", "roots"};
-  return *keys;
-}
-
-const std::set<std::string_view>& MapFormatKeys() {
-  static const auto* keys = new std::set<std::string_view>{
-      "type", "command", "args", "env", "cwd", "url", "headers"};
-  return *keys;
-}
-
-Json InspectorServerJson(const v1::ServerConfig& s) {
-  Json out = Json::object();
-  if (!s.id().empty()) out["id"] = s.id();
-  out["name"] = s.name();
-  out["transport"] = s.transport();
-  if (s.has_command()) out["command"] = s.command();
-  if (s.args_size() > 0) out["args"] = StringListJson(s.args());
-  if (s.env_size() > 0) out["env"] = StringMapJson(s.env());
-  if (s.has_cwd()) out["cwd"] = s.cwd();
-  if (s.has_url()) out["url"] = s.url();
-  if (s.headers_size() > 0) out["headers"] = StringMapJson(s.headers());
-  if (s.has_connection_mode()) out["connectionMode"] = s.connection_mode();
-  if (s.has_timeouts()) {
-    const v1::Timeouts& t = s.timeouts();
-    Json timeouts = Json::object();
-    if (t.connection() != 0) timeouts["connection"] = t.connection();
-    if (t.request() != 0) timeouts["request"] = t.request();
-    if (t.max_total() != 0) timeouts["maxTotal"] = t.max_total();
-    if (t.ping_interval() != 0) timeouts["pingInterval"] = t.ping_interval();
-    if (t.idle() != 0) timeouts["idle"] = t.idle();
-    if (t.client_request() != 0) timeouts["clientRequest"] = t.client_request();
-    if (t.has_progress_resets_timeout()) {
-      timeouts["progressResetsTimeout"] = t.progress_resets_timeout();
-    }
-    if (!timeouts.empty()) out["timeouts"] = std::move(timeouts);
-  }
-  if (s.has_oauth()) {
-    const v1::OAuthConfig& o = s.oauth();
-    Json oauth = Json::object();
-    auto put = [&oauth](const char* key, const std::string& value) {
-      if (!value.empty()) oauth[key] = value;
-    };
-    put("clientId", o.client_id());
-    put("clientSecret", o.client_secret());
-    put("authorizationUrl", o.authorization_url());
-    put("tokenUrl", o.token_url());
-    if (o.scopes_size() > 0) oauth["scopes"] = StringListJson(o.scopes());
-    put("redirectUri", o.redirect_uri());
-    put("protocolVersion", o.protocol_version());
-    put("registrationStrategy", o.registration_strategy());
-    if (!oauth.empty()) out["oauth"] = std::move(oauth);
-  }
-  if (s.has_client_capabilities()) {
-    const v1::ClientCapabilities& c = s.client_capabilities();
-    Json capabilities = Json::object();
-    if (c.has_sampling()) capabilities["sampling"] = c.sampling();
-    if (c.has_elicitation()) capabilities["elicitation"] = c.elicitation();
-    if (c.has_elicitation_url()) {
-      capabilities["elicitationUrl"] = c.elicitation_url();
-    }
-    if (c.has_roots()) capabilities["roots"] = c.roots();
-    if (!capabilities.empty()) {
-      out["clientCapabilities"] = std::move(capabilities);
-    }
-  }
-  if (s.roots_size() > 0) {
-    Json roots = Json::array();
-    for (const v1::Root& root : s.roots()) {
-      Json item = {{"uri", root.uri()}};
-      if (!root.name().empty()) item["name"] = root.name();
-      roots.push_back(std::move(item));
-    }
-    out["roots"] = std::move(roots);
-  }
-  if (s.has_created_at()) out["createdAt"] = TimeUtil::ToString(s.created_at());
-  if (s.has_updated_at()) out["updatedAt"] = TimeUtil::ToString(s.updated_at());
-  AppendExtra(s.extra(), InspectorKeys(), &out);
-  return out;
-}
-
-Json MapServerJson(const v1::ServerConfig& s, v1::ConfigFormat format) {
-  Json out = Json::object();
-  std::string type(DefaultType(s.transport(), format));
-  auto original = s.extra().fields().find("type");
-  if (original != s.extra().fields().end() &&
-      original->second.kind_case() == Value::kStringValue) {
-    auto transport = TransportForType(original->second.string_value());
-    if (transport.has_value() && *transport == s.transport()) {
-      type = original->second.string_value();
-    }
-  }
-  if (!type.empty()) out["type"] = type;
-  if (s.transport() == kTransportStdio) {
-    if (s.has_command()) out["command"] = s.command();
-    if (s.args_size() > 0) out["args"] = StringListJson(s.args());
-    if (s.env_size() > 0) out["env"] = StringMapJson(s.env());
-    if (s.has_cwd()) out["cwd"] = s.cwd();
-  } else {
-    if (s.has_url()) out["url"] = s.url();
-    if (s.headers_size() > 0) out["headers"] = StringMapJson(s.headers());
-  }
-  AppendExtra(s.extra(), MapFormatKeys(), &out);
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<ParsedConfigFile> ParseConfigFile(std::string_view content,
@@ -933,72 +689,6 @@ absl::StatusOr<ParsedConfigFile> ParseConfigFile(std::string_view content,
     (*file_extra)[key] = ToValue(value);
   }
   return result;
-}
-
-absl::StatusOr<std::string> SerializeConfigFile(
-    const std::vector<v1::ServerConfig>& servers, v1::ConfigFormat format,
-    const google::protobuf::Struct& file_extra) {
-  if (format == v1::CONFIG_FORMAT_AUTO) format = v1::CONFIG_FORMAT_INSPECTOR;
-  if (format != v1::CONFIG_FORMAT_INSPECTOR &&
-      format != v1::CONFIG_FORMAT_MCP_SERVERS &&
-      format != v1::CONFIG_FORMAT_VSCODE) {
-    return Error(
-        v1::INVALID_REQUEST,
-        absl::StrCat("unknown config format ", static_cast<int>(format)),
-        {{"field", "format"}});
-  }
-  std::set<std::string> names;
-  for (size_t i = 0; i < servers.size(); ++i) {
-    const v1::ServerConfig& s = servers[i];
-    if (s.name().empty()) {
-      return Error(v1::INVALID_CONFIG,
-                   absl::StrCat("servers[", i, "]: name: required for export"),
-                   {{"field", "name"}});
-    }
-    ServerContext ctx = ContextFor(s.name());
-    if (!IsKnownTransport(s.transport())) {
-      return ServerError(ctx, "transport",
-                         absl::StrCat("\"", s.transport(),
-                                      "\" is not a transport; use \"stdio\", "
-                                      "\"streamableHttp\" or \"sse\""));
-    }
-    if (!names.insert(s.name()).second) {
-      return Error(v1::INVALID_REQUEST,
-                   absl::StrCat("server \"", s.name(),
-                                "\" appears more than once; names must be "
-                                "unique in a file"),
-                   {{"field", "name"}, {"serverName", s.name()}});
-    }
-  }
-
-  try {
-    Json root = Json::object();
-    if (format == v1::CONFIG_FORMAT_INSPECTOR) {
-      auto schema = file_extra.fields().find("$schema");
-      root["$schema"] = schema != file_extra.fields().end()
-                            ? FromValue(schema->second)
-                            : Json(std::string(kInspectorSchemaUrl));
-      root["version"] = std::string(kInspectorFileVersion);
-      Json list = Json::array();
-      for (const auto& s : servers) list.push_back(InspectorServerJson(s));
-      root["servers"] = std::move(list);
-    } else {
-      Json map = Json::object();
-      for (const auto& s : servers) map[s.name()] = MapServerJson(s, format);
-      root[format == v1::CONFIG_FORMAT_VSCODE ? "servers" : "mcpServers"] =
-          std::move(map);
-    }
-    AppendExtra(file_extra, {}, &root);
-    return root.dump(2) + "\n";
-  } catch (const Json::type_error& e) {
-    return Error(v1::INVALID_CONFIG,
-                 absl::StrCat("a value is not valid UTF-8 and cannot be "
-                              "written as JSON: ",
-                              e.what()));
-  } catch (const std::exception& e) {
-    return Error(v1::INTERNAL_ERROR,
-                 absl::StrCat("writing the file failed: ", e.what()));
-  }
 }
 
 }  // namespace inspector::config
