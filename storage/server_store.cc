@@ -208,7 +208,7 @@ absl::Status JsonToMessage(const std::string& text, const std::string& id,
   // Rows written by a newer build may hold fields this one does not know.
   options.ignore_unknown_fields = true;
   absl::Status status = JsonTextToMessage(text, message, options);
-  if (!status.ok()) return BadColumn(id, column, status.message());
+  if (!status.ok()) return BadColumn(id, column, StdView(status.message()));
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@ add_executable(gateway_core_test
     path_template_test.cc
     route_table_test.cc
     transcoder_test.cc
+    transcoder_all_types_test.cc
     http_errors_test.cc)
 inspector_target_defaults(gateway_core_test)
 target_compile_definitions(gateway_core_test PRIVATE
