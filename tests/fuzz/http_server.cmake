@@ -14,7 +14,8 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   # The parser's source is compiled into the target so that libFuzzer's
   # coverage instrumentation reaches it.
   add_executable(http1_parser_fuzzer http1_parser_fuzzer.cc
-      ${PROJECT_SOURCE_DIR}/common/http/http1.cc)
+      ${PROJECT_SOURCE_DIR}/common/http/http1.cc
+      ${PROJECT_SOURCE_DIR}/common/http/http1_response.cc)
   inspector_target_defaults(http1_parser_fuzzer)
   target_compile_options(http1_parser_fuzzer PRIVATE
       -fsanitize=fuzzer,address,undefined)
