@@ -42,6 +42,10 @@
 // Exits 0 when the runs complete, whatever the figures; 1 when something
 // breaks (a process does not start, a call fails, an answer is wrong);
 // 2 for bad arguments.
+//
+// Over 900 lines on purpose: one benchmark program whose targets, load
+// driver and report are read together, top to bottom, to judge what the
+// figures mean; none of it is used by anything else.
 #include <dirent.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
