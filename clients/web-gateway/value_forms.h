@@ -10,6 +10,7 @@
 #define INSPECTOR_CLIENTS_WEB_GATEWAY_VALUE_FORMS_H_
 
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/message.h>
 
 #include <cstddef>
@@ -22,6 +23,16 @@
 #include "common/strings.h"
 
 namespace inspector::gateway::transcoding {
+
+// Short names for the protobuf reflection types, within this internal
+// namespace only.
+using google::protobuf::Descriptor;
+using google::protobuf::DescriptorPool;
+using google::protobuf::DynamicMessageFactory;
+using google::protobuf::EnumValueDescriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
 
 // Message nesting that protobuf's parser accepts (its default recursion
 // limit): a request nested deeper would be refused by the daemon, so it is

@@ -24,14 +24,8 @@
 namespace inspector::mcp {
 namespace {
 
-using internal::CodePoints;
 using internal::Invalid;
-using internal::IsAscii;
-using internal::IsEmail;
-using internal::IsUri;
 using internal::JsonTypeName;
-using internal::kMaxExactInteger;
-using internal::kPatternValueLimit;
 using internal::Quote;
 using nlohmann::json;
 
