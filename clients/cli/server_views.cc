@@ -12,18 +12,11 @@
 #include "clients/cli/text.h"
 #include "common/json_proto.h"
 #include "common/secrets.h"
+#include "common/sorted.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace inspector::cli {
 namespace {
-
-template <typename Map>
-std::vector<std::pair<std::string, std::string>> Sorted(const Map& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
 
 std::string Timestamp(const google::protobuf::Timestamp& time) {
   return google::protobuf::util::TimeUtil::ToString(time);
@@ -102,14 +95,14 @@ std::string ServerDetails(const v1::ServerConfig& original, bool show_secrets) {
     block.Add("Working dir",
               server.cwd().empty() ? "(the daemon's)" : server.cwd());
     std::vector<std::string> env;
-    for (const auto& [key, value] : Sorted(server.env())) {
+    for (const auto& [key, value] : SortedEntries(server.env())) {
       env.push_back(absl::StrCat(key, "=", value));
     }
     block.AddLines("Environment", env);
   } else {
     block.Add("URL", server.url());
     std::vector<std::string> headers;
-    for (const auto& [key, value] : Sorted(server.headers())) {
+    for (const auto& [key, value] : SortedEntries(server.headers())) {
       headers.push_back(absl::StrCat(key, ": ", value));
     }
     block.AddLines("Headers", headers);

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/sorted.h"
 #include "common/transports.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/config/format_common.h"
@@ -32,11 +33,8 @@ using google::protobuf::Value;
 using google::protobuf::util::TimeUtil;
 
 Json StringMapJson(const google::protobuf::Map<std::string, std::string>& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
   Json out = Json::object();
-  for (auto& [key, value] : entries) out[key] = value;
+  for (auto& [key, value] : SortedEntries(map)) out[key] = value;
   return out;
 }
 

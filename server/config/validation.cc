@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/http/tokens.h"
+#include "common/sorted.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/utf8.h"
@@ -125,15 +126,6 @@ absl::Status ValidateCount(std::string_view field, size_t count) {
   return absl::OkStatus();
 }
 
-// Keys in sorted order so that the first error is deterministic.
-template <typename Map>
-std::vector<std::pair<std::string, std::string>> Sorted(const Map& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
 absl::Status ValidateStdio(const v1::ServerConfig& config) {
   if (!config.has_command()) {
     return ConfigError("command",
@@ -164,7 +156,7 @@ absl::Status ValidateStdio(const v1::ServerConfig& config) {
     RETURN_IF_ERROR(ValidateValueSize(field, config.args(i).size()));
   }
   RETURN_IF_ERROR(ValidateCount("env", config.env_size()));
-  for (const auto& [key, value] : Sorted(config.env())) {
+  for (const auto& [key, value] : SortedEntries(config.env())) {
     if (key.empty()) {
       return ConfigError("env", "contains an entry with an empty name");
     }
@@ -223,7 +215,7 @@ absl::Status ValidateHttp(const v1::ServerConfig& config) {
   }
   RETURN_IF_ERROR(ValidateCount("headers", config.headers_size()));
   std::map<std::string, std::string> seen;  // lower-case name -> name
-  for (const auto& [key, value] : Sorted(config.headers())) {
+  for (const auto& [key, value] : SortedEntries(config.headers())) {
     if (key.empty()) {
       return ConfigError("headers", "contains a header with an empty name");
     }
