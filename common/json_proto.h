@@ -47,15 +47,15 @@ absl::Status JsonToMessage(const nlohmann::json& value,
                            const JsonToProtoOptions& options = {});
 
 // `message` as JSON text in lowerCamelCase field names. InvalidArgument
-// with protobuf's reason when it cannot be written (e.g. a Struct holding a
-// NaN).
+// with protobuf's reason when it cannot be written. (A non-finite number in
+// a Struct is written as the string "NaN", "Infinity" or "-Infinity".)
 absl::StatusOr<std::string> MessageToJsonText(
     const google::protobuf::Message& message,
     const ProtoToJsonOptions& options = {});
 
 // Replaces `out` with the JSON object `value`. When `value` is not an
-// object, or holds something a Struct cannot (e.g. a NaN number), `out` is
-// left empty and the answer says why.
+// object, or protobuf's parser refuses it, `out` is left empty and the
+// answer says why.
 absl::Status JsonObjectToStruct(const nlohmann::json& value,
                                 google::protobuf::Struct* out);
 
