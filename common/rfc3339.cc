@@ -123,16 +123,21 @@ std::optional<Rfc3339DateTime> ParseRfc3339DateTime(std::string_view text) {
   return out;
 }
 
+void Rfc3339ToUnix(const Rfc3339DateTime& parts, int64_t* seconds,
+                   int32_t* nanos) {
+  int64_t days = DaysFromCivil(parts.year, static_cast<unsigned>(parts.month),
+                               static_cast<unsigned>(parts.day));
+  // Second 60 is :00 of the next minute, fraction dropped (see the header).
+  *nanos = parts.second == 60 ? 0 : parts.nanos;
+  *seconds = days * 86400 + parts.hour * 3600 + parts.minute * 60 +
+             parts.second - int64_t{parts.offset_minutes} * 60;
+}
+
 bool ParseRfc3339Timestamp(std::string_view text, int64_t* seconds,
                            int32_t* nanos) {
   std::optional<Rfc3339DateTime> parts = ParseRfc3339DateTime(text);
   if (!parts.has_value() || parts->fraction_digits > 9) return false;
-  int64_t days = DaysFromCivil(parts->year, static_cast<unsigned>(parts->month),
-                               static_cast<unsigned>(parts->day));
-  // Second 60 is :00 of the next minute, fraction dropped (see the header).
-  *nanos = parts->second == 60 ? 0 : parts->nanos;
-  *seconds = days * 86400 + parts->hour * 3600 + parts->minute * 60 +
-             parts->second - int64_t{parts->offset_minutes} * 60;
+  Rfc3339ToUnix(*parts, seconds, nanos);
   return *seconds >= kMinTimestampSeconds && *seconds <= kMaxTimestampSeconds;
 }
 

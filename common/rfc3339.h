@@ -58,6 +58,12 @@ inline bool IsRfc3339DateTime(std::string_view text) {
   return ParseRfc3339DateTime(text).has_value();
 }
 
+// `parts` as a point in time: seconds since the Unix epoch (UTC) and
+// 0-999999999 nanoseconds (fraction digits past the ninth are dropped;
+// second 60 reads as described above). No range check.
+void Rfc3339ToUnix(const Rfc3339DateTime& parts, int64_t* seconds,
+                   int32_t* nanos);
+
 // An RFC 3339 date-time as a point in time (seconds since the Unix epoch,
 // UTC, and 0-999999999 nanoseconds), within the Timestamp range. False,
 // leaving the outputs unspecified, when it is not one or lies outside it.

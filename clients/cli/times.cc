@@ -74,9 +74,12 @@ std::optional<absl::Duration> ParseAgo(absl::string_view text) {
 
 std::optional<absl::Time> ParseAbsolute(absl::string_view text,
                                         absl::TimeZone zone) {
-  int64_t seconds = 0;
-  int32_t nanos = 0;
-  if (ParseRfc3339Timestamp(StdView(text), &seconds, &nanos)) {
+  if (std::optional<Rfc3339DateTime> parts =
+          ParseRfc3339DateTime(StdView(text));
+      parts.has_value()) {
+    int64_t seconds = 0;
+    int32_t nanos = 0;
+    Rfc3339ToUnix(*parts, &seconds, &nanos);
     return absl::FromUnixSeconds(seconds) + absl::Nanoseconds(nanos);
   }
   absl::Time time;

@@ -130,6 +130,18 @@ TEST(Rfc3339Test, TimestampRangeAndPrecision) {
   EXPECT_FALSE(Parse("2024-01-15T10:00:00.0000000001Z").has_value());
 }
 
+TEST(Rfc3339Test, ToUnixDropsDigitsPastTheNinth) {
+  std::optional<Rfc3339DateTime> parts =
+      ParseRfc3339DateTime("1970-01-01T00:00:01.1234567899-00:01");
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_EQ(parts->fraction_digits, 10);
+  int64_t seconds = 0;
+  int32_t nanos = 0;
+  Rfc3339ToUnix(*parts, &seconds, &nanos);
+  EXPECT_EQ(seconds, 61);
+  EXPECT_EQ(nanos, 123456789);
+}
+
 TEST(Rfc3339Test, FormatsWithTheShortestExactFraction) {
   EXPECT_EQ(Format(0, 0), "1970-01-01T00:00:00Z");
   EXPECT_EQ(Format(1705309200, 500000000), "2024-01-15T09:00:00.500Z");
