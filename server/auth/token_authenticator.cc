@@ -27,7 +27,7 @@ absl::Status TokenAuthenticator::Check(
     if (k == "authorization") {
       constexpr std::string_view kBearer = "bearer ";
       if (v.size() < kBearer.size() ||
-          !absl::EqualsIgnoreCase(absl::string_view(v.data(), kBearer.size()),
+          !absl::EqualsIgnoreCase(AbslView(v.substr(0, kBearer.size())),
                                   AbslView(kBearer))) {
         presented = true;
         continue;
