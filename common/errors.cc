@@ -1,6 +1,7 @@
 #include "common/errors.h"
 
 #include "absl/strings/cord.h"
+#include "common/strings.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
@@ -84,8 +85,7 @@ ErrorCode DefaultErrorCodeFor(absl::StatusCode code) {
 
 absl::Status Error(ErrorCode code, std::string_view message,
                    ErrorDetails details) {
-  absl::Status status(StatusCodeFor(code),
-                      absl::string_view(message.data(), message.size()));
+  absl::Status status(StatusCodeFor(code), AbslView(message));
   google::rpc::ErrorInfo info;
   info.set_reason(v1::ErrorCode_Name(code));
   info.set_domain(std::string(kErrorDomain));

@@ -6,14 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/strings.h"
 #include "google/protobuf/struct.pb.h"
 
 namespace inspector {
 namespace {
-
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 constexpr std::string_view kSecretHeaders[] = {
     "authorization", "proxy-authorization", "x-api-key", "cookie",
@@ -57,7 +54,7 @@ void MaskValue(google::protobuf::Value* value, bool secret) {
 }  // namespace
 
 bool IsSecretName(std::string_view key) {
-  std::string lower = absl::AsciiStrToLower(AV(key));
+  std::string lower = absl::AsciiStrToLower(AbslView(key));
   for (std::string_view header : kSecretHeaders) {
     if (lower == header) return true;
   }
@@ -80,8 +77,8 @@ std::string MaskUserInfoPassword(std::string_view url) {
   if (at == std::string_view::npos || at < authority) return std::string(url);
   size_t colon = url.find(':', authority);
   if (colon == std::string_view::npos || colon > at) return std::string(url);
-  return absl::StrCat(AV(url.substr(0, colon + 1)), AV(kRedacted),
-                      AV(url.substr(at)));
+  return absl::StrCat(AbslView(url.substr(0, colon + 1)), AbslView(kRedacted),
+                      AbslView(url.substr(at)));
 }
 
 }  // namespace
@@ -96,19 +93,20 @@ std::string MaskSecretsInUrl(std::string_view raw_url) {
       query + 1, fragment == std::string_view::npos ? std::string_view::npos
                                                     : fragment - query - 1);
   std::vector<std::string> masked;
-  for (absl::string_view param : absl::StrSplit(AV(params), '&')) {
+  for (absl::string_view param : absl::StrSplit(AbslView(params), '&')) {
     size_t eq = param.find('=');
     if (eq != absl::string_view::npos &&
         IsSecretName(std::string_view(param.data(), eq))) {
-      masked.push_back(absl::StrCat(param.substr(0, eq + 1), AV(kRedacted)));
+      masked.push_back(
+          absl::StrCat(param.substr(0, eq + 1), AbslView(kRedacted)));
     } else {
       masked.push_back(std::string(param));
     }
   }
-  std::string out =
-      absl::StrCat(AV(url.substr(0, query + 1)), absl::StrJoin(masked, "&"));
+  std::string out = absl::StrCat(AbslView(url.substr(0, query + 1)),
+                                 absl::StrJoin(masked, "&"));
   if (fragment != std::string_view::npos) {
-    absl::StrAppend(&out, AV(url.substr(fragment)));
+    absl::StrAppend(&out, AbslView(url.substr(fragment)));
   }
   return out;
 }
@@ -126,7 +124,7 @@ std::string MaskSecretArg(std::string_view previous, std::string_view arg) {
   if (eq != std::string_view::npos && eq > 0 &&
       arg.find("://") == std::string_view::npos &&
       IsSecretName(StripDashes(arg.substr(0, eq)))) {
-    return absl::StrCat(AV(arg.substr(0, eq + 1)), AV(kRedacted));
+    return absl::StrCat(AbslView(arg.substr(0, eq + 1)), AbslView(kRedacted));
   }
   // "Authorization: Bearer ..." passed as a header argument.
   size_t colon = arg.find(':');
@@ -134,7 +132,8 @@ std::string MaskSecretArg(std::string_view previous, std::string_view arg) {
       std::all_of(arg.begin(), arg.begin() + colon, IsHeaderNameChar) &&
       arg.substr(colon).substr(0, 3) != "://" &&
       IsSecretName(arg.substr(0, colon))) {
-    return absl::StrCat(AV(arg.substr(0, colon)), ": ", AV(kRedacted));
+    return absl::StrCat(AbslView(arg.substr(0, colon)), ": ",
+                        AbslView(kRedacted));
   }
   if (arg.find("://") != std::string_view::npos) return MaskSecretsInUrl(arg);
   return std::string(arg);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/strings.h"
 
 namespace inspector {
 namespace {
@@ -45,8 +46,8 @@ void SseParser::Reset() {
 
 absl::Status SseParser::TooLarge(std::string_view what) {
   error_ = absl::ResourceExhaustedError(
-      absl::StrCat("SSE ", absl::string_view(what.data(), what.size()),
-                   " exceeds the limit of ", max_event_bytes_, " bytes"));
+      absl::StrCat("SSE ", AbslView(what), " exceeds the limit of ",
+                   max_event_bytes_, " bytes"));
   return error_;
 }
 

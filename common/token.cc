@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 
 namespace inspector {
@@ -114,21 +115,15 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& path) {
     RETURN_IF_ERROR(MakeDirs(path.substr(0, slash)));
   }
   ASSIGN_OR_RETURN(std::string token, GenerateToken());
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    // Another process created it first: use theirs.
-    if (errno == EEXIST) return ReadToken(path);
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot create token file ", path, ": ", std::strerror(errno)));
-  }
-  std::string line = token + "\n";
-  bool ok = write(fd, line.data(), line.size()) ==
-            static_cast<ssize_t>(line.size());
-  ok = (fsync(fd) == 0) && ok;
-  close(fd);
-  if (!ok) {
-    unlink(path.c_str());
-    return absl::InternalError(absl::StrCat("cannot write token file ", path));
+  AtomicWriteOptions options;
+  options.replace_existing = false;
+  absl::Status written = WriteFileAtomically(path, token + "\n", options);
+  // Another process created it first: use theirs.
+  if (absl::IsAlreadyExists(written)) return ReadToken(path);
+  if (!written.ok()) {
+    return absl::Status(
+        written.code(),
+        absl::StrCat("cannot create token file: ", written.message()));
   }
   return token;
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/strings.h"
 
 namespace inspector {
 namespace {
@@ -33,10 +34,10 @@ void SetLogLevel(LogLevel level) { min_level = static_cast<int>(level); }
 
 void Log(LogLevel level, std::string_view message) {
   if (static_cast<int>(level) < min_level) return;
-  std::string line = absl::StrCat(
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-      " ", Name(level), " ", absl::string_view(message.data(), message.size()),
-      "\n");
+  std::string line =
+      absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(),
+                                    absl::UTCTimeZone()),
+                   " ", Name(level), " ", AbslView(message), "\n");
   // One write per line so concurrent lines do not interleave.
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "storage/schema.h"
 
 namespace inspector::storage {
@@ -23,17 +24,13 @@ constexpr char kInMemoryPath[] = ":memory:";
 // Longest stretch of SQL quoted in an error message.
 constexpr size_t kMaxSqlInError = 240;
 
-absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 std::string QuoteSql(std::string_view sql) {
   while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.front())))
     sql.remove_prefix(1);
   while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.back())))
     sql.remove_suffix(1);
   if (sql.size() <= kMaxSqlInError) return std::string(sql);
-  return absl::StrCat(ToAbsl(sql.substr(0, kMaxSqlInError)), "...");
+  return absl::StrCat(AbslView(sql.substr(0, kMaxSqlInError)), "...");
 }
 
 absl::StatusCode CodeForSqliteResult(int rc) {
@@ -78,8 +75,8 @@ absl::StatusCode CodeForSqliteResult(int rc) {
 // while running `sql`.
 absl::Status SqliteError(int rc, std::string_view message,
                          std::string_view sql) {
-  std::string text =
-      absl::StrCat("sqlite: ", ToAbsl(message), " (", sqlite3_errstr(rc), ")");
+  std::string text = absl::StrCat("sqlite: ", AbslView(message), " (",
+                                  sqlite3_errstr(rc), ")");
   if (!sql.empty()) absl::StrAppend(&text, " in SQL: ", QuoteSql(sql));
   return absl::Status(CodeForSqliteResult(rc), text);
 }
@@ -91,7 +88,7 @@ absl::Status SqliteError(int rc, sqlite3* db, std::string_view sql) {
 absl::Status ErrnoError(int error, std::string_view what,
                         const std::string& path) {
   std::string text =
-      absl::StrCat(ToAbsl(what), " ", path, ": ", std::strerror(error));
+      absl::StrCat(AbslView(what), " ", path, ": ", std::strerror(error));
   switch (error) {
     case ENOENT:
     case ENOTDIR:

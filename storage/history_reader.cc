@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/utf8.h"
 #include "nlohmann/json.hpp"
 #include "storage/database.h"
 
@@ -34,62 +35,6 @@ uint32_t EffectiveLimit(uint32_t limit) {
 
 // ---------------------------------------------------------------------------
 // UTF-8
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 if the bytes
-// there are not one (stray continuation, overlong form, surrogate, beyond
-// U+10FFFF, cut short).
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) {
-    return static_cast<unsigned char>(text[k]);
-  };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t length;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    length = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    length = 3;
-    if (c == 0xE0) low = 0xA0;
-    if (c == 0xED) high = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    length = 4;
-    if (c == 0xF0) low = 0x90;
-    if (c == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
-
-// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD.
-std::string ValidUtf8(std::string text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t length = Utf8SequenceLength(text, i);
-    if (length == 0) break;
-    i += length;
-  }
-  if (i == text.size()) return text;
-  std::string fixed(text, 0, i);
-  while (i < text.size()) {
-    size_t length = Utf8SequenceLength(text, i);
-    if (length == 0) {
-      fixed += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      fixed.append(text, i, length);
-      i += length;
-    }
-  }
-  return fixed;
-}
 
 // ---------------------------------------------------------------------------
 // JSON

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "storage/database.h"
 
 namespace inspector::storage {
@@ -65,18 +66,15 @@ bool IsSessionKind(std::string_view kind) {
 // The error SQLite would give for a failed CHECK constraint.
 absl::Status CheckFailed(std::string_view table, std::string_view column,
                          std::string_view value) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "CHECK constraint failed: ",
-      absl::string_view(table.data(), table.size()), ".",
-      absl::string_view(column.data(), column.size()), " may not be '",
-      absl::string_view(value.data(), value.size()), "'"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("CHECK constraint failed: ", AbslView(table), ".",
+                   AbslView(column), " may not be '", AbslView(value), "'"));
 }
 
 absl::Status WithContext(const absl::Status& status, std::string_view what) {
-  return absl::Status(status.code(),
-                      absl::StrCat("history writer: ",
-                                   absl::string_view(what.data(), what.size()),
-                                   ": ", status.message()));
+  return absl::Status(
+      status.code(),
+      absl::StrCat("history writer: ", AbslView(what), ": ", status.message()));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "storage/database.h"
 
 namespace inspector::storage {
@@ -212,10 +213,6 @@ constexpr Migration kMigrations[] = {
     {2, "add client capabilities and roots to servers", kMigration2},
 };
 
-absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 absl::Status TooNew(const Database& db, int version, int latest) {
   return absl::FailedPreconditionError(
       absl::StrCat("database ", db.path(), " has schema version ", version,
@@ -258,7 +255,7 @@ absl::Status ApplyMigrations(Database* db,
       return absl::Status(
           status.code(),
           absl::StrCat("migration ", migration.version, " (",
-                       ToAbsl(migration.description), ") of ", db->path(),
+                       AbslView(migration.description), ") of ", db->path(),
                        " failed: ", status.message()));
     }
     version = migration.version;

@@ -1,6 +1,5 @@
 #include "storage/server_store.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
 #include <nlohmann/json.hpp>
@@ -11,7 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/errors.h"
+#include "common/json_proto.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
+#include "common/transports.h"
 
 namespace inspector::storage {
 namespace {
@@ -69,10 +71,6 @@ enum Column {
   kRootsJson,
 };
 
-absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 absl::Status ServerNotFound(std::string_view id_or_name) {
   std::string id(id_or_name);
   return Error(v1::SERVER_NOT_FOUND,
@@ -98,7 +96,7 @@ absl::StatusOr<std::string> DumpJson(const json& value,
     return value.dump();
   } catch (const json::exception&) {
     return InvalidConfig(
-        field, absl::StrCat("server configuration field '", ToAbsl(field),
+        field, absl::StrCat("server configuration field '", AbslView(field),
                             "' is not valid UTF-8"));
   }
 }
@@ -121,8 +119,8 @@ absl::StatusOr<std::string> MapToJson(const Map& entries,
 
 absl::Status BadColumn(const std::string& id, std::string_view column,
                        std::string_view why) {
-  return absl::DataLossError(absl::StrCat("servers row '", id, "': column ",
-                                          ToAbsl(column), " ", ToAbsl(why)));
+  return absl::DataLossError(absl::StrCat(
+      "servers row '", id, "': column ", AbslView(column), " ", AbslView(why)));
 }
 
 // Parses a JSON array of strings into `out`.
@@ -194,12 +192,11 @@ absl::Status JsonToRoots(const std::string& text, const std::string& id,
 
 absl::StatusOr<std::string> MessageToJson(
     const google::protobuf::Message& message, std::string_view field) {
-  std::string out;
-  auto status = google::protobuf::util::MessageToJsonString(message, &out);
-  if (!status.ok()) {
+  absl::StatusOr<std::string> out = MessageToJsonText(message);
+  if (!out.ok()) {
     return InvalidConfig(
-        field, absl::StrCat("server configuration field '", ToAbsl(field),
-                            "' cannot be stored: ", status.ToString()));
+        field, absl::StrCat("server configuration field '", AbslView(field),
+                            "' cannot be stored: ", out.status().message()));
   }
   return out;
 }
@@ -207,12 +204,11 @@ absl::StatusOr<std::string> MessageToJson(
 absl::Status JsonToMessage(const std::string& text, const std::string& id,
                            std::string_view column,
                            google::protobuf::Message* message) {
-  google::protobuf::util::JsonParseOptions options;
+  JsonToProtoOptions options;
   // Rows written by a newer build may hold fields this one does not know.
   options.ignore_unknown_fields = true;
-  auto status =
-      google::protobuf::util::JsonStringToMessage(text, message, options);
-  if (!status.ok()) return BadColumn(id, column, status.ToString());
+  absl::Status status = JsonTextToMessage(text, message, options);
+  if (!status.ok()) return BadColumn(id, column, StdView(status.message()));
   return absl::OkStatus();
 }
 
@@ -243,8 +239,7 @@ absl::Status CheckRequired(const v1::ServerConfig& config) {
     return InvalidConfig("transport", "server configuration has no transport");
   }
   const std::string& transport = config.transport();
-  if (transport != "stdio" && transport != "streamableHttp" &&
-      transport != "sse") {
+  if (!IsKnownTransport(transport)) {
     return InvalidConfig(
         "transport",
         absl::StrCat("transport '", transport,
@@ -348,7 +343,7 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
 
 absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
   static const std::string* const kList =
-      new std::string(absl::StrCat(ToAbsl(kSelect), " ORDER BY name"));
+      new std::string(absl::StrCat(AbslView(kSelect), " ORDER BY name"));
   ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kList));
   std::vector<v1::ServerConfig> configs;
   while (true) {
@@ -362,7 +357,7 @@ absl::StatusOr<std::vector<v1::ServerConfig>> ServerTable::List() {
 
 absl::StatusOr<v1::ServerConfig> ServerTable::Get(std::string_view id_or_name) {
   static const std::string* const kGet = new std::string(
-      absl::StrCat(ToAbsl(kSelect), ToAbsl(kWhereIdOrName)));
+      absl::StrCat(AbslView(kSelect), AbslView(kWhereIdOrName)));
   ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kGet));
   RETURN_IF_ERROR(statement.Bind(1, id_or_name));
   ASSIGN_OR_RETURN(bool has_row, statement.Step());

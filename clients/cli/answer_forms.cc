@@ -14,6 +14,7 @@
 #include "clients/cli/text.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
@@ -21,10 +22,6 @@ namespace {
 using mcp::FormChoice;
 using mcp::FormField;
 using nlohmann::json;
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 std::string MessageOf(const absl::Status& status) {
   return SanitizeForTerminal(std::string(status.message()));
@@ -46,7 +43,7 @@ bool ReadLine(std::istream& in, std::string* line) {
 }
 
 bool IsBlank(std::string_view text) {
-  return absl::StripAsciiWhitespace(Absl(text)).empty();
+  return absl::StripAsciiWhitespace(AbslView(text)).empty();
 }
 
 // The first letter of an answer to a menu, lower case; 0 for blank.
@@ -60,7 +57,7 @@ std::string Indented(std::string_view text, std::string_view indent) {
   std::string out;
   const std::string safe = SanitizeText(text);
   for (absl::string_view line : absl::StrSplit(safe, '\n')) {
-    absl::StrAppend(&out, Absl(indent), line, "\n");
+    absl::StrAppend(&out, AbslView(indent), line, "\n");
   }
   return out;
 }

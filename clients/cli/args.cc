@@ -6,17 +6,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
-#include "common/http/http1.h"
+#include "common/http/tokens.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
 
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 std::string Trim(std::string_view s) {
-  return std::string(absl::StripAsciiWhitespace(Absl(s)));
+  return std::string(absl::StripAsciiWhitespace(AbslView(s)));
 }
 
 }  // namespace
@@ -38,7 +35,7 @@ absl::StatusOr<KeyValue> ParseEnvAssignment(std::string_view text,
   auto eq = text.find('=');
   std::string key(eq == std::string_view::npos ? text : text.substr(0, eq));
   if (key.empty()) {
-    return UsageError(absl::StrCat("invalid --env value \"", Absl(text),
+    return UsageError(absl::StrCat("invalid --env value \"", AbslView(text),
                                    "\": the name is empty"),
                       example);
   }
@@ -66,20 +63,22 @@ absl::StatusOr<KeyValue> ParseHeader(std::string_view text) {
   auto sep = text.find_first_of(":=");
   if (sep == std::string_view::npos) {
     return UsageError(
-        absl::StrCat("invalid --header value \"", Absl(text), "\""), example);
+        absl::StrCat("invalid --header value \"", AbslView(text), "\""),
+        example);
   }
   std::string name = Trim(text.substr(0, sep));
   std::string value = Trim(text.substr(sep + 1));
   if (name.empty()) {
-    return UsageError(absl::StrCat("invalid --header value \"", Absl(text),
+    return UsageError(absl::StrCat("invalid --header value \"", AbslView(text),
                                    "\": the name is empty"),
                       example);
   }
   if (!http::IsToken(name)) {
-    return UsageError(absl::StrCat("invalid header name \"", name,
-                                   "\": only letters, digits and "
-                                   "!#$%&'*+-.^_`|~ are allowed"),
-                      example);
+    return UsageError(
+        absl::StrCat("invalid header name \"", name,
+                     "\": only letters, digits and ",
+                     AbslView(http::kTcharPunctuation), " are allowed"),
+        example);
   }
   return KeyValue{name, value};
 }
@@ -106,7 +105,7 @@ absl::StatusOr<v1::ConfigFormat> ParseConfigFormat(std::string_view name) {
     return v1::CONFIG_FORMAT_MCP_SERVERS;
   }
   if (name == "vscode") return v1::CONFIG_FORMAT_VSCODE;
-  return UsageError(absl::StrCat("unknown format \"", Absl(name), "\""),
+  return UsageError(absl::StrCat("unknown format \"", AbslView(name), "\""),
                     "formats: auto, inspector, mcp-servers (also claude, "
                     "cursor), vscode");
 }
@@ -131,13 +130,8 @@ absl::StatusOr<v1::ConflictPolicy> ParseConflictPolicy(std::string_view name) {
   if (name == "skip") return v1::CONFLICT_POLICY_SKIP;
   if (name == "replace") return v1::CONFLICT_POLICY_REPLACE;
   return UsageError(
-      absl::StrCat("unknown conflict policy \"", Absl(name), "\""),
+      absl::StrCat("unknown conflict policy \"", AbslView(name), "\""),
       "policies: fail, skip, replace");
-}
-
-bool IsKnownTransport(std::string_view transport) {
-  return transport == kTransportStdio ||
-         transport == kTransportStreamableHttp || transport == kTransportSse;
 }
 
 std::string DefaultTransportForUrl(std::string_view url) {
@@ -152,7 +146,7 @@ std::string DefaultTransportForUrl(std::string_view url) {
   auto end = path.find_first_of("?#");
   if (end != std::string_view::npos) path = path.substr(0, end);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  if (absl::EndsWithIgnoreCase(Absl(path), "/sse")) {
+  if (absl::EndsWithIgnoreCase(AbslView(path), "/sse")) {
     return std::string(kTransportSse);
   }
   return std::string(kTransportStreamableHttp);
@@ -163,27 +157,28 @@ absl::Status ValidateAddress(std::string_view addr) {
       "--addr takes the daemon's gRPC address as host:port, for example "
       "127.0.0.1:50051";
   if (addr.empty()) return UsageError("--addr is empty", hint);
-  if (absl::StartsWithIgnoreCase(Absl(addr), "http://") ||
-      absl::StartsWithIgnoreCase(Absl(addr), "https://")) {
-    return UsageError(
-        absl::StrCat("--addr ", Absl(addr), " is a URL, not a gRPC address"),
-        hint);
+  if (absl::StartsWithIgnoreCase(AbslView(addr), "http://") ||
+      absl::StartsWithIgnoreCase(AbslView(addr), "https://")) {
+    return UsageError(absl::StrCat("--addr ", AbslView(addr),
+                                   " is a URL, not a gRPC address"),
+                      hint);
   }
-  if (absl::StartsWith(Absl(addr), "unix:") ||
-      absl::StartsWith(Absl(addr), "unix-abstract:") ||
-      absl::StrContains(Absl(addr), "///")) {
+  if (absl::StartsWith(AbslView(addr), "unix:") ||
+      absl::StartsWith(AbslView(addr), "unix-abstract:") ||
+      absl::StrContains(AbslView(addr), "///")) {
     return absl::OkStatus();
   }
   auto colon = addr.rfind(':');
   if (colon == std::string_view::npos || colon + 1 == addr.size() ||
       colon == 0) {
     return UsageError(
-        absl::StrCat("--addr ", Absl(addr), " has no host and port"), hint);
+        absl::StrCat("--addr ", AbslView(addr), " has no host and port"), hint);
   }
   for (char c : addr.substr(colon + 1)) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) {
       return UsageError(
-          absl::StrCat("--addr ", Absl(addr), " has an invalid port"), hint);
+          absl::StrCat("--addr ", AbslView(addr), " has an invalid port"),
+          hint);
     }
   }
   return absl::OkStatus();

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/transports.h"
 #include "inspector/v1/config.pb.h"
 
 namespace inspector::cli {
@@ -59,12 +60,7 @@ std::string ConfigFormatName(v1::ConfigFormat format);
 // "fail", "skip" or "replace".
 absl::StatusOr<v1::ConflictPolicy> ParseConflictPolicy(std::string_view name);
 
-inline constexpr std::string_view kTransportStdio = "stdio";
-inline constexpr std::string_view kTransportStreamableHttp = "streamableHttp";
-inline constexpr std::string_view kTransportSse = "sse";
-
-// True for "stdio", "streamableHttp" and "sse".
-bool IsKnownTransport(std::string_view transport);
+// Transport names and IsKnownTransport() are in common/transports.h.
 
 // "sse" when the URL's path ends in /sse (legacy SSE servers' convention),
 // otherwise "streamableHttp".

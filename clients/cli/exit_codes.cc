@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
@@ -85,8 +86,7 @@ std::string ExitCodesHelp() {
     std::string line = absl::StrFormat("  %d  ", doc.code);
     const std::string indent(line.size(), ' ');
     bool first_word = true;
-    for (absl::string_view word : absl::StrSplit(
-             absl::string_view(doc.meaning.data(), doc.meaning.size()), ' ')) {
+    for (absl::string_view word : absl::StrSplit(AbslView(doc.meaning), ' ')) {
       if (!first_word && line.size() + 1 + word.size() > kWidth) {
         absl::StrAppend(&text, line, "\n");
         line = indent;

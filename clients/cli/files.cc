@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
+#include "common/files.h"
 
 namespace inspector::cli {
 namespace {
@@ -79,55 +80,9 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path,
 
 absl::Status WritePrivateFile(const std::string& path,
                               const std::string& content) {
-  auto slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  if (dir.empty()) dir = "/";
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) {
-    return LocalError(v1::INVALID_REQUEST,
-                      absl::StrCat(path, " names a directory, not a file"));
-  }
-  std::string temp = absl::StrCat(dir, "/.", base, ".XXXXXX");
-  std::vector<char> name(temp.begin(), temp.end());
-  name.push_back('\0');
-  // mkstemp creates the file with mode 0600.
-  int fd = mkstemp(name.data());
-  if (fd < 0) {
-    return LocalError(
-        v1::INVALID_REQUEST,
-        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  auto fail = [&](int error) {
-    close(fd);
-    unlink(name.data());
-    return LocalError(
-        v1::INVALID_REQUEST,
-        absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
-  };
-  if (fchmod(fd, 0600) != 0) return fail(errno);
-  size_t written = 0;
-  while (written < content.size()) {
-    ssize_t n = write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0) return fail(errno);
-  if (close(fd) != 0) {
-    int error = errno;
-    unlink(name.data());
-    return LocalError(
-        v1::INVALID_REQUEST,
-        absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
-  }
-  if (rename(name.data(), path.c_str()) != 0) {
-    int error = errno;
-    unlink(name.data());
-    return LocalError(
-        v1::INVALID_REQUEST,
-        absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+  absl::Status written = WriteFileAtomically(path, content);
+  if (!written.ok()) {
+    return LocalError(v1::INVALID_REQUEST, std::string(written.message()));
   }
   return absl::OkStatus();
 }

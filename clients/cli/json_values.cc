@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/json_proto.h"
 
 namespace inspector::cli {
 namespace {
@@ -146,21 +146,23 @@ std::string PrettyJson(const nlohmann::json& json) {
          "\n";
 }
 
-absl::StatusOr<std::string> ProtoToJsonLine(
-    const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = false;
+absl::StatusOr<std::string> ProtoToJsonText(
+    const google::protobuf::Message& message, bool add_whitespace) {
+  ProtoToJsonOptions options;
+  options.add_whitespace = add_whitespace;
   options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = false;
-  std::string json;
-  auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
+  absl::StatusOr<std::string> json = MessageToJsonText(message, options);
+  if (!json.ok()) {
     return LocalError(v1::INTERNAL_ERROR,
                       absl::StrCat("cannot print the answer as JSON: ",
-                                   std::string(status.message())));
+                                   json.status().message()));
   }
   return json;
+}
+
+absl::StatusOr<std::string> ProtoToJsonLine(
+    const google::protobuf::Message& message) {
+  return ProtoToJsonText(message, /*add_whitespace=*/false);
 }
 
 }  // namespace inspector::cli

@@ -34,6 +34,12 @@ absl::StatusOr<google::protobuf::Struct> JsonToStruct(
 // `json` indented by two spaces, ending in a newline.
 std::string PrettyJson(const nlohmann::json& json);
 
+// `message` as proto3 JSON (camelCase names, scalar fields printed even
+// when they hold their default), indented when `add_whitespace`. An
+// INTERNAL_ERROR when it cannot be printed.
+absl::StatusOr<std::string> ProtoToJsonText(
+    const google::protobuf::Message& message, bool add_whitespace);
+
 // `message` as proto3 JSON on one line (camelCase names, scalar fields
 // printed even when they hold their default), without a newline.
 absl::StatusOr<std::string> ProtoToJsonLine(

@@ -9,13 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/json_values.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // Parses `text` as one JSON value; nullopt when it is not valid JSON.
 std::optional<nlohmann::json> ParseJson(std::string_view text) {
@@ -43,7 +40,8 @@ absl::StatusOr<Assignment> SplitAssignment(std::string_view text,
   auto eq = text.find('=');
   if (eq == std::string_view::npos) {
     return UsageError(
-        absl::StrCat("invalid ", Absl(what), " \"", Absl(text), "\""), example);
+        absl::StrCat("invalid ", AbslView(what), " \"", AbslView(text), "\""),
+        example);
   }
   Assignment assignment;
   std::string_view key = text.substr(0, eq);
@@ -52,8 +50,8 @@ absl::StatusOr<Assignment> SplitAssignment(std::string_view text,
     key.remove_suffix(1);
   }
   if (key.empty()) {
-    return UsageError(absl::StrCat("invalid ", Absl(what), " \"", Absl(text),
-                                   "\": the name is empty"),
+    return UsageError(absl::StrCat("invalid ", AbslView(what), " \"",
+                                   AbslView(text), "\": the name is empty"),
                       example);
   }
   assignment.key = std::string(key);
@@ -66,7 +64,7 @@ absl::StatusOr<Assignment> SplitAssignment(std::string_view text,
 absl::StatusOr<google::protobuf::Struct> BuildToolArguments(
     std::string_view json_object, const std::vector<std::string>& assignments) {
   google::protobuf::Struct arguments;
-  if (!absl::StripAsciiWhitespace(Absl(json_object)).empty()) {
+  if (!absl::StripAsciiWhitespace(AbslView(json_object)).empty()) {
     std::optional<nlohmann::json> parsed = ParseJson(json_object);
     if (!parsed.has_value()) {
       return UsageError("--json is not valid JSON",
@@ -116,7 +114,7 @@ absl::StatusOr<std::map<std::string, std::string>> ParseStringAssignments(
 }
 
 bool LooksLikeJsonMessage(std::string_view arg) {
-  absl::string_view stripped = absl::StripLeadingAsciiWhitespace(Absl(arg));
+  absl::string_view stripped = absl::StripLeadingAsciiWhitespace(AbslView(arg));
   return !stripped.empty() && (stripped[0] == '{' || stripped[0] == '[');
 }
 
@@ -128,9 +126,9 @@ absl::StatusOr<std::string> BuildJsonRpcMessage(std::string_view method,
   }
   nlohmann::ordered_json message;
   message["jsonrpc"] = "2.0";
-  if (!absl::StartsWith(Absl(method), "notifications/")) message["id"] = 1;
+  if (!absl::StartsWith(AbslView(method), "notifications/")) message["id"] = 1;
   message["method"] = std::string(method);
-  if (!absl::StripAsciiWhitespace(Absl(params_json)).empty()) {
+  if (!absl::StripAsciiWhitespace(AbslView(params_json)).empty()) {
     nlohmann::ordered_json params = nlohmann::ordered_json::parse(
         params_json.begin(), params_json.end(), nullptr,
         /*allow_exceptions=*/false);
@@ -153,7 +151,7 @@ std::string JsonRpcIdText(std::string_view id) {
   std::optional<nlohmann::json> parsed = ParseJson(id);
   if (parsed.has_value() &&
       (parsed->is_number_integer() || parsed->is_string())) {
-    return std::string(absl::StripAsciiWhitespace(Absl(id)));
+    return std::string(absl::StripAsciiWhitespace(AbslView(id)));
   }
   return nlohmann::json(std::string(id)).dump();
 }
@@ -165,7 +163,7 @@ absl::StatusOr<v1::Direction> ParseDirection(std::string_view text) {
   if (text == "in" || text == "server-to-client" || text == "s2c") {
     return v1::SERVER_TO_CLIENT;
   }
-  return UsageError(absl::StrCat("unknown direction \"", Absl(text), "\""),
+  return UsageError(absl::StrCat("unknown direction \"", AbslView(text), "\""),
                     "directions: out (client to server, →) and in (server to "
                     "client, ←)");
 }
@@ -180,7 +178,7 @@ absl::StatusOr<v1::EventKind> ParseEventKind(std::string_view text) {
     return v1::EVENT_KIND_LIST_CHANGED;
   }
   if (text == "config") return v1::EVENT_KIND_CONFIG;
-  return UsageError(absl::StrCat("unknown event kind \"", Absl(text), "\""),
+  return UsageError(absl::StrCat("unknown event kind \"", AbslView(text), "\""),
                     "kinds: message, state, log, pending, held, list-changed, "
                     "config");
 }

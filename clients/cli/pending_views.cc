@@ -14,15 +14,12 @@
 #include "clients/cli/json_values.h"
 #include "clients/cli/text.h"
 #include "clients/cli/times.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
 
 using nlohmann::json;
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // Below this a daemon time is taken as seconds (see the header).
 constexpr double kMillisecondsThreshold = 1e11;
@@ -97,7 +94,7 @@ bool IsHexDigit(char c) {
 // `path` with ".", ".." and repeated slashes removed; absolute.
 std::string NormalizePath(std::string_view path) {
   std::vector<std::string> parts;
-  for (absl::string_view part : absl::StrSplit(Absl(path), '/')) {
+  for (absl::string_view part : absl::StrSplit(AbslView(path), '/')) {
     if (part.empty() || part == ".") continue;
     if (part == "..") {
       if (!parts.empty()) parts.pop_back();
@@ -128,7 +125,7 @@ absl::StatusOr<v1::PendingKind> ParsePendingKind(std::string_view text) {
   if (text == "sampling") return v1::SAMPLING;
   if (text == "elicitation") return v1::ELICITATION;
   if (text == "roots") return v1::ROOTS;
-  return UsageError(absl::StrCat("unknown kind \"", Absl(text), "\""),
+  return UsageError(absl::StrCat("unknown kind \"", AbslView(text), "\""),
                     "kinds: sampling, elicitation, roots");
 }
 
@@ -216,14 +213,14 @@ absl::StatusOr<const v1::PendingRequest*> FindPending(
   }
   std::vector<const v1::PendingRequest*> matches;
   for (const v1::PendingRequest& item : items) {
-    if (absl::StartsWith(item.id(), Absl(id))) matches.push_back(&item);
+    if (absl::StartsWith(item.id(), AbslView(id))) matches.push_back(&item);
   }
   if (matches.empty()) return nullptr;
   if (matches.size() == 1) return matches.front();
   std::vector<std::string> ids;
   for (const v1::PendingRequest* match : matches) ids.push_back(match->id());
   return UsageError(
-      absl::StrCat("\"", Absl(id), "\" matches ", matches.size(),
+      absl::StrCat("\"", AbslView(id), "\" matches ", matches.size(),
                    " pending requests: ", absl::StrJoin(ids, ", ")),
       "give more of the id");
 }
@@ -237,7 +234,7 @@ absl::StatusOr<v1::Root> ParseRootArgument(std::string_view word,
     name = std::string(word.substr(eq + 1));
   }
   if (location.empty()) {
-    return UsageError(absl::StrCat("invalid root \"", Absl(word),
+    return UsageError(absl::StrCat("invalid root \"", AbslView(word),
                                    "\": no URI or path before \"=\""),
                       "write file:///path[=NAME] or a local path");
   }
@@ -245,9 +242,10 @@ absl::StatusOr<v1::Root> ParseRootArgument(std::string_view word,
   root.set_name(name);
   const size_t scheme_end = location.find("://");
   if (scheme_end != std::string_view::npos) {
-    if (!absl::EqualsIgnoreCase(Absl(location.substr(0, scheme_end)), "file")) {
+    if (!absl::EqualsIgnoreCase(AbslView(location.substr(0, scheme_end)),
+                                "file")) {
       return UsageError(
-          absl::StrCat("invalid root \"", Absl(word),
+          absl::StrCat("invalid root \"", AbslView(word),
                        "\": MCP roots are file:// URIs"),
           "write file:///path[=NAME], or a local path such as ./project");
     }
@@ -258,14 +256,14 @@ absl::StatusOr<v1::Root> ParseRootArgument(std::string_view word,
                                            !IsHexDigit(location[i + 2]));
       if (c <= 0x20 || c == 0x7F || c >= 0x80 || bad_escape) {
         return UsageError(
-            absl::StrCat("invalid root \"", Absl(word),
+            absl::StrCat("invalid root \"", AbslView(word),
                          "\": a URI cannot hold spaces, control or non-ASCII "
                          "characters, or bare %"),
             "give the local path instead and it is encoded for you");
       }
     }
     root.set_uri(
-        absl::StrCat("file://", Absl(location.substr(scheme_end + 3))));
+        absl::StrCat("file://", AbslView(location.substr(scheme_end + 3))));
     return root;
   }
   std::string path(location);
@@ -276,7 +274,7 @@ absl::StatusOr<v1::Root> ParseRootArgument(std::string_view word,
                                      "unknown"),
                         "give an absolute path");
     }
-    path = absl::StrCat(Absl(cwd), "/", path);
+    path = absl::StrCat(AbslView(cwd), "/", path);
   }
   root.set_uri(absl::StrCat("file://", PercentEncodePath(NormalizePath(path))));
   return root;

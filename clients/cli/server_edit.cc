@@ -6,9 +6,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cli/cli_errors.h"
-#include "common/secrets.h"
 #include "clients/cli/text.h"
+#include "common/secrets.h"
 #include "common/status_macros.h"
+#include "common/transports.h"
 
 namespace inspector::cli {
 namespace {
@@ -21,10 +22,6 @@ constexpr char kAddExamples[] =
     "for example `inspectorctl servers add everything -- npx -y "
     "@modelcontextprotocol/server-everything` or `inspectorctl servers add "
     "remote --url https://example.com/mcp`";
-
-bool IsHttp(const std::string& transport) {
-  return transport == kTransportStreamableHttp || transport == kTransportSse;
-}
 
 absl::Status CheckTransport(const std::string& transport) {
   if (IsKnownTransport(transport)) return absl::OkStatus();
@@ -92,7 +89,7 @@ absl::StatusOr<v1::ServerConfig> BuildServerForAdd(const AddOptions& options) {
     return UsageError("--transport stdio needs the command after `--`",
                       kAddExamples);
   }
-  if (IsHttp(transport) && !has_url) {
+  if (IsUrlTransport(transport) && !has_url) {
     return UsageError(absl::StrCat("--transport ", transport, " needs --url"),
                       kAddExamples);
   }

@@ -7,22 +7,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/cli_errors.h"
-#include "common/secrets.h"
+#include "clients/cli/json_values.h"
 #include "clients/cli/server_edit.h"
 #include "clients/cli/text.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/json_proto.h"
+#include "common/secrets.h"
+#include "common/sorted.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace inspector::cli {
 namespace {
-
-template <typename Map>
-std::vector<std::pair<std::string, std::string>> Sorted(const Map& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
 
 std::string Timestamp(const google::protobuf::Timestamp& time) {
   return google::protobuf::util::TimeUtil::ToString(time);
@@ -70,18 +64,10 @@ std::vector<std::string> OAuthLines(const v1::OAuthConfig& oauth) {
 
 absl::StatusOr<std::string> ProtoToJson(
     const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = false;
-  std::string json;
-  auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
-    return LocalError(v1::INTERNAL_ERROR,
-                      absl::StrCat("cannot print the answer as JSON: ",
-                                   std::string(status.message())));
-  }
+  absl::StatusOr<std::string> printed =
+      ProtoToJsonText(message, /*add_whitespace=*/true);
+  if (!printed.ok()) return printed.status();
+  std::string json = *std::move(printed);
   if (json.empty() || json.back() != '\n') json += '\n';
   return json;
 }
@@ -109,14 +95,14 @@ std::string ServerDetails(const v1::ServerConfig& original, bool show_secrets) {
     block.Add("Working dir",
               server.cwd().empty() ? "(the daemon's)" : server.cwd());
     std::vector<std::string> env;
-    for (const auto& [key, value] : Sorted(server.env())) {
+    for (const auto& [key, value] : SortedEntries(server.env())) {
       env.push_back(absl::StrCat(key, "=", value));
     }
     block.AddLines("Environment", env);
   } else {
     block.Add("URL", server.url());
     std::vector<std::string> headers;
-    for (const auto& [key, value] : Sorted(server.headers())) {
+    for (const auto& [key, value] : SortedEntries(server.headers())) {
       headers.push_back(absl::StrCat(key, ": ", value));
     }
     block.AddLines("Headers", headers);
@@ -127,13 +113,8 @@ std::string ServerDetails(const v1::ServerConfig& original, bool show_secrets) {
   block.AddLines("Timeouts", TimeoutLines(server.timeouts()));
   if (server.has_oauth()) block.AddLines("OAuth", OAuthLines(server.oauth()));
   if (server.has_extra() && server.extra().fields_size() > 0) {
-    google::protobuf::util::JsonPrintOptions options;
-    std::string extra;
-    if (google::protobuf::util::MessageToJsonString(server.extra(), &extra,
-                                                    options)
-            .ok()) {
-      block.Add("Extra", extra);
-    }
+    absl::StatusOr<std::string> extra = MessageToJsonText(server.extra());
+    if (extra.ok()) block.Add("Extra", *extra);
   }
   if (server.has_created_at()) {
     block.Add("Created", Timestamp(server.created_at()));

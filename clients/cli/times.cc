@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "clients/cli/cli_errors.h"
+#include "common/rfc3339.h"
+#include "common/strings.h"
 
 namespace inspector::cli {
 namespace {
@@ -16,10 +18,6 @@ namespace {
 constexpr char kSinceHint[] =
     "give a duration (30s, 10m, 2h, 1h30m, 2d) or a time "
     "(2025-06-01T12:00:00Z, 2025-06-01T14:00:00, 2025-06-01)";
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 absl::Time FromMillis(double unix_ms) {
   return absl::FromUnixMicros(
@@ -76,9 +74,16 @@ std::optional<absl::Duration> ParseAgo(absl::string_view text) {
 
 std::optional<absl::Time> ParseAbsolute(absl::string_view text,
                                         absl::TimeZone zone) {
+  if (std::optional<Rfc3339DateTime> parts =
+          ParseRfc3339DateTime(StdView(text));
+      parts.has_value()) {
+    int64_t seconds = 0;
+    int32_t nanos = 0;
+    Rfc3339ToUnix(*parts, &seconds, &nanos);
+    return absl::FromUnixSeconds(seconds) + absl::Nanoseconds(nanos);
+  }
   absl::Time time;
   std::string error;
-  if (absl::ParseTime(absl::RFC3339_full, text, &time, &error)) return time;
   // Local times: with a T or a space between date and time, or a date.
   for (const char* format :
        {"%Y-%m-%d%ET%H:%M:%E*S", "%Y-%m-%d %H:%M:%E*S", "%Y-%m-%d%ET%H:%M",
@@ -92,7 +97,7 @@ std::optional<absl::Time> ParseAbsolute(absl::string_view text,
 
 absl::StatusOr<double> ParseSince(std::string_view text, absl::Time now,
                                   absl::TimeZone zone) {
-  const absl::string_view trimmed = absl::StripAsciiWhitespace(Absl(text));
+  const absl::string_view trimmed = absl::StripAsciiWhitespace(AbslView(text));
   if (std::optional<absl::Duration> ago = ParseAgo(trimmed); ago.has_value()) {
     if (*ago <= absl::ZeroDuration()) {
       return UsageError(absl::StrCat("--since ", trimmed, " is not after 0"),

@@ -16,7 +16,8 @@ namespace inspector::cli {
 // --since as unix milliseconds. Accepts
 //  - a duration before `now`: a number with a unit, or several: 500ms, 30s,
 //    10m, 2h, 1.5h, 1h30m, 2d, 1w;
-//  - an RFC 3339 time: 2025-06-01T12:00:00Z, 2025-06-01T14:00:00.5+02:00;
+//  - an RFC 3339 time: 2025-06-01T12:00:00Z, 2025-06-01T14:00:00.5+02:00
+//    (the rule, leap second included, is in common/rfc3339.h);
 //  - a local date and time in `zone`: 2025-06-01T12:00:00 (or with a
 //    space instead of the T), 2025-06-01 (midnight).
 // Anything else, zero durations and times after `now` are usage errors.

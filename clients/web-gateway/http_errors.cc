@@ -34,41 +34,6 @@ bool Contains(const std::string_view (&keys)[N], std::string_view key) {
   return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
 }
 
-// Length of the valid UTF-8 sequence starting at text[i], 0 if invalid.
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  unsigned char c = static_cast<unsigned char>(text[i]);
-  if (c < 0x80) return 1;
-  size_t length;
-  uint32_t code_point;
-  uint32_t minimum;
-  if ((c & 0xE0) == 0xC0) {
-    length = 2;
-    code_point = c & 0x1F;
-    minimum = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    length = 3;
-    code_point = c & 0x0F;
-    minimum = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    length = 4;
-    code_point = c & 0x07;
-    minimum = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  for (size_t k = 1; k < length; ++k) {
-    unsigned char next = static_cast<unsigned char>(text[i + k]);
-    if ((next & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (next & 0x3F);
-  }
-  if (code_point < minimum || code_point > 0x10FFFF ||
-      (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-    return 0;
-  }
-  return length;
-}
-
 void AppendDetailValue(std::string* out, const std::string& key,
                        const std::string& value) {
   if (Contains(kNumericKeys, key) && IsJsonNumber(value)) {
@@ -258,67 +223,6 @@ HttpError RenderError(int http_status, std::string_view code,
   return HttpError{http_status, ErrorBody(code, message, details, help_url)};
 }
 
-void AppendJsonString(std::string* out, std::string_view value) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->reserve(out->size() + value.size() + 2);
-  out->push_back('"');
-  size_t run_start = 0;
-  size_t i = 0;
-  auto flush = [&] { out->append(value.data() + run_start, i - run_start); };
-  while (i < value.size()) {
-    unsigned char c = static_cast<unsigned char>(value[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-      ++i;
-      continue;
-    }
-    if (c >= 0x80) {
-      size_t length = Utf8SequenceLength(value, i);
-      if (length > 0) {
-        i += length;
-        continue;
-      }
-      flush();
-      out->append("\xEF\xBF\xBD");  // U+FFFD for a stray byte
-      ++i;
-      run_start = i;
-      continue;
-    }
-    flush();
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        out->append("\\u00");
-        out->push_back(kHex[c >> 4]);
-        out->push_back(kHex[c & 15]);
-        break;
-    }
-    ++i;
-    run_start = i;
-  }
-  flush();
-  out->push_back('"');
-}
-
 bool IsJsonNumber(std::string_view text) {
   size_t i = 0;
   auto digit = [&](size_t k) {
@@ -343,20 +247,6 @@ bool IsJsonNumber(std::string_view text) {
     while (digit(i)) ++i;
   }
   return i == text.size();
-}
-
-bool IsValidUtf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t length = Utf8SequenceLength(text, i);
-    if (length == 0) return false;
-    i += length;
-  }
-  return true;
 }
 
 }  // namespace inspector::gateway

@@ -15,14 +15,16 @@
 #ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_ERRORS_H_
 #define INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_ERRORS_H_
 
+#include <grpcpp/support/status.h>
+
 #include <map>
 #include <string>
 #include <string_view>
 
-#include <grpcpp/support/status.h>
-
 #include "absl/status/status.h"
 #include "common/errors.h"
+#include "common/json_text.h"
+#include "common/utf8.h"
 
 namespace inspector::gateway {
 
@@ -63,18 +65,12 @@ int HttpStatusForGrpcCode(grpc::StatusCode code);
 // "SERVER_NOT_FOUND" -> "server-not-found".
 std::string KebabCase(std::string_view code);
 
-// Appends `value` to `out` as a JSON string literal (quotes included).
-// Control characters, '"' and '\\' are escaped; bytes that are not valid
-// UTF-8 become U+FFFD, so the result is always valid JSON. Shared with the
-// transcoder.
-void AppendJsonString(std::string* out, std::string_view value);
+// AppendJsonString() is in common/json_text.h, shared with the transcoder.
 
 // Whether `text` is a JSON number (RFC 8259 grammar).
 bool IsJsonNumber(std::string_view text);
 
-// Whether `text` is valid UTF-8 (no overlongs, surrogates or values past
-// U+10FFFF).
-bool IsValidUtf8(std::string_view text);
+// IsValidUtf8() is in common/utf8.h.
 
 }  // namespace inspector::gateway
 

@@ -1,19 +1,19 @@
 // inspector-gateway: the REST + SSE bridge to inspectord, standalone.
 // Flags live here only; they become GatewayOptions. inspectord can host the
 // same gateway itself (inspectord --http ADDR).
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 
-#include <CLI/CLI.hpp>
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-
 #include "clients/web-gateway/gateway.h"
+#include "common/files.h"
 #include "common/service_process.h"
 #include "common/version.h"
 
@@ -98,17 +98,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string address = host + ":" + std::to_string((*gateway)->port());
-  std::cerr << "inspector-gateway " << inspector::Version() << " serving REST on "
-            << address << " (" << (*gateway)->route_count()
-            << " routes, calling " << target << ")" << std::endl;
+  // The ready file is written before the serving line so that whoever
+  // waits for the line finds the file complete.
   if (!ready_file.empty()) {
-    std::string temp = ready_file + ".tmp";
-    std::ofstream(temp) << address << "\n";
-    if (std::rename(temp.c_str(), ready_file.c_str()) != 0) {
-      std::cerr << "inspector-gateway: cannot write " << ready_file << ": "
-                << std::strerror(errno) << "\n";
+    absl::Status written =
+        inspector::WriteFileAtomically(ready_file, address + "\n");
+    if (!written.ok()) {
+      std::cerr << "inspector-gateway: " << written.message() << "\n";
+      (*gateway)->Shutdown();
+      return 1;
     }
   }
+  std::cerr << "inspector-gateway " << inspector::Version()
+            << " serving REST on " << address << " ("
+            << (*gateway)->route_count() << " routes, calling " << target << ")"
+            << std::endl;
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::cerr << "inspector-gateway: received " << strsignal(signal_number)

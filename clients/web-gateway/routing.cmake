@@ -5,6 +5,10 @@ add_library(inspector_gateway_core STATIC
     path_template.cc
     route_table.cc
     transcoder.cc
+    request_binding.cc
+    json_reader.cc
+    json_writer.cc
+    value_forms.cc
     http_errors.cc)
 inspector_target_defaults(inspector_gateway_core)
 target_link_libraries(inspector_gateway_core PUBLIC

@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/http/tokens.h"
+
 namespace inspector::http {
 
 // Header fields in the order received (or to be sent). Parsed requests have
@@ -180,10 +182,6 @@ class RequestParser {
 
 // The reason phrase of `status` ("Not Found"); "" for codes it does not
 // know (an empty reason phrase is valid HTTP).
-// True for an RFC 9110 token: one or more of letters, digits and
-// !#$%&'*+-.^_`|~ (methods, header field names).
-bool IsToken(std::string_view text);
-
 std::string_view ReasonPhrase(int status);
 
 // Builds a response head: status line, `headers`, framing and connection

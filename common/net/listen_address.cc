@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/strings.h"
 
 namespace inspector::net {
 namespace {
@@ -42,7 +43,7 @@ std::string ListenAddress::ToGrpcTarget() const {
 
 absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
   ListenAddress out;
-  if (absl::StartsWith(absl::string_view(text.data(), text.size()), "unix:")) {
+  if (absl::StartsWith(AbslView(text), "unix:")) {
     out.host = std::string(text.substr(5));
     if (out.host.empty()) return Invalid(text, "empty socket path");
     out.unix_socket = true;
@@ -69,9 +70,8 @@ absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
   }
   if (host.empty()) return Invalid(text, "no host");
   int port_number = -1;
-  if (!absl::SimpleAtoi(absl::string_view(port.data(), port.size()),
-                        &port_number) ||
-      port_number < 0 || port_number > 65535) {
+  if (!absl::SimpleAtoi(AbslView(port), &port_number) || port_number < 0 ||
+      port_number > 65535) {
     return Invalid(text, "the port must be a number from 0 to 65535");
   }
   out.host = std::string(host);

@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/strings.h"
 #include "common/token.h"
 
 namespace inspector::auth {
@@ -26,9 +27,8 @@ absl::Status TokenAuthenticator::Check(
     if (k == "authorization") {
       constexpr std::string_view kBearer = "bearer ";
       if (v.size() < kBearer.size() ||
-          !absl::EqualsIgnoreCase(
-              absl::string_view(v.data(), kBearer.size()),
-              absl::string_view(kBearer.data(), kBearer.size()))) {
+          !absl::EqualsIgnoreCase(AbslView(v.substr(0, kBearer.size())),
+                                  AbslView(kBearer))) {
         presented = true;
         continue;
       }

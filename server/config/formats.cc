@@ -1,3 +1,7 @@
+// Reading configuration files (ParseConfigFile in formats.h): format
+// detection and the readers of each format's server entries. JSONC itself is
+// common/jsonc.h, writing is format_writer.cc and the pieces both share are
+// format_common.h.
 #include "server/config/formats.h"
 
 #include <algorithm>
@@ -8,7 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <unordered_set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -16,144 +19,31 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "common/jsonc.h"
+#include "common/rfc3339.h"
 #include "common/status_macros.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/strings.h"
+#include "common/transports.h"
+#include "server/config/format_common.h"
 #include "server/config/validation.h"
 
 namespace inspector::config {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using format_internal::ContextFor;
+using format_internal::DefaultType;
+using format_internal::Json;
+using format_internal::ServerContext;
+using format_internal::ServerError;
+using format_internal::ToValue;
+using format_internal::TransportForType;
 using google::protobuf::Struct;
 using google::protobuf::Value;
-using google::protobuf::util::TimeUtil;
-
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // ---- Reading JSON(C) -------------------------------------------------------
 
-struct Position {
-  size_t line = 1;
-  size_t column = 1;
-};
-
-// Line and column (1-based, in bytes) of `offset` in `text`.
-Position PositionOf(std::string_view text, size_t offset) {
-  Position pos;
-  offset = std::min(offset, text.size());
-  for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++pos.line;
-      pos.column = 1;
-    } else {
-      ++pos.column;
-    }
-  }
-  return pos;
-}
-
-absl::Status SyntaxError(std::string_view text, size_t offset,
-                         std::string_view what) {
-  Position pos = PositionOf(text, offset);
-  return Error(v1::INVALID_REQUEST,
-               absl::StrCat("not valid JSON at line ", pos.line, ", column ",
-                            pos.column, ": ", AV(what)),
-               {{"line", absl::StrCat(pos.line)},
-                {"column", absl::StrCat(pos.column)},
-                {"offset", absl::StrCat(offset)}});
-}
-
-// Index of the next character of `s` at or after `i` that is neither
-// whitespace nor inside a comment; s.size() if there is none.
-size_t SkipBlank(std::string_view s, size_t i) {
-  while (i < s.size()) {
-    char c = s[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      ++i;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      size_t end = s.find('\n', i);
-      i = end == std::string_view::npos ? s.size() : end + 1;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      size_t end = s.find("*/", i + 2);
-      i = end == std::string_view::npos ? s.size() : end + 2;
-    } else {
-      break;
-    }
-  }
-  return i;
-}
-
-// Copies `content` with trailing commas (JSONC) blanked out, so that offsets
-// stay the same, and checks the nesting depth.
-absl::StatusOr<std::string> PrepareJsonc(std::string_view content) {
-  std::string out(content);
-  int depth = 0;
-  char last = 0;  // the last significant character
-  for (size_t i = 0; i < content.size(); ++i) {
-    char c = content[i];
-    if (c == '"') {
-      for (++i; i < content.size() && content[i] != '"'; ++i) {
-        if (content[i] == '\\') ++i;
-      }
-      last = '"';
-      continue;  // the parser reports unterminated strings
-    }
-    if (c == '/' && i + 1 < content.size() &&
-        (content[i + 1] == '/' || content[i + 1] == '*')) {
-      i = SkipBlank(content, i) - 1;
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    char previous = last;
-    last = c;
-    if (c == '{' || c == '[') {
-      if (++depth > kMaxConfigFileDepth) {
-        return SyntaxError(content, i,
-                           absl::StrCat("nested deeper than ",
-                                        kMaxConfigFileDepth, " levels"));
-      }
-    } else if (c == '}' || c == ']') {
-      --depth;
-    } else if (c == ',' && previous != ',' && previous != '{' &&
-               previous != '[' && previous != 0) {
-      // A comma right before a closing bracket: JSONC's trailing comma.
-      size_t next = SkipBlank(content, i + 1);
-      if (next < content.size() &&
-          (content[next] == '}' || content[next] == ']')) {
-        out[i] = ' ';
-      }
-    }
-  }
-  return out;
-}
-
-struct DuplicateKeyError {
-  std::string container;  // JSON path of the object, "" for the top level
-  std::string key;
-};
-
-struct Frame {
-  bool object = false;
-  std::unordered_set<std::string> keys;
-  std::string key;  // object: the current key
-  long index = -1;  // array: the current element
-};
-
-std::string ContainerPath(const std::vector<Frame>& frames) {
-  std::string path;
-  for (size_t i = 0; i + 1 < frames.size(); ++i) {
-    if (frames[i].object) {
-      if (!path.empty()) path += '.';
-      path += frames[i].key;
-    } else {
-      absl::StrAppend(&path, "[", frames[i].index, "]");
-    }
-  }
-  return path;
-}
-
+// The configuration file as a document (JSONC: comments and trailing commas
+// allowed; common/jsonc.h).
 absl::StatusOr<Json> ParseJson(std::string_view content) {
   if (content.size() > kMaxConfigFileBytes) {
     return Error(
@@ -162,86 +52,26 @@ absl::StatusOr<Json> ParseJson(std::string_view content) {
                      kMaxConfigFileBytes, " (16 MiB)"),
         {{"limit", absl::StrCat(kMaxConfigFileBytes)}});
   }
-  if (SkipBlank(content, 0) == content.size()) {
+  if (IsBlankJsonc(content)) {
     return Error(v1::INVALID_REQUEST,
                  "the file is empty; expected a JSON object such as "
                  "{\"mcpServers\": {...}}");
   }
-  ASSIGN_OR_RETURN(std::string text, PrepareJsonc(content));
-  std::vector<Frame> frames;
-  Json::parser_callback_t callback = [&frames](int, Json::parse_event_t event,
-                                               Json& parsed) {
-    auto element = [&frames] {
-      if (!frames.empty() && !frames.back().object) ++frames.back().index;
-    };
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        element();
-        frames.emplace_back();
-        frames.back().object = true;
-        break;
-      case Json::parse_event_t::array_start:
-        element();
-        frames.emplace_back();
-        break;
-      case Json::parse_event_t::key: {
-        const std::string& key = parsed.get_ref<const std::string&>();
-        if (!frames.back().keys.insert(key).second) {
-          throw DuplicateKeyError{ContainerPath(frames), key};
-        }
-        frames.back().key = key;
-        break;
-      }
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        frames.pop_back();
-        break;
-      case Json::parse_event_t::value:
-        element();
-        break;
-    }
-    return true;
-  };
-  try {
-    return Json::parse(text, callback, /*allow_exceptions=*/true,
-                       /*ignore_comments=*/true);
-  } catch (const Json::parse_error& e) {
-    std::string_view what = e.what();
-    size_t colon = what.find(": ");
-    std::string_view reason =
-        colon == std::string_view::npos ? what : what.substr(colon + 2);
-    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    if (absl::StrContains(AV(reason), "end of input") ||
-        offset >= content.size()) {
-      Position pos = PositionOf(content, content.size());
+  JsoncOptions options;
+  options.max_depth = kMaxConfigFileDepth;
+  options.duplicate_key_error = [](std::string_view container,
+                                   std::string_view key) -> absl::Status {
+    if (container == "mcpServers" || container == "servers") {
       return Error(
-          v1::INVALID_REQUEST,
-          absl::StrCat("the file ends too early (truncated?) at line ",
-                       pos.line, ", column ", pos.column, ": ", AV(reason)),
-          {{"line", absl::StrCat(pos.line)},
-           {"column", absl::StrCat(pos.column)},
-           {"offset", absl::StrCat(content.size())}});
+          v1::INVALID_CONFIG,
+          absl::StrCat("server \"", AbslView(key),
+                       "\": name: appears more than once in \"",
+                       AbslView(container), "\"; server names must be unique"),
+          {{"field", "name"}, {"serverName", std::string(key)}});
     }
-    return SyntaxError(content, offset, reason);
-  } catch (const DuplicateKeyError& e) {
-    if (e.container == "mcpServers" || e.container == "servers") {
-      return Error(v1::INVALID_CONFIG,
-                   absl::StrCat("server \"", e.key,
-                                "\": name: appears more than once in \"",
-                                e.container, "\"; server names must be unique"),
-                   {{"field", "name"}, {"serverName", e.key}});
-    }
-    std::string where = e.container.empty() ? "the top level" : e.container;
-    return Error(v1::INVALID_REQUEST,
-                 absl::StrCat("duplicate key \"", e.key, "\" in ", where,
-                              "; each key may appear once"),
-                 {{"field", e.container.empty()
-                                ? e.key
-                                : absl::StrCat(e.container, ".", e.key)}});
-  } catch (const std::exception& e) {
-    return Error(v1::INVALID_REQUEST,
-                 absl::StrCat("not valid JSON: ", e.what()));
-  }
+    return DuplicateJsoncKeyError(container, key);
+  };
+  return ParseJsonc(content, options);
 }
 
 // "a string", "an array", ...
@@ -251,100 +81,7 @@ std::string Described(const Json& j) {
   return absl::StrCat(vowel ? "an " : "a ", name);
 }
 
-// ---- JSON <-> google.protobuf.Value ----------------------------------------
-
-Value ToValue(const Json& j) {
-  Value v;
-  switch (j.type()) {
-    case Json::value_t::boolean:
-      v.set_bool_value(j.get<bool>());
-      break;
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      v.set_number_value(j.get<double>());
-      break;
-    case Json::value_t::string:
-      v.set_string_value(j.get<std::string>());
-      break;
-    case Json::value_t::array: {
-      auto* list = v.mutable_list_value();
-      for (const Json& item : j) *list->add_values() = ToValue(item);
-      break;
-    }
-    case Json::value_t::object: {
-      auto* fields = v.mutable_struct_value()->mutable_fields();
-      for (const auto& [key, item] : j.items()) (*fields)[key] = ToValue(item);
-      break;
-    }
-    default:
-      v.set_null_value(google::protobuf::NULL_VALUE);
-      break;
-  }
-  return v;
-}
-
-constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
-
-Json FromValue(const Value& v);
-
-Json FromStruct(const Struct& s) {
-  Json out = Json::object();
-  std::vector<std::string> keys;
-  for (const auto& [key, value] : s.fields()) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  for (const std::string& key : keys) out[key] = FromValue(s.fields().at(key));
-  return out;
-}
-
-Json FromValue(const Value& v) {
-  switch (v.kind_case()) {
-    case Value::kBoolValue:
-      return v.bool_value();
-    case Value::kNumberValue: {
-      double d = v.number_value();
-      if (!std::isfinite(d)) return nullptr;
-      if (d == std::trunc(d) && std::fabs(d) < kMaxExactInteger) {
-        return static_cast<int64_t>(d);
-      }
-      return d;
-    }
-    case Value::kStringValue:
-      return v.string_value();
-    case Value::kListValue: {
-      Json out = Json::array();
-      for (const Value& item : v.list_value().values()) {
-        out.push_back(FromValue(item));
-      }
-      return out;
-    }
-    case Value::kStructValue:
-      return FromStruct(v.struct_value());
-    default:
-      return nullptr;
-  }
-}
-
 // ---- Reading servers -------------------------------------------------------
-
-// Who the errors are about.
-struct ServerContext {
-  std::string prefix;  // `server "github"` or `servers[3]`
-  std::string name;    // "" when unknown
-};
-
-ServerContext ContextFor(std::string_view name) {
-  return {absl::StrCat("server \"", AV(name), "\""), std::string(name)};
-}
-
-absl::Status ServerError(const ServerContext& ctx, std::string_view field,
-                         std::string_view message) {
-  ErrorDetails details = {{"field", std::string(field)}};
-  if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
-  return Error(v1::INVALID_CONFIG,
-               absl::StrCat(ctx.prefix, ": ", AV(field), ": ", AV(message)),
-               std::move(details));
-}
 
 // An error about a server entry as a whole; `path` locates it in the file
 // ("mcpServers.github", "servers[3]").
@@ -352,7 +89,8 @@ absl::Status EntryError(const ServerContext& ctx, std::string_view path,
                         std::string_view message) {
   ErrorDetails details = {{"field", std::string(path)}};
   if (!ctx.name.empty()) details.emplace_back("serverName", ctx.name);
-  return Error(v1::INVALID_CONFIG, absl::StrCat(ctx.prefix, ": ", AV(message)),
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat(ctx.prefix, ": ", AbslView(message)),
                std::move(details));
 }
 
@@ -392,9 +130,9 @@ absl::Status ReadStringList(
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string()) {
       return ServerError(
-          ctx, absl::StrCat(AV(field), "[", i, "]"),
+          ctx, absl::StrCat(AbslView(field), "[", i, "]"),
           absl::StrCat("must be a string, not ", Described(j[i]), " (",
-                       AV(field), " is an array of strings)"));
+                       AbslView(field), " is an array of strings)"));
     }
     out->Add(j[i].get<std::string>());
   }
@@ -413,7 +151,7 @@ absl::Status ReadStringMap(
   for (const auto& [key, value] : j.items()) {
     if (!value.is_string()) {
       return ServerError(
-          ctx, absl::StrCat(AV(field), ".", key),
+          ctx, absl::StrCat(AbslView(field), ".", key),
           absl::StrCat("must be a string (got ", Described(value),
                        value.is_number() ? "); quote it" : ")"));
     }
@@ -612,12 +350,16 @@ absl::Status ReadTimestamp(const ServerContext& ctx, const Json& j,
                            google::protobuf::Timestamp* out) {
   std::string text;
   RETURN_IF_ERROR(ReadString(ctx, j, field, &text));
-  if (!TimeUtil::FromString(text, out)) {
+  int64_t seconds = 0;
+  int32_t nanos = 0;
+  if (!ParseRfc3339Timestamp(text, &seconds, &nanos)) {
     return ServerError(ctx, field,
                        absl::StrCat("\"", text,
                                     "\" is not an RFC 3339 timestamp like "
                                     "\"2024-01-15T10:00:00Z\""));
   }
+  out->set_seconds(seconds);
+  out->set_nanos(nanos);
   return absl::OkStatus();
 }
 
@@ -689,28 +431,6 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
   return absl::OkStatus();
 }
 
-// Transport named by a "type" string of an MCP_SERVERS or VSCODE file.
-std::optional<std::string_view> TransportForType(std::string_view type) {
-  std::string lower = absl::AsciiStrToLower(AV(type));
-  if (lower == "stdio") return kTransportStdio;
-  if (lower == "sse") return kTransportSse;
-  if (lower == "http" || lower == "streamable-http" ||
-      lower == "streamablehttp" || lower == "streamable_http") {
-    return kTransportStreamableHttp;
-  }
-  return std::nullopt;
-}
-
-// The "type" string the exporter writes for `transport` ("" = none).
-std::string_view DefaultType(std::string_view transport,
-                             v1::ConfigFormat format) {
-  if (transport == kTransportStdio) {
-    return format == v1::CONFIG_FORMAT_VSCODE ? "stdio" : "";
-  }
-  if (transport == kTransportSse) return "sse";
-  return "http";
-}
-
 // Transport of a URL server that does not say: SSE when the path ends in
 // /sse, Streamable HTTP otherwise.
 std::string_view TransportForUrl(std::string_view url) {
@@ -719,8 +439,8 @@ std::string_view TransportForUrl(std::string_view url) {
   std::string_view path = parsed->path;
   path = path.substr(0, path.find_first_of("?#"));
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  return absl::EndsWith(AV(path), "/sse") ? kTransportSse
-                                          : kTransportStreamableHttp;
+  return absl::EndsWith(AbslView(path), "/sse") ? kTransportSse
+                                                : kTransportStreamableHttp;
 }
 
 // Keys an MCP_SERVERS or VSCODE server entry has that the inspector models.
@@ -817,10 +537,11 @@ absl::Status WrongShape(std::string_view key, std::string_view expected,
   std::string got = found == nullptr
                         ? std::string("it is missing")
                         : absl::StrCat("it is ", Described(*found));
-  return Error(v1::INVALID_REQUEST,
-               absl::StrCat("\"", AV(key), "\": ", AV(FormatName(format)),
-                            " needs ", AV(expected), ", but ", got),
-               {{"field", std::string(key)}});
+  return Error(
+      v1::INVALID_REQUEST,
+      absl::StrCat("\"", AbslView(key), "\": ", AbslView(FormatName(format)),
+                   " needs ", AbslView(expected), ", but ", got),
+      {{"field", std::string(key)}});
 }
 
 absl::StatusOr<v1::ConfigFormat> DetectFormat(const Json& root) {
@@ -850,143 +571,6 @@ absl::StatusOr<v1::ConfigFormat> DetectFormat(const Json& root) {
                    "object (Claude Desktop, Cursor) or a \"servers\" "
                    "object (VS Code); the top level has ",
                    keys.empty() ? "no keys" : absl::StrJoin(keys, ", ")));
-}
-
-// ---- Writing ---------------------------------------------------------------
-
-Json StringMapJson(const google::protobuf::Map<std::string, std::string>& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
-  Json out = Json::object();
-  for (auto& [key, value] : entries) out[key] = value;
-  return out;
-}
-
-Json StringListJson(
-    const google::protobuf::RepeatedPtrField<std::string>& list) {
-  Json out = Json::array();
-  for (const std::string& item : list) out.push_back(item);
-  return out;
-}
-
-// Appends the keys of `extra` not in `taken`, sorted.
-void AppendExtra(const Struct& extra, const std::set<std::string_view>& taken,
-                 Json* out) {
-  Json sorted = FromStruct(extra);
-  for (auto& [key, value] : sorted.items()) {
-    if (taken.count(key) == 0 && !out->contains(key)) (*out)[key] = value;
-  }
-}
-
-const std::set<std::string_view>& InspectorKeys() {
-  static const auto* keys = new std::set<std::string_view>{
-      "id",       "name",  "transport", "command",   "args",
-      "env",      "cwd",   "url",       "headers",   "connectionMode",
-      "timeouts", "oauth", "createdAt", "updatedAt", "extra",
-      "clientCapabilities", "roots"};
-  return *keys;
-}
-
-const std::set<std::string_view>& MapFormatKeys() {
-  static const auto* keys = new std::set<std::string_view>{
-      "type", "command", "args", "env", "cwd", "url", "headers"};
-  return *keys;
-}
-
-Json InspectorServerJson(const v1::ServerConfig& s) {
-  Json out = Json::object();
-  if (!s.id().empty()) out["id"] = s.id();
-  out["name"] = s.name();
-  out["transport"] = s.transport();
-  if (s.has_command()) out["command"] = s.command();
-  if (s.args_size() > 0) out["args"] = StringListJson(s.args());
-  if (s.env_size() > 0) out["env"] = StringMapJson(s.env());
-  if (s.has_cwd()) out["cwd"] = s.cwd();
-  if (s.has_url()) out["url"] = s.url();
-  if (s.headers_size() > 0) out["headers"] = StringMapJson(s.headers());
-  if (s.has_connection_mode()) out["connectionMode"] = s.connection_mode();
-  if (s.has_timeouts()) {
-    const v1::Timeouts& t = s.timeouts();
-    Json timeouts = Json::object();
-    if (t.connection() != 0) timeouts["connection"] = t.connection();
-    if (t.request() != 0) timeouts["request"] = t.request();
-    if (t.max_total() != 0) timeouts["maxTotal"] = t.max_total();
-    if (t.ping_interval() != 0) timeouts["pingInterval"] = t.ping_interval();
-    if (t.idle() != 0) timeouts["idle"] = t.idle();
-    if (t.client_request() != 0) timeouts["clientRequest"] = t.client_request();
-    if (t.has_progress_resets_timeout()) {
-      timeouts["progressResetsTimeout"] = t.progress_resets_timeout();
-    }
-    if (!timeouts.empty()) out["timeouts"] = std::move(timeouts);
-  }
-  if (s.has_oauth()) {
-    const v1::OAuthConfig& o = s.oauth();
-    Json oauth = Json::object();
-    auto put = [&oauth](const char* key, const std::string& value) {
-      if (!value.empty()) oauth[key] = value;
-    };
-    put("clientId", o.client_id());
-    put("clientSecret", o.client_secret());
-    put("authorizationUrl", o.authorization_url());
-    put("tokenUrl", o.token_url());
-    if (o.scopes_size() > 0) oauth["scopes"] = StringListJson(o.scopes());
-    put("redirectUri", o.redirect_uri());
-    put("protocolVersion", o.protocol_version());
-    put("registrationStrategy", o.registration_strategy());
-    if (!oauth.empty()) out["oauth"] = std::move(oauth);
-  }
-  if (s.has_client_capabilities()) {
-    const v1::ClientCapabilities& c = s.client_capabilities();
-    Json capabilities = Json::object();
-    if (c.has_sampling()) capabilities["sampling"] = c.sampling();
-    if (c.has_elicitation()) capabilities["elicitation"] = c.elicitation();
-    if (c.has_elicitation_url()) {
-      capabilities["elicitationUrl"] = c.elicitation_url();
-    }
-    if (c.has_roots()) capabilities["roots"] = c.roots();
-    if (!capabilities.empty()) {
-      out["clientCapabilities"] = std::move(capabilities);
-    }
-  }
-  if (s.roots_size() > 0) {
-    Json roots = Json::array();
-    for (const v1::Root& root : s.roots()) {
-      Json item = {{"uri", root.uri()}};
-      if (!root.name().empty()) item["name"] = root.name();
-      roots.push_back(std::move(item));
-    }
-    out["roots"] = std::move(roots);
-  }
-  if (s.has_created_at()) out["createdAt"] = TimeUtil::ToString(s.created_at());
-  if (s.has_updated_at()) out["updatedAt"] = TimeUtil::ToString(s.updated_at());
-  AppendExtra(s.extra(), InspectorKeys(), &out);
-  return out;
-}
-
-Json MapServerJson(const v1::ServerConfig& s, v1::ConfigFormat format) {
-  Json out = Json::object();
-  std::string type(DefaultType(s.transport(), format));
-  auto original = s.extra().fields().find("type");
-  if (original != s.extra().fields().end() &&
-      original->second.kind_case() == Value::kStringValue) {
-    auto transport = TransportForType(original->second.string_value());
-    if (transport.has_value() && *transport == s.transport()) {
-      type = original->second.string_value();
-    }
-  }
-  if (!type.empty()) out["type"] = type;
-  if (s.transport() == kTransportStdio) {
-    if (s.has_command()) out["command"] = s.command();
-    if (s.args_size() > 0) out["args"] = StringListJson(s.args());
-    if (s.env_size() > 0) out["env"] = StringMapJson(s.env());
-    if (s.has_cwd()) out["cwd"] = s.cwd();
-  } else {
-    if (s.has_url()) out["url"] = s.url();
-    if (s.headers_size() > 0) out["headers"] = StringMapJson(s.headers());
-  }
-  AppendExtra(s.extra(), MapFormatKeys(), &out);
-  return out;
 }
 
 }  // namespace
@@ -1105,74 +689,6 @@ absl::StatusOr<ParsedConfigFile> ParseConfigFile(std::string_view content,
     (*file_extra)[key] = ToValue(value);
   }
   return result;
-}
-
-absl::StatusOr<std::string> SerializeConfigFile(
-    const std::vector<v1::ServerConfig>& servers, v1::ConfigFormat format,
-    const google::protobuf::Struct& file_extra) {
-  if (format == v1::CONFIG_FORMAT_AUTO) format = v1::CONFIG_FORMAT_INSPECTOR;
-  if (format != v1::CONFIG_FORMAT_INSPECTOR &&
-      format != v1::CONFIG_FORMAT_MCP_SERVERS &&
-      format != v1::CONFIG_FORMAT_VSCODE) {
-    return Error(
-        v1::INVALID_REQUEST,
-        absl::StrCat("unknown config format ", static_cast<int>(format)),
-        {{"field", "format"}});
-  }
-  std::set<std::string> names;
-  for (size_t i = 0; i < servers.size(); ++i) {
-    const v1::ServerConfig& s = servers[i];
-    if (s.name().empty()) {
-      return Error(v1::INVALID_CONFIG,
-                   absl::StrCat("servers[", i, "]: name: required for export"),
-                   {{"field", "name"}});
-    }
-    ServerContext ctx = ContextFor(s.name());
-    if (s.transport() != kTransportStdio &&
-        s.transport() != kTransportStreamableHttp &&
-        s.transport() != kTransportSse) {
-      return ServerError(ctx, "transport",
-                         absl::StrCat("\"", s.transport(),
-                                      "\" is not a transport; use \"stdio\", "
-                                      "\"streamableHttp\" or \"sse\""));
-    }
-    if (!names.insert(s.name()).second) {
-      return Error(v1::INVALID_REQUEST,
-                   absl::StrCat("server \"", s.name(),
-                                "\" appears more than once; names must be "
-                                "unique in a file"),
-                   {{"field", "name"}, {"serverName", s.name()}});
-    }
-  }
-
-  try {
-    Json root = Json::object();
-    if (format == v1::CONFIG_FORMAT_INSPECTOR) {
-      auto schema = file_extra.fields().find("$schema");
-      root["$schema"] = schema != file_extra.fields().end()
-                            ? FromValue(schema->second)
-                            : Json(std::string(kInspectorSchemaUrl));
-      root["version"] = std::string(kInspectorFileVersion);
-      Json list = Json::array();
-      for (const auto& s : servers) list.push_back(InspectorServerJson(s));
-      root["servers"] = std::move(list);
-    } else {
-      Json map = Json::object();
-      for (const auto& s : servers) map[s.name()] = MapServerJson(s, format);
-      root[format == v1::CONFIG_FORMAT_VSCODE ? "servers" : "mcpServers"] =
-          std::move(map);
-    }
-    AppendExtra(file_extra, {}, &root);
-    return root.dump(2) + "\n";
-  } catch (const Json::type_error& e) {
-    return Error(v1::INVALID_CONFIG,
-                 absl::StrCat("a value is not valid UTF-8 and cannot be "
-                              "written as JSON: ",
-                              e.what()));
-  } catch (const std::exception& e) {
-    return Error(v1::INTERNAL_ERROR,
-                 absl::StrCat("writing the file failed: ", e.what()));
-  }
 }
 
 }  // namespace inspector::config

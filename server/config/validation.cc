@@ -13,7 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "common/http/tokens.h"
+#include "common/sorted.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
+#include "common/utf8.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/struct.pb.h"
@@ -26,54 +30,16 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 absl::Status ConfigError(std::string_view field, std::string_view message) {
-  return Error(v1::INVALID_CONFIG, absl::StrCat(AV(field), ": ", AV(message)),
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat(AbslView(field), ": ", AbslView(message)),
                {{"field", std::string(field)}});
 }
 
 absl::Status MaskError(std::string_view path, std::string_view message) {
-  return Error(v1::INVALID_REQUEST, absl::StrCat("updateMask: ", AV(message)),
+  return Error(v1::INVALID_REQUEST,
+               absl::StrCat("updateMask: ", AbslView(message)),
                {{"field", "updateMask"}, {"path", std::string(path)}});
-}
-
-// Length of the UTF-8 sequence starting at s[i], or 0 if it is malformed.
-size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  size_t len;
-  uint32_t cp;
-  if (c < 0x80) {
-    *code_point = c;
-    return 1;
-  } else if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF.
-  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-      (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-      (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  *code_point = cp;
-  return len;
 }
 
 // A value quoted for an error message: at most 100 bytes (cut at a
@@ -90,21 +56,12 @@ std::string Quote(std::string_view value) {
     shown = shown.substr(0, end);
     cut = true;
   }
-  return absl::StrCat("'", absl::Utf8SafeCHexEscape(AV(shown)),
+  return absl::StrCat("'", absl::Utf8SafeCHexEscape(AbslView(shown)),
                       cut ? "...'" : "'");
 }
 
 bool HasByte(std::string_view s, char c) {
   return s.find(c) != std::string_view::npos;
-}
-
-bool IsTchar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-         HasByte("!#$%&'*+-.^_`|~", c);
-}
-
-bool IsHttpTransport(std::string_view transport) {
-  return transport == kTransportStreamableHttp || transport == kTransportSse;
 }
 
 absl::Status ValidateName(v1::ServerConfig* config) {
@@ -169,15 +126,6 @@ absl::Status ValidateCount(std::string_view field, size_t count) {
   return absl::OkStatus();
 }
 
-// Keys in sorted order so that the first error is deterministic.
-template <typename Map>
-std::vector<std::pair<std::string, std::string>> Sorted(const Map& map) {
-  std::vector<std::pair<std::string, std::string>> entries(map.begin(),
-                                                           map.end());
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
 absl::Status ValidateStdio(const v1::ServerConfig& config) {
   if (!config.has_command()) {
     return ConfigError("command",
@@ -208,7 +156,7 @@ absl::Status ValidateStdio(const v1::ServerConfig& config) {
     RETURN_IF_ERROR(ValidateValueSize(field, config.args(i).size()));
   }
   RETURN_IF_ERROR(ValidateCount("env", config.env_size()));
-  for (const auto& [key, value] : Sorted(config.env())) {
+  for (const auto& [key, value] : SortedEntries(config.env())) {
     if (key.empty()) {
       return ConfigError("env", "contains an entry with an empty name");
     }
@@ -267,15 +215,16 @@ absl::Status ValidateHttp(const v1::ServerConfig& config) {
   }
   RETURN_IF_ERROR(ValidateCount("headers", config.headers_size()));
   std::map<std::string, std::string> seen;  // lower-case name -> name
-  for (const auto& [key, value] : Sorted(config.headers())) {
+  for (const auto& [key, value] : SortedEntries(config.headers())) {
     if (key.empty()) {
       return ConfigError("headers", "contains a header with an empty name");
     }
     std::string field = absl::StrCat("headers.", key);
-    if (!std::all_of(key.begin(), key.end(), IsTchar)) {
-      return ConfigError(field,
-                         "the name is not a valid HTTP header name (letters, "
-                         "digits and !#$%&'*+-.^_`|~ only)");
+    if (!http::IsToken(key)) {
+      return ConfigError(
+          field, absl::StrCat("the name is not a valid HTTP header name "
+                              "(letters, digits and ",
+                              AbslView(http::kTcharPunctuation), " only)"));
     }
     std::string lower = absl::AsciiStrToLower(key);
     if (lower == "content-length" || lower == "transfer-encoding") {
@@ -330,7 +279,7 @@ absl::Status ValidateRoots(
   for (int i = 0; i < roots.size(); ++i) {
     const std::string& uri = roots[i].uri();
     std::string field = absl::StrCat("roots[", i, "].uri");
-    if (!absl::StartsWithIgnoreCase(AV(uri), "file://")) {
+    if (!absl::StartsWithIgnoreCase(AbslView(uri), "file://")) {
       return ConfigError(field,
                          uri.empty()
                              ? std::string("required; give a file:// URI")
@@ -674,7 +623,7 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
   }
   const std::string& transport = config->transport();
   bool stdio = transport == kTransportStdio;
-  if (!stdio && !IsHttpTransport(transport)) {
+  if (!stdio && !IsUrlTransport(transport)) {
     return ConfigError("transport",
                        absl::StrCat(Quote(transport),
                                     " is not a transport; use \"stdio\", "
@@ -792,7 +741,7 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
         "https://host[:port]/path");
   }
   HttpUrl out;
-  out.scheme = absl::AsciiStrToLower(AV(url.substr(0, colon)));
+  out.scheme = absl::AsciiStrToLower(AbslView(url.substr(0, colon)));
   if (out.scheme != "http" && out.scheme != "https") {
     return absl::InvalidArgumentError(
         "is not an http(s) URL; use http://... or https://...");
@@ -886,7 +835,7 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
 }
 
 bool IsLoopbackHost(std::string_view host) {
-  std::string lower = absl::AsciiStrToLower(AV(host));
+  std::string lower = absl::AsciiStrToLower(AbslView(host));
   if (!lower.empty() && lower.back() == '.') lower.pop_back();
   if (lower == "localhost" || lower == "127.0.0.1") return true;
   in6_addr addr;

@@ -24,15 +24,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/transports.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "inspector/v1/config.pb.h"
 
 namespace inspector::config {
 
-// Transport names (ServerConfig.transport).
-inline constexpr std::string_view kTransportStdio = "stdio";
-inline constexpr std::string_view kTransportStreamableHttp = "streamableHttp";
-inline constexpr std::string_view kTransportSse = "sse";
+// Transport names (ServerConfig.transport) are in common/transports.h.
 
 // Connection modes (ServerConfig.connection_mode).
 inline constexpr std::string_view kConnectionModeDirect = "direct";

@@ -46,6 +46,9 @@ TEST(ParseSinceTest, Rfc3339Times) {
   EXPECT_EQ(Since("2025-06-01T11:00:00Z"), kNowMs - 3600 * 1000);
   EXPECT_EQ(Since("2025-06-01T13:00:00+02:00"), kNowMs - 3600 * 1000);
   EXPECT_EQ(Since("2025-06-01T11:59:59.250Z"), kNowMs - 750);
+  // The leap-second rule of common/rfc3339.h: :60 is :00 of the next minute.
+  EXPECT_EQ(Since("2025-06-01T11:58:60Z"), kNowMs - 60 * 1000);
+  EXPECT_EQ(Since("2025-06-01T11:59:59.2500000001Z"), kNowMs - 750);
 }
 
 TEST(ParseSinceTest, LocalTimesUseTheZone) {

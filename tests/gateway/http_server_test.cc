@@ -1,7 +1,9 @@
 // Tests of the gateway's HTTP/1.1 server (clients/web-gateway/http_server.h)
 // over real sockets on 127.0.0.1 with a small blocking client, plus curl as
 // a child process. Every wait has a deadline; nothing sleeps to
-// synchronise.
+// synchronise. Over 900 lines because every test shares the blocking
+// client and the handler helpers (TestClient, Worker, ExchangeQueue)
+// defined at the top; they are the tests of one class.
 #include "clients/web-gateway/http_server.h"
 
 #include <arpa/inet.h>

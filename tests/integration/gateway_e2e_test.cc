@@ -3,12 +3,13 @@
 // as the HTTP client, over every seed endpoint that exists. Also the
 // standalone inspector-gateway binary in front of the same daemon.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -478,12 +479,17 @@ TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
   ASSERT_NE(daemon, nullptr) << error;
   auto gateway = PeerProcess::Start(
       {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
-       "127.0.0.1:0"},
+       "127.0.0.1:0", "--ready-file", dir.File("gateway.ready")},
       {}, "serving REST on ", &error);
   ASSERT_NE(gateway, nullptr) << error;
   std::string line = gateway->ready_line();
   std::string address = line.substr(line.find("serving REST on ") + 16);
   address = address.substr(0, address.find(' '));
+  // The ready file is complete before the serving line and private.
+  EXPECT_EQ(testing::ReadFile(dir.File("gateway.ready")), address + "\n");
+  struct stat st;
+  ASSERT_EQ(stat(dir.File("gateway.ready").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
   HttpResult health = Curl({"http://" + address + "/health"});
   EXPECT_EQ(health.status, 200) << health.body;
   HttpResult config = Curl({"-H", "X-Session-Token: " + daemon->token(),
@@ -498,6 +504,17 @@ TEST(GatewayStandaloneTest, RefusesNonLoopbackListenAddress) {
       {INSPECTOR_GATEWAY_PATH, "--listen", "0.0.0.0:0"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("--dangerously-expose-to-network"));
+}
+
+TEST(GatewayStandaloneTest, ExitsWhenTheReadyFileCannotBeWritten) {
+  testing::TempDir dir;
+  std::string ready = dir.File("no/such/dir/gateway.ready");
+  testing::ProcessResult run =
+      RunProcess({INSPECTOR_GATEWAY_PATH, "--target", "127.0.0.1:1", "--listen",
+                  "127.0.0.1:0", "--ready-file", ready});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("cannot write " + ready));
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("serving REST on")));
 }
 
 // An empty descriptor set is refused, not swapped for the built-in one.

@@ -42,6 +42,10 @@
 // Exits 0 when the runs complete, whatever the figures; 1 when something
 // breaks (a process does not start, a call fails, an answer is wrong);
 // 2 for bad arguments.
+//
+// Over 900 lines on purpose: one benchmark program whose targets, load
+// driver and report are read together, top to bottom, to judge what the
+// figures mean; none of it is used by anything else.
 #include <dirent.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -78,6 +82,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/transports.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
@@ -541,7 +546,7 @@ class DaemonTarget : public Target {
     inspector::v1::CreateServerRequest create;
     inspector::v1::ServerConfig* server = create.mutable_server();
     server->set_name("fixture");
-    server->set_transport("stdio");
+    server->set_transport(std::string(inspector::kTransportStdio));
     server->set_command(options.node);
     server->add_args(options.fixture);
     server->add_args("stdio");

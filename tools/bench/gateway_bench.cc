@@ -17,6 +17,7 @@
 //
 //   build/tools/bench/gateway_bench [--seconds 5]
 // Needs wrk (Debian package wrk) in PATH.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -32,8 +33,7 @@
 #include <utility>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
+#include "common/transports.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "tests/testing/subprocess.h"
@@ -283,7 +283,8 @@ int main(int argc, char** argv) {
       daemon->address(), grpc::InsecureChannelCredentials()));
   inspector::v1::CreateServerRequest create;
   create.mutable_server()->set_name("fixture");
-  create.mutable_server()->set_transport("stdio");
+  create.mutable_server()->set_transport(
+      std::string(inspector::kTransportStdio));
   create.mutable_server()->set_command("node");
   create.mutable_server()->add_args(std::string(SOURCE_DIR) +
                                     "/tools/fixture-server/server.mjs");

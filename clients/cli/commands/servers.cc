@@ -13,6 +13,7 @@
 #include "clients/cli/server_views.h"
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
+#include "common/transports.h"
 #include "google/protobuf/empty.pb.h"
 
 namespace inspector::cli {
@@ -53,7 +54,9 @@ void AddEditFlags(CLI::App* command, EditFlags* flags) {
                        "stdio, streamableHttp or sse; default: stdio with "
                        "`-- COMMAND`, with --url sse if the path ends in "
                        "/sse, else streamableHttp")
-          ->check(CLI::IsMember({"stdio", "streamableHttp", "sse"}))
+          ->check(CLI::IsMember({std::string(kTransportStdio),
+                                 std::string(kTransportStreamableHttp),
+                                 std::string(kTransportSse)}))
           ->type_name("TRANSPORT");
   command
       ->add_option("--env", flags->env,

@@ -1,5 +1,8 @@
-#include "common/mcp/client_answers.h"
-
+// Elicitation answers (client_answers.h): the form a requestedSchema
+// describes (DescribeElicitationForm), the checks on each field's value
+// (type, enum, lengths, pattern, format, bounds, items) behind
+// ValidateElicitationResult, and the reading of one field typed at a
+// terminal (ParseFieldInput).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,213 +17,25 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/errors.h"
+#include "common/mcp/answer_checks.h"
+#include "common/mcp/client_answers.h"
+#include "common/rfc3339.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inspector::mcp {
 namespace {
 
+using internal::CodePoints;
+using internal::Invalid;
+using internal::IsAscii;
+using internal::IsEmail;
+using internal::IsUri;
+using internal::JsonTypeName;
+using internal::kMaxExactInteger;
+using internal::kPatternValueLimit;
+using internal::Quote;
 using nlohmann::json;
-
-// Values quoted in messages are cut to this many bytes (plus "…").
-constexpr size_t kQuoteLimit = 60;
-// Larger values are not matched against `pattern` (std::regex recurses per
-// character and can exhaust the stack on long input).
-constexpr size_t kPatternValueLimit = 1024;
-// The largest integer a double holds exactly (numbers travel as doubles in
-// protobuf Structs).
-constexpr double kMaxExactInteger = 9007199254740992.0;
-
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
-absl::Status Invalid(std::string message, std::string field, std::string rule) {
-  return Error(v1::INVALID_REQUEST, message,
-               {{"field", std::move(field)}, {"rule", std::move(rule)}});
-}
-
-// `value` as compact JSON for a message, cut to kQuoteLimit bytes at a
-// UTF-8 boundary.
-std::string Quote(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() <= kQuoteLimit) return text;
-  size_t cut = kQuoteLimit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-    --cut;
-  }
-  return text.substr(0, cut) + "…";
-}
-
-std::string JsonTypeName(const json& value) {
-  if (value.is_number_integer()) return "an integer";
-  if (value.is_number()) return "a number";
-  if (value.is_string()) return "a string";
-  if (value.is_boolean()) return "a boolean";
-  if (value.is_array()) return "an array";
-  if (value.is_object()) return "an object";
-  return "null";
-}
-
-// Number of Unicode code points in UTF-8 `text` (JSON Schema's lengths
-// count characters, not bytes). Invalid bytes count one each.
-int64_t CodePoints(std::string_view text) {
-  int64_t count = 0;
-  for (unsigned char c : text) {
-    if ((c & 0xC0) != 0x80) ++count;
-  }
-  return count;
-}
-
-bool IsAscii(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x80;
-  });
-}
-
-// ---- formats ---------------------------------------------------------------
-
-bool AllDigits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
-}
-
-int Number(std::string_view digits) {
-  int value = 0;
-  for (char c : digits) value = value * 10 + (c - '0');
-  return value;
-}
-
-// RFC 3339 full-date: YYYY-MM-DD, a real calendar day.
-bool IsDate(std::string_view text) {
-  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
-  std::string_view year = text.substr(0, 4), month = text.substr(5, 2),
-                   day = text.substr(8, 2);
-  if (!AllDigits(year) || !AllDigits(month) || !AllDigits(day)) return false;
-  const int y = Number(year), m = Number(month), d = Number(day);
-  if (m < 1 || m > 12 || d < 1) return false;
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30,
-                                  31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  const int days = m == 2 && leap ? 29 : kDays[m - 1];
-  return d <= days;
-}
-
-// RFC 3339 date-time: full-date "T" HH:MM:SS[.frac] (Z | +HH:MM | -HH:MM).
-// "t" and "z" are accepted as the RFC allows.
-bool IsDateTime(std::string_view text) {
-  if (text.size() < 20 || !IsDate(text.substr(0, 10))) return false;
-  if (text[10] != 'T' && text[10] != 't') return false;
-  std::string_view time = text.substr(11);
-  if (time.size() < 9 || time[2] != ':' || time[5] != ':') return false;
-  std::string_view hh = time.substr(0, 2), mm = time.substr(3, 2),
-                   ss = time.substr(6, 2);
-  if (!AllDigits(hh) || !AllDigits(mm) || !AllDigits(ss)) return false;
-  if (Number(hh) > 23 || Number(mm) > 59 || Number(ss) > 60) return false;
-  std::string_view rest = time.substr(8);
-  if (!rest.empty() && rest[0] == '.') {
-    size_t digits = 1;
-    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
-      ++digits;
-    }
-    if (digits == 1) return false;
-    rest.remove_prefix(digits);
-  }
-  if (rest == "Z" || rest == "z") return true;
-  if (rest.size() != 6 || (rest[0] != '+' && rest[0] != '-') ||
-      rest[3] != ':') {
-    return false;
-  }
-  std::string_view oh = rest.substr(1, 2), om = rest.substr(4, 2);
-  return AllDigits(oh) && AllDigits(om) && Number(oh) <= 23 && Number(om) <= 59;
-}
-
-bool IsHex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-         (c >= 'A' && c <= 'F');
-}
-
-// An absolute URI (RFC 3986): scheme ":" followed by URI characters only,
-// with well-formed percent escapes. IRIs (raw non-ASCII) are refused.
-bool IsUri(std::string_view text) {
-  const size_t colon = text.find(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  if (!absl::ascii_isalpha(static_cast<unsigned char>(text[0]))) return false;
-  for (size_t i = 1; i < colon; ++i) {
-    const char c = text[i];
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '+' &&
-        c != '-' && c != '.') {
-      return false;
-    }
-  }
-  static constexpr std::string_view kAllowed = "-._~:/?#[]@!$&'()*+,;=";
-  for (size_t i = colon + 1; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '%') {
-      if (i + 2 >= text.size()) return false;  // fewer than two hex digits
-      if (!IsHex(text[i + 1]) || !IsHex(text[i + 2])) return false;
-      i += 2;
-      continue;
-    }
-    if (absl::ascii_isalnum(static_cast<unsigned char>(c))) continue;
-    if (kAllowed.find(c) != std::string_view::npos) continue;
-    return false;
-  }
-  return true;
-}
-
-// An RFC 5321 mailbox as forms check it: local@domain, one "@", no blanks
-// or control characters, a dot-atom local part (or a quoted one), and a
-// domain of letter/digit/hyphen labels (non-ASCII allowed for IDNs) or an
-// address literal in brackets.
-bool IsEmail(std::string_view text) {
-  const size_t at = text.rfind('@');
-  if (at == std::string_view::npos || at == 0 || at + 1 == text.size()) {
-    return false;
-  }
-  std::string_view local = text.substr(0, at), domain = text.substr(at + 1);
-  if (local.size() > 64 || domain.size() > 255) return false;
-  auto has_blank = [](std::string_view part) {
-    return std::any_of(part.begin(), part.end(), [](char ch) {
-      const auto c = static_cast<unsigned char>(ch);
-      return c <= 0x20 || c == 0x7F;
-    });
-  };
-  if (has_blank(domain)) return false;
-  if (local.size() >= 2 && local.front() == '"' && local.back() == '"') {
-    // Quoted local part: anything printable but a bare quote.
-    std::string_view inner = local.substr(1, local.size() - 2);
-    for (size_t i = 0; i < inner.size(); ++i) {
-      if (inner[i] == '\\') {
-        ++i;
-        continue;
-      }
-      if (inner[i] == '"' || static_cast<unsigned char>(inner[i]) < 0x20) {
-        return false;
-      }
-    }
-  } else {
-    if (has_blank(local)) return false;
-    if (local.find('@') != std::string_view::npos) return false;
-    if (local.front() == '.' || local.back() == '.' ||
-        local.find("..") != std::string_view::npos) {
-      return false;
-    }
-    static constexpr std::string_view kSpecials = "()<>[]:;\\,\"";
-    for (char c : local) {
-      if (kSpecials.find(c) != std::string_view::npos) return false;
-    }
-  }
-  if (domain.front() == '[') return domain.back() == ']' && domain.size() > 2;
-  for (absl::string_view label : absl::StrSplit(Absl(domain), '.')) {
-    if (label.empty() || label.size() > 63) return false;
-    if (label.front() == '-' || label.back() == '-') return false;
-    for (unsigned char c : label) {
-      if (!absl::ascii_isalnum(c) && c != '-' && c < 0x80) return false;
-    }
-  }
-  return true;
-}
 
 // ---- schema ----------------------------------------------------------------
 
@@ -239,7 +54,7 @@ std::string PropertyPath(const std::string& name) {
 absl::Status SchemaError(const std::string& where, std::string_view problem,
                          std::string rule = "schema") {
   std::string message = absl::StrCat("the request's ", where, " ",
-                                     Absl(problem), " (", rule, ")");
+                                     AbslView(problem), " (", rule, ")");
   return Invalid(std::move(message), where, std::move(rule));
 }
 
@@ -549,7 +364,7 @@ absl::Status ValueError(const FormField& form, bool from_default,
   if (from_default) {
     absl::StrAppend(&message, ": the schema's default ", Quote(value));
   }
-  absl::StrAppend(&message, ": ", Absl(problem), " (", rule, ")");
+  absl::StrAppend(&message, ": ", AbslView(problem), " (", rule, ")");
   return Invalid(std::move(message), form.name, std::move(rule));
 }
 
@@ -617,10 +432,10 @@ absl::Status CheckString(const Field& field, bool from_default, json& value) {
     ok = IsUri(text);
     what = "an absolute URI such as https://example.com/page";
   } else if (form.format == "date") {
-    ok = IsDate(text);
+    ok = IsRfc3339FullDate(text);
     what = "a date YYYY-MM-DD";
   } else if (form.format == "date-time") {
-    ok = IsDateTime(text);
+    ok = IsRfc3339DateTime(text);
     what = "an RFC 3339 date-time such as 2025-06-01T12:00:00Z";
   }
   if (!ok) {
@@ -735,178 +550,6 @@ absl::Status CheckValue(const Field& field, bool from_default, json& value) {
         "type");
   }
   return absl::OkStatus();
-}
-
-// ---- sampling --------------------------------------------------------------
-
-bool IsBase64(const std::string& text) {
-  if (text.size() % 4 != 0) return false;
-  size_t padding = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    if (padding > 0) return false;  // data after padding
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '+' &&
-        c != '/') {
-      return false;
-    }
-  }
-  return padding <= 2;
-}
-
-absl::Status SamplingError(const std::string& field, std::string_view problem,
-                           std::string rule) {
-  std::string message = absl::StrCat("sampling result: ", field, " ",
-                                     Absl(problem), " (", rule, ")");
-  return Invalid(std::move(message), field, std::move(rule));
-}
-
-absl::Status RequireString(const json& object, const char* key,
-                           const std::string& where, bool non_empty) {
-  const std::string field = absl::StrCat(where, ".", key);
-  auto it = object.find(key);
-  if (it == object.end()) return SamplingError(field, "is missing", "required");
-  if (!it->is_string()) {
-    return SamplingError(
-        field, absl::StrCat("must be a string, got ", JsonTypeName(*it)),
-        "type");
-  }
-  if (non_empty && it->get_ref<const std::string&>().empty()) {
-    return SamplingError(field, "must not be empty", "minLength");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckMediaBlock(const json& block, const std::string& where) {
-  RETURN_IF_ERROR(RequireString(block, "data", where, /*non_empty=*/false));
-  RETURN_IF_ERROR(RequireString(block, "mimeType", where, /*non_empty=*/true));
-  if (!IsBase64(block["data"].get<std::string>())) {
-    return SamplingError(absl::StrCat(where, ".data"), "must be base64",
-                         "format");
-  }
-  return absl::OkStatus();
-}
-
-// The content blocks a tool result may hold (CallToolResult.content).
-absl::Status CheckToolResultItem(const json& block, const std::string& where) {
-  if (!block.is_object()) {
-    return SamplingError(where, "must be a content block object", "type");
-  }
-  RETURN_IF_ERROR(RequireString(block, "type", where, /*non_empty=*/true));
-  const std::string type = block["type"].get<std::string>();
-  if (type == "text") return RequireString(block, "text", where, false);
-  if (type == "image" || type == "audio") return CheckMediaBlock(block, where);
-  if (type == "resource_link") {
-    RETURN_IF_ERROR(RequireString(block, "uri", where, true));
-    return RequireString(block, "name", where, false);
-  }
-  if (type == "resource") {
-    auto resource = block.find("resource");
-    if (resource == block.end() || !resource->is_object()) {
-      return SamplingError(absl::StrCat(where, ".resource"),
-                           "must be an object", "required");
-    }
-    return RequireString(*resource, "uri", absl::StrCat(where, ".resource"),
-                         true);
-  }
-  return SamplingError(absl::StrCat(where, ".type"),
-                       absl::StrCat("is \"", type,
-                                    "\"; expected text, image, audio, "
-                                    "resource_link or resource"),
-                       "enum");
-}
-
-struct SamplingContext {
-  bool tools_offered = false;
-  bool tools_forbidden = false;  // toolChoice.mode "none"
-  std::set<std::string> tool_names;
-  std::string role;
-};
-
-absl::Status CheckSamplingBlock(const json& block, const std::string& where,
-                                const SamplingContext& context) {
-  if (!block.is_object()) {
-    return SamplingError(where, "must be a content block object", "type");
-  }
-  RETURN_IF_ERROR(RequireString(block, "type", where, /*non_empty=*/true));
-  const std::string type = block["type"].get<std::string>();
-  if (type == "text") return RequireString(block, "text", where, false);
-  if (type == "image" || type == "audio") return CheckMediaBlock(block, where);
-  if (type == "tool_use" || type == "tool_result") {
-    if (!context.tools_offered) {
-      return SamplingError(absl::StrCat(where, ".type"),
-                           absl::StrCat("is \"", type,
-                                        "\", but the request offered no "
-                                        "tools"),
-                           "enum");
-    }
-  }
-  if (type == "tool_use") {
-    if (context.tools_forbidden) {
-      return SamplingError(absl::StrCat(where, ".type"),
-                           "is \"tool_use\", but the request's toolChoice "
-                           "mode is \"none\"",
-                           "toolChoice");
-    }
-    if (context.role != "assistant") {
-      return SamplingError(
-          where, "is a tool_use; only the assistant uses tools", "role");
-    }
-    RETURN_IF_ERROR(RequireString(block, "id", where, true));
-    RETURN_IF_ERROR(RequireString(block, "name", where, true));
-    const std::string name = block["name"].get<std::string>();
-    if (context.tool_names.count(name) == 0) {
-      return SamplingError(
-          absl::StrCat(where, ".name"),
-          absl::StrCat("is \"", name,
-                       "\", which is not one of the offered "
-                       "tools: ",
-                       absl::StrJoin(context.tool_names, ", ")),
-          "enum");
-    }
-    auto input = block.find("input");
-    if (input == block.end() || !input->is_object()) {
-      return SamplingError(absl::StrCat(where, ".input"),
-                           "must be an object of tool arguments",
-                           input == block.end() ? "required" : "type");
-    }
-    return absl::OkStatus();
-  }
-  if (type == "tool_result") {
-    if (context.role != "user") {
-      return SamplingError(
-          where, "is a tool_result; tool results come from the user", "role");
-    }
-    RETURN_IF_ERROR(RequireString(block, "toolUseId", where, true));
-    auto content = block.find("content");
-    if (content == block.end() || !content->is_array()) {
-      return SamplingError(absl::StrCat(where, ".content"),
-                           "must be an array of content blocks",
-                           content == block.end() ? "required" : "type");
-    }
-    for (size_t i = 0; i < content->size(); ++i) {
-      RETURN_IF_ERROR(CheckToolResultItem(
-          (*content)[i], absl::StrCat(where, ".content[", i, "]")));
-    }
-    if (auto s = block.find("structuredContent");
-        s != block.end() && !s->is_object()) {
-      return SamplingError(absl::StrCat(where, ".structuredContent"),
-                           "must be an object", "type");
-    }
-    if (auto e = block.find("isError"); e != block.end() && !e->is_boolean()) {
-      return SamplingError(absl::StrCat(where, ".isError"),
-                           "must be true or false", "type");
-    }
-    return absl::OkStatus();
-  }
-  return SamplingError(
-      absl::StrCat(where, ".type"),
-      absl::StrCat("is \"", type, "\"; expected text, image or audio",
-                   context.tools_offered ? ", tool_use or tool_result" : ""),
-      "enum");
 }
 
 }  // namespace
@@ -1042,117 +685,15 @@ absl::StatusOr<nlohmann::json> ValidateElicitationResult(
   return out;
 }
 
-absl::StatusOr<nlohmann::json> ValidateSamplingResult(
-    const nlohmann::json& request_params, nlohmann::json result) {
-  if (!result.is_object()) {
-    return Invalid(absl::StrCat("sampling result: must be a JSON object, got ",
-                                JsonTypeName(result), " (type)"),
-                   "result", "type");
-  }
-  SamplingContext context;
-  if (request_params.is_object()) {
-    if (auto tools = request_params.find("tools");
-        tools != request_params.end() && tools->is_array() && !tools->empty()) {
-      context.tools_offered = true;
-      for (const json& tool : *tools) {
-        if (tool.is_object()) {
-          auto name = tool.find("name");
-          if (name != tool.end() && name->is_string()) {
-            context.tool_names.insert(name->get<std::string>());
-          }
-        }
-      }
-    }
-    if (auto choice = request_params.find("toolChoice");
-        choice != request_params.end() && choice->is_object()) {
-      auto mode = choice->find("mode");
-      context.tools_forbidden =
-          mode != choice->end() && mode->is_string() && *mode == "none";
-    }
-  }
-
-  auto role = result.find("role");
-  if (role == result.end()) {
-    return SamplingError("role", "is missing", "required");
-  }
-  if (!role->is_string() || (*role != "assistant" && *role != "user")) {
-    return SamplingError(
-        "role",
-        absl::StrCat(Quote(*role), " must be \"assistant\" or \"user\""),
-        "enum");
-  }
-  context.role = role->get<std::string>();
-  auto model = result.find("model");
-  if (model == result.end()) {
-    return SamplingError("model", "is missing", "required");
-  }
-  if (!model->is_string() || model->get_ref<const std::string&>().empty()) {
-    return SamplingError("model", "must be a non-empty string naming the model",
-                         "type");
-  }
-  if (auto stop = result.find("stopReason");
-      stop != result.end() && !stop->is_string()) {
-    return SamplingError(
-        "stopReason",
-        absl::StrCat("must be a string, got ", JsonTypeName(*stop)), "type");
-  }
-  auto content = result.find("content");
-  if (content == result.end()) {
-    return SamplingError("content", "is missing", "required");
-  }
-  if (content->is_array()) {
-    if (!context.tools_offered) {
-      return SamplingError("content",
-                           "is a list of blocks, which is allowed only when "
-                           "the request offered tools; give one block",
-                           "type");
-    }
-    if (content->empty()) {
-      return SamplingError("content", "must hold at least one block",
-                           "minItems");
-    }
-    bool has_tool_result = false, has_other = false;
-    for (size_t i = 0; i < content->size(); ++i) {
-      const json& block = (*content)[i];
-      RETURN_IF_ERROR(
-          CheckSamplingBlock(block, absl::StrCat("content[", i, "]"), context));
-      (block["type"] == "tool_result" ? has_tool_result : has_other) = true;
-    }
-    if (has_tool_result && has_other) {
-      return SamplingError("content",
-                           "mixes tool_result blocks with other blocks; a "
-                           "message with tool results holds only tool results",
-                           "tool_result");
-    }
-  } else {
-    RETURN_IF_ERROR(CheckSamplingBlock(*content, "content", context));
-  }
-
-  json out = json::object();
-  out["role"] = *role;
-  out["content"] = *content;
-  out["model"] = result["model"];
-  if (auto stop = result.find("stopReason"); stop != result.end()) {
-    out["stopReason"] = *stop;
-  }
-  if (auto meta = result.find("_meta"); meta != result.end()) {
-    if (!meta->is_object()) {
-      return SamplingError("_meta", "must be an object", "type");
-    }
-    out["_meta"] = *meta;
-  }
-  return out;
-}
-
 absl::StatusOr<nlohmann::json> ParseFieldInput(const FormField& field,
                                                std::string_view text) {
   Field checked;
   checked.form = field;
   checked.choice_rule = "enum";
-  const std::string trimmed(absl::StripAsciiWhitespace(Absl(text)));
+  const std::string trimmed(absl::StripAsciiWhitespace(AbslView(text)));
   auto invalid = [&](std::string_view problem, std::string rule) {
-    return Invalid(absl::StrCat("field \"", field.name, "\": ", Absl(problem),
-                                " (", rule, ")"),
+    return Invalid(absl::StrCat("field \"", field.name,
+                                "\": ", AbslView(problem), " (", rule, ")"),
                    field.name, rule);
   };
   // A choice by value, label, or 1-based number.
