@@ -10,14 +10,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/http/tokens.h"
+#include "common/strings.h"
 #include "server/transport/curl_api.h"
 
 namespace inspector::transport::http_internal {
 namespace {
-
-absl::string_view AbslView(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 std::string_view StripCrLf(std::string_view s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) {
@@ -558,8 +556,7 @@ absl::StatusOr<std::string> ResolveUrl(const std::string& base,
 absl::Status ValidateHeaders(
     const std::map<std::string, std::string>& headers) {
   for (const auto& [name, value] : headers) {
-    bool bad_name = name.empty() || name.find_first_of(std::string(
-                                        ":\r\n\0 \t", 6)) != std::string::npos;
+    bool bad_name = !http::IsToken(name);
     bool bad_value =
         value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos;
     if (bad_name || bad_value) {
