@@ -1,5 +1,6 @@
 #include "server/engine/engine.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -80,8 +81,8 @@ struct Engine::Connection {
   uint32_t retry_count ABSL_GUARDED_BY(mu) = 0;
   bool lost ABSL_GUARDED_BY(mu) = false;  // was connected, then failed
   absl::Time last_activity ABSL_GUARDED_BY(mu);
-  TimerQueue::TimerId idle_timer ABSL_GUARDED_BY(mu) = 0;
-  TimerQueue::TimerId retry_timer ABSL_GUARDED_BY(mu) = 0;
+  Clock::TimerId idle_timer ABSL_GUARDED_BY(mu) = 0;
+  Clock::TimerId retry_timer ABSL_GUARDED_BY(mu) = 0;
   std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>>
       connect_waiters ABSL_GUARDED_BY(mu);
   // Answered to roots/list; changed by SetRoots without a reconnect.
@@ -92,10 +93,8 @@ Engine::Engine(EngineOptions options, config::ConfigManager* configs,
                Pipeline* pipeline, storage::HistoryWriter* history)
     : options_(std::move(options)), configs_(configs), pipeline_(pipeline),
       history_(history),
-      pending_(options_.pending,
-               options_.pending_clock != nullptr ? options_.pending_clock
-                                                 : &pending_clock_,
-               pipeline),
+      clock_(options_.clock != nullptr ? options_.clock : &timers_),
+      pending_(options_.pending, clock_, pipeline),
       work_(4) {}
 
 Engine::~Engine() { Shutdown(); }
@@ -150,7 +149,7 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
     // the ERROR state change: a retry right after must start a new session.
     if (connection->session != nullptr && !connection->session->ended() &&
         Live(connection->session->state())) {
-      connection->last_activity = absl::Now();
+      connection->last_activity = clock_->Now();
       return connection->session;
     }
     auto transport = options_.transport_factory(connection->config);
@@ -198,19 +197,19 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
         pending_.Withdraw(s->identity().session_id, id, reason);
       }
     };
-    hooks.on_activity = [weak_connection] {
+    hooks.on_activity = [this, weak_connection] {
       if (auto c = weak_connection.lock()) {
         absl::MutexLock lock(&c->mu);
-        c->last_activity = absl::Now();
+        c->last_activity = clock_->Now();
       }
     };
     session = UpstreamSession::Create(std::move(identity), connection->limits,
                                       *std::move(transport), pipeline_,
-                                      &timers_, &work_, history_,
+                                      clock_, &work_, history_,
                                       std::move(hooks), connection->features);
     *holder = session;
     connection->session = session;
-    connection->last_activity = absl::Now();
+    connection->last_activity = clock_->Now();
   }
   // Outside the lock: Connect() reports CONNECTING synchronously.
   session->Connect();
@@ -264,7 +263,7 @@ void Engine::Connect(
 absl::StatusOr<v1::ServerStatus> Engine::Disconnect(const std::string& server) {
   ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Find(server));
   std::shared_ptr<UpstreamSession> session;
-  TimerQueue::TimerId retry_timer;
+  Clock::TimerId retry_timer;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
@@ -272,7 +271,7 @@ absl::StatusOr<v1::ServerStatus> Engine::Disconnect(const std::string& server) {
     c->retry_timer = 0;
     c->lost = false;
   }
-  timers_.Cancel(retry_timer);
+  clock_->Cancel(retry_timer);
   if (session != nullptr) session->Close();
   return StatusOf(*c);
 }
@@ -400,7 +399,7 @@ void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
     ++c->retry_count;
   }
   std::weak_ptr<Connection> weak = c;
-  TimerQueue::TimerId id = timers_.After(delay, [this, weak] {
+  Clock::TimerId id = clock_->After(delay, [this, weak] {
     auto c = weak.lock();
     if (!c) return;
     {
@@ -414,27 +413,40 @@ void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
 }
 
 void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {
-  std::weak_ptr<Connection> weak = c;
   absl::Time due;
   {
     absl::MutexLock lock(&c->mu);
     due = c->last_activity + c->idle;
   }
-  TimerQueue::TimerId id = timers_.Schedule(due, [this, weak] {
+  ScheduleIdleCheckAt(c, due);
+}
+
+void Engine::ScheduleIdleCheckAt(const std::shared_ptr<Connection>& c,
+                                 absl::Time due) {
+  std::weak_ptr<Connection> weak = c;
+  Clock::TimerId id = clock_->Schedule(due, [this, weak] {
     auto c = weak.lock();
     if (!c) return;
     std::shared_ptr<UpstreamSession> session;
-    bool idle = false;
+    bool busy = false;
+    absl::Time idle_since;
     {
       absl::MutexLock lock(&c->mu);
       session = c->session;
       if (session == nullptr || session->state() != v1::CONNECTED) return;
-      idle = absl::Now() - c->last_activity >= c->idle &&
-             session->pending_requests() == 0 &&
-             session->server_requests_waiting() == 0;
+      busy = session->pending_requests() > 0 ||
+             session->server_requests_waiting() > 0;
+      idle_since = c->last_activity;
     }
-    if (!idle) {
-      ScheduleIdleCheck(c);
+    const absl::Time now = clock_->Now();
+    if (busy) {
+      // Work in flight keeps the server; its end is activity, which the
+      // next look (a second on at most) counts from.
+      ScheduleIdleCheckAt(c, now + std::min(c->idle, absl::Seconds(1)));
+      return;
+    }
+    if (now - idle_since < c->idle) {
+      ScheduleIdleCheckAt(c, idle_since + c->idle);
       return;
     }
     pipeline_->Log("info", "daemon", c->config.id(),
@@ -609,15 +621,15 @@ void Engine::OnConfigChanged(const std::string& server_id,
   pipeline_->Publish(std::move(event));
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;
-  TimerQueue::TimerId retry_timer, idle_timer;
+  Clock::TimerId retry_timer, idle_timer;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
     retry_timer = c->retry_timer;
     idle_timer = c->idle_timer;
   }
-  timers_.Cancel(retry_timer);
-  timers_.Cancel(idle_timer);
+  clock_->Cancel(retry_timer);
+  clock_->Cancel(idle_timer);
   if (session != nullptr) session->Close();
 }
 
@@ -631,15 +643,15 @@ void Engine::Shutdown() {
   }
   for (auto& [id, c] : connections) {
     std::shared_ptr<UpstreamSession> session;
-    TimerQueue::TimerId retry_timer, idle_timer;
+    Clock::TimerId retry_timer, idle_timer;
     {
       absl::MutexLock lock(&c->mu);
       session = c->session;
       retry_timer = c->retry_timer;
       idle_timer = c->idle_timer;
     }
-    timers_.Cancel(retry_timer);
-    timers_.Cancel(idle_timer);
+    clock_->Cancel(retry_timer);
+    clock_->Cancel(idle_timer);
     if (session != nullptr) session->Close();
   }
 }

@@ -39,6 +39,7 @@
 #include "server/config/config_manager.h"
 #include "inspector/v1/client_requests.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/clock.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/pending_requests.h"
 #include "server/engine/pipeline.h"
@@ -70,8 +71,10 @@ struct EngineOptions {
   // Pending sampling and elicitation requests (default deadline, timeout
   // message).
   PendingOptions pending;
-  // Where pending items get their time; null: the engine's timers.
-  PendingClock* pending_clock = nullptr;
+  // The time of every deadline (requests, connecting, pings, idle stops,
+  // reconnect backoff, pending items). Null: the real clock. Must outlive
+  // the engine.
+  Clock* clock = nullptr;
 };
 
 class Engine {
@@ -143,6 +146,10 @@ class Engine {
                v1::ConnectionState from, v1::ConnectionState to,
                const absl::Status& why);
   void ScheduleIdleCheck(const std::shared_ptr<Connection>& connection);
+  // Looks at `due` whether the server has been idle for its timeout, and
+  // stops it or looks again.
+  void ScheduleIdleCheckAt(const std::shared_ptr<Connection>& connection,
+                           absl::Time due);
   // A sampling, elicitation or roots request from `session`.
   void OnServerRequest(const std::shared_ptr<Connection>& connection,
                        const std::shared_ptr<UpstreamSession>& session,
@@ -155,9 +162,10 @@ class Engine {
   Pipeline* const pipeline_;
   storage::HistoryWriter* const history_;
   TimerQueue timers_;
+  // options_.clock, or timers_.
+  Clock* const clock_;
   // Between timers_ and work_: sessions that end while work_ drains still
   // report to it, and it stops its deadlines before timers_ goes.
-  TimerQueueClock pending_clock_{&timers_};
   PendingRequests pending_;
   WorkQueue work_;
 

@@ -1,5 +1,6 @@
-// Runs callbacks at given times on one thread: request timeouts, idle
-// stops, pings and reconnect backoff.
+// The real Clock: the system time, and callbacks run at given times on
+// one thread of the queue's own (request timeouts, idle stops, pings,
+// reconnect backoff, pending items' deadlines).
 //
 // Thread-safe. Callbacks run on the queue's thread, one at a time, and must
 // be short (they typically post work or fail a call). Cancel() of a timer
@@ -9,38 +10,30 @@
 #ifndef INSPECTOR_SERVER_ENGINE_TIMER_QUEUE_H_
 #define INSPECTOR_SERVER_ENGINE_TIMER_QUEUE_H_
 
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <thread>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "server/engine/clock.h"
 
 namespace inspector::engine {
 
-class TimerQueue {
+class TimerQueue final : public Clock {
  public:
-  using TimerId = uint64_t;
-
   TimerQueue();
   // Stops the thread; timers not yet due never run.
   ~TimerQueue();
   TimerQueue(const TimerQueue&) = delete;
   TimerQueue& operator=(const TimerQueue&) = delete;
 
-  // Runs `callback` once at `when` (at once if it has passed). Returns an id
-  // for Cancel(); never 0.
-  TimerId Schedule(absl::Time when, std::function<void()> callback)
+  absl::Time Now() override { return absl::Now(); }
+  TimerId Schedule(absl::Time when, std::function<void()> callback) override
       ABSL_LOCKS_EXCLUDED(mu_);
-  TimerId After(absl::Duration delay, std::function<void()> callback) {
-    return Schedule(absl::Now() + delay, std::move(callback));
-  }
-
-  // Cancels a timer; true if it had not run yet. 0 and unknown ids are
-  // ignored.
-  bool Cancel(TimerId id) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Cancel(TimerId id) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run();

@@ -60,20 +60,20 @@ bool IsSupportedVersion(const std::string& version) {
 std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
+    Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
     Hooks hooks, ClientFeatures features) {
   return std::shared_ptr<UpstreamSession>(new UpstreamSession(
-      std::move(identity), limits, std::move(transport), pipeline, timers,
+      std::move(identity), limits, std::move(transport), pipeline, clock,
       work, history, std::move(hooks), features));
 }
 
 UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
+    Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
     Hooks hooks, ClientFeatures features)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
-      timers_(timers), work_(work), history_(history),
+      clock_(clock), work_(work), history_(history),
       hooks_(std::move(hooks)), features_(features),
       transport_(std::move(transport)) {}
 
@@ -146,7 +146,7 @@ void UpstreamSession::Connect() {
   auto self = shared_from_this();
   {
     absl::MutexLock lock(&mu_);
-    connect_timer_ = timers_->After(limits_.connection_timeout, [self] {
+    connect_timer_ = clock_->After(limits_.connection_timeout, [self] {
       self->FailConnection(Error(
           v1::CONNECTION_TIMEOUT,
           absl::StrCat("Connection to server timed out after ",
@@ -271,7 +271,7 @@ void UpstreamSession::OnInitializeResult(absl::StatusOr<std::string> response) {
     handshake.set_instructions(it->get<std::string>());
   }
   transport_->SetProtocolVersion(version);
-  TimerQueue::TimerId connect_timer;
+  Clock::TimerId connect_timer;
   {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
@@ -282,7 +282,7 @@ void UpstreamSession::OnInitializeResult(absl::StatusOr<std::string> response) {
     connect_timer_ = 0;
   }
   // Never cancel timers under mu_: a running timer callback may need it.
-  timers_->Cancel(connect_timer);
+  clock_->Cancel(connect_timer);
   SendInternalNotification("notifications/initialized", "");
   // CONNECTED and taking the queue happen together, so a Send() racing
   // with this either queued before (and is flushed here) or sends itself.
@@ -305,7 +305,7 @@ void UpstreamSession::SchedulePing() {
   std::weak_ptr<UpstreamSession> weak = weak_from_this();
   absl::MutexLock lock(&mu_);
   if (state_ != v1::CONNECTED) return;
-  ping_timer_ = timers_->After(limits_.ping_interval, [weak] {
+  ping_timer_ = clock_->After(limits_.ping_interval, [weak] {
     auto self = weak.lock();
     if (!self || self->state() != v1::CONNECTED) return;
     self->SendInternalRequest(
@@ -400,7 +400,7 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
     pending.method = info.method;
     pending.target = info.target;
     pending.progress_token = info.progress_token;
-    pending.started = absl::Now();
+    pending.started = clock_->Now();
     pending.pausable = true;
     pending.request_timeout =
         Or(limits.request_timeout, limits_.request_timeout);
@@ -508,7 +508,7 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   Pending pending;
   pending.caller_id = info->id;
   pending.method = method;
-  pending.started = absl::Now();
+  pending.started = clock_->Now();
   pending.request_timeout = timeout;
   pending.request_deadline = pending.started + timeout;
   pending.done = std::move(done);
@@ -544,8 +544,8 @@ bool UpstreamSession::TakePending(int64_t upstream_id, Pending* out) {
     *out = std::move(it->second);
     pending_.erase(it);
   }
-  timers_->Cancel(out->request_timer);
-  timers_->Cancel(out->total_timer);
+  clock_->Cancel(out->request_timer);
+  clock_->Cancel(out->total_timer);
   return true;
 }
 
@@ -576,23 +576,23 @@ void UpstreamSession::ArmTimers(int64_t id, Pending& pending) {
   std::weak_ptr<UpstreamSession> weak = weak_from_this();
   if (pending.request_deadline != absl::InfiniteFuture()) {
     pending.request_timer =
-        timers_->Schedule(pending.request_deadline, [weak, id] {
+        clock_->Schedule(pending.request_deadline, [weak, id] {
           if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
         });
   }
   if (pending.total_deadline != absl::InfiniteFuture()) {
-    pending.total_timer = timers_->Schedule(pending.total_deadline, [weak, id] {
+    pending.total_timer = clock_->Schedule(pending.total_deadline, [weak, id] {
       if (auto self = weak.lock()) self->OnRequestTimeout(id, true);
     });
   }
 }
 
 void UpstreamSession::PauseClocks() {
-  std::vector<TimerQueue::TimerId> stopped;
+  std::vector<Clock::TimerId> stopped;
   {
     absl::MutexLock lock(&mu_);
     if (waiting_ == 0) return;  // answered meanwhile
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_->Now();
     for (auto& [id, pending] : pending_) {
       if (!pending.pausable || (pending.request_timer == 0 &&
                                 pending.total_timer == 0)) {
@@ -610,13 +610,13 @@ void UpstreamSession::PauseClocks() {
   }
   // Outside mu_ (a firing timer takes it). One that fires meanwhile sees
   // waiting_ > 0 and does nothing.
-  for (TimerQueue::TimerId timer : stopped) timers_->Cancel(timer);
+  for (Clock::TimerId timer : stopped) clock_->Cancel(timer);
 }
 
 void UpstreamSession::ResumeClocks() {
   absl::MutexLock lock(&mu_);
   if (waiting_ > 0 || ended_) return;  // another one arrived meanwhile
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_->Now();
   for (auto& [id, pending] : pending_) {
     if (!pending.pausable || pending.request_timer != 0 ||
         pending.total_timer != 0) {
@@ -638,7 +638,7 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id, bool total) {
     if (it == pending_.end()) return;
     // Paused for a person, or a timer replaced by a later deadline.
     if (it->second.pausable && waiting_ > 0) return;
-    if (absl::Now() < (total ? it->second.total_deadline
+    if (clock_->Now() < (total ? it->second.total_deadline
                              : it->second.request_deadline)) {
       return;
     }
@@ -647,8 +647,8 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id, bool total) {
   }
   // The timer that fired is running; cancelling it from its own callback is
   // a no-op, the other one is stopped.
-  timers_->Cancel(total ? pending.request_timer : pending.total_timer);
-  absl::Duration elapsed = absl::Now() - pending.started;
+  clock_->Cancel(total ? pending.request_timer : pending.total_timer);
+  absl::Duration elapsed = clock_->Now() - pending.started;
   if (pending.method != "initialize" && pending.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
@@ -726,7 +726,7 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   restored_info.target = pending.target;
   Envelope envelope = MakeEnvelope(false, &restored_info, restored);
   envelope.correlated_id = pending.message_id;
-  envelope.duration_ms = Millis(absl::Now() - pending.started);
+  envelope.duration_ms = Millis(clock_->Now() - pending.started);
   envelope.success = info.kind == MessageKind::kResponse;
   envelope.error_code = info.error_code;
   pipeline_->Observe(envelope);
@@ -757,7 +757,7 @@ absl::Status UpstreamSession::SendAnswer(const std::string& id,
   }
   Envelope envelope = MakeEnvelope(true, &*answer_info, answer);
   envelope.correlated_id = request_row;
-  envelope.duration_ms = Millis(absl::Now() - received);
+  envelope.duration_ms = Millis(clock_->Now() - received);
   envelope.success = answer_info->kind == MessageKind::kResponse;
   envelope.error_code = answer_info->error_code;
   pipeline_->Observe(envelope);
@@ -807,7 +807,7 @@ void UpstreamSession::NotifyRootsChanged() {
 void UpstreamSession::OnServerRequest(const std::string& raw,
                                       const MessageInfo& info) {
   int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
-  const absl::Time received = absl::Now();
+  const absl::Time received = clock_->Now();
   const std::string key = CanonicalId(info.id);
   if (info.method == "ping") {
     {
@@ -951,7 +951,7 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
     // Restart the request clock of every request with this token. Timers
     // are cancelled outside mu_ (their callbacks take it). Paused requests
     // have no clock running; they get a full one when they resume.
-    std::vector<TimerQueue::TimerId> replaced;
+    std::vector<Clock::TimerId> replaced;
     {
       absl::MutexLock lock(&mu_);
       for (auto& [upstream_id, pending] : pending_) {
@@ -959,14 +959,14 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
         if (pending.pausable && waiting_ > 0) continue;
         int64_t id = upstream_id;
         replaced.push_back(pending.request_timer);
-        pending.request_deadline = absl::Now() + pending.request_timeout;
+        pending.request_deadline = clock_->Now() + pending.request_timeout;
         pending.request_timer =
-            timers_->Schedule(pending.request_deadline, [weak, id] {
+            clock_->Schedule(pending.request_deadline, [weak, id] {
               if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
             });
       }
     }
-    for (TimerQueue::TimerId old_timer : replaced) timers_->Cancel(old_timer);
+    for (Clock::TimerId old_timer : replaced) clock_->Cancel(old_timer);
     return;
   }
   if (method == "notifications/message") {
@@ -1046,7 +1046,7 @@ void UpstreamSession::OnClosed(absl::Status status) {
   std::vector<Queued> queued;
   bool requested;
   absl::Status failure;
-  TimerQueue::TimerId ping_timer, connect_timer;
+  Clock::TimerId ping_timer, connect_timer;
   {
     // Ending, the reason and taking the waiters happen together, so a
     // Send() racing with this either is taken here or sees the reason.
@@ -1078,11 +1078,11 @@ void UpstreamSession::OnClosed(absl::Status status) {
     ping_timer = ping_timer_;
     connect_timer = connect_timer_;
   }
-  timers_->Cancel(ping_timer);
-  timers_->Cancel(connect_timer);
+  clock_->Cancel(ping_timer);
+  clock_->Cancel(connect_timer);
   for (auto& [id, p] : pending) {
-    timers_->Cancel(p.request_timer);
-    timers_->Cancel(p.total_timer);
+    clock_->Cancel(p.request_timer);
+    clock_->Cancel(p.total_timer);
     p.done(failure);
   }
   for (Queued& q : queued) q.done(failure);

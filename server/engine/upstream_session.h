@@ -51,7 +51,7 @@
 #include "inspector/v1/mcp.pb.h"
 #include "server/engine/json_rpc.h"
 #include "server/engine/pipeline.h"
-#include "server/engine/timer_queue.h"
+#include "server/engine/clock.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
@@ -132,7 +132,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   static std::shared_ptr<UpstreamSession> Create(
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-      TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
+      Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
       Hooks hooks, ClientFeatures features = {});
 
   ~UpstreamSession();
@@ -209,8 +209,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     absl::Time total_deadline = absl::InfiniteFuture();
     // While paused: what was left of the absolute maximum.
     absl::Duration total_left = absl::InfiniteDuration();
-    TimerQueue::TimerId request_timer = 0;
-    TimerQueue::TimerId total_timer = 0;
+    Clock::TimerId request_timer = 0;
+    Clock::TimerId total_timer = 0;
     ResponseCallback done;
   };
   // A server request given to the owner and not answered yet.
@@ -229,7 +229,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
 
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
-                  Pipeline* pipeline, TimerQueue* timers, WorkQueue* work,
+                  Pipeline* pipeline, Clock* clock, WorkQueue* work,
                   storage::HistoryWriter* history, Hooks hooks,
                   ClientFeatures features);
 
@@ -282,7 +282,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   const SessionIdentity identity_;
   const SessionLimits limits_;
   Pipeline* const pipeline_;
-  TimerQueue* const timers_;
+  Clock* const clock_;
   WorkQueue* const work_;
   storage::HistoryWriter* const history_;
   const Hooks hooks_;
@@ -301,8 +301,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Queued> queued_ ABSL_GUARDED_BY(mu_);
-  TimerQueue::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
-  TimerQueue::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  Clock::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  Clock::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
   std::string protocol_version_ ABSL_GUARDED_BY(mu_);
   std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
   v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);

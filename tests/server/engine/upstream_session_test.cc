@@ -1,6 +1,7 @@
-// Unit tests of UpstreamSession over a fake transport: the handshake, id
-// remapping for concurrent callers, timeouts, progress, server requests and
-// crashes.
+// Unit tests of UpstreamSession over a fake transport and simulated time:
+// the handshake, id remapping for concurrent callers, timeouts, progress,
+// server requests and crashes. Timeouts happen when the test advances the
+// clock, on the test's thread, so none is waited for.
 #include "server/engine/upstream_session.h"
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/testing/fake_clock.h"
 #include "tests/server/engine/fake_transport.h"
 
 namespace inspector::engine {
@@ -22,6 +24,7 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::FakeTransport;
 using testing::Answer;
+using testing::FakeClock;
 using testing::FakeWire;
 
 class SessionTest : public ::testing::Test {
@@ -52,7 +55,7 @@ class SessionTest : public ::testing::Test {
     };
     session_ = UpstreamSession::Create(
         identity, limits, std::make_unique<FakeTransport>(wire_), &pipeline_,
-        &timers_, &work_, nullptr, hooks, features);
+        &clock_, &work_, nullptr, hooks, features);
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -111,7 +114,7 @@ class SessionTest : public ::testing::Test {
             .dump());
   }
 
-  TimerQueue timers_;
+  FakeClock clock_;
   WorkQueue work_{2};
   EventBus bus_;
   Pipeline pipeline_{nullptr, &bus_};
@@ -214,8 +217,12 @@ TEST_F(SessionTest, TimeoutFailsTheCallerAndCancelsUpstream) {
   session_->Send(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}})",
                  limits, answer.Callback());
   json sent = json::parse(wire_->NextSent());
-  ASSERT_TRUE(answer.Wait());
+  clock_.Advance(absl::Milliseconds(49));
+  EXPECT_FALSE(answer.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(answer.done.HasBeenNotified());
   EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
+  EXPECT_THAT(answer.value.status().message(), HasSubstr("50ms"));
   json cancelled = json::parse(wire_->NextSent());
   EXPECT_EQ(cancelled["method"], "notifications/cancelled");
   EXPECT_EQ(cancelled["params"]["requestId"], sent["id"]);
@@ -233,19 +240,38 @@ TEST_F(SessionTest, ProgressKeepsARequestAlive) {
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
       limits, answer.Callback());
   std::string sent = wire_->NextSent();
-  // Ten progress notifications 100 ms apart: 1 s in all, well past the
+  // Ten progress notifications 200 ms apart: 2 s in all, well past the
   // 300 ms request timeout, which each one resets.
   for (int i = 0; i < 10; ++i) {
-    ASSERT_FALSE(answer.done.WaitForNotificationWithTimeout(
-        absl::Milliseconds(100)));
+    clock_.Advance(absl::Milliseconds(200));
+    ASSERT_FALSE(answer.done.HasBeenNotified());
     wire_->Deliver(json({{"jsonrpc", "2.0"},
                          {"method", "notifications/progress"},
                          {"params", {{"progressToken", "tok"}, {"progress", i}}}})
                        .dump());
   }
+  clock_.Advance(absl::Milliseconds(299));
+  ASSERT_FALSE(answer.done.HasBeenNotified());
   Reply(sent, {{"content", json::array()}});
-  ASSERT_TRUE(answer.Wait());
+  ASSERT_TRUE(answer.done.HasBeenNotified());
   EXPECT_TRUE(answer.value.ok()) << answer.value.status();
+}
+
+TEST_F(SessionTest, ProgressForAnotherTokenDoesNotKeepARequestAlive) {
+  Handshake();
+  wire_->NextSent();
+  Answer answer;
+  CallLimits limits;
+  limits.request_timeout = absl::Milliseconds(300);
+  session_->Send(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
+      limits, answer.Callback());
+  wire_->NextSent();
+  clock_.Advance(absl::Milliseconds(200));
+  wire_->Deliver(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":1}})");
+  clock_.Advance(absl::Milliseconds(100));
+  ASSERT_TRUE(answer.done.HasBeenNotified());
+  EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
 }
 
 TEST_F(SessionTest, MaxTotalEndsARequestWhateverProgressSays) {
@@ -258,7 +284,15 @@ TEST_F(SessionTest, MaxTotalEndsARequestWhateverProgressSays) {
   session_->Send(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1}}})",
       limits, answer.Callback());
-  ASSERT_TRUE(answer.Wait());
+  wire_->NextSent();
+  for (int i = 0; i < 9; ++i) {
+    clock_.Advance(absl::Milliseconds(10));
+    wire_->Deliver(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}})");
+  }
+  clock_.Advance(absl::Milliseconds(9));
+  ASSERT_FALSE(answer.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(answer.done.HasBeenNotified());
   EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
   EXPECT_THAT(answer.value.status().message(), HasSubstr("absolute maximum"));
 }
@@ -333,6 +367,12 @@ TEST_F(SessionTest, ConnectionTimeoutWithoutAnAnswer) {
   Start(limits);
   session_->Connect();
   wire_->NextSent();  // initialize, never answered
+  clock_.Advance(absl::Milliseconds(49));
+  {
+    absl::MutexLock lock(&mu_);
+    EXPECT_EQ(states_.back(), v1::CONNECTING);
+  }
+  clock_.Advance(absl::Milliseconds(1));
   ASSERT_TRUE(WaitForState(v1::ERROR));
   absl::MutexLock lock(&mu_);
   EXPECT_EQ(ErrorReason(last_error_), "CONNECTION_TIMEOUT");
@@ -502,7 +542,8 @@ TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
                  second.Callback());
   wire_->NextSent();
   // Both clocks stand still: well past both limits, neither call failed.
-  EXPECT_FALSE(call.done.WaitForNotificationWithTimeout(absl::Milliseconds(600)));
+  clock_.Advance(absl::Milliseconds(600));
+  EXPECT_FALSE(call.done.HasBeenNotified());
   EXPECT_FALSE(second.done.HasBeenNotified());
   // The person answers; the server finishes the first call.
   ASSERT_TRUE(session_->AnswerServerRequest("0", "result",
@@ -510,11 +551,62 @@ TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
                   .ok());
   EXPECT_EQ(json::parse(wire_->NextSent())["id"], 0);
   Reply(sent_call, {{"content", json::array()}});
-  ASSERT_TRUE(call.Wait());
+  ASSERT_TRUE(call.done.HasBeenNotified());
   EXPECT_TRUE(call.value.ok()) << call.value.status();
-  // The clocks run again: the unanswered second call times out.
-  ASSERT_TRUE(second.Wait());
+  // The clocks run again, the request timeout in full: the unanswered
+  // second call times out 150 ms after the answer.
+  clock_.Advance(absl::Milliseconds(149));
+  EXPECT_FALSE(second.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(second.done.HasBeenNotified());
   EXPECT_EQ(ErrorReason(second.value.status()), "REQUEST_TIMEOUT");
+}
+
+TEST_F(SessionTest, TheAbsoluteMaximumResumesWithTheTimeItHadLeft) {
+  SessionLimits no_pings;
+  no_pings.ping_interval = absl::ZeroDuration();
+  Start(no_pings, AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  CallLimits limits;
+  limits.request_timeout = absl::Seconds(10);
+  limits.max_total = absl::Seconds(1);
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
+                 limits, call.Callback());
+  wire_->NextSent();
+  clock_.Advance(absl::Milliseconds(400));
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
+  ASSERT_TRUE(NextServerRequest().has_value());
+  clock_.Advance(absl::Minutes(2));  // a person thinks
+  ASSERT_FALSE(call.done.HasBeenNotified());
+  ASSERT_TRUE(session_->AnswerServerRequest("0", "result",
+                                            R"({"action":"accept","content":{}})")
+                  .ok());
+  clock_.Advance(absl::Milliseconds(599));
+  EXPECT_FALSE(call.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(call.done.HasBeenNotified());
+  EXPECT_THAT(call.value.status().message(), HasSubstr("absolute maximum"));
+}
+
+TEST_F(SessionTest, TheDaemonsOwnPingsAreNotPausedForAPerson) {
+  SessionLimits session_limits;
+  session_limits.ping_interval = absl::Seconds(30);
+  session_limits.request_timeout = absl::Seconds(5);
+  Start(session_limits, AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}})");
+  ASSERT_TRUE(NextServerRequest().has_value());
+  clock_.Advance(absl::Seconds(30));
+  EXPECT_EQ(json::parse(wire_->NextSent())["method"], "ping");
+  // Unanswered, the ping times out although a person is being waited for,
+  // and the session ends.
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(ErrorReason(last_error_), "TRANSPORT_ERROR");
 }
 
 TEST_F(SessionTest, RootsChangesAreAnnouncedWhenRootsAreDeclared) {
