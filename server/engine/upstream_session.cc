@@ -62,9 +62,18 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
     Hooks hooks, ClientFeatures features) {
-  return std::shared_ptr<UpstreamSession>(new UpstreamSession(
+  std::shared_ptr<UpstreamSession> session(new UpstreamSession(
       std::move(identity), limits, std::move(transport), pipeline, clock,
       work, history, std::move(hooks), features));
+  std::weak_ptr<UpstreamSession> weak = session;
+  session->inflight_ = std::make_unique<InflightRequests>(
+      clock,
+      [weak](int64_t id, InflightRequests::Request request, bool total) {
+        if (auto self = weak.lock()) {
+          self->OnRequestTimeout(id, std::move(request), total);
+        }
+      });
+  return session;
 }
 
 UpstreamSession::UpstreamSession(
@@ -119,8 +128,7 @@ bool UpstreamSession::ended() const {
 }
 
 size_t UpstreamSession::pending_requests() const {
-  absl::MutexLock lock(&mu_);
-  return pending_.size();
+  return inflight_->size();
 }
 
 size_t UpstreamSession::server_requests_waiting() const {
@@ -395,38 +403,23 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
       AnswerLocally(info, raw, result, std::move(done));
       return;
     }
-    Pending pending;
-    pending.caller_id = info.id;
-    pending.method = info.method;
-    pending.target = info.target;
-    pending.progress_token = info.progress_token;
-    pending.started = clock_->Now();
-    pending.pausable = true;
-    pending.request_timeout =
-        Or(limits.request_timeout, limits_.request_timeout);
-    absl::Duration max_total = Or(limits.max_total, limits_.max_total);
-    pending.done = std::move(done);
-    pending.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
-    int64_t upstream_id;
-    {
-      absl::MutexLock lock(&mu_);
-      upstream_id = next_id_++;
-      if (waiting_ > 0) {
-        // The server waits for a person: this request's clocks start when
-        // the answer has gone out (ResumeClocks).
-        pending.total_left = max_total;
-      } else {
-        pending.request_deadline = pending.started + pending.request_timeout;
-        pending.total_deadline = pending.started + max_total;
-        ArmTimers(upstream_id, pending);
-      }
-      pending_.emplace(upstream_id, std::move(pending));
-    }
+    InflightRequests::Request request;
+    request.caller_id = info.id;
+    request.method = info.method;
+    request.target = info.target;
+    request.progress_token = info.progress_token;
+    request.pausable = true;
+    request.done = std::move(done);
+    request.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
+    const int64_t upstream_id = inflight_->NextId();
+    inflight_->Add(upstream_id, std::move(request),
+                   Or(limits.request_timeout, limits_.request_timeout),
+                   Or(limits.max_total, limits_.max_total));
     absl::Status sent =
         transport_->Send(ReplaceId(raw, info, absl::StrCat(upstream_id)));
     if (!sent.ok()) {
-      Pending failed;
-      if (TakePending(upstream_id, &failed)) failed.done(sent);
+      InflightRequests::Request failed;
+      if (inflight_->Take(upstream_id, &failed)) failed.done(sent);
     }
     return;
   }
@@ -493,11 +486,7 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
                                           const std::string& params_json,
                                           absl::Duration timeout,
                                           ResponseCallback done) {
-  int64_t id;
-  {
-    absl::MutexLock lock(&mu_);
-    id = next_id_++;
-  }
+  const int64_t id = inflight_->NextId();
   // The daemon is the client here, so its id is used on both sides. Ids
   // are drawn from the same counter as callers' upstream ids.
   std::string raw = absl::StrCat(R"({"jsonrpc":"2.0","id":)", id,
@@ -505,23 +494,17 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   if (!params_json.empty()) absl::StrAppend(&raw, R"(,"params":)", params_json);
   raw.push_back('}');
   auto info = InspectMessage(raw);
-  Pending pending;
-  pending.caller_id = info->id;
-  pending.method = method;
-  pending.started = clock_->Now();
-  pending.request_timeout = timeout;
-  pending.request_deadline = pending.started + timeout;
-  pending.done = std::move(done);
-  pending.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
-  {
-    absl::MutexLock lock(&mu_);
-    ArmTimers(id, pending);
-    pending_.emplace(id, std::move(pending));
-  }
+  InflightRequests::Request request;
+  request.caller_id = info->id;
+  request.method = method;
+  request.done = std::move(done);
+  request.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
+  // Not pausable: the daemon's own requests keep their clock.
+  inflight_->Add(id, std::move(request), timeout, absl::InfiniteDuration());
   absl::Status sent = transport_->Send(std::move(raw));
   if (!sent.ok()) {
-    Pending failed;
-    if (TakePending(id, &failed)) failed.done(sent);
+    InflightRequests::Request failed;
+    if (inflight_->Take(id, &failed)) failed.done(sent);
   }
 }
 
@@ -536,134 +519,41 @@ void UpstreamSession::SendInternalNotification(const std::string& method,
   transport_->Send(std::move(raw)).IgnoreError();
 }
 
-bool UpstreamSession::TakePending(int64_t upstream_id, Pending* out) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = pending_.find(upstream_id);
-    if (it == pending_.end()) return false;
-    *out = std::move(it->second);
-    pending_.erase(it);
-  }
-  clock_->Cancel(out->request_timer);
-  clock_->Cancel(out->total_timer);
-  return true;
-}
-
 bool UpstreamSession::Cancel(const std::string& caller_id,
                              const std::string& reason) {
-  int64_t upstream_id = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
-      if (it->second.caller_id == caller_id) {
-        upstream_id = it->first;
-        break;
-      }
-    }
+  const int64_t upstream_id = inflight_->Newest(caller_id);
+  InflightRequests::Request request;
+  if (upstream_id == 0 || !inflight_->Take(upstream_id, &request)) {
+    return false;
   }
-  Pending pending;
-  if (upstream_id == 0 || !TakePending(upstream_id, &pending)) return false;
   json params = {{"requestId", upstream_id}, {"reason", reason}};
   SendInternalNotification("notifications/cancelled", params.dump());
-  pending.done(Error(v1::CANCELLED,
-                     absl::StrCat(pending.method, " was cancelled: ", reason),
+  request.done(Error(v1::CANCELLED,
+                     absl::StrCat(request.method, " was cancelled: ", reason),
                      {{"serverId", identity_.server_id},
-                      {"method", pending.method}}));
+                      {"method", request.method}}));
   return true;
 }
 
-void UpstreamSession::ArmTimers(int64_t id, Pending& pending) {
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
-  if (pending.request_deadline != absl::InfiniteFuture()) {
-    pending.request_timer =
-        clock_->Schedule(pending.request_deadline, [weak, id] {
-          if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
-        });
-  }
-  if (pending.total_deadline != absl::InfiniteFuture()) {
-    pending.total_timer = clock_->Schedule(pending.total_deadline, [weak, id] {
-      if (auto self = weak.lock()) self->OnRequestTimeout(id, true);
-    });
-  }
-}
-
-void UpstreamSession::PauseClocks() {
-  std::vector<Clock::TimerId> stopped;
-  {
-    absl::MutexLock lock(&mu_);
-    if (waiting_ == 0) return;  // answered meanwhile
-    const absl::Time now = clock_->Now();
-    for (auto& [id, pending] : pending_) {
-      if (!pending.pausable || (pending.request_timer == 0 &&
-                                pending.total_timer == 0)) {
-        continue;
-      }
-      pending.total_left =
-          std::max(absl::ZeroDuration(), pending.total_deadline - now);
-      pending.request_deadline = absl::InfiniteFuture();
-      pending.total_deadline = absl::InfiniteFuture();
-      stopped.push_back(pending.request_timer);
-      stopped.push_back(pending.total_timer);
-      pending.request_timer = 0;
-      pending.total_timer = 0;
-    }
-  }
-  // Outside mu_ (a firing timer takes it). One that fires meanwhile sees
-  // waiting_ > 0 and does nothing.
-  for (Clock::TimerId timer : stopped) clock_->Cancel(timer);
-}
-
-void UpstreamSession::ResumeClocks() {
-  absl::MutexLock lock(&mu_);
-  if (waiting_ > 0 || ended_) return;  // another one arrived meanwhile
-  const absl::Time now = clock_->Now();
-  for (auto& [id, pending] : pending_) {
-    if (!pending.pausable || pending.request_timer != 0 ||
-        pending.total_timer != 0) {
-      continue;
-    }
-    pending.request_deadline = now + pending.request_timeout;
-    pending.total_deadline = pending.total_left == absl::InfiniteDuration()
-                                 ? absl::InfiniteFuture()
-                                 : now + pending.total_left;
-    ArmTimers(id, pending);
-  }
-}
-
-void UpstreamSession::OnRequestTimeout(int64_t upstream_id, bool total) {
-  Pending pending;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = pending_.find(upstream_id);
-    if (it == pending_.end()) return;
-    // Paused for a person, or a timer replaced by a later deadline.
-    if (it->second.pausable && waiting_ > 0) return;
-    if (clock_->Now() < (total ? it->second.total_deadline
-                             : it->second.request_deadline)) {
-      return;
-    }
-    pending = std::move(it->second);
-    pending_.erase(it);
-  }
-  // The timer that fired is running; cancelling it from its own callback is
-  // a no-op, the other one is stopped.
-  clock_->Cancel(total ? pending.request_timer : pending.total_timer);
-  absl::Duration elapsed = clock_->Now() - pending.started;
-  if (pending.method != "initialize" && pending.method != "ping") {
+void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
+                                       InflightRequests::Request request,
+                                       bool total) {
+  absl::Duration elapsed = clock_->Now() - request.started;
+  if (request.method != "initialize" && request.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
     SendInternalNotification("notifications/cancelled", params.dump());
   }
-  pending.done(Error(
+  request.done(Error(
       v1::REQUEST_TIMEOUT,
-      absl::StrCat(pending.method, " timed out after ",
+      absl::StrCat(request.method, " timed out after ",
                    absl::FormatDuration(absl::Trunc(elapsed,
                                                     absl::Milliseconds(1))),
                    total ? " (the absolute maximum for a request)"
                          : " without an answer or progress"),
       {{"serverId", identity_.server_id},
        {"serverName", identity_.server_name},
-       {"method", pending.method},
+       {"method", request.method},
        {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(elapsed))}}));
 }
 
@@ -707,9 +597,9 @@ void UpstreamSession::OnMessage(std::string raw) {
 void UpstreamSession::OnServerResponse(const std::string& raw,
                                        const MessageInfo& info) {
   int64_t upstream_id = 0;
-  Pending pending;
+  InflightRequests::Request pending;
   if (!ParseUpstreamId(info.id, &upstream_id) ||
-      !TakePending(upstream_id, &pending)) {
+      !inflight_->Take(upstream_id, &pending)) {
     // Late (timed out or cancelled) or unknown: recorded, not delivered.
     Envelope envelope = MakeEnvelope(false, &info, raw);
     envelope.success = info.kind == MessageKind::kResponse;
@@ -791,11 +681,15 @@ absl::Status UpstreamSession::AnswerServerRequest(
     inbound = std::move(it->second);
     inbound_.erase(it);
     MarkClosed(key);
-    if (inbound.waits_for_person && --waiting_ == 0) resume = true;
+    if (inbound.waits_for_person) {
+      --waiting_;
+      resume = true;
+    }
   }
   absl::Status sent = SendAnswer(inbound.id, member, value_json,
                                  inbound.message_id, inbound.received);
-  if (resume) ResumeClocks();
+  // The caller requests' clocks run again once the last person answered.
+  if (resume) inflight_->Resume();
   return sent;
 }
 
@@ -869,7 +763,10 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
         inbound.received = received;
         inbound.waits_for_person = waits;
         inbound_.emplace(key, std::move(inbound));
-        if (waits && ++waiting_ == 1) pause = true;
+        if (waits) {
+          ++waiting_;
+          pause = true;
+        }
       }
     }
     if (duplicate) {
@@ -882,7 +779,8 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
                                   "for an answer; ignored"));
       return;
     }
-    if (pause) PauseClocks();
+    // The caller requests' clocks stand still while a person is asked.
+    if (pause) inflight_->Pause();
     ServerRequest request;
     request.id = info.id;
     request.method = info.method;
@@ -928,7 +826,10 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
         inbound = std::move(it->second);
         inbound_.erase(it);
         MarkClosed(key);
-        if (inbound.waits_for_person && --waiting_ == 0) resume = true;
+        if (inbound.waits_for_person) {
+          --waiting_;
+          resume = true;
+        }
       }
     }
     if (!found) return;
@@ -942,31 +843,12 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
     if (hooks_.on_server_request_withdrawn) {
       hooks_.on_server_request_withdrawn(inbound.id, reason);
     }
-    if (resume) ResumeClocks();
+    if (resume) inflight_->Resume();
     return;
   }
   if (method == "notifications/progress" && limits_.progress_resets_timeout &&
       !info.progress_token.empty()) {
-    std::weak_ptr<UpstreamSession> weak = weak_from_this();
-    // Restart the request clock of every request with this token. Timers
-    // are cancelled outside mu_ (their callbacks take it). Paused requests
-    // have no clock running; they get a full one when they resume.
-    std::vector<Clock::TimerId> replaced;
-    {
-      absl::MutexLock lock(&mu_);
-      for (auto& [upstream_id, pending] : pending_) {
-        if (pending.progress_token != info.progress_token) continue;
-        if (pending.pausable && waiting_ > 0) continue;
-        int64_t id = upstream_id;
-        replaced.push_back(pending.request_timer);
-        pending.request_deadline = clock_->Now() + pending.request_timeout;
-        pending.request_timer =
-            clock_->Schedule(pending.request_deadline, [weak, id] {
-              if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
-            });
-      }
-    }
-    for (Clock::TimerId old_timer : replaced) clock_->Cancel(old_timer);
+    inflight_->Progress(info.progress_token);
     return;
   }
   if (method == "notifications/message") {
@@ -1010,8 +892,8 @@ void UpstreamSession::OnSendFailed(const std::string& raw,
                                 identity_.server_name, ": ", status.message()));
     return;
   }
-  Pending pending;
-  if (TakePending(upstream_id, &pending)) pending.done(std::move(status));
+  InflightRequests::Request request;
+  if (inflight_->Take(upstream_id, &request)) request.done(std::move(status));
 }
 
 void UpstreamSession::FailConnection(absl::Status status) {
@@ -1042,7 +924,6 @@ void UpstreamSession::Close() {
 }
 
 void UpstreamSession::OnClosed(absl::Status status) {
-  std::map<int64_t, Pending> pending;
   std::vector<Queued> queued;
   bool requested;
   absl::Status failure;
@@ -1069,7 +950,6 @@ void UpstreamSession::OnClosed(absl::Status status) {
       failure = status;
     }
     end_status_ = failure;
-    pending.swap(pending_);
     queued.swap(queued_);
     // Server requests die with the session; the owner learns it from the
     // state change and answers nothing.
@@ -1080,10 +960,9 @@ void UpstreamSession::OnClosed(absl::Status status) {
   }
   clock_->Cancel(ping_timer);
   clock_->Cancel(connect_timer);
-  for (auto& [id, p] : pending) {
-    clock_->Cancel(p.request_timer);
-    clock_->Cancel(p.total_timer);
-    p.done(failure);
+  // Outside mu_: taking a request waits for its timeout if one is running.
+  for (InflightRequests::Request& request : inflight_->TakeAll()) {
+    request.done(failure);
   }
   for (Queued& q : queued) q.done(failure);
   if (history_ != nullptr) {

@@ -52,6 +52,7 @@
 #include "server/engine/json_rpc.h"
 #include "server/engine/pipeline.h"
 #include "server/engine/clock.h"
+#include "server/engine/inflight_requests.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
@@ -192,27 +193,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   size_t server_requests_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Pending {
-    std::string caller_id;  // JSON text of the caller's id
-    std::string method;
-    std::string target;
-    std::string progress_token;
-    int64_t message_id = 0;  // history row of the request
-    absl::Time started;
-    absl::Duration request_timeout;
-    // A caller's request: its clocks stand still while the server waits
-    // for a person (the daemon's own initialize and pings are not).
-    bool pausable = false;
-    // When the timers are due. A timer that fires before its deadline is
-    // a stale one (replaced after a pause or progress) and is ignored.
-    absl::Time request_deadline = absl::InfiniteFuture();
-    absl::Time total_deadline = absl::InfiniteFuture();
-    // While paused: what was left of the absolute maximum.
-    absl::Duration total_left = absl::InfiniteDuration();
-    Clock::TimerId request_timer = 0;
-    Clock::TimerId total_timer = 0;
-    ResponseCallback done;
-  };
   // A server request given to the owner and not answered yet.
   struct Inbound {
     std::string id;  // JSON text as received
@@ -253,15 +233,10 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void OnSendFailed(const std::string& raw, absl::Status status);
   void OnClosed(absl::Status status);
 
-  void OnRequestTimeout(int64_t upstream_id, bool total);
-  // Arms the request and total timers of `pending` (upstream id `id`) for
-  // its deadlines. Requires mu_ (scheduling never runs a callback inline).
-  void ArmTimers(int64_t id, Pending& pending)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The first server request waiting for a person stops the caller
-  // requests' clocks; answering the last one restarts them.
-  void PauseClocks() ABSL_LOCKS_EXCLUDED(mu_);
-  void ResumeClocks() ABSL_LOCKS_EXCLUDED(mu_);
+  // A request of inflight_ ran out of time: fails it and (unless it is
+  // the daemon's own) cancels it upstream.
+  void OnRequestTimeout(int64_t upstream_id, InflightRequests::Request request,
+                        bool total);
   // Sends an answer to a server request and records it. `request_row` is
   // the request's history row (0 if unknown).
   absl::Status SendAnswer(const std::string& id, const std::string& member,
@@ -270,8 +245,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Remembers that the server request `key` (canonical id) was answered or
   // withdrawn, so no later answer goes out. Requires mu_.
   void MarkClosed(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes and returns the pending request, cancelling its timers.
-  bool TakePending(int64_t upstream_id, Pending* out) ABSL_LOCKS_EXCLUDED(mu_);
   void FailConnection(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   void SetState(v1::ConnectionState to, const absl::Status& why)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -290,6 +263,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Set at construction and only released by the destructor, so transport
   // calls need no lock.
   std::unique_ptr<transport::Transport> transport_;
+  // The requests sent and not answered yet (set by Create(); its timeout
+  // handler holds a weak pointer to the session).
+  std::unique_ptr<InflightRequests> inflight_;
 
   mutable absl::Mutex mu_;
   v1::ConnectionState state_ ABSL_GUARDED_BY(mu_) = v1::DISCONNECTED;
@@ -298,8 +274,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Why the session ended; what later Send() calls fail with, so a caller
   // racing with a failed connect learns the real reason.
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);
-  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Queued> queued_ ABSL_GUARDED_BY(mu_);
   Clock::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
   Clock::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
@@ -309,7 +283,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Server requests awaiting the owner's answer, by canonical id (the id
   // re-serialized, so 7 and 7.0 or spacing differences still match).
   std::map<std::string, Inbound> inbound_ ABSL_GUARDED_BY(mu_);
-  // How many of inbound_ wait for a person; > 0 means clocks are paused.
+  // How many of inbound_ wait for a person; each pauses inflight_ once.
   size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
   // Canonical ids of server requests answered or withdrawn lately (the
   // newest kClosedIdsKept), so a second answer is refused.
