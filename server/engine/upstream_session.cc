@@ -6,8 +6,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/version.h"
-#include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::engine {
@@ -46,13 +44,6 @@ constexpr size_t kClosedIdsKept = 4096;
 std::string CanonicalId(const std::string& id_json) {
   json parsed = json::parse(id_json, nullptr, false);
   return parsed.is_discarded() ? id_json : parsed.dump();
-}
-
-bool IsSupportedVersion(const std::string& version) {
-  for (const char* v : kProtocolVersions) {
-    if (version == v) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -201,22 +192,7 @@ void UpstreamSession::DoConnect() {
     record.started_at_ms = NowMillis();
     history_->StartSession(std::move(record));
   }
-  // Capabilities go out before the version is negotiated, so they are the
-  // ones of the version asked for (the latest): elicitation with its form
-  // and URL modes.
-  json capabilities = json::object();
-  if (features_.sampling) capabilities["sampling"] = json::object();
-  if (features_.elicitation_form || features_.elicitation_url) {
-    json elicitation = json::object();
-    if (features_.elicitation_form) elicitation["form"] = json::object();
-    if (features_.elicitation_url) elicitation["url"] = json::object();
-    capabilities["elicitation"] = std::move(elicitation);
-  }
-  if (features_.roots) capabilities["roots"] = {{"listChanged", true}};
-  json params = {
-      {"protocolVersion", kProtocolVersions[0]},
-      {"capabilities", std::move(capabilities)},
-      {"clientInfo", {{"name", "inspectord"}, {"version", Version()}}}};
+  json params = InitializeParams(features_);
   auto self = shared_from_this();
   SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
                       [self](absl::StatusOr<std::string> response) {
@@ -229,63 +205,20 @@ void UpstreamSession::OnInitializeResult(absl::StatusOr<std::string> response) {
     FailConnection(response.status());
     return;
   }
-  json parsed = json::parse(*response, nullptr, false);
-  const json* result = nullptr;
-  if (!parsed.is_discarded() && parsed.is_object()) {
-    auto it = parsed.find("result");
-    if (it != parsed.end() && it->is_object()) result = &*it;
-    auto error = parsed.find("error");
-    if (error != parsed.end()) {
-      FailConnection(Error(
-          v1::PROTOCOL_ERROR,
-          absl::StrCat("the server refused initialize: ", error->dump()),
-          {{"serverId", identity_.server_id},
-           {"serverName", identity_.server_name}}));
-      return;
-    }
-  }
-  std::string version;
-  if (result != nullptr) {
-    auto v = result->find("protocolVersion");
-    if (v != result->end() && v->is_string()) version = v->get<std::string>();
-  }
-  if (!IsSupportedVersion(version)) {
-    FailConnection(Error(
-        v1::PROTOCOL_ERROR,
-        version.empty()
-            ? std::string("the initialize response has no protocolVersion")
-            : absl::StrCat("the server wants protocol version ", version,
-                           ", which the inspector does not speak (it speaks "
-                           "2024-11-05 to 2025-11-25)"),
-        {{"serverId", identity_.server_id},
-         {"serverName", identity_.server_name}}));
+  absl::StatusOr<InitializeOutcome> outcome = ParseInitializeResponse(
+      *response, identity_.server_id, identity_.server_name);
+  if (!outcome.ok()) {
+    FailConnection(outcome.status());
     return;
   }
-  v1::ServerStatus handshake;
-  auto to_struct = [](const json& value, google::protobuf::Struct* out) {
-    if (!value.is_object()) return;
-    auto status =
-        google::protobuf::util::JsonStringToMessage(value.dump(), out);
-    if (!status.ok()) out->Clear();
-  };
-  if (auto it = result->find("serverInfo"); it != result->end()) {
-    to_struct(*it, handshake.mutable_server_info());
-  }
-  if (auto it = result->find("capabilities"); it != result->end()) {
-    to_struct(*it, handshake.mutable_capabilities());
-  }
-  if (auto it = result->find("instructions");
-      it != result->end() && it->is_string()) {
-    handshake.set_instructions(it->get<std::string>());
-  }
-  transport_->SetProtocolVersion(version);
+  transport_->SetProtocolVersion(outcome->protocol_version);
   Clock::TimerId connect_timer;
   {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
-    protocol_version_ = version;
-    initialize_result_ = result->dump();
-    handshake_ = std::move(handshake);
+    protocol_version_ = outcome->protocol_version;
+    initialize_result_ = std::move(outcome->result_json);
+    handshake_ = std::move(outcome->status);
     connect_timer = connect_timer_;
     connect_timer_ = 0;
   }

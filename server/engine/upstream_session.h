@@ -52,15 +52,12 @@
 #include "server/engine/json_rpc.h"
 #include "server/engine/pipeline.h"
 #include "server/engine/clock.h"
+#include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
 namespace inspector::engine {
-
-// The protocol versions the inspector speaks, newest first.
-inline constexpr const char* kProtocolVersions[] = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
 struct SessionLimits {
   absl::Duration connection_timeout = absl::Seconds(30);
@@ -75,17 +72,6 @@ struct SessionLimits {
 struct CallLimits {
   absl::Duration request_timeout;
   absl::Duration max_total;
-};
-
-// The client capabilities initialize declares (all off by default).
-struct ClientFeatures {
-  bool sampling = false;
-  bool elicitation_form = false;
-  // URL-mode elicitation, a 2025-11-25 feature. Declared with the requested
-  // version (the latest), before the server's version is known.
-  bool elicitation_url = false;
-  // roots with listChanged.
-  bool roots = false;
 };
 
 // A request the server sent its client, for the owner to answer.
