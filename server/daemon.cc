@@ -210,7 +210,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   engine_options.idle_timeout = options.idle_timeout;
   state->engine = std::make_unique<engine::Engine>(
       std::move(engine_options), state->config_manager.get(),
-      state->pipeline.get(), state->history_writer.get());
+      state->pipeline.get());
 
   services::ServiceDeps deps{state->authenticator.get(), &state->calls};
   state->mcp_service =

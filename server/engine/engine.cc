@@ -90,9 +90,8 @@ struct Engine::Connection {
 };
 
 Engine::Engine(EngineOptions options, config::ConfigManager* configs,
-               Pipeline* pipeline, storage::HistoryWriter* history)
+               Pipeline* pipeline)
     : options_(std::move(options)), configs_(configs), pipeline_(pipeline),
-      history_(history),
       clock_(options_.clock != nullptr ? options_.clock : &timers_),
       pending_(options_.pending, clock_, pipeline),
       work_(4) {}
@@ -205,7 +204,7 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
     };
     session = UpstreamSession::Create(std::move(identity), connection->limits,
                                       *std::move(transport), pipeline_,
-                                      clock_, &work_, history_,
+                                      clock_, &work_,
                                       std::move(hooks), connection->features);
     *holder = session;
     connection->session = session;

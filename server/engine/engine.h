@@ -81,9 +81,10 @@ class Engine {
  public:
   using ResponseCallback = UpstreamSession::ResponseCallback;
 
-  // The pointers must outlive the engine; `history` may be null.
+  // The pointers must outlive the engine. Everything the engine records
+  // (messages, logs, sessions) goes through `pipeline`.
   Engine(EngineOptions options, config::ConfigManager* configs,
-         Pipeline* pipeline, storage::HistoryWriter* history);
+         Pipeline* pipeline);
   // Ends every session and kills every process.
   ~Engine();
 
@@ -160,7 +161,6 @@ class Engine {
   const EngineOptions options_;
   config::ConfigManager* const configs_;
   Pipeline* const pipeline_;
-  storage::HistoryWriter* const history_;
   TimerQueue timers_;
   // options_.clock, or timers_.
   Clock* const clock_;

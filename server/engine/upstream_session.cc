@@ -51,11 +51,10 @@ std::string CanonicalId(const std::string& id_json) {
 std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
-    Hooks hooks, ClientFeatures features) {
+    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features) {
   std::shared_ptr<UpstreamSession> session(new UpstreamSession(
       std::move(identity), limits, std::move(transport), pipeline, clock,
-      work, history, std::move(hooks), features));
+      work, std::move(hooks), features));
   std::weak_ptr<UpstreamSession> weak = session;
   session->inflight_ = std::make_unique<InflightRequests>(
       clock,
@@ -70,11 +69,9 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
 UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
-    Hooks hooks, ClientFeatures features)
+    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
-      clock_(clock), work_(work), history_(history),
-      hooks_(std::move(hooks)), features_(features),
+      clock_(clock), work_(work), hooks_(std::move(hooks)), features_(features),
       transport_(std::move(transport)) {}
 
 UpstreamSession::~UpstreamSession() {
@@ -183,15 +180,12 @@ void UpstreamSession::DoConnect() {
     FailConnection(started);
     return;
   }
-  if (history_ != nullptr) {
-    storage::SessionRecord record;
-    record.id = identity_.session_id;
-    record.server_id = identity_.server_id;
-    record.kind = identity_.kind;
-    record.transport = identity_.transport;
-    record.started_at_ms = NowMillis();
-    history_->StartSession(std::move(record));
-  }
+  storage::SessionRecord record;
+  record.id = identity_.session_id;
+  record.server_id = identity_.server_id;
+  record.kind = identity_.kind;
+  record.transport = identity_.transport;
+  pipeline_->SessionStarted(std::move(record));
   json params = InitializeParams(features_);
   auto self = shared_from_this();
   SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
@@ -898,10 +892,8 @@ void UpstreamSession::OnClosed(absl::Status status) {
     request.done(failure);
   }
   for (Queued& q : queued) q.done(failure);
-  if (history_ != nullptr) {
-    history_->EndSession(identity_.session_id, NowMillis(),
-                         requested ? "closed" : std::string(ErrorReason(failure)));
-  }
+  pipeline_->SessionEnded(identity_.session_id,
+                          requested ? "closed" : ErrorReason(failure));
   SetState(requested ? v1::DISCONNECTED : v1::ERROR, failure);
 }
 

@@ -115,12 +115,12 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
         on_server_request_withdrawn;
   };
 
-  // The pointers must outlive the session. `history` may be null.
+  // The pointers must outlive the session.
   static std::shared_ptr<UpstreamSession> Create(
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-      Clock* clock, WorkQueue* work, storage::HistoryWriter* history,
-      Hooks hooks, ClientFeatures features = {});
+      Clock* clock, WorkQueue* work, Hooks hooks,
+      ClientFeatures features = {});
 
   ~UpstreamSession();
 
@@ -196,8 +196,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
                   Pipeline* pipeline, Clock* clock, WorkQueue* work,
-                  storage::HistoryWriter* history, Hooks hooks,
-                  ClientFeatures features);
+                  Hooks hooks, ClientFeatures features);
 
   void DoConnect();
   void OnInitializeResult(absl::StatusOr<std::string> response);
@@ -243,7 +242,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   Pipeline* const pipeline_;
   Clock* const clock_;
   WorkQueue* const work_;
-  storage::HistoryWriter* const history_;
   const Hooks hooks_;
   const ClientFeatures features_;
   // Set at construction and only released by the destructor, so transport

@@ -52,7 +52,7 @@ class ClientRequestsTest : public ::testing::Test {
           std::make_unique<FakeTransport>(wire));
     };
     engine_ = std::make_unique<Engine>(std::move(engine_options), configs_.get(),
-                                       &pipeline_, nullptr);
+                                       &pipeline_);
     subscription_ = bus_.Subscribe(10000);
   }
 

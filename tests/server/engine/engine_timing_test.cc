@@ -48,7 +48,7 @@ class EngineTimingTest : public ::testing::Test {
           std::make_unique<FakeTransport>(wire));
     };
     engine_ = std::make_unique<Engine>(std::move(options), configs_.get(),
-                                       &pipeline_, nullptr);
+                                       &pipeline_);
     subscription_ = bus_.Subscribe(10000);
   }
 

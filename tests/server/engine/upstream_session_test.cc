@@ -15,7 +15,10 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/testing/fake_clock.h"
+#include "storage/database.h"
+#include "storage/history_writer.h"
 #include "tests/server/engine/fake_transport.h"
+#include "tests/storage/test_util.h"
 
 namespace inspector::engine {
 namespace {
@@ -55,7 +58,7 @@ class SessionTest : public ::testing::Test {
     };
     session_ = UpstreamSession::Create(
         identity, limits, std::make_unique<FakeTransport>(wire_), &pipeline_,
-        &clock_, &work_, nullptr, hooks, features);
+        &clock_, &work_, hooks, features);
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -617,6 +620,54 @@ TEST_F(SessionTest, RootsChangesAreAnnouncedWhenRootsAreDeclared) {
   session_->NotifyRootsChanged();
   EXPECT_EQ(json::parse(wire_->NextSent())["method"],
             "notifications/roots/list_changed");
+}
+
+// The session's row goes through the pipeline like its messages: started
+// when the transport is up, ended with the reason.
+TEST(SessionRecordTest, TheSessionRowIsWrittenThroughThePipeline) {
+  storage::testing::TempDir dir;
+  const std::string path = dir.File("inspector.db");
+  auto db = storage::Database::Open(path);  // creates the schema
+  ASSERT_TRUE(db.ok()) << db.status();
+  storage::HistoryWriterOptions options;
+  options.max_delay = absl::Hours(1);
+  options.retention_interval = absl::Hours(1);
+  options.release_memory_after = absl::Hours(1);
+  options.on_error = [](const absl::Status&) {};
+  auto writer = storage::HistoryWriter::Start(path, options);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EventBus bus;
+  Pipeline pipeline(writer->get(), &bus);
+  FakeClock clock;
+  WorkQueue work(1);
+  auto wire = std::make_shared<FakeWire>();
+  SessionIdentity identity;
+  identity.server_id = "server-1";
+  identity.server_name = "fake";
+  identity.session_id = "session-1";
+  identity.transport = "stdio";
+  absl::Notification ended;
+  UpstreamSession::Hooks hooks;
+  hooks.on_state = [&](v1::ConnectionState, v1::ConnectionState to,
+                       const absl::Status&) {
+    if (to == v1::ERROR) ended.Notify();
+  };
+  auto session = UpstreamSession::Create(
+      identity, SessionLimits(), std::make_unique<FakeTransport>(wire),
+      &pipeline, &clock, &work, hooks);
+  session->Connect();
+  ASSERT_EQ(json::parse(wire->NextSent())["method"], "initialize");
+  wire->Close(Error(v1::PROCESS_CRASHED, "exited with code 3"));
+  ASSERT_TRUE(ended.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE((*writer)->Flush().ok());
+  auto row = storage::testing::QueryText(
+      **db,
+      "SELECT id || ' ' || kind || ' ' || transport || ' ' || "
+      "ifnull(ended_at, 'open') || ' ' || end_reason FROM sessions");
+  ASSERT_TRUE(row.ok()) << row.status();
+  // (server_id is not kept: no server-1 is configured in this database.)
+  EXPECT_THAT(*row, ::testing::MatchesRegex(
+                        "session-1 daemon stdio [0-9]+ PROCESS_CRASHED"));
 }
 
 }  // namespace
