@@ -184,10 +184,10 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
       if (c && s) OnState(c, s, from, to, why);
     };
     hooks.on_server_request = [this, weak_connection,
-                               holder](const ServerRequest& request) {
+                               holder](ServerRequest request) {
       auto c = weak_connection.lock();
       auto s = holder->lock();
-      if (c && s) OnServerRequest(c, s, request);
+      if (c && s) OnServerRequest(c, s, std::move(request));
     };
     hooks.on_server_request_withdrawn = [this, holder](
                                             const std::string& id,
@@ -460,10 +460,8 @@ void Engine::ScheduleIdleCheckAt(const std::shared_ptr<Connection>& c,
 
 void Engine::OnServerRequest(const std::shared_ptr<Connection>& c,
                              const std::shared_ptr<UpstreamSession>& session,
-                             const ServerRequest& request) {
-  nlohmann::json params =
-      nlohmann::json::parse(request.params_json, nullptr, false);
-  if (!params.is_object()) params = nlohmann::json::object();
+                             ServerRequest request) {
+  nlohmann::json& params = request.params;
   const SessionIdentity& who = session->identity();
   if (request.method == "roots/list") {
     nlohmann::json roots = nlohmann::json::array();

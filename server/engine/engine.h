@@ -154,7 +154,7 @@ class Engine {
   // A sampling, elicitation or roots request from `session`.
   void OnServerRequest(const std::shared_ptr<Connection>& connection,
                        const std::shared_ptr<UpstreamSession>& session,
-                       const ServerRequest& request);
+                       ServerRequest request);
   void Reconnect(const std::shared_ptr<Connection>& connection);
   v1::ServerStatus StatusOf(Connection& connection);
 

@@ -17,6 +17,24 @@ absl::string_view AV(std::string_view s) {
   return absl::string_view(s.data(), s.size());
 }
 
+// The params object of the message `raw`; an empty object if it has none
+// (or is not JSON).
+json ParamsOf(const std::string& raw) {
+  json parsed = json::parse(raw, nullptr, false);
+  if (!parsed.is_object()) return json::object();
+  auto it = parsed.find("params");
+  if (it == parsed.end() || !it->is_object()) return json::object();
+  return std::move(*it);
+}
+
+// params.reason of a notifications/cancelled, or `fallback`.
+std::string CancelReason(const std::string& raw, std::string fallback) {
+  json params = ParamsOf(raw);
+  auto it = params.find("reason");
+  return it != params.end() && it->is_string() ? it->get<std::string>()
+                                               : std::move(fallback);
+}
+
 bool ParseUpstreamId(const std::string& id_json, int64_t* id) {
   return absl::SimpleAtoi(AV(id_json), id);
 }
@@ -387,14 +405,7 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
   }
   if (info.kind == MessageKind::kNotification &&
       info.method == "notifications/cancelled") {
-    json params = json::object();
-    json parsed = json::parse(raw, nullptr, false);
-    std::string reason = "cancelled by the client";
-    if (!parsed.is_discarded() && parsed.contains("params") &&
-        parsed["params"].is_object() && parsed["params"].contains("reason") &&
-        parsed["params"]["reason"].is_string()) {
-      reason = parsed["params"]["reason"].get<std::string>();
-    }
+    const std::string reason = CancelReason(raw, "cancelled by the client");
     pipeline_->Observe(MakeEnvelope(true, &info, raw));
     Cancel(info.cancelled_request_id, reason);
     done("");
@@ -638,12 +649,8 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
     SendAnswer(info.id, "result", "{}", request_row, received).IgnoreError();
     return;
   }
-  json parsed = json::parse(raw, nullptr, false);
-  json params = json::object();
-  if (parsed.is_object() && parsed.contains("params") &&
-      parsed["params"].is_object()) {
-    params = parsed["params"];
-  }
+  // Parsed once here; the owner gets it as it is.
+  json params = ParamsOf(raw);
   // Which requests the owner takes: those whose capability initialize
   // declared. Anything else is answered here with an error.
   bool handled = false;
@@ -711,8 +718,8 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
     ServerRequest request;
     request.id = info.id;
     request.method = info.method;
-    request.params_json = params.dump();
-    hooks_.on_server_request(request);
+    request.params = std::move(params);
+    hooks_.on_server_request(std::move(request));
     return;
   }
   if (error_message.empty()) {
@@ -760,13 +767,7 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
       }
     }
     if (!found) return;
-    std::string reason;
-    json parsed = json::parse(raw, nullptr, false);
-    if (parsed.is_object() && parsed.contains("params") &&
-        parsed["params"].is_object() && parsed["params"].contains("reason") &&
-        parsed["params"]["reason"].is_string()) {
-      reason = parsed["params"]["reason"].get<std::string>();
-    }
+    const std::string reason = CancelReason(raw, "");
     if (hooks_.on_server_request_withdrawn) {
       hooks_.on_server_request_withdrawn(inbound.id, reason);
     }
@@ -780,11 +781,9 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
   }
   if (method == "notifications/message") {
     std::string text = raw;
-    json parsed = json::parse(raw, nullptr, false);
     std::string data_json;
-    if (!parsed.is_discarded() && parsed.contains("params") &&
-        parsed["params"].is_object()) {
-      const json& params = parsed["params"];
+    json params = ParamsOf(raw);
+    if (!params.empty()) {
       if (params.contains("data")) {
         text = params["data"].is_string() ? params["data"].get<std::string>()
                                           : params["data"].dump();

@@ -49,6 +49,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "inspector/v1/mcp.pb.h"
+#include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
 #include "server/engine/pipeline.h"
 #include "server/engine/clock.h"
@@ -81,8 +82,9 @@ struct ServerRequest {
   std::string id;
   // "sampling/createMessage", "elicitation/create" or "roots/list".
   std::string method;
-  // JSON text of params; "{}" when absent.
-  std::string params_json;
+  // The request's params, parsed once as received; an empty object when
+  // absent.
+  nlohmann::json params = nlohmann::json::object();
 };
 
 struct SessionIdentity {
@@ -107,7 +109,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // declared. The owner answers it with AnswerServerRequest(), unless
     // on_server_request_withdrawn reports it first or the session ends.
     // Optional: without it those requests get -32601.
-    std::function<void(const ServerRequest& request)> on_server_request;
+    std::function<void(ServerRequest request)> on_server_request;
     // The server cancelled (notifications/cancelled) a request given to
     // on_server_request that was not answered yet; it must not be answered.
     // `id` is the ServerRequest's id. Optional.

@@ -47,7 +47,7 @@ class SessionTest : public ::testing::Test {
       states_.push_back(to);
       last_error_ = why;
     };
-    hooks.on_server_request = [this](const ServerRequest& request) {
+    hooks.on_server_request = [this](ServerRequest request) {
       absl::MutexLock lock(&mu_);
       server_requests_.push_back(request);
     };
@@ -437,7 +437,7 @@ TEST_F(SessionTest, ServerRequestsGoToTheOwnerAndAreAnsweredOnce) {
   ASSERT_TRUE(request.has_value());
   EXPECT_EQ(request->id, "1.50");
   EXPECT_EQ(request->method, "sampling/createMessage");
-  EXPECT_EQ(json::parse(request->params_json)["maxTokens"], 5);
+  EXPECT_EQ(request->params, json::parse(R"({"maxTokens":5})"));
   EXPECT_EQ(session_->server_requests_waiting(), 1u);
 
   // A caller cannot answer it behind the owner's back.
