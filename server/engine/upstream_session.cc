@@ -294,6 +294,12 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
                "a time"));
     return;
   }
+  // The wire's framing (stdio: one line) is checked here, before anything
+  // is recorded, rather than by the transport's Send() after.
+  if (absl::Status framed = transport_->CheckFraming(raw); !framed.ok()) {
+    done(framed);
+    return;
+  }
   absl::Status not_connected;
   {
     absl::MutexLock lock(&mu_);

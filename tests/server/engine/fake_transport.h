@@ -24,6 +24,8 @@ struct FakeWire {
   bool started ABSL_GUARDED_BY(mu) = false;
   bool closed ABSL_GUARDED_BY(mu) = false;
   std::string version ABSL_GUARDED_BY(mu);
+  // Frames as stdio does: a message is one line.
+  bool one_line ABSL_GUARDED_BY(mu) = false;
 
   // The next message the session sent, waiting up to 10 s ("" if none).
   std::string NextSent() {
@@ -65,6 +67,13 @@ class FakeTransport final : public transport::Transport {
     absl::MutexLock lock(&wire_->mu);
     wire_->callbacks = std::move(callbacks);
     wire_->started = true;
+    return absl::OkStatus();
+  }
+  absl::Status CheckFraming(std::string_view message) const override {
+    absl::MutexLock lock(&wire_->mu);
+    if (wire_->one_line && message.find('\n') != std::string_view::npos) {
+      return absl::InvalidArgumentError("a message must be one line");
+    }
     return absl::OkStatus();
   }
   absl::Status Send(std::string message) override {

@@ -300,6 +300,26 @@ TEST_F(SessionTest, MaxTotalEndsARequestWhateverProgressSays) {
   EXPECT_THAT(answer.value.status().message(), HasSubstr("absolute maximum"));
 }
 
+TEST_F(SessionTest, AMessageTheWireCannotFrameIsRefusedBeforeItIsRecorded) {
+  Handshake();
+  wire_->NextSent();
+  {
+    absl::MutexLock lock(&wire_->mu);
+    wire_->one_line = true;
+  }
+  while (subscription_->PopWait(absl::ZeroDuration())) {
+  }
+  Answer answer;
+  session_->Send("{\"jsonrpc\":\"2.0\",\n\"id\":1,\"method\":\"tools/list\"}", {},
+                 answer.Callback());
+  ASSERT_TRUE(answer.done.HasBeenNotified());
+  EXPECT_FALSE(answer.value.ok());
+  // Neither published (nor recorded) nor sent.
+  EXPECT_FALSE(subscription_->PopWait(absl::ZeroDuration()).has_value());
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_TRUE(wire_->sent.empty());
+}
+
 TEST_F(SessionTest, ServerRequestsAreAnswered) {
   Handshake();
   wire_->NextSent();
