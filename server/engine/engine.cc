@@ -11,6 +11,7 @@
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "server/logging.h"
 
 namespace inspector::engine {
 namespace {
@@ -89,9 +90,20 @@ struct Engine::Connection {
   std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
 
-Engine::Engine(EngineOptions options, config::ConfigManager* configs,
+config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
+  config::ConfigManagerOptions options;
+  options.on_change = [engine](const std::string& id,
+                               const std::string& change) {
+    LogInfo(absl::StrCat("server ", id, " ", change));
+    engine->OnConfigChanged(id, change);
+  };
+  return options;
+}
+
+Engine::Engine(EngineOptions options, storage::ServerStore* store,
                Pipeline* pipeline)
-    : options_(std::move(options)), configs_(configs), pipeline_(pipeline),
+    : options_(std::move(options)), configs_(store, ConfigOptions(this)),
+      pipeline_(pipeline),
       clock_(options_.clock != nullptr ? options_.clock : &timers_),
       pending_(options_.pending, clock_, pipeline),
       work_(4) {}
@@ -111,7 +123,7 @@ absl::StatusOr<std::shared_ptr<Engine::Connection>> Engine::Find(
       if (connection->config.name() == server) return connection;
     }
   }
-  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_.Get(server));
   auto connection = std::make_shared<Connection>();
   const v1::Timeouts& t = config.timeouts();
   connection->limits.connection_timeout =
@@ -521,7 +533,7 @@ absl::StatusOr<std::vector<v1::PendingRequest>> Engine::ListPending(
     const std::string& server, v1::PendingKind kind) {
   std::string server_id;
   if (!server.empty()) {
-    ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+    ASSIGN_OR_RETURN(v1::ServerConfig config, configs_.Get(server));
     server_id = config.id();
   }
   return pending_.List(server_id, kind);
@@ -539,7 +551,7 @@ absl::StatusOr<v1::PendingRequest> Engine::RejectPending(
 }
 
 absl::StatusOr<v1::Roots> Engine::GetRoots(const std::string& server) {
-  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_.Get(server));
   v1::Roots roots;
   roots.set_server_id(config.id());
   *roots.mutable_roots() = config.roots();
@@ -548,7 +560,7 @@ absl::StatusOr<v1::Roots> Engine::GetRoots(const std::string& server) {
 
 absl::StatusOr<v1::Roots> Engine::SetRoots(const std::string& server,
                                            std::vector<v1::Root> roots) {
-  ASSIGN_OR_RETURN(v1::ServerConfig current, configs_->Get(server));
+  ASSIGN_OR_RETURN(v1::ServerConfig current, configs_.Get(server));
   v1::ServerConfig patch;
   for (v1::Root& root : roots) *patch.add_roots() = std::move(root);
   google::protobuf::FieldMask mask;
@@ -556,7 +568,7 @@ absl::StatusOr<v1::Roots> Engine::SetRoots(const std::string& server,
   // The store's change notice comes back through OnConfigChanged, which
   // tells a live session.
   ASSIGN_OR_RETURN(v1::ServerConfig stored,
-                   configs_->Update(current.id(), patch, mask));
+                   configs_.Update(current.id(), patch, mask));
   v1::Roots out;
   out.set_server_id(stored.id());
   *out.mutable_roots() = stored.roots();
@@ -573,7 +585,7 @@ void Engine::OnConfigChanged(const std::string& server_id,
       if (it != connections_.end()) live = it->second;
     }
     absl::StatusOr<v1::ServerConfig> fresh =
-        live != nullptr ? configs_->Get(server_id)
+        live != nullptr ? configs_.Get(server_id)
                         : absl::StatusOr<v1::ServerConfig>(absl::NotFoundError(""));
     if (fresh.ok() && SameExceptRoots(live->config, *fresh)) {
       // Only the roots changed (or nothing): keep the session and tell it.

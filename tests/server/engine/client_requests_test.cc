@@ -37,12 +37,6 @@ class ClientRequestsTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     store_ = std::make_unique<storage::ServerStore>(db_.get());
-    config::ConfigManagerOptions options;
-    // As the daemon wires it.
-    options.on_change = [this](const std::string& id, const std::string& change) {
-      if (engine_ != nullptr) engine_->OnConfigChanged(id, change);
-    };
-    configs_ = std::make_unique<config::ConfigManager>(store_.get(), options);
     EngineOptions engine_options;
     engine_options.transport_factory = [this](const v1::ServerConfig&) {
       auto wire = std::make_shared<FakeWire>();
@@ -51,8 +45,10 @@ class ClientRequestsTest : public ::testing::Test {
       return absl::StatusOr<std::unique_ptr<transport::Transport>>(
           std::make_unique<FakeTransport>(wire));
     };
-    engine_ = std::make_unique<Engine>(std::move(engine_options), configs_.get(),
+    engine_ = std::make_unique<Engine>(std::move(engine_options), store_.get(),
                                        &pipeline_);
+    // The engine's own: changes made through it reach the engine.
+    configs_ = engine_->configs();
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -118,7 +114,7 @@ class ClientRequestsTest : public ::testing::Test {
   std::unique_ptr<Subscription> subscription_;
   std::unique_ptr<storage::Database> db_;
   std::unique_ptr<storage::ServerStore> store_;
-  std::unique_ptr<config::ConfigManager> configs_;
+  config::ConfigManager* configs_ = nullptr;
   std::unique_ptr<Engine> engine_;
   absl::Mutex mu_;
   std::vector<std::shared_ptr<FakeWire>> wires_ ABSL_GUARDED_BY(mu_);

@@ -34,7 +34,6 @@ class EngineTimingTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     store_ = std::make_unique<storage::ServerStore>(db_.get());
-    configs_ = std::make_unique<config::ConfigManager>(store_.get());
     EngineOptions options;
     options.clock = &clock_;
     options.idle_timeout = absl::Minutes(1);
@@ -47,8 +46,9 @@ class EngineTimingTest : public ::testing::Test {
       return absl::StatusOr<std::unique_ptr<transport::Transport>>(
           std::make_unique<FakeTransport>(wire));
     };
-    engine_ = std::make_unique<Engine>(std::move(options), configs_.get(),
+    engine_ = std::make_unique<Engine>(std::move(options), store_.get(),
                                        &pipeline_);
+    configs_ = engine_->configs();
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -131,7 +131,7 @@ class EngineTimingTest : public ::testing::Test {
   std::unique_ptr<Subscription> subscription_;
   std::unique_ptr<storage::Database> db_;
   std::unique_ptr<storage::ServerStore> store_;
-  std::unique_ptr<config::ConfigManager> configs_;
+  config::ConfigManager* configs_ = nullptr;
   std::unique_ptr<Engine> engine_;
   absl::Mutex mu_;
   std::vector<std::shared_ptr<FakeWire>> wires_ ABSL_GUARDED_BY(mu_);
