@@ -54,16 +54,6 @@ std::string LogLevelFor(const std::string& mcp_level) {
   return "error";  // error, critical, alert, emergency
 }
 
-// Server requests remembered as answered, to refuse a second answer.
-constexpr size_t kClosedIdsKept = 4096;
-
-// The id re-serialized, so that equal JSON values written differently
-// ("7" and "7.0" aside) compare equal; the text itself if not JSON.
-std::string CanonicalId(const std::string& id_json) {
-  json parsed = json::parse(id_json, nullptr, false);
-  return parsed.is_discarded() ? id_json : parsed.dump();
-}
-
 }  // namespace
 
 std::shared_ptr<UpstreamSession> UpstreamSession::Create(
@@ -139,7 +129,7 @@ size_t UpstreamSession::pending_requests() const {
 
 size_t UpstreamSession::server_requests_waiting() const {
   absl::MutexLock lock(&mu_);
-  return waiting_;
+  return server_requests_.waiting_for_person();
 }
 
 void UpstreamSession::FillStatus(v1::ServerStatus* status) const {
@@ -383,19 +373,18 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
     // A caller's raw answer to a server request. Requests the session
     // manages are answered through their owner (pending items), and no
     // request is answered twice; answers to ids never seen pass unchanged.
-    std::string key = CanonicalId(info.id);
     absl::Status refused;
     {
       absl::MutexLock lock(&mu_);
-      if (inbound_.count(key) > 0) {
+      if (const auto* waiting = server_requests_.Find(info.id)) {
         refused = Error(
             v1::FAILED_PRECONDITION,
             absl::StrCat("the server's request ", info.id, " (",
-                         inbound_[key].method,
+                         waiting->method,
                          ") is a pending item: answer it with "
                          "ClientRequestsService Resolve or Reject"),
             {{"serverId", identity_.server_id}, {"requestId", info.id}});
-      } else if (closed_ids_.count(key) > 0) {
+      } else if (server_requests_.WasClosed(info.id)) {
         refused = Error(v1::FAILED_PRECONDITION,
                         absl::StrCat("the server's request ", info.id,
                                      " was already answered (or withdrawn); "
@@ -567,15 +556,6 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   pending.done(std::move(restored));
 }
 
-void UpstreamSession::MarkClosed(const std::string& key) {
-  if (!closed_ids_.insert(key).second) return;
-  closed_order_.push_back(key);
-  while (closed_order_.size() > kClosedIdsKept) {
-    closed_ids_.erase(closed_order_.front());
-    closed_order_.pop_front();
-  }
-}
-
 absl::Status UpstreamSession::SendAnswer(const std::string& id,
                                          const std::string& member,
                                          const std::string& value_json,
@@ -607,33 +587,23 @@ absl::Status UpstreamSession::AnswerServerRequest(
                  absl::StrCat("an answer is a result or an error, not ",
                               member));
   }
-  const std::string key = CanonicalId(id);
-  Inbound inbound;
-  bool resume = false;
+  ServerRequests::Request inbound;
   {
     absl::MutexLock lock(&mu_);
-    auto it = inbound_.find(key);
-    if (it == inbound_.end()) {
+    if (!server_requests_.Close(id, &inbound)) {
       if (ended_) return end_status_;
       return Error(v1::FAILED_PRECONDITION,
                    absl::StrCat("the server's request ", id,
-                                closed_ids_.count(key) > 0
+                                server_requests_.WasClosed(id)
                                     ? " was already answered or withdrawn"
                                     : " is not waiting for an answer"),
                    {{"serverId", identity_.server_id}, {"requestId", id}});
-    }
-    inbound = std::move(it->second);
-    inbound_.erase(it);
-    MarkClosed(key);
-    if (inbound.waits_for_person) {
-      --waiting_;
-      resume = true;
     }
   }
   absl::Status sent = SendAnswer(inbound.id, member, value_json,
                                  inbound.message_id, inbound.received);
   // The caller requests' clocks run again once the last person answered.
-  if (resume) inflight_->Resume();
+  if (inbound.waits_for_person) inflight_->Resume();
   return sent;
 }
 
@@ -646,11 +616,10 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
                                       const MessageInfo& info) {
   int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
   const absl::Time received = clock_->Now();
-  const std::string key = CanonicalId(info.id);
   if (info.method == "ping") {
     {
       absl::MutexLock lock(&mu_);
-      MarkClosed(key);
+      server_requests_.MarkClosed(info.id);
     }
     SendAnswer(info.id, "result", "{}", request_row, received).IgnoreError();
     return;
@@ -693,21 +662,9 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
     {
       absl::MutexLock lock(&mu_);
       if (ended_) return;
-      if (inbound_.count(key) > 0) {
-        duplicate = true;
-      } else {
-        Inbound inbound;
-        inbound.id = info.id;
-        inbound.method = info.method;
-        inbound.message_id = request_row;
-        inbound.received = received;
-        inbound.waits_for_person = waits;
-        inbound_.emplace(key, std::move(inbound));
-        if (waits) {
-          ++waiting_;
-          pause = true;
-        }
-      }
+      duplicate = !server_requests_.Open(
+          {info.id, info.method, request_row, received, waits});
+      pause = waits && !duplicate;
     }
     if (duplicate) {
       // Answering would answer the first request too; the first one stays.
@@ -739,7 +696,7 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
   }
   {
     absl::MutexLock lock(&mu_);
-    MarkClosed(key);
+    server_requests_.MarkClosed(info.id);
   }
   SendAnswer(info.id, "error",
              absl::StrCat(R"({"code":)", error_code, R"(,"message":)",
@@ -755,29 +712,16 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
   if (method == "notifications/cancelled" &&
       !info.cancelled_request_id.empty()) {
     // The server gave up on one of its requests: it must not be answered.
-    const std::string key = CanonicalId(info.cancelled_request_id);
-    Inbound inbound;
-    bool found = false, resume = false;
+    ServerRequests::Request inbound;
     {
       absl::MutexLock lock(&mu_);
-      auto it = inbound_.find(key);
-      if (it != inbound_.end()) {
-        found = true;
-        inbound = std::move(it->second);
-        inbound_.erase(it);
-        MarkClosed(key);
-        if (inbound.waits_for_person) {
-          --waiting_;
-          resume = true;
-        }
-      }
+      if (!server_requests_.Close(info.cancelled_request_id, &inbound)) return;
     }
-    if (!found) return;
     const std::string reason = CancelReason(raw, "");
     if (hooks_.on_server_request_withdrawn) {
       hooks_.on_server_request_withdrawn(inbound.id, reason);
     }
-    if (resume) inflight_->Resume();
+    if (inbound.waits_for_person) inflight_->Resume();
     return;
   }
   if (method == "notifications/progress" && limits_.progress_resets_timeout &&
@@ -885,8 +829,7 @@ void UpstreamSession::OnClosed(absl::Status status) {
     queued.swap(queued_);
     // Server requests die with the session; the owner learns it from the
     // state change and answers nothing.
-    inbound_.clear();
-    waiting_ = 0;
+    server_requests_.Clear();
     ping_timer = ping_timer_;
     connect_timer = connect_timer_;
   }

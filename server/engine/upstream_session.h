@@ -52,6 +52,7 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
 #include "server/engine/pipeline.h"
+#include "server/engine/server_requests.h"
 #include "server/engine/clock.h"
 #include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
@@ -181,14 +182,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   size_t server_requests_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // A server request given to the owner and not answered yet.
-  struct Inbound {
-    std::string id;  // JSON text as received
-    std::string method;
-    int64_t message_id = 0;  // history row of the request
-    absl::Time received;
-    bool waits_for_person = false;  // sampling, elicitation
-  };
   struct Queued {
     std::string raw;
     CallLimits limits;
@@ -229,9 +222,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   absl::Status SendAnswer(const std::string& id, const std::string& member,
                           const std::string& value_json, int64_t request_row,
                           absl::Time received) ABSL_LOCKS_EXCLUDED(mu_);
-  // Remembers that the server request `key` (canonical id) was answered or
-  // withdrawn, so no later answer goes out. Requires mu_.
-  void MarkClosed(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FailConnection(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   void SetState(v1::ConnectionState to, const absl::Status& why)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -266,15 +256,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   std::string protocol_version_ ABSL_GUARDED_BY(mu_);
   std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
   v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);
-  // Server requests awaiting the owner's answer, by canonical id (the id
-  // re-serialized, so 7 and 7.0 or spacing differences still match).
-  std::map<std::string, Inbound> inbound_ ABSL_GUARDED_BY(mu_);
-  // How many of inbound_ wait for a person; each pauses inflight_ once.
-  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
-  // Canonical ids of server requests answered or withdrawn lately (the
-  // newest kClosedIdsKept), so a second answer is refused.
-  std::set<std::string> closed_ids_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::string> closed_order_ ABSL_GUARDED_BY(mu_);
+  // Server requests given to the owner and not answered yet, and those
+  // answered lately. Each one waiting for a person pauses inflight_ once.
+  ServerRequests server_requests_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine
