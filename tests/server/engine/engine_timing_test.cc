@@ -3,19 +3,14 @@
 // timeout is stopped, and a lost HTTP session is reconnected after 1 s, 2 s
 // and 4 s, then given up. Time moves only when the test advances it.
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "common/errors.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/config/config_manager.h"
 #include "server/engine/engine.h"
 #include "server/engine/testing/fake_clock.h"
-#include "storage/database.h"
-#include "storage/server_store.h"
+#include "tests/server/engine/engine_fixture.h"
 #include "tests/server/engine/fake_transport.h"
 
 namespace inspector::engine {
@@ -24,35 +19,18 @@ namespace {
 using json = nlohmann::json;
 using testing::Answer;
 using testing::FakeClock;
-using testing::FakeTransport;
 using testing::FakeWire;
 
-class EngineTimingTest : public ::testing::Test {
+class EngineTimingTest : public testing::EngineFixture {
  protected:
   void SetUp() override {
-    auto db = storage::Database::Open(":memory:");
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = *std::move(db);
-    store_ = std::make_unique<storage::ServerStore>(db_.get());
     EngineOptions options;
     options.clock = &clock_;
     options.idle_timeout = absl::Minutes(1);
     // No pings: the tests count every message and every timer.
     options.limits.ping_interval = absl::ZeroDuration();
-    options.transport_factory = [this](const v1::ServerConfig&) {
-      auto wire = std::make_shared<FakeWire>();
-      absl::MutexLock lock(&mu_);
-      wires_.push_back(wire);
-      return absl::StatusOr<std::unique_ptr<transport::Transport>>(
-          std::make_unique<FakeTransport>(wire));
-    };
-    engine_ = std::make_unique<Engine>(std::move(options), store_.get(),
-                                       &pipeline_);
-    configs_ = engine_->configs();
-    subscription_ = bus_.Subscribe(10000);
+    StartEngine(std::move(options));
   }
-
-  void TearDown() override { engine_.reset(); }
 
   void AddServer(const std::string& transport) {
     v1::ServerConfig config;
@@ -65,30 +43,6 @@ class EngineTimingTest : public ::testing::Test {
     config.set_transport(transport);
     auto created = configs_->Create(config);
     ASSERT_TRUE(created.ok()) << created.status();
-  }
-
-  std::shared_ptr<FakeWire> Wire(size_t index) {
-    absl::MutexLock lock(&mu_);
-    return wires_.size() > index ? wires_[index] : nullptr;
-  }
-  size_t wire_count() {
-    absl::MutexLock lock(&mu_);
-    return wires_.size();
-  }
-
-  // Plays the server's side of initialize on `wire`.
-  static void Handshake(FakeWire& wire) {
-    json init = json::parse(wire.NextSent());
-    ASSERT_EQ(init["method"], "initialize");
-    wire.Deliver(json({{"jsonrpc", "2.0"},
-                       {"id", init["id"]},
-                       {"result",
-                        {{"protocolVersion", "2025-11-25"},
-                         {"capabilities", json::object()},
-                         {"serverInfo", {{"name", "fake"}, {"version", "1"}}}}}})
-                     .dump());
-    ASSERT_EQ(json::parse(wire.NextSent())["method"],
-              "notifications/initialized");
   }
 
   // A tools/list through the engine, answered by the server on `wire`
@@ -116,25 +70,14 @@ class EngineTimingTest : public ::testing::Test {
 
   // Waits for the state change event that ends in `to` (the transport
   // closes on the engine's work queue, so DISCONNECTED comes from there).
-  std::optional<v1::StateChange> NextStateChangeTo(v1::ConnectionState to) {
-    while (auto event = subscription_->PopWait(absl::Seconds(10))) {
-      if (event->has_state() && event->state().to() == to) {
-        return event->state();
-      }
-    }
-    return std::nullopt;
+  bool StateChangedTo(v1::ConnectionState to) {
+    return NextEvent([to](const v1::Event& event) {
+             return event.has_state() && event.state().to() == to;
+           }).has_value();
   }
 
+  // Outlives the engine, which TearDown() ends.
   FakeClock clock_;
-  EventBus bus_;
-  Pipeline pipeline_{nullptr, &bus_};
-  std::unique_ptr<Subscription> subscription_;
-  std::unique_ptr<storage::Database> db_;
-  std::unique_ptr<storage::ServerStore> store_;
-  config::ConfigManager* configs_ = nullptr;
-  std::unique_ptr<Engine> engine_;
-  absl::Mutex mu_;
-  std::vector<std::shared_ptr<FakeWire>> wires_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(EngineTimingTest, AServerUnusedForItsIdleTimeoutIsStopped) {
@@ -144,7 +87,7 @@ TEST_F(EngineTimingTest, AServerUnusedForItsIdleTimeoutIsStopped) {
   clock_.Advance(absl::Seconds(59));
   EXPECT_EQ(State(), v1::CONNECTED);
   clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(NextStateChangeTo(v1::DISCONNECTED).has_value());
+  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
   EXPECT_EQ(State(), v1::DISCONNECTED);
   EXPECT_EQ(wire_count(), 1u);
 }
@@ -160,7 +103,7 @@ TEST_F(EngineTimingTest, AServerUsedWithinItsIdleTimeoutKeepsRunning) {
   clock_.Advance(absl::Seconds(19));
   EXPECT_EQ(State(), v1::CONNECTED);
   clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(NextStateChangeTo(v1::DISCONNECTED).has_value());
+  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
 }
 
 TEST_F(EngineTimingTest, ARequestInFlightKeepsAServerRunning) {
@@ -186,7 +129,7 @@ TEST_F(EngineTimingTest, ARequestInFlightKeepsAServerRunning) {
   clock_.Advance(absl::Seconds(59));
   EXPECT_EQ(State(), v1::CONNECTED);
   clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(NextStateChangeTo(v1::DISCONNECTED).has_value());
+  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
 }
 
 TEST_F(EngineTimingTest, ALostHttpSessionIsRetriedAfter1s2s4sThenGivenUp) {
@@ -208,7 +151,7 @@ TEST_F(EngineTimingTest, ALostHttpSessionIsRetriedAfter1s2s4sThenGivenUp) {
     wire->Close(Error(v1::CONNECTION_REFUSED, "Connection refused"));
   }
   // Given up: DISCONNECTED, and no further try however long one waits.
-  ASSERT_TRUE(NextStateChangeTo(v1::DISCONNECTED).has_value());
+  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
   EXPECT_EQ(State(), v1::DISCONNECTED);
   EXPECT_EQ(engine_->GetStatus("fake")->retry_count(), 3u);
   clock_.Advance(absl::Minutes(10));
