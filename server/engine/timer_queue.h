@@ -11,7 +11,6 @@
 #define INSPECTOR_SERVER_ENGINE_TIMER_QUEUE_H_
 
 #include <functional>
-#include <map>
 #include <thread>
 #include <utility>
 
@@ -19,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/engine/clock.h"
+#include "server/engine/timer_table.h"
 
 namespace inspector::engine {
 
@@ -39,14 +39,8 @@ class TimerQueue final : public Clock {
   void Run();
 
   absl::Mutex mu_;
-  // Due time and id, ordered; the id keeps keys unique.
-  std::map<std::pair<absl::Time, TimerId>, std::function<void()>> timers_
-      ABSL_GUARDED_BY(mu_);
-  std::map<TimerId, absl::Time> due_ ABSL_GUARDED_BY(mu_);
-  TimerId next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  TimerId running_ ABSL_GUARDED_BY(mu_) = 0;
+  TimerTable timers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread::id thread_id_;
   std::thread thread_;
 };
 

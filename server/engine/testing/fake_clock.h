@@ -13,13 +13,12 @@
 #define INSPECTOR_SERVER_ENGINE_TESTING_FAKE_CLOCK_H_
 
 #include <functional>
-#include <map>
-#include <thread>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/engine/clock.h"
+#include "server/engine/timer_table.h"
 
 namespace inspector::engine::testing {
 
@@ -47,14 +46,7 @@ class FakeClock final : public Clock {
  private:
   mutable absl::Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
-  // Due time and id, ordered; the id keeps keys unique and orders ties.
-  std::map<std::pair<absl::Time, TimerId>, std::function<void()>> timers_
-      ABSL_GUARDED_BY(mu_);
-  std::map<TimerId, absl::Time> due_ ABSL_GUARDED_BY(mu_);
-  TimerId next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  // The callback running now (0: none) and the thread running it.
-  TimerId running_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread::id running_thread_ ABSL_GUARDED_BY(mu_);
+  TimerTable timers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine::testing

@@ -260,23 +260,6 @@ TEST_F(SessionTest, ProgressKeepsARequestAlive) {
   EXPECT_TRUE(answer.value.ok()) << answer.value.status();
 }
 
-TEST_F(SessionTest, ProgressForAnotherTokenDoesNotKeepARequestAlive) {
-  Handshake();
-  wire_->NextSent();
-  Answer answer;
-  CallLimits limits;
-  limits.request_timeout = absl::Milliseconds(300);
-  session_->Send(
-      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
-      limits, answer.Callback());
-  wire_->NextSent();
-  clock_.Advance(absl::Milliseconds(200));
-  wire_->Deliver(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":1}})");
-  clock_.Advance(absl::Milliseconds(100));
-  ASSERT_TRUE(answer.done.HasBeenNotified());
-  EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
-}
-
 TEST_F(SessionTest, MaxTotalEndsARequestWhateverProgressSays) {
   Handshake();
   wire_->NextSent();
