@@ -14,23 +14,6 @@ TimerQueue::~TimerQueue() {
   thread_.join();
 }
 
-TimerQueue::TimerId TimerQueue::Schedule(absl::Time when,
-                                         std::function<void()> callback) {
-  absl::MutexLock lock(&mu_);
-  return timers_.Add(when, std::move(callback));
-}
-
-bool TimerQueue::Cancel(TimerId id) {
-  absl::MutexLock lock(&mu_);
-  if (timers_.Remove(id)) return true;
-  // Running now: wait for it, unless this is the callback itself.
-  auto done = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !timers_.MustWaitFor(id);
-  };
-  mu_.Await(absl::Condition(&done));
-  return false;
-}
-
 void TimerQueue::Run() {
   absl::MutexLock lock(&mu_);
   while (true) {

@@ -22,7 +22,7 @@
 
 namespace inspector::engine {
 
-class TimerQueue final : public Clock {
+class TimerQueue final : public TableClock {
  public:
   TimerQueue();
   // Stops the thread; timers not yet due never run.
@@ -31,15 +31,10 @@ class TimerQueue final : public Clock {
   TimerQueue& operator=(const TimerQueue&) = delete;
 
   absl::Time Now() override { return absl::Now(); }
-  TimerId Schedule(absl::Time when, std::function<void()> callback) override
-      ABSL_LOCKS_EXCLUDED(mu_);
-  bool Cancel(TimerId id) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run();
 
-  absl::Mutex mu_;
-  TimerTable timers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

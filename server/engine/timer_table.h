@@ -1,8 +1,9 @@
 // The bookkeeping of a Clock implementation's timers: ids, due times in
-// order, and which callback runs now, so that Cancel() can wait for it.
-// TimerQueue (the real clock) and the tests' FakeClock share it.
-//
-// Not thread-safe: its owner guards it with its own lock.
+// order, and which callback runs now, so that Cancel() can wait for it
+// (TimerTable, not thread-safe); and TableClock, the Schedule() and
+// Cancel() of a Clock over one under a lock. TimerQueue (the real clock)
+// and the tests' FakeClock are TableClocks that differ in what time it is
+// and in who runs what falls due.
 #ifndef INSPECTOR_SERVER_ENGINE_TIMER_TABLE_H_
 #define INSPECTOR_SERVER_ENGINE_TIMER_TABLE_H_
 
@@ -11,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/engine/clock.h"
 
@@ -74,6 +76,32 @@ class TimerTable {
   TimerId next_id_ = 1;
   TimerId running_ = 0;  // 0: none
   std::thread::id running_thread_;
+};
+
+// Thread-safe. Subclasses run due callbacks without mu_ held, between
+// timers_.TakeDue() and timers_.Finished().
+class TableClock : public Clock {
+ public:
+  TimerId Schedule(absl::Time when, std::function<void()> callback) override
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return timers_.Add(when, std::move(callback));
+  }
+
+  bool Cancel(TimerId id) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (timers_.Remove(id)) return true;
+    // Running now: wait for it, unless this is the callback itself.
+    auto done = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !timers_.MustWaitFor(id);
+    };
+    mu_.Await(absl::Condition(&done));
+    return false;
+  }
+
+ protected:
+  mutable absl::Mutex mu_;
+  TimerTable timers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine

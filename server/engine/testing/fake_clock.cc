@@ -9,23 +9,6 @@ absl::Time FakeClock::Now() {
   return now_;
 }
 
-Clock::TimerId FakeClock::Schedule(absl::Time when,
-                                   std::function<void()> callback) {
-  absl::MutexLock lock(&mu_);
-  return timers_.Add(when, std::move(callback));
-}
-
-bool FakeClock::Cancel(TimerId id) {
-  absl::MutexLock lock(&mu_);
-  if (timers_.Remove(id)) return true;
-  // Running on another thread: wait for it (not for itself).
-  auto done = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !timers_.MustWaitFor(id);
-  };
-  mu_.Await(absl::Condition(&done));
-  return false;
-}
-
 void FakeClock::Advance(absl::Duration d) {
   absl::MutexLock lock(&mu_);
   if (timers_.running()) std::abort();  // Advance() from a callback

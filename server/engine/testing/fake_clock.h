@@ -22,7 +22,7 @@
 
 namespace inspector::engine::testing {
 
-class FakeClock final : public Clock {
+class FakeClock final : public TableClock {
  public:
   // Starts at an arbitrary fixed time, far from the real one.
   explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1700000000))
@@ -31,9 +31,6 @@ class FakeClock final : public Clock {
   FakeClock& operator=(const FakeClock&) = delete;
 
   absl::Time Now() override ABSL_LOCKS_EXCLUDED(mu_);
-  TimerId Schedule(absl::Time when, std::function<void()> callback) override
-      ABSL_LOCKS_EXCLUDED(mu_);
-  bool Cancel(TimerId id) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Moves time forward by `d` (>= 0), running what falls due on the way.
   void Advance(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
@@ -44,9 +41,7 @@ class FakeClock final : public Clock {
   absl::Time next_due() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  mutable absl::Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
-  TimerTable timers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine::testing
