@@ -132,10 +132,7 @@ TEST_F(ClientRequestsTest, AnElicitationWaitsAndItsAnswerGoesUpstreamOnce) {
   EXPECT_EQ(ErrorReason(twice.status()), "FAILED_PRECONDITION");
 
   // The server finishes the tool call with what it was told.
-  wire->Deliver(json({{"jsonrpc", "2.0"},
-                      {"id", call["id"]},
-                      {"result", {{"content", json::array()}}}})
-                    .dump());
+  wire->Reply(call, {{"content", json::array()}});
   ASSERT_TRUE(answer_.Wait());
   ASSERT_TRUE(answer_.value.ok()) << answer_.value.status();
   EXPECT_EQ(json::parse(*answer_.value)["id"], "caller-1");
@@ -207,10 +204,7 @@ TEST_F(ClientRequestsTest, RootsAreAnsweredFromTheConfigurationAndChangesAnnounc
   EXPECT_EQ(engine_->GetRoots("fake")->roots(0).uri(), "file:///work/other");
 
   // The call still completes on the same session.
-  wire->Deliver(json({{"jsonrpc", "2.0"},
-                      {"id", call["id"]},
-                      {"result", {{"content", json::array()}}}})
-                    .dump());
+  wire->Reply(call, {{"content", json::array()}});
   ASSERT_TRUE(answer_.Wait());
   EXPECT_TRUE(answer_.value.ok()) << answer_.value.status();
   absl::MutexLock lock(&wire->mu);

@@ -54,11 +54,7 @@ class EngineTimingTest : public testing::EngineFixture {
     auto wire = Wire(wire_index);
     ASSERT_NE(wire, nullptr);
     if (handshake) Handshake(*wire);
-    json sent = json::parse(wire->NextSent());
-    wire->Deliver(json({{"jsonrpc", "2.0"},
-                        {"id", sent["id"]},
-                        {"result", {{"tools", json::array()}}}})
-                      .dump());
+    wire->Reply(json::parse(wire->NextSent()), {{"tools", json::array()}});
     ASSERT_TRUE(answer.Wait());
     ASSERT_TRUE(answer.value.ok()) << answer.value.status();
   }
@@ -66,6 +62,14 @@ class EngineTimingTest : public testing::EngineFixture {
   v1::ConnectionState State() {
     auto status = engine_->GetStatus("fake");
     return status.ok() ? status->state() : v1::CONNECTION_STATE_UNSPECIFIED;
+  }
+
+  // Expects the server to be stopped `idle` from now, not a second before.
+  void ExpectStoppedAfter(absl::Duration idle) {
+    clock_.Advance(idle - absl::Seconds(1));
+    EXPECT_EQ(State(), v1::CONNECTED);
+    clock_.Advance(absl::Seconds(1));
+    EXPECT_TRUE(StateChangedTo(v1::DISCONNECTED));
   }
 
   // Waits for the state change event that ends in `to` (the transport
@@ -84,10 +88,7 @@ TEST_F(EngineTimingTest, AServerUnusedForItsIdleTimeoutIsStopped) {
   AddServer("stdio");
   Call(0, /*handshake=*/true);
   ASSERT_EQ(State(), v1::CONNECTED);
-  clock_.Advance(absl::Seconds(59));
-  EXPECT_EQ(State(), v1::CONNECTED);
-  clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
+  ExpectStoppedAfter(absl::Minutes(1));
   EXPECT_EQ(State(), v1::DISCONNECTED);
   EXPECT_EQ(wire_count(), 1u);
 }
@@ -99,11 +100,7 @@ TEST_F(EngineTimingTest, AServerUsedWithinItsIdleTimeoutKeepsRunning) {
   Call(0, /*handshake=*/false);
   // 80 s after the first use, 40 s after the last one.
   clock_.Advance(absl::Seconds(40));
-  EXPECT_EQ(State(), v1::CONNECTED);
-  clock_.Advance(absl::Seconds(19));
-  EXPECT_EQ(State(), v1::CONNECTED);
-  clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
+  ExpectStoppedAfter(absl::Seconds(20));
 }
 
 TEST_F(EngineTimingTest, ARequestInFlightKeepsAServerRunning) {
@@ -120,16 +117,10 @@ TEST_F(EngineTimingTest, ARequestInFlightKeepsAServerRunning) {
   clock_.Advance(absl::Minutes(3));
   EXPECT_EQ(State(), v1::CONNECTED);
   EXPECT_FALSE(slow.done.HasBeenNotified());
-  Wire(0)->Deliver(json({{"jsonrpc", "2.0"},
-                         {"id", sent["id"]},
-                         {"result", {{"content", json::array()}}}})
-                       .dump());
+  Wire(0)->Reply(sent, {{"content", json::array()}});
   ASSERT_TRUE(slow.done.HasBeenNotified());
   // Idle from the answer on.
-  clock_.Advance(absl::Seconds(59));
-  EXPECT_EQ(State(), v1::CONNECTED);
-  clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(StateChangedTo(v1::DISCONNECTED));
+  ExpectStoppedAfter(absl::Minutes(1));
 }
 
 TEST_F(EngineTimingTest, ALostHttpSessionIsRetriedAfter1s2s4sThenGivenUp) {

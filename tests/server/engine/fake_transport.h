@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "server/transport/transport.h"
 
 namespace inspector::engine::testing {
@@ -47,6 +48,12 @@ struct FakeWire {
       c = callbacks;
     }
     c.on_message(message);
+  }
+  // Plays the server answering `request` (as sent) with `result`.
+  void Reply(const nlohmann::json& request, const nlohmann::json& result) {
+    Deliver(nlohmann::json(
+                {{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}})
+                .dump());
   }
   void Close(absl::Status status) {
     transport::TransportCallbacks c;

@@ -109,12 +109,27 @@ class SessionTest : public ::testing::Test {
     return features;
   }
 
+  // With every client feature, a caller's tools/call under `limits` during
+  // which the server asks a person (elicitation/create, id 0), `asked_after`
+  // into the call. Returns the call as the server received it.
+  std::string CallThatAsksAPerson(
+      SessionLimits session_limits, CallLimits limits, Answer* call,
+      absl::Duration asked_after = absl::ZeroDuration()) {
+    Start(session_limits, AllFeatures());
+    Handshake();
+    wire_->NextSent();
+    session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
+                   limits, call->Callback());
+    std::string sent = wire_->NextSent();
+    clock_.Advance(asked_after);
+    wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
+    EXPECT_TRUE(NextServerRequest().has_value());
+    return sent;
+  }
+
   // Answers the request `sent` with `result`.
   void Reply(const std::string& sent, const json& result) {
-    json request = json::parse(sent);
-    wire_->Deliver(
-        json({{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}})
-            .dump());
+    wire_->Reply(json::parse(sent), result);
   }
 
   FakeClock clock_;
@@ -530,18 +545,11 @@ TEST_F(SessionTest, AnswersAfterTheSessionEndedGetItsReason) {
 }
 
 TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
-  Start(SessionLimits(), AllFeatures());
-  Handshake();
-  wire_->NextSent();
   CallLimits limits;
   limits.request_timeout = absl::Milliseconds(150);
   limits.max_total = absl::Milliseconds(250);
   Answer call;
-  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
-                 limits, call.Callback());
-  std::string sent_call = wire_->NextSent();
-  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
-  ASSERT_TRUE(NextServerRequest().has_value());
+  std::string sent_call = CallThatAsksAPerson(SessionLimits(), limits, &call);
   // A call sent meanwhile waits too.
   Answer second;
   session_->Send(R"({"jsonrpc":"2.0","id":"d","method":"tools/list"})", limits,
@@ -571,19 +579,11 @@ TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
 TEST_F(SessionTest, TheAbsoluteMaximumResumesWithTheTimeItHadLeft) {
   SessionLimits no_pings;
   no_pings.ping_interval = absl::ZeroDuration();
-  Start(no_pings, AllFeatures());
-  Handshake();
-  wire_->NextSent();
   CallLimits limits;
   limits.request_timeout = absl::Seconds(10);
   limits.max_total = absl::Seconds(1);
   Answer call;
-  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
-                 limits, call.Callback());
-  wire_->NextSent();
-  clock_.Advance(absl::Milliseconds(400));
-  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
-  ASSERT_TRUE(NextServerRequest().has_value());
+  CallThatAsksAPerson(no_pings, limits, &call, absl::Milliseconds(400));
   clock_.Advance(absl::Minutes(2));  // a person thinks
   ASSERT_FALSE(call.done.HasBeenNotified());
   ASSERT_TRUE(session_->AnswerServerRequest("0", "result",
