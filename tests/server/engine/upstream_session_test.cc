@@ -367,7 +367,8 @@ TEST_F(SessionTest, GarbageFromTheServerIsRecordedAndDoesNotHurt) {
   wire_->NextSent();
   wire_->Deliver("this is not json");
   bool saw_protocol_error = false;
-  while (auto event = subscription_->PopWait(absl::Milliseconds(200))) {
+  // Events are published before the call that causes them returns.
+  while (auto event = subscription_->PopWait(absl::ZeroDuration())) {
     if (event->has_message() && event->message().error_code() == "PROTOCOL_ERROR") {
       saw_protocol_error = true;
       EXPECT_EQ(event->message().kind(), "invalid");
@@ -408,7 +409,8 @@ TEST_F(SessionTest, EveryMessageIsPublishedWithCorrelation) {
   Reply(wire_->NextSent(), {{"content", json::array()}});
   ASSERT_TRUE(answer.Wait());
   std::vector<v1::McpMessage> messages;
-  while (auto event = subscription_->PopWait(absl::Milliseconds(200))) {
+  // Events are published before the call that causes them returns.
+  while (auto event = subscription_->PopWait(absl::ZeroDuration())) {
     if (event->has_message()) messages.push_back(event->message());
   }
   // initialize, its result, initialized, the call and its result.
