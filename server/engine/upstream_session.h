@@ -7,7 +7,11 @@
 // Requests time out (request timeout, reset by progress notifications;
 // absolute maximum), and a timed-out request is cancelled upstream with
 // notifications/cancelled. Every message in both directions goes through
-// the Pipeline.
+// the Pipeline, and so do the session's start and end (its sessions row).
+// The parts that keep no protocol state live apart: the requests in flight
+// and their clocks (InflightRequests), the server's requests awaiting an
+// answer (ServerRequests) and initialize's texts (handshake.h). All time
+// comes from the Clock given to Create().
 //
 // Server-to-client requests: pings are answered here. sampling/
 // createMessage, elicitation/create and roots/list go to the owner
