@@ -99,7 +99,7 @@ struct Daemon::State {
   std::unique_ptr<storage::ServerStore> server_store;
   std::unique_ptr<storage::HistoryWriter> history_writer;
   std::unique_ptr<storage::HistoryReader> history_reader;
-  std::unique_ptr<config::ConfigManager> config_manager;
+  config::ConfigManager* config_manager = nullptr;  // the engine's
   engine::EventBus event_bus;
   std::unique_ptr<engine::Pipeline> pipeline;
   std::unique_ptr<engine::Engine> engine;
@@ -172,17 +172,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->pipeline = std::make_unique<engine::Pipeline>(
       state->history_writer.get(), &state->event_bus);
 
-  config::ConfigManagerOptions manager_options;
+  // The engine keeps the servers' configurations and follows their
+  // changes itself.
+  engine::EngineOptions engine_options;
+  engine_options.idle_timeout = options.idle_timeout;
+  state->engine = std::make_unique<engine::Engine>(
+      std::move(engine_options), state->server_store.get(),
+      state->pipeline.get());
+  state->config_manager = state->engine->configs();
   State* raw_state = state.get();
-  manager_options.on_change = [raw_state](const std::string& id,
-                                          const std::string& change) {
-    LogInfo(absl::StrCat("server ", id, " ", change));
-    if (raw_state->engine != nullptr) {
-      raw_state->engine->OnConfigChanged(id, change);
-    }
-  };
-  state->config_manager = std::make_unique<config::ConfigManager>(
-      state->server_store.get(), std::move(manager_options));
 
   if (!options.import_file.empty()) {
     v1::ImportServersRequest request;
@@ -205,12 +203,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                          imported->created_size(), " created, ",
                          imported->replaced_size(), " replaced"));
   }
-
-  engine::EngineOptions engine_options;
-  engine_options.idle_timeout = options.idle_timeout;
-  state->engine = std::make_unique<engine::Engine>(
-      std::move(engine_options), state->config_manager.get(),
-      state->pipeline.get(), state->history_writer.get());
 
   services::ServiceDeps deps{state->authenticator.get(), &state->calls};
   state->mcp_service =
@@ -237,7 +229,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->system_service =
       std::make_unique<services::SystemService>(started_at, &state->calls);
   state->config_service = std::make_unique<services::ConfigService>(
-      state->config_manager.get(), deps);
+      state->config_manager, deps);
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
 

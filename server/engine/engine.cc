@@ -1,5 +1,6 @@
 #include "server/engine/engine.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "server/logging.h"
 
 namespace inspector::engine {
 namespace {
@@ -80,22 +82,30 @@ struct Engine::Connection {
   uint32_t retry_count ABSL_GUARDED_BY(mu) = 0;
   bool lost ABSL_GUARDED_BY(mu) = false;  // was connected, then failed
   absl::Time last_activity ABSL_GUARDED_BY(mu);
-  TimerQueue::TimerId idle_timer ABSL_GUARDED_BY(mu) = 0;
-  TimerQueue::TimerId retry_timer ABSL_GUARDED_BY(mu) = 0;
+  Clock::TimerId idle_timer ABSL_GUARDED_BY(mu) = 0;
+  Clock::TimerId retry_timer ABSL_GUARDED_BY(mu) = 0;
   std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>>
       connect_waiters ABSL_GUARDED_BY(mu);
   // Answered to roots/list; changed by SetRoots without a reconnect.
   std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
 
-Engine::Engine(EngineOptions options, config::ConfigManager* configs,
-               Pipeline* pipeline, storage::HistoryWriter* history)
-    : options_(std::move(options)), configs_(configs), pipeline_(pipeline),
-      history_(history),
-      pending_(options_.pending,
-               options_.pending_clock != nullptr ? options_.pending_clock
-                                                 : &pending_clock_,
-               pipeline),
+config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
+  config::ConfigManagerOptions options;
+  options.on_change = [engine](const std::string& id,
+                               const std::string& change) {
+    LogInfo(absl::StrCat("server ", id, " ", change));
+    engine->OnConfigChanged(id, change);
+  };
+  return options;
+}
+
+Engine::Engine(EngineOptions options, storage::ServerStore* store,
+               Pipeline* pipeline)
+    : options_(std::move(options)), configs_(store, ConfigOptions(this)),
+      pipeline_(pipeline),
+      clock_(options_.clock != nullptr ? options_.clock : &timers_),
+      pending_(options_.pending, clock_, pipeline),
       work_(4) {}
 
 Engine::~Engine() { Shutdown(); }
@@ -113,7 +123,7 @@ absl::StatusOr<std::shared_ptr<Engine::Connection>> Engine::Find(
       if (connection->config.name() == server) return connection;
     }
   }
-  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_.Get(server));
   auto connection = std::make_shared<Connection>();
   const v1::Timeouts& t = config.timeouts();
   connection->limits.connection_timeout =
@@ -150,7 +160,7 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
     // the ERROR state change: a retry right after must start a new session.
     if (connection->session != nullptr && !connection->session->ended() &&
         Live(connection->session->state())) {
-      connection->last_activity = absl::Now();
+      connection->last_activity = clock_->Now();
       return connection->session;
     }
     auto transport = options_.transport_factory(connection->config);
@@ -186,10 +196,10 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
       if (c && s) OnState(c, s, from, to, why);
     };
     hooks.on_server_request = [this, weak_connection,
-                               holder](const ServerRequest& request) {
+                               holder](ServerRequest request) {
       auto c = weak_connection.lock();
       auto s = holder->lock();
-      if (c && s) OnServerRequest(c, s, request);
+      if (c && s) OnServerRequest(c, s, std::move(request));
     };
     hooks.on_server_request_withdrawn = [this, holder](
                                             const std::string& id,
@@ -198,19 +208,19 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
         pending_.Withdraw(s->identity().session_id, id, reason);
       }
     };
-    hooks.on_activity = [weak_connection] {
+    hooks.on_activity = [this, weak_connection] {
       if (auto c = weak_connection.lock()) {
         absl::MutexLock lock(&c->mu);
-        c->last_activity = absl::Now();
+        c->last_activity = clock_->Now();
       }
     };
     session = UpstreamSession::Create(std::move(identity), connection->limits,
                                       *std::move(transport), pipeline_,
-                                      &timers_, &work_, history_,
+                                      clock_, &work_,
                                       std::move(hooks), connection->features);
     *holder = session;
     connection->session = session;
-    connection->last_activity = absl::Now();
+    connection->last_activity = clock_->Now();
   }
   // Outside the lock: Connect() reports CONNECTING synchronously.
   session->Connect();
@@ -264,7 +274,7 @@ void Engine::Connect(
 absl::StatusOr<v1::ServerStatus> Engine::Disconnect(const std::string& server) {
   ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Find(server));
   std::shared_ptr<UpstreamSession> session;
-  TimerQueue::TimerId retry_timer;
+  Clock::TimerId retry_timer;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
@@ -272,7 +282,7 @@ absl::StatusOr<v1::ServerStatus> Engine::Disconnect(const std::string& server) {
     c->retry_timer = 0;
     c->lost = false;
   }
-  timers_.Cancel(retry_timer);
+  clock_->Cancel(retry_timer);
   if (session != nullptr) session->Close();
   return StatusOf(*c);
 }
@@ -400,7 +410,7 @@ void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
     ++c->retry_count;
   }
   std::weak_ptr<Connection> weak = c;
-  TimerQueue::TimerId id = timers_.After(delay, [this, weak] {
+  Clock::TimerId id = clock_->After(delay, [this, weak] {
     auto c = weak.lock();
     if (!c) return;
     {
@@ -414,27 +424,40 @@ void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
 }
 
 void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {
-  std::weak_ptr<Connection> weak = c;
   absl::Time due;
   {
     absl::MutexLock lock(&c->mu);
     due = c->last_activity + c->idle;
   }
-  TimerQueue::TimerId id = timers_.Schedule(due, [this, weak] {
+  ScheduleIdleCheckAt(c, due);
+}
+
+void Engine::ScheduleIdleCheckAt(const std::shared_ptr<Connection>& c,
+                                 absl::Time due) {
+  std::weak_ptr<Connection> weak = c;
+  Clock::TimerId id = clock_->Schedule(due, [this, weak] {
     auto c = weak.lock();
     if (!c) return;
     std::shared_ptr<UpstreamSession> session;
-    bool idle = false;
+    bool busy = false;
+    absl::Time idle_since;
     {
       absl::MutexLock lock(&c->mu);
       session = c->session;
       if (session == nullptr || session->state() != v1::CONNECTED) return;
-      idle = absl::Now() - c->last_activity >= c->idle &&
-             session->pending_requests() == 0 &&
-             session->server_requests_waiting() == 0;
+      busy = session->pending_requests() > 0 ||
+             session->server_requests_waiting() > 0;
+      idle_since = c->last_activity;
     }
-    if (!idle) {
-      ScheduleIdleCheck(c);
+    const absl::Time now = clock_->Now();
+    if (busy) {
+      // Work in flight keeps the server; its end is activity, which the
+      // next look (a second on at most) counts from.
+      ScheduleIdleCheckAt(c, now + std::min(c->idle, absl::Seconds(1)));
+      return;
+    }
+    if (now - idle_since < c->idle) {
+      ScheduleIdleCheckAt(c, idle_since + c->idle);
       return;
     }
     pipeline_->Log("info", "daemon", c->config.id(),
@@ -449,10 +472,8 @@ void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {
 
 void Engine::OnServerRequest(const std::shared_ptr<Connection>& c,
                              const std::shared_ptr<UpstreamSession>& session,
-                             const ServerRequest& request) {
-  nlohmann::json params =
-      nlohmann::json::parse(request.params_json, nullptr, false);
-  if (!params.is_object()) params = nlohmann::json::object();
+                             ServerRequest request) {
+  nlohmann::json& params = request.params;
   const SessionIdentity& who = session->identity();
   if (request.method == "roots/list") {
     nlohmann::json roots = nlohmann::json::array();
@@ -512,7 +533,7 @@ absl::StatusOr<std::vector<v1::PendingRequest>> Engine::ListPending(
     const std::string& server, v1::PendingKind kind) {
   std::string server_id;
   if (!server.empty()) {
-    ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+    ASSIGN_OR_RETURN(v1::ServerConfig config, configs_.Get(server));
     server_id = config.id();
   }
   return pending_.List(server_id, kind);
@@ -530,7 +551,7 @@ absl::StatusOr<v1::PendingRequest> Engine::RejectPending(
 }
 
 absl::StatusOr<v1::Roots> Engine::GetRoots(const std::string& server) {
-  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_->Get(server));
+  ASSIGN_OR_RETURN(v1::ServerConfig config, configs_.Get(server));
   v1::Roots roots;
   roots.set_server_id(config.id());
   *roots.mutable_roots() = config.roots();
@@ -539,7 +560,7 @@ absl::StatusOr<v1::Roots> Engine::GetRoots(const std::string& server) {
 
 absl::StatusOr<v1::Roots> Engine::SetRoots(const std::string& server,
                                            std::vector<v1::Root> roots) {
-  ASSIGN_OR_RETURN(v1::ServerConfig current, configs_->Get(server));
+  ASSIGN_OR_RETURN(v1::ServerConfig current, configs_.Get(server));
   v1::ServerConfig patch;
   for (v1::Root& root : roots) *patch.add_roots() = std::move(root);
   google::protobuf::FieldMask mask;
@@ -547,7 +568,7 @@ absl::StatusOr<v1::Roots> Engine::SetRoots(const std::string& server,
   // The store's change notice comes back through OnConfigChanged, which
   // tells a live session.
   ASSIGN_OR_RETURN(v1::ServerConfig stored,
-                   configs_->Update(current.id(), patch, mask));
+                   configs_.Update(current.id(), patch, mask));
   v1::Roots out;
   out.set_server_id(stored.id());
   *out.mutable_roots() = stored.roots();
@@ -564,7 +585,7 @@ void Engine::OnConfigChanged(const std::string& server_id,
       if (it != connections_.end()) live = it->second;
     }
     absl::StatusOr<v1::ServerConfig> fresh =
-        live != nullptr ? configs_->Get(server_id)
+        live != nullptr ? configs_.Get(server_id)
                         : absl::StatusOr<v1::ServerConfig>(absl::NotFoundError(""));
     if (fresh.ok() && SameExceptRoots(live->config, *fresh)) {
       // Only the roots changed (or nothing): keep the session and tell it.
@@ -609,15 +630,15 @@ void Engine::OnConfigChanged(const std::string& server_id,
   pipeline_->Publish(std::move(event));
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;
-  TimerQueue::TimerId retry_timer, idle_timer;
+  Clock::TimerId retry_timer, idle_timer;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
     retry_timer = c->retry_timer;
     idle_timer = c->idle_timer;
   }
-  timers_.Cancel(retry_timer);
-  timers_.Cancel(idle_timer);
+  clock_->Cancel(retry_timer);
+  clock_->Cancel(idle_timer);
   if (session != nullptr) session->Close();
 }
 
@@ -631,15 +652,15 @@ void Engine::Shutdown() {
   }
   for (auto& [id, c] : connections) {
     std::shared_ptr<UpstreamSession> session;
-    TimerQueue::TimerId retry_timer, idle_timer;
+    Clock::TimerId retry_timer, idle_timer;
     {
       absl::MutexLock lock(&c->mu);
       session = c->session;
       retry_timer = c->retry_timer;
       idle_timer = c->idle_timer;
     }
-    timers_.Cancel(retry_timer);
-    timers_.Cancel(idle_timer);
+    clock_->Cancel(retry_timer);
+    clock_->Cancel(idle_timer);
     if (session != nullptr) session->Close();
   }
 }

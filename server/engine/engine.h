@@ -6,9 +6,11 @@
 // reconnected on the next use after a crash (stdio) or, for HTTP
 // transports, automatically with backoff (1 s, 2 s, 4 s; 3 tries) after
 // the connection is lost. State changes follow inspector-v2-logic-spec.md
-// and are published as StateChange events. Changing or deleting a server's
-// configuration ends its session, except a change of its roots alone, which
-// is announced to the live session with notifications/roots/list_changed.
+// and are published as StateChange events. The engine keeps the servers'
+// configurations (a ConfigManager over the servers table) and follows every
+// change made through it: changing or deleting a server's configuration
+// ends its session, except a change of its roots alone, which is announced
+// to the live session with notifications/roots/list_changed.
 //
 // The engine is each server's MCP client. initialize declares the client
 // capabilities the configuration allows (clientCapabilities; all by
@@ -39,6 +41,7 @@
 #include "server/config/config_manager.h"
 #include "inspector/v1/client_requests.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/clock.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/pending_requests.h"
 #include "server/engine/pipeline.h"
@@ -70,17 +73,21 @@ struct EngineOptions {
   // Pending sampling and elicitation requests (default deadline, timeout
   // message).
   PendingOptions pending;
-  // Where pending items get their time; null: the engine's timers.
-  PendingClock* pending_clock = nullptr;
+  // The time of every deadline (requests, connecting, pings, idle stops,
+  // reconnect backoff, pending items). Null: the real clock. Must outlive
+  // the engine.
+  Clock* clock = nullptr;
 };
 
 class Engine {
  public:
   using ResponseCallback = UpstreamSession::ResponseCallback;
 
-  // The pointers must outlive the engine; `history` may be null.
-  Engine(EngineOptions options, config::ConfigManager* configs,
-         Pipeline* pipeline, storage::HistoryWriter* history);
+  // The pointers must outlive the engine. Everything the engine records
+  // (messages, logs, sessions) goes through `pipeline`; the servers'
+  // configurations are read from and written to `store`.
+  Engine(EngineOptions options, storage::ServerStore* store,
+         Pipeline* pipeline);
   // Ends every session and kills every process.
   ~Engine();
 
@@ -125,8 +132,9 @@ class Engine {
   absl::StatusOr<v1::Roots> SetRoots(const std::string& server,
                                      std::vector<v1::Root> roots);
 
-  // A configuration was created, updated or deleted.
-  void OnConfigChanged(const std::string& server_id, const std::string& change);
+  // The servers' configurations. Changes made through it reach the engine
+  // before the call returns.
+  config::ConfigManager* configs() { return &configs_; }
 
   // Ends all sessions and waits for their transports to close.
   void Shutdown();
@@ -134,6 +142,10 @@ class Engine {
  private:
   struct Connection;
 
+  // configs_' options: its changes come to OnConfigChanged.
+  static config::ConfigManagerOptions ConfigOptions(Engine* engine);
+  // A configuration was created, updated or deleted (configs_' on_change).
+  void OnConfigChanged(const std::string& server_id, const std::string& change);
   absl::StatusOr<std::shared_ptr<Connection>> Find(const std::string& server);
   // The connection's live session, starting one if there is none.
   std::shared_ptr<UpstreamSession> SessionFor(
@@ -143,21 +155,25 @@ class Engine {
                v1::ConnectionState from, v1::ConnectionState to,
                const absl::Status& why);
   void ScheduleIdleCheck(const std::shared_ptr<Connection>& connection);
+  // Looks at `due` whether the server has been idle for its timeout, and
+  // stops it or looks again.
+  void ScheduleIdleCheckAt(const std::shared_ptr<Connection>& connection,
+                           absl::Time due);
   // A sampling, elicitation or roots request from `session`.
   void OnServerRequest(const std::shared_ptr<Connection>& connection,
                        const std::shared_ptr<UpstreamSession>& session,
-                       const ServerRequest& request);
+                       ServerRequest request);
   void Reconnect(const std::shared_ptr<Connection>& connection);
   v1::ServerStatus StatusOf(Connection& connection);
 
   const EngineOptions options_;
-  config::ConfigManager* const configs_;
+  config::ConfigManager configs_;
   Pipeline* const pipeline_;
-  storage::HistoryWriter* const history_;
   TimerQueue timers_;
+  // options_.clock, or timers_.
+  Clock* const clock_;
   // Between timers_ and work_: sessions that end while work_ drains still
   // report to it, and it stops its deadlines before timers_ goes.
-  TimerQueueClock pending_clock_{&timers_};
   PendingRequests pending_;
   WorkQueue work_;
 

@@ -43,12 +43,12 @@ v1::PendingKind PendingKindOf(const std::string& method) {
   return v1::PENDING_KIND_UNSPECIFIED;
 }
 
-PendingRequests::PendingRequests(PendingOptions options, PendingClock* clock,
+PendingRequests::PendingRequests(PendingOptions options, Clock* clock,
                                  Pipeline* pipeline)
     : options_(std::move(options)), clock_(clock), pipeline_(pipeline) {}
 
 PendingRequests::~PendingRequests() {
-  std::vector<PendingClock::TimerId> timers;
+  std::vector<Clock::TimerId> timers;
   {
     absl::MutexLock lock(&mu_);
     destroying_ = true;
@@ -58,7 +58,7 @@ PendingRequests::~PendingRequests() {
     }
   }
   // Outside mu_: a deadline callback that is running needs it.
-  for (PendingClock::TimerId timer : timers) clock_->Cancel(timer);
+  for (Clock::TimerId timer : timers) clock_->Cancel(timer);
 }
 
 void PendingRequests::Publish(const v1::PendingRequest& item) {
@@ -140,7 +140,7 @@ absl::Status PendingRequests::Answerable(const Item& item) {
 absl::Status PendingRequests::Finish(Item& item, v1::PendingStatus status,
                                      const std::string& why,
                                      AnswerSender* send,
-                                     PendingClock::TimerId* timer) {
+                                     Clock::TimerId* timer) {
   const std::string& id = item.proto.id();
   absl::Status answerable = Answerable(item);
   if (!answerable.ok()) return answerable;
@@ -252,7 +252,7 @@ absl::StatusOr<v1::PendingRequest> PendingRequests::Resolve(
   }
   if (!checked.ok()) return checked.status();
   AnswerSender send;
-  PendingClock::TimerId timer = 0;
+  Clock::TimerId timer = 0;
   {
     absl::MutexLock lock(&mu_);
     auto it = items_.find(id);
@@ -269,7 +269,7 @@ absl::StatusOr<v1::PendingRequest> PendingRequests::Reject(
     const std::string& id, const std::string& reason,
     v1::RejectAction action) {
   AnswerSender send;
-  PendingClock::TimerId timer = 0;
+  Clock::TimerId timer = 0;
   std::string member, value;
   {
     absl::MutexLock lock(&mu_);
@@ -344,20 +344,20 @@ void PendingRequests::OnDeadline(const std::string& id) {
 
 void PendingRequests::Expire(const std::vector<std::string>& ids,
                              const std::string& why) {
-  std::vector<PendingClock::TimerId> timers;
+  std::vector<Clock::TimerId> timers;
   std::vector<std::pair<v1::PendingRequest, std::string>> finished;
   {
     absl::MutexLock lock(&mu_);
     for (const std::string& id : ids) {
       auto it = items_.find(id);
       if (it == items_.end()) continue;
-      PendingClock::TimerId timer = 0;
+      Clock::TimerId timer = 0;
       if (!Finish(it->second, v1::EXPIRED, why, nullptr, &timer).ok()) continue;
       timers.push_back(timer);
       finished.emplace_back(it->second.proto, it->second.server_name);
     }
   }
-  for (PendingClock::TimerId timer : timers) clock_->Cancel(timer);
+  for (Clock::TimerId timer : timers) clock_->Cancel(timer);
   for (const auto& [item, server_name] : finished) {
     Publish(item);
     pipeline_->Log("info", "daemon", item.server_id(), item.session_id(),

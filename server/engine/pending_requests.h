@@ -39,36 +39,9 @@
 #include "inspector/v1/client_requests.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/pipeline.h"
-#include "server/engine/timer_queue.h"
+#include "server/engine/clock.h"
 
 namespace inspector::engine {
-
-// The registry's view of time, so tests can expire items without waiting.
-class PendingClock {
- public:
-  using TimerId = uint64_t;
-  virtual ~PendingClock() = default;
-  virtual absl::Time Now() = 0;
-  // Runs `callback` once at `when`; returns an id for Cancel (never 0).
-  virtual TimerId Schedule(absl::Time when, std::function<void()> callback) = 0;
-  // After Cancel returns, the callback is not running and will not run
-  // (unless Cancel is called from the callback itself).
-  virtual void Cancel(TimerId id) = 0;
-};
-
-// The real clock, over the engine's TimerQueue (which must outlive it).
-class TimerQueueClock final : public PendingClock {
- public:
-  explicit TimerQueueClock(TimerQueue* timers) : timers_(timers) {}
-  absl::Time Now() override { return absl::Now(); }
-  TimerId Schedule(absl::Time when, std::function<void()> callback) override {
-    return timers_->Schedule(when, std::move(callback));
-  }
-  void Cancel(TimerId id) override { timers_->Cancel(id); }
-
- private:
-  TimerQueue* const timers_;
-};
 
 struct PendingOptions {
   // How long a person has to answer, when the server's configuration does
@@ -109,7 +82,7 @@ v1::PendingKind PendingKindOf(const std::string& method);
 class PendingRequests {
  public:
   // `clock` and `pipeline` must outlive the registry.
-  PendingRequests(PendingOptions options, PendingClock* clock,
+  PendingRequests(PendingOptions options, Clock* clock,
                   Pipeline* pipeline);
   // Stops every timer; items still pending are left unanswered (their
   // sessions are ending with the engine).
@@ -176,7 +149,7 @@ class PendingRequests {
     std::string request_id;
     nlohmann::json params;
     AnswerSender send;
-    PendingClock::TimerId timer = 0;
+    Clock::TimerId timer = 0;
     // Why a finished item ended (for late answers).
     std::string why;
   };
@@ -189,7 +162,7 @@ class PendingRequests {
   // why it cannot be answered. Requires mu_.
   absl::Status Finish(Item& item, v1::PendingStatus status,
                       const std::string& why, AnswerSender* send,
-                      PendingClock::TimerId* timer)
+                      Clock::TimerId* timer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the oldest finished items beyond the limit. Requires mu_.
   void Remember(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -209,7 +182,7 @@ class PendingRequests {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   const PendingOptions options_;
-  PendingClock* const clock_;
+  Clock* const clock_;
   Pipeline* const pipeline_;
 
   mutable absl::Mutex mu_;

@@ -110,6 +110,19 @@ void Pipeline::Log(std::string_view level, std::string_view source,
   bus_->Publish(std::move(event));
 }
 
+void Pipeline::SessionStarted(storage::SessionRecord record) {
+  if (history_ == nullptr) return;
+  record.started_at_ms = NowMillis();
+  history_->StartSession(std::move(record));
+}
+
+void Pipeline::SessionEnded(std::string_view session_id,
+                            std::string_view reason) {
+  if (history_ == nullptr) return;
+  history_->EndSession(std::string(session_id), NowMillis(),
+                       std::string(reason));
+}
+
 void Pipeline::PublishState(const v1::StateChange& change) {
   v1::Event event;
   *event.mutable_state() = change;

@@ -6,7 +6,8 @@
 // Recording never blocks: the history writer queues rows for its own
 // thread. Publishing never blocks: watchers have bounded buffers. Also
 // carries the daemon's log lines and connection state changes to the same
-// places. Thread-safe.
+// places, and the start and end of each session with a server (the
+// sessions table). Thread-safe.
 #ifndef INSPECTOR_SERVER_ENGINE_PIPELINE_H_
 #define INSPECTOR_SERVER_ENGINE_PIPELINE_H_
 
@@ -51,6 +52,13 @@ class Pipeline {
   void Log(std::string_view level, std::string_view source,
            std::string_view server_id, std::string_view session_id,
            std::string_view message, std::string_view data_json = "");
+
+  // A session with a server began: its row in the sessions table, started
+  // now. Watchers learn of sessions from state changes, so nothing is
+  // published.
+  void SessionStarted(storage::SessionRecord record);
+  // The session ended now, for `reason` ("closed" or an inspector reason).
+  void SessionEnded(std::string_view session_id, std::string_view reason);
 
   void PublishState(const v1::StateChange& change);
   void Publish(v1::Event event);

@@ -6,8 +6,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/version.h"
-#include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::engine {
@@ -17,6 +15,24 @@ using nlohmann::json;
 
 absl::string_view AV(std::string_view s) {
   return absl::string_view(s.data(), s.size());
+}
+
+// The params object of the message `raw`; an empty object if it has none
+// (or is not JSON).
+json ParamsOf(const std::string& raw) {
+  json parsed = json::parse(raw, nullptr, false);
+  if (!parsed.is_object()) return json::object();
+  auto it = parsed.find("params");
+  if (it == parsed.end() || !it->is_object()) return json::object();
+  return std::move(*it);
+}
+
+// params.reason of a notifications/cancelled, or `fallback`.
+std::string CancelReason(const std::string& raw, std::string fallback) {
+  json params = ParamsOf(raw);
+  auto it = params.find("reason");
+  return it != params.end() && it->is_string() ? it->get<std::string>()
+                                               : std::move(fallback);
 }
 
 bool ParseUpstreamId(const std::string& id_json, int64_t* id) {
@@ -38,43 +54,32 @@ std::string LogLevelFor(const std::string& mcp_level) {
   return "error";  // error, critical, alert, emergency
 }
 
-// Server requests remembered as answered, to refuse a second answer.
-constexpr size_t kClosedIdsKept = 4096;
-
-// The id re-serialized, so that equal JSON values written differently
-// ("7" and "7.0" aside) compare equal; the text itself if not JSON.
-std::string CanonicalId(const std::string& id_json) {
-  json parsed = json::parse(id_json, nullptr, false);
-  return parsed.is_discarded() ? id_json : parsed.dump();
-}
-
-bool IsSupportedVersion(const std::string& version) {
-  for (const char* v : kProtocolVersions) {
-    if (version == v) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
-    Hooks hooks, ClientFeatures features) {
-  return std::shared_ptr<UpstreamSession>(new UpstreamSession(
-      std::move(identity), limits, std::move(transport), pipeline, timers,
-      work, history, std::move(hooks), features));
+    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features) {
+  std::shared_ptr<UpstreamSession> session(new UpstreamSession(
+      std::move(identity), limits, std::move(transport), pipeline, clock,
+      work, std::move(hooks), features));
+  std::weak_ptr<UpstreamSession> weak = session;
+  session->inflight_ = std::make_unique<InflightRequests>(
+      clock,
+      [weak](int64_t id, InflightRequests::Request request, bool total) {
+        if (auto self = weak.lock()) {
+          self->OnRequestTimeout(id, std::move(request), total);
+        }
+      });
+  return session;
 }
 
 UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
-    Hooks hooks, ClientFeatures features)
+    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
-      timers_(timers), work_(work), history_(history),
-      hooks_(std::move(hooks)), features_(features),
+      clock_(clock), work_(work), hooks_(std::move(hooks)), features_(features),
       transport_(std::move(transport)) {}
 
 UpstreamSession::~UpstreamSession() {
@@ -119,13 +124,12 @@ bool UpstreamSession::ended() const {
 }
 
 size_t UpstreamSession::pending_requests() const {
-  absl::MutexLock lock(&mu_);
-  return pending_.size();
+  return inflight_->size();
 }
 
 size_t UpstreamSession::server_requests_waiting() const {
   absl::MutexLock lock(&mu_);
-  return waiting_;
+  return server_requests_.waiting_for_person();
 }
 
 void UpstreamSession::FillStatus(v1::ServerStatus* status) const {
@@ -146,7 +150,7 @@ void UpstreamSession::Connect() {
   auto self = shared_from_this();
   {
     absl::MutexLock lock(&mu_);
-    connect_timer_ = timers_->After(limits_.connection_timeout, [self] {
+    connect_timer_ = clock_->After(limits_.connection_timeout, [self] {
       self->FailConnection(Error(
           v1::CONNECTION_TIMEOUT,
           absl::StrCat("Connection to server timed out after ",
@@ -184,31 +188,13 @@ void UpstreamSession::DoConnect() {
     FailConnection(started);
     return;
   }
-  if (history_ != nullptr) {
-    storage::SessionRecord record;
-    record.id = identity_.session_id;
-    record.server_id = identity_.server_id;
-    record.kind = identity_.kind;
-    record.transport = identity_.transport;
-    record.started_at_ms = NowMillis();
-    history_->StartSession(std::move(record));
-  }
-  // Capabilities go out before the version is negotiated, so they are the
-  // ones of the version asked for (the latest): elicitation with its form
-  // and URL modes.
-  json capabilities = json::object();
-  if (features_.sampling) capabilities["sampling"] = json::object();
-  if (features_.elicitation_form || features_.elicitation_url) {
-    json elicitation = json::object();
-    if (features_.elicitation_form) elicitation["form"] = json::object();
-    if (features_.elicitation_url) elicitation["url"] = json::object();
-    capabilities["elicitation"] = std::move(elicitation);
-  }
-  if (features_.roots) capabilities["roots"] = {{"listChanged", true}};
-  json params = {
-      {"protocolVersion", kProtocolVersions[0]},
-      {"capabilities", std::move(capabilities)},
-      {"clientInfo", {{"name", "inspectord"}, {"version", Version()}}}};
+  storage::SessionRecord record;
+  record.id = identity_.session_id;
+  record.server_id = identity_.server_id;
+  record.kind = identity_.kind;
+  record.transport = identity_.transport;
+  pipeline_->SessionStarted(std::move(record));
+  json params = InitializeParams(features_);
   auto self = shared_from_this();
   SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
                       [self](absl::StatusOr<std::string> response) {
@@ -221,68 +207,25 @@ void UpstreamSession::OnInitializeResult(absl::StatusOr<std::string> response) {
     FailConnection(response.status());
     return;
   }
-  json parsed = json::parse(*response, nullptr, false);
-  const json* result = nullptr;
-  if (!parsed.is_discarded() && parsed.is_object()) {
-    auto it = parsed.find("result");
-    if (it != parsed.end() && it->is_object()) result = &*it;
-    auto error = parsed.find("error");
-    if (error != parsed.end()) {
-      FailConnection(Error(
-          v1::PROTOCOL_ERROR,
-          absl::StrCat("the server refused initialize: ", error->dump()),
-          {{"serverId", identity_.server_id},
-           {"serverName", identity_.server_name}}));
-      return;
-    }
-  }
-  std::string version;
-  if (result != nullptr) {
-    auto v = result->find("protocolVersion");
-    if (v != result->end() && v->is_string()) version = v->get<std::string>();
-  }
-  if (!IsSupportedVersion(version)) {
-    FailConnection(Error(
-        v1::PROTOCOL_ERROR,
-        version.empty()
-            ? std::string("the initialize response has no protocolVersion")
-            : absl::StrCat("the server wants protocol version ", version,
-                           ", which the inspector does not speak (it speaks "
-                           "2024-11-05 to 2025-11-25)"),
-        {{"serverId", identity_.server_id},
-         {"serverName", identity_.server_name}}));
+  absl::StatusOr<InitializeOutcome> outcome = ParseInitializeResponse(
+      *response, identity_.server_id, identity_.server_name);
+  if (!outcome.ok()) {
+    FailConnection(outcome.status());
     return;
   }
-  v1::ServerStatus handshake;
-  auto to_struct = [](const json& value, google::protobuf::Struct* out) {
-    if (!value.is_object()) return;
-    auto status =
-        google::protobuf::util::JsonStringToMessage(value.dump(), out);
-    if (!status.ok()) out->Clear();
-  };
-  if (auto it = result->find("serverInfo"); it != result->end()) {
-    to_struct(*it, handshake.mutable_server_info());
-  }
-  if (auto it = result->find("capabilities"); it != result->end()) {
-    to_struct(*it, handshake.mutable_capabilities());
-  }
-  if (auto it = result->find("instructions");
-      it != result->end() && it->is_string()) {
-    handshake.set_instructions(it->get<std::string>());
-  }
-  transport_->SetProtocolVersion(version);
-  TimerQueue::TimerId connect_timer;
+  transport_->SetProtocolVersion(outcome->protocol_version);
+  Clock::TimerId connect_timer;
   {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
-    protocol_version_ = version;
-    initialize_result_ = result->dump();
-    handshake_ = std::move(handshake);
+    protocol_version_ = outcome->protocol_version;
+    initialize_result_ = std::move(outcome->result_json);
+    handshake_ = std::move(outcome->status);
     connect_timer = connect_timer_;
     connect_timer_ = 0;
   }
   // Never cancel timers under mu_: a running timer callback may need it.
-  timers_->Cancel(connect_timer);
+  clock_->Cancel(connect_timer);
   SendInternalNotification("notifications/initialized", "");
   // CONNECTED and taking the queue happen together, so a Send() racing
   // with this either queued before (and is flushed here) or sends itself.
@@ -305,7 +248,7 @@ void UpstreamSession::SchedulePing() {
   std::weak_ptr<UpstreamSession> weak = weak_from_this();
   absl::MutexLock lock(&mu_);
   if (state_ != v1::CONNECTED) return;
-  ping_timer_ = timers_->After(limits_.ping_interval, [weak] {
+  ping_timer_ = clock_->After(limits_.ping_interval, [weak] {
     auto self = weak.lock();
     if (!self || self->state() != v1::CONNECTED) return;
     self->SendInternalRequest(
@@ -339,6 +282,12 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
     done(Error(v1::INVALID_REQUEST,
                "JSON-RPC batches are not supported: send the messages one at "
                "a time"));
+    return;
+  }
+  // The wire's framing (stdio: one line) is checked here, before anything
+  // is recorded, rather than by the transport's Send() after.
+  if (absl::Status framed = transport_->CheckFraming(raw); !framed.ok()) {
+    done(framed);
     return;
   }
   absl::Status not_connected;
@@ -395,38 +344,23 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
       AnswerLocally(info, raw, result, std::move(done));
       return;
     }
-    Pending pending;
-    pending.caller_id = info.id;
-    pending.method = info.method;
-    pending.target = info.target;
-    pending.progress_token = info.progress_token;
-    pending.started = absl::Now();
-    pending.pausable = true;
-    pending.request_timeout =
-        Or(limits.request_timeout, limits_.request_timeout);
-    absl::Duration max_total = Or(limits.max_total, limits_.max_total);
-    pending.done = std::move(done);
-    pending.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
-    int64_t upstream_id;
-    {
-      absl::MutexLock lock(&mu_);
-      upstream_id = next_id_++;
-      if (waiting_ > 0) {
-        // The server waits for a person: this request's clocks start when
-        // the answer has gone out (ResumeClocks).
-        pending.total_left = max_total;
-      } else {
-        pending.request_deadline = pending.started + pending.request_timeout;
-        pending.total_deadline = pending.started + max_total;
-        ArmTimers(upstream_id, pending);
-      }
-      pending_.emplace(upstream_id, std::move(pending));
-    }
+    InflightRequests::Request request;
+    request.caller_id = info.id;
+    request.method = info.method;
+    request.target = info.target;
+    request.progress_token = info.progress_token;
+    request.pausable = true;
+    request.done = std::move(done);
+    request.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
+    const int64_t upstream_id = inflight_->NextId();
+    inflight_->Add(upstream_id, std::move(request),
+                   Or(limits.request_timeout, limits_.request_timeout),
+                   Or(limits.max_total, limits_.max_total));
     absl::Status sent =
         transport_->Send(ReplaceId(raw, info, absl::StrCat(upstream_id)));
     if (!sent.ok()) {
-      Pending failed;
-      if (TakePending(upstream_id, &failed)) failed.done(sent);
+      InflightRequests::Request failed;
+      if (inflight_->Take(upstream_id, &failed)) failed.done(sent);
     }
     return;
   }
@@ -439,19 +373,18 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
     // A caller's raw answer to a server request. Requests the session
     // manages are answered through their owner (pending items), and no
     // request is answered twice; answers to ids never seen pass unchanged.
-    std::string key = CanonicalId(info.id);
     absl::Status refused;
     {
       absl::MutexLock lock(&mu_);
-      if (inbound_.count(key) > 0) {
+      if (const auto* waiting = server_requests_.Find(info.id)) {
         refused = Error(
             v1::FAILED_PRECONDITION,
             absl::StrCat("the server's request ", info.id, " (",
-                         inbound_[key].method,
+                         waiting->method,
                          ") is a pending item: answer it with "
                          "ClientRequestsService Resolve or Reject"),
             {{"serverId", identity_.server_id}, {"requestId", info.id}});
-      } else if (closed_ids_.count(key) > 0) {
+      } else if (server_requests_.WasClosed(info.id)) {
         refused = Error(v1::FAILED_PRECONDITION,
                         absl::StrCat("the server's request ", info.id,
                                      " was already answered (or withdrawn); "
@@ -467,14 +400,7 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
   }
   if (info.kind == MessageKind::kNotification &&
       info.method == "notifications/cancelled") {
-    json params = json::object();
-    json parsed = json::parse(raw, nullptr, false);
-    std::string reason = "cancelled by the client";
-    if (!parsed.is_discarded() && parsed.contains("params") &&
-        parsed["params"].is_object() && parsed["params"].contains("reason") &&
-        parsed["params"]["reason"].is_string()) {
-      reason = parsed["params"]["reason"].get<std::string>();
-    }
+    const std::string reason = CancelReason(raw, "cancelled by the client");
     pipeline_->Observe(MakeEnvelope(true, &info, raw));
     Cancel(info.cancelled_request_id, reason);
     done("");
@@ -493,11 +419,7 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
                                           const std::string& params_json,
                                           absl::Duration timeout,
                                           ResponseCallback done) {
-  int64_t id;
-  {
-    absl::MutexLock lock(&mu_);
-    id = next_id_++;
-  }
+  const int64_t id = inflight_->NextId();
   // The daemon is the client here, so its id is used on both sides. Ids
   // are drawn from the same counter as callers' upstream ids.
   std::string raw = absl::StrCat(R"({"jsonrpc":"2.0","id":)", id,
@@ -505,23 +427,17 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   if (!params_json.empty()) absl::StrAppend(&raw, R"(,"params":)", params_json);
   raw.push_back('}');
   auto info = InspectMessage(raw);
-  Pending pending;
-  pending.caller_id = info->id;
-  pending.method = method;
-  pending.started = absl::Now();
-  pending.request_timeout = timeout;
-  pending.request_deadline = pending.started + timeout;
-  pending.done = std::move(done);
-  pending.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
-  {
-    absl::MutexLock lock(&mu_);
-    ArmTimers(id, pending);
-    pending_.emplace(id, std::move(pending));
-  }
+  InflightRequests::Request request;
+  request.caller_id = info->id;
+  request.method = method;
+  request.done = std::move(done);
+  request.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
+  // Not pausable: the daemon's own requests keep their clock.
+  inflight_->Add(id, std::move(request), timeout, absl::InfiniteDuration());
   absl::Status sent = transport_->Send(std::move(raw));
   if (!sent.ok()) {
-    Pending failed;
-    if (TakePending(id, &failed)) failed.done(sent);
+    InflightRequests::Request failed;
+    if (inflight_->Take(id, &failed)) failed.done(sent);
   }
 }
 
@@ -536,134 +452,41 @@ void UpstreamSession::SendInternalNotification(const std::string& method,
   transport_->Send(std::move(raw)).IgnoreError();
 }
 
-bool UpstreamSession::TakePending(int64_t upstream_id, Pending* out) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = pending_.find(upstream_id);
-    if (it == pending_.end()) return false;
-    *out = std::move(it->second);
-    pending_.erase(it);
-  }
-  timers_->Cancel(out->request_timer);
-  timers_->Cancel(out->total_timer);
-  return true;
-}
-
 bool UpstreamSession::Cancel(const std::string& caller_id,
                              const std::string& reason) {
-  int64_t upstream_id = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
-      if (it->second.caller_id == caller_id) {
-        upstream_id = it->first;
-        break;
-      }
-    }
+  const int64_t upstream_id = inflight_->Newest(caller_id);
+  InflightRequests::Request request;
+  if (upstream_id == 0 || !inflight_->Take(upstream_id, &request)) {
+    return false;
   }
-  Pending pending;
-  if (upstream_id == 0 || !TakePending(upstream_id, &pending)) return false;
   json params = {{"requestId", upstream_id}, {"reason", reason}};
   SendInternalNotification("notifications/cancelled", params.dump());
-  pending.done(Error(v1::CANCELLED,
-                     absl::StrCat(pending.method, " was cancelled: ", reason),
+  request.done(Error(v1::CANCELLED,
+                     absl::StrCat(request.method, " was cancelled: ", reason),
                      {{"serverId", identity_.server_id},
-                      {"method", pending.method}}));
+                      {"method", request.method}}));
   return true;
 }
 
-void UpstreamSession::ArmTimers(int64_t id, Pending& pending) {
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
-  if (pending.request_deadline != absl::InfiniteFuture()) {
-    pending.request_timer =
-        timers_->Schedule(pending.request_deadline, [weak, id] {
-          if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
-        });
-  }
-  if (pending.total_deadline != absl::InfiniteFuture()) {
-    pending.total_timer = timers_->Schedule(pending.total_deadline, [weak, id] {
-      if (auto self = weak.lock()) self->OnRequestTimeout(id, true);
-    });
-  }
-}
-
-void UpstreamSession::PauseClocks() {
-  std::vector<TimerQueue::TimerId> stopped;
-  {
-    absl::MutexLock lock(&mu_);
-    if (waiting_ == 0) return;  // answered meanwhile
-    const absl::Time now = absl::Now();
-    for (auto& [id, pending] : pending_) {
-      if (!pending.pausable || (pending.request_timer == 0 &&
-                                pending.total_timer == 0)) {
-        continue;
-      }
-      pending.total_left =
-          std::max(absl::ZeroDuration(), pending.total_deadline - now);
-      pending.request_deadline = absl::InfiniteFuture();
-      pending.total_deadline = absl::InfiniteFuture();
-      stopped.push_back(pending.request_timer);
-      stopped.push_back(pending.total_timer);
-      pending.request_timer = 0;
-      pending.total_timer = 0;
-    }
-  }
-  // Outside mu_ (a firing timer takes it). One that fires meanwhile sees
-  // waiting_ > 0 and does nothing.
-  for (TimerQueue::TimerId timer : stopped) timers_->Cancel(timer);
-}
-
-void UpstreamSession::ResumeClocks() {
-  absl::MutexLock lock(&mu_);
-  if (waiting_ > 0 || ended_) return;  // another one arrived meanwhile
-  const absl::Time now = absl::Now();
-  for (auto& [id, pending] : pending_) {
-    if (!pending.pausable || pending.request_timer != 0 ||
-        pending.total_timer != 0) {
-      continue;
-    }
-    pending.request_deadline = now + pending.request_timeout;
-    pending.total_deadline = pending.total_left == absl::InfiniteDuration()
-                                 ? absl::InfiniteFuture()
-                                 : now + pending.total_left;
-    ArmTimers(id, pending);
-  }
-}
-
-void UpstreamSession::OnRequestTimeout(int64_t upstream_id, bool total) {
-  Pending pending;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = pending_.find(upstream_id);
-    if (it == pending_.end()) return;
-    // Paused for a person, or a timer replaced by a later deadline.
-    if (it->second.pausable && waiting_ > 0) return;
-    if (absl::Now() < (total ? it->second.total_deadline
-                             : it->second.request_deadline)) {
-      return;
-    }
-    pending = std::move(it->second);
-    pending_.erase(it);
-  }
-  // The timer that fired is running; cancelling it from its own callback is
-  // a no-op, the other one is stopped.
-  timers_->Cancel(total ? pending.request_timer : pending.total_timer);
-  absl::Duration elapsed = absl::Now() - pending.started;
-  if (pending.method != "initialize" && pending.method != "ping") {
+void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
+                                       InflightRequests::Request request,
+                                       bool total) {
+  absl::Duration elapsed = clock_->Now() - request.started;
+  if (request.method != "initialize" && request.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
     SendInternalNotification("notifications/cancelled", params.dump());
   }
-  pending.done(Error(
+  request.done(Error(
       v1::REQUEST_TIMEOUT,
-      absl::StrCat(pending.method, " timed out after ",
+      absl::StrCat(request.method, " timed out after ",
                    absl::FormatDuration(absl::Trunc(elapsed,
                                                     absl::Milliseconds(1))),
                    total ? " (the absolute maximum for a request)"
                          : " without an answer or progress"),
       {{"serverId", identity_.server_id},
        {"serverName", identity_.server_name},
-       {"method", pending.method},
+       {"method", request.method},
        {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(elapsed))}}));
 }
 
@@ -707,9 +530,9 @@ void UpstreamSession::OnMessage(std::string raw) {
 void UpstreamSession::OnServerResponse(const std::string& raw,
                                        const MessageInfo& info) {
   int64_t upstream_id = 0;
-  Pending pending;
+  InflightRequests::Request pending;
   if (!ParseUpstreamId(info.id, &upstream_id) ||
-      !TakePending(upstream_id, &pending)) {
+      !inflight_->Take(upstream_id, &pending)) {
     // Late (timed out or cancelled) or unknown: recorded, not delivered.
     Envelope envelope = MakeEnvelope(false, &info, raw);
     envelope.success = info.kind == MessageKind::kResponse;
@@ -726,20 +549,11 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   restored_info.target = pending.target;
   Envelope envelope = MakeEnvelope(false, &restored_info, restored);
   envelope.correlated_id = pending.message_id;
-  envelope.duration_ms = Millis(absl::Now() - pending.started);
+  envelope.duration_ms = Millis(clock_->Now() - pending.started);
   envelope.success = info.kind == MessageKind::kResponse;
   envelope.error_code = info.error_code;
   pipeline_->Observe(envelope);
   pending.done(std::move(restored));
-}
-
-void UpstreamSession::MarkClosed(const std::string& key) {
-  if (!closed_ids_.insert(key).second) return;
-  closed_order_.push_back(key);
-  while (closed_order_.size() > kClosedIdsKept) {
-    closed_ids_.erase(closed_order_.front());
-    closed_order_.pop_front();
-  }
 }
 
 absl::Status UpstreamSession::SendAnswer(const std::string& id,
@@ -757,7 +571,7 @@ absl::Status UpstreamSession::SendAnswer(const std::string& id,
   }
   Envelope envelope = MakeEnvelope(true, &*answer_info, answer);
   envelope.correlated_id = request_row;
-  envelope.duration_ms = Millis(absl::Now() - received);
+  envelope.duration_ms = Millis(clock_->Now() - received);
   envelope.success = answer_info->kind == MessageKind::kResponse;
   envelope.error_code = answer_info->error_code;
   pipeline_->Observe(envelope);
@@ -773,29 +587,23 @@ absl::Status UpstreamSession::AnswerServerRequest(
                  absl::StrCat("an answer is a result or an error, not ",
                               member));
   }
-  const std::string key = CanonicalId(id);
-  Inbound inbound;
-  bool resume = false;
+  ServerRequests::Request inbound;
   {
     absl::MutexLock lock(&mu_);
-    auto it = inbound_.find(key);
-    if (it == inbound_.end()) {
+    if (!server_requests_.Close(id, &inbound)) {
       if (ended_) return end_status_;
       return Error(v1::FAILED_PRECONDITION,
                    absl::StrCat("the server's request ", id,
-                                closed_ids_.count(key) > 0
+                                server_requests_.WasClosed(id)
                                     ? " was already answered or withdrawn"
                                     : " is not waiting for an answer"),
                    {{"serverId", identity_.server_id}, {"requestId", id}});
     }
-    inbound = std::move(it->second);
-    inbound_.erase(it);
-    MarkClosed(key);
-    if (inbound.waits_for_person && --waiting_ == 0) resume = true;
   }
   absl::Status sent = SendAnswer(inbound.id, member, value_json,
                                  inbound.message_id, inbound.received);
-  if (resume) ResumeClocks();
+  // The caller requests' clocks run again once the last person answered.
+  if (inbound.waits_for_person) inflight_->Resume();
   return sent;
 }
 
@@ -807,22 +615,17 @@ void UpstreamSession::NotifyRootsChanged() {
 void UpstreamSession::OnServerRequest(const std::string& raw,
                                       const MessageInfo& info) {
   int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
-  const absl::Time received = absl::Now();
-  const std::string key = CanonicalId(info.id);
+  const absl::Time received = clock_->Now();
   if (info.method == "ping") {
     {
       absl::MutexLock lock(&mu_);
-      MarkClosed(key);
+      server_requests_.MarkClosed(info.id);
     }
     SendAnswer(info.id, "result", "{}", request_row, received).IgnoreError();
     return;
   }
-  json parsed = json::parse(raw, nullptr, false);
-  json params = json::object();
-  if (parsed.is_object() && parsed.contains("params") &&
-      parsed["params"].is_object()) {
-    params = parsed["params"];
-  }
+  // Parsed once here; the owner gets it as it is.
+  json params = ParamsOf(raw);
   // Which requests the owner takes: those whose capability initialize
   // declared. Anything else is answered here with an error.
   bool handled = false;
@@ -859,18 +662,9 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
     {
       absl::MutexLock lock(&mu_);
       if (ended_) return;
-      if (inbound_.count(key) > 0) {
-        duplicate = true;
-      } else {
-        Inbound inbound;
-        inbound.id = info.id;
-        inbound.method = info.method;
-        inbound.message_id = request_row;
-        inbound.received = received;
-        inbound.waits_for_person = waits;
-        inbound_.emplace(key, std::move(inbound));
-        if (waits && ++waiting_ == 1) pause = true;
-      }
+      duplicate = !server_requests_.Open(
+          {info.id, info.method, request_row, received, waits});
+      pause = waits && !duplicate;
     }
     if (duplicate) {
       // Answering would answer the first request too; the first one stays.
@@ -882,12 +676,13 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
                                   "for an answer; ignored"));
       return;
     }
-    if (pause) PauseClocks();
+    // The caller requests' clocks stand still while a person is asked.
+    if (pause) inflight_->Pause();
     ServerRequest request;
     request.id = info.id;
     request.method = info.method;
-    request.params_json = params.dump();
-    hooks_.on_server_request(request);
+    request.params = std::move(params);
+    hooks_.on_server_request(std::move(request));
     return;
   }
   if (error_message.empty()) {
@@ -901,7 +696,7 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
   }
   {
     absl::MutexLock lock(&mu_);
-    MarkClosed(key);
+    server_requests_.MarkClosed(info.id);
   }
   SendAnswer(info.id, "error",
              absl::StrCat(R"({"code":)", error_code, R"(,"message":)",
@@ -917,65 +712,28 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
   if (method == "notifications/cancelled" &&
       !info.cancelled_request_id.empty()) {
     // The server gave up on one of its requests: it must not be answered.
-    const std::string key = CanonicalId(info.cancelled_request_id);
-    Inbound inbound;
-    bool found = false, resume = false;
+    ServerRequests::Request inbound;
     {
       absl::MutexLock lock(&mu_);
-      auto it = inbound_.find(key);
-      if (it != inbound_.end()) {
-        found = true;
-        inbound = std::move(it->second);
-        inbound_.erase(it);
-        MarkClosed(key);
-        if (inbound.waits_for_person && --waiting_ == 0) resume = true;
-      }
+      if (!server_requests_.Close(info.cancelled_request_id, &inbound)) return;
     }
-    if (!found) return;
-    std::string reason;
-    json parsed = json::parse(raw, nullptr, false);
-    if (parsed.is_object() && parsed.contains("params") &&
-        parsed["params"].is_object() && parsed["params"].contains("reason") &&
-        parsed["params"]["reason"].is_string()) {
-      reason = parsed["params"]["reason"].get<std::string>();
-    }
+    const std::string reason = CancelReason(raw, "");
     if (hooks_.on_server_request_withdrawn) {
       hooks_.on_server_request_withdrawn(inbound.id, reason);
     }
-    if (resume) ResumeClocks();
+    if (inbound.waits_for_person) inflight_->Resume();
     return;
   }
   if (method == "notifications/progress" && limits_.progress_resets_timeout &&
       !info.progress_token.empty()) {
-    std::weak_ptr<UpstreamSession> weak = weak_from_this();
-    // Restart the request clock of every request with this token. Timers
-    // are cancelled outside mu_ (their callbacks take it). Paused requests
-    // have no clock running; they get a full one when they resume.
-    std::vector<TimerQueue::TimerId> replaced;
-    {
-      absl::MutexLock lock(&mu_);
-      for (auto& [upstream_id, pending] : pending_) {
-        if (pending.progress_token != info.progress_token) continue;
-        if (pending.pausable && waiting_ > 0) continue;
-        int64_t id = upstream_id;
-        replaced.push_back(pending.request_timer);
-        pending.request_deadline = absl::Now() + pending.request_timeout;
-        pending.request_timer =
-            timers_->Schedule(pending.request_deadline, [weak, id] {
-              if (auto self = weak.lock()) self->OnRequestTimeout(id, false);
-            });
-      }
-    }
-    for (TimerQueue::TimerId old_timer : replaced) timers_->Cancel(old_timer);
+    inflight_->Progress(info.progress_token);
     return;
   }
   if (method == "notifications/message") {
     std::string text = raw;
-    json parsed = json::parse(raw, nullptr, false);
     std::string data_json;
-    if (!parsed.is_discarded() && parsed.contains("params") &&
-        parsed["params"].is_object()) {
-      const json& params = parsed["params"];
+    json params = ParamsOf(raw);
+    if (!params.empty()) {
       if (params.contains("data")) {
         text = params["data"].is_string() ? params["data"].get<std::string>()
                                           : params["data"].dump();
@@ -1010,8 +768,8 @@ void UpstreamSession::OnSendFailed(const std::string& raw,
                                 identity_.server_name, ": ", status.message()));
     return;
   }
-  Pending pending;
-  if (TakePending(upstream_id, &pending)) pending.done(std::move(status));
+  InflightRequests::Request request;
+  if (inflight_->Take(upstream_id, &request)) request.done(std::move(status));
 }
 
 void UpstreamSession::FailConnection(absl::Status status) {
@@ -1042,11 +800,10 @@ void UpstreamSession::Close() {
 }
 
 void UpstreamSession::OnClosed(absl::Status status) {
-  std::map<int64_t, Pending> pending;
   std::vector<Queued> queued;
   bool requested;
   absl::Status failure;
-  TimerQueue::TimerId ping_timer, connect_timer;
+  Clock::TimerId ping_timer, connect_timer;
   {
     // Ending, the reason and taking the waiters happen together, so a
     // Send() racing with this either is taken here or sees the reason.
@@ -1069,27 +826,22 @@ void UpstreamSession::OnClosed(absl::Status status) {
       failure = status;
     }
     end_status_ = failure;
-    pending.swap(pending_);
     queued.swap(queued_);
     // Server requests die with the session; the owner learns it from the
     // state change and answers nothing.
-    inbound_.clear();
-    waiting_ = 0;
+    server_requests_.Clear();
     ping_timer = ping_timer_;
     connect_timer = connect_timer_;
   }
-  timers_->Cancel(ping_timer);
-  timers_->Cancel(connect_timer);
-  for (auto& [id, p] : pending) {
-    timers_->Cancel(p.request_timer);
-    timers_->Cancel(p.total_timer);
-    p.done(failure);
+  clock_->Cancel(ping_timer);
+  clock_->Cancel(connect_timer);
+  // Outside mu_: taking a request waits for its timeout if one is running.
+  for (InflightRequests::Request& request : inflight_->TakeAll()) {
+    request.done(failure);
   }
   for (Queued& q : queued) q.done(failure);
-  if (history_ != nullptr) {
-    history_->EndSession(identity_.session_id, NowMillis(),
-                         requested ? "closed" : std::string(ErrorReason(failure)));
-  }
+  pipeline_->SessionEnded(identity_.session_id,
+                          requested ? "closed" : ErrorReason(failure));
   SetState(requested ? v1::DISCONNECTED : v1::ERROR, failure);
 }
 

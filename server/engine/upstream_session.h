@@ -7,7 +7,11 @@
 // Requests time out (request timeout, reset by progress notifications;
 // absolute maximum), and a timed-out request is cancelled upstream with
 // notifications/cancelled. Every message in both directions goes through
-// the Pipeline.
+// the Pipeline, and so do the session's start and end (its sessions row).
+// The parts that keep no protocol state live apart: the requests in flight
+// and their clocks (InflightRequests), the server's requests awaiting an
+// answer (ServerRequests) and initialize's texts (handshake.h). All time
+// comes from the Clock given to Create().
 //
 // Server-to-client requests: pings are answered here. sampling/
 // createMessage, elicitation/create and roots/list go to the owner
@@ -49,17 +53,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "inspector/v1/mcp.pb.h"
+#include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
 #include "server/engine/pipeline.h"
-#include "server/engine/timer_queue.h"
+#include "server/engine/server_requests.h"
+#include "server/engine/clock.h"
+#include "server/engine/handshake.h"
+#include "server/engine/inflight_requests.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
 namespace inspector::engine {
-
-// The protocol versions the inspector speaks, newest first.
-inline constexpr const char* kProtocolVersions[] = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
 struct SessionLimits {
   absl::Duration connection_timeout = absl::Seconds(30);
@@ -76,17 +80,6 @@ struct CallLimits {
   absl::Duration max_total;
 };
 
-// The client capabilities initialize declares (all off by default).
-struct ClientFeatures {
-  bool sampling = false;
-  bool elicitation_form = false;
-  // URL-mode elicitation, a 2025-11-25 feature. Declared with the requested
-  // version (the latest), before the server's version is known.
-  bool elicitation_url = false;
-  // roots with listChanged.
-  bool roots = false;
-};
-
 // A request the server sent its client, for the owner to answer.
 struct ServerRequest {
   // JSON text of the server's id exactly as received; pass it back to
@@ -94,8 +87,9 @@ struct ServerRequest {
   std::string id;
   // "sampling/createMessage", "elicitation/create" or "roots/list".
   std::string method;
-  // JSON text of params; "{}" when absent.
-  std::string params_json;
+  // The request's params, parsed once as received; an empty object when
+  // absent.
+  nlohmann::json params = nlohmann::json::object();
 };
 
 struct SessionIdentity {
@@ -120,7 +114,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // declared. The owner answers it with AnswerServerRequest(), unless
     // on_server_request_withdrawn reports it first or the session ends.
     // Optional: without it those requests get -32601.
-    std::function<void(const ServerRequest& request)> on_server_request;
+    std::function<void(ServerRequest request)> on_server_request;
     // The server cancelled (notifications/cancelled) a request given to
     // on_server_request that was not answered yet; it must not be answered.
     // `id` is the ServerRequest's id. Optional.
@@ -128,12 +122,12 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
         on_server_request_withdrawn;
   };
 
-  // The pointers must outlive the session. `history` may be null.
+  // The pointers must outlive the session.
   static std::shared_ptr<UpstreamSession> Create(
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-      TimerQueue* timers, WorkQueue* work, storage::HistoryWriter* history,
-      Hooks hooks, ClientFeatures features = {});
+      Clock* clock, WorkQueue* work, Hooks hooks,
+      ClientFeatures features = {});
 
   ~UpstreamSession();
 
@@ -192,35 +186,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   size_t server_requests_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Pending {
-    std::string caller_id;  // JSON text of the caller's id
-    std::string method;
-    std::string target;
-    std::string progress_token;
-    int64_t message_id = 0;  // history row of the request
-    absl::Time started;
-    absl::Duration request_timeout;
-    // A caller's request: its clocks stand still while the server waits
-    // for a person (the daemon's own initialize and pings are not).
-    bool pausable = false;
-    // When the timers are due. A timer that fires before its deadline is
-    // a stale one (replaced after a pause or progress) and is ignored.
-    absl::Time request_deadline = absl::InfiniteFuture();
-    absl::Time total_deadline = absl::InfiniteFuture();
-    // While paused: what was left of the absolute maximum.
-    absl::Duration total_left = absl::InfiniteDuration();
-    TimerQueue::TimerId request_timer = 0;
-    TimerQueue::TimerId total_timer = 0;
-    ResponseCallback done;
-  };
-  // A server request given to the owner and not answered yet.
-  struct Inbound {
-    std::string id;  // JSON text as received
-    std::string method;
-    int64_t message_id = 0;  // history row of the request
-    absl::Time received;
-    bool waits_for_person = false;  // sampling, elicitation
-  };
   struct Queued {
     std::string raw;
     CallLimits limits;
@@ -229,9 +194,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
 
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
-                  Pipeline* pipeline, TimerQueue* timers, WorkQueue* work,
-                  storage::HistoryWriter* history, Hooks hooks,
-                  ClientFeatures features);
+                  Pipeline* pipeline, Clock* clock, WorkQueue* work,
+                  Hooks hooks, ClientFeatures features);
 
   void DoConnect();
   void OnInitializeResult(absl::StatusOr<std::string> response);
@@ -253,25 +217,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void OnSendFailed(const std::string& raw, absl::Status status);
   void OnClosed(absl::Status status);
 
-  void OnRequestTimeout(int64_t upstream_id, bool total);
-  // Arms the request and total timers of `pending` (upstream id `id`) for
-  // its deadlines. Requires mu_ (scheduling never runs a callback inline).
-  void ArmTimers(int64_t id, Pending& pending)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The first server request waiting for a person stops the caller
-  // requests' clocks; answering the last one restarts them.
-  void PauseClocks() ABSL_LOCKS_EXCLUDED(mu_);
-  void ResumeClocks() ABSL_LOCKS_EXCLUDED(mu_);
+  // A request of inflight_ ran out of time: fails it and (unless it is
+  // the daemon's own) cancels it upstream.
+  void OnRequestTimeout(int64_t upstream_id, InflightRequests::Request request,
+                        bool total);
   // Sends an answer to a server request and records it. `request_row` is
   // the request's history row (0 if unknown).
   absl::Status SendAnswer(const std::string& id, const std::string& member,
                           const std::string& value_json, int64_t request_row,
                           absl::Time received) ABSL_LOCKS_EXCLUDED(mu_);
-  // Remembers that the server request `key` (canonical id) was answered or
-  // withdrawn, so no later answer goes out. Requires mu_.
-  void MarkClosed(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes and returns the pending request, cancelling its timers.
-  bool TakePending(int64_t upstream_id, Pending* out) ABSL_LOCKS_EXCLUDED(mu_);
   void FailConnection(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   void SetState(v1::ConnectionState to, const absl::Status& why)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -282,14 +236,16 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   const SessionIdentity identity_;
   const SessionLimits limits_;
   Pipeline* const pipeline_;
-  TimerQueue* const timers_;
+  Clock* const clock_;
   WorkQueue* const work_;
-  storage::HistoryWriter* const history_;
   const Hooks hooks_;
   const ClientFeatures features_;
   // Set at construction and only released by the destructor, so transport
   // calls need no lock.
   std::unique_ptr<transport::Transport> transport_;
+  // The requests sent and not answered yet (set by Create(); its timeout
+  // handler holds a weak pointer to the session).
+  std::unique_ptr<InflightRequests> inflight_;
 
   mutable absl::Mutex mu_;
   v1::ConnectionState state_ ABSL_GUARDED_BY(mu_) = v1::DISCONNECTED;
@@ -298,23 +254,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Why the session ended; what later Send() calls fail with, so a caller
   // racing with a failed connect learns the real reason.
   absl::Status end_status_ ABSL_GUARDED_BY(mu_);
-  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Queued> queued_ ABSL_GUARDED_BY(mu_);
-  TimerQueue::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
-  TimerQueue::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  Clock::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  Clock::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
   std::string protocol_version_ ABSL_GUARDED_BY(mu_);
   std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
   v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);
-  // Server requests awaiting the owner's answer, by canonical id (the id
-  // re-serialized, so 7 and 7.0 or spacing differences still match).
-  std::map<std::string, Inbound> inbound_ ABSL_GUARDED_BY(mu_);
-  // How many of inbound_ wait for a person; > 0 means clocks are paused.
-  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
-  // Canonical ids of server requests answered or withdrawn lately (the
-  // newest kClosedIdsKept), so a second answer is refused.
-  std::set<std::string> closed_ids_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::string> closed_order_ ABSL_GUARDED_BY(mu_);
+  // Server requests given to the owner and not answered yet, and those
+  // answered lately. Each one waiting for a person pauses inflight_ once.
+  ServerRequests server_requests_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine

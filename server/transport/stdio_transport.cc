@@ -647,11 +647,18 @@ void StdioTransport::WriterLoop() {
   queued_bytes_ = 0;
 }
 
-absl::Status StdioTransport::Send(std::string message) {
-  if (message.find('\n') != std::string::npos) {
+absl::Status StdioTransport::CheckFraming(std::string_view message) const {
+  if (message.find('\n') != std::string_view::npos) {
     return Error(v1::INVALID_REQUEST,
                  "A message for a stdio server must not contain a newline: "
                  "messages are newline-delimited");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StdioTransport::Send(std::string message) {
+  if (absl::Status framed = CheckFraming(message); !framed.ok()) {
+    return framed;
   }
   const size_t size = message.size() + 1;
   absl::MutexLock lock(&mu_);

@@ -109,6 +109,9 @@ class StdioTransport final : public Transport {
   //  - FAILED_PRECONDITION: not started, closing, or the child has exited.
   // If a queued message cannot be written because the child closed its stdin,
   // on_send_failed gets it with TRANSPORT_ERROR.
+  // INVALID_REQUEST if `message` contains a newline: messages are
+  // newline-delimited.
+  absl::Status CheckFraming(std::string_view message) const override;
   absl::Status Send(std::string message) override;
 
   // See the file comment. Idempotent; blocks for at most about

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,6 +55,14 @@ class Transport {
   // waits for the `endpoint` event (CONNECTION_REFUSED,
   // CONNECTION_TIMEOUT, TRANSPORT_ERROR). Called once.
   virtual absl::Status Start(TransportCallbacks callbacks) = 0;
+
+  // Whether `message` fits the wire format as one message (stdio: one
+  // line). Send() refuses what this refuses; the engine asks first, so a
+  // message that cannot be framed is refused before it is recorded.
+  // Default: anything fits.
+  virtual absl::Status CheckFraming(std::string_view message) const {
+    return absl::OkStatus();
+  }
 
   // Queues one message; never waits for the network or the process.
   // FAILED_PRECONDITION if not started or already closed.

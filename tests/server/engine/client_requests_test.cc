@@ -19,6 +19,7 @@
 #include "server/engine/engine.h"
 #include "storage/database.h"
 #include "storage/server_store.h"
+#include "tests/server/engine/engine_fixture.h"
 #include "tests/server/engine/fake_transport.h"
 
 namespace inspector::engine {
@@ -26,37 +27,12 @@ namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::FakeTransport;
 using testing::Answer;
 using testing::FakeWire;
 
-class ClientRequestsTest : public ::testing::Test {
+class ClientRequestsTest : public testing::EngineFixture {
  protected:
-  void SetUp() override {
-    auto db = storage::Database::Open(":memory:");
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = *std::move(db);
-    store_ = std::make_unique<storage::ServerStore>(db_.get());
-    config::ConfigManagerOptions options;
-    // As the daemon wires it.
-    options.on_change = [this](const std::string& id, const std::string& change) {
-      if (engine_ != nullptr) engine_->OnConfigChanged(id, change);
-    };
-    configs_ = std::make_unique<config::ConfigManager>(store_.get(), options);
-    EngineOptions engine_options;
-    engine_options.transport_factory = [this](const v1::ServerConfig&) {
-      auto wire = std::make_shared<FakeWire>();
-      absl::MutexLock lock(&mu_);
-      wires_.push_back(wire);
-      return absl::StatusOr<std::unique_ptr<transport::Transport>>(
-          std::make_unique<FakeTransport>(wire));
-    };
-    engine_ = std::make_unique<Engine>(std::move(engine_options), configs_.get(),
-                                       &pipeline_, nullptr);
-    subscription_ = bus_.Subscribe(10000);
-  }
-
-  void TearDown() override { engine_.reset(); }
+  void SetUp() override { StartEngine(EngineOptions()); }
 
   std::string AddServer(v1::ServerConfig config = {}) {
     config.set_name("fake");
@@ -67,20 +43,6 @@ class ClientRequestsTest : public ::testing::Test {
     return created.ok() ? created->id() : "";
   }
 
-  std::shared_ptr<FakeWire> Wire(size_t index) {
-    absl::MutexLock lock(&mu_);
-    auto ready = [this, index]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return wires_.size() > index;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10));
-    return wires_.size() > index ? wires_[index] : nullptr;
-  }
-
-  size_t wire_count() {
-    absl::MutexLock lock(&mu_);
-    return wires_.size();
-  }
-
   // Sends a tools/call through the engine and plays the server's handshake
   // on the first connection; returns the call as the server received it.
   json StartCall(Answer* answer, json* initialize = nullptr) {
@@ -88,40 +50,21 @@ class ClientRequestsTest : public ::testing::Test {
                      R"({"jsonrpc":"2.0","id":"caller-1","method":"tools/call","params":{"name":"ask"}})",
                      {}, answer->Callback());
     auto wire = Wire(0);
-    json init = json::parse(wire->NextSent());
-    if (initialize != nullptr) *initialize = init;
-    wire->Deliver(json({{"jsonrpc", "2.0"},
-                        {"id", init["id"]},
-                        {"result",
-                         {{"protocolVersion", "2025-11-25"},
-                          {"capabilities", json::object()},
-                          {"serverInfo", {{"name", "fake"}, {"version", "1"}}}}}})
-                      .dump());
-    EXPECT_EQ(json::parse(wire->NextSent())["method"], "notifications/initialized");
+    Handshake(*wire, initialize);
     return json::parse(wire->NextSent());
   }
 
   // Waits for a pending event with `status`.
   std::optional<v1::PendingRequest> NextPendingEvent(v1::PendingStatus status) {
-    while (auto event = subscription_->PopWait(absl::Seconds(10))) {
-      if (event->has_pending() && event->pending().status() == status) {
-        return event->pending();
-      }
-    }
-    return std::nullopt;
+    auto event = NextEvent([status](const v1::Event& event) {
+      return event.has_pending() && event.pending().status() == status;
+    });
+    if (!event) return std::nullopt;
+    return event->pending();
   }
 
   // Outlives the engine, which fails calls still in flight when it goes.
   Answer answer_;
-  EventBus bus_;
-  Pipeline pipeline_{nullptr, &bus_};
-  std::unique_ptr<Subscription> subscription_;
-  std::unique_ptr<storage::Database> db_;
-  std::unique_ptr<storage::ServerStore> store_;
-  std::unique_ptr<config::ConfigManager> configs_;
-  std::unique_ptr<Engine> engine_;
-  absl::Mutex mu_;
-  std::vector<std::shared_ptr<FakeWire>> wires_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(ClientRequestsTest, EveryClientFeatureIsDeclaredByDefault) {
@@ -189,10 +132,7 @@ TEST_F(ClientRequestsTest, AnElicitationWaitsAndItsAnswerGoesUpstreamOnce) {
   EXPECT_EQ(ErrorReason(twice.status()), "FAILED_PRECONDITION");
 
   // The server finishes the tool call with what it was told.
-  wire->Deliver(json({{"jsonrpc", "2.0"},
-                      {"id", call["id"]},
-                      {"result", {{"content", json::array()}}}})
-                    .dump());
+  wire->Reply(call, {{"content", json::array()}});
   ASSERT_TRUE(answer_.Wait());
   ASSERT_TRUE(answer_.value.ok()) << answer_.value.status();
   EXPECT_EQ(json::parse(*answer_.value)["id"], "caller-1");
@@ -264,10 +204,7 @@ TEST_F(ClientRequestsTest, RootsAreAnsweredFromTheConfigurationAndChangesAnnounc
   EXPECT_EQ(engine_->GetRoots("fake")->roots(0).uri(), "file:///work/other");
 
   // The call still completes on the same session.
-  wire->Deliver(json({{"jsonrpc", "2.0"},
-                      {"id", call["id"]},
-                      {"result", {{"content", json::array()}}}})
-                    .dump());
+  wire->Reply(call, {{"content", json::array()}});
   ASSERT_TRUE(answer_.Wait());
   EXPECT_TRUE(answer_.value.ok()) << answer_.value.status();
   absl::MutexLock lock(&wire->mu);

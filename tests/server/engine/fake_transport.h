@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "server/transport/transport.h"
 
 namespace inspector::engine::testing {
@@ -24,6 +25,8 @@ struct FakeWire {
   bool started ABSL_GUARDED_BY(mu) = false;
   bool closed ABSL_GUARDED_BY(mu) = false;
   std::string version ABSL_GUARDED_BY(mu);
+  // Frames as stdio does: a message is one line.
+  bool one_line ABSL_GUARDED_BY(mu) = false;
 
   // The next message the session sent, waiting up to 10 s ("" if none).
   std::string NextSent() {
@@ -46,6 +49,12 @@ struct FakeWire {
     }
     c.on_message(message);
   }
+  // Plays the server answering `request` (as sent) with `result`.
+  void Reply(const nlohmann::json& request, const nlohmann::json& result) {
+    Deliver(nlohmann::json(
+                {{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}})
+                .dump());
+  }
   void Close(absl::Status status) {
     transport::TransportCallbacks c;
     {
@@ -65,6 +74,13 @@ class FakeTransport final : public transport::Transport {
     absl::MutexLock lock(&wire_->mu);
     wire_->callbacks = std::move(callbacks);
     wire_->started = true;
+    return absl::OkStatus();
+  }
+  absl::Status CheckFraming(std::string_view message) const override {
+    absl::MutexLock lock(&wire_->mu);
+    if (wire_->one_line && message.find('\n') != std::string_view::npos) {
+      return absl::InvalidArgumentError("a message must be one line");
+    }
     return absl::OkStatus();
   }
   absl::Status Send(std::string message) override {

@@ -16,58 +16,14 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/event_bus.h"
 #include "server/engine/pipeline.h"
+#include "server/engine/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-
-// Time stands still until Advance(), which runs what became due on the
-// caller's thread.
-class FakeClock final : public PendingClock {
- public:
-  absl::Time Now() override {
-    absl::MutexLock lock(&mu_);
-    return now_;
-  }
-  TimerId Schedule(absl::Time when, std::function<void()> callback) override {
-    absl::MutexLock lock(&mu_);
-    TimerId id = next_++;
-    timers_[id] = {when, std::move(callback)};
-    return id;
-  }
-  void Cancel(TimerId id) override {
-    absl::MutexLock lock(&mu_);
-    timers_.erase(id);
-  }
-  void Advance(absl::Duration d) {
-    std::vector<std::function<void()>> due;
-    {
-      absl::MutexLock lock(&mu_);
-      now_ += d;
-      for (auto it = timers_.begin(); it != timers_.end();) {
-        if (it->second.first <= now_) {
-          due.push_back(std::move(it->second.second));
-          it = timers_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    for (auto& callback : due) callback();
-  }
-  size_t scheduled() {
-    absl::MutexLock lock(&mu_);
-    return timers_.size();
-  }
-
- private:
-  absl::Mutex mu_;
-  absl::Time now_ = absl::FromUnixSeconds(1700000000);
-  TimerId next_ = 1;
-  std::map<TimerId, std::pair<absl::Time, std::function<void()>>> timers_;
-};
+using testing::FakeClock;
 
 // What the registry sent upstream for each item.
 struct Upstream {

@@ -1,6 +1,7 @@
-// Unit tests of UpstreamSession over a fake transport: the handshake, id
-// remapping for concurrent callers, timeouts, progress, server requests and
-// crashes.
+// Unit tests of UpstreamSession over a fake transport and simulated time:
+// the handshake, id remapping for concurrent callers, timeouts, progress,
+// server requests and crashes. Timeouts happen when the test advances the
+// clock, on the test's thread, so none is waited for.
 #include "server/engine/upstream_session.h"
 
 #include <atomic>
@@ -13,7 +14,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/testing/fake_clock.h"
+#include "storage/database.h"
+#include "storage/history_writer.h"
 #include "tests/server/engine/fake_transport.h"
+#include "tests/storage/test_util.h"
 
 namespace inspector::engine {
 namespace {
@@ -22,6 +27,7 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::FakeTransport;
 using testing::Answer;
+using testing::FakeClock;
 using testing::FakeWire;
 
 class SessionTest : public ::testing::Test {
@@ -41,7 +47,7 @@ class SessionTest : public ::testing::Test {
       states_.push_back(to);
       last_error_ = why;
     };
-    hooks.on_server_request = [this](const ServerRequest& request) {
+    hooks.on_server_request = [this](ServerRequest request) {
       absl::MutexLock lock(&mu_);
       server_requests_.push_back(request);
     };
@@ -52,7 +58,7 @@ class SessionTest : public ::testing::Test {
     };
     session_ = UpstreamSession::Create(
         identity, limits, std::make_unique<FakeTransport>(wire_), &pipeline_,
-        &timers_, &work_, nullptr, hooks, features);
+        &clock_, &work_, hooks, features);
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -103,15 +109,30 @@ class SessionTest : public ::testing::Test {
     return features;
   }
 
-  // Answers the request `sent` with `result`.
-  void Reply(const std::string& sent, const json& result) {
-    json request = json::parse(sent);
-    wire_->Deliver(
-        json({{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}})
-            .dump());
+  // With every client feature, a caller's tools/call under `limits` during
+  // which the server asks a person (elicitation/create, id 0), `asked_after`
+  // into the call. Returns the call as the server received it.
+  std::string CallThatAsksAPerson(
+      SessionLimits session_limits, CallLimits limits, Answer* call,
+      absl::Duration asked_after = absl::ZeroDuration()) {
+    Start(session_limits, AllFeatures());
+    Handshake();
+    wire_->NextSent();
+    session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
+                   limits, call->Callback());
+    std::string sent = wire_->NextSent();
+    clock_.Advance(asked_after);
+    wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
+    EXPECT_TRUE(NextServerRequest().has_value());
+    return sent;
   }
 
-  TimerQueue timers_;
+  // Answers the request `sent` with `result`.
+  void Reply(const std::string& sent, const json& result) {
+    wire_->Reply(json::parse(sent), result);
+  }
+
+  FakeClock clock_;
   WorkQueue work_{2};
   EventBus bus_;
   Pipeline pipeline_{nullptr, &bus_};
@@ -214,8 +235,12 @@ TEST_F(SessionTest, TimeoutFailsTheCallerAndCancelsUpstream) {
   session_->Send(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}})",
                  limits, answer.Callback());
   json sent = json::parse(wire_->NextSent());
-  ASSERT_TRUE(answer.Wait());
+  clock_.Advance(absl::Milliseconds(49));
+  EXPECT_FALSE(answer.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(answer.done.HasBeenNotified());
   EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
+  EXPECT_THAT(answer.value.status().message(), HasSubstr("50ms"));
   json cancelled = json::parse(wire_->NextSent());
   EXPECT_EQ(cancelled["method"], "notifications/cancelled");
   EXPECT_EQ(cancelled["params"]["requestId"], sent["id"]);
@@ -233,18 +258,20 @@ TEST_F(SessionTest, ProgressKeepsARequestAlive) {
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})",
       limits, answer.Callback());
   std::string sent = wire_->NextSent();
-  // Ten progress notifications 100 ms apart: 1 s in all, well past the
+  // Ten progress notifications 200 ms apart: 2 s in all, well past the
   // 300 ms request timeout, which each one resets.
   for (int i = 0; i < 10; ++i) {
-    ASSERT_FALSE(answer.done.WaitForNotificationWithTimeout(
-        absl::Milliseconds(100)));
+    clock_.Advance(absl::Milliseconds(200));
+    ASSERT_FALSE(answer.done.HasBeenNotified());
     wire_->Deliver(json({{"jsonrpc", "2.0"},
                          {"method", "notifications/progress"},
                          {"params", {{"progressToken", "tok"}, {"progress", i}}}})
                        .dump());
   }
+  clock_.Advance(absl::Milliseconds(299));
+  ASSERT_FALSE(answer.done.HasBeenNotified());
   Reply(sent, {{"content", json::array()}});
-  ASSERT_TRUE(answer.Wait());
+  ASSERT_TRUE(answer.done.HasBeenNotified());
   EXPECT_TRUE(answer.value.ok()) << answer.value.status();
 }
 
@@ -258,9 +285,37 @@ TEST_F(SessionTest, MaxTotalEndsARequestWhateverProgressSays) {
   session_->Send(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1}}})",
       limits, answer.Callback());
-  ASSERT_TRUE(answer.Wait());
+  wire_->NextSent();
+  for (int i = 0; i < 9; ++i) {
+    clock_.Advance(absl::Milliseconds(10));
+    wire_->Deliver(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}})");
+  }
+  clock_.Advance(absl::Milliseconds(9));
+  ASSERT_FALSE(answer.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(answer.done.HasBeenNotified());
   EXPECT_EQ(ErrorReason(answer.value.status()), "REQUEST_TIMEOUT");
   EXPECT_THAT(answer.value.status().message(), HasSubstr("absolute maximum"));
+}
+
+TEST_F(SessionTest, AMessageTheWireCannotFrameIsRefusedBeforeItIsRecorded) {
+  Handshake();
+  wire_->NextSent();
+  {
+    absl::MutexLock lock(&wire_->mu);
+    wire_->one_line = true;
+  }
+  while (subscription_->PopWait(absl::ZeroDuration())) {
+  }
+  Answer answer;
+  session_->Send("{\"jsonrpc\":\"2.0\",\n\"id\":1,\"method\":\"tools/list\"}", {},
+                 answer.Callback());
+  ASSERT_TRUE(answer.done.HasBeenNotified());
+  EXPECT_FALSE(answer.value.ok());
+  // Neither published (nor recorded) nor sent.
+  EXPECT_FALSE(subscription_->PopWait(absl::ZeroDuration()).has_value());
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_TRUE(wire_->sent.empty());
 }
 
 TEST_F(SessionTest, ServerRequestsAreAnswered) {
@@ -312,7 +367,8 @@ TEST_F(SessionTest, GarbageFromTheServerIsRecordedAndDoesNotHurt) {
   wire_->NextSent();
   wire_->Deliver("this is not json");
   bool saw_protocol_error = false;
-  while (auto event = subscription_->PopWait(absl::Milliseconds(200))) {
+  // Events are published before the call that causes them returns.
+  while (auto event = subscription_->PopWait(absl::ZeroDuration())) {
     if (event->has_message() && event->message().error_code() == "PROTOCOL_ERROR") {
       saw_protocol_error = true;
       EXPECT_EQ(event->message().kind(), "invalid");
@@ -333,6 +389,12 @@ TEST_F(SessionTest, ConnectionTimeoutWithoutAnAnswer) {
   Start(limits);
   session_->Connect();
   wire_->NextSent();  // initialize, never answered
+  clock_.Advance(absl::Milliseconds(49));
+  {
+    absl::MutexLock lock(&mu_);
+    EXPECT_EQ(states_.back(), v1::CONNECTING);
+  }
+  clock_.Advance(absl::Milliseconds(1));
   ASSERT_TRUE(WaitForState(v1::ERROR));
   absl::MutexLock lock(&mu_);
   EXPECT_EQ(ErrorReason(last_error_), "CONNECTION_TIMEOUT");
@@ -347,7 +409,8 @@ TEST_F(SessionTest, EveryMessageIsPublishedWithCorrelation) {
   Reply(wire_->NextSent(), {{"content", json::array()}});
   ASSERT_TRUE(answer.Wait());
   std::vector<v1::McpMessage> messages;
-  while (auto event = subscription_->PopWait(absl::Milliseconds(200))) {
+  // Events are published before the call that causes them returns.
+  while (auto event = subscription_->PopWait(absl::ZeroDuration())) {
     if (event->has_message()) messages.push_back(event->message());
   }
   // initialize, its result, initialized, the call and its result.
@@ -394,7 +457,7 @@ TEST_F(SessionTest, ServerRequestsGoToTheOwnerAndAreAnsweredOnce) {
   ASSERT_TRUE(request.has_value());
   EXPECT_EQ(request->id, "1.50");
   EXPECT_EQ(request->method, "sampling/createMessage");
-  EXPECT_EQ(json::parse(request->params_json)["maxTokens"], 5);
+  EXPECT_EQ(request->params, json::parse(R"({"maxTokens":5})"));
   EXPECT_EQ(session_->server_requests_waiting(), 1u);
 
   // A caller cannot answer it behind the owner's back.
@@ -484,25 +547,19 @@ TEST_F(SessionTest, AnswersAfterTheSessionEndedGetItsReason) {
 }
 
 TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
-  Start(SessionLimits(), AllFeatures());
-  Handshake();
-  wire_->NextSent();
   CallLimits limits;
   limits.request_timeout = absl::Milliseconds(150);
   limits.max_total = absl::Milliseconds(250);
   Answer call;
-  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"elicit"}})",
-                 limits, call.Callback());
-  std::string sent_call = wire_->NextSent();
-  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}})");
-  ASSERT_TRUE(NextServerRequest().has_value());
+  std::string sent_call = CallThatAsksAPerson(SessionLimits(), limits, &call);
   // A call sent meanwhile waits too.
   Answer second;
   session_->Send(R"({"jsonrpc":"2.0","id":"d","method":"tools/list"})", limits,
                  second.Callback());
   wire_->NextSent();
   // Both clocks stand still: well past both limits, neither call failed.
-  EXPECT_FALSE(call.done.WaitForNotificationWithTimeout(absl::Milliseconds(600)));
+  clock_.Advance(absl::Milliseconds(600));
+  EXPECT_FALSE(call.done.HasBeenNotified());
   EXPECT_FALSE(second.done.HasBeenNotified());
   // The person answers; the server finishes the first call.
   ASSERT_TRUE(session_->AnswerServerRequest("0", "result",
@@ -510,11 +567,54 @@ TEST_F(SessionTest, CallsDoNotTimeOutWhileTheServerWaitsForAPerson) {
                   .ok());
   EXPECT_EQ(json::parse(wire_->NextSent())["id"], 0);
   Reply(sent_call, {{"content", json::array()}});
-  ASSERT_TRUE(call.Wait());
+  ASSERT_TRUE(call.done.HasBeenNotified());
   EXPECT_TRUE(call.value.ok()) << call.value.status();
-  // The clocks run again: the unanswered second call times out.
-  ASSERT_TRUE(second.Wait());
+  // The clocks run again, the request timeout in full: the unanswered
+  // second call times out 150 ms after the answer.
+  clock_.Advance(absl::Milliseconds(149));
+  EXPECT_FALSE(second.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(second.done.HasBeenNotified());
   EXPECT_EQ(ErrorReason(second.value.status()), "REQUEST_TIMEOUT");
+}
+
+TEST_F(SessionTest, TheAbsoluteMaximumResumesWithTheTimeItHadLeft) {
+  SessionLimits no_pings;
+  no_pings.ping_interval = absl::ZeroDuration();
+  CallLimits limits;
+  limits.request_timeout = absl::Seconds(10);
+  limits.max_total = absl::Seconds(1);
+  Answer call;
+  CallThatAsksAPerson(no_pings, limits, &call, absl::Milliseconds(400));
+  clock_.Advance(absl::Minutes(2));  // a person thinks
+  ASSERT_FALSE(call.done.HasBeenNotified());
+  ASSERT_TRUE(session_->AnswerServerRequest("0", "result",
+                                            R"({"action":"accept","content":{}})")
+                  .ok());
+  clock_.Advance(absl::Milliseconds(599));
+  EXPECT_FALSE(call.done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(call.done.HasBeenNotified());
+  EXPECT_THAT(call.value.status().message(), HasSubstr("absolute maximum"));
+}
+
+TEST_F(SessionTest, TheDaemonsOwnPingsAreNotPausedForAPerson) {
+  SessionLimits session_limits;
+  session_limits.ping_interval = absl::Seconds(30);
+  session_limits.request_timeout = absl::Seconds(5);
+  Start(session_limits, AllFeatures());
+  Handshake();
+  wire_->NextSent();
+  wire_->Deliver(R"({"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}})");
+  ASSERT_TRUE(NextServerRequest().has_value());
+  clock_.Advance(absl::Seconds(30));
+  EXPECT_EQ(json::parse(wire_->NextSent())["method"], "ping");
+  // Unanswered, the ping times out although a person is being waited for,
+  // and the session ends.
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(ErrorReason(last_error_), "TRANSPORT_ERROR");
 }
 
 TEST_F(SessionTest, RootsChangesAreAnnouncedWhenRootsAreDeclared) {
@@ -525,6 +625,54 @@ TEST_F(SessionTest, RootsChangesAreAnnouncedWhenRootsAreDeclared) {
   session_->NotifyRootsChanged();
   EXPECT_EQ(json::parse(wire_->NextSent())["method"],
             "notifications/roots/list_changed");
+}
+
+// The session's row goes through the pipeline like its messages: started
+// when the transport is up, ended with the reason.
+TEST(SessionRecordTest, TheSessionRowIsWrittenThroughThePipeline) {
+  storage::testing::TempDir dir;
+  const std::string path = dir.File("inspector.db");
+  auto db = storage::Database::Open(path);  // creates the schema
+  ASSERT_TRUE(db.ok()) << db.status();
+  storage::HistoryWriterOptions options;
+  options.max_delay = absl::Hours(1);
+  options.retention_interval = absl::Hours(1);
+  options.release_memory_after = absl::Hours(1);
+  options.on_error = [](const absl::Status&) {};
+  auto writer = storage::HistoryWriter::Start(path, options);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EventBus bus;
+  Pipeline pipeline(writer->get(), &bus);
+  FakeClock clock;
+  WorkQueue work(1);
+  auto wire = std::make_shared<FakeWire>();
+  SessionIdentity identity;
+  identity.server_id = "server-1";
+  identity.server_name = "fake";
+  identity.session_id = "session-1";
+  identity.transport = "stdio";
+  absl::Notification ended;
+  UpstreamSession::Hooks hooks;
+  hooks.on_state = [&](v1::ConnectionState, v1::ConnectionState to,
+                       const absl::Status&) {
+    if (to == v1::ERROR) ended.Notify();
+  };
+  auto session = UpstreamSession::Create(
+      identity, SessionLimits(), std::make_unique<FakeTransport>(wire),
+      &pipeline, &clock, &work, hooks);
+  session->Connect();
+  ASSERT_EQ(json::parse(wire->NextSent())["method"], "initialize");
+  wire->Close(Error(v1::PROCESS_CRASHED, "exited with code 3"));
+  ASSERT_TRUE(ended.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE((*writer)->Flush().ok());
+  auto row = storage::testing::QueryText(
+      **db,
+      "SELECT id || ' ' || kind || ' ' || transport || ' ' || "
+      "ifnull(ended_at, 'open') || ' ' || end_reason FROM sessions");
+  ASSERT_TRUE(row.ok()) << row.status();
+  // (server_id is not kept: no server-1 is configured in this database.)
+  EXPECT_THAT(*row, ::testing::MatchesRegex(
+                        "session-1 daemon stdio [0-9]+ PROCESS_CRASHED"));
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+// The engine's view of time: what time it is, and callbacks at given times.
+// Every deadline of the engine goes through one Clock: request timeouts and
+// the absolute maximum, the connection timeout, pings, idle stops,
+// reconnect backoff and the deadlines of pending items. The daemon uses the
+// real clock (TimerQueue); tests use a simulated one
+// (server/engine/testing/fake_clock.h) so that no test waits for a timeout.
+//
+// Implementations are thread-safe. A callback runs once, not concurrently
+// with itself, and must be short (it typically posts work or fails a call).
+#ifndef INSPECTOR_SERVER_ENGINE_CLOCK_H_
+#define INSPECTOR_SERVER_ENGINE_CLOCK_H_
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+
+#include "absl/time/time.h"
+
+namespace inspector::engine {
+
+class Clock {
+ public:
+  using TimerId = uint64_t;
+
+  virtual ~Clock() = default;
+
+  virtual absl::Time Now() = 0;
+
+  // Runs `callback` once at `when` (as soon as possible if it has passed).
+  // Returns an id for Cancel(); never 0.
+  virtual TimerId Schedule(absl::Time when, std::function<void()> callback) = 0;
+
+  // Runs `callback` once, `delay` from Now().
+  TimerId After(absl::Duration delay, std::function<void()> callback) {
+    return Schedule(Now() + delay, std::move(callback));
+  }
+
+  // Cancels a timer; true if it had not run yet. 0 and unknown ids are
+  // ignored. After Cancel() returns the callback is not running and will
+  // not run, unless Cancel() is called from that callback itself. So never
+  // call it holding a lock the callback takes.
+  virtual bool Cancel(TimerId id) = 0;
+};
+
+}  // namespace inspector::engine
+
+#endif  // INSPECTOR_SERVER_ENGINE_CLOCK_H_

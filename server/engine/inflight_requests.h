@@ -1,0 +1,125 @@
+// The requests one upstream session has sent and waits on, by upstream id:
+// their ids (1, 2, 3, ... for the session's life), their two clocks (the
+// request timeout, restarted by progress, and the absolute maximum), the
+// pause of caller requests' clocks while the server waits for a person,
+// and their completion (taken out by the answer, a failure or a timeout).
+//
+// A request times out when either clock runs out; the table then removes
+// it and hands it to the timeout handler, which answers it. A pausable
+// request (a caller's) has no clock running while the table is paused: on
+// resume its request timeout restarts in full and its absolute maximum
+// resumes with the time it had left. Requests that are not pausable (the
+// daemon's own initialize and pings) keep their clocks.
+//
+// Thread-safe. The handler runs on the clock's thread without the table's
+// lock; a request is handed out at most once (by Take, TakeAll or the
+// handler). Do not call the table holding a lock the handler takes: Take
+// and TakeAll wait for a running timeout of the requests they take.
+#ifndef INSPECTOR_SERVER_ENGINE_INFLIGHT_REQUESTS_H_
+#define INSPECTOR_SERVER_ENGINE_INFLIGHT_REQUESTS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/engine/clock.h"
+
+namespace inspector::engine {
+
+class InflightRequests {
+ public:
+  using ResponseCallback = std::function<void(absl::StatusOr<std::string>)>;
+
+  struct Request {
+    std::string caller_id;  // JSON text of the caller's id
+    std::string method;
+    std::string target;
+    std::string progress_token;
+    int64_t message_id = 0;  // history row of the request
+    absl::Time started;      // set by Add()
+    // A caller's request: its clocks stand still while the table is
+    // paused.
+    bool pausable = false;
+    ResponseCallback done;
+  };
+
+  // A request ran out of time and was removed: `total` says whether it was
+  // the absolute maximum (else the request timeout).
+  using TimeoutHandler =
+      std::function<void(int64_t id, Request request, bool total)>;
+
+  // `clock` must outlive the table.
+  InflightRequests(Clock* clock, TimeoutHandler on_timeout);
+  // Stops every clock; requests still in the table are dropped unanswered.
+  ~InflightRequests();
+  InflightRequests(const InflightRequests&) = delete;
+  InflightRequests& operator=(const InflightRequests&) = delete;
+
+  // The next upstream id (never 0).
+  int64_t NextId() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Adds `request` under `id` and starts its clocks (unless it is pausable
+  // and the table is paused). InfiniteDuration: no such limit.
+  void Add(int64_t id, Request request, absl::Duration request_timeout,
+           absl::Duration max_total) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Removes the request and stops its clocks; false if it is not here
+  // (answered, timed out or never added).
+  bool Take(int64_t id, Request* out) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Removes every request, oldest first.
+  std::vector<Request> TakeAll() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The id of the newest request with this caller id, or 0.
+  int64_t Newest(const std::string& caller_id) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Progress for `token`: the running request clocks of the requests with
+  // that token start again.
+  void Progress(const std::string& token) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Counted: the first Pause() stops the clocks of the pausable requests,
+  // the Resume() that balances the last one restarts them.
+  void Pause() ABSL_LOCKS_EXCLUDED(mu_);
+  void Resume() ABSL_LOCKS_EXCLUDED(mu_);
+
+  size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Entry {
+    Request request;
+    absl::Duration request_timeout;
+    // When the timers are due. A timer that fires before its deadline is
+    // a stale one (replaced after a pause or progress) and is ignored.
+    absl::Time request_deadline = absl::InfiniteFuture();
+    absl::Time total_deadline = absl::InfiniteFuture();
+    // While paused: what was left of the absolute maximum.
+    absl::Duration total_left = absl::InfiniteDuration();
+    Clock::TimerId request_timer = 0;
+    Clock::TimerId total_timer = 0;
+  };
+
+  void OnTimer(int64_t id, bool total) ABSL_LOCKS_EXCLUDED(mu_);
+  // Arms the timers of `entry` for its deadlines. Scheduling never runs a
+  // callback inline, so this is safe under mu_.
+  void Arm(int64_t id, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool paused() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pauses_ > 0; }
+
+  Clock* const clock_;
+  const TimeoutHandler on_timeout_;
+
+  mutable absl::Mutex mu_;
+  std::map<int64_t, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Pause() calls not yet balanced by Resume(); > 0: paused. A Resume()
+  // may come first (the answer overtaking the pause), hence signed.
+  int pauses_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace inspector::engine
+
+#endif  // INSPECTOR_SERVER_ENGINE_INFLIGHT_REQUESTS_H_

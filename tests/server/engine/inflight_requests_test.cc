@@ -1,0 +1,164 @@
+// Unit tests of the in-flight request table on simulated time: ids, the
+// request timeout and its restart by progress, the absolute maximum, the
+// pause for a person (and who is not paused), and taking requests out.
+#include "server/engine/inflight_requests.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/engine/testing/fake_clock.h"
+
+namespace inspector::engine {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::FakeClock;
+
+class InflightRequestsTest : public ::testing::Test {
+ protected:
+  // Adds a request with `caller_id` (pausable: a caller's); returns its id.
+  int64_t Add(const std::string& caller_id, absl::Duration request_timeout,
+              absl::Duration max_total, bool pausable = true,
+              const std::string& progress_token = "") {
+    InflightRequests::Request request;
+    request.caller_id = caller_id;
+    request.method = "tools/call";
+    request.pausable = pausable;
+    request.progress_token = progress_token;
+    request.done = [this, caller_id](absl::StatusOr<std::string>) {
+      answered_.push_back(caller_id);
+    };
+    const int64_t id = table_.NextId();
+    table_.Add(id, std::move(request), request_timeout, max_total);
+    return id;
+  }
+
+  FakeClock clock_;
+  // "caller_id request" or "caller_id total", in the order they timed out.
+  std::vector<std::string> timeouts_;
+  std::vector<std::string> answered_;
+  InflightRequests table_{&clock_, [this](int64_t, InflightRequests::Request r,
+                                          bool total) {
+                            timeouts_.push_back(r.caller_id +
+                                                (total ? " total" : " request"));
+                          }};
+};
+
+TEST_F(InflightRequestsTest, IdsCountUpFromOne) {
+  EXPECT_EQ(table_.NextId(), 1);
+  EXPECT_EQ(table_.NextId(), 2);
+  EXPECT_EQ(table_.NextId(), 3);
+}
+
+TEST_F(InflightRequestsTest, ARequestTimesOutAtItsDeadlineAndIsRemoved) {
+  Add("a", absl::Seconds(10), absl::Minutes(5));
+  Add("b", absl::Seconds(20), absl::Minutes(5));
+  EXPECT_EQ(table_.size(), 2u);
+  clock_.Advance(absl::Seconds(10) - absl::Milliseconds(1));
+  EXPECT_TRUE(timeouts_.empty());
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_THAT(timeouts_, ElementsAre("a request"));
+  EXPECT_EQ(table_.size(), 1u);
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_THAT(timeouts_, ElementsAre("a request", "b request"));
+  EXPECT_EQ(table_.size(), 0u);
+  EXPECT_EQ(clock_.scheduled(), 0u);  // the total timers went with them
+  EXPECT_TRUE(answered_.empty());     // the handler answers, not the table
+}
+
+TEST_F(InflightRequestsTest, TakingARequestStopsItsClocks) {
+  const int64_t id = Add("a", absl::Seconds(10), absl::Minutes(5));
+  InflightRequests::Request request;
+  ASSERT_TRUE(table_.Take(id, &request));
+  EXPECT_EQ(request.caller_id, "a");
+  EXPECT_FALSE(table_.Take(id, &request));  // once
+  EXPECT_EQ(clock_.scheduled(), 0u);
+  clock_.Advance(absl::Minutes(10));
+  EXPECT_TRUE(timeouts_.empty());
+}
+
+TEST_F(InflightRequestsTest, ProgressRestartsTheRequestTimeoutButNotTheMaximum) {
+  Add("a", absl::Seconds(10), absl::Seconds(25), true, "tok");
+  Add("b", absl::Seconds(10), absl::Seconds(25), true, "other");
+  clock_.Advance(absl::Seconds(8));
+  table_.Progress("tok");
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_THAT(timeouts_, ElementsAre("b request"));
+  clock_.Advance(absl::Seconds(7));  // 17 s: 9 s after the progress
+  table_.Progress("tok");
+  clock_.Advance(absl::Seconds(7));  // 24 s
+  table_.Progress("tok");
+  EXPECT_THAT(timeouts_, ElementsAre("b request"));
+  clock_.Advance(absl::Seconds(1));  // 25 s: the absolute maximum
+  EXPECT_THAT(timeouts_, ElementsAre("b request", "a total"));
+}
+
+TEST_F(InflightRequestsTest, PausedClocksStandStillAndResumeFairly) {
+  Add("a", absl::Seconds(10), absl::Seconds(30));
+  Add("own", absl::Seconds(10), absl::InfiniteDuration(), /*pausable=*/false);
+  clock_.Advance(absl::Seconds(8));
+  table_.Pause();
+  Add("b", absl::Seconds(10), absl::Seconds(30));  // added while paused
+  clock_.Advance(absl::Seconds(2));
+  // The daemon's own request is not paused.
+  EXPECT_THAT(timeouts_, ElementsAre("own request"));
+  table_.Pause();  // a second person asked
+  clock_.Advance(absl::Hours(1));
+  table_.Resume();
+  clock_.Advance(absl::Hours(1));
+  EXPECT_THAT(timeouts_, ElementsAre("own request"));  // still one asked
+  table_.Resume();
+  // The request timeout restarts in full.
+  clock_.Advance(absl::Seconds(10) - absl::Milliseconds(1));
+  EXPECT_THAT(timeouts_, ElementsAre("own request"));
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_THAT(timeouts_, ElementsAre("own request", "a request", "b request"));
+}
+
+TEST_F(InflightRequestsTest, TheMaximumResumesWithTheTimeItHadLeft) {
+  Add("a", absl::Hours(1), absl::Seconds(30));
+  clock_.Advance(absl::Seconds(20));
+  table_.Pause();
+  clock_.Advance(absl::Hours(2));
+  table_.Resume();
+  clock_.Advance(absl::Seconds(10) - absl::Milliseconds(1));
+  EXPECT_TRUE(timeouts_.empty());
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_THAT(timeouts_, ElementsAre("a total"));
+}
+
+TEST_F(InflightRequestsTest, AResumeBeforeItsPauseLeavesTheClocksRunning) {
+  Add("a", absl::Seconds(10), absl::Seconds(30));
+  table_.Resume();  // the answer overtook the pause
+  table_.Pause();
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_THAT(timeouts_, ElementsAre("a request"));
+}
+
+TEST_F(InflightRequestsTest, NewestFindsTheLatestCallerRequest) {
+  const int64_t first = Add("same", absl::Seconds(10), absl::Minutes(1));
+  const int64_t second = Add("same", absl::Seconds(10), absl::Minutes(1));
+  EXPECT_EQ(table_.Newest("same"), second);
+  InflightRequests::Request request;
+  ASSERT_TRUE(table_.Take(second, &request));
+  EXPECT_EQ(table_.Newest("same"), first);
+  EXPECT_EQ(table_.Newest("nobody"), 0);
+}
+
+TEST_F(InflightRequestsTest, TakeAllEmptiesTheTableOldestFirst) {
+  Add("a", absl::Seconds(10), absl::Minutes(1));
+  Add("b", absl::Seconds(10), absl::Minutes(1));
+  std::vector<std::string> taken;
+  for (auto& request : table_.TakeAll()) taken.push_back(request.caller_id);
+  EXPECT_THAT(taken, ElementsAre("a", "b"));
+  EXPECT_EQ(table_.size(), 0u);
+  EXPECT_EQ(clock_.scheduled(), 0u);
+  clock_.Advance(absl::Minutes(5));
+  EXPECT_TRUE(timeouts_.empty());
+}
+
+}  // namespace
+}  // namespace inspector::engine
