@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "common/token.h"
 #include "server/auth/token_authenticator.h"
@@ -66,24 +67,6 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
     }
   }
   return content;
-}
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::string& content) {
-  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
-  }
-  bool ok = write(fd, content.data(), content.size()) ==
-            static_cast<ssize_t>(content.size());
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    unlink(tmp.c_str());
-    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/ids.h"
+#include "common/json_proto.h"
 #include "common/status_macros.h"
+#include "common/transports.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -21,7 +23,7 @@ absl::Duration MsOr(uint32_t ms, absl::Duration fallback) {
 }
 
 bool IsHttp(const v1::ServerConfig& config) {
-  return config.transport() == "streamableHttp" || config.transport() == "sse";
+  return IsUrlTransport(config.transport());
 }
 
 bool Live(v1::ConnectionState state) {
@@ -495,11 +497,7 @@ void Engine::OnServerRequest(const std::shared_ptr<Connection>& c,
     item->set_session_id(who.session_id);
     item->set_kind(v1::ROOTS);
     item->set_method(request.method);
-    if (!google::protobuf::util::JsonStringToMessage(params.dump(),
-                                                     item->mutable_params())
-             .ok()) {
-      item->clear_params();
-    }
+    JsonObjectToStruct(params, item->mutable_params()).IgnoreError();
     double now = static_cast<double>(NowMillis());
     item->set_received_at(now);
     item->set_deadline(now);

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/json_proto.h"
 #include "common/version.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace inspector::engine {
 namespace {
@@ -75,10 +75,7 @@ absl::StatusOr<InitializeOutcome> ParseInitializeResponse(
   outcome.result_json = result->dump();
   v1::ServerStatus& handshake = outcome.status;
   auto to_struct = [](const json& value, google::protobuf::Struct* out) {
-    if (!value.is_object()) return;
-    auto status =
-        google::protobuf::util::JsonStringToMessage(value.dump(), out);
-    if (!status.ok()) out->Clear();
+    JsonObjectToStruct(value, out).IgnoreError();
   };
   if (auto it = result->find("serverInfo"); it != result->end()) {
     to_struct(*it, handshake.mutable_server_info());

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::engine {
@@ -180,7 +181,7 @@ absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw) {
     std::string_view preview = raw.substr(0, 120);
     return Error(v1::PROTOCOL_ERROR,
                  absl::StrCat("not valid JSON: '",
-                              absl::string_view(preview.data(), preview.size()),
+                              AbslView(preview),
                               raw.size() > 120 ? "...'" : "'"));
   }
   MessageInfo info;

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/ids.h"
+#include "common/json_proto.h"
 #include "common/mcp/client_answers.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace inspector::engine {
 namespace {
@@ -80,11 +80,7 @@ v1::PendingRequest PendingRequests::Add(NewPendingItem new_item,
   proto.set_session_id(new_item.session_id);
   proto.set_kind(PendingKindOf(new_item.method));
   proto.set_method(new_item.method);
-  if (new_item.params.is_object()) {
-    auto parsed = google::protobuf::util::JsonStringToMessage(
-        new_item.params.dump(), proto.mutable_params());
-    if (!parsed.ok()) proto.clear_params();
-  }
+  JsonObjectToStruct(new_item.params, proto.mutable_params()).IgnoreError();
   proto.set_received_at(UnixMillis(now));
   proto.set_deadline(UnixMillis(now + timeout));
   proto.set_status(v1::PENDING);

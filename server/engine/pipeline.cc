@@ -1,7 +1,7 @@
 #include "server/engine/pipeline.h"
 
 #include "absl/time/clock.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/json_proto.h"
 
 namespace inspector::engine {
 
@@ -103,9 +103,9 @@ void Pipeline::Log(std::string_view level, std::string_view source,
   entry->set_server_id(std::string(server_id));
   entry->set_source(std::string(source));
   if (!data_json.empty()) {
-    auto parsed = google::protobuf::util::JsonStringToMessage(
-        std::string(data_json), entry->mutable_data());
-    if (!parsed.ok()) entry->clear_data();
+    if (!JsonTextToMessage(data_json, entry->mutable_data()).ok()) {
+      entry->clear_data();
+    }
   }
   bus_->Publish(std::move(event));
 }

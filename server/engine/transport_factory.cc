@@ -1,6 +1,7 @@
 // The real transports for a server configuration.
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/transports.h"
 #include "server/engine/engine.h"
 #include "server/transport/sse_transport.h"
 #include "server/transport/stdio_transport.h"
@@ -19,7 +20,7 @@ absl::Duration ConnectTimeout(const v1::ServerConfig& config) {
 
 absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
     const v1::ServerConfig& config) {
-  if (config.transport() == "stdio") {
+  if (config.transport() == kTransportStdio) {
     transport::StdioOptions options;
     options.command = config.command();
     options.args.assign(config.args().begin(), config.args().end());
@@ -31,10 +32,10 @@ absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
   options.url = config.url();
   options.headers.insert(config.headers().begin(), config.headers().end());
   options.connect_timeout = ConnectTimeout(config);
-  if (config.transport() == "streamableHttp") {
+  if (config.transport() == kTransportStreamableHttp) {
     return transport::StreamableHttpTransport::Create(std::move(options));
   }
-  if (config.transport() == "sse") {
+  if (config.transport() == kTransportSse) {
     return transport::SseTransport::Create(std::move(options));
   }
   return Error(v1::INVALID_CONFIG,

@@ -6,16 +6,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::engine {
 namespace {
 
 using nlohmann::json;
-
-absl::string_view AV(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // The params object of the message `raw`; an empty object if it has none
 // (or is not JSON).
@@ -36,7 +33,7 @@ std::string CancelReason(const std::string& raw, std::string fallback) {
 }
 
 bool ParseUpstreamId(const std::string& id_json, int64_t* id) {
-  return absl::SimpleAtoi(AV(id_json), id);
+  return absl::SimpleAtoi(AbslView(id_json), id);
 }
 
 absl::Duration Or(absl::Duration value, absl::Duration fallback) {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/json_proto.h"
 #include "common/status_macros.h"
-#include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
 #include "server/services/unary.h"
 
@@ -43,13 +43,12 @@ grpc::ServerUnaryReactor* ClientRequestsService::Resolve(
   return AuthenticatedUnary(context, deps_, [&]() -> absl::Status {
     RETURN_IF_ERROR(RequireId(request->id(), "id", "the pending request's id"));
     // The Struct is JSON already; the rules work on JSON values.
-    std::string text;
-    if (!google::protobuf::util::MessageToJsonString(request->result(), &text)
-             .ok()) {
+    absl::StatusOr<std::string> text = MessageToJsonText(request->result());
+    if (!text.ok()) {
       return Error(v1::INVALID_REQUEST, "result: not a JSON object",
                    {{"field", "result"}});
     }
-    nlohmann::json result = nlohmann::json::parse(text, nullptr, false);
+    nlohmann::json result = nlohmann::json::parse(*text, nullptr, false);
     if (result.is_discarded()) {
       return Error(v1::INVALID_REQUEST, "result: not valid JSON",
                    {{"field", "result"}});

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/json_proto.h"
 #include "server/services/call_tracker.h"
 
 namespace inspector::services {
@@ -21,20 +21,10 @@ engine::CallLimits LimitsOf(const v1::CallOptions& options) {
   return limits;
 }
 
+// Fills `out` from a JSON object; anything else (or what protobuf refuses)
+// leaves it empty, as an absent field would.
 void ToStruct(const Json& value, google::protobuf::Struct* out) {
-  if (!value.is_object()) return;
-  if (!google::protobuf::util::JsonStringToMessage(value.dump(), out).ok()) {
-    out->Clear();
-  }
-}
-
-Json FromStruct(const google::protobuf::Struct& value) {
-  std::string text;
-  if (!google::protobuf::util::MessageToJsonString(value, &text).ok()) {
-    return Json::object();
-  }
-  Json parsed = Json::parse(text, nullptr, false);
-  return parsed.is_discarded() ? Json::object() : parsed;
+  JsonObjectToStruct(value, out).IgnoreError();
 }
 
 std::string StringField(const Json& object, const char* key) {
@@ -317,7 +307,7 @@ grpc::ServerUnaryReactor* McpService::CallTool(
     return reactor;
   }
   Json params = {{"name", request->name()},
-                 {"arguments", FromStruct(request->arguments())}};
+                 {"arguments", StructToJson(request->arguments())}};
   CallIntoResult(reactor, request->server_id(), "tools/call", std::move(params),
                  request->options(), response);
   return reactor;
