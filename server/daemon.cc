@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "common/message_limits.h"
 #include "common/status_macros.h"
 #include "common/token.h"
 #include "server/auth/token_authenticator.h"
@@ -46,9 +47,6 @@ namespace inspector {
 namespace {
 
 constexpr size_t kMaxImportFileBytes = 16 << 20;
-// Largest request or response message. gRPC's default (4 MiB) is too small
-// for large imports and, later, large MCP payloads.
-constexpr int kMaxMessageBytes = 64 << 20;
 
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -247,8 +245,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   int bound_port = 0;
   builder.AddListeningPort(listen.ToGrpcTarget(),
                            grpc::InsecureServerCredentials(), &bound_port);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // gRPC's default (4 MiB) is too small for large MCP messages and imports.
+  builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   builder.RegisterService(state->system_service.get());
   builder.RegisterService(state->config_service.get());
   builder.RegisterService(state->mcp_service.get());
@@ -281,7 +280,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     gateway_options.allowed_hosts = options.http_allowed_hosts;
     auto gateway = gateway::Gateway::Start(
         std::move(gateway_options),
-        state->server->InProcessChannel(grpc::ChannelArguments()));
+        state->server->InProcessChannel(gateway::GatewayChannelArguments()));
     if (!gateway.ok()) {
       state->server->Shutdown(std::chrono::system_clock::now());
       state->engine->Shutdown();

@@ -21,6 +21,7 @@
 #include "clients/web-gateway/route_table.h"
 #include "clients/web-gateway/transcoder.h"
 #include "common/errors.h"
+#include "common/message_limits.h"
 #include "common/net/listen_address.h"
 
 namespace inspector::gateway {
@@ -69,6 +70,13 @@ void Append(Headers& to, const Headers& from) {
 }
 
 }  // namespace
+
+grpc::ChannelArguments GatewayChannelArguments() {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  arguments.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
+  return arguments;
+}
 
 std::vector<std::string> DefaultCorsOrigins() {
   return {"http://localhost:5173", "http://localhost:3000",
@@ -541,6 +549,11 @@ absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Start(
   if (listen->unix_socket) {
     return absl::InvalidArgumentError(
         "the REST gateway listens on TCP only (host:port)");
+  }
+  if (options.http.max_body_bytes > kMaxForwardedMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the largest request body is ", kMaxForwardedMessageBytes >> 20,
+        " MiB (inspectord accepts no larger message)"));
   }
   std::string_view descriptors = options.descriptor_set.empty()
                                      ? EmbeddedDescriptorSet()

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <grpcpp/channel.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -35,8 +36,16 @@ namespace inspector::gateway {
 // The browser origins a local inspector UI runs on (the seed's list).
 std::vector<std::string> DefaultCorsOrigins();
 
+// Arguments for the channel a Gateway calls inspectord through: it accepts
+// every reply inspectord may send (kMaxGrpcMessageBytes in
+// common/message_limits.h), so that no call fails after its work is done.
+grpc::ChannelArguments GatewayChannelArguments();
+
 struct GatewayOptions {
-  // Where to listen, limits and timeouts of the HTTP side.
+  // Where to listen, limits and timeouts of the HTTP side. The request
+  // body limit (http.max_body_bytes) may not exceed inspectord's
+  // kMaxForwardedMessageBytes, so that a body accepted here is accepted by
+  // the daemon too.
   HttpServerOptions http;
   // Allow a non-loopback listen address.
   bool allow_network_exposure = false;
@@ -62,9 +71,10 @@ std::string_view EmbeddedDescriptorSet();
 
 class Gateway {
  public:
-  // Loads the routes and starts serving; calls go to `channel`. Fails with
-  // a message naming the problem: a bad descriptor set or rule, a refused
-  // or busy listen address.
+  // Loads the routes and starts serving; calls go to `channel` (made with
+  // GatewayChannelArguments()). Fails with a message naming the problem: a
+  // bad descriptor set or rule, a refused or busy listen address, a body
+  // limit over the daemon's.
   static absl::StatusOr<std::unique_ptr<Gateway>> Start(
       GatewayOptions options, std::shared_ptr<grpc::Channel> channel);
 

@@ -197,7 +197,9 @@ int HttpStatusForGrpcCode(grpc::StatusCode code) {
     case grpc::StatusCode::UNAUTHENTICATED:
       return 401;
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return 429;
+      // gRPC's own refusal of a message over its size limit, which is
+      // TOO_LARGE (the daemon sets no quotas that would call for 429).
+      return 413;
     case grpc::StatusCode::UNIMPLEMENTED:
       return 501;
     case grpc::StatusCode::UNAVAILABLE:

@@ -57,7 +57,9 @@ HttpError RenderError(int http_status, std::string_view code,
 
 // The HTTP status for a reason (errors.proto); 500 for unknown ones.
 int HttpStatusForErrorCode(ErrorCode code);
-// grpc-gateway's HTTP status for a bare gRPC code (no reason attached).
+// grpc-gateway's HTTP status for a bare gRPC code (no reason attached),
+// except RESOURCE_EXHAUSTED: gRPC's size limits are TOO_LARGE, so 413
+// rather than 429.
 int HttpStatusForGrpcCode(grpc::StatusCode code);
 
 // "SERVER_NOT_FOUND" -> "server-not-found".

@@ -121,7 +121,7 @@ TEST(HttpErrorsTest, BareGrpcCodesMapLikeGrpcGateway) {
       {grpc::StatusCode::ALREADY_EXISTS, 409, "ALREADY_EXISTS"},
       {grpc::StatusCode::PERMISSION_DENIED, 403, "SESSION_INVALID"},
       {grpc::StatusCode::UNAUTHENTICATED, 401, "SESSION_INVALID"},
-      {grpc::StatusCode::RESOURCE_EXHAUSTED, 429, "TOO_LARGE"},
+      {grpc::StatusCode::RESOURCE_EXHAUSTED, 413, "TOO_LARGE"},  // size limits
       {grpc::StatusCode::FAILED_PRECONDITION, 400, "FAILED_PRECONDITION"},
       {grpc::StatusCode::ABORTED, 409, "FAILED_PRECONDITION"},
       {grpc::StatusCode::OUT_OF_RANGE, 400, "INVALID_REQUEST"},

@@ -397,10 +397,68 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
   EXPECT_EQ(oauth.Json()["error"]["code"], "NOT_IMPLEMENTED");
 }
 
+// Bodies up to the documented 64 MiB pass; a larger one is refused with
+// 413 before any call is made.
 TEST_F(GatewayTest, OversizedBodyIsRefused) {
-  std::string big(20 << 20, 'x');
+  std::string big((64 << 20) + 1, 'x');
   HttpResult result = Request("POST", "/config", "{\"name\":\"" + big + "\"}");
   EXPECT_EQ(result.status, 413) << result.body.substr(0, 200);
+  EXPECT_EQ(result.Json()["error"]["code"], "TOO_LARGE") << result.body;
+}
+
+// A JSON-RPC message over the old 16 MiB body limit is forwarded and its
+// answer (as large) comes back.
+TEST_F(GatewayTest, LargeRequestBodyIsForwarded) {
+  std::string id = AddFixture("fixture");
+  std::string message(17 << 20, 'm');
+  HttpResult called = Request(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc":"2.0","id":"big-in","method":"tools/call","params":{"name":"echo","arguments":{"message":")" +
+          message + R"("}}})");
+  ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
+  EXPECT_GT(called.body.size(), message.size());
+  EXPECT_EQ(called.Json()["id"], "big-in");
+}
+
+// A reply over gRPC's default 4 MiB limit reaches the REST caller (the
+// tool has already run upstream).
+TEST_F(GatewayTest, LargeToolResultPassesThrough) {
+  std::string id = AddFixture("fixture");
+  HttpResult called = Request(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc":"2.0","id":"large-1","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
+  ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
+  EXPECT_GT(called.body.size(), 5000000u);
+  EXPECT_EQ(called.Json()["id"], "large-1");
+}
+
+// So do a large server list and export.
+TEST_F(GatewayTest, LargeConfigRepliesPassThrough) {
+  json big = {{"name", "big"}, {"transport", "stdio"}, {"command", "node"}};
+  for (int i = 0; i < 90; ++i) big["args"].push_back(std::string(60000, 'a'));
+  HttpResult created = Request("POST", "/config", big.dump());
+  ASSERT_EQ(created.status, 200) << created.body.substr(0, 300);
+  HttpResult list = Request("GET", "/config");
+  ASSERT_EQ(list.status, 200) << list.body.substr(0, 300);
+  EXPECT_EQ(list.Json()["servers"].size(), 1u);
+  HttpResult exported = Request("GET", "/config/export");
+  ASSERT_EQ(exported.status, 200) << exported.body.substr(0, 300);
+  EXPECT_GT(exported.body.size(), 5000000u);
+}
+
+// An import whose answer is larger than 4 MiB succeeds once; nothing is
+// saved by a call that then fails.
+TEST_F(GatewayTest, LargeImportAnswersOnce) {
+  json file;
+  for (int i = 0; i < 3000; ++i) {
+    file["mcpServers"]["server-" + std::to_string(i)] = {
+        {"command", "node"}, {"args", {std::string(1500, 'a')}}};
+  }
+  HttpResult imported = Request(
+      "POST", "/config/import",
+      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}.dump());
+  ASSERT_EQ(imported.status, 200) << imported.body.substr(0, 300);
+  EXPECT_EQ(imported.Json()["created"].size(), 3000u);
 }
 
 // The live traffic stream read by curl -N as a browser would: one SSE event
@@ -490,6 +548,40 @@ TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
                             "http://" + address + "/config"});
   EXPECT_EQ(config.status, 200) << config.body;
   EXPECT_TRUE(config.Json()["servers"].is_array()) << config.body;
+  EXPECT_EQ(gateway->Stop(SIGTERM), 0);
+}
+
+TEST(GatewayStandaloneTest, LargeToolResultPassesThrough) {
+  TempDir dir;
+  std::string error;
+  auto daemon = DaemonProcess::Start(INSPECTORD_PATH, dir, {}, &error);
+  ASSERT_NE(daemon, nullptr) << error;
+  auto gateway = PeerProcess::Start(
+      {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
+       "127.0.0.1:0"},
+      {}, "serving REST on ", &error);
+  ASSERT_NE(gateway, nullptr) << error;
+  std::string line = gateway->ready_line();
+  std::string address = line.substr(line.find("serving REST on ") + 16);
+  std::string base = "http://" + address.substr(0, address.find(' '));
+  std::vector<std::string> auth = {"-H", "X-Session-Token: " + daemon->token(),
+                                   "-H", "Content-Type: application/json",
+                                   "--data-binary", "@-"};
+  json config = {{"name", "fixture"},
+                 {"transport", "stdio"},
+                 {"command", "node"},
+                 {"args", {kFixture, "stdio"}}};
+  std::vector<std::string> create = auth;
+  create.push_back(base + "/config");
+  HttpResult created = Curl(create, config.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  std::vector<std::string> call = auth;
+  call.push_back(base + "/mcp?serverId=" + created.Json().value("id", ""));
+  HttpResult called = Curl(
+      call,
+      R"({"jsonrpc":"2.0","id":"large-2","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
+  ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
+  EXPECT_GT(called.body.size(), 5000000u);
   EXPECT_EQ(gateway->Stop(SIGTERM), 0);
 }
 
