@@ -210,6 +210,19 @@ TEST_F(CliTest, ExitCodesSayWhatWentWrong) {
                                   daemon_->address()));
 }
 
+// `servers list` masks secret-looking arguments as `servers get` does.
+TEST_F(CliTest, ListMasksSecretArguments) {
+  ASSERT_EQ(Ctl({"servers", "add", "tokens", "--", "server", "--token",
+                 "tok-123", "API_KEY=key-456"})
+                .exit_code,
+            0);
+  ProcessResult table = Ctl({"servers", "list"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("[REDACTED]"));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("tok-123")));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("key-456")));
+}
+
 TEST_F(CliTest, StatusShowsTheDaemon) {
   ProcessResult status = Ctl({"status"});
   ASSERT_EQ(status.exit_code, 0) << status.err;
