@@ -37,6 +37,7 @@
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
 #include "server/services/system_service.h"
+#include "server/services/undecodable_requests.h"
 #include "server/services/unimplemented_service.h"
 #include "storage/database.h"
 #include "storage/history_reader.h"
@@ -255,6 +256,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->events_service.get());
   builder.RegisterService(state->client_requests_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
+  services::RouteProtobufLogs();
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(services::UndecodableRequestInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   state->server = builder.BuildAndStart();
   if (state->server == nullptr || (!listen.unix_socket && bound_port == 0)) {
     return absl::UnavailableError(absl::StrCat(

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/ids.h"
 #include "common/token.h"
+#include "common/untrusted_input.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -78,6 +79,22 @@ TEST(ErrorsTest, PlainStatusesGetAReasonFromTheirCode) {
   EXPECT_EQ(ErrorReason(absl::OkStatus()), "");
   grpc::Status wire = ToGrpcStatus(absl::InvalidArgumentError("bad"));
   EXPECT_EQ(ErrorReason(FromGrpcStatus(wire)), "INVALID_REQUEST");
+}
+
+TEST(ErrorsTest, QuoteInputKeepsAShortWholeCharacterPrefix) {
+  EXPECT_EQ(QuoteInput("my-server"), "'my-server'");
+  EXPECT_EQ(InputPrefix(std::string(100, 'a')), std::string(100, 'a'));
+  EXPECT_EQ(InputPrefix(std::string(101, 'a')), std::string(100, 'a') + "...");
+  // "é" is two bytes; one that would be cut in half is left out whole.
+  std::string accents = "a";
+  for (int i = 0; i < 10; ++i) accents += "\xC3\xA9";
+  EXPECT_EQ(InputPrefix(accents, 4), "a\xC3\xA9...");
+  EXPECT_EQ(InputPrefix(accents, 5), "a\xC3\xA9\xC3\xA9...");
+  // Four-byte characters too.
+  std::string emoji;
+  for (int i = 0; i < 3; ++i) emoji += "\xF0\x9F\x98\x80";
+  EXPECT_EQ(InputPrefix(emoji, 6), "\xF0\x9F\x98\x80...");
+  EXPECT_EQ(QuoteInput(std::string(1 << 20, 'x'), 3), "'xxx...'");
 }
 
 TEST(TokenTest, CreatedOnceWithOwnerOnlyModeAndReused) {

@@ -322,6 +322,41 @@ TEST_F(DaemonTest, ImportIsAllOrNothing) {
   EXPECT_EQ(List().size(), 1u);
 }
 
+// A proto3 string holding invalid UTF-8 cannot be decoded: the caller is
+// told its input is invalid, and the daemon logs no protobuf errors.
+TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
+  v1::ImportServersRequest request;
+  request.set_content(R"({"mcpServers": {"a": {"command": "x"}}})");
+  std::string bytes = request.SerializeAsString();
+  size_t at = bytes.find("\"a\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '\xff';
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer buffer(&slice, 1);
+  grpc::GenericStub stub(channel_);
+  auto context = Context();
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareUnaryCall(
+      context.get(), "/inspector.v1.ConfigService/ImportServers", buffer, &cq);
+  call->StartCall();
+  grpc::ByteBuffer reply;
+  grpc::Status status;
+  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_message();
+  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "INVALID_REQUEST");
+  EXPECT_THAT(status.error_message(), HasSubstr("UTF-8"));
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  // Nothing was imported, and stderr has no libprotobuf lines.
+  EXPECT_TRUE(List().empty());
+  EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
+}
+
 TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {
   auto bridge = v1::BridgeService::NewStub(channel_);
   v1::ListConversionsRequest request;

@@ -323,6 +323,20 @@ TEST_F(GatewayTest, McpErrorsUseTheSeedStatuses) {
             "https://modelcontextprotocol.io/inspector/errors/spawn-failed");
 }
 
+// The echo of a body that is not JSON is cut between characters.
+TEST_F(GatewayTest, InvalidJsonEchoKeepsWholeCharacters) {
+  // A two-byte character across the quoted prefix's end.
+  std::string id = AddFixture("fixture");
+  std::string garbage = "{" + std::string(118, 'a');
+  for (int i = 0; i < 200; ++i) garbage += "\xc3\xa9";
+  HttpResult invalid = Request("POST", "/mcp?serverId=" + id, garbage);
+  EXPECT_GE(invalid.status, 400) << invalid.body;
+  std::string message = invalid.Json()["error"].value("message", "");
+  EXPECT_THAT(message, HasSubstr("aaaa")) << invalid.body;
+  EXPECT_THAT(invalid.body, Not(HasSubstr("\xef\xbf\xbd"))) << invalid.body;
+  EXPECT_LT(invalid.body.size(), 2048u);
+}
+
 TEST_F(GatewayTest, ForeignHostOrOriginIsForbiddenBeforeAnyCall) {
   std::string id = AddFixture("fixture");
   const std::string message =
