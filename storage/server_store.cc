@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "common/untrusted_input.h"
 
 namespace inspector::storage {
 namespace {
@@ -74,16 +75,17 @@ absl::string_view ToAbsl(std::string_view s) {
 }
 
 absl::Status ServerNotFound(std::string_view id_or_name) {
-  std::string id(id_or_name);
   return Error(v1::SERVER_NOT_FOUND,
-               absl::StrCat("No server configuration found with ID '", id, "'"),
-               {{"serverId", id}});
+               absl::StrCat("No server configuration found with ID ",
+                            QuoteInput(id_or_name)),
+               {{"serverId", InputPrefix(id_or_name)}});
 }
 
 absl::Status NameTaken(const std::string& name) {
   return Error(v1::ALREADY_EXISTS,
-               absl::StrCat("a server named '", name, "' already exists"),
-               {{"serverName", name}});
+               absl::StrCat("a server named ", QuoteInput(name),
+                            " already exists"),
+               {{"serverName", InputPrefix(name)}});
 }
 
 absl::Status InvalidConfig(std::string_view field, std::string_view message) {

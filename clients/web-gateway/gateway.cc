@@ -23,6 +23,7 @@
 #include "common/errors.h"
 #include "common/message_limits.h"
 #include "common/net/listen_address.h"
+#include "common/untrusted_input.h"
 
 namespace inspector::gateway {
 namespace {
@@ -181,8 +182,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     if (host == nullptr || !policy->HostAllowed(*host)) {
       Reply(*exchange,
             RenderError(403, "FORBIDDEN_HOST",
-                        absl::StrCat("Host '", host == nullptr ? "" : *host,
-                                     "' is not allowed; use localhost or "
+                        absl::StrCat("Host ",
+                                     QuoteInput(host == nullptr ? "" : *host),
+                                     " is not allowed; use localhost or "
                                      "add it with --allowed-host")),
             {});
       return;
@@ -193,8 +195,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       if (!policy->OriginAllowed(*origin)) {
         Reply(*exchange,
               RenderError(403, "FORBIDDEN_ORIGIN",
-                          absl::StrCat("Origin '", *origin,
-                                       "' is not allowed; add it with "
+                          absl::StrCat("Origin ", QuoteInput(*origin),
+                                       " is not allowed; add it with "
                                        "--cors-origin")),
               {});
         return;
@@ -218,7 +220,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange,
             RenderError(404, "NOT_FOUND",
                         absl::StrCat("No endpoint ", request.method, " ",
-                                     std::string(path))),
+                                     InputPrefix(path))),
             std::move(cors));
       return;
     }
@@ -229,7 +231,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange,
             RenderError(405, "METHOD_NOT_ALLOWED",
                         absl::StrCat(request.method, " is not allowed on ",
-                                     std::string(path), "; use ", allowed)),
+                                     InputPrefix(path), "; use ", allowed)),
             std::move(headers));
       return;
     }

@@ -97,6 +97,21 @@ TEST(ErrorsTest, QuoteInputKeepsAShortWholeCharacterPrefix) {
   EXPECT_EQ(QuoteInput(std::string(1 << 20, 'x'), 3), "'xxx...'");
 }
 
+// However long the input an error quotes, the error that leaves the
+// daemon stays small enough for gRPC's metadata limits.
+TEST(ErrorsTest, GrpcStatusesAreBounded) {
+  std::string huge(10 << 20, 'n');
+  grpc::Status status = ToGrpcStatus(
+      Error(v1::INVALID_CONFIG, "bad name " + huge, {{"serverName", huge}}));
+  EXPECT_LE(status.error_message().size(), 1024u + 3);
+  EXPECT_EQ(status.error_message().substr(0, 12), "bad name nnn");
+  EXPECT_LT(status.error_details().size(), 2048u);
+  absl::Status back = FromGrpcStatus(status);
+  EXPECT_EQ(ErrorReason(back), "INVALID_CONFIG");
+  EXPECT_EQ(GetErrorDetails(back)["serverName"],
+            std::string(256, 'n') + "...");
+}
+
 TEST(TokenTest, CreatedOnceWithOwnerOnlyModeAndReused) {
   testing::TempDir dir;
   std::string path = dir.File("state/inspector/token");

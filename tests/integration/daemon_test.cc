@@ -322,6 +322,21 @@ TEST_F(DaemonTest, ImportIsAllOrNothing) {
   EXPECT_EQ(List().size(), 1u);
 }
 
+// An id far too long to exist is still just not found; the answer quotes
+// only a short prefix of it.
+TEST_F(DaemonTest, HugeIdIsNotFoundWithABoundedMessage) {
+  v1::GetServerRequest request;
+  request.set_id(std::string(1 << 20, 'i'));
+  v1::ServerConfig response;
+  auto context = Context();
+  grpc::Status status = config_->GetServer(context.get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND)
+      << status.error_message().substr(0, 200);
+  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "SERVER_NOT_FOUND");
+  EXPECT_LT(status.error_message().size(), 512u);
+  EXPECT_LT(status.error_details().size(), 1024u);
+}
+
 // A proto3 string holding invalid UTF-8 cannot be decoded: the caller is
 // told its input is invalid, and the daemon logs no protobuf errors.
 TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {

@@ -323,6 +323,23 @@ TEST_F(GatewayTest, McpErrorsUseTheSeedStatuses) {
             "https://modelcontextprotocol.io/inspector/errors/spawn-failed");
 }
 
+// Errors quote at most a short, whole-character prefix of what was sent.
+TEST_F(GatewayTest, ErrorsQuoteOnlyAPrefixOfTheInput) {
+  json config = {{"name", std::string(10 << 20, 'n')},
+                 {"transport", "stdio"},
+                 {"command", "node"}};
+  HttpResult created = Request("POST", "/config", config.dump());
+  EXPECT_EQ(created.status, 400) << created.body.substr(0, 300);
+  EXPECT_EQ(created.Json()["error"]["code"], "INVALID_CONFIG");
+  EXPECT_LT(created.body.size(), 2048u) << created.body.substr(0, 300);
+  json file = {{"mcpServers", {{std::string(10 << 20, 'n'), {{"command", "x"}}}}}};
+  HttpResult imported = Request("POST", "/config/import",
+                                json{{"content", file.dump()}}.dump());
+  EXPECT_EQ(imported.status, 400) << imported.body.substr(0, 300);
+  EXPECT_EQ(imported.Json()["error"]["code"], "INVALID_CONFIG");
+  EXPECT_LT(imported.body.size(), 2048u) << imported.body.substr(0, 300);
+}
+
 // The echo of a body that is not JSON is cut between characters.
 TEST_F(GatewayTest, InvalidJsonEchoKeepsWholeCharacters) {
   // A two-byte character across the quoted prefix's end.
