@@ -135,8 +135,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("session token: ",
                                      token.status().message()));
   }
-  state->authenticator = std::make_unique<auth::TokenAuthenticator>(
-      *std::move(token), state->token_file);
+  state->authenticator =
+      std::make_unique<auth::TokenAuthenticator>(*std::move(token));
 
   auto database = storage::Database::Open(options.database_path);
   if (!database.ok()) {

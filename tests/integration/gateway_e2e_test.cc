@@ -175,6 +175,9 @@ TEST_F(GatewayTest, MissingOrWrongTokenIsSessionInvalid) {
     EXPECT_EQ(error.value("code", ""), "SESSION_INVALID") << result.body;
     EXPECT_FALSE(error.value("message", "").empty());
     EXPECT_THAT(error.value("helpUrl", ""), HasSubstr("session-invalid"));
+    // Says where the token is found without naming local paths.
+    EXPECT_THAT(result.body, Not(HasSubstr(daemon_->token_file())));
+    EXPECT_THAT(result.body, Not(HasSubstr(dir_.path())));
   }
   HttpResult bearer = Curl({"-H", "Authorization: Bearer " + token_,
                             base_ + "/config"});
