@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -68,6 +69,15 @@ bool WantsNdjson(const http::Request& request) {
 
 void Append(Headers& to, const Headers& from) {
   to.insert(to.end(), from.begin(), from.end());
+}
+
+// How many header fields named `lower_name` the request has.
+size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
+  size_t count = 0;
+  for (const auto& [name, value] : request.headers) {
+    if (name == lower_name) ++count;
+  }
+  return count;
 }
 
 }  // namespace
@@ -178,14 +188,30 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange, RenderError(503, "UNAVAILABLE", "Starting up"), {});
       return;
     }
+    // The host the request is for: an absolute-form target's authority,
+    // else Host (which must then be unique).
     const std::string* host = request.Header("host");
-    if (host == nullptr || !policy->HostAllowed(*host)) {
+    std::optional<std::string_view> authority =
+        RequestPolicy::TargetAuthority(request.target);
+    if ((!authority.has_value() && HeaderCount(request, "host") > 1) ||
+        !policy->RequestHostAllowed(request.target, host)) {
+      std::string_view shown = authority.has_value() ? *authority
+                               : host == nullptr     ? std::string_view()
+                                                     : std::string_view(*host);
       Reply(*exchange,
             RenderError(403, "FORBIDDEN_HOST",
-                        absl::StrCat("Host ",
-                                     QuoteInput(host == nullptr ? "" : *host),
+                        absl::StrCat("Host ", QuoteInput(shown),
                                      " is not allowed; use localhost or "
                                      "add it with --allowed-host")),
+            {});
+      return;
+    }
+    // Two Origin headers are no browser's doing: judging either one would
+    // let the other through.
+    if (HeaderCount(request, "origin") > 1) {
+      Reply(*exchange,
+            RenderError(403, "FORBIDDEN_ORIGIN",
+                        "more than one Origin header; send one at most"),
             {});
       return;
     }

@@ -3,7 +3,9 @@
 // It knows no route by hand. At start it loads a descriptor set (the one
 // compiled into the binary unless another is given), turns every method's
 // google.api.http rule into a route (RouteTable), and then for each HTTP
-// request: checks Host and Origin (403 for foreign ones, before any RPC),
+// request: checks the host it is for (an absolute-form target's authority,
+// else Host) and Origin (403 for foreign, malformed or repeated ones,
+// before any RPC),
 // answers CORS preflights, finds the route (404 / 405), builds the request
 // message from body, path and query (Transcoder), calls the method through
 // grpc::GenericStub with the caller's token as metadata, and renders the
