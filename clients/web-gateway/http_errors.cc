@@ -252,11 +252,7 @@ HttpError RenderStatus(const absl::Status& status) {
 HttpError RenderError(int http_status, std::string_view code,
                       std::string_view message,
                       const std::map<std::string, std::string>& details) {
-  ErrorCode parsed;
-  std::string help_url;
-  if (ParseErrorCode(code, &parsed)) {
-    help_url = std::string(kHelpUrlBase) + KebabCase(code);
-  }
+  std::string help_url = std::string(kHelpUrlBase) + KebabCase(code);
   return HttpError{http_status, ErrorBody(code, message, details, help_url)};
 }
 

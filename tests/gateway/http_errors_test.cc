@@ -154,6 +154,19 @@ google::rpc::Status RpcStatus(grpc::StatusCode code,
   return status;
 }
 
+// The gateway's own errors link to help like every other error.
+TEST(HttpErrorsTest, GatewayErrorsHaveAHelpLink) {
+  for (const char* code :
+       {"METHOD_NOT_ALLOWED", "FORBIDDEN_HOST", "FORBIDDEN_ORIGIN", "NOT_FOUND"}) {
+    HttpError error = RenderError(405, code, "m");
+    Json body = Json::parse(error.body);
+    EXPECT_EQ(body["error"]["helpUrl"],
+              std::string("https://modelcontextprotocol.io/inspector/errors/") +
+                  KebabCase(code))
+        << error.body;
+  }
+}
+
 TEST(HttpErrorsTest, UsesAHelpLinkFromTheDetails) {
   google::rpc::Status status =
       RpcStatus(grpc::StatusCode::NOT_FOUND, "SERVER_NOT_FOUND");
@@ -218,7 +231,9 @@ TEST(HttpErrorsTest, GatewayErrorsHaveTheSameShape) {
   EXPECT_EQ(not_allowed.status, 405);
   EXPECT_EQ(not_allowed.body, R"({"error":{"code":"METHOD_NOT_ALLOWED",)"
                               R"("message":"POST is not allowed on /health",)"
-                              R"("details":{"allowed":"GET"}}})");
+                              R"("details":{"allowed":"GET"},)"
+                              R"("helpUrl":"https://modelcontextprotocol.io/)"
+                              R"(inspector/errors/method-not-allowed"}})");
   HttpError not_found = RenderError(404, "NOT_FOUND", "no route for GET /x");
   EXPECT_EQ(not_found.status, 404);
   EXPECT_EQ(

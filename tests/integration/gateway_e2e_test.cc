@@ -424,6 +424,8 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
   EXPECT_EQ(wrong_method.Json()["error"]["code"], "METHOD_NOT_ALLOWED");
   EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("GET"));
   EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("POST"));
+  EXPECT_EQ(wrong_method.Json()["error"]["helpUrl"],
+            "https://modelcontextprotocol.io/inspector/errors/method-not-allowed");
 
   // A contract RPC that is not built yet answers 501 in the same format.
   HttpResult oauth = Request("GET", "/oauth/authorize/some-server");
