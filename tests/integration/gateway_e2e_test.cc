@@ -565,60 +565,62 @@ TEST_F(GatewayTest, StreamWithoutTokenFailsWithJsonError) {
   EXPECT_EQ(result.Json()["error"]["code"], "SESSION_INVALID");
 }
 
-TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
-  TempDir dir;
-  std::string error;
-  auto daemon = DaemonProcess::Start(INSPECTORD_PATH, dir, {}, &error);
-  ASSERT_NE(daemon, nullptr) << error;
-  auto gateway = PeerProcess::Start(
-      {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
-       "127.0.0.1:0"},
-      {}, "serving REST on ", &error);
-  ASSERT_NE(gateway, nullptr) << error;
-  std::string line = gateway->ready_line();
-  std::string address = line.substr(line.find("serving REST on ") + 16);
-  address = address.substr(0, address.find(' '));
-  HttpResult health = Curl({"http://" + address + "/health"});
+// inspector-gateway in front of a daemon of its own.
+class StandaloneGatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+    gateway_ = PeerProcess::Start(
+        {INSPECTOR_GATEWAY_PATH, "--target", daemon_->address(), "--listen",
+         "127.0.0.1:0"},
+        {}, "serving REST on ", &error);
+    ASSERT_NE(gateway_, nullptr) << error;
+    std::string line = gateway_->ready_line();
+    std::string address = line.substr(line.find("serving REST on ") + 16);
+    base_ = "http://" + address.substr(0, address.find(' '));
+  }
+
+  // A POST of `body` (JSON) with the token.
+  HttpResult Post(const std::string& path, const std::string& body) {
+    return Curl({"-H", "X-Session-Token: " + daemon_->token(), "-H",
+                 "Content-Type: application/json", "--data-binary", "@-",
+                 base_ + path},
+                body);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<PeerProcess> gateway_;
+  std::string base_;
+};
+
+TEST_F(StandaloneGatewayTest, ServesTheDaemonsApi) {
+  HttpResult health = Curl({base_ + "/health"});
   EXPECT_EQ(health.status, 200) << health.body;
-  HttpResult config = Curl({"-H", "X-Session-Token: " + daemon->token(),
-                            "http://" + address + "/config"});
+  HttpResult config = Curl({"-H", "X-Session-Token: " + daemon_->token(),
+                            base_ + "/config"});
   EXPECT_EQ(config.status, 200) << config.body;
   EXPECT_TRUE(config.Json()["servers"].is_array()) << config.body;
-  EXPECT_EQ(gateway->Stop(SIGTERM), 0);
+  EXPECT_EQ(gateway_->Stop(SIGTERM), 0);
 }
 
-TEST(GatewayStandaloneTest, LargeToolResultPassesThrough) {
-  TempDir dir;
-  std::string error;
-  auto daemon = DaemonProcess::Start(INSPECTORD_PATH, dir, {}, &error);
-  ASSERT_NE(daemon, nullptr) << error;
-  auto gateway = PeerProcess::Start(
-      {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
-       "127.0.0.1:0"},
-      {}, "serving REST on ", &error);
-  ASSERT_NE(gateway, nullptr) << error;
-  std::string line = gateway->ready_line();
-  std::string address = line.substr(line.find("serving REST on ") + 16);
-  std::string base = "http://" + address.substr(0, address.find(' '));
-  std::vector<std::string> auth = {"-H", "X-Session-Token: " + daemon->token(),
-                                   "-H", "Content-Type: application/json",
-                                   "--data-binary", "@-"};
+// A reply over gRPC's default 4 MiB limit passes the standalone gateway's
+// channel too.
+TEST_F(StandaloneGatewayTest, LargeToolResultPassesThrough) {
   json config = {{"name", "fixture"},
                  {"transport", "stdio"},
                  {"command", "node"},
                  {"args", {kFixture, "stdio"}}};
-  std::vector<std::string> create = auth;
-  create.push_back(base + "/config");
-  HttpResult created = Curl(create, config.dump());
+  HttpResult created = Post("/config", config.dump());
   ASSERT_EQ(created.status, 200) << created.body;
-  std::vector<std::string> call = auth;
-  call.push_back(base + "/mcp?serverId=" + created.Json().value("id", ""));
-  HttpResult called = Curl(
-      call,
+  HttpResult called = Post(
+      "/mcp?serverId=" + created.Json().value("id", ""),
       R"({"jsonrpc":"2.0","id":"large-2","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
   ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
   EXPECT_GT(called.body.size(), 5000000u);
-  EXPECT_EQ(gateway->Stop(SIGTERM), 0);
+  EXPECT_EQ(gateway_->Stop(SIGTERM), 0);
 }
 
 TEST(GatewayStandaloneTest, RefusesNonLoopbackListenAddress) {
