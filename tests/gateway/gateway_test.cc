@@ -270,6 +270,19 @@ TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {
               HasSubstr("--dangerously-expose-to-network"));
 }
 
+// A body the gateway accepts must be one inspectord accepts too.
+TEST(GatewayStartTest, RefusesABodyLimitOverTheDaemons) {
+  GatewayOptions options;
+  options.http.listen = "127.0.0.1:0";
+  EXPECT_EQ(options.http.max_body_bytes, size_t{64} << 20);
+  options.http.max_body_bytes = (size_t{64} << 20) + 1;
+  auto gateway = Gateway::Start(
+      options,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(gateway.ok());
+  EXPECT_THAT(std::string(gateway.status().message()), HasSubstr("64 MiB"));
+}
+
 TEST(GatewayStartTest, RefusesAGarbageDescriptorSet) {
   GatewayOptions options;
   options.http.listen = "127.0.0.1:0";
