@@ -563,6 +563,28 @@ TEST_F(GatewayTest, StreamWithoutTokenFailsWithJsonError) {
   EXPECT_EQ(result.Json()["error"]["code"], "SESSION_INVALID");
 }
 
+TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
+  TempDir dir;
+  std::string error;
+  auto daemon = DaemonProcess::Start(INSPECTORD_PATH, dir, {}, &error);
+  ASSERT_NE(daemon, nullptr) << error;
+  auto gateway = PeerProcess::Start(
+      {INSPECTOR_GATEWAY_PATH, "--target", daemon->address(), "--listen",
+       "127.0.0.1:0"},
+      {}, "serving REST on ", &error);
+  ASSERT_NE(gateway, nullptr) << error;
+  std::string line = gateway->ready_line();
+  std::string address = line.substr(line.find("serving REST on ") + 16);
+  address = address.substr(0, address.find(' '));
+  HttpResult health = Curl({"http://" + address + "/health"});
+  EXPECT_EQ(health.status, 200) << health.body;
+  HttpResult config = Curl({"-H", "X-Session-Token: " + daemon->token(),
+                            "http://" + address + "/config"});
+  EXPECT_EQ(config.status, 200) << config.body;
+  EXPECT_TRUE(config.Json()["servers"].is_array()) << config.body;
+  EXPECT_EQ(gateway->Stop(SIGTERM), 0);
+}
+
 // inspector-gateway in front of a daemon of its own.
 class StandaloneGatewayTest : public ::testing::Test {
  protected:
@@ -593,16 +615,6 @@ class StandaloneGatewayTest : public ::testing::Test {
   std::unique_ptr<PeerProcess> gateway_;
   std::string base_;
 };
-
-TEST_F(StandaloneGatewayTest, ServesTheDaemonsApi) {
-  HttpResult health = Curl({base_ + "/health"});
-  EXPECT_EQ(health.status, 200) << health.body;
-  HttpResult config = Curl({"-H", "X-Session-Token: " + daemon_->token(),
-                            base_ + "/config"});
-  EXPECT_EQ(config.status, 200) << config.body;
-  EXPECT_TRUE(config.Json()["servers"].is_array()) << config.body;
-  EXPECT_EQ(gateway_->Stop(SIGTERM), 0);
-}
 
 // A reply over gRPC's default 4 MiB limit passes the standalone gateway's
 // channel too.
