@@ -2,6 +2,7 @@
 
 #include "absl/strings/cord.h"
 #include "common/strings.h"
+#include "common/untrusted_input.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
@@ -12,6 +13,13 @@ constexpr absl::string_view kErrorInfoUrl =
     "type.googleapis.com/google.rpc.ErrorInfo";
 
 using v1::ErrorCode;
+
+// Bounds of an error as it leaves the daemon. Errors made anywhere may
+// quote untrusted input; longer text is cut (InputPrefix) so that an error
+// always fits gRPC's metadata limit (8 KiB: the message travels twice, the
+// second time base64-encoded with the details) and stays readable.
+constexpr size_t kMaxErrorMessageBytes = 1024;
+constexpr size_t kMaxErrorDetailBytes = 256;
 
 }  // namespace
 
@@ -125,12 +133,19 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
     info.set_reason(ErrorReason(status));
     info.set_domain(std::string(kErrorDomain));
   }
+  for (auto& [key, value] : *info.mutable_metadata()) {
+    if (value.size() > kMaxErrorDetailBytes) {
+      value = InputPrefix(value, kMaxErrorDetailBytes);
+    }
+  }
+  std::string message = InputPrefix(
+      std::string_view(status.message().data(), status.message().size()),
+      kMaxErrorMessageBytes);
   google::rpc::Status rpc_status;
   rpc_status.set_code(static_cast<int>(status.code()));
-  rpc_status.set_message(std::string(status.message()));
+  rpc_status.set_message(message);
   rpc_status.add_details()->PackFrom(info);
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()),
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message,
                       rpc_status.SerializeAsString());
 }
 

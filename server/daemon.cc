@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/files.h"
+#include "common/message_limits.h"
 #include "common/status_macros.h"
 #include "common/token.h"
 #include "server/auth/token_authenticator.h"
@@ -37,6 +38,7 @@
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
 #include "server/services/system_service.h"
+#include "server/services/undecodable_requests.h"
 #include "server/services/unimplemented_service.h"
 #include "storage/database.h"
 #include "storage/history_reader.h"
@@ -47,9 +49,6 @@ namespace inspector {
 namespace {
 
 constexpr size_t kMaxImportFileBytes = 16 << 20;
-// Largest request or response message. gRPC's default (4 MiB) is too small
-// for large imports and, later, large MCP payloads.
-constexpr int kMaxMessageBytes = 64 << 20;
 
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -119,8 +118,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("session token: ",
                                      token.status().message()));
   }
-  state->authenticator = std::make_unique<auth::TokenAuthenticator>(
-      *std::move(token), state->token_file);
+  state->authenticator =
+      std::make_unique<auth::TokenAuthenticator>(*std::move(token));
 
   auto database = storage::Database::Open(options.database_path);
   if (!database.ok()) {
@@ -222,8 +221,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   int bound_port = 0;
   builder.AddListeningPort(listen.ToGrpcTarget(),
                            grpc::InsecureServerCredentials(), &bound_port);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // gRPC's default (4 MiB) is too small for large MCP messages and imports.
+  builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   builder.RegisterService(state->system_service.get());
   builder.RegisterService(state->config_service.get());
   builder.RegisterService(state->mcp_service.get());
@@ -231,6 +231,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->events_service.get());
   builder.RegisterService(state->client_requests_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
+  services::RouteProtobufLogs();
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(services::UndecodableRequestInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   state->server = builder.BuildAndStart();
   if (state->server == nullptr || (!listen.unix_socket && bound_port == 0)) {
     return absl::UnavailableError(absl::StrCat(
@@ -256,7 +262,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     gateway_options.allowed_hosts = options.http_allowed_hosts;
     auto gateway = gateway::Gateway::Start(
         std::move(gateway_options),
-        state->server->InProcessChannel(grpc::ChannelArguments()));
+        state->server->InProcessChannel(gateway::GatewayChannelArguments()));
     if (!gateway.ok()) {
       state->server->Shutdown(std::chrono::system_clock::now());
       state->engine->Shutdown();

@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/transports.h"
+#include "common/untrusted_input.h"
 
 namespace inspector::storage {
 namespace {
@@ -72,16 +73,17 @@ enum Column {
 };
 
 absl::Status ServerNotFound(std::string_view id_or_name) {
-  std::string id(id_or_name);
   return Error(v1::SERVER_NOT_FOUND,
-               absl::StrCat("No server configuration found with ID '", id, "'"),
-               {{"serverId", id}});
+               absl::StrCat("No server configuration found with ID ",
+                            QuoteInput(id_or_name)),
+               {{"serverId", InputPrefix(id_or_name)}});
 }
 
 absl::Status NameTaken(const std::string& name) {
   return Error(v1::ALREADY_EXISTS,
-               absl::StrCat("a server named '", name, "' already exists"),
-               {{"serverName", name}});
+               absl::StrCat("a server named ", QuoteInput(name),
+                            " already exists"),
+               {{"serverName", InputPrefix(name)}});
 }
 
 absl::Status InvalidConfig(std::string_view field, std::string_view message) {

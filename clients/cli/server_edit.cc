@@ -321,7 +321,11 @@ std::string EffectiveMode(const v1::ServerConfig& server) {
 std::string ServerTarget(const v1::ServerConfig& server, bool show_secrets) {
   if (EffectiveTransport(server) == kTransportStdio) {
     std::vector<std::string> argv = {server.command()};
-    argv.insert(argv.end(), server.args().begin(), server.args().end());
+    std::string_view previous;
+    for (const std::string& arg : server.args()) {
+      argv.push_back(show_secrets ? arg : MaskSecretArg(previous, arg));
+      previous = arg;
+    }
     return ShellJoin(argv);
   }
   return show_secrets ? server.url() : MaskSecretsInUrl(server.url());

@@ -88,8 +88,10 @@ std::string EffectiveTransport(const v1::ServerConfig& server);
 // ("proxy" for stdio, "direct" for HTTP).
 std::string EffectiveMode(const v1::ServerConfig& server);
 
-// What the server runs or reaches: the shell-quoted command line for stdio,
-// the URL (masked, see MaskSecretsInUrl, unless `show_secrets`) otherwise.
+// What the server runs or reaches: the shell-quoted command line for stdio
+// (secret-looking arguments masked, see MaskSecretArg, unless
+// `show_secrets`), the URL (masked, see MaskSecretsInUrl, unless
+// `show_secrets`) otherwise.
 std::string ServerTarget(const v1::ServerConfig& server, bool show_secrets);
 
 }  // namespace inspector::cli

@@ -19,7 +19,8 @@ absl::StatusOr<std::string> ProtoToJson(
     const google::protobuf::Message& message);
 
 // NAME, TRANSPORT, TARGET, MODE, ID (first 8 characters) per server.
-// URLs in TARGET are masked (see MaskSecretsInUrl in common/secrets.h).
+// Secrets in TARGET are masked: URL passwords and secret query values
+// (MaskSecretsInUrl), secret-looking arguments (MaskSecretArg).
 Table ServersTable(const v1::ListServersResponse& servers);
 
 // The key/value block of `servers get`; secrets are masked unless

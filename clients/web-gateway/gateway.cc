@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -21,7 +22,9 @@
 #include "clients/web-gateway/route_table.h"
 #include "clients/web-gateway/transcoder.h"
 #include "common/errors.h"
+#include "common/message_limits.h"
 #include "common/net/listen_address.h"
+#include "common/untrusted_input.h"
 
 namespace inspector::gateway {
 namespace {
@@ -68,7 +71,23 @@ void Append(Headers& to, const Headers& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
+// How many header fields named `lower_name` the request has.
+size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
+  size_t count = 0;
+  for (const auto& [name, value] : request.headers) {
+    if (name == lower_name) ++count;
+  }
+  return count;
+}
+
 }  // namespace
+
+grpc::ChannelArguments GatewayChannelArguments() {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  arguments.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
+  return arguments;
+}
 
 std::vector<std::string> DefaultCorsOrigins() {
   return {"http://localhost:5173", "http://localhost:3000",
@@ -169,13 +188,30 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange, RenderError(503, "UNAVAILABLE", "Starting up"), {});
       return;
     }
+    // The host the request is for: an absolute-form target's authority,
+    // else Host (which must then be unique).
     const std::string* host = request.Header("host");
-    if (host == nullptr || !policy->HostAllowed(*host)) {
+    std::optional<std::string_view> authority =
+        RequestPolicy::TargetAuthority(request.target);
+    if ((!authority.has_value() && HeaderCount(request, "host") > 1) ||
+        !policy->RequestHostAllowed(request.target, host)) {
+      std::string_view shown = authority.has_value() ? *authority
+                               : host == nullptr     ? std::string_view()
+                                                     : std::string_view(*host);
       Reply(*exchange,
             RenderError(403, "FORBIDDEN_HOST",
-                        absl::StrCat("Host '", host == nullptr ? "" : *host,
-                                     "' is not allowed; use localhost or "
+                        absl::StrCat("Host ", QuoteInput(shown),
+                                     " is not allowed; use localhost or "
                                      "add it with --allowed-host")),
+            {});
+      return;
+    }
+    // Two Origin headers are no browser's doing: judging either one would
+    // let the other through.
+    if (HeaderCount(request, "origin") > 1) {
+      Reply(*exchange,
+            RenderError(403, "FORBIDDEN_ORIGIN",
+                        "more than one Origin header; send one at most"),
             {});
       return;
     }
@@ -185,8 +221,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       if (!policy->OriginAllowed(*origin)) {
         Reply(*exchange,
               RenderError(403, "FORBIDDEN_ORIGIN",
-                          absl::StrCat("Origin '", *origin,
-                                       "' is not allowed; add it with "
+                          absl::StrCat("Origin ", QuoteInput(*origin),
+                                       " is not allowed; add it with "
                                        "--cors-origin")),
               {});
         return;
@@ -210,7 +246,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange,
             RenderError(404, "NOT_FOUND",
                         absl::StrCat("No endpoint ", request.method, " ",
-                                     std::string(path))),
+                                     InputPrefix(path))),
             std::move(cors));
       return;
     }
@@ -221,7 +257,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange,
             RenderError(405, "METHOD_NOT_ALLOWED",
                         absl::StrCat(request.method, " is not allowed on ",
-                                     std::string(path), "; use ", allowed)),
+                                     InputPrefix(path), "; use ", allowed)),
             std::move(headers));
       return;
     }
@@ -541,6 +577,11 @@ absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Start(
   if (listen->unix_socket) {
     return absl::InvalidArgumentError(
         "the REST gateway listens on TCP only (host:port)");
+  }
+  if (options.http.max_body_bytes > kMaxForwardedMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the largest request body is ", kMaxForwardedMessageBytes >> 20,
+        " MiB (inspectord accepts no larger message)"));
   }
   std::string_view descriptors = options.descriptor_set.empty()
                                      ? EmbeddedDescriptorSet()

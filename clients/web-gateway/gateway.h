@@ -3,7 +3,9 @@
 // It knows no route by hand. At start it loads a descriptor set (the one
 // compiled into the binary unless another is given), turns every method's
 // google.api.http rule into a route (RouteTable), and then for each HTTP
-// request: checks Host and Origin (403 for foreign ones, before any RPC),
+// request: checks the host it is for (an absolute-form target's authority,
+// else Host) and Origin (403 for foreign, malformed or repeated ones,
+// before any RPC),
 // answers CORS preflights, finds the route (404 / 405), builds the request
 // message from body, path and query (Transcoder), calls the method through
 // grpc::GenericStub with the caller's token as metadata, and renders the
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include <grpcpp/channel.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -35,8 +38,16 @@ namespace inspector::gateway {
 // The browser origins a local inspector UI runs on (the seed's list).
 std::vector<std::string> DefaultCorsOrigins();
 
+// Arguments for the channel a Gateway calls inspectord through: it accepts
+// every reply inspectord may send (kMaxGrpcMessageBytes in
+// common/message_limits.h), so that no call fails after its work is done.
+grpc::ChannelArguments GatewayChannelArguments();
+
 struct GatewayOptions {
-  // Where to listen, limits and timeouts of the HTTP side.
+  // Where to listen, limits and timeouts of the HTTP side. The request
+  // body limit (http.max_body_bytes) may not exceed inspectord's
+  // kMaxForwardedMessageBytes, so that a body accepted here is accepted by
+  // the daemon too.
   HttpServerOptions http;
   // Allow a non-loopback listen address.
   bool allow_network_exposure = false;
@@ -62,9 +73,10 @@ std::string_view EmbeddedDescriptorSet();
 
 class Gateway {
  public:
-  // Loads the routes and starts serving; calls go to `channel`. Fails with
-  // a message naming the problem: a bad descriptor set or rule, a refused
-  // or busy listen address.
+  // Loads the routes and starts serving; calls go to `channel` (made with
+  // GatewayChannelArguments()). Fails with a message naming the problem: a
+  // bad descriptor set or rule, a refused or busy listen address, a body
+  // limit over the daemon's.
   static absl::StatusOr<std::unique_ptr<Gateway>> Start(
       GatewayOptions options, std::shared_ptr<grpc::Channel> channel);
 

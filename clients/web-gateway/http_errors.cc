@@ -162,7 +162,9 @@ int HttpStatusForGrpcCode(grpc::StatusCode code) {
     case grpc::StatusCode::UNAUTHENTICATED:
       return 401;
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return 429;
+      // gRPC's own refusal of a message over its size limit, which is
+      // TOO_LARGE (the daemon sets no quotas that would call for 429).
+      return 413;
     case grpc::StatusCode::UNIMPLEMENTED:
       return 501;
     case grpc::StatusCode::UNAVAILABLE:
@@ -215,11 +217,7 @@ HttpError RenderStatus(const absl::Status& status) {
 HttpError RenderError(int http_status, std::string_view code,
                       std::string_view message,
                       const std::map<std::string, std::string>& details) {
-  ErrorCode parsed;
-  std::string help_url;
-  if (ParseErrorCode(code, &parsed)) {
-    help_url = std::string(kHelpUrlBase) + KebabCase(code);
-  }
+  std::string help_url = std::string(kHelpUrlBase) + KebabCase(code);
   return HttpError{http_status, ErrorBody(code, message, details, help_url)};
 }
 

@@ -51,15 +51,18 @@ HttpError RenderGrpcError(const grpc::Status& status);
 HttpError RenderStatus(const absl::Status& status);
 
 // An error the gateway makes itself: 404 NOT_FOUND for an unknown path,
-// 405 METHOD_NOT_ALLOWED, 403 FORBIDDEN_ORIGIN, 413 TOO_LARGE, ... Codes
-// that are inspector.v1.ErrorCode names get a helpUrl; others do not.
+// 405 METHOD_NOT_ALLOWED, 403 FORBIDDEN_ORIGIN, 413 TOO_LARGE, ... Every
+// code gets a helpUrl (kHelpUrlBase + the code in kebab case), whether or
+// not it is an inspector.v1.ErrorCode name.
 HttpError RenderError(int http_status, std::string_view code,
                       std::string_view message,
                       const std::map<std::string, std::string>& details = {});
 
 // The HTTP status for a reason (errors.proto); 500 for unknown ones.
 int HttpStatusForErrorCode(ErrorCode code);
-// grpc-gateway's HTTP status for a bare gRPC code (no reason attached).
+// grpc-gateway's HTTP status for a bare gRPC code (no reason attached),
+// except RESOURCE_EXHAUSTED: gRPC's size limits are TOO_LARGE, so 413
+// rather than 429.
 int HttpStatusForGrpcCode(grpc::StatusCode code);
 
 // "SERVER_NOT_FOUND" -> "server-not-found".

@@ -65,7 +65,7 @@ struct HttpServerOptions {
   size_t max_url_bytes = 8 * 1024;           // 414
   size_t max_header_bytes = 16 * 1024;       // 431 (all field lines)
   size_t max_headers = 128;                  // 431
-  size_t max_body_bytes = 16 * 1024 * 1024;  // 413
+  size_t max_body_bytes = 64 * 1024 * 1024;  // 413
   // Timeouts; a zero, negative or infinite value turns one off.
   // From the connection's start (or a keep-alive request's first byte)
   // until the whole head has arrived; then 408 and close. Stops slowloris

@@ -14,6 +14,7 @@
 
 #include "clients/web-gateway/gateway.h"
 #include "common/files.h"
+#include "common/message_limits.h"
 #include "common/service_process.h"
 #include "common/version.h"
 
@@ -53,8 +54,9 @@ int main(int argc, char** argv) {
                  "write the bound host:port here once serving");
   size_t max_body_mib = options.http.max_body_bytes >> 20;
   app.add_option("--max-body-mib", max_body_mib,
-                 "largest request body accepted, in MiB (413 beyond)")
-      ->check(CLI::PositiveNumber)
+                 "largest request body accepted, in MiB (413 beyond); at "
+                 "most 64, inspectord's largest message")
+      ->check(CLI::Range(size_t{1}, inspector::kMaxForwardedMessageBytes >> 20))
       ->capture_default_str();
   app.add_flag("--dangerously-expose-to-network",
                options.allow_network_exposure,
@@ -90,8 +92,9 @@ int main(int argc, char** argv) {
   sigset_t stop_signals = inspector::PrepareServiceProcess();
 
   std::string host = options.http.listen.substr(0, options.http.listen.rfind(':'));
-  auto channel =
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  auto channel = grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(),
+      inspector::gateway::GatewayChannelArguments());
   auto gateway = inspector::gateway::Gateway::Start(options, channel);
   if (!gateway.ok()) {
     std::cerr << "inspector-gateway: " << gateway.status().message() << "\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace inspector::gateway {
 namespace {
@@ -20,11 +21,15 @@ bool ValidHostChars(std::string_view host) {
   });
 }
 
+// A TCP port: 1 to 65535 in decimal.
 bool ValidPort(std::string_view port) {
   if (port.empty() || port.size() > 5) return false;
-  return std::all_of(port.begin(), port.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c));
-  });
+  int value = 0;
+  for (char c : port) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 1 && value <= 65535;
 }
 
 }  // namespace
@@ -119,7 +124,30 @@ bool RequestPolicy::HostAllowed(std::string_view host_header) const {
   return std::find(hosts_.begin(), hosts_.end(), name) != hosts_.end();
 }
 
+std::optional<std::string_view> RequestPolicy::TargetAuthority(
+    std::string_view target) {
+  size_t scheme_end = target.find("://");
+  if (target.empty() || target.front() == '/' || target == "*" ||
+      scheme_end == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view rest = target.substr(scheme_end + 3);
+  return rest.substr(0, rest.find_first_of("/?#"));
+}
+
+bool RequestPolicy::RequestHostAllowed(std::string_view target,
+                                       const std::string* host_header) const {
+  if (std::optional<std::string_view> authority = TargetAuthority(target)) {
+    std::string scheme = Lower(target.substr(0, target.find("://")));
+    return (scheme == "http" || scheme == "https") && HostAllowed(*authority);
+  }
+  return host_header != nullptr && HostAllowed(*host_header);
+}
+
 bool RequestPolicy::OriginAllowed(std::string_view origin) const {
+  // Browsers send scheme://host[:port] and nothing else; a path, even a
+  // bare "/", means the value was not made by one.
+  if (!origin.empty() && origin.back() == '/') return false;
   std::string normal = NormalizeOrigin(origin);
   if (normal.empty()) return false;
   return std::find(origins_.begin(), origins_.end(), normal) != origins_.end();

@@ -4,11 +4,14 @@
 // 127.0.0.1 and then call the gateway "same-origin"; the Host header still
 // says evil.example, so only known local host names are accepted. Browsers
 // send Origin on cross-origin calls (and on every POST); only listed origins
-// pass, and only they get CORS headers. Immutable after construction, so
-// thread-safe.
+// pass, and only they get CORS headers. A request in absolute form
+// ("GET http://host/path") is for the host of its target, whatever Host
+// says (RFC 9112, 3.2.2), so that host is the one judged. Immutable after
+// construction, so thread-safe.
 #ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_REQUEST_POLICY_H_
 #define INSPECTOR_CLIENTS_WEB_GATEWAY_REQUEST_POLICY_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,9 +29,16 @@ class RequestPolicy {
                 std::vector<std::string> hosts, int port);
 
   // True if the Host header names a loopback or listed host. Its port, if
-  // any, is not checked. An empty or malformed header is refused.
+  // any, must be a valid port (1-65535) but is not compared. An empty or
+  // malformed header is refused.
   bool HostAllowed(std::string_view host_header) const;
+  // True if the request is for an allowed host: the authority of an
+  // absolute-form `target` (http or https only), else the Host header
+  // (refused when absent).
+  bool RequestHostAllowed(std::string_view target,
+                          const std::string* host_header) const;
   // True if the Origin header value is listed (or is the gateway's own).
+  // A value with a trailing slash or a path is refused.
   bool OriginAllowed(std::string_view origin) const;
 
   // Headers for a response to an allowed origin.
@@ -43,6 +53,10 @@ class RequestPolicy {
   // The host part of a Host header, lower-cased, without brackets or port;
   // "" when malformed.
   static std::string HostName(std::string_view host_header);
+  // The authority of an absolute-form request target
+  // ("http://a:1/x?y" -> "a:1"); nullopt for origin-form ("/x") or "*".
+  static std::optional<std::string_view> TargetAuthority(
+      std::string_view target);
 
  private:
   std::vector<std::string> origins_;

@@ -8,10 +8,18 @@
 #include "common/token.h"
 
 namespace inspector::auth {
+namespace {
 
-TokenAuthenticator::TokenAuthenticator(std::string token,
-                                       std::string token_path)
-    : token_(std::move(token)), token_path_(std::move(token_path)) {}
+// Where the token is, as the README's "Security defaults" say.
+constexpr absl::string_view kTokenLookup =
+    "inspectorctl reads the token by itself; other clients read it from the "
+    "daemon's token file, the first of --token-file, $INSPECTOR_TOKEN_FILE, "
+    "$XDG_STATE_HOME/inspector/token and ~/.local/state/inspector/token";
+
+}  // namespace
+
+TokenAuthenticator::TokenAuthenticator(std::string token)
+    : token_(std::move(token)) {}
 
 bool TokenAuthenticator::Matches(std::string_view presented) const {
   return ConstantTimeEquals(presented, token_);
@@ -44,19 +52,14 @@ absl::Status TokenAuthenticator::Check(
   if (!presented) {
     return Error(v1::SESSION_INVALID,
                  absl::StrCat("missing session token: send gRPC metadata "
-                              "'authorization: Bearer <token>'; the token is "
-                              "in ",
-                              token_path_,
-                              " (inspectorctl reads it automatically)"),
-                 {{"tokenFile", token_path_}});
+                              "'authorization: Bearer <token>'; ",
+                              kTokenLookup));
   }
   return Error(v1::SESSION_INVALID,
-               absl::StrCat("invalid session token: it does not match the one "
-                            "in ",
-                            token_path_,
-                            " (was the daemon started with another token "
-                            "file?)"),
-               {{"tokenFile", token_path_}});
+               absl::StrCat("invalid session token: it does not match the "
+                            "daemon's (was it started with another token "
+                            "file?); ",
+                            kTokenLookup));
 }
 
 }  // namespace inspector::auth

@@ -2,8 +2,11 @@
 //
 // A call is authenticated when its metadata carries
 // `authorization: Bearer <token>` (or the seed's `x-session-token: <token>`)
-// equal to the daemon's token. Comparison takes constant time. Immutable
-// after construction, so thread-safe.
+// equal to the daemon's token. Comparison takes constant time. A refusal
+// says where the token is found (the lookup rule, and that inspectorctl
+// reads it by itself) without naming the file: any caller may ask, and
+// local paths are none of its business. Immutable after construction, so
+// thread-safe.
 #ifndef INSPECTOR_SERVER_AUTH_TOKEN_AUTHENTICATOR_H_
 #define INSPECTOR_SERVER_AUTH_TOKEN_AUTHENTICATOR_H_
 
@@ -19,9 +22,8 @@ namespace inspector::auth {
 
 class TokenAuthenticator {
  public:
-  // `token` is the secret; `token_path` is where it is stored, named in
-  // error messages so a user knows where to find it.
-  TokenAuthenticator(std::string token, std::string token_path);
+  // `token` is the secret.
+  explicit TokenAuthenticator(std::string token);
 
   // OK if `metadata` (a call's client metadata) carries the token;
   // otherwise an UNAUTHENTICATED status with reason SESSION_INVALID and a
@@ -34,7 +36,6 @@ class TokenAuthenticator {
 
  private:
   const std::string token_;
-  const std::string token_path_;
 };
 
 }  // namespace inspector::auth

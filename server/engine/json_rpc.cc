@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/strings.h"
+#include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::engine {
@@ -178,11 +178,8 @@ const char* KindName(MessageKind kind) {
 
 absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw) {
   if (!json::accept(raw)) {
-    std::string_view preview = raw.substr(0, 120);
     return Error(v1::PROTOCOL_ERROR,
-                 absl::StrCat("not valid JSON: '",
-                              AbslView(preview),
-                              raw.size() > 120 ? "...'" : "'"));
+                 absl::StrCat("not valid JSON: ", QuoteInput(raw, 120)));
   }
   MessageInfo info;
   size_t start = SkipSpace(raw, 0);

@@ -58,6 +58,27 @@ TEST(ServersTableTest, OneRowPerServer) {
       "         direct   abcdefgh\n");
 }
 
+// The list masks secret-looking arguments as `servers get` does.
+TEST(ServersTableTest, MasksSecretArguments) {
+  v1::ListServersResponse response;
+  v1::ServerConfig* server = response.add_servers();
+  server->set_id("0123456789abcdef");
+  server->set_name("tokens");
+  server->set_transport("stdio");
+  server->set_command("server");
+  for (const char* arg : {"--token", "tok-123", "API_KEY=key-456",
+                          "--api-key=key-789", "--port", "8080"}) {
+    server->add_args(arg);
+  }
+  std::string table = ServersTable(response).Render({});
+  EXPECT_THAT(table, Not(HasSubstr("tok-123")));
+  EXPECT_THAT(table, Not(HasSubstr("key-456")));
+  EXPECT_THAT(table, Not(HasSubstr("key-789")));
+  EXPECT_THAT(table, HasSubstr("server --token '[REDACTED]' "
+                               "'API_KEY=[REDACTED]' "
+                               "'--api-key=[REDACTED]' --port 8080"));
+}
+
 TEST(ServerDetailsTest, MasksSecretsUnlessAsked) {
   v1::ServerConfig server = Everything();
   server.mutable_timeouts()->set_request(5000);

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/ids.h"
 #include "common/token.h"
+#include "common/untrusted_input.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -78,6 +79,37 @@ TEST(ErrorsTest, PlainStatusesGetAReasonFromTheirCode) {
   EXPECT_EQ(ErrorReason(absl::OkStatus()), "");
   grpc::Status wire = ToGrpcStatus(absl::InvalidArgumentError("bad"));
   EXPECT_EQ(ErrorReason(FromGrpcStatus(wire)), "INVALID_REQUEST");
+}
+
+TEST(ErrorsTest, QuoteInputKeepsAShortWholeCharacterPrefix) {
+  EXPECT_EQ(QuoteInput("my-server"), "'my-server'");
+  EXPECT_EQ(InputPrefix(std::string(100, 'a')), std::string(100, 'a'));
+  EXPECT_EQ(InputPrefix(std::string(101, 'a')), std::string(100, 'a') + "...");
+  // "é" is two bytes; one that would be cut in half is left out whole.
+  std::string accents = "a";
+  for (int i = 0; i < 10; ++i) accents += "\xC3\xA9";
+  EXPECT_EQ(InputPrefix(accents, 4), "a\xC3\xA9...");
+  EXPECT_EQ(InputPrefix(accents, 5), "a\xC3\xA9\xC3\xA9...");
+  // Four-byte characters too.
+  std::string emoji;
+  for (int i = 0; i < 3; ++i) emoji += "\xF0\x9F\x98\x80";
+  EXPECT_EQ(InputPrefix(emoji, 6), "\xF0\x9F\x98\x80...");
+  EXPECT_EQ(QuoteInput(std::string(1 << 20, 'x'), 3), "'xxx...'");
+}
+
+// However long the input an error quotes, the error that leaves the
+// daemon stays small enough for gRPC's metadata limits.
+TEST(ErrorsTest, GrpcStatusesAreBounded) {
+  std::string huge(10 << 20, 'n');
+  grpc::Status status = ToGrpcStatus(
+      Error(v1::INVALID_CONFIG, "bad name " + huge, {{"serverName", huge}}));
+  EXPECT_LE(status.error_message().size(), 1024u + 3);
+  EXPECT_EQ(status.error_message().substr(0, 12), "bad name nnn");
+  EXPECT_LT(status.error_details().size(), 2048u);
+  absl::Status back = FromGrpcStatus(status);
+  EXPECT_EQ(ErrorReason(back), "INVALID_CONFIG");
+  EXPECT_EQ(GetErrorDetails(back)["serverName"],
+            std::string(256, 'n') + "...");
 }
 
 TEST(TokenTest, CreatedOnceWithOwnerOnlyModeAndReused) {

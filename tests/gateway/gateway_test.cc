@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -215,6 +216,49 @@ TEST_F(GatewayTest, ShutdownEndsOpenStreams) {
   EXPECT_EQ(stream->Stop(0), 0) << "curl should see a clean end of stream";
 }
 
+// A request for another authority is refused whatever Host says.
+TEST_F(GatewayTest, AbsoluteFormTargetIsJudgedByItsAuthority) {
+  auto foreign = RunProcess({"curl", "-sS", "-o", "/dev/null", "-w",
+                             "%{http_code}", "--request-target",
+                             "http://evil.example/config", base_ + "/config"});
+  ASSERT_EQ(foreign.exit_code, 0) << foreign.err;
+  EXPECT_EQ(foreign.out, "403");
+  std::string port = base_.substr(base_.rfind(':') + 1);
+  auto local = RunProcess({"curl", "-sS", "-o", "/dev/null", "-w",
+                           "%{http_code}", "--request-target",
+                           "http://localhost:" + port + "/config", "-H",
+                           "Host: evil.example", base_ + "/config"});
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(local.out, "200");
+}
+
+TEST_F(GatewayTest, HostWithAnInvalidPortIsRefused) {
+  auto run = RunProcess({"curl", "-sS", "-w", "\n%{http_code}", "-H",
+                         "Host: localhost:99999", base_ + "/config"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("FORBIDDEN_HOST"));
+  EXPECT_THAT(run.out, ::testing::EndsWith("\n403"));
+}
+
+// Two Origin headers, or one with a path, are refused rather than judged
+// by one of them; nothing is echoed in CORS headers.
+TEST_F(GatewayTest, AmbiguousOriginsAreRefused) {
+  for (std::vector<std::string> origins :
+       {std::vector<std::string>{"-H", "Origin: http://localhost:5173", "-H",
+                                 "Origin: http://evil.example"},
+        std::vector<std::string>{"-H", "Origin: http://localhost:5173/"}}) {
+    std::vector<std::string> argv = {"curl", "-sS", "-i"};
+    argv.insert(argv.end(), origins.begin(), origins.end());
+    argv.push_back(base_ + "/config");
+    auto run = RunProcess(argv);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_THAT(run.out, ::testing::StartsWith("HTTP/1.1 403")) << run.out;
+    EXPECT_THAT(run.out, HasSubstr("FORBIDDEN_ORIGIN")) << run.out;
+    EXPECT_THAT(run.out,
+                ::testing::Not(HasSubstr("Access-Control-Allow-Origin")));
+  }
+}
+
 TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {
   GatewayOptions options;
   options.http.listen = "0.0.0.0:0";
@@ -224,6 +268,19 @@ TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {
   ASSERT_FALSE(gateway.ok());
   EXPECT_THAT(std::string(gateway.status().message()),
               HasSubstr("--dangerously-expose-to-network"));
+}
+
+// A body the gateway accepts must be one inspectord accepts too.
+TEST(GatewayStartTest, RefusesABodyLimitOverTheDaemons) {
+  GatewayOptions options;
+  options.http.listen = "127.0.0.1:0";
+  EXPECT_EQ(options.http.max_body_bytes, size_t{64} << 20);
+  options.http.max_body_bytes = (size_t{64} << 20) + 1;
+  auto gateway = Gateway::Start(
+      options,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(gateway.ok());
+  EXPECT_THAT(std::string(gateway.status().message()), HasSubstr("64 MiB"));
 }
 
 TEST(GatewayStartTest, RefusesAGarbageDescriptorSet) {

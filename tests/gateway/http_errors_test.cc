@@ -121,7 +121,7 @@ TEST(HttpErrorsTest, BareGrpcCodesMapLikeGrpcGateway) {
       {grpc::StatusCode::ALREADY_EXISTS, 409, "ALREADY_EXISTS"},
       {grpc::StatusCode::PERMISSION_DENIED, 403, "SESSION_INVALID"},
       {grpc::StatusCode::UNAUTHENTICATED, 401, "SESSION_INVALID"},
-      {grpc::StatusCode::RESOURCE_EXHAUSTED, 429, "TOO_LARGE"},
+      {grpc::StatusCode::RESOURCE_EXHAUSTED, 413, "TOO_LARGE"},  // size limits
       {grpc::StatusCode::FAILED_PRECONDITION, 400, "FAILED_PRECONDITION"},
       {grpc::StatusCode::ABORTED, 409, "FAILED_PRECONDITION"},
       {grpc::StatusCode::OUT_OF_RANGE, 400, "INVALID_REQUEST"},
@@ -152,6 +152,19 @@ google::rpc::Status RpcStatus(grpc::StatusCode code,
   (*info.mutable_metadata())["serverId"] = "s1";
   status.add_details()->PackFrom(info);
   return status;
+}
+
+// The gateway's own errors link to help like every other error.
+TEST(HttpErrorsTest, GatewayErrorsHaveAHelpLink) {
+  for (const char* code :
+       {"METHOD_NOT_ALLOWED", "FORBIDDEN_HOST", "FORBIDDEN_ORIGIN", "NOT_FOUND"}) {
+    HttpError error = RenderError(405, code, "m");
+    Json body = Json::parse(error.body);
+    EXPECT_EQ(body["error"]["helpUrl"],
+              std::string("https://modelcontextprotocol.io/inspector/errors/") +
+                  KebabCase(code))
+        << error.body;
+  }
 }
 
 TEST(HttpErrorsTest, UsesAHelpLinkFromTheDetails) {
@@ -218,7 +231,9 @@ TEST(HttpErrorsTest, GatewayErrorsHaveTheSameShape) {
   EXPECT_EQ(not_allowed.status, 405);
   EXPECT_EQ(not_allowed.body, R"({"error":{"code":"METHOD_NOT_ALLOWED",)"
                               R"("message":"POST is not allowed on /health",)"
-                              R"("details":{"allowed":"GET"}}})");
+                              R"("details":{"allowed":"GET"},)"
+                              R"("helpUrl":"https://modelcontextprotocol.io/)"
+                              R"(inspector/errors/method-not-allowed"}})");
   HttpError not_found = RenderError(404, "NOT_FOUND", "no route for GET /x");
   EXPECT_EQ(not_found.status, 404);
   EXPECT_EQ(

@@ -26,7 +26,9 @@ TEST(RequestPolicyTest, RefusesForeignAndMalformedHosts) {
   for (const char* host :
        {"evil.example", "evil.example:3000", "localhost.evil.example",
         "127.0.0.1.nip.io", "", " ", "[::1", "localhost:abc", "a:b:c",
-        "localhost:3000:1", "local host", "10.0.0.1", "user@localhost"}) {
+        "localhost:3000:1", "local host", "10.0.0.1", "user@localhost",
+        "localhost:99999", "localhost:65536", "localhost:0", "[::1]:99999",
+        "localhost:"}) {
     EXPECT_FALSE(policy.HostAllowed(host)) << host;
   }
 }
@@ -48,9 +50,29 @@ TEST(RequestPolicyTest, RefusesOtherOrigins) {
        {"http://evil.example", "null", "", "http://localhost:5174",
         "https://localhost:5173", "http://localhost:5173.evil.example",
         "file://", "http://localhost:5173/path", "*",
-        "http://user@localhost:5173"}) {
+        "http://user@localhost:5173", "http://localhost:5173/",
+        "http://localhost:99999"}) {
     EXPECT_FALSE(policy.OriginAllowed(origin)) << origin;
   }
+}
+
+// An absolute-form request target names the host the request is for;
+// Host is then ignored (RFC 9112, 3.2.2).
+TEST(RequestPolicyTest, AbsoluteFormTargetsAreJudgedByTheirAuthority) {
+  RequestPolicy policy = Policy();
+  const std::string local = "localhost:3000";
+  EXPECT_FALSE(policy.RequestHostAllowed("http://evil.example/config", &local));
+  EXPECT_FALSE(
+      policy.RequestHostAllowed("http://evil.example:3000/config", &local));
+  EXPECT_FALSE(policy.RequestHostAllowed("HTTP://evil.example", &local));
+  EXPECT_FALSE(policy.RequestHostAllowed("http://localhost@evil.example/",
+                                         &local));
+  const std::string evil = "evil.example";
+  EXPECT_TRUE(
+      policy.RequestHostAllowed("http://localhost:3000/config?x=1", &evil));
+  EXPECT_TRUE(policy.RequestHostAllowed("/config", &local));
+  EXPECT_FALSE(policy.RequestHostAllowed("/config", &evil));
+  EXPECT_FALSE(policy.RequestHostAllowed("/config", nullptr));
 }
 
 TEST(RequestPolicyTest, CorsHeadersNameTheOriginNeverAStar) {

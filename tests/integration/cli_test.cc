@@ -210,6 +210,33 @@ TEST_F(CliTest, ExitCodesSayWhatWentWrong) {
                                   daemon_->address()));
 }
 
+// A file that is not UTF-8 is invalid input (exit 5), not a missing
+// feature, and leaves no protobuf error lines in the daemon's log.
+TEST_F(CliTest, ImportOfANonUtf8FileIsInvalidInput) {
+  testing::WriteFile(dir_.File("latin1.json"),
+                     "{\"mcpServers\": {\"caf\xe9\": {\"command\": \"x\"}}}");
+  ProcessResult imported = Ctl({"servers", "import", dir_.File("latin1.json")});
+  EXPECT_EQ(imported.exit_code, 5) << imported.err;
+  std::string said = imported.err.substr(imported.err.find("error: "));
+  EXPECT_THAT(said, HasSubstr("UTF-8"));
+  EXPECT_THAT(said, ::testing::Not(HasSubstr("not implemented")));
+  EXPECT_EQ(CtlJson({"servers", "list"})["servers"].size(), 0u);
+  EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
+}
+
+// `servers list` masks secret-looking arguments as `servers get` does.
+TEST_F(CliTest, ListMasksSecretArguments) {
+  ASSERT_EQ(Ctl({"servers", "add", "tokens", "--", "server", "--token",
+                 "tok-123", "API_KEY=key-456"})
+                .exit_code,
+            0);
+  ProcessResult table = Ctl({"servers", "list"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("[REDACTED]"));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("tok-123")));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("key-456")));
+}
+
 TEST_F(CliTest, StatusShowsTheDaemon) {
   ProcessResult status = Ctl({"status"});
   ASSERT_EQ(status.exit_code, 0) << status.err;

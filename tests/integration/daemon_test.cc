@@ -172,12 +172,23 @@ TEST_F(DaemonTest, RefusesCallsWithoutTheToken) {
       config_->ListServers(none.get(), v1::ListServersRequest(), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "SESSION_INVALID");
-  EXPECT_THAT(status.error_message(), HasSubstr(daemon_->token_file()));
+  // Where to find the token, without naming local paths to any caller.
+  EXPECT_THAT(status.error_message(), HasSubstr("inspectorctl"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--token-file"));
+  EXPECT_THAT(status.error_message(),
+              ::testing::Not(HasSubstr(daemon_->token_file())));
+  EXPECT_THAT(status.error_message(), ::testing::Not(HasSubstr(dir_.path())));
+  EXPECT_THAT(status.error_details(),
+              ::testing::Not(HasSubstr(daemon_->token_file())));
 
   auto wrong = Context("not-the-token");
   status = config_->ListServers(wrong.get(), v1::ListServersRequest(), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_THAT(status.error_message(), HasSubstr("invalid session token"));
+  EXPECT_THAT(status.error_message(),
+              ::testing::Not(HasSubstr(daemon_->token_file())));
+  EXPECT_THAT(status.error_details(),
+              ::testing::Not(HasSubstr(daemon_->token_file())));
 
   // The seed's header name works too.
   grpc::ClientContext seed;
@@ -320,6 +331,56 @@ TEST_F(DaemonTest, ImportIsAllOrNothing) {
   ASSERT_TRUE(config_->ImportServers(context.get(), request, &response).ok());
   EXPECT_EQ(response.skipped_size(), 1);
   EXPECT_EQ(List().size(), 1u);
+}
+
+// An id far too long to exist is still just not found; the answer quotes
+// only a short prefix of it.
+TEST_F(DaemonTest, HugeIdIsNotFoundWithABoundedMessage) {
+  v1::GetServerRequest request;
+  request.set_id(std::string(1 << 20, 'i'));
+  v1::ServerConfig response;
+  auto context = Context();
+  grpc::Status status = config_->GetServer(context.get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND)
+      << status.error_message().substr(0, 200);
+  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "SERVER_NOT_FOUND");
+  EXPECT_LT(status.error_message().size(), 512u);
+  EXPECT_LT(status.error_details().size(), 1024u);
+}
+
+// A proto3 string holding invalid UTF-8 cannot be decoded: the caller is
+// told its input is invalid, and the daemon logs no protobuf errors.
+TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
+  v1::ImportServersRequest request;
+  request.set_content(R"({"mcpServers": {"a": {"command": "x"}}})");
+  std::string bytes = request.SerializeAsString();
+  size_t at = bytes.find("\"a\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '\xff';
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer buffer(&slice, 1);
+  grpc::GenericStub stub(channel_);
+  auto context = Context();
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareUnaryCall(
+      context.get(), "/inspector.v1.ConfigService/ImportServers", buffer, &cq);
+  call->StartCall();
+  grpc::ByteBuffer reply;
+  grpc::Status status;
+  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_message();
+  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "INVALID_REQUEST");
+  EXPECT_THAT(status.error_message(), HasSubstr("UTF-8"));
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  // Nothing was imported, and stderr has no libprotobuf lines.
+  EXPECT_TRUE(List().empty());
+  EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
 }
 
 TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {

@@ -176,6 +176,9 @@ TEST_F(GatewayTest, MissingOrWrongTokenIsSessionInvalid) {
     EXPECT_EQ(error.value("code", ""), "SESSION_INVALID") << result.body;
     EXPECT_FALSE(error.value("message", "").empty());
     EXPECT_THAT(error.value("helpUrl", ""), HasSubstr("session-invalid"));
+    // Says where the token is found without naming local paths.
+    EXPECT_THAT(result.body, Not(HasSubstr(daemon_->token_file())));
+    EXPECT_THAT(result.body, Not(HasSubstr(dir_.path())));
   }
   HttpResult bearer = Curl({"-H", "Authorization: Bearer " + token_,
                             base_ + "/config"});
@@ -324,6 +327,37 @@ TEST_F(GatewayTest, McpErrorsUseTheSeedStatuses) {
             "https://modelcontextprotocol.io/inspector/errors/spawn-failed");
 }
 
+// Errors quote at most a short, whole-character prefix of what was sent.
+TEST_F(GatewayTest, ErrorsQuoteOnlyAPrefixOfTheInput) {
+  json config = {{"name", std::string(10 << 20, 'n')},
+                 {"transport", "stdio"},
+                 {"command", "node"}};
+  HttpResult created = Request("POST", "/config", config.dump());
+  EXPECT_EQ(created.status, 400) << created.body.substr(0, 300);
+  EXPECT_EQ(created.Json()["error"]["code"], "INVALID_CONFIG");
+  EXPECT_LT(created.body.size(), 2048u) << created.body.substr(0, 300);
+  json file = {{"mcpServers", {{std::string(10 << 20, 'n'), {{"command", "x"}}}}}};
+  HttpResult imported = Request("POST", "/config/import",
+                                json{{"content", file.dump()}}.dump());
+  EXPECT_EQ(imported.status, 400) << imported.body.substr(0, 300);
+  EXPECT_EQ(imported.Json()["error"]["code"], "INVALID_CONFIG");
+  EXPECT_LT(imported.body.size(), 2048u) << imported.body.substr(0, 300);
+}
+
+// The echo of a body that is not JSON is cut between characters.
+TEST_F(GatewayTest, InvalidJsonEchoKeepsWholeCharacters) {
+  // A two-byte character across the quoted prefix's end.
+  std::string id = AddFixture("fixture");
+  std::string garbage = "{" + std::string(118, 'a');
+  for (int i = 0; i < 200; ++i) garbage += "\xc3\xa9";
+  HttpResult invalid = Request("POST", "/mcp?serverId=" + id, garbage);
+  EXPECT_GE(invalid.status, 400) << invalid.body;
+  std::string message = invalid.Json()["error"].value("message", "");
+  EXPECT_THAT(message, HasSubstr("aaaa")) << invalid.body;
+  EXPECT_THAT(invalid.body, Not(HasSubstr("\xef\xbf\xbd"))) << invalid.body;
+  EXPECT_LT(invalid.body.size(), 2048u);
+}
+
 TEST_F(GatewayTest, ForeignHostOrOriginIsForbiddenBeforeAnyCall) {
   std::string id = AddFixture("fixture");
   const std::string message =
@@ -391,6 +425,8 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
   EXPECT_EQ(wrong_method.Json()["error"]["code"], "METHOD_NOT_ALLOWED");
   EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("GET"));
   EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("POST"));
+  EXPECT_EQ(wrong_method.Json()["error"]["helpUrl"],
+            "https://modelcontextprotocol.io/inspector/errors/method-not-allowed");
 
   // A contract RPC that is not built yet answers 501 in the same format.
   HttpResult oauth = Request("GET", "/oauth/authorize/some-server");
@@ -398,10 +434,66 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
   EXPECT_EQ(oauth.Json()["error"]["code"], "NOT_IMPLEMENTED");
 }
 
+// Bodies up to the documented 64 MiB pass; a larger one is refused with
+// 413 before any call is made.
 TEST_F(GatewayTest, OversizedBodyIsRefused) {
-  std::string big(20 << 20, 'x');
+  std::string big((64 << 20) + 1, 'x');
   HttpResult result = Request("POST", "/config", "{\"name\":\"" + big + "\"}");
   EXPECT_EQ(result.status, 413) << result.body.substr(0, 200);
+  EXPECT_EQ(result.Json()["error"]["code"], "TOO_LARGE") << result.body;
+}
+
+// A body over the old 16 MiB limit reaches the daemon (a server with 1000
+// arguments of 17.5 KB each, within the configuration's own limits).
+TEST_F(GatewayTest, LargeRequestBodyIsAccepted) {
+  json big = {{"name", "big-body"}, {"transport", "stdio"}, {"command", "node"}};
+  for (int i = 0; i < 1000; ++i) big["args"].push_back(std::string(17500, 'b'));
+  std::string body = big.dump();
+  ASSERT_GT(body.size(), 16u << 20);
+  HttpResult created = Request("POST", "/config", body);
+  ASSERT_EQ(created.status, 200) << created.body.substr(0, 300);
+  EXPECT_EQ(created.Json()["args"].size(), 1000u);
+}
+
+// A reply over gRPC's default 4 MiB limit reaches the REST caller (the
+// tool has already run upstream).
+TEST_F(GatewayTest, LargeToolResultPassesThrough) {
+  std::string id = AddFixture("fixture");
+  HttpResult called = Request(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc":"2.0","id":"large-1","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
+  ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
+  EXPECT_GT(called.body.size(), 5000000u);
+  EXPECT_EQ(called.Json()["id"], "large-1");
+}
+
+// So do a large server list and export.
+TEST_F(GatewayTest, LargeConfigRepliesPassThrough) {
+  json big = {{"name", "big"}, {"transport", "stdio"}, {"command", "node"}};
+  for (int i = 0; i < 90; ++i) big["args"].push_back(std::string(60000, 'a'));
+  HttpResult created = Request("POST", "/config", big.dump());
+  ASSERT_EQ(created.status, 200) << created.body.substr(0, 300);
+  HttpResult list = Request("GET", "/config");
+  ASSERT_EQ(list.status, 200) << list.body.substr(0, 300);
+  EXPECT_EQ(list.Json()["servers"].size(), 1u);
+  HttpResult exported = Request("GET", "/config/export");
+  ASSERT_EQ(exported.status, 200) << exported.body.substr(0, 300);
+  EXPECT_GT(exported.body.size(), 5000000u);
+}
+
+// An import whose answer is larger than 4 MiB succeeds once; nothing is
+// saved by a call that then fails.
+TEST_F(GatewayTest, LargeImportAnswersOnce) {
+  json file;
+  for (int i = 0; i < 3000; ++i) {
+    file["mcpServers"]["server-" + std::to_string(i)] = {
+        {"command", "node"}, {"args", {std::string(1500, 'a')}}};
+  }
+  HttpResult imported = Request(
+      "POST", "/config/import",
+      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}.dump());
+  ASSERT_EQ(imported.status, 200) << imported.body.substr(0, 300);
+  EXPECT_EQ(imported.Json()["created"].size(), 3000u);
 }
 
 // The live traffic stream read by curl -N as a browser would: one SSE event
@@ -497,6 +589,54 @@ TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
   EXPECT_EQ(config.status, 200) << config.body;
   EXPECT_TRUE(config.Json()["servers"].is_array()) << config.body;
   EXPECT_EQ(gateway->Stop(SIGTERM), 0);
+}
+
+// inspector-gateway in front of a daemon of its own.
+class StandaloneGatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+    gateway_ = PeerProcess::Start(
+        {INSPECTOR_GATEWAY_PATH, "--target", daemon_->address(), "--listen",
+         "127.0.0.1:0"},
+        {}, "serving REST on ", &error);
+    ASSERT_NE(gateway_, nullptr) << error;
+    std::string line = gateway_->ready_line();
+    std::string address = line.substr(line.find("serving REST on ") + 16);
+    base_ = "http://" + address.substr(0, address.find(' '));
+  }
+
+  // A POST of `body` (JSON) with the token.
+  HttpResult Post(const std::string& path, const std::string& body) {
+    return Curl({"-H", "X-Session-Token: " + daemon_->token(), "-H",
+                 "Content-Type: application/json", "--data-binary", "@-",
+                 base_ + path},
+                body);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<PeerProcess> gateway_;
+  std::string base_;
+};
+
+// A reply over gRPC's default 4 MiB limit passes the standalone gateway's
+// channel too.
+TEST_F(StandaloneGatewayTest, LargeToolResultPassesThrough) {
+  json config = {{"name", "fixture"},
+                 {"transport", "stdio"},
+                 {"command", "node"},
+                 {"args", {kFixture, "stdio"}}};
+  HttpResult created = Post("/config", config.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  HttpResult called = Post(
+      "/mcp?serverId=" + created.Json().value("id", ""),
+      R"({"jsonrpc":"2.0","id":"large-2","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
+  ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
+  EXPECT_GT(called.body.size(), 5000000u);
+  EXPECT_EQ(gateway_->Stop(SIGTERM), 0);
 }
 
 TEST(GatewayStandaloneTest, RefusesNonLoopbackListenAddress) {
