@@ -299,9 +299,8 @@ class JsonReader {
         break;
       case FieldDescriptor::CPPTYPE_ENUM:
         if (j.is_string()) {
-          const EnumValueDescriptor* value =
-              field->enum_type()->FindValueByName(
-                  j.get_ref<const std::string&>());
+          const EnumValueDescriptor* value = FindEnumValue(
+              field->enum_type(), j.get_ref<const std::string&>());
           if (value == nullptr) {
             return Fail(absl::StrCat("unknown value of enum ",
                                      field->enum_type()->full_name()),

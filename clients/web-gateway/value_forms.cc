@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/rfc3339.h"
@@ -44,6 +45,28 @@ bool HasTextForm(const Descriptor* type) {
 bool IsNullValueEnum(const FieldDescriptor* field) {
   return field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM &&
          field->enum_type()->full_name() == "google.protobuf.NullValue";
+}
+
+const EnumValueDescriptor* FindEnumValue(const EnumDescriptor* type,
+                                         std::string_view text) {
+  if (const EnumValueDescriptor* exact =
+          type->FindValueByName(std::string(text))) {
+    return exact;
+  }
+  // ConfigFormat -> CONFIG_FORMAT_, then the short name in upper case.
+  std::string name;
+  for (char c : type->name()) {
+    if (absl::ascii_isupper(static_cast<unsigned char>(c)) && !name.empty()) {
+      name += '_';
+    }
+    name += absl::ascii_toupper(static_cast<unsigned char>(c));
+  }
+  name += '_';
+  if (text.empty()) return nullptr;
+  for (char c : text) {
+    name += c == '-' ? '_' : absl::ascii_toupper(static_cast<unsigned char>(c));
+  }
+  return type->FindValueByName(name);
 }
 
 // Finds a field by its proto name ("server_id") or JSON name ("serverId").
@@ -307,7 +330,7 @@ bool StoreText(Message* message, const FieldDescriptor* field,
     }
     case FieldDescriptor::CPPTYPE_ENUM: {
       const EnumValueDescriptor* value =
-          field->enum_type()->FindValueByName(std::string(text));
+          FindEnumValue(field->enum_type(), text);
       if (value != nullptr) {
         store.Enum(value->number());
         return true;

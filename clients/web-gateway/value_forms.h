@@ -29,6 +29,7 @@ namespace inspector::gateway::transcoding {
 using google::protobuf::Descriptor;
 using google::protobuf::DescriptorPool;
 using google::protobuf::DynamicMessageFactory;
+using google::protobuf::EnumDescriptor;
 using google::protobuf::EnumValueDescriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
@@ -55,6 +56,14 @@ bool HasTextForm(const google::protobuf::Descriptor* type);
 
 // A field of enum google.protobuf.NullValue.
 bool IsNullValueEnum(const google::protobuf::FieldDescriptor* field);
+
+// The value of enum `type` that `text` names: its full name
+// ("CONFIG_FORMAT_MCP_SERVERS") or its short name, the full name without the
+// prefix that style gives every value of the enum ("CONFIG_FORMAT_" for
+// ConfigFormat), matched ignoring case and with '-' standing for '_'
+// ("mcp-servers", "vscode"). nullptr when it names none.
+const google::protobuf::EnumValueDescriptor* FindEnumValue(
+    const google::protobuf::EnumDescriptor* type, std::string_view text);
 
 // Finds a field by its proto name ("server_id") or JSON name ("serverId").
 const google::protobuf::FieldDescriptor* FindField(

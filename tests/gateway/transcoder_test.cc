@@ -239,6 +239,40 @@ TEST_F(RealTranscoderTest, QueryParametersInEveryForm) {
   EXPECT_EQ(exported.format(), v1::CONFIG_FORMAT_VSCODE);
 }
 
+TEST_F(RealTranscoderTest, EnumsTakeTheShortNamesTheCliUses) {
+  const std::pair<const char*, v1::ConfigFormat> cases[] = {
+      {"claude", v1::CONFIG_FORMAT_MCP_SERVERS},
+      {"cursor", v1::CONFIG_FORMAT_MCP_SERVERS},
+      {"mcp-servers", v1::CONFIG_FORMAT_MCP_SERVERS},
+      {"vscode", v1::CONFIG_FORMAT_VSCODE},
+      {"VSCode", v1::CONFIG_FORMAT_VSCODE},
+      {"inspector", v1::CONFIG_FORMAT_INSPECTOR},
+      {"auto", v1::CONFIG_FORMAT_AUTO},
+  };
+  for (const auto& [name, format] : cases) {
+    SCOPED_TRACE(name);
+    v1::ExportServersRequest exported;
+    exported.set_format(v1::CONFIG_FORMAT_INSPECTOR);
+    ASSERT_TRUE(Build("GET", "/config/export", std::string("format=") + name,
+                      "", &exported)
+                    .ok());
+    EXPECT_EQ(exported.format(), format);
+    v1::ImportServersRequest import;
+    import.set_format(v1::CONFIG_FORMAT_INSPECTOR);
+    ASSERT_TRUE(Build("POST", "/config/import", "",
+                      absl::StrCat(R"({"format":")", name, R"("})"), &import)
+                    .ok());
+    EXPECT_EQ(import.format(), format);
+  }
+  // Neither a bare prefix nor another enum's short name is taken.
+  v1::ExportServersRequest exported;
+  ExpectInvalid(Build("GET", "/config/export", "format=", "", &exported),
+                "format", "inspector.v1.ConfigFormat");
+  ExpectInvalid(Build("GET", "/config/export", "format=config-format-vscode_x",
+                      "", &exported),
+                "format", "inspector.v1.ConfigFormat");
+}
+
 TEST_F(RealTranscoderTest, BadQueryValuesNameTheParameter) {
   v1::ExportServersRequest exported;
   ExpectInvalid(Build("GET", "/config/export", "format=BOGUS", "", &exported),
