@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/args.h"
+#include "clients/cli/cli_errors.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/files.h"
@@ -14,6 +15,7 @@
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
 #include "common/transports.h"
+#include "common/utf8.h"
 #include "google/protobuf/empty.pb.h"
 
 namespace inspector::cli {
@@ -324,6 +326,21 @@ absl::Status RunImport(Context& context, const ImportFlags& flags) {
                    ParseConflictPolicy(flags.on_conflict));
   ASSIGN_OR_RETURN(std::string content,
                    ReadInputFile(flags.file, kMaxImportBytes));
+  // The request carries the file as text: say where it is not UTF-8 here,
+  // rather than let the daemon refuse a request it cannot decode.
+  for (size_t i = 0; i < content.size();) {
+    size_t length = Utf8SequenceLength(content, i);
+    if (length == 0) {
+      return LocalError(
+          v1::INVALID_REQUEST,
+          absl::StrCat(flags.file == "-" ? "standard input" : flags.file,
+                       " is not UTF-8 text: byte ", i, " (0x",
+                       absl::Hex(static_cast<unsigned char>(content[i]),
+                                 absl::kZeroPad2),
+                       ") starts no character; save the file as UTF-8"));
+    }
+    i += length;
+  }
   request.set_content(std::move(content));
   request.set_format(format);
   request.set_on_conflict(policy);
