@@ -244,7 +244,15 @@ void Engine::Forward(const std::string& server, std::string raw,
     done(error);
     return;
   }
-  session->Send(std::move(raw), limits, std::move(done));
+  // The answer leaves once its rows are recorded (see Pipeline).
+  session->Send(std::move(raw), limits,
+                [pipeline = pipeline_, done = std::move(done)](
+                    absl::StatusOr<std::string> answer) {
+                  pipeline->WhenRecorded(
+                      [done, answer = std::move(answer)]() mutable {
+                        done(std::move(answer));
+                      });
+                });
 }
 
 void Engine::Connect(
