@@ -128,6 +128,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                      database.status().message()));
   }
   state->database = *std::move(database);
+  // Sessions of a daemon that was killed were never ended; end them now,
+  // before this one starts sessions of its own.
+  if (absl::StatusOr<int> ended =
+          state->database->EndSessionsLeftOpen("daemon_restart");
+      !ended.ok()) {
+    return absl::Status(ended.status().code(),
+                        absl::StrCat("database ", options.database_path, ": ",
+                                     ended.status().message()));
+  }
   state->server_store =
       std::make_unique<storage::ServerStore>(state->database.get());
   if (options.record_history) {
@@ -152,7 +161,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   }
   state->history_reader = *std::move(reader);
   state->pipeline = std::make_unique<engine::Pipeline>(
-      state->history_writer.get(), &state->event_bus);
+      state->history_writer.get(), &state->event_bus,
+      options.answer_after_recorded ? engine::HistorySync::kAnswered
+                                    : engine::HistorySync::kAsync);
 
   // The engine keeps the servers' configurations and follows their
   // changes itself.

@@ -67,6 +67,13 @@ int main(int argc, char** argv) {
                  "keep at most this many messages (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  std::string history_sync = "async";
+  app.add_option("--history-sync", history_sync,
+                 "answered: a call is answered once its messages are "
+                 "committed to history; async: at once, committed within "
+                 "~50 ms")
+      ->check(CLI::IsMember({"answered", "async"}))
+      ->capture_default_str();
   int64_t history_days = 30;
   app.add_option("--history-max-days", history_days,
                  "delete messages older than this many days (0: keep)")
@@ -91,6 +98,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   options.record_history = !no_history;
+  options.answer_after_recorded = history_sync == "answered";
   options.idle_timeout = absl::Seconds(idle_seconds);
   options.history_max_age = absl::Hours(24 * history_days);
   if (log_level == "debug") inspector::SetLogLevel(inspector::LogLevel::kDebug);

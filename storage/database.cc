@@ -515,6 +515,18 @@ int64_t Database::LastInsertRowId() const {
 
 int Database::Changes() const { return sqlite3_changes(db_); }
 
+absl::StatusOr<int> Database::EndSessionsLeftOpen(std::string_view reason) {
+  ASSIGN_OR_RETURN(
+      Statement update,
+      Prepare("UPDATE sessions SET end_reason = ?1, ended_at = max(started_at,"
+              " coalesce((SELECT max(ts) FROM messages"
+              " WHERE messages.session_id = sessions.id), started_at))"
+              " WHERE ended_at IS NULL"));
+  RETURN_IF_ERROR(update.Bind(1, reason));
+  RETURN_IF_ERROR(update.Run());
+  return Changes();
+}
+
 absl::StatusOr<int> Database::UserVersion() {
   ASSIGN_OR_RETURN(Statement statement, Prepare("PRAGMA user_version"));
   ASSIGN_OR_RETURN(bool has_row, statement.Step());

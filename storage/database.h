@@ -256,6 +256,12 @@ class Database {
   // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
   int Changes() const;
 
+  // Ends the sessions a previous daemon left open (ended_at NULL: it was
+  // killed or crashed): ended_at becomes the time of the session's last
+  // message (its start if it has none) and end_reason `reason`. Returns how
+  // many were ended. For the daemon at start, before it opens sessions.
+  absl::StatusOr<int> EndSessionsLeftOpen(std::string_view reason);
+
   // The file's PRAGMA user_version: the schema version it is at.
   absl::StatusOr<int> UserVersion();
 

@@ -327,6 +327,31 @@ absl::Status HistoryWriter::Flush() {
   return status;
 }
 
+void HistoryWriter::WhenWritten(std::function<void()> callback) {
+  {
+    absl::MutexLock lock(&mu_);
+    const uint64_t target = last_seq_;
+    if (OldestOutstanding() <= target || !written_callbacks_.empty()) {
+      // (A later target never overtakes an earlier callback.)
+      const bool was_idle = written_callbacks_.empty();
+      written_callbacks_.emplace_back(target, std::move(callback));
+      if (was_idle) work_cv_.Signal();
+      return;
+    }
+  }
+  callback();
+}
+
+void HistoryWriter::TakeReadyCallbacks(
+    std::vector<std::function<void()>>* ready) {
+  const uint64_t oldest = OldestOutstanding();
+  while (!written_callbacks_.empty() &&
+         written_callbacks_.front().first < oldest) {
+    ready->push_back(std::move(written_callbacks_.front().second));
+    written_callbacks_.pop_front();
+  }
+}
+
 absl::Status HistoryWriter::EnforceRetention() {
   RETURN_IF_ERROR(Flush());
   absl::MutexLock lock(&mu_);
@@ -378,6 +403,15 @@ void HistoryWriter::Run() {
       absl::MutexLock lock(&mu_);
       while (true) {
         const bool has_items = !queue_.empty() || !kept_.empty();
+        if (!has_items && !written_callbacks_.empty()) {
+          // Their records were dropped from the queue: nothing to wait for.
+          std::vector<std::function<void()>> ready;
+          TakeReadyCallbacks(&ready);
+          mu_.Unlock();
+          for (auto& callback : ready) callback();
+          mu_.Lock();
+          continue;
+        }
         if (stopping_ && !has_items) {
           // Nobody may wait for a pass that will never run.
           retention_running_ = false;
@@ -408,7 +442,7 @@ void HistoryWriter::Run() {
         if (has_items) {
           const absl::Time oldest = !kept_.empty() ? kept_.front().queued_at
                                                    : queue_.front().queued_at;
-          if (stopping_ || flush_waiters_ > 0 ||
+          if (stopping_ || flush_waiters_ > 0 || !written_callbacks_.empty() ||
               queue_.size() + kept_.size() >= options_.max_batch ||
               now >= oldest + options_.max_delay) {
             break;
@@ -773,6 +807,12 @@ void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
   }
   in_flight_seq_ = 0;
   done_cv_.SignalAll();
+  std::vector<std::function<void()>> ready;
+  TakeReadyCallbacks(&ready);
+  if (ready.empty()) return;
+  mu_.Unlock();
+  for (auto& callback : ready) callback();
+  mu_.Lock();
 }
 
 void HistoryWriter::ReportError(const absl::Status& status) {

@@ -53,6 +53,14 @@
 // Stats::failed, the error is reported through `on_error` (by default one
 // line on stderr, at most one line per second) and kept for the next Flush.
 //
+// Durability: a committed batch survives the daemon's process being killed
+// (the database runs in WAL mode with synchronous=NORMAL; a power loss may
+// still take the last batches). WhenWritten runs a callback once every
+// record appended before it is committed, without blocking anyone: a
+// waiting callback makes the writer commit what is queued at once instead
+// of after max_delay, and the records appended while a batch is being
+// committed go together into the next one (group commit).
+//
 // Thread-safety: every public method is thread-safe. Ownership: the writer
 // owns its connection and thread; the destructor writes everything still
 // queued, then stops the thread.
@@ -68,6 +76,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -199,6 +208,16 @@ class HistoryWriter {
   // such session).
   void EndSession(std::string id, int64_t ended_at_ms, std::string reason);
 
+  // Runs `callback` once every record appended before the call is written
+  // (or dropped, or failed): at once on the calling thread if nothing is
+  // outstanding, otherwise on the writer thread right after the commit of
+  // the batch that finishes them (callbacks run in the order they were
+  // given, outside the writer's lock). A paused writer holds them until
+  // Resume; the destructor runs them after the last commit. `callback` must
+  // be quick and must not call Flush, EnforceRetention or Pause (it may
+  // append).
+  void WhenWritten(std::function<void()> callback);
+
   // Blocks until every record appended before the call is written (or
   // dropped, or failed). Returns the first write error since the previous
   // Flush returned (and forgets it), OK if there was none.
@@ -271,6 +290,10 @@ class HistoryWriter {
   absl::Status RetentionChunk(bool* done);
   void BeginRetentionPass() ABSL_LOCKS_EXCLUDED(mu_);
   void ReportError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves the WhenWritten callbacks whose records are all finished into
+  // `*ready`, in order.
+  void TakeReadyCallbacks(std::vector<std::function<void()>>* ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const HistoryWriterOptions options_;
   std::atomic<int64_t> next_id_;
@@ -299,6 +322,9 @@ class HistoryWriter {
   // Seq of the first record of the batch being written; 0 when idle.
   uint64_t in_flight_seq_ ABSL_GUARDED_BY(mu_) = 0;
   int flush_waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  // WhenWritten callbacks and the last seq each waits for, in seq order.
+  std::deque<std::pair<uint64_t, std::function<void()>>> written_callbacks_
+      ABSL_GUARDED_BY(mu_);
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
   // A batch has been written since the memory was last released, and when.
   bool holds_memory_ ABSL_GUARDED_BY(mu_) = false;

@@ -246,7 +246,15 @@ void Engine::Forward(const std::string& server, std::string raw,
     done(error);
     return;
   }
-  session->Send(std::move(raw), limits, std::move(done));
+  // The answer leaves once its rows are recorded (see Pipeline).
+  session->Send(std::move(raw), limits,
+                [pipeline = pipeline_, done = std::move(done)](
+                    absl::StatusOr<std::string> answer) {
+                  pipeline->WhenRecorded(
+                      [done, answer = std::move(answer)]() mutable {
+                        done(std::move(answer));
+                      });
+                });
 }
 
 void Engine::Connect(
@@ -285,6 +293,31 @@ absl::StatusOr<v1::ServerStatus> Engine::Disconnect(const std::string& server) {
     c->lost = false;
   }
   clock_->Cancel(retry_timer);
+  if (session != nullptr && session->ended()) {
+    // It failed (ERROR) and still holds its transport: a dead process's
+    // pipes, unreaped, until the next use replaces it. Letting it go closes
+    // the transport on the work queue (~UpstreamSession).
+    v1::ConnectionState from = v1::DISCONNECTED;
+    {
+      absl::MutexLock lock(&c->mu);
+      if (c->session == session) {
+        c->session = nullptr;
+        from = c->state;
+        c->state = v1::DISCONNECTED;
+      }
+    }
+    if (from != v1::DISCONNECTED) {
+      v1::StateChange change;
+      change.set_server_id(c->config.id());
+      change.set_server_name(c->config.name());
+      change.set_session_id(session->identity().session_id);
+      change.set_from(from);
+      change.set_to(v1::DISCONNECTED);
+      pipeline_->PublishState(change);
+    }
+    session.reset();
+    return StatusOf(*c);
+  }
   if (session != nullptr) session->Close();
   return StatusOf(*c);
 }

@@ -7,8 +7,17 @@ namespace inspector::engine {
 
 int64_t NowMillis() { return absl::ToUnixMillis(absl::Now()); }
 
-Pipeline::Pipeline(storage::HistoryWriter* history, EventBus* bus)
-    : history_(history), bus_(bus) {}
+Pipeline::Pipeline(storage::HistoryWriter* history, EventBus* bus,
+                   HistorySync sync)
+    : history_(history), bus_(bus), sync_(sync) {}
+
+void Pipeline::WhenRecorded(std::function<void()> deliver) {
+  if (history_ == nullptr || sync_ == HistorySync::kAsync) {
+    deliver();
+    return;
+  }
+  history_->WhenWritten(std::move(deliver));
+}
 
 int64_t Pipeline::Observe(const Envelope& envelope) {
   const int64_t ts = NowMillis();

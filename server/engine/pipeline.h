@@ -4,7 +4,10 @@
 // let the intercept engine hold or change it; then the caller forwards it.
 //
 // Recording never blocks: the history writer queues rows for its own
-// thread. Publishing never blocks: watchers have bounded buffers. Also
+// thread. With HistorySync::kAnswered (--history-sync answered) a caller's
+// answer is handed over only once the rows of its request and response are
+// committed (WhenRecorded), so an answered call is in history even if the
+// daemon is killed right after; the wait blocks no thread. Publishing never blocks: watchers have bounded buffers. Also
 // carries the daemon's log lines and connection state changes to the same
 // places, and the start and end of each session with a server (the
 // sessions table). Thread-safe.
@@ -12,6 +15,7 @@
 #define INSPECTOR_SERVER_ENGINE_PIPELINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,11 +42,25 @@ struct Envelope {
   std::string error_code;
 };
 
+// When a caller's answer may leave, relative to its rows in history.
+enum class HistorySync {
+  kAnswered,  // once its request and response rows are committed
+  kAsync,     // at once; the rows are committed within ~50 ms
+};
+
 class Pipeline {
  public:
   // `history` may be null (recording off); `bus` must not be. Both must
   // outlive the pipeline.
-  Pipeline(storage::HistoryWriter* history, EventBus* bus);
+  Pipeline(storage::HistoryWriter* history, EventBus* bus,
+           HistorySync sync = HistorySync::kAsync);
+
+  // Runs `deliver` (which hands an answer to its caller) once everything
+  // observed so far is committed to history, in kAnswered mode with
+  // history on: on the history writer's thread right after that commit
+  // (so it must be quick and never block), or on this thread at once if
+  // nothing is outstanding. Otherwise runs it at once.
+  void WhenRecorded(std::function<void()> deliver);
 
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
@@ -70,6 +88,7 @@ class Pipeline {
  private:
   storage::HistoryWriter* const history_;
   EventBus* const bus_;
+  const HistorySync sync_;
   std::atomic<int64_t> unrecorded_ids_{0};
 };
 

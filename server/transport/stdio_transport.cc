@@ -152,6 +152,12 @@ class LineBuffer {
       return false;
     }
     buffer_.erase(0, start);
+    // A long line grew the buffer; do not keep its capacity for the
+    // session's life (the heap it holds cannot be given back).
+    if (buffer_.capacity() > kKeptCapacity &&
+        buffer_.size() <= kKeptCapacity / 2) {
+      std::string(buffer_).swap(buffer_);
+    }
     return true;
   }
 
@@ -182,6 +188,9 @@ class LineBuffer {
     }
     return true;
   }
+
+  // Capacity kept between lines: a few read chunks.
+  static constexpr size_t kKeptCapacity = 4 * kReadChunk;
 
   const size_t max_line_;
   const Overflow overflow_;

@@ -63,6 +63,32 @@ TEST(DatabaseTest, OpensInMemoryAndRunsStatements) {
   EXPECT_EQ(sum, 3);
 }
 
+// Sessions of a killed daemon end at their last message (or their start),
+// as daemon_restart; sessions already ended are left alone.
+TEST(DatabaseTest, EndsSessionsLeftOpen) {
+  ASSERT_OK_AND_ASSIGN(auto db, Database::Open(":memory:"));
+  ASSERT_OK(db->Exec(
+      "INSERT INTO sessions (id, kind, started_at) VALUES"
+      " ('talked', 'daemon', 1000), ('silent', 'daemon', 3000);"
+      "INSERT INTO sessions (id, kind, started_at, ended_at, end_reason)"
+      " VALUES ('done', 'daemon', 2000, 4000, 'closed');"
+      "INSERT INTO messages (id, ts, session_id, direction, kind, raw,"
+      " raw_size) VALUES"
+      " (1, 5000, 'talked', 'client_to_server', 'request', '{}', 2),"
+      " (2, 6000, 'talked', 'server_to_client', 'response', '{}', 2),"
+      " (3, 9000, 'done', 'client_to_server', 'request', '{}', 2)"));
+  ASSERT_OK_AND_ASSIGN(int ended, db->EndSessionsLeftOpen("daemon_restart"));
+  EXPECT_EQ(ended, 2);
+  EXPECT_EQ(*QueryText(*db,
+                       "SELECT group_concat(id || ':' || ended_at || ':' ||"
+                       " end_reason, ' ') FROM (SELECT * FROM sessions"
+                       " ORDER BY id)"),
+            "done:4000:closed silent:3000:daemon_restart "
+            "talked:6000:daemon_restart");
+  ASSERT_OK_AND_ASSIGN(ended, db->EndSessionsLeftOpen("daemon_restart"));
+  EXPECT_EQ(ended, 0);
+}
+
 TEST(DatabaseTest, BindsAndReadsEveryType) {
   std::unique_ptr<Database> db = OpenMemoryWithTable();
   ASSERT_NE(db, nullptr);

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -88,6 +89,60 @@ class HistoryWriterTest : public ::testing::Test {
   std::string path_;
   std::unique_ptr<Database> db_;  // a reader's view of the file
 };
+
+// An answer waits for its rows: the callback runs only once they are
+// committed, and a waiting callback commits the queue without max_delay.
+TEST_F(HistoryWriterTest, WhenWrittenRunsOnceTheRecordsAreCommitted) {
+  HistoryWriterOptions options = QuietOptions();
+  options.start_paused = true;
+  ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));
+  writer->Append(Request(*writer, 1000));
+  writer->Append(Request(*writer, 1001));
+  absl::Notification ran;
+  absl::StatusOr<int64_t> rows_seen = -1;
+  writer->WhenWritten([&] {
+    // The main thread waits meanwhile, so db_ is not shared.
+    rows_seen = QueryInt(*db_, "SELECT count(*) FROM messages");
+    ran.Notify();
+  });
+  EXPECT_FALSE(ran.HasBeenNotified());
+  // Appended after: not waited for.
+  writer->Append(Request(*writer, 1002));
+  writer->Resume();
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_OK(rows_seen.status());
+  EXPECT_GE(*rows_seen, 2);
+
+  // Nothing outstanding: runs at once, on this thread.
+  ASSERT_OK(writer->Flush());
+  bool inline_ran = false;
+  writer->WhenWritten([&] { inline_ran = true; });
+  EXPECT_TRUE(inline_ran);
+}
+
+// Callbacks run in the order given, each after its own records, also when
+// many wait at once.
+TEST_F(HistoryWriterTest, WhenWrittenCallbacksRunInOrder) {
+  HistoryWriterOptions options = QuietOptions();
+  options.max_batch = 3;
+  ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));
+  absl::Mutex mu;
+  std::vector<int> order;
+  absl::Notification last;
+  constexpr int kCallbacks = 50;
+  for (int i = 0; i < kCallbacks; ++i) {
+    writer->Append(Request(*writer, 1000 + i));
+    writer->WhenWritten([&, i] {
+      absl::MutexLock lock(&mu);
+      order.push_back(i);
+      if (i == kCallbacks - 1) last.Notify();
+    });
+  }
+  ASSERT_TRUE(last.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(order.size(), static_cast<size_t>(kCallbacks));
+  for (int i = 0; i < kCallbacks; ++i) EXPECT_EQ(order[i], i);
+}
 
 TEST_F(HistoryWriterTest, WritesEveryMessageColumn) {
   ASSERT_OK_AND_ASSIGN(auto writer,

@@ -7,9 +7,12 @@
 //   (b) recording on:  a fresh inspectord fronting the same command as a
 //                      stdio server, reached with McpService.Forward over
 //                      gRPC on 127.0.0.1 (one channel), history recorded;
-//   (c) recording off: the same with inspectord --no-history.
+//   (c) recording off: the same with inspectord --no-history;
+//   (d) recording, answered: (b) with --history-sync answered (answers
+//                      leave once their rows are committed; with the
+//                      default, async, before).
 //
-// All three run side by side. Each mode (N requests sequentially, then N
+// All four run side by side. Each mode (N requests sequentially, then N
 // spread over C concurrent callers) warms every target up with 200
 // requests, then measures them interleaved: 10 rounds, each giving every
 // target N/10 requests in turn, so that the machine's speed drifting during
@@ -32,6 +35,7 @@
 //   - recording on keeps >= 90% of the throughput of recording off
 //     (sequential and concurrent);
 //   - inspectord's idle RSS is below 15 MiB.
+// and, for reference, what waiting for the commit costs: (d) against (b).
 //
 //   build/tools/bench/forward_bench [--requests N] [--concurrency C]
 //       [--inspectord PATH] [--node PATH]
@@ -518,10 +522,15 @@ std::unique_ptr<grpc::ClientContext> AuthorizedContext(
 class DaemonTarget : public Target {
  public:
   static absl::StatusOr<std::unique_ptr<DaemonTarget>> Start(
-      const Options& options, const TempDir& dir, bool record) {
+      const Options& options, const TempDir& dir, bool record,
+      bool answered = false) {
     std::unique_ptr<DaemonTarget> target(new DaemonTarget());
     std::vector<std::string> extra;
     if (!record) extra.push_back("--no-history");
+    if (answered) {
+      extra.push_back("--history-sync");
+      extra.push_back("answered");
+    }
     if (options.unix_socket) {
       extra.push_back("--listen");
       extra.push_back("unix:" + dir.File("grpc.sock"));
@@ -825,11 +834,11 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
   }
 }
 
-// Starts the three targets side by side, runs both modes interleaved
+// Starts the four targets side by side, runs both modes interleaved
 // across them, then reads each daemon's settled memory.
 absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
-                    Scenario& off) {
-  TempDir direct_dir, on_dir, off_dir;
+                    Scenario& off, Scenario& answered) {
+  TempDir direct_dir, on_dir, off_dir, answered_dir;
   absl::StatusOr<std::unique_ptr<DirectTarget>> direct_target =
       DirectTarget::Start(options, direct_dir);
   if (!direct_target.ok()) return direct_target.status();
@@ -839,33 +848,43 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   absl::StatusOr<std::unique_ptr<DaemonTarget>> off_target =
       DaemonTarget::Start(options, off_dir, /*record=*/false);
   if (!off_target.ok()) return off_target.status();
+  absl::StatusOr<std::unique_ptr<DaemonTarget>> answered_target =
+      DaemonTarget::Start(options, answered_dir, /*record=*/true,
+                          /*answered=*/true);
+  if (!answered_target.ok()) return answered_target.status();
   on.idle_rss = (*on_target)->idle_rss();
   off.idle_rss = (*off_target)->idle_rss();
+  answered.idle_rss = (*answered_target)->idle_rss();
   StatusTarget on_probe(**on_target);
   StatusTarget off_probe(**off_target);
+  StatusTarget answered_probe(**answered_target);
 
   absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
-      {direct_target->get(), on_target->get(), off_target->get(), &on_probe,
-       &off_probe},
+      {direct_target->get(), on_target->get(), off_target->get(),
+       answered_target->get(), &on_probe, &off_probe, &answered_probe},
       1, options.requests);
   if (!sequential.ok()) return sequential.status();
   direct.sequential = (*sequential)[0];
   on.sequential = (*sequential)[1];
   off.sequential = (*sequential)[2];
-  on.grpc_only = (*sequential)[3];
-  off.grpc_only = (*sequential)[4];
+  answered.sequential = (*sequential)[3];
+  on.grpc_only = (*sequential)[4];
+  off.grpc_only = (*sequential)[5];
+  answered.grpc_only = (*sequential)[6];
   absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
-      {direct_target->get(), on_target->get(), off_target->get()},
+      {direct_target->get(), on_target->get(), off_target->get(),
+       answered_target->get()},
       options.concurrency, options.requests);
   if (!concurrent.ok()) return concurrent.status();
   direct.concurrent = (*concurrent)[0];
   on.concurrent = (*concurrent)[1];
   off.concurrent = (*concurrent)[2];
+  answered.concurrent = (*concurrent)[3];
 
   const std::string way = absl::StrCat(options.concurrency, "-way");
   PrintRow(direct.label, "sequential", direct.sequential);
   PrintRow(direct.label, way, direct.concurrent);
-  for (Scenario* scenario : {&on, &off}) {
+  for (Scenario* scenario : {&on, &off, &answered}) {
     PrintRow(scenario->label, "sequential", scenario->sequential);
     PrintRow(scenario->label, way, scenario->concurrent);
     PrintRow("  gRPC alone: GetServerStatus", "sequential",
@@ -874,7 +893,8 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
 
   (*direct_target)->Stop();
   for (auto [target, scenario] :
-       {std::pair{on_target->get(), &on}, std::pair{off_target->get(), &off}}) {
+       {std::pair{on_target->get(), &on}, std::pair{off_target->get(), &off},
+        std::pair{answered_target->get(), &answered}}) {
     absl::StatusOr<Rss> settled =
         SettledRss(target->daemon_pid(), &scenario->settle_seconds);
     if (!settled.ok()) return settled.status();
@@ -885,6 +905,7 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   }
   (*on_target)->Stop();
   (*off_target)->Stop();
+  (*answered_target)->Stop();
   return absl::OkStatus();
 }
 
@@ -917,7 +938,8 @@ std::string LoadAverage() {
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
 void PrintBars(const Options& options, const Scenario& direct,
-               const Scenario& on, const Scenario& off) {
+               const Scenario& on, const Scenario& off,
+               const Scenario& answered) {
   std::printf("\n");
   double added = on.sequential.p50_ms - direct.sequential.p50_ms;
   std::printf("added p50: %.3f ms (bar <= %.2f ms): %s\n", added,
@@ -958,7 +980,15 @@ void PrintBars(const Options& options, const Scenario& direct,
       options.concurrency,
       100 * on.concurrent.per_second / direct.concurrent.per_second,
       100 * off.concurrent.per_second / direct.concurrent.per_second);
-  for (const Scenario* s : {&on, &off}) {
+  std::printf(
+      "answered once committed (d) vs (b): p50 %+.3f ms sequential, "
+      "%+.3f ms %d-way; throughput %.1f%% sequential, %.1f%% %d-way\n",
+      answered.sequential.p50_ms - on.sequential.p50_ms,
+      answered.concurrent.p50_ms - on.concurrent.p50_ms, options.concurrency,
+      100 * answered.sequential.per_second / on.sequential.per_second,
+      100 * answered.concurrent.per_second / on.concurrent.per_second,
+      options.concurrency);
+  for (const Scenario* s : {&on, &off, &answered}) {
     bool met = s->idle_rss.total < kIdleRssBarMiB &&
                s->settled_rss.total < kIdleRssBarMiB;
     std::printf(
@@ -1044,18 +1074,19 @@ int main(int argc, char** argv) {
               "p50 ms", "p90 ms", "p99 ms", "requests/s", "cs/req");
   std::fflush(stdout);
 
-  Scenario direct, on, off;
+  Scenario direct, on, off, answered;
   direct.label = "(a) direct stdio";
   on.label = "(b) inspectord, recording on";
   off.label = "(c) inspectord, recording off";
+  answered.label = "(d) inspectord, answered";
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
-  absl::Status status = RunAll(options, direct, on, off);
+  absl::Status status = RunAll(options, direct, on, off, answered);
   if (!status.ok()) {
     std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
     return 1;
   }
-  PrintBars(options, direct, on, off);
+  PrintBars(options, direct, on, off, answered);
   std::printf("load average at the end: %s\n", LoadAverage().c_str());
   return 0;
 }

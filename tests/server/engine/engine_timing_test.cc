@@ -178,5 +178,27 @@ TEST_F(EngineTimingTest, AStdioCrashIsNotRetriedUntilTheNextUse) {
   EXPECT_EQ(State(), v1::CONNECTED);
 }
 
+// Disconnecting a server whose process died lets its transport go at once
+// (pipes closed, process reaped) instead of at the next use.
+TEST_F(EngineTimingTest, DisconnectReleasesACrashedServersTransport) {
+  AddServer("stdio");
+  Call(0, /*handshake=*/true);
+  Wire(0)->Close(Error(v1::PROCESS_CRASHED, "exited with code 3"));
+  ASSERT_EQ(State(), v1::ERROR);
+  EXPECT_FALSE(Wire(0)->transport_closed.HasBeenNotified());
+  auto status = engine_->Disconnect("fake");
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->state(), v1::DISCONNECTED);
+  EXPECT_EQ(State(), v1::DISCONNECTED);
+  auto change = NextStateChangeTo(v1::DISCONNECTED);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->from(), v1::ERROR);
+  EXPECT_TRUE(Wire(0)->transport_closed.WaitForNotificationWithTimeout(
+      absl::Seconds(10)));
+  // The next use starts afresh.
+  Call(1, /*handshake=*/true);
+  EXPECT_EQ(State(), v1::CONNECTED);
+}
+
 }  // namespace
 }  // namespace inspector::engine

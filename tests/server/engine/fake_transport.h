@@ -24,6 +24,8 @@ struct FakeWire {
   transport::TransportCallbacks callbacks ABSL_GUARDED_BY(mu);
   bool started ABSL_GUARDED_BY(mu) = false;
   bool closed ABSL_GUARDED_BY(mu) = false;
+  // Set once the session closed (or destroyed) its transport.
+  absl::Notification transport_closed;
   std::string version ABSL_GUARDED_BY(mu);
   // Frames as stdio does: a message is one line.
   bool one_line ABSL_GUARDED_BY(mu) = false;
@@ -98,6 +100,9 @@ class FakeTransport final : public transport::Transport {
     bool was_closed;
     {
       absl::MutexLock lock(&wire_->mu);
+      if (!wire_->transport_closed.HasBeenNotified()) {
+        wire_->transport_closed.Notify();
+      }
       was_closed = wire_->closed;
       wire_->closed = true;
       c = wire_->callbacks;
