@@ -190,9 +190,11 @@ TEST_F(EngineTimingTest, DisconnectReleasesACrashedServersTransport) {
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_EQ(status->state(), v1::DISCONNECTED);
   EXPECT_EQ(State(), v1::DISCONNECTED);
-  auto change = NextStateChangeTo(v1::DISCONNECTED);
+  auto change = NextEvent([](const v1::Event& event) {
+    return event.has_state() && event.state().to() == v1::DISCONNECTED;
+  });
   ASSERT_TRUE(change.has_value());
-  EXPECT_EQ(change->from(), v1::ERROR);
+  EXPECT_EQ(change->state().from(), v1::ERROR);
   EXPECT_TRUE(Wire(0)->transport_closed.WaitForNotificationWithTimeout(
       absl::Seconds(10)));
   // The next use starts afresh.
