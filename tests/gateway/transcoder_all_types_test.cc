@@ -286,13 +286,7 @@ class AllTypesTest : public ::testing::Test {
     }
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kAllTypesFile,
                                                               set.add_file()));
-    auto pool = LoadDescriptorSet(set.SerializeAsString());
-    ASSERT_TRUE(pool.ok()) << pool.status();
-    pool_ = pool->release();
-    auto table = RouteTable::Build(*pool_);
-    ASSERT_TRUE(table.ok()) << table.status();
-    table_ = new RouteTable(*std::move(table));
-    transcoder_ = new Transcoder(pool_);
+    BuildRouting(set.SerializeAsString(), &pool_, &table_, &transcoder_);
   }
   static void TearDownTestSuite() {
     delete transcoder_;

@@ -54,13 +54,7 @@ std::string ReadFile(const std::string& path) {
 class RealTranscoderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto pool = LoadDescriptorSet(ReadFile(INSPECTOR_DESCRIPTOR_SET));
-    ASSERT_TRUE(pool.ok()) << pool.status();
-    pool_ = pool->release();
-    auto table = RouteTable::Build(*pool_);
-    ASSERT_TRUE(table.ok()) << table.status();
-    table_ = new RouteTable(*std::move(table));
-    transcoder_ = new Transcoder(pool_);
+    BuildRouting(ReadFile(INSPECTOR_DESCRIPTOR_SET), &pool_, &table_, &transcoder_);
   }
   static void TearDownTestSuite() {
     delete transcoder_;

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "clients/web-gateway/route_table.h"
+#include "clients/web-gateway/transcoder.h"
 #include "common/errors.h"
 
 namespace inspector::gateway {
@@ -27,6 +29,22 @@ inline void ExpectInvalid(const absl::Status& status, const std::string& field,
   if (!text.empty()) {
     EXPECT_THAT(message, ::testing::HasSubstr(text));
   }
+}
+
+// For a suite's SetUpTestSuite: loads `descriptor_set` (a serialized
+// FileDescriptorSet), then builds its route table and a transcoder over
+// it. The suite owns the three and deletes them in TearDownTestSuite.
+inline void BuildRouting(const std::string& descriptor_set,
+                         const google::protobuf::DescriptorPool** pool,
+                         const RouteTable** table,
+                         const Transcoder** transcoder) {
+  auto loaded = LoadDescriptorSet(descriptor_set);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  *pool = loaded->release();
+  auto built = RouteTable::Build(**pool);
+  ASSERT_TRUE(built.ok()) << built.status();
+  *table = new RouteTable(*std::move(built));
+  *transcoder = new Transcoder(*pool);
 }
 
 }  // namespace inspector::gateway
