@@ -1,5 +1,6 @@
 #include "common/service_process.h"
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include "absl/synchronization/mutex.h"
@@ -8,6 +9,7 @@ namespace inspector {
 
 sigset_t PrepareServiceProcess() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  mallopt(M_MMAP_THRESHOLD, kLargeAllocationBytes);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
