@@ -247,11 +247,16 @@ void Engine::Forward(const std::string& server, std::string raw,
     return;
   }
   // The answer leaves once its rows are recorded (see Pipeline).
+  if (!pipeline_->AnswersWaitForCommit()) {
+    session->Send(std::move(raw), limits, std::move(done));
+    return;
+  }
   session->Send(std::move(raw), limits,
                 [pipeline = pipeline_, done = std::move(done)](
-                    absl::StatusOr<std::string> answer) {
+                    absl::StatusOr<std::string> answer) mutable {
                   pipeline->WhenRecorded(
-                      [done, answer = std::move(answer)]() mutable {
+                      [done = std::move(done),
+                       answer = std::move(answer)]() mutable {
                         done(std::move(answer));
                       });
                 });

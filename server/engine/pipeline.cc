@@ -12,7 +12,7 @@ Pipeline::Pipeline(storage::HistoryWriter* history, EventBus* bus,
     : history_(history), bus_(bus), sync_(sync) {}
 
 void Pipeline::WhenRecorded(std::function<void()> deliver) {
-  if (history_ == nullptr || sync_ == HistorySync::kAsync) {
+  if (!AnswersWaitForCommit()) {
     deliver();
     return;
   }

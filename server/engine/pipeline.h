@@ -61,6 +61,11 @@ class Pipeline {
   // (so it must be quick and never block), or on this thread at once if
   // nothing is outstanding. Otherwise runs it at once.
   void WhenRecorded(std::function<void()> deliver);
+  // True when WhenRecorded may defer (kAnswered with history on), so that
+  // the hot path builds no deferred callback when it would run at once.
+  bool AnswersWaitForCommit() const {
+    return history_ != nullptr && sync_ == HistorySync::kAnswered;
+  }
 
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
