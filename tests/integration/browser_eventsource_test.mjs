@@ -46,16 +46,31 @@ function check(ok, what) {
     failures++;
   }
 }
-// Ends a child: SIGTERM, then SIGKILL if it has not exited within 5 s.
+// Ends a child: SIGTERM, then SIGKILL if it has not exited within 5 s. A
+// child spawned in a process group of its own (`group`, Chromium) is
+// signalled as a group, and once it has exited the rest of the group (its
+// helper processes, which may still be writing to the profile) is killed.
 function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const signal = (name) => {
+    try {
+      if (child.group) process.kill(-child.pid, name);
+      else child.kill(name);
+    } catch {
+      // Already gone.
+    }
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    if (child.group) signal('SIGKILL');
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const kill = setTimeout(() => signal('SIGKILL'), 5000);
     child.once('exit', () => {
       clearTimeout(kill);
+      if (child.group) signal('SIGKILL');
       resolve();
     });
-    child.kill('SIGTERM');
+    signal('SIGTERM');
   });
 }
 async function cleanup() {
@@ -243,7 +258,8 @@ try {
     '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
     '--no-default-browser-check', '--disable-extensions', '--remote-debugging-pipe',
     `--user-data-dir=${path.join(dir, 'profile')}`, 'about:blank',
-  ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
+  browser.group = true;
   children.push(browser);
   let browserErrors = '';
   browser.stderr.setEncoding('utf8');
