@@ -30,6 +30,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -79,6 +80,23 @@ struct EngineOptions {
   Clock* clock = nullptr;
 };
 
+// A session of one downstream MCP client (a front door: an HTTP endpoint
+// of the daemon or `inspectorctl proxy`), relayed to the server.
+struct RelayOptions {
+  // sessions.kind: "bridge" (HTTP front doors) or "proxy" (stdio proxy).
+  std::string kind = "bridge";
+  // Runs instead of the stored configuration (a converted server's
+  // original stdio command). Its id must be the server's id or empty.
+  std::optional<v1::ServerConfig> config;
+  // The server's requests and notifications for this client (see
+  // UpstreamSession::Hooks::relay_to_client). Required; must not block.
+  std::function<void(std::string raw)> to_client;
+  // Once, when the session has ended: OK after Close(), else why (the
+  // process exited, the configuration was deleted, the daemon stops).
+  // Optional; must not block.
+  std::function<void(absl::Status why)> on_end;
+};
+
 class Engine {
  public:
   using ResponseCallback = UpstreamSession::ResponseCallback;
@@ -98,6 +116,21 @@ class Engine {
   // PROCESS_CRASHED, TRANSPORT_ERROR, PROTOCOL_ERROR, INVALID_REQUEST.
   void Forward(const std::string& server, std::string raw, CallLimits limits,
                ResponseCallback done);
+
+  // A new session with the server named by id or name, for one downstream
+  // client: its own transport (its own process for stdio servers), not
+  // shared with any other caller, and relayed in both directions (see
+  // UpstreamSession::Hooks::relay_to_client). The client's messages go in
+  // with Send() (initialize first, as a client does); Close() ends it.
+  // Every message is recorded and published like any other; the session's
+  // row has `options.kind`. It ends when closed, when its server goes away,
+  // when its configuration is deleted and at shutdown. It does not change
+  // the server's connection state. SERVER_NOT_FOUND for an unknown server,
+  // or the transport's setup error.
+  absl::StatusOr<std::shared_ptr<UpstreamSession>> OpenRelay(
+      const std::string& server, RelayOptions options);
+  // Relay sessions open now, of one server (id) or of all (empty).
+  size_t RelayCount(const std::string& server_id = "");
 
   // Connects if needed; `done` gets the status once CONNECTED or failed.
   void Connect(const std::string& server,
@@ -180,6 +213,9 @@ class Engine {
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Connection>> connections_
       ABSL_GUARDED_BY(mu_);  // by server id
+  // Open relay sessions by session id.
+  std::map<std::string, std::shared_ptr<UpstreamSession>> relays_
+      ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -120,6 +120,16 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // `id` is the ServerRequest's id. Optional.
     std::function<void(const std::string& id, const std::string& reason)>
         on_server_request_withdrawn;
+    // Relay mode, for a session owned by one downstream MCP client (a front
+    // door): set, it receives every message of the server that is not a
+    // response to a caller's request (its requests, ping included, and its
+    // notifications), in the server's order, already recorded. The session
+    // then does no handshake or pings of its own: the client's initialize
+    // and notifications/initialized go to the server as sent (the session
+    // takes the protocol version and server info from initialize's
+    // result), and the client's answers to the server's requests pass
+    // through unchecked. on_server_request is not used. Must not block.
+    std::function<void(std::string raw)> relay_to_client;
   };
 
   // The pointers must outlive the session.
@@ -181,6 +191,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Fills protocol version, server info, capabilities, instructions, pid.
   void FillStatus(v1::ServerStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
   const SessionIdentity& identity() const { return identity_; }
+  // The negotiated protocol version; "" before initialize's result.
+  std::string protocol_version() const ABSL_LOCKS_EXCLUDED(mu_);
   size_t pending_requests() const ABSL_LOCKS_EXCLUDED(mu_);
   // Server requests (sampling, elicitation) waiting for the owner's answer.
   size_t server_requests_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
