@@ -37,6 +37,7 @@
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
+#include "server/services/proxy_service.h"
 #include "server/services/system_service.h"
 #include "server/services/undecodable_requests.h"
 #include "server/services/unimplemented_service.h"
@@ -93,6 +94,7 @@ struct Daemon::State {
   std::unique_ptr<services::HistoryService> history_service;
   std::unique_ptr<services::EventsService> events_service;
   std::unique_ptr<services::ClientRequestsService> client_requests_service;
+  std::unique_ptr<services::ProxyService> proxy_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // Declared after the server: it calls into it, so it goes first.
@@ -219,6 +221,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->client_requests_service =
       std::make_unique<services::ClientRequestsService>(state->engine.get(),
                                                         deps);
+  state->proxy_service =
+      std::make_unique<services::ProxyService>(state->engine.get(), deps);
   state->system_service =
       std::make_unique<services::SystemService>(started_at, &state->calls);
   state->config_service = std::make_unique<services::ConfigService>(
@@ -241,6 +245,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->history_service.get());
   builder.RegisterService(state->events_service.get());
   builder.RegisterService(state->client_requests_service.get());
+  builder.RegisterService(state->proxy_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<
