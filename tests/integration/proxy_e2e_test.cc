@@ -1,0 +1,308 @@
+// End-to-end tests of `inspectorctl proxy`: a real inspectord, the fixture
+// MCP server, inspectorctl as a child process, and a desktop MCP client
+// played by the MCP TypeScript SDK (proxy_client.mjs): the traffic goes
+// through, the server's own requests reach the client, everything is in
+// history under a session of kind proxy, and --install/--uninstall rewrite
+// and restore a Claude Desktop file that the SDK client then launches.
+#include <grpcpp/grpcpp.h>
+#include <stdlib.h>
+
+#include <csignal>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "inspector/v1/config.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "storage/database.h"
+#include "tests/testing/subprocess.h"
+
+namespace inspector {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::DaemonProcess;
+using testing::ProcessResult;
+using testing::RunProcess;
+using testing::TempDir;
+using Json = nlohmann::ordered_json;
+
+const std::string kFixture =
+    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+const std::string kNodeModules =
+    std::string(SOURCE_DIR) + "/tools/npm/node_modules";
+const std::string kClient =
+    std::string(SOURCE_DIR) + "/tests/integration/proxy_client.mjs";
+
+int64_t QueryInt(storage::Database& db, const std::string& sql) {
+  auto statement = db.Prepare(sql);
+  EXPECT_TRUE(statement.ok()) << statement.status();
+  if (!statement.ok()) return -1;
+  auto row = statement->Step();
+  EXPECT_TRUE(row.ok() && *row) << sql;
+  if (!row.ok() || !*row) return -1;
+  return statement->ColumnInt64(0);
+}
+
+std::string RealPath(const std::string& path) {
+  char* resolved = realpath(path.c_str(), nullptr);
+  std::string result = resolved == nullptr ? path : resolved;
+  free(resolved);
+  return result;
+}
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+  }
+
+  void AddFixture(const std::string& name,
+                  std::vector<std::string> extra_args = {}) {
+    auto channel = grpc::CreateChannel(daemon_->address(),
+                                       grpc::InsecureChannelCredentials());
+    auto config = v1::ConfigService::NewStub(channel);
+    v1::CreateServerRequest create;
+    create.mutable_server()->set_name(name);
+    create.mutable_server()->set_transport("stdio");
+    create.mutable_server()->set_command("node");
+    create.mutable_server()->add_args(kFixture);
+    create.mutable_server()->add_args("stdio");
+    for (const auto& arg : extra_args) create.mutable_server()->add_args(arg);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    context.AddMetadata("authorization", "Bearer " + daemon_->token());
+    v1::ServerConfig created;
+    grpc::Status status = config->CreateServer(&context, create, &created);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  std::map<std::string, std::string> Env() const {
+    return {{"INSPECTOR_TOKEN", ""},
+            {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
+            {"INSPECTOR_ADDR", ""},
+            {"NO_COLOR", "1"}};
+  }
+
+  ProcessResult Inspectorctl(std::vector<std::string> args,
+                             const std::string& input = "") {
+    args.insert(args.begin(), INSPECTORCTL_PATH);
+    return RunProcess(args, Env(), input);
+  }
+
+  // Runs proxy_client.mjs; `launch` says what it launches.
+  ProcessResult SdkClient(const std::vector<std::string>& launch) {
+    std::vector<std::string> argv = {"node", kClient, "--node-modules",
+                                     kNodeModules};
+    argv.insert(argv.end(), launch.begin(), launch.end());
+    return RunProcess(argv, Env());
+  }
+
+  // Stops the daemon, so that everything it recorded is committed, and
+  // opens its database.
+  std::unique_ptr<storage::Database> StopAndOpenHistory() {
+    EXPECT_EQ(daemon_->Stop(SIGTERM), 0) << daemon_->Stderr();
+    auto db = storage::Database::Open(daemon_->db_path());
+    EXPECT_TRUE(db.ok()) << db.status();
+    if (!db.ok()) return nullptr;
+    return *std::move(db);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+// Counts the messages of proxy sessions matching `where`.
+std::string ProxyMessages(const std::string& where) {
+  return absl::StrCat(
+      "SELECT count(*) FROM messages m JOIN sessions s ON m.session_id = "
+      "s.id WHERE s.kind = 'proxy' AND ",
+      where);
+}
+
+TEST_F(ProxyTest, SdkClientTalksThroughTheProxyAndHistoryHasIt) {
+  AddFixture("fixture");
+  ProcessResult client =
+      SdkClient({"--command", INSPECTORCTL_PATH, "--args",
+                 Json::array({"proxy", "fixture", "--addr",
+                              daemon_->address()})
+                     .dump()});
+  ASSERT_EQ(client.exit_code, 0) << client.err << client.out;
+  Json summary = Json::parse(client.out);
+  EXPECT_EQ(summary["exitCode"], 0);
+  EXPECT_EQ(summary["proxyStderr"], "");
+
+  auto db = StopAndOpenHistory();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM sessions WHERE kind = "
+                          "'proxy' AND ended_at IS NOT NULL"),
+            1);
+  // The client's own initialize went to the server.
+  EXPECT_EQ(QueryInt(*db, ProxyMessages("m.method = 'initialize' AND "
+                                        "m.direction = 'client_to_server'")),
+            1);
+  EXPECT_EQ(QueryInt(*db, ProxyMessages("m.method = 'tools/list' AND "
+                                        "m.kind = 'request'")),
+            1);
+  // echo: the request and its correlated response.
+  EXPECT_EQ(QueryInt(*db, ProxyMessages(
+                              "m.kind = 'response' AND m.correlated_id IN "
+                              "(SELECT id FROM messages WHERE method = "
+                              "'tools/call' AND target = 'echo')")),
+            1);
+  // The server's requests, each answered by the SDK client.
+  for (const char* method :
+       {"sampling/createMessage", "elicitation/create", "roots/list"}) {
+    SCOPED_TRACE(method);
+    EXPECT_EQ(QueryInt(*db, ProxyMessages(absl::StrCat(
+                                "m.method = '", method,
+                                "' AND m.direction = 'server_to_client' AND "
+                                "m.kind = 'request'"))),
+              1);
+    EXPECT_EQ(QueryInt(*db, ProxyMessages(absl::StrCat(
+                                "m.direction = 'client_to_server' AND "
+                                "m.kind = 'response' AND m.correlated_id IN "
+                                "(SELECT id FROM messages WHERE method = '",
+                                method, "')"))),
+              1);
+  }
+  // Nothing of it went through the daemon's shared session.
+  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM sessions WHERE kind = "
+                          "'daemon'"),
+            0);
+}
+
+TEST_F(ProxyTest, UnknownServerExits2) {
+  ProcessResult result =
+      Inspectorctl({"proxy", "nope", "--addr", daemon_->address()},
+                   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_THAT(result.err, HasSubstr("nope"));
+}
+
+TEST_F(ProxyTest, RawLinesGetAnswersAndEndOfInputExits0) {
+  AddFixture("fixture");
+  // A request before initialize, a line that is not JSON, then EOF: the
+  // proxy answers what it can and exits 0 once the answers are out.
+  const std::string input =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+      "this is not json\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n";
+  ProcessResult result = Inspectorctl(
+      {"proxy", "fixture", "--addr", daemon_->address()}, input);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::vector<Json> lines;
+  size_t start = 0;
+  for (size_t end; (end = result.out.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    lines.push_back(Json::parse(result.out.substr(start, end - start)));
+  }
+  EXPECT_EQ(start, result.out.size()) << "every message ends with a newline";
+  ASSERT_EQ(lines.size(), 3u) << result.out;
+  Json initialize, parse_error, ping;
+  for (const Json& line : lines) {
+    if (line["id"] == 0) initialize = line;
+    if (line["id"].is_null()) parse_error = line;
+    if (line["id"] == "p") ping = line;
+  }
+  EXPECT_EQ(initialize["result"]["serverInfo"]["name"], "inspectord-fixture");
+  EXPECT_EQ(parse_error["error"]["code"], -32700) << parse_error;
+  EXPECT_TRUE(ping.contains("result")) << ping;
+}
+
+TEST_F(ProxyTest, ServerExitEndsTheProxyWithTheReason) {
+  // Answers initialize, then exits on the next request.
+  AddFixture("crashy", {"--crash-after", "1"});
+  const std::string input =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n";
+  // stdin stays open until the proxy ends: the pipe is closed only after
+  // the input is written, and the relay ends before the drain time.
+  ProcessResult result = Inspectorctl(
+      {"proxy", "crashy", "--addr", daemon_->address(), "--drain-timeout",
+       "30"},
+      input);
+  EXPECT_NE(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("\"id\":0"));
+}
+
+TEST_F(ProxyTest, InstallRewritesClaudeDesktopFileAndUninstallRestoresIt) {
+  const std::string config = dir_.File("claude_desktop_config.json");
+  const std::string original = absl::StrCat(R"({
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "desktop-fixture": {
+      "command": "node",
+      "args": [")",
+                                            kFixture, R"(", "stdio"],
+      "env": {"FIXTURE_PAGE_SIZE": "0"}
+    },
+    "other": {"command": "uvx", "args": ["mcp-server-fetch"], "disabled": true}
+  }
+}
+)");
+  testing::WriteFile(config, original);
+
+  ProcessResult install = Inspectorctl(
+      {"--addr", daemon_->address(), "proxy", "--install", "desktop-fixture",
+       "--client", "claude", "--config", config});
+  ASSERT_EQ(install.exit_code, 0) << install.err;
+  EXPECT_THAT(install.out, HasSubstr("imported desktop-fixture"));
+  EXPECT_EQ(testing::ReadFile(config + ".inspectord-backup"), original);
+
+  Json rewritten = Json::parse(testing::ReadFile(config));
+  EXPECT_EQ(rewritten["globalShortcut"], "Ctrl+Space");
+  EXPECT_EQ(rewritten["mcpServers"]["other"],
+            Json::parse(original)["mcpServers"]["other"]);
+  const Json& entry = rewritten["mcpServers"]["desktop-fixture"];
+  EXPECT_EQ(entry["command"], RealPath(INSPECTORCTL_PATH));
+  EXPECT_EQ(entry["args"], Json::array({"proxy", "desktop-fixture", "--addr",
+                                        daemon_->address()}));
+  EXPECT_FALSE(entry.contains("env"));
+
+  // The daemon learned the server from the file.
+  ProcessResult get = Inspectorctl({"--addr", daemon_->address(), "servers",
+                                    "get", "desktop-fixture", "-o", "json"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("FIXTURE_PAGE_SIZE"));
+
+  // A desktop client launches what the file now says.
+  ProcessResult client = SdkClient(
+      {"--claude-config", config, "--server", "desktop-fixture"});
+  EXPECT_EQ(client.exit_code, 0) << client.err << client.out;
+
+  // Installing again changes nothing that uninstall needs.
+  ProcessResult again = Inspectorctl(
+      {"--addr", daemon_->address(), "proxy", "--install", "desktop-fixture",
+       "--client", "claude", "--config", config});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, ::testing::Not(HasSubstr("imported")));
+
+  ProcessResult uninstall = Inspectorctl(
+      {"proxy", "--uninstall", "desktop-fixture", "--client", "claude",
+       "--config", config});
+  ASSERT_EQ(uninstall.exit_code, 0) << uninstall.err;
+  EXPECT_EQ(Json::parse(testing::ReadFile(config)), Json::parse(original));
+  EXPECT_NE(access((config + ".inspectord-proxy.json").c_str(), F_OK), 0);
+  EXPECT_NE(access((config + ".inspectord-backup").c_str(), F_OK), 0);
+
+  ProcessResult twice = Inspectorctl(
+      {"proxy", "--uninstall", "desktop-fixture", "--client", "claude",
+       "--config", config});
+  EXPECT_EQ(twice.exit_code, 2) << twice.err;
+}
+
+}  // namespace
+}  // namespace inspector
