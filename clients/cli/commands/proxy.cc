@@ -208,9 +208,10 @@ absl::Status RunRelay(Context& context, const ProxyFlags& flags) {
       break;
     }
   }
-  pump.Stop();
-  grpc::Status finished = stream->Finish();
+  // The call is over once Read fails, so a Write of the pump fails too;
+  // Finish comes after the pump's last stream operation.
   pump.Join();
+  grpc::Status finished = stream->Finish();
   const bool input_ended = pump.input_ended();
   if (int signal_number = InterruptSignal(); signal_number != 0) {
     DieOfSignal(signal_number);
