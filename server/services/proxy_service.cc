@@ -199,7 +199,12 @@ class RelayReactor final
          not_json = std::move(not_json)](absl::StatusOr<std::string> result) {
           auto self = weak.lock();
           if (self == nullptr) return;
-          if (!not_json.ok() && result.ok()) result = not_json;
+          if (!not_json.ok()) {
+            // Answered as a parse error, whatever the session said.
+            result = result.ok() ? not_json
+                                 : Error(v1::PROTOCOL_ERROR,
+                                         std::string(result.status().message()));
+          }
           self->Sent(answer_errors, id_json, std::move(result));
         });
   }
@@ -245,7 +250,9 @@ class RelayReactor final
                          why.ok() ? "" : absl::StrCat(": ", why.message())));
     absl::MutexLock lock(&mu_);
     if (end_.has_value()) return;
-    end_ = std::move(why);
+    // Closed because the client was done: that is the normal end, whatever
+    // the session reports for its own close.
+    end_ = close_requested_ && read_closed_ ? absl::OkStatus() : std::move(why);
     WriteLocked();
   }
 

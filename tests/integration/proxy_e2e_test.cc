@@ -5,7 +5,13 @@
 // history under a session of kind proxy, and --install/--uninstall rewrite
 // and restore a Claude Desktop file that the SDK client then launches.
 #include <grpcpp/grpcpp.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
 
 #include <csignal>
 #include <memory>
@@ -51,6 +57,67 @@ std::string RealPath(const std::string& path) {
   char* resolved = realpath(path.c_str(), nullptr);
   std::string result = resolved == nullptr ? path : resolved;
   free(resolved);
+  return result;
+}
+
+// Runs `argv` with `env` added, writes `input` to its stdin and keeps
+// stdin open until the process has exited by itself (as a desktop client
+// does while it runs); gives up after 60 s.
+ProcessResult RunKeepingStdinOpen(
+    const std::vector<std::string>& argv,
+    const std::map<std::string, std::string>& env, const std::string& input) {
+  int in[2], out[2], err[2];
+  EXPECT_EQ(pipe(in), 0);
+  EXPECT_EQ(pipe(out), 0);
+  EXPECT_EQ(pipe(err), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+    for (const auto& [key, value] : env) setenv(key.c_str(), value.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  EXPECT_EQ(write(in[1], input.data(), input.size()),
+            static_cast<ssize_t>(input.size()));
+  ProcessResult result;
+  std::string* sinks[] = {&result.out, &result.err};
+  pollfd fds[] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (open_fds > 0 && std::chrono::steady_clock::now() < deadline) {
+    if (poll(fds, 2, 1000) < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buffer[4096];
+      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        sinks[i]->append(buffer, static_cast<size_t>(n));
+      }
+    }
+  }
+  if (open_fds > 0) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(in[1]);
+  for (const pollfd& fd : fds) {
+    if (fd.fd >= 0) close(fd.fd);
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                       : 128 + WTERMSIG(status);
   return result;
 }
 
@@ -228,14 +295,13 @@ TEST_F(ProxyTest, ServerExitEndsTheProxyWithTheReason) {
       "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
       "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n"
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n";
-  // stdin stays open until the proxy ends: the pipe is closed only after
-  // the input is written, and the relay ends before the drain time.
-  ProcessResult result = Inspectorctl(
-      {"proxy", "crashy", "--addr", daemon_->address(), "--drain-timeout",
-       "30"},
-      input);
-  EXPECT_NE(result.exit_code, 0) << result.err;
+  // The client keeps stdin open: the relay ends because the server did.
+  ProcessResult result = RunKeepingStdinOpen(
+      {INSPECTORCTL_PATH, "proxy", "crashy", "--addr", daemon_->address()},
+      Env(), input);
+  EXPECT_EQ(result.exit_code, 7) << result.err;
   EXPECT_THAT(result.out, HasSubstr("\"id\":0"));
+  EXPECT_THAT(result.err, HasSubstr("error: "));
 }
 
 TEST_F(ProxyTest, InstallRewritesClaudeDesktopFileAndUninstallRestoresIt) {

@@ -218,7 +218,8 @@ absl::Status RunRelay(Context& context, const ProxyFlags& flags) {
   }
   if (output_closed) return absl::OkStatus();
   if (finished.ok()) return absl::OkStatus();
-  if (input_ended && finished.error_code() == grpc::StatusCode::CANCELLED) {
+  if (input_ended && pump.drain_timed_out() &&
+      finished.error_code() == grpc::StatusCode::CANCELLED) {
     Log(absl::StrCat("gave up waiting for the last answers after ",
                      flags.drain_seconds, " s"));
     return absl::OkStatus();
