@@ -68,10 +68,13 @@ class RelayReactor final
       absl::MutexLock lock(&mu_);
       if (finished_) return;
       ++outstanding_;
-      // The next message may come while this one is under way.
-      StartRead(&in_);
     }
+    // Handed to the session before the next read is armed, so the client's
+    // messages reach the server in their order; Send does not wait for the
+    // answer, so the next message may go while this one is under way.
     Relay(std::move(raw));
+    absl::MutexLock lock(&mu_);
+    if (!finished_) StartRead(&in_);
   }
 
   void OnWriteDone(bool ok) override {
