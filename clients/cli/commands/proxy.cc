@@ -200,7 +200,14 @@ absl::Status RunRelay(Context& context, const ProxyFlags& flags) {
       continue;
     }
     if (frame.frame_case() != v1::RelayResponse::kMessage) continue;
-    std::cout << frame.message() << '\n' << std::flush;
+    std::string* message = frame.mutable_message();
+    // An HTTP server may send indented JSON. In valid JSON a raw line
+    // break can only be whitespace (inside strings it is escaped), so a
+    // space keeps the message and its one-line framing.
+    for (char& c : *message) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    std::cout << *message << '\n' << std::flush;
     if (!std::cout.good()) {
       // The client closed our stdout: nobody is left to answer.
       output_closed = true;
