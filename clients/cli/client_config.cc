@@ -131,11 +131,16 @@ std::string BackupPath(const std::string& config_path) {
 }
 
 std::vector<std::string> ProxyArgs(const std::string& name,
-                                   const std::string& addr) {
+                                   const std::string& addr,
+                                   const std::string& token_file) {
   std::vector<std::string> args = {"proxy", name};
   if (!addr.empty() && addr != kDefaultAddress) {
     args.push_back("--addr");
     args.push_back(addr);
+  }
+  if (!token_file.empty()) {
+    args.push_back("--token-file");
+    args.push_back(token_file);
   }
   return args;
 }

@@ -54,9 +54,11 @@ struct ProxyLaunch {
 };
 
 // The arguments that make inspectorctl relay server `name`: proxy NAME,
-// then --addr ADDR when `addr` is not the default address.
+// then --addr ADDR when `addr` is not the default address, then
+// --token-file FILE when `token_file` is not empty.
 std::vector<std::string> ProxyArgs(const std::string& name,
-                                   const std::string& addr);
+                                   const std::string& addr,
+                                   const std::string& token_file = "");
 
 // The server entry `name` of a client's file, if it has one. INVALID_
 // REQUEST if the file is not JSON(C), its servers are not an object, or

@@ -63,6 +63,8 @@ TEST(ClientConfigTest, ProxyArgsNameTheAddressOnlyWhenNotTheDefault) {
   EXPECT_THAT(ProxyArgs("fs", "127.0.0.1:50051"), ElementsAre("proxy", "fs"));
   EXPECT_THAT(ProxyArgs("fs", "127.0.0.1:7000"),
               ElementsAre("proxy", "fs", "--addr", "127.0.0.1:7000"));
+  EXPECT_THAT(ProxyArgs("fs", "127.0.0.1:50051", "/run/t"),
+              ElementsAre("proxy", "fs", "--token-file", "/run/t"));
 }
 
 TEST(ClientConfigTest, InstallRewritesOnlyTheEntryAndKeepsTheRest) {

@@ -80,8 +80,14 @@ client.setRequestHandler(ListRootsRequestSchema, async () => {
   return { roots: [{ uri: 'file:///tmp/proxy-e2e-root', name: 'proxy-e2e-root' }] };
 });
 
+// Launched from a client's file, the command gets no inspector settings
+// from the environment: the entry must say everything.
+const env = { ...process.env };
+if (args['claude-config']) {
+  for (const name of ['INSPECTOR_ADDR', 'INSPECTOR_TOKEN', 'INSPECTOR_TOKEN_FILE']) delete env[name];
+}
 const transport = new StdioClientTransport({
-  command, args: commandArgs, env: { ...process.env }, stderr: 'pipe',
+  command, args: commandArgs, env, stderr: 'pipe',
 });
 let proxyStderr = '';
 transport.stderr?.on('data', (chunk) => { proxyStderr += chunk; });

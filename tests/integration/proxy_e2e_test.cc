@@ -334,8 +334,12 @@ TEST_F(ProxyTest, InstallRewritesClaudeDesktopFileAndUninstallRestoresIt) {
             Json::parse(original)["mcpServers"]["other"]);
   const Json& entry = rewritten["mcpServers"]["desktop-fixture"];
   EXPECT_EQ(entry["command"], RealPath(INSPECTORCTL_PATH));
-  EXPECT_EQ(entry["args"], Json::array({"proxy", "desktop-fixture", "--addr",
-                                        daemon_->address()}));
+  // The daemon's address and token file are not the defaults: the entry
+  // names them, so the client needs no environment of its own.
+  EXPECT_EQ(entry["args"],
+            Json::array({"proxy", "desktop-fixture", "--addr",
+                         daemon_->address(), "--token-file",
+                         daemon_->token_file()}));
   EXPECT_FALSE(entry.contains("env"));
 
   // The daemon learned the server from the file.

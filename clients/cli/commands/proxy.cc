@@ -32,6 +32,7 @@
 #include "clients/cli/files.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "common/token.h"
 #include "common/version.h"
 #include "inspector/v1/proxy.grpc.pb.h"
 
@@ -276,6 +277,22 @@ absl::StatusOr<std::string> SelfPath() {
   return std::string(path, static_cast<size_t>(n));
 }
 
+// The token file the proxy must be told about: the one in use when it is
+// not where the desktop client's inspectorctl would look by itself (given
+// by --token-file or $INSPECTOR_TOKEN_FILE), as an absolute path. A token
+// given in $INSPECTOR_TOKEN is never written into the client's file.
+std::string TokenFileToName(const Context& context) {
+  const std::string& in_use = context.options().token_file;
+  const char* env = std::getenv("INSPECTOR_TOKEN_FILE");
+  const bool moved = (env != nullptr && *env != '\0') ||
+                     in_use != DefaultTokenPath();
+  if (!moved || in_use.empty()) return "";
+  if (in_use.front() == '/') return in_use;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return in_use;
+  return absl::StrCat(cwd, "/", in_use);
+}
+
 absl::Status WriteClientFile(const std::string& path,
                              const std::string& content) {
   absl::Status written = WriteFileAtomically(path, content);
@@ -338,7 +355,8 @@ absl::Status RunInstall(Context& context, const ProxyFlags& flags) {
                                     state_text));
   ProxyLaunch launch;
   ASSIGN_OR_RETURN(launch.program, SelfPath());
-  launch.args = ProxyArgs(flags.server, context.options().addr);
+  launch.args = ProxyArgs(flags.server, context.options().addr,
+                          TokenFileToName(context));
   ASSIGN_OR_RETURN(RewriteResult result,
                    InstallProxyEntry(config_text, state_text, client,
                                      flags.server, launch));
@@ -447,7 +465,8 @@ void AddProxyCommand(CLI::App* app, Context* context) {
       "when the server's process exits.\n"
       "\n"
       "--install rewrites entry NAME of the client's file to run this\n"
-      "program (absolute path; --addr when not the default), after\n"
+      "program (absolute path; --addr when not the default, --token-file\n"
+      "when given or set in $INSPECTOR_TOKEN_FILE), after\n"
       "importing the entry into inspectord if the daemon does not know\n"
       "NAME. The file as it was is kept in FILE.inspectord-backup (first\n"
       "install only) and the original entry in FILE.inspectord-proxy.json;\n"
