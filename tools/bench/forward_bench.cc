@@ -56,6 +56,8 @@
 // driver and report are read together, top to bottom, to judge what the
 // figures mean; none of it is used by anything else.
 #include <dirent.h>
+#include <map>
+#include <set>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <poll.h>
@@ -86,6 +88,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -297,6 +300,62 @@ int64_t CpuNanos(pid_t pid) {
   }
   ::closedir(dir);
   return any ? total : -1;
+}
+
+// Per thread of `pid`, by thread id: its name, context switches and CPU ns
+// so far. Empty if /proc cannot tell.
+struct ThreadCounts {
+  std::string name;
+  int64_t switches = 0;
+  int64_t cpu_ns = 0;
+};
+std::map<std::string, ThreadCounts> PerThread(pid_t pid) {
+  std::map<std::string, ThreadCounts> all;
+  if (pid <= 0) return all;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return all;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string task = absl::StrCat(tasks, "/", entry->d_name);
+    ThreadCounts counts;
+    std::ifstream comm(task + "/comm");
+    std::getline(comm, counts.name);
+    std::ifstream schedstat(task + "/schedstat");
+    schedstat >> counts.cpu_ns;
+    std::ifstream status(task + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      int64_t value = 0;
+      absl::string_view view(line);
+      if ((absl::ConsumePrefix(&view, "voluntary_ctxt_switches:") ||
+           absl::ConsumePrefix(&view, "nonvoluntary_ctxt_switches:")) &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &value)) {
+        counts.switches += value;
+      }
+    }
+    all[entry->d_name] = counts;
+  }
+  ::closedir(dir);
+  return all;
+}
+
+// Context switches and CPU µs per request, by thread name (threads of the
+// same name summed), accumulated over a target's turns.
+using ThreadBreakdown = std::map<std::string, std::pair<double, double>>;
+
+void AddThreadDelta(const std::map<std::string, ThreadCounts>& before,
+                    const std::map<std::string, ThreadCounts>& after,
+                    ThreadBreakdown* sums) {
+  for (const auto& [tid, now] : after) {
+    auto it = before.find(tid);
+    const int64_t switches = now.switches - (it != before.end() ? it->second.switches : 0);
+    const int64_t ns = now.cpu_ns - (it != before.end() ? it->second.cpu_ns : 0);
+    if (switches <= 0 && ns <= 0) continue;
+    auto& sum = (*sums)[now.name];
+    sum.first += static_cast<double>(switches);
+    sum.second += static_cast<double>(ns);
+  }
 }
 
 // (a): the fixture server spawned here, spoken to over its stdin/stdout.
@@ -710,6 +769,59 @@ class StatusTarget : public Target {
   std::unique_ptr<inspector::v1::McpService::Stub> stub_;
 };
 
+// Between the floor and (b): Forward of `initialize`, which the daemon's
+// session answers from its own handshake. It takes Forward's whole path
+// inside the daemon (token, JSON checks, recording both messages,
+// publishing) except the hop to the server and back, so (b) minus this is
+// the stdio hop and this minus the floor is the engine's own work.
+class LocalAnswerTarget : public Target {
+ public:
+  explicit LocalAnswerTarget(const DaemonTarget& daemon)
+      : pid_(daemon.daemon_pid()),
+        token_(daemon.token()),
+        server_id_(daemon.server_id()),
+        stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
+
+  absl::Status BeginMode(int callers) override {
+    if (callers != 1) return absl::UnimplementedError("sequential only");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
+    inspector::v1::ForwardRequest request;
+    request.set_server_id(server_id_);
+    request.mutable_body()->set_content_type("application/json");
+    request.mutable_body()->set_data(absl::StrCat(
+        R"({"jsonrpc":"2.0","id":)", id,
+        R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+        R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})"));
+    google::api::HttpBody response;
+    auto context = AuthorizedContext(token_);
+    grpc::Status rpc = stub_->Forward(context.get(), request, &response);
+    if (!rpc.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("Forward (initialize) failed: ", rpc.error_message()));
+    }
+    return std::move(*response.mutable_data());
+  }
+
+  absl::Status Check(const std::string& answer, int64_t id) override {
+    if (IdOf(answer) != id || answer.find("\"result\"") == std::string::npos) {
+      return absl::DataLossError(
+          absl::StrCat("unexpected answer to initialize: ", answer));
+    }
+    return absl::OkStatus();
+  }
+
+  pid_t daemon_pid() const override { return pid_; }
+
+ private:
+  pid_t pid_;
+  std::string token_;
+  std::string server_id_;
+  std::unique_ptr<inspector::v1::McpService::Stub> stub_;
+};
+
 struct Figures {
   double p50_ms = 0;
   double p90_ms = 0;
@@ -719,6 +831,8 @@ struct Figures {
   double switches = -1;
   // The daemon's CPU time per request in µs, or -1 without a daemon.
   double cpu_us = -1;
+  // The same two, per request, by the daemon's thread names.
+  ThreadBreakdown threads;
 };
 
 // Nearest-rank percentile of sorted values.
@@ -798,6 +912,7 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
   std::vector<double> seconds(n, 0);
   std::vector<double> switches(n, 0);
   std::vector<double> cpu_ns(n, 0);
+  std::vector<ThreadBreakdown> threads(n);
   for (int round = 0; round < kRounds; ++round) {
     const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
     for (size_t k = 0; k < n; ++k) {
@@ -805,12 +920,15 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
       const int64_t switches_before =
           ContextSwitches(targets[i]->daemon_pid());
       const int64_t cpu_before = CpuNanos(targets[i]->daemon_pid());
+      const auto threads_before = PerThread(targets[i]->daemon_pid());
       absl::StatusOr<double> took =
           Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
       if (!took.ok()) return took.status();
       seconds[i] += *took;
       const int64_t switches_after = ContextSwitches(targets[i]->daemon_pid());
       const int64_t cpu_after = CpuNanos(targets[i]->daemon_pid());
+      AddThreadDelta(threads_before, PerThread(targets[i]->daemon_pid()),
+                     &threads[i]);
       if (cpu_before >= 0 && cpu_after >= cpu_before) {
         cpu_ns[i] += static_cast<double>(cpu_after - cpu_before);
       } else {
@@ -832,6 +950,9 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
     all[i].per_second = count / seconds[i];
     all[i].switches = switches[i] >= 0 ? switches[i] / count : -1;
     all[i].cpu_us = cpu_ns[i] >= 0 ? cpu_ns[i] / count / 1000 : -1;
+    for (auto& [name, sum] : threads[i]) {
+      all[i].threads[name] = {sum.first / count, sum.second / count / 1000};
+    }
   }
   return all;
 }
@@ -842,6 +963,7 @@ struct Scenario {
   Figures concurrent;
   // Daemon scenarios only.
   Figures grpc_only;
+  Figures local_answer;
   Rss idle_rss;
   Rss settled_rss;
   double peak_rss_mib = 0;
@@ -904,10 +1026,13 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   StatusTarget on_probe(**on_target);
   StatusTarget off_probe(**off_target);
   StatusTarget answered_probe(**answered_target);
+  LocalAnswerTarget on_local(**on_target);
+  LocalAnswerTarget off_local(**off_target);
 
   absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
-       answered_target->get(), &on_probe, &off_probe, &answered_probe},
+       answered_target->get(), &on_probe, &off_probe, &answered_probe,
+       &on_local, &off_local},
       1, options.requests);
   if (!sequential.ok()) return sequential.status();
   direct.sequential = (*sequential)[0];
@@ -917,6 +1042,8 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   on.grpc_only = (*sequential)[4];
   off.grpc_only = (*sequential)[5];
   answered.grpc_only = (*sequential)[6];
+  on.local_answer = (*sequential)[7];
+  off.local_answer = (*sequential)[8];
   absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
        answered_target->get()},
@@ -935,7 +1062,36 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
     PrintRow(scenario->label, way, scenario->concurrent);
     PrintRow("  gRPC alone: GetServerStatus", "sequential",
              scenario->grpc_only);
+    if (scenario != &answered) {
+      PrintRow("  Forward answered by daemon", "sequential",
+               scenario->local_answer);
+    }
   }
+
+  // Which of the daemon's threads do the work, per request.
+  std::printf(
+      "\nper request, by the daemon's threads (sequential, recording on): "
+      "context switches / CPU us\n");
+  std::printf("%-18s %18s %18s %18s\n", "thread", "Forward (b)",
+              "Forward, no server", "bare gRPC");
+  std::set<std::string> names;
+  for (const Figures* f :
+       {&on.sequential, &on.local_answer, &on.grpc_only}) {
+    for (const auto& [name, figures] : f->threads) names.insert(name);
+  }
+  auto cell = [](const Figures& f, const std::string& name) {
+    auto it = f.threads.find(name);
+    if (it == f.threads.end()) return std::string("-");
+    return absl::StrFormat("%.2f / %.1f", it->second.first,
+                           it->second.second);
+  };
+  for (const std::string& name : names) {
+    std::printf("%-18s %18s %18s %18s\n", name.c_str(),
+                cell(on.sequential, name).c_str(),
+                cell(on.local_answer, name).c_str(),
+                cell(on.grpc_only, name).c_str());
+  }
+  std::fflush(stdout);
 
   (*direct_target)->Stop();
   for (auto [target, scenario] :
@@ -1012,6 +1168,13 @@ void PrintBars(const Options& options, const Scenario& direct,
         "%s\n",
         own_cpu, on.sequential.cpu_us, on.grpc_only.cpu_us, kOwnCpuBarUs,
         Verdict(own_cpu <= kOwnCpuBarUs));
+    std::printf(
+        "  where it goes (recording on): the daemon's own path without the "
+        "server (Forward of initialize, answered from the handshake) %.1f us "
+        "beyond the bare call; the hop to the stdio server and back %.1f "
+        "us\n",
+        on.local_answer.cpu_us - on.grpc_only.cpu_us,
+        on.sequential.cpu_us - on.local_answer.cpu_us);
     std::printf(
         "  for reference: recording off %.1f us beyond its bare gRPC call's "
         "(%.1f - %.1f); %d-way %.1f us per request (on), %.1f (off)\n",
