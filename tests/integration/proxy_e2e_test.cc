@@ -232,11 +232,16 @@ TEST_F(ProxyTest, SdkClientTalksThroughTheProxyAndHistoryHasIt) {
                                 "' AND m.direction = 'server_to_client' AND "
                                 "m.kind = 'request'"))),
               1);
+    // The client's answer: a response with the request's id, in the same
+    // session.
     EXPECT_EQ(QueryInt(*db, ProxyMessages(absl::StrCat(
                                 "m.direction = 'client_to_server' AND "
-                                "m.kind = 'response' AND m.correlated_id IN "
-                                "(SELECT id FROM messages WHERE method = '",
-                                method, "')"))),
+                                "m.kind = 'response' AND EXISTS (SELECT 1 "
+                                "FROM messages r WHERE r.method = '",
+                                method,
+                                "' AND r.direction = 'server_to_client' AND "
+                                "r.session_id = m.session_id AND "
+                                "r.jsonrpc_id = m.jsonrpc_id)"))),
               1);
   }
   // Nothing of it went through the daemon's shared session.

@@ -188,6 +188,10 @@ TEST_F(ProxyServiceTest, HalfCloseWaitsForTheAnswersStillDue) {
   EXPECT_FALSE(wire->transport_closed.HasBeenNotified());
   wire->Reply(request, {{"tools", json::array()}});
   EXPECT_EQ(NextMessage(*stream)["id"], 7);
+  v1::RelayResponse frame;
+  v1::RelayResponse last;
+  while (stream->Read(&frame)) last = frame;
+  EXPECT_TRUE(last.has_ended()) << last.DebugString();
   EXPECT_TRUE(stream->Finish().ok());
   EXPECT_TRUE(wire->transport_closed.WaitForNotificationWithTimeout(
       absl::Seconds(10)));
