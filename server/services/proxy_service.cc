@@ -300,6 +300,11 @@ class RelayReactor final
       if (!end_->ok()) {
         ended.mutable_ended()->set_reason(ErrorReason(*end_));
         ended.mutable_ended()->set_message(std::string(end_->message()));
+      } else if (!read_closed_) {
+        // Closed by the daemon, not by the client.
+        ended.mutable_ended()->set_message(
+            "inspectord closed the session: the server's configuration was "
+            "deleted, or inspectord is stopping");
       } else {
         ended.mutable_ended();
       }

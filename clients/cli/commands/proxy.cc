@@ -225,6 +225,18 @@ absl::Status RunRelay(Context& context, const ProxyFlags& flags) {
     DieOfSignal(signal_number);
   }
   if (output_closed) return absl::OkStatus();
+  if (finished.ok() && !input_ended) {
+    // The daemon ended the relay while the client was still talking.
+    Failure failure;
+    failure.exit_code = kExitUnreachable;
+    failure.message = ended.message().empty()
+                          ? "inspectord ended the relay"
+                          : ended.message();
+    failure.hint = absl::StrCat("restart the MCP client once `inspectorctl "
+                                "status ", flags.server, "` answers");
+    context.PrintFailure(failure);
+    return AlreadyReported(kExitUnreachable);
+  }
   if (finished.ok()) return absl::OkStatus();
   if (input_ended && pump.drain_timed_out() &&
       finished.error_code() == grpc::StatusCode::CANCELLED) {
@@ -461,8 +473,8 @@ void AddProxyCommand(CLI::App* app, Context* context) {
       "carries only messages; errors go to stderr. A request the daemon\n"
       "cannot deliver gets a JSON-RPC error with data.reason. End of stdin\n"
       "waits up to --drain-timeout for the answers still due, then exits 0.\n"
-      "Exits 4 when inspectord is not running, 2 for an unknown server, 7\n"
-      "when the server's process exits.\n"
+      "Exits 4 when inspectord is not running (or ends the relay itself),\n"
+      "2 for an unknown server, 7 when the server's process exits.\n"
       "\n"
       "--install rewrites entry NAME of the client's file to run this\n"
       "program (absolute path; --addr when not the default, --token-file\n"

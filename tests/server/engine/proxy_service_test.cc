@@ -216,6 +216,22 @@ TEST_F(ProxyServiceTest, ServerGoingAwayEndsTheCallWithTheReason) {
   EXPECT_FALSE(ErrorReason(FromGrpcStatus(status)).empty());
 }
 
+TEST_F(ProxyServiceTest, DeletingTheServerEndsTheRelay) {
+  auto context = Call();
+  std::shared_ptr<FakeWire> wire;
+  auto stream = OpenInitialized(context.get(), &wire);
+  ASSERT_NE(wire, nullptr);
+  ASSERT_TRUE(configs_->Delete("fake").ok());
+  v1::RelayResponse frame;
+  v1::RelayResponse last;
+  while (stream->Read(&frame)) last = frame;
+  EXPECT_TRUE(last.has_ended()) << last.DebugString();
+  EXPECT_THAT(last.ended().message(), ::testing::HasSubstr("deleted"));
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_TRUE(wire->transport_closed.WaitForNotificationWithTimeout(
+      absl::Seconds(10)));
+}
+
 TEST_F(ProxyServiceTest, CancelClosesTheSession) {
   auto context = Call();
   std::shared_ptr<FakeWire> wire;
