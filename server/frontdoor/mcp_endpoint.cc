@@ -584,6 +584,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     std::string id = message.info.id;
     uint64_t stream_no = 0;
     std::string key;
+    // The head goes first, so that no event can be written before it.
+    if (sse) call.StartStream({});
     {
       absl::MutexLock lock(&session->mu);
       ++session->in_flight;
@@ -594,7 +596,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             call.exchange, key, id, message.info.progress_token};
       }
     }
-    if (sse) call.StartStream({});
     // A client that goes away cancels its request upstream.
     std::weak_ptr<Relay> weak_relay = relay;
     call.exchange->OnClientGone([weak_relay, id] {
@@ -639,29 +640,41 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     auto session = Lookup(call, /*legacy=*/false);
     if (session == nullptr) return;
     const std::string* last = call.exchange->request().Header("last-event-id");
-    std::vector<std::string> replay;
-    bool finish_after_replay = false;
-    bool conflict = false;
+    // The stream to resume: kGetStream, or the key of a request's stream.
+    std::string stream_key(kGetStream);
     {
       absl::MutexLock lock(&session->mu);
-      std::string stream_key(kGetStream);
       uint64_t after = 0;
       if (last != nullptr && absl::SimpleAtoi(*last, &after)) {
         for (const auto& event : session->replay) {
           if (event.seq == after) stream_key = event.stream;
         }
+      }
+      if (stream_key == kGetStream && session->stream != nullptr &&
+          !session->stream->client_gone()) {
+        stream_key.clear();  // conflict
+      }
+    }
+    if (stream_key.empty()) {
+      return call.Error(409, "Conflict: this session's stream is already open");
+    }
+    // The head goes first, so that no event can be written before it.
+    call.StartStream({});
+    std::vector<std::string> replay;
+    bool conflict = false;
+    {
+      absl::MutexLock lock(&session->mu);
+      uint64_t after = 0;
+      if (last != nullptr && absl::SimpleAtoi(*last, &after)) {
         for (const auto& event : session->replay) {
           if (event.seq > after && event.stream == stream_key) {
             replay.push_back(event.text);
           }
         }
       }
-      if (stream_key != kGetStream) {
-        // Resuming a request's stream: what it carried after that event.
-        finish_after_replay = true;
-      } else {
+      if (stream_key == kGetStream) {
         if (session->stream != nullptr && !session->stream->client_gone()) {
-          conflict = true;
+          conflict = true;  // another GET won the race
         } else {
           session->stream = call.exchange;
           while (!session->queued.empty()) {
@@ -671,13 +684,12 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
           }
         }
       }
+      // Written under the lock, so that no newer message overtakes them;
+      // safe, as this exchange has no OnClientGone callback yet.
+      for (auto& event : replay) call.exchange->Write(std::move(event));
     }
-    if (conflict) {
-      return call.Error(409, "Conflict: this session's stream is already open");
-    }
-    call.StartStream({});
-    for (auto& event : replay) call.exchange->Write(std::move(event));
-    if (finish_after_replay) return call.exchange->Finish();
+    // A request's stream ends after its replay; so does a losing GET.
+    if (stream_key != kGetStream || conflict) return call.exchange->Finish();
     std::weak_ptr<ClientSession> weak_session = session;
     std::weak_ptr<http::HttpExchange> weak_exchange = call.exchange;
     call.exchange->OnClientGone([weak_session, weak_exchange] {
@@ -709,14 +721,14 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     auto session = Open(call, /*legacy=*/true);
     if (session == nullptr) return;
-    {
-      absl::MutexLock lock(&session->mu);
-      session->stream = call.exchange;
-    }
     call.StartStream({});
     call.exchange->Write(http::FormatSseEvent(
         absl::StrCat(options_.base_path, "/message?sessionId=", session->id),
         "endpoint"));
+    {
+      absl::MutexLock lock(&session->mu);
+      session->stream = call.exchange;
+    }
     std::weak_ptr<Impl> weak_self = weak_from_this();
     std::weak_ptr<ClientSession> weak_session = session;
     call.exchange->OnClientGone([weak_self, weak_session] {
