@@ -28,8 +28,8 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "common/errors.h"
-#include "common/strings.h"
 #include "common/http/http1.h"
+#include "common/strings.h"
 #include "common/token.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
@@ -266,9 +266,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     void Error(int status, std::string_view message,
                http::Headers headers = {}) const {
-      Json(status, RpcError("", status == 400 ? kInvalidRequest
-                                              : kConnectionClosed,
-                            message),
+      Json(status,
+           RpcError("", status == 400 ? kInvalidRequest : kConnectionClosed,
+                    message),
            std::move(headers));
     }
     void StartStream(http::Headers headers) const {
@@ -547,9 +547,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             session->last_active = absl::Now();
             if (ok && !session->ended) session->initialized = true;
           }
-          std::string body =
-              response.ok() ? *std::move(response)
-                            : ErrorResponse(id, response.status());
+          std::string body = response.ok()
+                                 ? *std::move(response)
+                                 : ErrorResponse(id, response.status());
           if (!ok) {
             // The server refused or never answered: no session is issued.
             if (self != nullptr) self->End(session, /*close_relay=*/true);
@@ -624,7 +624,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                     }
                   }
                   if (!sse) return call.Json(200, std::move(body));
-                  if (event.empty()) event = http::FormatSseEvent(body, "message");
+                  if (event.empty())
+                    event = http::FormatSseEvent(body, "message");
                   call.exchange->Write(std::move(event));
                   call.exchange->Finish();
                 });
@@ -789,8 +790,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                           std::string_view raw)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(session.mu) {
     uint64_t seq = session.next_event++;
-    std::string text =
-        http::FormatSseEvent(raw, "message", absl::StrCat(seq));
+    std::string text = http::FormatSseEvent(raw, "message", absl::StrCat(seq));
     session.replay.push_back({seq, std::string(stream), text});
     while (session.replay.size() > options_.replay_events) {
       session.replay.pop_front();
@@ -858,9 +858,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     while (true) {
       {
         absl::MutexLock lock(&mu_);
-        auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-          return stopping_;
-        };
+        auto stop = [this]()
+                        ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
         if (mu_.AwaitWithTimeout(absl::Condition(&stop), tick)) return;
       }
       std::vector<std::shared_ptr<ClientSession>> all;

@@ -72,9 +72,10 @@ class FakeRelay : public Relay {
       hanging_[id.dump()] = std::move(done);
       return;
     }
-    reply({{"content",
-            {{{"type", "text"},
-              {"text", message["params"]["arguments"].value("message", "")}}}}});
+    reply(
+        {{"content",
+          {{{"type", "text"},
+            {"text", message["params"]["arguments"].value("message", "")}}}}});
   }
 
   bool Cancel(const std::string& caller_id,
@@ -150,8 +151,8 @@ class StreamClient {
   bool ReadUntil(const std::string& text) {
     absl::Time deadline = absl::Now() + absl::Seconds(10);
     while (received_.find(text) == std::string::npos) {
-      int left = static_cast<int>(
-          absl::ToInt64Milliseconds(deadline - absl::Now()));
+      int left =
+          static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
       if (left <= 0) return false;
       pollfd p{fd_, POLLIN, 0};
       if (poll(&p, 1, left) <= 0) return false;
@@ -224,8 +225,8 @@ class McpEndpointTest : public ::testing::Test {
       size_t colon = lines[i].find(':');
       if (colon == std::string::npos) continue;
       std::string name = absl::AsciiStrToLower(lines[i].substr(0, colon));
-      reply.headers[name] = std::string(absl::StripAsciiWhitespace(
-          lines[i].substr(colon + 1)));
+      reply.headers[name] =
+          std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
     }
     reply.body = out.substr(head_end + 4);
     return reply;
@@ -265,9 +266,9 @@ class McpEndpointTest : public ::testing::Test {
   std::unique_ptr<StreamClient> OpenGet(const std::string& session,
                                         const std::string& last_event = "",
                                         const std::string& subpath = "/mcp") {
-    std::string request = absl::StrCat(
-        "GET /servers/fake", subpath, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
-        "Accept: text/event-stream\r\n");
+    std::string request = absl::StrCat("GET /servers/fake", subpath,
+                                       " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                                       "Accept: text/event-stream\r\n");
     if (!session.empty()) {
       absl::StrAppend(&request, "Mcp-Session-Id: ", session, "\r\n");
     }
@@ -306,8 +307,8 @@ TEST_F(McpEndpointTest, InitializeIssuesARandomSessionId) {
 TEST_F(McpEndpointTest, AnswersAsJsonOrAsAnEventStreamByAccept) {
   Start();
   std::string id = Initialize();
-  Reply json_reply = Post(kEcho, {"Mcp-Session-Id: " + id,
-                                  "Accept: application/json"});
+  Reply json_reply =
+      Post(kEcho, {"Mcp-Session-Id: " + id, "Accept: application/json"});
   EXPECT_EQ(json_reply.status, 200);
   EXPECT_THAT(json_reply.headers["content-type"],
               HasSubstr("application/json"));
@@ -395,8 +396,8 @@ TEST_F(McpEndpointTest, RefusesSessionsOverTheLimit) {
   Start(options);
   Initialize();
   Initialize();
-  Reply r = Post(
-      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  Reply r =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.headers["retry-after"], "5");
 }
@@ -406,9 +407,19 @@ TEST_F(McpEndpointTest, AClientThatGoesAwayCancelsItsRequest) {
   std::string id = Initialize();
   // curl gives up after a second; the request never gets an answer.
   std::vector<std::string> argv = {
-      "curl", "-sS", "--max-time", "1", "-X", "POST", "-H",
-      "Content-Type: application/json", "-H", "Mcp-Session-Id: " + id,
-      "-H", "Accept: application/json", "--data-binary",
+      "curl",
+      "-sS",
+      "--max-time",
+      "1",
+      "-X",
+      "POST",
+      "-H",
+      "Content-Type: application/json",
+      "-H",
+      "Mcp-Session-Id: " + id,
+      "-H",
+      "Accept: application/json",
+      "--data-binary",
       R"({"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"hang"}})",
       url_ + "/mcp"};
   testing::RunProcess(argv);
@@ -419,8 +430,8 @@ TEST_F(McpEndpointTest, BearerTokenIsRequiredWhenSet) {
   EndpointOptions options;
   options.bearer_token = "s3cret";
   Start(options);
-  Reply r = Post(
-      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  Reply r =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(r.headers["www-authenticate"], "Bearer");
   r = Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})",
