@@ -42,8 +42,9 @@ using engine::MessageKind;
 
 // Protocol versions a client may name in MCP-Protocol-Version. Absent
 // means 2025-03-26 (the first with this header's transport).
-constexpr std::string_view kVersions[] = {"2024-11-05", "2025-03-26",
-                                          "2025-06-18", "2025-11-25"};
+constexpr std::string_view kVersions[] = {"2024-10-07", "2024-11-05",
+                                          "2025-03-26", "2025-06-18",
+                                          "2025-11-25"};
 
 // JSON-RPC error codes used for answers the endpoint makes itself.
 constexpr int kParseError = -32700;
@@ -352,10 +353,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     for (std::string_view known : kVersions) {
       if (*version == known) return true;
     }
-    call.Error(400, absl::StrCat("Bad Request: unsupported "
-                                 "MCP-Protocol-Version; supported: "
-                                 "2024-11-05, 2025-03-26, 2025-06-18, "
-                                 "2025-11-25"));
+    call.Error(400,
+               "Bad Request: unsupported MCP-Protocol-Version; supported: "
+               "2024-10-07, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25");
     return false;
   }
 
