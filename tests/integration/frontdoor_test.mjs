@@ -7,7 +7,8 @@
 //
 //   node frontdoor_test.mjs --inspectord PATH --source-dir DIR --case NAME
 //
-// Cases: sdk_clients, isolation, bad_input, cancel_on_disconnect, no_leaks.
+// Cases: sdk_clients, isolation, bad_input, cancel_on_disconnect, no_leaks,
+// config_deleted.
 // Exits 0 when every check passed, 1 otherwise (each failure on stderr).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -165,7 +166,7 @@ async function sdkClients() {
 }
 
 async function isolation() {
-  const d = await startDaemon({ fixture: servers.fixture });
+  const d = await startDaemon({ fixture: servers.fixture }, ['--frontdoor-max-sessions', '65']);
   const count = 64;
   const clients = [];
   // Connect in small groups: each session starts its own server process.
@@ -210,6 +211,17 @@ async function isolation() {
   const elicit = await elicitor.client.callTool({ name: 'elicit', arguments: {} });
   check(textOf(elicit).includes('elicited-by-42'), 'elicitation reaches the session that triggered it', JSON.stringify(elicit));
   check(elicitedBy.length === 1 && elicitedBy[0] === 42, 'no other session saw the elicitation request', JSON.stringify(elicitedBy));
+  // The legacy transport keeps sessions apart too.
+  const legacy = await connect(d, 'fixture', { legacy: true, capabilities: { sampling: {} } });
+  let legacySampled = 0;
+  legacy.client.setRequestHandler(CreateMessageRequestSchema, async () => {
+    legacySampled++;
+    return { role: 'assistant', content: { type: 'text', text: 'sampled-by-legacy' }, model: 'test' };
+  });
+  const viaSse = await legacy.client.callTool({ name: 'sample', arguments: { prompt: 'hi' } });
+  check(textOf(viaSse).includes('sampled-by-legacy') && legacySampled === 1 && sampledBy.length === 1,
+    'a legacy SSE session gets its own sampling request only', JSON.stringify(viaSse));
+  await legacy.client.close();
   await Promise.all(clients.map(async (c) => {
     await c.transport.terminateSession();
     await c.client.close();
@@ -405,12 +417,30 @@ async function noLeaks() {
   check(fds, 'the daemon\'s fd count returns to where it was', `${fdsOf(d.pid)} now, ${baseFds} before`);
 }
 
+async function configDeleted() {
+  const d = await startDaemon({ tiny: servers.tiny });
+  const { session } = await openRaw(d);
+  const h = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-06-18' };
+  check(childrenOf(d.pid) === 1, 'the session runs its own server process', `${childrenOf(d.pid)}`);
+  const list = await (await fetch(`${d.base}/config`, { headers: { 'X-Session-Token': d.token } })).json();
+  const server = (list.servers || []).find((s) => s.name === 'tiny');
+  const del = await fetch(`${d.base}/config/${server.id}`, { method: 'DELETE', headers: { 'X-Session-Token': d.token } });
+  check(del.status === 204, 'the configuration is deleted', `${del.status}`);
+  const r = await post(d, '/servers/tiny/mcp', { jsonrpc: '2.0', id: 2, method: 'ping' }, h);
+  check(r.status === 404, 'its client session is gone: 404', `${r.status}`);
+  const reaped = await eventually(async () => childrenOf(d.pid) === 0);
+  check(reaped, 'its server process is reaped', `${childrenOf(d.pid)} left`);
+  const again = await post(d, '/servers/tiny/mcp', initialize());
+  check(again.status === 404, 'a new initialize for the deleted server: 404', `${again.status}`);
+}
+
 const cases = {
   sdk_clients: sdkClients,
   isolation,
   bad_input: badInput,
   cancel_on_disconnect: cancelOnDisconnect,
   no_leaks: noLeaks,
+  config_deleted: configDeleted,
 };
 
 const deadline = setTimeout(async () => {
