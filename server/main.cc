@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
                  "import at start (same-named servers are replaced)")
       ->check(CLI::ExistingFile);
   app.add_option("--http", options.http_listen,
-                 "also serve the REST + SSE API on this host:port (e.g. "
+                 "also serve the REST + SSE API and the MCP front doors "
+                 "(/servers/NAME/mcp) on this host:port (e.g. "
                  "127.0.0.1:3000; port 0 picks a free one)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--cors-origin", options.http_cors_origins,
