@@ -1,11 +1,11 @@
-// The gateway's HTTP/1.1 server (http_server.h): one epoll loop per
+// The HTTP/1.1 server (http_server.h): one epoll loop per
 // server, its connections, timers and HttpExchange.
 //
 // Over 900 lines on purpose: the loop, the Connection records and
 // HttpExchange share private state (the connection table, the ready queue,
 // the loop's mutex) that splitting across files would have to publish in a
 // header; the parsing and framing it builds on are common/http/.
-#include "clients/web-gateway/http_server.h"
+#include "common/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
 #include "common/json_text.h"
 #include "common/net/listen_address.h"
 
-namespace inspector::gateway {
+namespace inspector::http {
 namespace internal {
 namespace {
 
@@ -431,9 +431,16 @@ void Loop::Run() {
     graveyard_.clear();
   }
 
-  // Shutdown: every connection ends; unfinished exchanges learn it.
+  // Shutdown. What other threads handed over before the stop (a stream's
+  // last chunk, say) is still written, as far as each socket takes it
+  // without waiting; then every connection ends and unfinished exchanges
+  // learn it.
+  DrainReady();
   std::vector<Connection*> all;
   all.reserve(connections_.size());
+  for (auto& [id, c] : connections_) all.push_back(c.get());
+  for (Connection* c : all) Flush(c);
+  all.clear();
   for (auto& [id, c] : connections_) all.push_back(c.get());
   for (Connection* c : all) Close(c);
   graveyard_.clear();
@@ -1114,4 +1121,4 @@ std::function<void()> HttpExchange::MarkGone() {
   return callback;
 }
 
-}  // namespace inspector::gateway
+}  // namespace inspector::http
