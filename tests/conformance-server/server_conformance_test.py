@@ -12,12 +12,15 @@ Two modes, one CTest case each:
       command for one scenario against
       http://127.0.0.1:PORT/servers/conformance/mcp. `release` is the pinned
       @modelcontextprotocol/conformance, `next` the pre-release pinned as
-      conformance-next, run with `--requirements 2025-11-25`. Passes only if
+      conformance-next, for the scenarios `--requirements 2025-11-25` selects,
+      each run alone with `--spec-version 2025-11-25`. Passes only if
       the CLI exits 0, its checks.json holds no FAILURE and at least one
       SUCCESS (unless the scenario list marks the scenario `report-only`: it
       only reports INFO and WARNING checks by design), and if the daemon
       stops by itself on SIGTERM leaving no process of its group behind.
       WARNING checks are printed, not failed: the suite reports SHOULDs so.
+      With --url the scenario runs against that endpoint instead, and no
+      daemon is started (by hand: a bridge fronting server.mjs, say).
 
   server_conformance_test.py --node-modules DIR --suite release|next
                              --check-list FILE
@@ -100,7 +103,10 @@ class Installation:
 
     def server_args(self):
         """What `server` needs besides --url and --scenario for this suite."""
-        return ["--requirements", REQUIREMENTS] if self.suite == "next" else []
+        # The CLI refuses --scenario with --requirements; a requirement set
+        # runs its scenarios at its revision's wire, which --spec-version
+        # selects for one scenario.
+        return ["--spec-version", REQUIREMENTS] if self.suite == "next" else []
 
 
 def listed_server_scenarios(installation):
@@ -242,12 +248,14 @@ class Daemon:
         return problems
 
 
-def run_scenario(installation, scenario, flags, server_script, timeout_s):
+def run_scenario(installation, scenario, flags, server_script, timeout_s, url=None):
     if not os.path.exists(server_script):
         fail(f"{server_script} is missing")
     with tempfile.TemporaryDirectory(prefix="conformance-server-") as work:
-        daemon = Daemon(work, installation.node, server_script)
-        url = f"http://{daemon.http_address}/servers/{SERVER_NAME}/mcp"
+        daemon = None
+        if url is None:
+            daemon = Daemon(work, installation.node, server_script)
+            url = f"http://{daemon.http_address}/servers/{SERVER_NAME}/mcp"
         out_dir = os.path.join(work, "results")
         command = installation.command("server", "--url", url, "--scenario", scenario,
                                        *installation.server_args(), "--output-dir", out_dir)
@@ -299,12 +307,14 @@ def run_scenario(installation, scenario, flags, server_script, timeout_s):
         elif not by_status.get("SUCCESS"):
             problems.append("no check succeeded")
 
-        if re.search(r"No endpoint \w+ /servers/", output.decode("utf-8", "replace")):
+        if re.search(r"No endpoint \w+ /servers/", output.decode("utf-8", "replace") + json.dumps(checks)):
             problems.append("this inspectord does not serve the MCP front door at "
                             f"/servers/{SERVER_NAME}/mcp (its HTTP listener answered NOT_FOUND)")
-        problems += daemon.stop()
+        if daemon:
+            problems += daemon.stop()
         if problems:
-            daemon.print_log()
+            if daemon:
+                daemon.print_log()
             fail(f"scenario {scenario}:\n  " + "\n  ".join(problems))
         warned = len(by_status.get("WARNING", []))
         print(f"OK: scenario {scenario}: {len(by_status.get('SUCCESS', []))} check(s) succeeded, "
@@ -320,6 +330,8 @@ def main():
     parser.add_argument("--server-script", help="tools/conformance-server/server.mjs")
     parser.add_argument("--scenario", help="the server scenario to run")
     parser.add_argument("--timeout", type=int, default=90, help="seconds the CLI may run")
+    parser.add_argument("--url", help="run against this MCP endpoint instead of starting "
+                        "inspectord (by hand, e.g. a bridge fronting server.mjs)")
     parser.add_argument("--check-list", action="store_true",
                         help="compare --scenario-file with the package's server scenarios")
     args = parser.parse_args()
@@ -331,7 +343,7 @@ def main():
         if args.scenario not in scenarios:
             fail(f"{args.scenario} is not in {args.scenario_file}")
         run_scenario(installation, args.scenario, scenarios[args.scenario],
-                     os.path.abspath(args.server_script), args.timeout)
+                     os.path.abspath(args.server_script), args.timeout, args.url)
     else:
         parser.error("give --check-list, or --server-script and --scenario")
 
