@@ -18,9 +18,10 @@
 // Thread-safety: Start, port and Shutdown may be called from any thread;
 // requests are served on the HTTP server's loop thread and on gRPC's
 // callback threads.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_GATEWAY_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_GATEWAY_H_
+#ifndef INSPECTOR_GATEWAY_GATEWAY_H_
+#define INSPECTOR_GATEWAY_GATEWAY_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,7 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "clients/web-gateway/http_server.h"
+#include "common/http/http_server.h"
 
 namespace inspector::gateway {
 
@@ -48,7 +49,7 @@ struct GatewayOptions {
   // body limit (http.max_body_bytes) may not exceed inspectord's
   // kMaxForwardedMessageBytes, so that a body accepted here is accepted by
   // the daemon too.
-  HttpServerOptions http;
+  ::inspector::http::HttpServerOptions http;
   // Allow a non-loopback listen address.
   bool allow_network_exposure = false;
   // Origins (scheme://host[:port]) that may call the API from a browser.
@@ -63,6 +64,20 @@ struct GatewayOptions {
   // SSE streams get a comment line this often so proxies and browsers keep
   // them open and a dead client is noticed.
   absl::Duration heartbeat_interval = absl::Seconds(15);
+  // Paths served by another handler on the same listener (the daemon's MCP
+  // front doors under "/servers/"): a request whose path starts with
+  // `prefix` passes the Host and Origin checks above, then goes to
+  // `handler` with the CORS headers for its Origin (empty without one)
+  // instead of the REST routes; CORS preflights (OPTIONS) are answered by
+  // the gateway. The gateway does not look at the session token for these
+  // requests: the handler decides who may call it. Must not block.
+  struct PrefixRoute {
+    std::string prefix;
+    std::function<void(std::shared_ptr<::inspector::http::HttpExchange>,
+                       ::inspector::http::Headers cors)>
+        handler;
+  };
+  std::vector<PrefixRoute> prefix_routes;
   // Deadline of each unary call. The daemon applies its own MCP timeouts;
   // this only bounds a call that would otherwise never end.
   absl::Duration call_timeout = absl::Hours(1);
@@ -101,4 +116,4 @@ class Gateway {
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_GATEWAY_H_
+#endif  // INSPECTOR_GATEWAY_GATEWAY_H_
