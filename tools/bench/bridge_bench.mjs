@@ -10,7 +10,7 @@
 //   direct        the SDK's Client over StdioClientTransport: one server
 //                 process per session, spawned here;
 //   inspectord    the front door of a fresh inspectord (--http 127.0.0.1:0,
-//                 --no-history off: history is recorded as by default) at
+//                 history recorded as by default) at
 //                 /servers/everything/mcp, the server configured as stdio;
 //   supergateway  supergateway --stateful, stdio -> Streamable HTTP;
 //   mcp-proxy     mcp-proxy --server stream.
@@ -31,7 +31,8 @@
 // Then inspectord's memory per idle bridged session: its VmRSS (from
 // /proc) once every load session is closed, then with S more sessions
 // (default 50) opened, initialized and left idle; the difference over S.
-// The server processes are separate and do not count.
+// The server processes are separate and do not count. S must stay within
+// the front door's session limit per server.
 //
 // Prints a table (p50, p99 in ms, requests/s, wrong answers) per target and
 // mode, the ratios (inspectord's p50 added over direct against each
