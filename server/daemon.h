@@ -56,6 +56,16 @@ struct DaemonOptions {
   std::vector<std::string> http_cors_origins;
   // Extra host names the gateway accepts in the Host header.
   std::vector<std::string> http_allowed_hosts;
+  // Largest request body on the HTTP listener (413 beyond); at most
+  // kMaxForwardedMessageBytes.
+  size_t http_max_body_bytes = 64 << 20;
+  // The MCP front doors on the HTTP listener (/servers/{name}/mcp, /sse,
+  // /message; server/frontdoor/front_doors.h): client sessions per server
+  // (503 beyond), how long an unused one lives, and the bearer token they
+  // require (empty: none, and only loopback clients are served).
+  size_t frontdoor_max_sessions = 64;
+  absl::Duration frontdoor_idle_timeout = absl::Minutes(10);
+  std::string frontdoor_token;
 };
 
 class Daemon {

@@ -1,0 +1,614 @@
+#include "gateway/gateway.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/client_callback.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/errors.h"
+#include "common/message_limits.h"
+#include "common/net/listen_address.h"
+#include "common/untrusted_input.h"
+#include "gateway/http_errors.h"
+#include "gateway/request_policy.h"
+#include "gateway/route_table.h"
+#include "gateway/transcoder.h"
+
+namespace inspector::gateway {
+namespace {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+std::string ToString(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (!buffer.Dump(&slices).ok()) return out;
+  size_t size = 0;
+  for (const grpc::Slice& slice : slices) size += slice.size();
+  out.reserve(size);
+  for (const grpc::Slice& slice : slices) {
+    out.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return out;
+}
+
+grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// The value of `key` in the server's initial or trailing metadata.
+std::string ResponseMetadata(const grpc::ClientContext& context,
+                             std::string_view key) {
+  for (const auto* map : {&context.GetServerInitialMetadata(),
+                          &context.GetServerTrailingMetadata()}) {
+    auto it = map->find(grpc::string_ref(key.data(), key.size()));
+    if (it != map->end())
+      return std::string(it->second.data(), it->second.size());
+  }
+  return "";
+}
+
+bool WantsNdjson(const http::Request& request) {
+  const std::string* accept = request.Header("accept");
+  return accept != nullptr &&
+         (accept->find("application/x-ndjson") != std::string::npos ||
+          accept->find("application/jsonl") != std::string::npos);
+}
+
+void Append(Headers& to, const Headers& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+// How many header fields named `lower_name` the request has.
+size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
+  size_t count = 0;
+  for (const auto& [name, value] : request.headers) {
+    if (name == lower_name) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+grpc::ChannelArguments GatewayChannelArguments() {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  arguments.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
+  return arguments;
+}
+
+std::vector<std::string> DefaultCorsOrigins() {
+  return {"http://localhost:5173", "http://localhost:3000",
+          "http://127.0.0.1:5173", "http://127.0.0.1:3000"};
+}
+
+class Gateway::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(GatewayOptions options, std::shared_ptr<grpc::Channel> channel,
+       std::unique_ptr<google::protobuf::DescriptorPool> pool, RouteTable table)
+      : options_(std::move(options)),
+        stub_(std::move(channel)),
+        pool_(std::move(pool)),
+        table_(std::move(table)),
+        transcoder_(pool_.get()) {}
+
+  absl::Status Listen() {
+    auto server = http::HttpServer::Start(
+        options_.http, [this](std::shared_ptr<http::HttpExchange> exchange) {
+          Handle(std::move(exchange));
+        });
+    if (!server.ok()) return server.status();
+    server_ = *std::move(server);
+    policy_owner_ = std::make_unique<RequestPolicy>(
+        options_.cors_origins, AllowedHosts(), server_->port());
+    // Requests may already be arriving on the loop thread; until the
+    // policy (which needs the bound port) is published they get 503.
+    policy_.store(policy_owner_.get(), std::memory_order_release);
+    heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+    return absl::OkStatus();
+  }
+
+  void Shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (shut_down_) return;
+      shut_down_ = true;
+    }
+    // Streams first, so that each ends with a proper last chunk (or SSE
+    // error event) rather than a cut connection; then ending the
+    // connections runs each remaining exchange's OnClientGone, which
+    // cancels its unary call. Every call must have finished before this
+    // returns, since their callbacks use this object.
+    std::vector<std::shared_ptr<StreamCall>> live;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& weak : streams_) {
+        if (auto stream = weak.lock()) live.push_back(std::move(stream));
+      }
+    }
+    // Outside the lock: a cancelled call may finish on this thread.
+    for (auto& stream : live) stream->Cancel();
+    live.clear();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      calls_done_.wait(lock, [this] { return streams_in_flight_ == 0; });
+    }
+    if (server_ != nullptr) server_->Shutdown();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      calls_done_.wait(lock, [this] { return calls_in_flight_ == 0; });
+    }
+    heartbeat_wake_.notify_all();
+    if (heartbeat_.joinable()) heartbeat_.join();
+  }
+
+  int port() const { return server_ == nullptr ? 0 : server_->port(); }
+  size_t route_count() const { return table_.routes().size(); }
+
+ private:
+  class StreamCall;
+  struct UnaryCall {
+    grpc::ClientContext context;
+    grpc::ByteBuffer request;
+    grpc::ByteBuffer response;
+    std::shared_ptr<http::HttpExchange> exchange;
+    const Route* route = nullptr;
+    Headers cors;
+  };
+
+  std::vector<std::string> AllowedHosts() const {
+    std::vector<std::string> hosts = options_.allowed_hosts;
+    auto listen = net::ParseListenAddress(options_.http.listen);
+    if (listen.ok() && !listen->unix_socket) hosts.push_back(listen->host);
+    return hosts;
+  }
+
+  void Reply(http::HttpExchange& exchange, const HttpError& error,
+             Headers headers) {
+    headers.emplace_back("Content-Type", "application/json");
+    exchange.Respond(error.status, std::move(headers), error.body);
+  }
+
+  void Handle(std::shared_ptr<http::HttpExchange> exchange) {
+    const http::Request& request = exchange->request();
+    const RequestPolicy* policy = policy_.load(std::memory_order_acquire);
+    if (policy == nullptr) {
+      Reply(*exchange, RenderError(503, "UNAVAILABLE", "Starting up"), {});
+      return;
+    }
+    // The host the request is for: an absolute-form target's authority,
+    // else Host (which must then be unique).
+    const std::string* host = request.Header("host");
+    std::optional<std::string_view> authority =
+        RequestPolicy::TargetAuthority(request.target);
+    if ((!authority.has_value() && HeaderCount(request, "host") > 1) ||
+        !policy->RequestHostAllowed(request.target, host)) {
+      std::string_view shown = authority.has_value() ? *authority
+                               : host == nullptr     ? std::string_view()
+                                                     : std::string_view(*host);
+      Reply(*exchange,
+            RenderError(403, "FORBIDDEN_HOST",
+                        absl::StrCat("Host ", QuoteInput(shown),
+                                     " is not allowed; use localhost or "
+                                     "add it with --allowed-host")),
+            {});
+      return;
+    }
+    // Two Origin headers are no browser's doing: judging either one would
+    // let the other through.
+    if (HeaderCount(request, "origin") > 1) {
+      Reply(*exchange,
+            RenderError(403, "FORBIDDEN_ORIGIN",
+                        "more than one Origin header; send one at most"),
+            {});
+      return;
+    }
+    const std::string* origin = request.Header("origin");
+    Headers cors;
+    if (origin != nullptr) {
+      if (!policy->OriginAllowed(*origin)) {
+        Reply(*exchange,
+              RenderError(403, "FORBIDDEN_ORIGIN",
+                          absl::StrCat("Origin ", QuoteInput(*origin),
+                                       " is not allowed; add it with "
+                                       "--cors-origin")),
+              {});
+        return;
+      }
+      cors = policy->CorsHeaders(*origin);
+    }
+    std::string_view path = request.path();
+    if (request.method != "OPTIONS") {
+      for (const auto& route : options_.prefix_routes) {
+        if (path.substr(0, route.prefix.size()) == route.prefix) {
+          route.handler(std::move(exchange), std::move(cors));
+          return;
+        }
+      }
+    }
+    if (request.method == "OPTIONS") {
+      Headers headers =
+          origin != nullptr ? policy->PreflightHeaders(*origin) : Headers{};
+      auto match = table_.Find("OPTIONS", path);
+      if (!match.allowed_methods.empty()) {
+        headers.emplace_back("Allow",
+                             absl::StrJoin(match.allowed_methods, ", "));
+      }
+      exchange->Respond(204, std::move(headers), "");
+      return;
+    }
+    auto match = table_.Find(request.method, path);
+    if (match.kind == RouteTable::Match::kNotFound) {
+      Reply(*exchange,
+            RenderError(404, "NOT_FOUND",
+                        absl::StrCat("No endpoint ", request.method, " ",
+                                     InputPrefix(path))),
+            std::move(cors));
+      return;
+    }
+    if (match.kind == RouteTable::Match::kMethodNotAllowed) {
+      std::string allowed = absl::StrJoin(match.allowed_methods, ", ");
+      Headers headers = std::move(cors);
+      headers.emplace_back("Allow", allowed);
+      Reply(*exchange,
+            RenderError(405, "METHOD_NOT_ALLOWED",
+                        absl::StrCat(request.method, " is not allowed on ",
+                                     InputPrefix(path), "; use ", allowed)),
+            std::move(headers));
+      return;
+    }
+    const Route& route = *match.route;
+    const std::string* content_type = request.Header("content-type");
+    auto message = transcoder_.BuildRequest(
+        route, match.bindings, request.query(), request.body,
+        content_type == nullptr ? std::string_view() : *content_type);
+    if (!message.ok()) {
+      Reply(*exchange, RenderStatus(message.status()), std::move(cors));
+      return;
+    }
+    if (route.server_streaming) {
+      StartStream(std::move(exchange), route, *message, std::move(cors));
+    } else {
+      StartUnary(std::move(exchange), route, *message, std::move(cors));
+    }
+  }
+
+  void AddCallerMetadata(const http::Request& request,
+                         grpc::ClientContext& context, bool allow_query_token) {
+    if (const std::string* auth = request.Header("authorization")) {
+      context.AddMetadata("authorization", *auth);
+    }
+    if (const std::string* token = request.Header("x-session-token")) {
+      context.AddMetadata("x-session-token", *token);
+    } else if (allow_query_token) {
+      // A browser's EventSource cannot set headers, so a stream may carry
+      // the token in the query instead.
+      std::string token = QueryToken(request.query());
+      if (!token.empty()) context.AddMetadata("x-session-token", token);
+    }
+  }
+
+  static std::string QueryToken(std::string_view query) {
+    while (!query.empty()) {
+      size_t amp = query.find('&');
+      std::string_view pair = query.substr(0, amp);
+      if (pair.substr(0, 6) == "token=") return std::string(pair.substr(6));
+      if (amp == std::string_view::npos) break;
+      query.remove_prefix(amp + 1);
+    }
+    return "";
+  }
+
+  bool BeginCall(bool stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return false;
+    ++calls_in_flight_;
+    if (stream) ++streams_in_flight_;
+    return true;
+  }
+
+  void EndCall(bool stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --calls_in_flight_;
+    if (stream) --streams_in_flight_;
+    calls_done_.notify_all();
+  }
+
+  void StartUnary(std::shared_ptr<http::HttpExchange> exchange,
+                  const Route& route, const std::string& message,
+                  Headers cors) {
+    if (!BeginCall(false)) {
+      Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), cors);
+      return;
+    }
+    auto call = std::make_shared<UnaryCall>();
+    call->route = &route;
+    call->cors = std::move(cors);
+    call->request = ToByteBuffer(message);
+    call->context.set_deadline(std::chrono::system_clock::now() +
+                               absl::ToChronoSeconds(options_.call_timeout));
+    AddCallerMetadata(exchange->request(), call->context, false);
+    call->exchange = std::move(exchange);
+    std::weak_ptr<UnaryCall> weak = call;
+    call->exchange->OnClientGone([weak] {
+      if (auto alive = weak.lock()) alive->context.TryCancel();
+    });
+    stub_.UnaryCall(&call->context, route.grpc_path, grpc::StubOptions(),
+                    &call->request, &call->response,
+                    [this, call](grpc::Status status) {
+                      FinishUnary(*call, status);
+                      EndCall(false);
+                    });
+  }
+
+  void FinishUnary(UnaryCall& call, const grpc::Status& status) {
+    http::HttpExchange& exchange = *call.exchange;
+    if (!status.ok()) {
+      Reply(exchange, RenderGrpcError(status), std::move(call.cors));
+      return;
+    }
+    int code = 200;
+    std::string http_code = ResponseMetadata(call.context, "x-http-code");
+    if (!http_code.empty() &&
+        (!absl::SimpleAtoi(http_code, &code) || code < 200 || code > 599)) {
+      code = 200;
+    }
+    Headers headers = std::move(call.cors);
+    std::string location = ResponseMetadata(call.context, "location");
+    if (!location.empty()) headers.emplace_back("Location", location);
+    if (code == 204 || code == 304) {
+      exchange.Respond(code, std::move(headers), "");
+      return;
+    }
+    auto body =
+        transcoder_.RenderResponse(*call.route, ToString(call.response));
+    if (!body.ok()) {
+      Reply(exchange, RenderStatus(body.status()), std::move(headers));
+      return;
+    }
+    headers.emplace_back("Content-Type", body->content_type);
+    exchange.Respond(code, std::move(headers), std::move(body->body));
+  }
+
+  // A server-streaming call relayed as SSE or NDJSON. Owns itself from
+  // Start until gRPC's OnDone.
+  class StreamCall
+      : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+   public:
+    StreamCall(Impl* gateway, std::shared_ptr<http::HttpExchange> exchange,
+               const Route& route, Headers cors)
+        : gateway_(gateway),
+          exchange_(std::move(exchange)),
+          route_(route),
+          cors_(std::move(cors)),
+          ndjson_(WantsNdjson(exchange_->request())) {}
+
+    void Start(std::shared_ptr<StreamCall> self, const std::string& message) {
+      self_ = std::move(self);
+      request_ = ToByteBuffer(message);
+      gateway_->AddCallerMetadata(exchange_->request(), context_, true);
+      std::weak_ptr<StreamCall> weak = self_;
+      exchange_->OnClientGone([weak] {
+        if (auto alive = weak.lock()) alive->Cancel();
+      });
+      gateway_->stub_.PrepareBidiStreamingCall(&context_, route_.grpc_path,
+                                               grpc::StubOptions(), this);
+      StartWriteLast(&request_, grpc::WriteOptions());
+      StartRead(&response_);
+      StartCall();
+    }
+
+    void Cancel() { context_.TryCancel(); }
+
+    // An SSE comment keeps the connection alive; NDJSON has no comments.
+    void Heartbeat() {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (started_ && !ndjson_ && !finished_) exchange_->Write(": ping\n\n");
+    }
+
+    // A call refused at once also delivers (empty) initial metadata, so
+    // only metadata with content opens the HTTP stream early; otherwise the
+    // first message does, and a refusal becomes a proper HTTP error.
+    void OnReadInitialMetadataDone(bool ok) override {
+      if (ok && !context_.GetServerInitialMetadata().empty()) {
+        BeginHttpStream();
+      }
+    }
+
+    void OnReadDone(bool ok) override {
+      if (!ok) return;  // OnDone follows.
+      BeginHttpStream();
+      auto body = gateway_->transcoder_.RenderStreamMessage(
+          route_, ToString(response_));
+      std::string chunk;
+      if (body.ok()) {
+        chunk = Frame(body->body, "");
+      } else {
+        chunk = Frame(RenderStatus(body.status()).body, "error");
+      }
+      bool written;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        written = exchange_->Write(std::move(chunk));
+      }
+      if (!written) {
+        Cancel();
+        return;
+      }
+      StartRead(&response_);
+    }
+
+    void OnDone(const grpc::Status& status) override {
+      bool started;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        started = started_;
+      }
+      if (!started && !status.ok()) {
+        HttpError error = RenderGrpcError(status);
+        Headers headers = cors_;
+        headers.emplace_back("Content-Type", "application/json");
+        exchange_->Respond(error.status, std::move(headers), error.body);
+      } else {
+        BeginHttpStream();
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!status.ok() &&
+            status.error_code() != grpc::StatusCode::CANCELLED) {
+          exchange_->Write(Frame(RenderGrpcError(status).body, "error"));
+        }
+        finished_ = true;
+        exchange_->Finish();
+      }
+      Impl* gateway = gateway_;
+      self_.reset();  // May delete this.
+      gateway->EndCall(true);
+    }
+
+   private:
+    std::string Frame(const std::string& json, std::string_view event) const {
+      if (ndjson_) {
+        return json + "\n";
+      }
+      std::string out;
+      out.reserve(json.size() + 16);
+      if (!event.empty()) {
+        out.append("event: ").append(event.data(), event.size()).append("\n");
+      }
+      // Compact JSON has no raw newlines, so one data line holds it.
+      absl::StrAppend(&out, "data: ", json, "\n\n");
+      return out;
+    }
+
+    void BeginHttpStream() {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (started_) return;
+      started_ = true;
+      Headers headers = cors_;
+      if (ndjson_) {
+        headers.emplace_back("Content-Type", "application/x-ndjson");
+      } else {
+        headers.emplace_back("Content-Type", "text/event-stream");
+        headers.emplace_back("Cache-Control", "no-cache");
+      }
+      headers.emplace_back("X-Accel-Buffering", "no");
+      exchange_->StartStream(200, std::move(headers));
+      if (!ndjson_) exchange_->Write(": connected\n\n");
+    }
+
+    Impl* const gateway_;
+    std::shared_ptr<http::HttpExchange> exchange_;
+    const Route& route_;
+    const Headers cors_;
+    const bool ndjson_;
+    grpc::ClientContext context_;
+    grpc::ByteBuffer request_;
+    grpc::ByteBuffer response_;
+    std::shared_ptr<StreamCall> self_;
+    std::mutex mu_;
+    bool started_ = false;
+    bool finished_ = false;
+  };
+
+  void StartStream(std::shared_ptr<http::HttpExchange> exchange,
+                   const Route& route, const std::string& message,
+                   Headers cors) {
+    if (!BeginCall(true)) {
+      Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), cors);
+      return;
+    }
+    auto call = std::make_shared<StreamCall>(this, std::move(exchange), route,
+                                             std::move(cors));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Forget streams that have ended before remembering a new one.
+      streams_.remove_if(
+          [](const std::weak_ptr<StreamCall>& weak) { return weak.expired(); });
+      streams_.push_back(call);
+    }
+    call->Start(call, message);
+  }
+
+  void HeartbeatLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!shut_down_) {
+      heartbeat_wake_.wait_for(
+          lock, absl::ToChronoMilliseconds(options_.heartbeat_interval));
+      if (shut_down_) break;
+      std::vector<std::shared_ptr<StreamCall>> live;
+      for (auto& weak : streams_) {
+        if (auto stream = weak.lock()) live.push_back(std::move(stream));
+      }
+      lock.unlock();
+      for (auto& stream : live) stream->Heartbeat();
+      live.clear();
+      lock.lock();
+    }
+  }
+
+  const GatewayOptions options_;
+  grpc::GenericStub stub_;
+  std::unique_ptr<google::protobuf::DescriptorPool> pool_;
+  RouteTable table_;
+  Transcoder transcoder_;
+  std::unique_ptr<RequestPolicy> policy_owner_;
+  std::atomic<const RequestPolicy*> policy_{nullptr};
+  std::unique_ptr<http::HttpServer> server_;
+
+  std::mutex mu_;
+  std::condition_variable calls_done_;
+  std::condition_variable heartbeat_wake_;
+  int calls_in_flight_ = 0;
+  int streams_in_flight_ = 0;
+  bool shut_down_ = false;
+  std::list<std::weak_ptr<StreamCall>> streams_;
+  std::thread heartbeat_;
+};
+
+absl::StatusOr<std::unique_ptr<Gateway>> Gateway::Start(
+    GatewayOptions options, std::shared_ptr<grpc::Channel> channel) {
+  auto listen = net::CheckListenAddress(options.http.listen,
+                                        options.allow_network_exposure,
+                                        "--dangerously-expose-to-network");
+  if (!listen.ok()) return listen.status();
+  if (listen->unix_socket) {
+    return absl::InvalidArgumentError(
+        "the REST gateway listens on TCP only (host:port)");
+  }
+  if (options.http.max_body_bytes > kMaxForwardedMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the largest request body is ", kMaxForwardedMessageBytes >> 20,
+        " MiB (inspectord accepts no larger message)"));
+  }
+  std::string_view descriptors = options.descriptor_set.empty()
+                                     ? EmbeddedDescriptorSet()
+                                     : std::string_view(options.descriptor_set);
+  auto pool = LoadDescriptorSet(descriptors);
+  if (!pool.ok()) return pool.status();
+  auto table = RouteTable::Build(**pool);
+  if (!table.ok()) return table.status();
+  auto impl = std::make_shared<Impl>(std::move(options), std::move(channel),
+                                     *std::move(pool), *std::move(table));
+  if (absl::Status status = impl->Listen(); !status.ok()) return status;
+  return std::unique_ptr<Gateway>(new Gateway(std::move(impl)));
+}
+
+Gateway::Gateway(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Gateway::~Gateway() { Shutdown(); }
+int Gateway::port() const { return impl_->port(); }
+size_t Gateway::route_count() const { return impl_->route_count(); }
+void Gateway::Shutdown() { impl_->Shutdown(); }
+
+}  // namespace inspector::gateway

@@ -1,0 +1,13 @@
+# The gateway proper (request policy, calls through grpc::GenericStub,
+# streams) with the descriptor set compiled in.
+add_library(inspector_gateway STATIC
+    gateway.cc descriptor_set_data.cc request_policy.cc)
+inspector_target_defaults(inspector_gateway)
+target_compile_definitions(inspector_gateway PRIVATE
+    INSPECTOR_DESCRIPTOR_SET="${INSPECTOR_DESCRIPTOR_SET}")
+set_source_files_properties(descriptor_set_data.cc PROPERTIES
+    OBJECT_DEPENDS ${INSPECTOR_DESCRIPTOR_SET})
+add_dependencies(inspector_gateway inspector_descriptor_set)
+target_link_libraries(inspector_gateway PUBLIC
+    inspector_gateway_core inspector_http_server inspector_common
+    gRPC::grpc++ absl::strings absl::time)
