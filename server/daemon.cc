@@ -343,6 +343,8 @@ void Daemon::Shutdown() {
   if (state_->gateway != nullptr) state_->gateway->Shutdown();
   // MCP clients of the front doors: their sessions end with their streams.
   if (state_->front_doors != nullptr) state_->front_doors->CloseAll();
+  // And those of inspectorctl proxy: their streams end with their sessions.
+  state_->proxy_service->CloseAll();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
   if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {

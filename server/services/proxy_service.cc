@@ -1,9 +1,11 @@
 #include "server/services/proxy_service.h"
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -14,9 +16,19 @@
 #include "server/services/call_tracker.h"
 
 namespace inspector::services {
+
+// The sessions of the relays in flight, by session id, for CloseAll.
+struct ProxyService::OpenRelays {
+  absl::Mutex mu;
+  bool closed ABSL_GUARDED_BY(mu) = false;
+  std::map<std::string, std::weak_ptr<engine::UpstreamSession>> sessions
+      ABSL_GUARDED_BY(mu);
+};
+
 namespace {
 
 using Json = nlohmann::json;
+using OpenRelays = ProxyService::OpenRelays;
 
 // One Relay call. gRPC holds the reactor until OnDone; the engine's
 // callbacks (to_client, on_end, each Send's completion) hold it weakly and
@@ -28,8 +40,9 @@ class RelayReactor final
     : public grpc::ServerBidiReactor<v1::RelayRequest, v1::RelayResponse>,
       public std::enable_shared_from_this<RelayReactor> {
  public:
-  RelayReactor(engine::Engine* engine, CallTracker* calls)
-      : engine_(engine), calls_(calls) {
+  RelayReactor(engine::Engine* engine, CallTracker* calls,
+               std::shared_ptr<OpenRelays> open)
+      : engine_(engine), calls_(calls), open_(std::move(open)) {
     calls_->Begin();
   }
 
@@ -114,11 +127,24 @@ class RelayReactor final
       keep = std::move(self_);
     }
     if (close != nullptr) close->Close();
+    Forget();
     calls_->End();
     // `keep` may be the last owner: nothing touches members from here on.
   }
 
  private:
+  // Removes this relay's session from the open ones.
+  void Forget() {
+    std::string id;
+    {
+      absl::MutexLock lock(&mu_);
+      if (session_ == nullptr) return;
+      id = session_->identity().session_id;
+    }
+    absl::MutexLock lock(&open_->mu);
+    open_->sessions.erase(id);
+  }
+
   // The first frame: opens the relay session.
   void Open() {
     if (in_.frame_case() != v1::RelayRequest::kOpen ||
@@ -130,6 +156,15 @@ class RelayReactor final
     }
     const v1::RelayOpen open = in_.open();
     in_.Clear();
+    {
+      absl::MutexLock lock(&open_->mu);
+      if (open_->closed) {
+        absl::MutexLock own(&mu_);
+        FinishLocked(ToGrpcStatus(absl::UnavailableError(
+            "inspectord is stopping; no new relays")));
+        return;
+      }
+    }
     std::weak_ptr<RelayReactor> weak = weak_from_this();
     engine::RelayOptions options;
     options.kind = "proxy";
@@ -151,6 +186,14 @@ class RelayReactor final
       return;
     }
     const engine::SessionIdentity& identity = (*session)->identity();
+    bool stopping;
+    {
+      absl::MutexLock lock(&open_->mu);
+      stopping = open_->closed;
+      if (!stopping) open_->sessions[identity.session_id] = *session;
+    }
+    // CloseAll ran meanwhile and could not see this one.
+    if (stopping) (*session)->Close();
     LogInfo(absl::StrCat("proxy: ", open.client_name(), " ",
                          open.client_version(), " (pid ", open.pid(),
                          ", parent ", open.parent_pid(), ") relays to ",
@@ -251,6 +294,7 @@ class RelayReactor final
   void Ended(absl::Status why) {
     LogInfo(absl::StrCat("proxy: relay session ended",
                          why.ok() ? "" : absl::StrCat(": ", why.message())));
+    Forget();
     absl::MutexLock lock(&mu_);
     if (end_.has_value()) return;
     // Closed because the client was done: that is the normal end, whatever
@@ -337,6 +381,7 @@ class RelayReactor final
 
   engine::Engine* const engine_;
   CallTracker* const calls_;
+  const std::shared_ptr<OpenRelays> open_;
   // Written by gRPC between StartRead and OnReadDone only.
   v1::RelayRequest in_;
 
@@ -392,9 +437,27 @@ std::string ProxyService::ErrorResponse(const std::string& id_json,
   return response.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+ProxyService::ProxyService(engine::Engine* engine, ServiceDeps deps)
+    : engine_(engine), deps_(deps), open_(std::make_shared<OpenRelays>()) {}
+
+ProxyService::~ProxyService() = default;
+
+void ProxyService::CloseAll() {
+  std::vector<std::shared_ptr<engine::UpstreamSession>> sessions;
+  {
+    absl::MutexLock lock(&open_->mu);
+    open_->closed = true;
+    for (const auto& [id, weak] : open_->sessions) {
+      if (auto session = weak.lock()) sessions.push_back(std::move(session));
+    }
+  }
+  for (const auto& session : sessions) session->Close();
+}
+
 grpc::ServerBidiReactor<v1::RelayRequest, v1::RelayResponse>*
 ProxyService::Relay(grpc::CallbackServerContext* context) {
-  auto reactor = std::make_shared<RelayReactor>(engine_, deps_.calls);
+  auto reactor =
+      std::make_shared<RelayReactor>(engine_, deps_.calls, open_);
   RelayReactor* raw = reactor.get();
   raw->Start(std::move(reactor),
              deps_.authenticator->Check(context->client_metadata()));

@@ -16,6 +16,7 @@
 #ifndef INSPECTOR_SERVER_SERVICES_PROXY_SERVICE_H_
 #define INSPECTOR_SERVER_SERVICES_PROXY_SERVICE_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -27,12 +28,20 @@ namespace inspector::services {
 
 class ProxyService final : public v1::ProxyService::CallbackService {
  public:
+  // The relay sessions open now (see CloseAll).
+  struct OpenRelays;
+
   // `engine` must outlive the service.
-  ProxyService(engine::Engine* engine, ServiceDeps deps)
-      : engine_(engine), deps_(deps) {}
+  ProxyService(engine::Engine* engine, ServiceDeps deps);
+  ~ProxyService() override;
 
   grpc::ServerBidiReactor<v1::RelayRequest, v1::RelayResponse>* Relay(
       grpc::CallbackServerContext* context) override;
+
+  // For shutdown: closes every relay session, so each call ends at once
+  // with an `ended` frame saying inspectord is stopping, and refuses new
+  // relays (UNAVAILABLE). Returns without waiting.
+  void CloseAll();
 
   // The JSON-RPC error response the client gets for its request `id_json`
   // (JSON text of the id; "null" when the message could not be read) that
@@ -46,6 +55,7 @@ class ProxyService final : public v1::ProxyService::CallbackService {
  private:
   engine::Engine* const engine_;
   const ServiceDeps deps_;
+  const std::shared_ptr<OpenRelays> open_;
 };
 
 }  // namespace inspector::services

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include <csignal>
@@ -19,6 +20,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "inspector/v1/config.grpc.pb.h"
@@ -62,10 +65,12 @@ std::string RealPath(const std::string& path) {
 
 // Runs `argv` with `env` added, writes `input` to its stdin and keeps
 // stdin open until the process has exited by itself (as a desktop client
-// does while it runs); gives up after 60 s.
+// does while it runs); gives up after 60 s. `after_first_line`, if set,
+// runs once the first line of stdout has arrived.
 ProcessResult RunKeepingStdinOpen(
     const std::vector<std::string>& argv,
-    const std::map<std::string, std::string>& env, const std::string& input) {
+    const std::map<std::string, std::string>& env, const std::string& input,
+    const std::function<void()>& after_first_line = nullptr) {
   int in[2], out[2], err[2];
   EXPECT_EQ(pipe(in), 0);
   EXPECT_EQ(pipe(out), 0);
@@ -92,6 +97,7 @@ ProcessResult RunKeepingStdinOpen(
   std::string* sinks[] = {&result.out, &result.err};
   pollfd fds[] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   int open_fds = 2;
+  bool first_line_seen = false;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (open_fds > 0 && std::chrono::steady_clock::now() < deadline) {
@@ -106,6 +112,11 @@ ProcessResult RunKeepingStdinOpen(
         --open_fds;
       } else {
         sinks[i]->append(buffer, static_cast<size_t>(n));
+        if (i == 0 && !first_line_seen &&
+            result.out.find('\n') != std::string::npos) {
+          first_line_seen = true;
+          if (after_first_line) after_first_line();
+        }
       }
     }
   }
@@ -307,6 +318,30 @@ TEST_F(ProxyTest, ServerExitEndsTheProxyWithTheReason) {
   EXPECT_EQ(result.exit_code, 7) << result.err;
   EXPECT_THAT(result.out, HasSubstr("\"id\":0"));
   EXPECT_THAT(result.err, HasSubstr("error: "));
+}
+
+TEST_F(ProxyTest, StoppingTheDaemonEndsTheProxyAtOnce) {
+  AddFixture("fixture");
+  const std::string input =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n";
+  int daemon_exit = -1;
+  absl::Duration stopping;
+  // Once the relay is up (initialize answered), the daemon is stopped
+  // while the client still holds stdin open.
+  ProcessResult result = RunKeepingStdinOpen(
+      {INSPECTORCTL_PATH, "proxy", "fixture", "--addr", daemon_->address()},
+      Env(), input, [&] {
+        const absl::Time start = absl::Now();
+        daemon_exit = daemon_->Stop(SIGTERM);
+        stopping = absl::Now() - start;
+      });
+  EXPECT_EQ(daemon_exit, 0);
+  // The relay does not hold the daemon for its 5 s grace period.
+  EXPECT_LT(stopping, absl::Seconds(4));
+  EXPECT_EQ(result.exit_code, 4) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("inspectord is stopping"));
 }
 
 TEST_F(ProxyTest, InstallRewritesClaudeDesktopFileAndUninstallRestoresIt) {
