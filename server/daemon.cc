@@ -26,7 +26,7 @@
 #include "server/auth/token_authenticator.h"
 #include "server/config/config_manager.h"
 #include "server/logging.h"
-#include "clients/web-gateway/gateway.h"
+#include "gateway/gateway.h"
 #include "common/net/listen_address.h"
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"

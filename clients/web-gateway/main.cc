@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "clients/web-gateway/gateway.h"
+#include "gateway/gateway.h"
 #include "common/files.h"
 #include "common/message_limits.h"
 #include "common/service_process.h"

@@ -1,5 +1,5 @@
 // Fuzz target for the google.api.http path template parser and matcher
-// (clients/web-gateway/path_template.h).
+// (gateway/path_template.h).
 //
 // Input: a template, a newline, then request paths one per line.
 // Properties: Parse and Match never crash; a template that parses has a
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "clients/web-gateway/path_template.h"
+#include "gateway/path_template.h"
 
 using inspector::gateway::PathBindings;
 using inspector::gateway::PathTemplate;

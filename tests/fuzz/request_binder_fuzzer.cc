@@ -1,6 +1,6 @@
 // Fuzz target for the gateway's request side: route lookup and building
-// the gRPC request from path, query and body (clients/web-gateway/
-// route_table.h, transcoder.h), over the real route table.
+// the gRPC request from path, query and body (gateway/route_table.h,
+// transcoder.h), over the real route table.
 //
 // Input: byte 0 picks a route; the rest is "PATH\nQUERY\nBODY" (the body
 // may hold more newlines). A PATH that does not start with '/' is a
@@ -29,8 +29,8 @@
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/stubs/logging.h>
 
-#include "clients/web-gateway/route_table.h"
-#include "clients/web-gateway/transcoder.h"
+#include "gateway/route_table.h"
+#include "gateway/transcoder.h"
 #include "common/errors.h"
 
 #ifndef INSPECTOR_DESCRIPTOR_SET

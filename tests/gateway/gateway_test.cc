@@ -2,7 +2,7 @@
 // sockets: what HTTP status response metadata asks for (204, 302 with
 // Location), the caller's token reaching the daemon as metadata, SSE
 // streams with heartbeats, and a client that hangs up cancelling its call.
-#include "clients/web-gateway/gateway.h"
+#include "gateway/gateway.h"
 
 #include <grpcpp/grpcpp.h>
 #include <signal.h>

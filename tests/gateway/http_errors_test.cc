@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "clients/web-gateway/http_errors.h"
+#include "gateway/http_errors.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "clients/web-gateway/path_template.h"
+#include "gateway/path_template.h"
 
 namespace inspector::gateway {
 namespace {

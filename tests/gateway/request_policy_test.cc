@@ -1,5 +1,5 @@
 // Host and Origin checks of the gateway (DNS rebinding and CORS).
-#include "clients/web-gateway/request_policy.h"
+#include "gateway/request_policy.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -10,7 +10,7 @@
 #include <google/protobuf/descriptor.pb.h>
 #include <gtest/gtest.h>
 
-#include "clients/web-gateway/route_table.h"
+#include "gateway/route_table.h"
 #include "common/errors.h"
 #include "google/api/annotations.pb.h"
 #include "inspector/v1/errors.pb.h"

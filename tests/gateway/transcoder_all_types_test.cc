@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "clients/web-gateway/route_table.h"
-#include "clients/web-gateway/transcoder.h"
+#include "gateway/route_table.h"
+#include "gateway/transcoder.h"
 #include "common/errors.h"
 #include "google/api/httpbody.pb.h"
 #include "inspector/v1/config.pb.h"

@@ -1,7 +1,7 @@
 // Tests of JSON <-> protobuf transcoding on the real contract (requests
 // parsed back with the generated classes). Every kind of field, on a
 // hand-made message, is transcoder_all_types_test.cc.
-#include "clients/web-gateway/transcoder.h"
+#include "gateway/transcoder.h"
 
 #include <gmock/gmock.h>
 #include <google/protobuf/any.pb.h>
@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "clients/web-gateway/route_table.h"
+#include "gateway/route_table.h"
 #include "common/errors.h"
 #include "google/api/httpbody.pb.h"
 #include "inspector/v1/config.pb.h"

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "clients/web-gateway/route_table.h"
-#include "clients/web-gateway/transcoder.h"
+#include "gateway/route_table.h"
+#include "gateway/transcoder.h"
 #include "common/errors.h"
 
 namespace inspector::gateway {

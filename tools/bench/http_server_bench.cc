@@ -1,5 +1,5 @@
 // Throughput and latency of the gateway's HTTP server
-// (clients/web-gateway/http_server.h) with a handler that answers every
+// (common/http/http_server.h) with a handler that answers every
 // request with 200 "ok" on the loop thread: the cost of the HTTP layer
 // alone, which the gateway adds to every REST call.
 //
@@ -38,13 +38,13 @@
 #include <thread>
 #include <vector>
 
-#include "clients/web-gateway/http_server.h"
+#include "common/http/http_server.h"
 
 namespace {
 
-using inspector::gateway::HttpExchange;
-using inspector::gateway::HttpServer;
-using inspector::gateway::HttpServerOptions;
+using inspector::http::HttpExchange;
+using inspector::http::HttpServer;
+using inspector::http::HttpServerOptions;
 using Clock = std::chrono::steady_clock;
 
 int ConnectLoopback(int port) {

@@ -3,7 +3,7 @@
 // the path of the file protoc wrote; the assembler copies it in verbatim.
 #include <string_view>
 
-#include "clients/web-gateway/gateway.h"
+#include "gateway/gateway.h"
 
 #ifndef INSPECTOR_DESCRIPTOR_SET
 #error "INSPECTOR_DESCRIPTOR_SET must name the descriptor set file"

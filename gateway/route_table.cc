@@ -1,4 +1,4 @@
-#include "clients/web-gateway/route_table.h"
+#include "gateway/route_table.h"
 
 #include <algorithm>
 #include <map>

@@ -9,8 +9,8 @@
 // A built RouteTable is immutable: Find is safe to call from any number of
 // threads at once. The DescriptorPool must outlive the table (Routes point
 // into it).
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_ROUTE_TABLE_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_ROUTE_TABLE_H_
+#ifndef INSPECTOR_GATEWAY_ROUTE_TABLE_H_
+#define INSPECTOR_GATEWAY_ROUTE_TABLE_H_
 
 #include <memory>
 #include <string>
@@ -22,8 +22,8 @@
 #include <google/protobuf/descriptor.pb.h>
 
 #include "absl/status/statusor.h"
-#include "clients/web-gateway/path_template.h"
-#include "clients/web-gateway/route.h"
+#include "gateway/path_template.h"
+#include "gateway/route.h"
 #include "google/api/http.pb.h"
 
 namespace inspector::gateway {
@@ -108,4 +108,4 @@ class RouteTable {
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_ROUTE_TABLE_H_
+#endif  // INSPECTOR_GATEWAY_ROUTE_TABLE_H_

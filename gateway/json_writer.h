@@ -5,8 +5,8 @@
 // transcoder.h). Failures (a non-finite number in a google.protobuf.Value,
 // a Timestamp out of range, an Any of an unknown type) are INTERNAL_ERROR.
 // Thread-safe for distinct outputs.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_JSON_WRITER_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_JSON_WRITER_H_
+#ifndef INSPECTOR_GATEWAY_JSON_WRITER_H_
+#define INSPECTOR_GATEWAY_JSON_WRITER_H_
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
@@ -35,4 +35,4 @@ absl::Status WriteFieldJson(const google::protobuf::DescriptorPool* pool,
 
 }  // namespace inspector::gateway::transcoding
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_JSON_WRITER_H_
+#endif  // INSPECTOR_GATEWAY_JSON_WRITER_H_

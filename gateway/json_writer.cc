@@ -1,4 +1,4 @@
-#include "clients/web-gateway/json_writer.h"
+#include "gateway/json_writer.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "clients/web-gateway/value_forms.h"
+#include "gateway/value_forms.h"
 #include "common/errors.h"
 #include "common/json_text.h"
 #include "common/strings.h"

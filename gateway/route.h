@@ -4,8 +4,8 @@
 // Routes are built once at start-up by RouteTable and never change; every
 // pointer in them points into the DescriptorPool the table was built from,
 // which must outlive the table. Immutable, so safe to share across threads.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_ROUTE_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_ROUTE_H_
+#ifndef INSPECTOR_GATEWAY_ROUTE_H_
+#define INSPECTOR_GATEWAY_ROUTE_H_
 
 #include <string>
 #include <utility>
@@ -13,7 +13,7 @@
 
 #include <google/protobuf/descriptor.h>
 
-#include "clients/web-gateway/path_template.h"
+#include "gateway/path_template.h"
 
 namespace inspector::gateway {
 
@@ -41,4 +41,4 @@ struct Route {
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_ROUTE_H_
+#endif  // INSPECTOR_GATEWAY_ROUTE_H_

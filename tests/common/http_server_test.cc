@@ -1,10 +1,10 @@
-// Tests of the gateway's HTTP/1.1 server (clients/web-gateway/http_server.h)
+// Tests of the HTTP/1.1 server (common/http/http_server.h)
 // over real sockets on 127.0.0.1 with a small blocking client, plus curl as
 // a child process. Every wait has a deadline; nothing sleeps to
 // synchronise. Over 900 lines because every test shares the blocking
 // client and the handler helpers (TestClient, Worker, ExchangeQueue)
 // defined at the top; they are the tests of one class.
-#include "clients/web-gateway/http_server.h"
+#include "common/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -34,7 +34,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/subprocess.h"
 
-namespace inspector::gateway {
+namespace inspector::http {
 namespace {
 
 using ::testing::HasSubstr;
@@ -983,4 +983,4 @@ TEST(HttpServerTest, ReportsBadAndBusyListenAddresses) {
 }
 
 }  // namespace
-}  // namespace inspector::gateway
+}  // namespace inspector::http

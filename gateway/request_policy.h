@@ -8,8 +8,8 @@
 // ("GET http://host/path") is for the host of its target, whatever Host
 // says (RFC 9112, 3.2.2), so that host is the one judged. Immutable after
 // construction, so thread-safe.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_REQUEST_POLICY_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_REQUEST_POLICY_H_
+#ifndef INSPECTOR_GATEWAY_REQUEST_POLICY_H_
+#define INSPECTOR_GATEWAY_REQUEST_POLICY_H_
 
 #include <optional>
 #include <string>
@@ -65,4 +65,4 @@ class RequestPolicy {
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_REQUEST_POLICY_H_
+#endif  // INSPECTOR_GATEWAY_REQUEST_POLICY_H_

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "clients/web-gateway/json_reader.h"
-#include "clients/web-gateway/path_template.h"
-#include "clients/web-gateway/transcoder.h"
-#include "clients/web-gateway/value_forms.h"
+#include "gateway/json_reader.h"
+#include "gateway/path_template.h"
+#include "gateway/transcoder.h"
+#include "gateway/value_forms.h"
 #include "common/errors.h"
 #include "common/utf8.h"
 

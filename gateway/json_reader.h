@@ -4,8 +4,8 @@
 // refusal is INVALID_REQUEST naming the field ("rn[1].n") in its message
 // and "field" detail. See transcoder.h for the rules. Thread-safe for
 // distinct messages.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_JSON_READER_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_JSON_READER_H_
+#ifndef INSPECTOR_GATEWAY_JSON_READER_H_
+#define INSPECTOR_GATEWAY_JSON_READER_H_
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
@@ -28,4 +28,4 @@ absl::Status ReadJsonBody(const google::protobuf::DescriptorPool* pool,
 
 }  // namespace inspector::gateway::transcoding
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_JSON_READER_H_
+#endif  // INSPECTOR_GATEWAY_JSON_READER_H_

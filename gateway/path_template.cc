@@ -1,4 +1,4 @@
-#include "clients/web-gateway/path_template.h"
+#include "gateway/path_template.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -18,8 +18,8 @@
 // Thread-safety: Start, port and Shutdown may be called from any thread;
 // requests are served on the HTTP server's loop thread and on gRPC's
 // callback threads.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_GATEWAY_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_GATEWAY_H_
+#ifndef INSPECTOR_GATEWAY_GATEWAY_H_
+#define INSPECTOR_GATEWAY_GATEWAY_H_
 
 #include <memory>
 #include <string>
@@ -31,7 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "clients/web-gateway/http_server.h"
+#include "common/http/http_server.h"
 
 namespace inspector::gateway {
 
@@ -48,7 +48,7 @@ struct GatewayOptions {
   // body limit (http.max_body_bytes) may not exceed inspectord's
   // kMaxForwardedMessageBytes, so that a body accepted here is accepted by
   // the daemon too.
-  HttpServerOptions http;
+  ::inspector::http::HttpServerOptions http;
   // Allow a non-loopback listen address.
   bool allow_network_exposure = false;
   // Origins (scheme://host[:port]) that may call the API from a browser.
@@ -101,4 +101,4 @@ class Gateway {
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_GATEWAY_H_
+#endif  // INSPECTOR_GATEWAY_GATEWAY_H_

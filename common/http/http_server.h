@@ -1,4 +1,5 @@
-// An HTTP/1.1 server on one epoll event loop, for the REST gateway.
+// An HTTP/1.1 server on one epoll event loop, for the REST gateway and
+// the daemon's MCP front doors.
 //
 // One loop thread owns the listening sockets and every connection: it
 // accepts, reads, parses (common/http/http1.h), calls the handler and
@@ -18,7 +19,7 @@
 // coding for streams to HTTP/1.1 clients, close-delimited bodies for
 // HTTP/1.0 ones), decides Connection, adds Date, and answers
 // "Expect: 100-continue" before reading a body. Invalid requests are
-// answered by the server with the gateway's JSON error body
+// answered by the server with a JSON error body (the gateway's form)
 // {"error":{"code":"...","message":"..."}} and the connection is closed:
 //   400 INVALID_REQUEST   malformed request (see http1.h for the rules)
 //   408 REQUEST_TIMEOUT   the head or the body did not arrive in time
@@ -35,8 +36,8 @@
 // Thread-safety: HttpServer::Start, Shutdown and port may be called from
 // any thread except the loop thread (Shutdown from a handler or callback
 // only asks the loop to stop). HttpExchange is thread-safe; see below.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_SERVER_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_SERVER_H_
+#ifndef INSPECTOR_COMMON_HTTP_HTTP_SERVER_H_
+#define INSPECTOR_COMMON_HTTP_HTTP_SERVER_H_
 
 #include <atomic>
 #include <cstddef>
@@ -54,7 +55,7 @@
 #include "absl/time/time.h"
 #include "common/http/http1.h"
 
-namespace inspector::gateway {
+namespace inspector::http {
 
 struct HttpServerOptions {
   // "host:port" or "[v6]:port" with a numeric address, or "localhost:port"
@@ -212,6 +213,6 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   std::vector<Op> queued_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace inspector::gateway
+}  // namespace inspector::http
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_SERVER_H_
+#endif  // INSPECTOR_COMMON_HTTP_HTTP_SERVER_H_

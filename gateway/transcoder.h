@@ -50,8 +50,8 @@
 // every call. Measured for a ServerConfig on a busy 2-core machine: about 6
 // us to build the request from JSON (protobuf: 15 us) and 3 us to render it
 // (protobuf: 23 us); a 1 KiB HttpBody passes through in 0.14 us.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_TRANSCODER_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_TRANSCODER_H_
+#ifndef INSPECTOR_GATEWAY_TRANSCODER_H_
+#define INSPECTOR_GATEWAY_TRANSCODER_H_
 
 #include <string>
 #include <string_view>
@@ -61,7 +61,7 @@
 #include <google/protobuf/message.h>
 
 #include "absl/status/statusor.h"
-#include "clients/web-gateway/route.h"
+#include "gateway/route.h"
 
 namespace inspector::gateway {
 
@@ -121,4 +121,4 @@ class Transcoder {
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_TRANSCODER_H_
+#endif  // INSPECTOR_GATEWAY_TRANSCODER_H_

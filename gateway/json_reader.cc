@@ -1,4 +1,4 @@
-#include "clients/web-gateway/json_reader.h"
+#include "gateway/json_reader.h"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "clients/web-gateway/value_forms.h"
+#include "gateway/value_forms.h"
 #include "common/errors.h"
 #include "common/utf8.h"
 

@@ -23,8 +23,8 @@
 //
 // PathTemplate and RequestPath are immutable values: safe to share across
 // threads.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_PATH_TEMPLATE_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_PATH_TEMPLATE_H_
+#ifndef INSPECTOR_GATEWAY_PATH_TEMPLATE_H_
+#define INSPECTOR_GATEWAY_PATH_TEMPLATE_H_
 
 #include <cstdint>
 #include <optional>
@@ -120,4 +120,4 @@ bool PercentDecode(std::string_view in, std::string* out);
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_PATH_TEMPLATE_H_
+#endif  // INSPECTOR_GATEWAY_PATH_TEMPLATE_H_

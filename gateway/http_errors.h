@@ -12,8 +12,8 @@
 // as the JSON it holds when it is valid JSON.
 //
 // All functions are pure and thread-safe.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_ERRORS_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_ERRORS_H_
+#ifndef INSPECTOR_GATEWAY_HTTP_ERRORS_H_
+#define INSPECTOR_GATEWAY_HTTP_ERRORS_H_
 
 #include <grpcpp/support/status.h>
 
@@ -77,4 +77,4 @@ bool IsJsonNumber(std::string_view text);
 
 }  // namespace inspector::gateway
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_HTTP_ERRORS_H_
+#endif  // INSPECTOR_GATEWAY_HTTP_ERRORS_H_

@@ -1,5 +1,5 @@
 # The gateway proper (request policy, calls through grpc::GenericStub,
-# streams) with the descriptor set compiled in, and the standalone binary.
+# streams) with the descriptor set compiled in.
 add_library(inspector_gateway STATIC
     gateway.cc descriptor_set_data.cc request_policy.cc)
 inspector_target_defaults(inspector_gateway)
@@ -9,10 +9,5 @@ set_source_files_properties(descriptor_set_data.cc PROPERTIES
     OBJECT_DEPENDS ${INSPECTOR_DESCRIPTOR_SET})
 add_dependencies(inspector_gateway inspector_descriptor_set)
 target_link_libraries(inspector_gateway PUBLIC
-    inspector_gateway_core inspector_gateway_http_server inspector_common
+    inspector_gateway_core inspector_http_server inspector_common
     gRPC::grpc++ absl::strings absl::time)
-
-add_executable(inspector-gateway main.cc)
-inspector_target_defaults(inspector-gateway)
-target_link_libraries(inspector-gateway PRIVATE inspector_gateway
-    CLI11::CLI11 Threads::Threads)

@@ -1,4 +1,4 @@
-#include "clients/web-gateway/request_policy.h"
+#include "gateway/request_policy.h"
 
 #include <algorithm>
 #include <cctype>

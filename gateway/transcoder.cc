@@ -2,7 +2,7 @@
 // pass-through, or JSON through json_writer.h). Request binding is in
 // request_binding.cc; the JSON reader, the JSON writer and the text forms
 // of values each have their own file.
-#include "clients/web-gateway/transcoder.h"
+#include "gateway/transcoder.h"
 
 #include <google/protobuf/arena.h>
 
@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "clients/web-gateway/json_writer.h"
-#include "clients/web-gateway/value_forms.h"
+#include "gateway/json_writer.h"
+#include "gateway/value_forms.h"
 #include "common/errors.h"
 #include "google/api/httpbody.pb.h"
 

@@ -1,4 +1,9 @@
-#include "clients/web-gateway/gateway.h"
+#include "gateway/gateway.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/client_callback.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -8,23 +13,18 @@
 #include <thread>
 #include <utility>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/client_callback.h>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "clients/web-gateway/http_errors.h"
-#include "clients/web-gateway/request_policy.h"
-#include "clients/web-gateway/route_table.h"
-#include "clients/web-gateway/transcoder.h"
 #include "common/errors.h"
 #include "common/message_limits.h"
 #include "common/net/listen_address.h"
 #include "common/untrusted_input.h"
+#include "gateway/http_errors.h"
+#include "gateway/request_policy.h"
+#include "gateway/route_table.h"
+#include "gateway/transcoder.h"
 
 namespace inspector::gateway {
 namespace {
@@ -55,7 +55,8 @@ std::string ResponseMetadata(const grpc::ClientContext& context,
   for (const auto* map : {&context.GetServerInitialMetadata(),
                           &context.GetServerTrailingMetadata()}) {
     auto it = map->find(grpc::string_ref(key.data(), key.size()));
-    if (it != map->end()) return std::string(it->second.data(), it->second.size());
+    if (it != map->end())
+      return std::string(it->second.data(), it->second.size());
   }
   return "";
 }
@@ -97,8 +98,7 @@ std::vector<std::string> DefaultCorsOrigins() {
 class Gateway::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(GatewayOptions options, std::shared_ptr<grpc::Channel> channel,
-       std::unique_ptr<google::protobuf::DescriptorPool> pool,
-       RouteTable table)
+       std::unique_ptr<google::protobuf::DescriptorPool> pool, RouteTable table)
       : options_(std::move(options)),
         stub_(std::move(channel)),
         pool_(std::move(pool)),
@@ -106,8 +106,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         transcoder_(pool_.get()) {}
 
   absl::Status Listen() {
-    auto server = HttpServer::Start(
-        options_.http, [this](std::shared_ptr<HttpExchange> exchange) {
+    auto server = http::HttpServer::Start(
+        options_.http, [this](std::shared_ptr<http::HttpExchange> exchange) {
           Handle(std::move(exchange));
         });
     if (!server.ok()) return server.status();
@@ -164,7 +164,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
-    std::shared_ptr<HttpExchange> exchange;
+    std::shared_ptr<http::HttpExchange> exchange;
     const Route* route = nullptr;
     Headers cors;
   };
@@ -176,12 +176,13 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     return hosts;
   }
 
-  void Reply(HttpExchange& exchange, const HttpError& error, Headers headers) {
+  void Reply(http::HttpExchange& exchange, const HttpError& error,
+             Headers headers) {
     headers.emplace_back("Content-Type", "application/json");
     exchange.Respond(error.status, std::move(headers), error.body);
   }
 
-  void Handle(std::shared_ptr<HttpExchange> exchange) {
+  void Handle(std::shared_ptr<http::HttpExchange> exchange) {
     const http::Request& request = exchange->request();
     const RequestPolicy* policy = policy_.load(std::memory_order_acquire);
     if (policy == nullptr) {
@@ -231,8 +232,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     }
     std::string_view path = request.path();
     if (request.method == "OPTIONS") {
-      Headers headers = origin != nullptr ? policy->PreflightHeaders(*origin)
-                                          : Headers{};
+      Headers headers =
+          origin != nullptr ? policy->PreflightHeaders(*origin) : Headers{};
       auto match = table_.Find("OPTIONS", path);
       if (!match.allowed_methods.empty()) {
         headers.emplace_back("Allow",
@@ -267,8 +268,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         route, match.bindings, request.query(), request.body,
         content_type == nullptr ? std::string_view() : *content_type);
     if (!message.ok()) {
-      Reply(*exchange, RenderStatus(message.status()),
-            std::move(cors));
+      Reply(*exchange, RenderStatus(message.status()), std::move(cors));
       return;
     }
     if (route.server_streaming) {
@@ -319,8 +319,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     calls_done_.notify_all();
   }
 
-  void StartUnary(std::shared_ptr<HttpExchange> exchange, const Route& route,
-                  const std::string& message, Headers cors) {
+  void StartUnary(std::shared_ptr<http::HttpExchange> exchange,
+                  const Route& route, const std::string& message,
+                  Headers cors) {
     if (!BeginCall(false)) {
       Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), cors);
       return;
@@ -346,7 +347,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void FinishUnary(UnaryCall& call, const grpc::Status& status) {
-    HttpExchange& exchange = *call.exchange;
+    http::HttpExchange& exchange = *call.exchange;
     if (!status.ok()) {
       Reply(exchange, RenderGrpcError(status), std::move(call.cors));
       return;
@@ -364,10 +365,10 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       exchange.Respond(code, std::move(headers), "");
       return;
     }
-    auto body = transcoder_.RenderResponse(*call.route, ToString(call.response));
+    auto body =
+        transcoder_.RenderResponse(*call.route, ToString(call.response));
     if (!body.ok()) {
-      Reply(exchange, RenderStatus(body.status()),
-            std::move(headers));
+      Reply(exchange, RenderStatus(body.status()), std::move(headers));
       return;
     }
     headers.emplace_back("Content-Type", body->content_type);
@@ -379,7 +380,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   class StreamCall
       : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
    public:
-    StreamCall(Impl* gateway, std::shared_ptr<HttpExchange> exchange,
+    StreamCall(Impl* gateway, std::shared_ptr<http::HttpExchange> exchange,
                const Route& route, Headers cors)
         : gateway_(gateway),
           exchange_(std::move(exchange)),
@@ -395,8 +396,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       exchange_->OnClientGone([weak] {
         if (auto alive = weak.lock()) alive->Cancel();
       });
-      gateway_->stub_.PrepareBidiStreamingCall(
-          &context_, route_.grpc_path, grpc::StubOptions(), this);
+      gateway_->stub_.PrepareBidiStreamingCall(&context_, route_.grpc_path,
+                                               grpc::StubOptions(), this);
       StartWriteLast(&request_, grpc::WriteOptions());
       StartRead(&response_);
       StartCall();
@@ -422,14 +423,13 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     void OnReadDone(bool ok) override {
       if (!ok) return;  // OnDone follows.
       BeginHttpStream();
-      auto body =
-          gateway_->transcoder_.RenderStreamMessage(route_, ToString(response_));
+      auto body = gateway_->transcoder_.RenderStreamMessage(
+          route_, ToString(response_));
       std::string chunk;
       if (body.ok()) {
         chunk = Frame(body->body, "");
       } else {
-        chunk = Frame(RenderStatus(body.status()).body,
-                      "error");
+        chunk = Frame(RenderStatus(body.status()).body, "error");
       }
       bool written;
       {
@@ -457,7 +457,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       } else {
         BeginHttpStream();
         std::lock_guard<std::mutex> lock(mu_);
-        if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+        if (!status.ok() &&
+            status.error_code() != grpc::StatusCode::CANCELLED) {
           exchange_->Write(Frame(RenderGrpcError(status).body, "error"));
         }
         finished_ = true;
@@ -500,7 +501,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     }
 
     Impl* const gateway_;
-    std::shared_ptr<HttpExchange> exchange_;
+    std::shared_ptr<http::HttpExchange> exchange_;
     const Route& route_;
     const Headers cors_;
     const bool ndjson_;
@@ -513,8 +514,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     bool finished_ = false;
   };
 
-  void StartStream(std::shared_ptr<HttpExchange> exchange, const Route& route,
-                   const std::string& message, Headers cors) {
+  void StartStream(std::shared_ptr<http::HttpExchange> exchange,
+                   const Route& route, const std::string& message,
+                   Headers cors) {
     if (!BeginCall(true)) {
       Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), cors);
       return;
@@ -524,9 +526,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Forget streams that have ended before remembering a new one.
-      streams_.remove_if([](const std::weak_ptr<StreamCall>& weak) {
-        return weak.expired();
-      });
+      streams_.remove_if(
+          [](const std::weak_ptr<StreamCall>& weak) { return weak.expired(); });
       streams_.push_back(call);
     }
     call->Start(call, message);
@@ -556,7 +557,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   Transcoder transcoder_;
   std::unique_ptr<RequestPolicy> policy_owner_;
   std::atomic<const RequestPolicy*> policy_{nullptr};
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<http::HttpServer> server_;
 
   std::mutex mu_;
   std::condition_variable calls_done_;

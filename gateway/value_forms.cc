@@ -1,4 +1,4 @@
-#include "clients/web-gateway/value_forms.h"
+#include "gateway/value_forms.h"
 
 #include <charconv>
 #include <cmath>

@@ -6,8 +6,8 @@
 // request binding share (is this a wrapper, which field does a JSON name
 // mean). Pure functions over descriptors and messages; thread-safe for
 // distinct messages.
-#ifndef INSPECTOR_CLIENTS_WEB_GATEWAY_VALUE_FORMS_H_
-#define INSPECTOR_CLIENTS_WEB_GATEWAY_VALUE_FORMS_H_
+#ifndef INSPECTOR_GATEWAY_VALUE_FORMS_H_
+#define INSPECTOR_GATEWAY_VALUE_FORMS_H_
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
@@ -176,4 +176,4 @@ void AppendFloat(float value, std::string* out);
 
 }  // namespace inspector::gateway::transcoding
 
-#endif  // INSPECTOR_CLIENTS_WEB_GATEWAY_VALUE_FORMS_H_
+#endif  // INSPECTOR_GATEWAY_VALUE_FORMS_H_

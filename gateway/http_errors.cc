@@ -1,4 +1,4 @@
-#include "clients/web-gateway/http_errors.h"
+#include "gateway/http_errors.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,11 +1,11 @@
-// The gateway's HTTP/1.1 server (http_server.h): one epoll loop per
+// The HTTP/1.1 server (http_server.h): one epoll loop per
 // server, its connections, timers and HttpExchange.
 //
 // Over 900 lines on purpose: the loop, the Connection records and
 // HttpExchange share private state (the connection table, the ready queue,
 // the loop's mutex) that splitting across files would have to publish in a
 // header; the parsing and framing it builds on are common/http/.
-#include "clients/web-gateway/http_server.h"
+#include "common/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
 #include "common/json_text.h"
 #include "common/net/listen_address.h"
 
-namespace inspector::gateway {
+namespace inspector::http {
 namespace internal {
 namespace {
 
@@ -1114,4 +1114,4 @@ std::function<void()> HttpExchange::MarkGone() {
   return callback;
 }
 
-}  // namespace inspector::gateway
+}  // namespace inspector::http
