@@ -231,6 +231,14 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       cors = policy->CorsHeaders(*origin);
     }
     std::string_view path = request.path();
+    if (request.method != "OPTIONS") {
+      for (const auto& route : options_.prefix_routes) {
+        if (path.substr(0, route.prefix.size()) == route.prefix) {
+          route.handler(std::move(exchange), std::move(cors));
+          return;
+        }
+      }
+    }
     if (request.method == "OPTIONS") {
       Headers headers =
           origin != nullptr ? policy->PreflightHeaders(*origin) : Headers{};

@@ -21,6 +21,7 @@
 #ifndef INSPECTOR_GATEWAY_GATEWAY_H_
 #define INSPECTOR_GATEWAY_GATEWAY_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,6 +64,20 @@ struct GatewayOptions {
   // SSE streams get a comment line this often so proxies and browsers keep
   // them open and a dead client is noticed.
   absl::Duration heartbeat_interval = absl::Seconds(15);
+  // Paths served by another handler on the same listener (the daemon's MCP
+  // front doors under "/servers/"): a request whose path starts with
+  // `prefix` passes the Host and Origin checks above, then goes to
+  // `handler` with the CORS headers for its Origin (empty without one)
+  // instead of the REST routes; CORS preflights (OPTIONS) are answered by
+  // the gateway. The gateway does not look at the session token for these
+  // requests: the handler decides who may call it. Must not block.
+  struct PrefixRoute {
+    std::string prefix;
+    std::function<void(std::shared_ptr<::inspector::http::HttpExchange>,
+                       ::inspector::http::Headers cors)>
+        handler;
+  };
+  std::vector<PrefixRoute> prefix_routes;
   // Deadline of each unary call. The daemon applies its own MCP timeouts;
   // this only bounds a call that would otherwise never end.
   absl::Duration call_timeout = absl::Hours(1);

@@ -168,7 +168,8 @@ RequestPolicy::PreflightHeaders(std::string_view origin) const {
                        "GET, POST, PUT, PATCH, DELETE, OPTIONS");
   headers.emplace_back("Access-Control-Allow-Headers",
                        "Content-Type, Authorization, X-Session-Token, "
-                       "Accept, Last-Event-ID");
+                       "Accept, Last-Event-ID, Mcp-Session-Id, "
+                       "MCP-Protocol-Version");
   headers.emplace_back("Access-Control-Max-Age", "600");
   return headers;
 }

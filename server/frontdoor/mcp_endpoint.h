@@ -8,17 +8,33 @@
 // CloseAll() or the server going away. What the server sends that is not
 // a response (its requests, notifications) reaches only that client.
 //
+// The wire rules (README, "Front doors"): a POST carries one JSON-RPC
+// message (batches are refused with -32600, as from 2025-06-18 on);
+// initialize is answered with application/json and issues Mcp-Session-Id
+// (64 hex digits from the kernel's random source); every later request
+// must carry it (400 without, 404 for an unknown or ended session). Other
+// requests are answered as an SSE stream when Accept allows
+// text/event-stream (the server's messages sent while the request runs,
+// then its response), else as application/json. Notifications and
+// responses get 202. GET opens the session's one standalone stream (409
+// for a second one); what the server sends while no request stream is open
+// goes there, queued (bounded) while none is open. Events carry ids; a GET
+// with Last-Event-ID replays from a bounded per-session buffer. A client
+// that goes away while its request runs cancels it upstream.
+//
 // Thread-safe. Handle() runs on an HTTP server's loop thread and never
 // blocks.
 #ifndef INSPECTOR_SERVER_FRONTDOOR_MCP_ENDPOINT_H_
 #define INSPECTOR_SERVER_FRONTDOOR_MCP_ENDPOINT_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
@@ -37,7 +53,36 @@ struct EndpointOptions {
   std::optional<std::string> bearer_token;
   // sessions.kind of the relay sessions.
   std::string kind = "bridge";
+  // The path the endpoint is served under ("/servers/NAME", URL-encoded);
+  // the legacy transport's endpoint event names base_path + "/message".
+  std::string base_path;
+  // Messages kept for a session's standalone stream while none is open;
+  // beyond it the oldest are dropped.
+  size_t max_queued_messages = 1000;
+  // Events kept per session for Last-Event-ID replays.
+  size_t replay_events = 256;
+  // Open streams get an SSE comment this often, so that proxies keep them
+  // and a dead client is noticed.
+  absl::Duration heartbeat_interval = absl::Seconds(15);
+  // Without a bearer token only loopback peers are served (403 otherwise).
+  // With one, any peer presenting it is.
 };
+
+// What the endpoint needs of one client's relay session: the engine's
+// UpstreamSession in the daemon, a fake in unit tests. See
+// UpstreamSession::Send, Cancel and Close.
+class Relay {
+ public:
+  virtual ~Relay() = default;
+  virtual void Send(std::string raw,
+                    engine::UpstreamSession::ResponseCallback done) = 0;
+  virtual bool Cancel(const std::string& caller_id,
+                      const std::string& reason) = 0;
+  virtual void Close() = 0;
+};
+// Opens a relay session (Engine::OpenRelay's contract).
+using RelayOpener = std::function<absl::StatusOr<std::shared_ptr<Relay>>(
+    engine::RelayOptions options)>;
 
 class McpEndpoint {
  public:
@@ -46,6 +91,9 @@ class McpEndpoint {
   // outlive the endpoint.
   McpEndpoint(engine::Engine* engine, std::string server,
               std::optional<v1::ServerConfig> config, EndpointOptions options);
+  // Relays through `open` instead of an engine (options.base_path must be
+  // set).
+  McpEndpoint(RelayOpener open, EndpointOptions options);
   ~McpEndpoint();  // CloseAll()
 
   // Serves one request. `subpath` is what follows the endpoint's base path:
@@ -54,11 +102,19 @@ class McpEndpoint {
   // Anything else is 404.
   void Handle(std::shared_ptr<http::HttpExchange> exchange,
               std::string_view subpath);
+  // Same, with `extra_headers` (CORS) added to every response.
+  void Handle(std::shared_ptr<http::HttpExchange> exchange,
+              std::string_view subpath, http::Headers extra_headers);
 
   // Ends every client session (streams finished, upstream sessions closed).
   void CloseAll();
   // Client sessions open now.
   size_t sessions() const;
+
+  class Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace inspector::frontdoor

@@ -1,0 +1,138 @@
+// FrontDoors (front_doors.h): routes /servers/{name}/... to the server's
+// McpEndpoint.
+#include "server/frontdoor/front_doors.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/strings.h"
+#include "server/engine/json_rpc.h"
+
+namespace inspector::frontdoor {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes one path segment; false if malformed or if it decodes to
+// a slash or NUL.
+bool DecodeSegment(std::string_view in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return false;
+      int hi = HexValue(in[i + 1]);
+      int lo = HexValue(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      c = static_cast<char>(hi * 16 + lo);
+      if (c == '/' || c == '\0') return false;
+      i += 2;
+    }
+    out->push_back(c);
+  }
+  return !out->empty();
+}
+
+void NotFound(http::HttpExchange& exchange, http::Headers headers,
+              std::string_view message) {
+  headers.emplace_back("Content-Type", "application/json");
+  exchange.Respond(404, std::move(headers),
+                   absl::StrCat("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+                                "{\"code\":-32000,\"message\":",
+                                engine::JsonQuote(message), "}}"));
+}
+
+}  // namespace
+
+FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults)
+    : engine_(engine), defaults_(std::move(defaults)) {}
+
+FrontDoors::~FrontDoors() { CloseAll(); }
+
+void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
+                        http::Headers extra_headers) {
+  std::string_view path = exchange->request().path();
+  path.remove_prefix(kFrontDoorPrefix.size());
+  size_t slash = path.find('/');
+  std::string_view segment = path.substr(0, slash);
+  std::string_view subpath =
+      slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  std::string name;
+  if (!DecodeSegment(segment, &name)) {
+    return NotFound(*exchange, std::move(extra_headers),
+                    "Not found: use /servers/{name}/mcp");
+  }
+  Sweep();
+  auto status = engine_->GetStatus(name);
+  if (!status.ok()) {
+    return NotFound(*exchange, std::move(extra_headers),
+                    absl::StrCat("No server named ", engine::JsonQuote(name)));
+  }
+  std::shared_ptr<McpEndpoint> endpoint;
+  std::shared_ptr<McpEndpoint> replaced;
+  {
+    absl::MutexLock lock(&mu_);
+    Entry& entry = endpoints_[name];
+    if (entry.endpoint != nullptr && entry.server_id != status->server_id()) {
+      // The name now belongs to another server.
+      replaced = std::move(entry.endpoint);
+    }
+    if (entry.endpoint == nullptr) {
+      EndpointOptions options = defaults_;
+      options.base_path = absl::StrCat("/servers/", AbslView(segment));
+      entry.server_id = status->server_id();
+      entry.endpoint = std::make_shared<McpEndpoint>(
+          engine_, status->server_id(), std::nullopt, std::move(options));
+    }
+    endpoint = entry.endpoint;
+  }
+  replaced.reset();
+  endpoint->Handle(std::move(exchange), subpath, std::move(extra_headers));
+}
+
+void FrontDoors::Sweep() {
+  std::vector<std::shared_ptr<McpEndpoint>> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::Time now = absl::Now();
+    if (now - last_sweep_ < absl::Seconds(1)) return;
+    last_sweep_ = now;
+    for (auto it = endpoints_.begin(); it != endpoints_.end();) {
+      auto status = engine_->GetStatus(it->second.server_id);
+      if (status.ok()) {
+        ++it;
+      } else {
+        dropped.push_back(std::move(it->second.endpoint));
+        it = endpoints_.erase(it);
+      }
+    }
+  }
+  // Outside the lock: an endpoint's destructor ends its sessions.
+  dropped.clear();
+}
+
+void FrontDoors::CloseAll() {
+  std::map<std::string, Entry> all;
+  {
+    absl::MutexLock lock(&mu_);
+    all.swap(endpoints_);
+  }
+  all.clear();
+}
+
+size_t FrontDoors::sessions() const {
+  absl::MutexLock lock(&mu_);
+  size_t total = 0;
+  for (const auto& [name, entry] : endpoints_) {
+    total += entry.endpoint->sessions();
+  }
+  return total;
+}
+
+}  // namespace inspector::frontdoor

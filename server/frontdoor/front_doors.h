@@ -1,0 +1,65 @@
+// The daemon's MCP front doors on its HTTP listener: every configured
+// server is reachable at /servers/{name}/mcp (Streamable HTTP) and
+// /servers/{name}/sse + /servers/{name}/message (legacy HTTP+SSE).
+//
+// One McpEndpoint per server name, created on the first request for it and
+// dropped (its sessions ended) once the name no longer names a configured
+// server. {name} is one path segment, percent-decoded; a server's id works
+// too. Unknown servers get 404.
+//
+// Thread-safe. Handle() runs on the HTTP server's loop thread and never
+// blocks.
+#ifndef INSPECTOR_SERVER_FRONTDOOR_FRONT_DOORS_H_
+#define INSPECTOR_SERVER_FRONTDOOR_FRONT_DOORS_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/http/http_server.h"
+#include "server/engine/engine.h"
+#include "server/frontdoor/mcp_endpoint.h"
+
+namespace inspector::frontdoor {
+
+inline constexpr std::string_view kFrontDoorPrefix = "/servers/";
+
+class FrontDoors {
+ public:
+  // `defaults` apply to every endpoint (base_path is set per server).
+  // `engine` must outlive this object.
+  FrontDoors(engine::Engine* engine, EndpointOptions defaults);
+  ~FrontDoors();  // CloseAll()
+
+  // Serves a request whose path starts with kFrontDoorPrefix;
+  // `extra_headers` (CORS) go on every response.
+  void Handle(std::shared_ptr<http::HttpExchange> exchange,
+              http::Headers extra_headers);
+
+  // Ends every session of every endpoint and drops the endpoints.
+  void CloseAll();
+  // Client sessions open now, over all endpoints.
+  size_t sessions() const;
+
+ private:
+  struct Entry {
+    std::string server_id;
+    std::shared_ptr<McpEndpoint> endpoint;
+  };
+  // Drops endpoints whose server is gone (at most once a second).
+  void Sweep();
+
+  engine::Engine* const engine_;
+  const EndpointOptions defaults_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> endpoints_ ABSL_GUARDED_BY(mu_);  // by name
+  absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+}  // namespace inspector::frontdoor
+
+#endif  // INSPECTOR_SERVER_FRONTDOOR_FRONT_DOORS_H_
