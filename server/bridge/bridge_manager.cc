@@ -25,6 +25,20 @@
 #include "server/frontdoor/mcp_endpoint.h"
 #include "server/logging.h"
 
+namespace inspector::engine {
+
+// Relay sessions are the engine's (engine.h). A build whose engine does not
+// define Engine::OpenRelay yet still links with this weak definition, which
+// the engine's own replaces: every client of a conversion is then answered
+// NOT_IMPLEMENTED by the endpoint, while the convert API itself works.
+__attribute__((weak)) absl::StatusOr<std::shared_ptr<UpstreamSession>>
+Engine::OpenRelay(const std::string& server, RelayOptions options) {
+  return Error(v1::NOT_IMPLEMENTED,
+               "relay sessions are not implemented by this inspectord");
+}
+
+}  // namespace inspector::engine
+
 namespace inspector::bridge {
 namespace {
 
@@ -155,6 +169,40 @@ void Refuse(http::HttpExchange& exchange, int status, std::string_view code,
       {"error", {{"code", std::string(code)}, {"message", std::string(message)}}}};
   exchange.Respond(status, {{"Content-Type", "application/json"}},
                    body.dump());
+}
+
+// The engine's relay session as the endpoint's Relay. The endpoint is built
+// from this opener rather than from the engine directly so that it is served
+// at the root of its own port: its legacy transport then names "/message"
+// (an empty base path), not a path under the daemon's front doors.
+class EngineRelay : public frontdoor::Relay {
+ public:
+  explicit EngineRelay(std::shared_ptr<engine::UpstreamSession> session)
+      : session_(std::move(session)) {}
+  void Send(std::string raw,
+            engine::UpstreamSession::ResponseCallback done) override {
+    session_->Send(std::move(raw), {}, std::move(done));
+  }
+  bool Cancel(const std::string& caller_id,
+              const std::string& reason) override {
+    return session_->Cancel(caller_id, reason);
+  }
+  void Close() override { session_->Close(); }
+
+ private:
+  const std::shared_ptr<engine::UpstreamSession> session_;
+};
+
+frontdoor::RelayOpener OpenerFor(engine::Engine* engine, std::string server,
+                                 std::optional<v1::ServerConfig> config) {
+  return [engine, server = std::move(server), config = std::move(config)](
+             engine::RelayOptions relay_options)
+             -> absl::StatusOr<std::shared_ptr<frontdoor::Relay>> {
+    relay_options.config = config;
+    auto session = engine->OpenRelay(server, std::move(relay_options));
+    if (!session.ok()) return session.status();
+    return std::make_shared<EngineRelay>(*std::move(session));
+  };
 }
 
 }  // namespace
@@ -420,8 +468,9 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
     endpoint_options.session_idle_timeout = options_.session_idle_timeout;
     if (!plan.row.token.empty()) endpoint_options.bearer_token = plan.row.token;
     endpoint_options.kind = "bridge";
+    endpoint_options.base_path = "";
     bridge->endpoint = std::make_unique<frontdoor::McpEndpoint>(
-        engine_, plan.row.server_id, plan.relay_config,
+        OpenerFor(engine_, plan.row.server_id, plan.relay_config),
         std::move(endpoint_options));
 
     // The gate in front of the endpoint: loopback hosts, known origins, and
