@@ -586,5 +586,49 @@ TEST_F(BridgeTest, ShutdownStopsEveryConversion) {
   EXPECT_EQ(bridges, "running\n");
 }
 
+TEST_F(BridgeTest, InspectorctlConvertsListsAndUnconverts) {
+  StartDaemon();
+  auto ctl = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {INSPECTORCTL_PATH, "--addr",
+                                     daemon_->address(), "--token-file",
+                                     daemon_->token_file()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv);
+  };
+  testing::ProcessResult made =
+      ctl({"convert", "--name", "ev", "--env", "DEMO=1", "--", "node",
+           kEverything});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_THAT(made.out, HasSubstr("ev: http://127.0.0.1:"));
+  EXPECT_EQ(ctl({"convert", "--name", "ev", "--", "node", kEverything})
+                .exit_code,
+            6);
+  testing::ProcessResult missing =
+      ctl({"convert", "--name", "bad", "--", dir_.File("nothing"), "x"});
+  EXPECT_EQ(missing.exit_code, 7);
+  EXPECT_THAT(missing.err, HasSubstr("No such file or directory"));
+
+  ASSERT_EQ(ctl({"servers", "add", "st", "--", "node", kEverything}).exit_code,
+            0);
+  testing::ProcessResult converted =
+      ctl({"convert", "st", "--sse", "--require-token"});
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  EXPECT_THAT(converted.out, HasSubstr("legacy SSE: http://127.0.0.1:"));
+  EXPECT_THAT(converted.out, HasSubstr("token: "));
+
+  testing::ProcessResult list = ctl({"conversions", "-o", "json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out)["count"], 2);
+  EXPECT_THAT(ctl({"conversions"}).out, HasSubstr("required"));
+
+  testing::ProcessResult reverted = ctl({"unconvert", "st"});
+  ASSERT_EQ(reverted.exit_code, 0) << reverted.err;
+  EXPECT_EQ(Request("GET", "/config/st").Json()["transport"], "stdio");
+  EXPECT_EQ(ctl({"unconvert", "ev"}).exit_code, 0);
+  EXPECT_EQ(ctl({"unconvert", "ev"}).exit_code, 2);
+  EXPECT_EQ(ctl({"convert"}).exit_code, 5);
+  EXPECT_EQ(ctl({"convert", "nothing"}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace inspector
