@@ -262,6 +262,86 @@ void Engine::Forward(const std::string& server, std::string raw,
                 });
 }
 
+absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(
+    const std::string& server, RelayOptions options) {
+  if (!options.to_client) {
+    return Error(v1::INTERNAL_ERROR, "a relay session needs to_client");
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Find(server));
+  v1::ServerConfig config = options.config.has_value() ? *options.config
+                                                       : c->config;
+  config.set_id(c->config.id());
+  if (config.name().empty()) config.set_name(c->config.name());
+  ASSIGN_OR_RETURN(std::unique_ptr<transport::Transport> transport,
+                   options_.transport_factory(config));
+  SessionIdentity identity;
+  identity.server_id = config.id();
+  identity.server_name = config.name();
+  identity.session_id = NewUuid();
+  identity.kind = options.kind;
+  identity.transport = config.transport();
+  const std::string session_id = identity.session_id;
+  UpstreamSession::Hooks hooks;
+  hooks.on_state = [this, session_id, on_end = std::move(options.on_end)](
+                       v1::ConnectionState, v1::ConnectionState to,
+                       const absl::Status& why) {
+    if (to != v1::DISCONNECTED && to != v1::ERROR) return;
+    // The last reference may be this map's; the session is destroyed
+    // after this callback returns (its transport closes on the work
+    // queue), never inside it.
+    std::shared_ptr<UpstreamSession> ended;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = relays_.find(session_id);
+      if (it != relays_.end()) {
+        ended = std::move(it->second);
+        relays_.erase(it);
+      }
+    }
+    if (on_end) on_end(to == v1::DISCONNECTED ? absl::OkStatus() : why);
+    if (ended != nullptr) {
+      work_.Post([ended = std::move(ended)]() mutable { ended.reset(); });
+    }
+  };
+  hooks.relay_to_client = std::move(options.to_client);
+  auto session = UpstreamSession::Create(std::move(identity), c->limits,
+                                         std::move(transport), pipeline_,
+                                         clock_, &work_, std::move(hooks),
+                                         c->features);
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) {
+      return Error(v1::CANCELLED, "inspectord is shutting down");
+    }
+    relays_.emplace(session_id, session);
+  }
+  session->Connect();
+  return session;
+}
+
+size_t Engine::RelayCount(const std::string& server_id) {
+  absl::MutexLock lock(&mu_);
+  if (server_id.empty()) return relays_.size();
+  size_t count = 0;
+  for (const auto& [id, session] : relays_) {
+    if (session->identity().server_id == server_id) ++count;
+  }
+  return count;
+}
+
+void Engine::CloseRelays(const std::string& server_id) {
+  std::vector<std::shared_ptr<UpstreamSession>> closing;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, session] : relays_) {
+      if (server_id.empty() || session->identity().server_id == server_id) {
+        closing.push_back(session);
+      }
+    }
+  }
+  for (auto& session : closing) session->Close();
+}
+
 void Engine::Connect(
     const std::string& server,
     std::function<void(absl::StatusOr<v1::ServerStatus>)> done) {
@@ -664,6 +744,9 @@ void Engine::OnConfigChanged(const std::string& server_id,
   event.mutable_config()->set_server_id(server_id);
   event.mutable_config()->set_change(change);
   pipeline_->Publish(std::move(event));
+  // A client's own session outlives a change of the configuration (it
+  // keeps what it was started with) but not its deletion.
+  if (change == "deleted") CloseRelays(server_id);
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;
   Clock::TimerId retry_timer, idle_timer;
@@ -686,6 +769,7 @@ void Engine::Shutdown() {
     shut_down_ = true;
     connections.swap(connections_);
   }
+  CloseRelays("");
   for (auto& [id, c] : connections) {
     std::shared_ptr<UpstreamSession> session;
     Clock::TimerId retry_timer, idle_timer;

@@ -197,6 +197,8 @@ class Engine {
                        const std::shared_ptr<UpstreamSession>& session,
                        ServerRequest request);
   void Reconnect(const std::shared_ptr<Connection>& connection);
+  // Closes the relay sessions of one server (id), or all (empty).
+  void CloseRelays(const std::string& server_id);
   v1::ServerStatus StatusOf(Connection& connection);
 
   const EngineOptions options_;

@@ -120,6 +120,11 @@ bool UpstreamSession::ended() const {
   return ended_;
 }
 
+std::string UpstreamSession::protocol_version() const {
+  absl::MutexLock lock(&mu_);
+  return protocol_version_;
+}
+
 size_t UpstreamSession::pending_requests() const {
   return inflight_->size();
 }
@@ -191,6 +196,11 @@ void UpstreamSession::DoConnect() {
   record.kind = identity_.kind;
   record.transport = identity_.transport;
   pipeline_->SessionStarted(std::move(record));
+  if (relay()) {
+    // The client does its own handshake through Send().
+    MarkConnected();
+    return;
+  }
   json params = InitializeParams(features_);
   auto self = shared_from_this();
   SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
@@ -211,33 +221,47 @@ void UpstreamSession::OnInitializeResult(absl::StatusOr<std::string> response) {
     return;
   }
   transport_->SetProtocolVersion(outcome->protocol_version);
-  Clock::TimerId connect_timer;
   {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
     protocol_version_ = outcome->protocol_version;
     initialize_result_ = std::move(outcome->result_json);
     handshake_ = std::move(outcome->status);
-    connect_timer = connect_timer_;
-    connect_timer_ = 0;
   }
-  // Never cancel timers under mu_: a running timer callback may need it.
-  clock_->Cancel(connect_timer);
   SendInternalNotification("notifications/initialized", "");
+  MarkConnected();
+  SchedulePing();
+}
+
+void UpstreamSession::MarkConnected() {
+  Clock::TimerId connect_timer;
   // CONNECTED and taking the queue happen together, so a Send() racing
   // with this either queued before (and is flushed here) or sends itself.
   std::vector<Queued> queued;
   {
     absl::MutexLock lock(&mu_);
-    if (state_ != v1::CONNECTING) return;
+    if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
     state_ = v1::CONNECTED;
     queued.swap(queued_);
+    connect_timer = connect_timer_;
+    connect_timer_ = 0;
   }
+  // Never cancel timers under mu_: a running timer callback may need it.
+  clock_->Cancel(connect_timer);
   hooks_.on_state(v1::CONNECTING, v1::CONNECTED, absl::OkStatus());
   for (Queued& q : queued) {
     Send(std::move(q.raw), q.limits, std::move(q.done));
   }
-  SchedulePing();
+}
+
+void UpstreamSession::OnRelayedInitializeResult(const std::string& raw) {
+  absl::StatusOr<InitializeOutcome> outcome =
+      ParseInitializeResponse(raw, identity_.server_id, identity_.server_name);
+  if (!outcome.ok()) return;  // the client sees the server's answer as is
+  transport_->SetProtocolVersion(outcome->protocol_version);
+  absl::MutexLock lock(&mu_);
+  protocol_version_ = outcome->protocol_version;
+  handshake_ = std::move(outcome->status);
 }
 
 void UpstreamSession::SchedulePing() {
@@ -331,8 +355,19 @@ void UpstreamSession::AnswerLocally(const MessageInfo& info,
 void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
                               CallLimits limits, ResponseCallback done) {
   if (hooks_.on_activity) hooks_.on_activity();
+  if (relay() && pipeline_->AnswersWaitForCommit()) {
+    // A relayed client's answer leaves once its rows are recorded, as
+    // Engine::Forward's do.
+    done = [pipeline = pipeline_, done = std::move(done)](
+               absl::StatusOr<std::string> answer) mutable {
+      pipeline->WhenRecorded(
+          [done = std::move(done), answer = std::move(answer)]() mutable {
+            done(std::move(answer));
+          });
+    };
+  }
   if (info.kind == MessageKind::kRequest) {
-    if (info.method == "initialize") {
+    if (info.method == "initialize" && !relay()) {
       std::string result;
       {
         absl::MutexLock lock(&mu_);
@@ -362,8 +397,32 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
     return;
   }
   if (info.kind == MessageKind::kNotification &&
-      info.method == "notifications/initialized") {
+      info.method == "notifications/initialized" && !relay()) {
     done("");  // the daemon's own handshake already sent it
+    return;
+  }
+  if (relay() &&
+      (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError)) {
+    // The client's answer to the server's request, as it sent it.
+    ServerRequests::Request inbound;
+    bool answered_person;
+    {
+      absl::MutexLock lock(&mu_);
+      answered_person = server_requests_.Close(info.id, &inbound) &&
+                        inbound.waits_for_person;
+    }
+    Envelope envelope = MakeEnvelope(true, &info, raw);
+    envelope.correlated_id = inbound.message_id;
+    if (answered_person) {
+      envelope.duration_ms = Millis(clock_->Now() - inbound.received);
+    }
+    envelope.success = info.kind == MessageKind::kResponse;
+    envelope.error_code = info.error_code;
+    pipeline_->Observe(envelope);
+    absl::Status sent = transport_->Send(std::move(raw));
+    if (answered_person) inflight_->Resume();
+    done(sent.ok() ? absl::StatusOr<std::string>("")
+                   : absl::StatusOr<std::string>(sent));
     return;
   }
   if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
@@ -550,6 +609,10 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   envelope.success = info.kind == MessageKind::kResponse;
   envelope.error_code = info.error_code;
   pipeline_->Observe(envelope);
+  if (relay() && pending.method == "initialize" &&
+      info.kind == MessageKind::kResponse) {
+    OnRelayedInitializeResult(restored);
+  }
   pending.done(std::move(restored));
 }
 
@@ -612,6 +675,24 @@ void UpstreamSession::NotifyRootsChanged() {
 void UpstreamSession::OnServerRequest(const std::string& raw,
                                       const MessageInfo& info) {
   int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
+  if (relay()) {
+    // The client answers it, through Send(). While a person may be asked
+    // (sampling, elicitation), the client's requests' clocks stand still,
+    // as for the daemon's own session.
+    if (info.method == "sampling/createMessage" ||
+        info.method == "elicitation/create") {
+      bool opened;
+      {
+        absl::MutexLock lock(&mu_);
+        opened = !ended_ && server_requests_.Open({info.id, info.method,
+                                                   request_row, clock_->Now(),
+                                                   /*waits_for_person=*/true});
+      }
+      if (opened) inflight_->Pause();
+    }
+    hooks_.relay_to_client(raw);
+    return;
+  }
   const absl::Time received = clock_->Now();
   if (info.method == "ping") {
     {
@@ -705,6 +786,7 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
 void UpstreamSession::OnServerNotification(const std::string& raw,
                                            const MessageInfo& info) {
   pipeline_->Observe(MakeEnvelope(false, &info, raw));
+  if (relay()) hooks_.relay_to_client(raw);
   const std::string& method = info.method;
   if (method == "notifications/cancelled" &&
       !info.cancelled_request_id.empty()) {

@@ -128,7 +128,10 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // and notifications/initialized go to the server as sent (the session
     // takes the protocol version and server info from initialize's
     // result), and the client's answers to the server's requests pass
-    // through unchecked. on_server_request is not used. Must not block.
+    // through as sent. While the server's sampling or elicitation request
+    // waits for the client's answer, the client's requests' clocks stand
+    // still (the person-in-the-loop rule above). on_server_request is not
+    // used. Must not block.
     std::function<void(std::string raw)> relay_to_client;
   };
 
@@ -211,6 +214,12 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
 
   void DoConnect();
   void OnInitializeResult(absl::StatusOr<std::string> response);
+  // CONNECTING → CONNECTED: stops the connect timer and sends what waited.
+  void MarkConnected() ABSL_LOCKS_EXCLUDED(mu_);
+  // Relay mode: the server's answer to the client's initialize.
+  void OnRelayedInitializeResult(const std::string& raw)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  bool relay() const { return static_cast<bool>(hooks_.relay_to_client); }
   void SendNow(std::string raw, const MessageInfo& info, CallLimits limits,
                ResponseCallback done);
   // Sends a request of the daemon's own (initialize, ping, cancelled).

@@ -28,8 +28,8 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "common/errors.h"
-#include "common/strings.h"
 #include "common/http/http1.h"
+#include "common/strings.h"
 #include "common/token.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
@@ -42,8 +42,9 @@ using engine::MessageKind;
 
 // Protocol versions a client may name in MCP-Protocol-Version. Absent
 // means 2025-03-26 (the first with this header's transport).
-constexpr std::string_view kVersions[] = {"2024-11-05", "2025-03-26",
-                                          "2025-06-18", "2025-11-25"};
+constexpr std::string_view kVersions[] = {"2024-10-07", "2024-11-05",
+                                          "2025-03-26", "2025-06-18",
+                                          "2025-11-25"};
 
 // JSON-RPC error codes used for answers the endpoint makes itself.
 constexpr int kParseError = -32700;
@@ -266,9 +267,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     void Error(int status, std::string_view message,
                http::Headers headers = {}) const {
-      Json(status, RpcError("", status == 400 ? kInvalidRequest
-                                              : kConnectionClosed,
-                            message),
+      Json(status,
+           RpcError("", status == 400 ? kInvalidRequest : kConnectionClosed,
+                    message),
            std::move(headers));
     }
     void StartStream(http::Headers headers) const {
@@ -352,10 +353,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     for (std::string_view known : kVersions) {
       if (*version == known) return true;
     }
-    call.Error(400, absl::StrCat("Bad Request: unsupported "
-                                 "MCP-Protocol-Version; supported: "
-                                 "2024-11-05, 2025-03-26, 2025-06-18, "
-                                 "2025-11-25"));
+    call.Error(400,
+               "Bad Request: unsupported MCP-Protocol-Version; supported: "
+               "2024-10-07, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25");
     return false;
   }
 
@@ -547,9 +547,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             session->last_active = absl::Now();
             if (ok && !session->ended) session->initialized = true;
           }
-          std::string body =
-              response.ok() ? *std::move(response)
-                            : ErrorResponse(id, response.status());
+          std::string body = response.ok()
+                                 ? *std::move(response)
+                                 : ErrorResponse(id, response.status());
           if (!ok) {
             // The server refused or never answered: no session is issued.
             if (self != nullptr) self->End(session, /*close_relay=*/true);
@@ -584,6 +584,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     std::string id = message.info.id;
     uint64_t stream_no = 0;
     std::string key;
+    // The head goes first, so that no event can be written before it.
+    if (sse) call.StartStream({});
     {
       absl::MutexLock lock(&session->mu);
       ++session->in_flight;
@@ -594,7 +596,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             call.exchange, key, id, message.info.progress_token};
       }
     }
-    if (sse) call.StartStream({});
     // A client that goes away cancels its request upstream.
     std::weak_ptr<Relay> weak_relay = relay;
     call.exchange->OnClientGone([weak_relay, id] {
@@ -623,7 +624,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                     }
                   }
                   if (!sse) return call.Json(200, std::move(body));
-                  if (event.empty()) event = http::FormatSseEvent(body, "message");
+                  if (event.empty())
+                    event = http::FormatSseEvent(body, "message");
                   call.exchange->Write(std::move(event));
                   call.exchange->Finish();
                 });
@@ -639,29 +641,41 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     auto session = Lookup(call, /*legacy=*/false);
     if (session == nullptr) return;
     const std::string* last = call.exchange->request().Header("last-event-id");
-    std::vector<std::string> replay;
-    bool finish_after_replay = false;
-    bool conflict = false;
+    // The stream to resume: kGetStream, or the key of a request's stream.
+    std::string stream_key(kGetStream);
     {
       absl::MutexLock lock(&session->mu);
-      std::string stream_key(kGetStream);
       uint64_t after = 0;
       if (last != nullptr && absl::SimpleAtoi(*last, &after)) {
         for (const auto& event : session->replay) {
           if (event.seq == after) stream_key = event.stream;
         }
+      }
+      if (stream_key == kGetStream && session->stream != nullptr &&
+          !session->stream->client_gone()) {
+        stream_key.clear();  // conflict
+      }
+    }
+    if (stream_key.empty()) {
+      return call.Error(409, "Conflict: this session's stream is already open");
+    }
+    // The head goes first, so that no event can be written before it.
+    call.StartStream({});
+    std::vector<std::string> replay;
+    bool conflict = false;
+    {
+      absl::MutexLock lock(&session->mu);
+      uint64_t after = 0;
+      if (last != nullptr && absl::SimpleAtoi(*last, &after)) {
         for (const auto& event : session->replay) {
           if (event.seq > after && event.stream == stream_key) {
             replay.push_back(event.text);
           }
         }
       }
-      if (stream_key != kGetStream) {
-        // Resuming a request's stream: what it carried after that event.
-        finish_after_replay = true;
-      } else {
+      if (stream_key == kGetStream) {
         if (session->stream != nullptr && !session->stream->client_gone()) {
-          conflict = true;
+          conflict = true;  // another GET won the race
         } else {
           session->stream = call.exchange;
           while (!session->queued.empty()) {
@@ -671,13 +685,12 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
           }
         }
       }
+      // Written under the lock, so that no newer message overtakes them;
+      // safe, as this exchange has no OnClientGone callback yet.
+      for (auto& event : replay) call.exchange->Write(std::move(event));
     }
-    if (conflict) {
-      return call.Error(409, "Conflict: this session's stream is already open");
-    }
-    call.StartStream({});
-    for (auto& event : replay) call.exchange->Write(std::move(event));
-    if (finish_after_replay) return call.exchange->Finish();
+    // A request's stream ends after its replay; so does a losing GET.
+    if (stream_key != kGetStream || conflict) return call.exchange->Finish();
     std::weak_ptr<ClientSession> weak_session = session;
     std::weak_ptr<http::HttpExchange> weak_exchange = call.exchange;
     call.exchange->OnClientGone([weak_session, weak_exchange] {
@@ -709,14 +722,14 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     auto session = Open(call, /*legacy=*/true);
     if (session == nullptr) return;
-    {
-      absl::MutexLock lock(&session->mu);
-      session->stream = call.exchange;
-    }
     call.StartStream({});
     call.exchange->Write(http::FormatSseEvent(
         absl::StrCat(options_.base_path, "/message?sessionId=", session->id),
         "endpoint"));
+    {
+      absl::MutexLock lock(&session->mu);
+      session->stream = call.exchange;
+    }
     std::weak_ptr<Impl> weak_self = weak_from_this();
     std::weak_ptr<ClientSession> weak_session = session;
     call.exchange->OnClientGone([weak_self, weak_session] {
@@ -777,8 +790,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                           std::string_view raw)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(session.mu) {
     uint64_t seq = session.next_event++;
-    std::string text =
-        http::FormatSseEvent(raw, "message", absl::StrCat(seq));
+    std::string text = http::FormatSseEvent(raw, "message", absl::StrCat(seq));
     session.replay.push_back({seq, std::string(stream), text});
     while (session.replay.size() > options_.replay_events) {
       session.replay.pop_front();
@@ -846,9 +858,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     while (true) {
       {
         absl::MutexLock lock(&mu_);
-        auto stop = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-          return stopping_;
-        };
+        auto stop = [this]()
+                        ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
         if (mu_.AwaitWithTimeout(absl::Condition(&stop), tick)) return;
       }
       std::vector<std::shared_ptr<ClientSession>> all;

@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -137,6 +138,16 @@ class GatewayTest : public ::testing::Test {
     GatewayOptions options;
     options.http.listen = "127.0.0.1:0";
     options.heartbeat_interval = absl::Milliseconds(50);
+    // Paths the gateway hands to another handler, as the daemon does with
+    // its MCP front doors.
+    options.prefix_routes.push_back(
+        {"/servers/", [this](std::shared_ptr<http::HttpExchange> exchange,
+                             http::Headers cors) {
+           prefix_calls_.fetch_add(1);
+           cors.emplace_back("Content-Type", "text/plain");
+           exchange->Respond(200, std::move(cors),
+                             std::string(exchange->request().path()));
+         }});
     auto gateway = Gateway::Start(
         options, grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
                                      grpc::InsecureChannelCredentials()));
@@ -150,6 +161,7 @@ class GatewayTest : public ::testing::Test {
     if (server_) server_->Shutdown(std::chrono::system_clock::now());
   }
 
+  std::atomic<int> prefix_calls_{0};
   FakeConfig config_;
   FakeOAuth oauth_;
   FakeEvents events_;
@@ -257,6 +269,40 @@ TEST_F(GatewayTest, AmbiguousOriginsAreRefused) {
     EXPECT_THAT(run.out,
                 ::testing::Not(HasSubstr("Access-Control-Allow-Origin")));
   }
+}
+
+// A prefix route gets its requests after the Host and Origin checks, with
+// the CORS headers of an allowed origin; preflights stay the gateway's.
+TEST_F(GatewayTest, PrefixRoutesPassTheHostAndOriginChecksFirst) {
+  auto run = RunProcess({"curl", "-sS", "-i", "-H",
+                         "Origin: http://localhost:5173", "-X", "POST",
+                         base_ + "/servers/x/mcp"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(run.out, ::testing::EndsWith("/servers/x/mcp"));
+  EXPECT_THAT(run.out, HasSubstr("Access-Control-Allow-Origin: "
+                                 "http://localhost:5173"));
+  EXPECT_EQ(prefix_calls_.load(), 1);
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{"-H", "Host: evil.example"},
+        std::vector<std::string>{"-H", "Origin: http://evil.example"}}) {
+    std::vector<std::string> argv = {"curl", "-sS", "-o", "/dev/null", "-w",
+                                     "%{http_code}"};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    argv.push_back(base_ + "/servers/x/mcp");
+    auto refused = RunProcess(argv);
+    ASSERT_EQ(refused.exit_code, 0) << refused.err;
+    EXPECT_EQ(refused.out, "403");
+  }
+  auto preflight = RunProcess(
+      {"curl", "-sS", "-i", "-X", "OPTIONS", "-H",
+       "Origin: http://localhost:5173", "-H",
+       "Access-Control-Request-Headers: mcp-session-id",
+       base_ + "/servers/x/mcp"});
+  ASSERT_EQ(preflight.exit_code, 0) << preflight.err;
+  EXPECT_THAT(preflight.out, ::testing::StartsWith("HTTP/1.1 204"));
+  EXPECT_THAT(preflight.out, HasSubstr("Mcp-Session-Id"));
+  EXPECT_EQ(prefix_calls_.load(), 1);
 }
 
 TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {

@@ -4,6 +4,12 @@
 // engine's relay session, so every answer and every cancellation is known.
 #include "server/frontdoor/mcp_endpoint.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +33,7 @@ namespace {
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 
 // A relay that answers like a small MCP server:
 //   initialize     -> a result
@@ -65,9 +72,10 @@ class FakeRelay : public Relay {
       hanging_[id.dump()] = std::move(done);
       return;
     }
-    reply({{"content",
-            {{{"type", "text"},
-              {"text", message["params"]["arguments"].value("message", "")}}}}});
+    reply(
+        {{"content",
+          {{{"type", "text"},
+            {"text", message["params"]["arguments"].value("message", "")}}}}});
   }
 
   bool Cancel(const std::string& caller_id,
@@ -93,6 +101,9 @@ class FakeRelay : public Relay {
     if (options_.on_end) options_.on_end(absl::OkStatus());
   }
 
+  // A message of the server for the client, outside any request.
+  void Push(const std::string& raw) { options_.to_client(raw); }
+
   bool WaitCancelled(const std::string& id) {
     absl::MutexLock lock(&mu_);
     auto seen = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -115,6 +126,48 @@ class FakeRelay : public Relay {
       ABSL_GUARDED_BY(mu_);
   std::vector<std::string> cancelled_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// A raw HTTP/1.1 connection that reads a streamed response as it comes.
+class StreamClient {
+ public:
+  StreamClient(int port, const std::string& request) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
+              0);
+    EXPECT_EQ(write(fd_, request.data(), request.size()),
+              static_cast<ssize_t>(request.size()));
+  }
+  ~StreamClient() { Close(); }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  // Reads until `text` has arrived (true) or 10 s pass or EOF (false).
+  bool ReadUntil(const std::string& text) {
+    absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (received_.find(text) == std::string::npos) {
+      int left =
+          static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, left) <= 0) return false;
+      char buffer[4096];
+      ssize_t n = read(fd_, buffer, sizeof(buffer));
+      if (n <= 0) return false;
+      received_.append(buffer, n);
+    }
+    return true;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_ = -1;
+  std::string received_;
 };
 
 struct Reply {
@@ -172,8 +225,8 @@ class McpEndpointTest : public ::testing::Test {
       size_t colon = lines[i].find(':');
       if (colon == std::string::npos) continue;
       std::string name = absl::AsciiStrToLower(lines[i].substr(0, colon));
-      reply.headers[name] = std::string(absl::StripAsciiWhitespace(
-          lines[i].substr(colon + 1)));
+      reply.headers[name] =
+          std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
     }
     reply.body = out.substr(head_end + 4);
     return reply;
@@ -209,6 +262,23 @@ class McpEndpointTest : public ::testing::Test {
     return r.headers["mcp-session-id"];
   }
 
+  // Opens a GET stream of `session` (optionally resuming after an event).
+  std::unique_ptr<StreamClient> OpenGet(const std::string& session,
+                                        const std::string& last_event = "",
+                                        const std::string& subpath = "/mcp") {
+    std::string request = absl::StrCat("GET /servers/fake", subpath,
+                                       " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                                       "Accept: text/event-stream\r\n");
+    if (!session.empty()) {
+      absl::StrAppend(&request, "Mcp-Session-Id: ", session, "\r\n");
+    }
+    if (!last_event.empty()) {
+      absl::StrAppend(&request, "Last-Event-ID: ", last_event, "\r\n");
+    }
+    request += "\r\n";
+    return std::make_unique<StreamClient>(server_->port(), request);
+  }
+
   std::shared_ptr<FakeRelay> RelayAt(size_t i) {
     absl::MutexLock lock(&mu_);
     return i < relays_.size() ? relays_[i] : nullptr;
@@ -237,8 +307,8 @@ TEST_F(McpEndpointTest, InitializeIssuesARandomSessionId) {
 TEST_F(McpEndpointTest, AnswersAsJsonOrAsAnEventStreamByAccept) {
   Start();
   std::string id = Initialize();
-  Reply json_reply = Post(kEcho, {"Mcp-Session-Id: " + id,
-                                  "Accept: application/json"});
+  Reply json_reply =
+      Post(kEcho, {"Mcp-Session-Id: " + id, "Accept: application/json"});
   EXPECT_EQ(json_reply.status, 200);
   EXPECT_THAT(json_reply.headers["content-type"],
               HasSubstr("application/json"));
@@ -326,8 +396,8 @@ TEST_F(McpEndpointTest, RefusesSessionsOverTheLimit) {
   Start(options);
   Initialize();
   Initialize();
-  Reply r = Post(
-      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  Reply r =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.headers["retry-after"], "5");
 }
@@ -337,9 +407,19 @@ TEST_F(McpEndpointTest, AClientThatGoesAwayCancelsItsRequest) {
   std::string id = Initialize();
   // curl gives up after a second; the request never gets an answer.
   std::vector<std::string> argv = {
-      "curl", "-sS", "--max-time", "1", "-X", "POST", "-H",
-      "Content-Type: application/json", "-H", "Mcp-Session-Id: " + id,
-      "-H", "Accept: application/json", "--data-binary",
+      "curl",
+      "-sS",
+      "--max-time",
+      "1",
+      "-X",
+      "POST",
+      "-H",
+      "Content-Type: application/json",
+      "-H",
+      "Mcp-Session-Id: " + id,
+      "-H",
+      "Accept: application/json",
+      "--data-binary",
       R"({"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"hang"}})",
       url_ + "/mcp"};
   testing::RunProcess(argv);
@@ -350,8 +430,8 @@ TEST_F(McpEndpointTest, BearerTokenIsRequiredWhenSet) {
   EndpointOptions options;
   options.bearer_token = "s3cret";
   Start(options);
-  Reply r = Post(
-      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  Reply r =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(r.headers["www-authenticate"], "Bearer");
   r = Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})",
@@ -374,6 +454,91 @@ TEST_F(McpEndpointTest, IdleSessionsEnd) {
   }
   EXPECT_TRUE(relay->closed());
   EXPECT_EQ(endpoint_->sessions(), 0u);
+}
+
+constexpr char kLog[] =
+    R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%s"}})";
+
+std::string Log(const std::string& data) {
+  std::string out = kLog;
+  out.replace(out.find("%s"), 2, data);
+  return out;
+}
+
+TEST_F(McpEndpointTest, TheGetStreamCarriesOnlyItsSessionsMessages) {
+  Start();
+  std::string a = Initialize();
+  std::string b = Initialize();
+  auto stream_a = OpenGet(a);
+  auto stream_b = OpenGet(b);
+  ASSERT_TRUE(stream_a->ReadUntil("text/event-stream"));
+  ASSERT_TRUE(stream_b->ReadUntil("text/event-stream"));
+  RelayAt(0)->Push(Log("for-a"));
+  RelayAt(1)->Push(Log("for-b"));
+  ASSERT_TRUE(stream_a->ReadUntil("for-a"));
+  ASSERT_TRUE(stream_b->ReadUntil("for-b"));
+  EXPECT_THAT(stream_a->received(), Not(HasSubstr("for-b")));
+  EXPECT_THAT(stream_b->received(), Not(HasSubstr("for-a")));
+  // One GET stream per session.
+  auto second = OpenGet(a);
+  EXPECT_TRUE(second->ReadUntil("409 Conflict"));
+}
+
+TEST_F(McpEndpointTest, MessagesWaitForTheGetStreamAndReplayAfterLastEventId) {
+  Start();
+  std::string id = Initialize();
+  RelayAt(0)->Push(Log("queued-1"));
+  RelayAt(0)->Push(Log("queued-2"));
+  auto stream = OpenGet(id);
+  ASSERT_TRUE(stream->ReadUntil("queued-2"));
+  EXPECT_THAT(stream->received(), HasSubstr("queued-1"));
+  EXPECT_THAT(stream->received(), HasSubstr("id: 1"));
+  EXPECT_THAT(stream->received(), HasSubstr("id: 2"));
+  stream->Close();
+  // Reconnect after event 1: event 2 again, then what came meanwhile.
+  std::unique_ptr<StreamClient> resumed;
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (true) {
+    // The old stream may not be seen as gone yet: 409 until it is.
+    resumed = OpenGet(id, "1");
+    ASSERT_TRUE(resumed->ReadUntil("\r\n\r\n"));
+    if (absl::StrContains(resumed->received(), "200 OK")) break;
+    ASSERT_LT(absl::Now(), deadline) << resumed->received();
+  }
+  RelayAt(0)->Push(Log("live-3"));
+  ASSERT_TRUE(resumed->ReadUntil("live-3")) << resumed->received();
+  EXPECT_THAT(resumed->received(), HasSubstr("queued-2"));
+  EXPECT_THAT(resumed->received(), Not(HasSubstr("queued-1")));
+}
+
+TEST_F(McpEndpointTest, LegacySseNamesTheMessageEndpointAndAnswersOnTheStream) {
+  Start();
+  auto stream = OpenGet("", "", "/sse");
+  ASSERT_TRUE(stream->ReadUntil("event: endpoint"));
+  ASSERT_TRUE(stream->ReadUntil("sessionId="));
+  ASSERT_TRUE(stream->ReadUntil("\n\n"));
+  std::string text = stream->received();
+  size_t start = text.find("/servers/fake/message?sessionId=");
+  ASSERT_NE(start, std::string::npos) << text;
+  std::string endpoint = text.substr(start, text.find('\n', start) - start);
+  std::string session = endpoint.substr(endpoint.find('=') + 1);
+  EXPECT_THAT(session, MatchesRegex("[0-9a-f]{64}"));
+  Reply r = Post(kEcho, {}, "/message?sessionId=" + session);
+  EXPECT_EQ(r.status, 202);
+  ASSERT_TRUE(stream->ReadUntil("hello"));
+  EXPECT_THAT(stream->received(), HasSubstr("event: message"));
+  r = Post(kEcho, {}, "/message?sessionId=nope");
+  EXPECT_EQ(r.status, 404);
+  r = Post(kEcho, {}, "/message");
+  EXPECT_EQ(r.status, 400);
+  // Closing the stream ends the session and its relay.
+  stream->Close();
+  auto relay = RelayAt(0);
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!relay->closed() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));  // polling, bounded
+  }
+  EXPECT_TRUE(relay->closed());
 }
 
 }  // namespace
