@@ -25,20 +25,6 @@
 #include "server/frontdoor/mcp_endpoint.h"
 #include "server/logging.h"
 
-namespace inspector::engine {
-
-// Relay sessions are the engine's (engine.h). A build whose engine does not
-// define Engine::OpenRelay yet still links with this weak definition, which
-// the engine's own replaces: every client of a conversion is then answered
-// NOT_IMPLEMENTED by the endpoint, while the convert API itself works.
-__attribute__((weak)) absl::StatusOr<std::shared_ptr<UpstreamSession>>
-Engine::OpenRelay(const std::string& server, RelayOptions options) {
-  return Error(v1::NOT_IMPLEMENTED,
-               "relay sessions are not implemented by this inspectord");
-}
-
-}  // namespace inspector::engine
-
 namespace inspector::bridge {
 namespace {
 

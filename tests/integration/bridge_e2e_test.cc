@@ -175,16 +175,6 @@ class BridgeTest : public ::testing::Test {
                 R"("clientInfo":{"name":"curl","version":"1"}}})");
   }
 
-  // Skips the test when this inspectord's engine has no relay sessions
-  // (its endpoints then answer every client NOT_IMPLEMENTED).
-  bool RelaysMissing(const std::string& url, const std::string& token = "") {
-    HttpResult probe = Initialize(
-        url, token.empty() ? std::vector<std::string>{}
-                           : std::vector<std::string>{"Authorization: Bearer " +
-                                                      token});
-    return probe.body.find("NOT_IMPLEMENTED") != std::string::npos;
-  }
-
   // The SDK client through `url`: {"tools": [...], "echo": "..."}.
   json SdkClient(const std::vector<std::string>& extra) {
     std::vector<std::string> argv = {"node", kSdkClient};
@@ -429,7 +419,6 @@ TEST_F(BridgeTest, SdkClientListsAndCallsToolsThroughAConversion) {
   HttpResult created = Request("POST", "/convert", ConvertBody("everything").dump());
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string url = created.Json()["url"];
-  if (RelaysMissing(url)) GTEST_SKIP() << "this engine has no relay sessions";
   json result = SdkClient({url, "--message", "through the bridge"});
   ASSERT_TRUE(result.is_object());
   EXPECT_THAT(result["tools"].get<std::vector<std::string>>(),
@@ -448,9 +437,6 @@ TEST_F(BridgeTest, SdkClientOverLegacySseWithToken) {
       ConvertBody("legacy", {{"sse", true}, {"requireToken", true}}).dump());
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string token = created.Json()["token"];
-  if (RelaysMissing(created.Json()["url"], token)) {
-    GTEST_SKIP() << "this engine has no relay sessions";
-  }
   json result = SdkClient({created.Json()["sseUrl"], "--sse", "--token", token});
   ASSERT_TRUE(result.is_object());
   EXPECT_THAT(result["echo"].get<std::string>(), HasSubstr("hello"));
@@ -489,9 +475,6 @@ TEST_F(BridgeTest, KilledDaemonRestoresConversionsOnTheirPorts) {
   EXPECT_EQ(config.Json()["url"], moved["url"]);
   EXPECT_EQ(config.Json()["transport"], "streamableHttp");
 
-  if (RelaysMissing(before["url"])) {
-    GTEST_SKIP() << "this engine has no relay sessions";
-  }
   json result = SdkClient({before["url"]});
   ASSERT_TRUE(result.is_object());
   EXPECT_THAT(result["echo"].get<std::string>(), HasSubstr("hello"));
