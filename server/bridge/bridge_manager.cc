@@ -485,26 +485,37 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
                    "127.0.0.1 or [::1]");
             return;
           }
-          if (origins > 1 ||
-              (origin != nullptr && !policy->OriginAllowed(*origin))) {
-            std::string normalized =
-                origin != nullptr
-                    ? gateway::RequestPolicy::NormalizeOrigin(*origin)
-                    : "";
+          // A browser's Origin: the endpoint's own, or one the daemon
+          // allows; it then gets CORS headers (and preflights answers).
+          http::Headers cors;
+          if (origins > 1) {
+            Refuse(*exchange, 403, "FORBIDDEN_ORIGIN",
+                   "requests from this origin are not accepted");
+            return;
+          }
+          if (origin != nullptr) {
             const int port = own_port->load();
-            bool own = origins == 1 && !normalized.empty() &&
-                       (normalized == absl::StrCat("http://127.0.0.1:", port) ||
-                        normalized == absl::StrCat("http://localhost:", port) ||
-                        normalized == absl::StrCat("http://[::1]:", port));
-            if (!own) {
+            std::string normalized =
+                gateway::RequestPolicy::NormalizeOrigin(*origin);
+            bool own =
+                !normalized.empty() &&
+                (normalized == absl::StrCat("http://127.0.0.1:", port) ||
+                 normalized == absl::StrCat("http://localhost:", port) ||
+                 normalized == absl::StrCat("http://[::1]:", port));
+            if (!own && !policy->OriginAllowed(*origin)) {
               Refuse(*exchange, 403, "FORBIDDEN_ORIGIN",
                      "requests from this origin are not accepted");
               return;
             }
+            if (request.method == "OPTIONS") {
+              exchange->Respond(204, policy->PreflightHeaders(*origin), "");
+              return;
+            }
+            cors = policy->CorsHeaders(*origin);
           }
           std::string_view path = request.path();
           if (path == "/mcp" || (sse && (path == "/sse" || path == "/message"))) {
-            endpoint->Handle(std::move(exchange), path);
+            endpoint->Handle(std::move(exchange), path, std::move(cors));
             return;
           }
           Refuse(*exchange, 404, "NOT_FOUND",

@@ -410,6 +410,21 @@ TEST_F(BridgeTest, EndpointRefusesForeignHostsAndOriginsAndWantsItsToken) {
             "Authorization: Bearer " + token});
   EXPECT_NE(own.status, 403) << own.body;
   EXPECT_NE(own.status, 401) << own.body;
+  // A listed browser origin gets CORS headers, and its preflight an answer.
+  HttpResult listed = Initialize(url, {"Origin: http://localhost:5173",
+                                       "Authorization: Bearer " + token});
+  EXPECT_NE(listed.status, 403) << listed.body;
+  EXPECT_EQ(listed.headers["access-control-allow-origin"],
+            "http://localhost:5173");
+  HttpResult preflight =
+      Curl({"-X", "OPTIONS", "-H", "Origin: http://localhost:5173", "-H",
+            "Access-Control-Request-Method: POST", url});
+  EXPECT_EQ(preflight.status, 204) << preflight.body;
+  EXPECT_THAT(preflight.headers["access-control-allow-headers"],
+              HasSubstr("Mcp-Session-Id"));
+  HttpResult twice = Initialize(url, {"Origin: http://localhost:5173",
+                                      "Origin: http://localhost:5173"});
+  EXPECT_EQ(twice.status, 403) << twice.body;
   HttpResult other = Curl({"http://127.0.0.1:" + std::to_string(port) + "/x"});
   EXPECT_EQ(other.status, 404) << other.body;
 }
