@@ -28,6 +28,7 @@
 #include "server/config/config_manager.h"
 #include "server/logging.h"
 #include "gateway/gateway.h"
+#include "server/frontdoor/front_doors.h"
 #include "common/net/listen_address.h"
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"
@@ -104,6 +105,9 @@ struct Daemon::State {
   std::unique_ptr<services::BridgeService> bridge_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
+  // The MCP front doors the gateway hands /servers/ to; after the engine,
+  // before the gateway.
+  std::unique_ptr<frontdoor::FrontDoors> front_doors;
   // Declared after the server: it calls into it, so it goes first.
   std::unique_ptr<gateway::Gateway> gateway;
   std::string http_address;
@@ -305,6 +309,22 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       gateway_options.cors_origins = options.http_cors_origins;
     }
     gateway_options.allowed_hosts = options.http_allowed_hosts;
+    gateway_options.http.max_body_bytes = options.http_max_body_bytes;
+    frontdoor::EndpointOptions endpoint_options;
+    endpoint_options.max_sessions = options.frontdoor_max_sessions;
+    endpoint_options.session_idle_timeout = options.frontdoor_idle_timeout;
+    if (!options.frontdoor_token.empty()) {
+      endpoint_options.bearer_token = options.frontdoor_token;
+    }
+    state->front_doors = std::make_unique<frontdoor::FrontDoors>(
+        state->engine.get(), std::move(endpoint_options));
+    frontdoor::FrontDoors* front_doors = state->front_doors.get();
+    gateway_options.prefix_routes.push_back(
+        {std::string(frontdoor::kFrontDoorPrefix),
+         [front_doors](std::shared_ptr<http::HttpExchange> exchange,
+                       http::Headers cors) {
+           front_doors->Handle(std::move(exchange), std::move(cors));
+         }});
     auto gateway = gateway::Gateway::Start(
         std::move(gateway_options),
         state->server->InProcessChannel(gateway::GatewayChannelArguments()));
@@ -352,6 +372,8 @@ void Daemon::Shutdown() {
   state_->server->GetHealthCheckService()->SetServingStatus(false);
   // REST clients first: the gateway's streams are calls into this server.
   if (state_->gateway != nullptr) state_->gateway->Shutdown();
+  // MCP clients of the front doors: their sessions end with their streams.
+  if (state_->front_doors != nullptr) state_->front_doors->CloseAll();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
   if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {

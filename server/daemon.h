@@ -64,6 +64,16 @@ struct DaemonOptions {
   int bridge_port_count = 1000;
   size_t bridge_max = 32;
   absl::Duration bridge_idle_timeout = absl::Minutes(10);
+  // Largest request body on the HTTP listener (413 beyond); at most
+  // kMaxForwardedMessageBytes.
+  size_t http_max_body_bytes = 64 << 20;
+  // The MCP front doors on the HTTP listener (/servers/{name}/mcp, /sse,
+  // /message; server/frontdoor/front_doors.h): client sessions per server
+  // (503 beyond), how long an unused one lives, and the bearer token they
+  // require (empty: none, and only loopback clients are served).
+  size_t frontdoor_max_sessions = 64;
+  absl::Duration frontdoor_idle_timeout = absl::Minutes(10);
+  std::string frontdoor_token;
 };
 
 class Daemon {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/message_limits.h"
 #include "common/service_process.h"
 #include "common/version.h"
 #include "server/daemon.h"
@@ -41,7 +42,8 @@ int main(int argc, char** argv) {
                  "import at start (same-named servers are replaced)")
       ->check(CLI::ExistingFile);
   app.add_option("--http", options.http_listen,
-                 "also serve the REST + SSE API on this host:port (e.g. "
+                 "also serve the REST + SSE API and the MCP front doors "
+                 "(/servers/NAME/mcp) on this host:port (e.g. "
                  "127.0.0.1:3000; port 0 picks a free one)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--cors-origin", options.http_cors_origins,
@@ -51,6 +53,25 @@ int main(int argc, char** argv) {
   app.add_option("--allowed-host", options.http_allowed_hosts,
                  "extra host name the REST API accepts in the Host header "
                  "besides localhost, 127.0.0.1 and ::1 (repeatable)");
+  size_t http_max_body_mib = options.http_max_body_bytes >> 20;
+  app.add_option("--http-max-body-mib", http_max_body_mib,
+                 "largest request body --http accepts, in MiB (413 beyond)")
+      ->check(CLI::Range(size_t{1}, inspector::kMaxForwardedMessageBytes >> 20))
+      ->capture_default_str();
+  app.add_option("--frontdoor-max-sessions", options.frontdoor_max_sessions,
+                 "MCP client sessions per server on the --http front doors "
+                 "(/servers/NAME/mcp and /sse); 503 beyond")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  int64_t frontdoor_idle_seconds = 600;
+  app.add_option("--frontdoor-idle-timeout", frontdoor_idle_seconds,
+                 "seconds a front-door client session may stay unused "
+                 "before it is ended with its server session")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--frontdoor-token", options.frontdoor_token,
+                 "require \"Authorization: Bearer TOKEN\" on the front "
+                 "doors (default: none, loopback clients only)");
   app.add_option("--ready-file", options.ready_file,
                  "write the bound host:port here once serving");
   bool no_history = false;
@@ -120,6 +141,8 @@ int main(int argc, char** argv) {
   options.answer_after_recorded = history_sync == "answered";
   options.idle_timeout = absl::Seconds(idle_seconds);
   options.bridge_idle_timeout = absl::Seconds(bridge_idle_seconds);
+  options.http_max_body_bytes = http_max_body_mib << 20;
+  options.frontdoor_idle_timeout = absl::Seconds(frontdoor_idle_seconds);
   options.history_max_age = absl::Hours(24 * history_days);
   if (log_level == "debug") inspector::SetLogLevel(inspector::LogLevel::kDebug);
   if (log_level == "warn") inspector::SetLogLevel(inspector::LogLevel::kWarn);

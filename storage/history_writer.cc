@@ -1,4 +1,5 @@
 #include "storage/history_writer.h"
+#include "common/thread_name.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -213,7 +214,10 @@ HistoryWriter::HistoryWriter(std::unique_ptr<Database> db,
     paused_ = options_.start_paused;
     next_retention_ = absl::Now() + options_.retention_interval;
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("history");
+    Run();
+  });
 }
 
 HistoryWriter::~HistoryWriter() {

@@ -431,9 +431,16 @@ void Loop::Run() {
     graveyard_.clear();
   }
 
-  // Shutdown: every connection ends; unfinished exchanges learn it.
+  // Shutdown. What other threads handed over before the stop (a stream's
+  // last chunk, say) is still written, as far as each socket takes it
+  // without waiting; then every connection ends and unfinished exchanges
+  // learn it.
+  DrainReady();
   std::vector<Connection*> all;
   all.reserve(connections_.size());
+  for (auto& [id, c] : connections_) all.push_back(c.get());
+  for (Connection* c : all) Flush(c);
+  all.clear();
   for (auto& [id, c] : connections_) all.push_back(c.get());
   for (Connection* c : all) Close(c);
   graveyard_.clear();

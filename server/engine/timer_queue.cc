@@ -1,9 +1,13 @@
 #include "server/engine/timer_queue.h"
+#include "common/thread_name.h"
 
 namespace inspector::engine {
 
 TimerQueue::TimerQueue() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("clock");
+    Run();
+  });
 }
 
 TimerQueue::~TimerQueue() {

@@ -1,9 +1,13 @@
 #include "server/engine/work_queue.h"
+#include "common/thread_name.h"
 
 namespace inspector::engine {
 
 WorkQueue::WorkQueue(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] {
+      NameThisThread("work");
+      Run();
+    });
 }
 
 WorkQueue::~WorkQueue() {

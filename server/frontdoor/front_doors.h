@@ -2,10 +2,12 @@
 // server is reachable at /servers/{name}/mcp (Streamable HTTP) and
 // /servers/{name}/sse + /servers/{name}/message (legacy HTTP+SSE).
 //
-// One McpEndpoint per server name, created on the first request for it and
-// dropped (its sessions ended) once the name no longer names a configured
-// server. {name} is one path segment, percent-decoded; a server's id works
-// too. Unknown servers get 404.
+// One McpEndpoint per server name, created on the first request for it.
+// Deleting a server's configuration ends its relay sessions at once (the
+// engine does), so its client sessions end with them; the endpoint itself
+// is dropped by the next front-door request (at most once a second every
+// endpoint is checked). {name} is one path segment, percent-decoded; a
+// server's id works too. Unknown servers get 404.
 //
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.

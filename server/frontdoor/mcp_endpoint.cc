@@ -30,6 +30,7 @@
 #include "common/errors.h"
 #include "common/http/http1.h"
 #include "common/strings.h"
+#include "common/thread_name.h"
 #include "common/token.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
@@ -42,9 +43,8 @@ using engine::MessageKind;
 
 // Protocol versions a client may name in MCP-Protocol-Version. Absent
 // means 2025-03-26 (the first with this header's transport).
-constexpr std::string_view kVersions[] = {"2024-10-07", "2024-11-05",
-                                          "2025-03-26", "2025-06-18",
-                                          "2025-11-25"};
+constexpr std::string_view kVersions[] = {
+    "2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
 // JSON-RPC error codes used for answers the endpoint makes itself.
 constexpr int kParseError = -32700;
@@ -851,6 +851,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   // ---- Idle sessions and heartbeats ----
 
   void ReaperLoop() {
+    NameThisThread("frontdoor-reap");
     absl::Duration tick = std::min(
         {absl::Seconds(1), options_.heartbeat_interval,
          std::max(options_.session_idle_timeout / 4, absl::Milliseconds(50))});

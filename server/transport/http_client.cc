@@ -1,4 +1,5 @@
 #include "server/transport/http_client.h"
+#include "common/thread_name.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -140,7 +141,10 @@ absl::StatusOr<std::unique_ptr<CurlLoop>> CurlLoop::Create() {
     return Error(v1::INTERNAL_ERROR, "curl_multi_init failed");
   }
   CurlLoop* raw = loop.get();
-  loop->thread_ = std::thread([raw] { raw->Run(); });
+  loop->thread_ = std::thread([raw] {
+    NameThisThread("http-client");
+    raw->Run();
+  });
   loop->thread_id_ = loop->thread_.get_id();
   return loop;
 }

@@ -1,4 +1,5 @@
 #include "server/transport/stdio_transport.h"
+#include "common/thread_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -273,9 +274,18 @@ absl::Status StdioTransport::Start(TransportCallbacks callbacks) {
     started_ = true;
     pid_ = child_pid_;
   }
-  writer_thread_ = std::thread([this] { WriterLoop(); });
-  stderr_thread_ = std::thread([this] { StderrLoop(); });
-  stdout_thread_ = std::thread([this] { StdoutLoop(); });
+  writer_thread_ = std::thread([this] {
+    NameThisThread("stdio-in");
+    WriterLoop();
+  });
+  stderr_thread_ = std::thread([this] {
+    NameThisThread("stdio-err");
+    StderrLoop();
+  });
+  stdout_thread_ = std::thread([this] {
+    NameThisThread("stdio-out");
+    StdoutLoop();
+  });
   return absl::OkStatus();
 }
 

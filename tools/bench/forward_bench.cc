@@ -29,9 +29,14 @@
 // no server connected) and once the load has stopped and the figure has
 // settled (the stdio server is a separate process and does not count).
 //
-// Prints the machine facts, a table with p50, p90, p99 (ms) and requests/s
-// per scenario and mode, then each target with "met" or "NOT met":
-//   - (b) adds at most 0.10 ms at p50 over (a), sequential;
+// Prints the machine facts, a table with p50, p90, p99 (ms), requests/s,
+// and the daemon's context switches and CPU time (µs, from each thread's
+// /proc schedstat) per request, per scenario and mode, then each target
+// with "met" or "NOT met":
+//   - the daemon's own work, (b) minus (a) minus the bare gRPC round trip,
+//     is at most 0.05 ms at p50, sequential;
+//   - the daemon's CPU per request in (b) is at most 30 µs beyond its CPU
+//     per bare gRPC call, sequential;
 //   - recording on keeps >= 90% of the throughput of recording off
 //     (sequential and concurrent);
 //   - inspectord's idle RSS is below 15 MiB.
@@ -51,6 +56,8 @@
 // driver and report are read together, top to bottom, to judge what the
 // figures mean; none of it is used by anything else.
 #include <dirent.h>
+#include <map>
+#include <set>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <poll.h>
@@ -81,6 +88,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -103,7 +111,12 @@ using inspector::testing::TempDir;
 
 constexpr int kWarmup = 200;
 constexpr int kRounds = 10;
-constexpr double kAddedP50BarMs = 0.10;
+// The daemon's own work per forwarded request at p50, sequential, recording
+// on: Forward's p50 minus direct stdio's minus a bare gRPC round trip's.
+constexpr double kOwnWorkP50BarMs = 0.05;
+// The daemon's CPU per forwarded request (and its response) beyond a bare
+// gRPC call's, recording on.
+constexpr double kOwnCpuBarUs = 30.0;
 constexpr double kRecordingThroughputBar = 0.90;
 constexpr double kIdleRssBarMiB = 15.0;
 constexpr char kEchoMessage[] = "hello inspector";
@@ -263,6 +276,86 @@ int64_t ContextSwitches(pid_t pid) {
   }
   ::closedir(dir);
   return total;
+}
+
+// CPU time used by every thread of `pid` so far, in nanoseconds: the first
+// field of each /proc/<pid>/task/<tid>/schedstat (time on a CPU, counted by
+// the scheduler in ns, unlike /proc/<pid>/stat's clock ticks). Threads that
+// ended meanwhile are not counted. -1 if /proc cannot tell.
+int64_t CpuNanos(pid_t pid) {
+  if (pid <= 0) return -1;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return -1;
+  int64_t total = 0;
+  bool any = false;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(absl::StrCat(tasks, "/", entry->d_name, "/schedstat"));
+    int64_t ns = 0;
+    if (in >> ns) {
+      total += ns;
+      any = true;
+    }
+  }
+  ::closedir(dir);
+  return any ? total : -1;
+}
+
+// Per thread of `pid`, by thread id: its name, context switches and CPU ns
+// so far. Empty if /proc cannot tell.
+struct ThreadCounts {
+  std::string name;
+  int64_t switches = 0;
+  int64_t cpu_ns = 0;
+};
+std::map<std::string, ThreadCounts> PerThread(pid_t pid) {
+  std::map<std::string, ThreadCounts> all;
+  if (pid <= 0) return all;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return all;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string task = absl::StrCat(tasks, "/", entry->d_name);
+    ThreadCounts counts;
+    std::ifstream comm(task + "/comm");
+    std::getline(comm, counts.name);
+    std::ifstream schedstat(task + "/schedstat");
+    schedstat >> counts.cpu_ns;
+    std::ifstream status(task + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      int64_t value = 0;
+      absl::string_view view(line);
+      if ((absl::ConsumePrefix(&view, "voluntary_ctxt_switches:") ||
+           absl::ConsumePrefix(&view, "nonvoluntary_ctxt_switches:")) &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &value)) {
+        counts.switches += value;
+      }
+    }
+    all[entry->d_name] = counts;
+  }
+  ::closedir(dir);
+  return all;
+}
+
+// Context switches and CPU µs per request, by thread name (threads of the
+// same name summed), accumulated over a target's turns.
+using ThreadBreakdown = std::map<std::string, std::pair<double, double>>;
+
+void AddThreadDelta(const std::map<std::string, ThreadCounts>& before,
+                    const std::map<std::string, ThreadCounts>& after,
+                    ThreadBreakdown* sums) {
+  for (const auto& [tid, now] : after) {
+    auto it = before.find(tid);
+    const int64_t switches = now.switches - (it != before.end() ? it->second.switches : 0);
+    const int64_t ns = now.cpu_ns - (it != before.end() ? it->second.cpu_ns : 0);
+    if (switches <= 0 && ns <= 0) continue;
+    auto& sum = (*sums)[now.name];
+    sum.first += static_cast<double>(switches);
+    sum.second += static_cast<double>(ns);
+  }
 }
 
 // (a): the fixture server spawned here, spoken to over its stdin/stdout.
@@ -676,6 +769,59 @@ class StatusTarget : public Target {
   std::unique_ptr<inspector::v1::McpService::Stub> stub_;
 };
 
+// Between the floor and (b): Forward of `initialize`, which the daemon's
+// session answers from its own handshake. It takes Forward's whole path
+// inside the daemon (token, JSON checks, recording both messages,
+// publishing) except the hop to the server and back, so (b) minus this is
+// the stdio hop and this minus the floor is the engine's own work.
+class LocalAnswerTarget : public Target {
+ public:
+  explicit LocalAnswerTarget(const DaemonTarget& daemon)
+      : pid_(daemon.daemon_pid()),
+        token_(daemon.token()),
+        server_id_(daemon.server_id()),
+        stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
+
+  absl::Status BeginMode(int callers) override {
+    if (callers != 1) return absl::UnimplementedError("sequential only");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
+    inspector::v1::ForwardRequest request;
+    request.set_server_id(server_id_);
+    request.mutable_body()->set_content_type("application/json");
+    request.mutable_body()->set_data(absl::StrCat(
+        R"({"jsonrpc":"2.0","id":)", id,
+        R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+        R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})"));
+    google::api::HttpBody response;
+    auto context = AuthorizedContext(token_);
+    grpc::Status rpc = stub_->Forward(context.get(), request, &response);
+    if (!rpc.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("Forward (initialize) failed: ", rpc.error_message()));
+    }
+    return std::move(*response.mutable_data());
+  }
+
+  absl::Status Check(const std::string& answer, int64_t id) override {
+    if (IdOf(answer) != id || answer.find("\"result\"") == std::string::npos) {
+      return absl::DataLossError(
+          absl::StrCat("unexpected answer to initialize: ", answer));
+    }
+    return absl::OkStatus();
+  }
+
+  pid_t daemon_pid() const override { return pid_; }
+
+ private:
+  pid_t pid_;
+  std::string token_;
+  std::string server_id_;
+  std::unique_ptr<inspector::v1::McpService::Stub> stub_;
+};
+
 struct Figures {
   double p50_ms = 0;
   double p90_ms = 0;
@@ -683,6 +829,10 @@ struct Figures {
   double per_second = 0;
   // The daemon's context switches per request, or -1 without a daemon.
   double switches = -1;
+  // The daemon's CPU time per request in µs, or -1 without a daemon.
+  double cpu_us = -1;
+  // The same two, per request, by the daemon's thread names.
+  ThreadBreakdown threads;
 };
 
 // Nearest-rank percentile of sorted values.
@@ -761,17 +911,29 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
   std::vector<std::vector<double>> latencies(n);
   std::vector<double> seconds(n, 0);
   std::vector<double> switches(n, 0);
+  std::vector<double> cpu_ns(n, 0);
+  std::vector<ThreadBreakdown> threads(n);
   for (int round = 0; round < kRounds; ++round) {
     const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
     for (size_t k = 0; k < n; ++k) {
       const size_t i = (round + k) % n;
       const int64_t switches_before =
           ContextSwitches(targets[i]->daemon_pid());
+      const int64_t cpu_before = CpuNanos(targets[i]->daemon_pid());
+      const auto threads_before = PerThread(targets[i]->daemon_pid());
       absl::StatusOr<double> took =
           Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
       if (!took.ok()) return took.status();
       seconds[i] += *took;
       const int64_t switches_after = ContextSwitches(targets[i]->daemon_pid());
+      const int64_t cpu_after = CpuNanos(targets[i]->daemon_pid());
+      AddThreadDelta(threads_before, PerThread(targets[i]->daemon_pid()),
+                     &threads[i]);
+      if (cpu_before >= 0 && cpu_after >= cpu_before) {
+        cpu_ns[i] += static_cast<double>(cpu_after - cpu_before);
+      } else {
+        cpu_ns[i] = -1e18;  // not known
+      }
       if (switches_before >= 0 && switches_after >= switches_before) {
         switches[i] += switches_after - switches_before;
       } else {
@@ -787,6 +949,10 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
     all[i].p99_ms = Percentile(latencies[i], 0.99);
     all[i].per_second = count / seconds[i];
     all[i].switches = switches[i] >= 0 ? switches[i] / count : -1;
+    all[i].cpu_us = cpu_ns[i] >= 0 ? cpu_ns[i] / count / 1000 : -1;
+    for (auto& [name, sum] : threads[i]) {
+      all[i].threads[name] = {sum.first / count, sum.second / count / 1000};
+    }
   }
   return all;
 }
@@ -797,6 +963,7 @@ struct Scenario {
   Figures concurrent;
   // Daemon scenarios only.
   Figures grpc_only;
+  Figures local_answer;
   Rss idle_rss;
   Rss settled_rss;
   double peak_rss_mib = 0;
@@ -808,6 +975,7 @@ void PrintRow(const std::string& label, const std::string& mode,
   std::printf("%-30s %-12s %9.3f %9.3f %9.3f %11.0f", label.c_str(),
               mode.c_str(), f.p50_ms, f.p90_ms, f.p99_ms, f.per_second);
   if (f.switches >= 0) std::printf(" %9.1f", f.switches);
+  if (f.cpu_us >= 0) std::printf(" %11.1f", f.cpu_us);
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -858,10 +1026,13 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   StatusTarget on_probe(**on_target);
   StatusTarget off_probe(**off_target);
   StatusTarget answered_probe(**answered_target);
+  LocalAnswerTarget on_local(**on_target);
+  LocalAnswerTarget off_local(**off_target);
 
   absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
-       answered_target->get(), &on_probe, &off_probe, &answered_probe},
+       answered_target->get(), &on_probe, &off_probe, &answered_probe,
+       &on_local, &off_local},
       1, options.requests);
   if (!sequential.ok()) return sequential.status();
   direct.sequential = (*sequential)[0];
@@ -871,6 +1042,8 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   on.grpc_only = (*sequential)[4];
   off.grpc_only = (*sequential)[5];
   answered.grpc_only = (*sequential)[6];
+  on.local_answer = (*sequential)[7];
+  off.local_answer = (*sequential)[8];
   absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
        answered_target->get()},
@@ -889,7 +1062,36 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
     PrintRow(scenario->label, way, scenario->concurrent);
     PrintRow("  gRPC alone: GetServerStatus", "sequential",
              scenario->grpc_only);
+    if (scenario != &answered) {
+      PrintRow("  Forward answered by daemon", "sequential",
+               scenario->local_answer);
+    }
   }
+
+  // Which of the daemon's threads do the work, per request.
+  std::printf(
+      "\nper request, by the daemon's threads (sequential, recording on): "
+      "context switches / CPU us\n");
+  std::printf("%-18s %18s %18s %18s\n", "thread", "Forward (b)",
+              "Forward, no server", "bare gRPC");
+  std::set<std::string> names;
+  for (const Figures* f :
+       {&on.sequential, &on.local_answer, &on.grpc_only}) {
+    for (const auto& [name, figures] : f->threads) names.insert(name);
+  }
+  auto cell = [](const Figures& f, const std::string& name) {
+    auto it = f.threads.find(name);
+    if (it == f.threads.end()) return std::string("-");
+    return absl::StrFormat("%.2f / %.1f", it->second.first,
+                           it->second.second);
+  };
+  for (const std::string& name : names) {
+    std::printf("%-18s %18s %18s %18s\n", name.c_str(),
+                cell(on.sequential, name).c_str(),
+                cell(on.local_answer, name).c_str(),
+                cell(on.grpc_only, name).c_str());
+  }
+  std::fflush(stdout);
 
   (*direct_target)->Stop();
   for (auto [target, scenario] :
@@ -941,24 +1143,45 @@ void PrintBars(const Options& options, const Scenario& direct,
                const Scenario& on, const Scenario& off,
                const Scenario& answered) {
   std::printf("\n");
-  double added = on.sequential.p50_ms - direct.sequential.p50_ms;
-  std::printf("added p50: %.3f ms (bar <= %.2f ms): %s\n", added,
-              kAddedP50BarMs, Verdict(added <= kAddedP50BarMs));
+  const double own = on.sequential.p50_ms - on.grpc_only.p50_ms -
+                     direct.sequential.p50_ms;
   std::printf(
-      "  for reference: recording off adds %.3f ms; %d-way adds %.3f ms "
-      "(on), %.3f ms (off)\n",
-      off.sequential.p50_ms - direct.sequential.p50_ms, options.concurrency,
-      on.concurrent.p50_ms - direct.concurrent.p50_ms,
+      "the daemon's own work at p50 (Forward - direct - bare gRPC, "
+      "sequential, recording on): %.3f ms = %.3f - %.3f - %.3f (bar <= "
+      "%.2f ms): %s\n",
+      own, on.sequential.p50_ms, direct.sequential.p50_ms,
+      on.grpc_only.p50_ms, kOwnWorkP50BarMs, Verdict(own <= kOwnWorkP50BarMs));
+  std::printf(
+      "  for reference: Forward adds %.3f ms over direct (on), %.3f ms "
+      "(off); the daemon's own work with recording off %.3f ms; %d-way adds "
+      "%.3f ms (on), %.3f ms (off)\n",
+      on.sequential.p50_ms - direct.sequential.p50_ms,
+      off.sequential.p50_ms - direct.sequential.p50_ms,
+      off.sequential.p50_ms - off.grpc_only.p50_ms - direct.sequential.p50_ms,
+      options.concurrency, on.concurrent.p50_ms - direct.concurrent.p50_ms,
       off.concurrent.p50_ms - direct.concurrent.p50_ms);
-  std::printf(
-      "  where it goes: a gRPC round trip the daemon answers alone takes "
-      "%.3f ms (on), %.3f ms (off) at p50, sequential; beyond it and the "
-      "direct exchange the daemon's own work adds %.3f ms (on), %.3f ms "
-      "(off)\n",
-      on.grpc_only.p50_ms, off.grpc_only.p50_ms,
-      on.sequential.p50_ms - on.grpc_only.p50_ms - direct.sequential.p50_ms,
-      off.sequential.p50_ms - off.grpc_only.p50_ms -
-          direct.sequential.p50_ms);
+  if (on.sequential.cpu_us >= 0 && on.grpc_only.cpu_us >= 0) {
+    const double own_cpu = on.sequential.cpu_us - on.grpc_only.cpu_us;
+    std::printf(
+        "the daemon's CPU per forwarded request beyond a bare gRPC call's "
+        "(sequential, recording on): %.1f us = %.1f - %.1f (bar <= %.0f us): "
+        "%s\n",
+        own_cpu, on.sequential.cpu_us, on.grpc_only.cpu_us, kOwnCpuBarUs,
+        Verdict(own_cpu <= kOwnCpuBarUs));
+    std::printf(
+        "  where it goes (recording on): the daemon's own path without the "
+        "server (Forward of initialize, answered from the handshake) %.1f us "
+        "beyond the bare call; the hop to the stdio server and back %.1f "
+        "us\n",
+        on.local_answer.cpu_us - on.grpc_only.cpu_us,
+        on.sequential.cpu_us - on.local_answer.cpu_us);
+    std::printf(
+        "  for reference: recording off %.1f us beyond its bare gRPC call's "
+        "(%.1f - %.1f); %d-way %.1f us per request (on), %.1f (off)\n",
+        off.sequential.cpu_us - off.grpc_only.cpu_us, off.sequential.cpu_us,
+        off.grpc_only.cpu_us, options.concurrency, on.concurrent.cpu_us,
+        off.concurrent.cpu_us);
+  }
   double sequential_share =
       on.sequential.per_second / off.sequential.per_second;
   double concurrent_share =
@@ -1070,8 +1293,9 @@ int main(int argc, char** argv) {
                   ? FirstLineOf(node_version.out).c_str()
                   : "not found");
   std::printf("inspectord: %s\n\n", options.inspectord.c_str());
-  std::printf("%-30s %-12s %9s %9s %9s %11s %9s\n", "scenario", "mode",
-              "p50 ms", "p90 ms", "p99 ms", "requests/s", "cs/req");
+  std::printf("%-30s %-12s %9s %9s %9s %11s %9s %11s\n", "scenario", "mode",
+              "p50 ms", "p90 ms", "p99 ms", "requests/s", "cs/req",
+              "cpu µs/req");
   std::fflush(stdout);
 
   Scenario direct, on, off, answered;

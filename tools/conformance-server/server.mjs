@@ -1,0 +1,485 @@
+#!/usr/bin/env node
+// inspectord's conformance server: a stdio MCP server that answers what the
+// server scenarios of the official conformance suite
+// (@modelcontextprotocol/conformance, pinned in tools/npm) call, so that the
+// suite can grade inspectord's HTTP front door with this server behind it.
+//
+//   node tools/conformance-server/server.mjs
+//
+// Newline-delimited JSON-RPC on stdin/stdout; stderr carries diagnostics
+// only. It exits 0 when stdin closes and on SIGTERM/SIGINT.
+//
+// What it offers (names and texts are the ones the scenarios ask for):
+//   tools      test_simple_text, test_image_content, test_audio_content,
+//              test_embedded_resource, test_multiple_content_types,
+//              test_tool_with_logging (3 log notifications, 50 ms apart),
+//              test_tool_with_progress (0, 50, 100 of 100), test_error_handling
+//              (isError result), test_sampling, test_elicitation,
+//              test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums
+//              (these four ask the client), json_schema_2020_12_tool (a 2020-12
+//              input schema kept verbatim), test_reconnection (answers after a
+//              short pause, long enough for a front door to end the stream)
+//   resources  test://static-text, test://static-binary, test://watched-resource
+//              (subscribable), template test://template/{id}/data
+//   prompts    test_simple_prompt, test_prompt_with_arguments (arg1, arg2, with
+//              completion), test_prompt_with_embedded_resource, test_prompt_with_image
+//   logging    logging/setLevel filters the tools' log notifications
+//
+// It uses the SDK's low-level `Server` so that every answer, schemas
+// included, goes out exactly as written here.
+
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+// The SDK lives in tools/npm/node_modules (or $CONFORMANCE_NODE_MODULES).
+const nodeModules = path.resolve(process.env.CONFORMANCE_NODE_MODULES ||
+  path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'npm', 'node_modules'));
+if (!fs.existsSync(path.join(nodeModules, '@modelcontextprotocol', 'sdk'))) {
+  process.stderr.write(`conformance-server: the MCP SDK is not in ${nodeModules}; run tools/npm/install.sh\n`);
+  process.exit(1);
+}
+const sdkRequire = createRequire(path.join(path.dirname(nodeModules), 'package.json'));
+const { Server } = sdkRequire('@modelcontextprotocol/sdk/server/index.js');
+const { StdioServerTransport } = sdkRequire('@modelcontextprotocol/sdk/server/stdio.js');
+const {
+  CallToolRequestSchema, CompleteRequestSchema, CreateMessageResultSchema, ElicitResultSchema,
+  ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+  SubscribeRequestSchema, UnsubscribeRequestSchema,
+} = sdkRequire('@modelcontextprotocol/sdk/types.js');
+
+// ---------------------------------------------------------------------------
+// Media: a 2x2 PNG, and a WAV of 20 ms of a 440 Hz tone built at start.
+
+const PNG_BASE64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGNgYPgPBCACyAIANdgH+Vq2rHoAAAAASUVORK5CYII=';
+
+function wavBase64() {
+  const rate = 8000;
+  const samples = rate / 50;
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) {
+    data.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), i * 2);
+  }
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);      // fmt chunk size
+  header.writeUInt16LE(1, 20);       // PCM
+  header.writeUInt16LE(1, 22);       // mono
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28); // bytes per second
+  header.writeUInt16LE(2, 32);       // block align
+  header.writeUInt16LE(16, 34);      // bits per sample
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]).toString('base64');
+}
+const WAV_BASE64 = wavBase64();
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const text = (value) => ({ type: 'text', text: value });
+const NO_ARGUMENTS = { type: 'object', properties: {} };
+
+// ---------------------------------------------------------------------------
+// The server
+
+const server = new Server(
+  { name: 'inspectord-conformance-server', version: '1.0.0' },
+  {
+    capabilities: {
+      tools: {},
+      resources: { subscribe: true },
+      prompts: {},
+      logging: {},
+      completions: {},
+    },
+    instructions: 'Test server for the MCP conformance scenarios.',
+  },
+);
+
+// Sends a log notification unless logging/setLevel asked for less.
+async function log(extra, level, data) {
+  if (server.isMessageIgnored(level, extra.sessionId)) return;
+  await extra.sendNotification({
+    method: 'notifications/message',
+    params: { level, logger: 'conformance-server', data },
+  });
+}
+
+function requireClientCapability(name) {
+  const capabilities = server.getClientCapabilities() || {};
+  if (!capabilities[name]) {
+    return { isError: true, content: [text(`The client did not declare the ${name} capability`)] };
+  }
+  return undefined;
+}
+
+async function elicit(extra, message, requestedSchema) {
+  const missing = requireClientCapability('elicitation');
+  if (missing) return missing;
+  const answer = await extra.sendRequest(
+    { method: 'elicitation/create', params: { message, requestedSchema } }, ElicitResultSchema);
+  return {
+    content: [text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`)],
+  };
+}
+
+// A JSON Schema 2020-12 document with the keywords the suite checks are
+// kept: $schema, $defs with an $anchor, additionalProperties, allOf/anyOf,
+// if/then/else.
+const SCHEMA_2020_12 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: {
+    address: {
+      $anchor: 'addressDef',
+      type: 'object',
+      properties: { street: { type: 'string' }, city: { type: 'string' } },
+    },
+  },
+  properties: {
+    name: { type: 'string' },
+    address: { $ref: '#/$defs/address' },
+    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' },
+    email: { type: 'string' },
+  },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
+  additionalProperties: false,
+};
+
+// name -> { description, inputSchema, run(args, extra) }
+const TOOLS = {
+  test_simple_text: {
+    description: 'Answers with one text block',
+    run: async () => ({ content: [text('This is a simple text response for testing.')] }),
+  },
+  test_image_content: {
+    description: 'Answers with one PNG image',
+    run: async () => ({ content: [{ type: 'image', data: PNG_BASE64, mimeType: 'image/png' }] }),
+  },
+  test_audio_content: {
+    description: 'Answers with one WAV clip',
+    run: async () => ({ content: [{ type: 'audio', data: WAV_BASE64, mimeType: 'audio/wav' }] }),
+  },
+  test_embedded_resource: {
+    description: 'Answers with an embedded text resource',
+    run: async () => ({
+      content: [{
+        type: 'resource',
+        resource: { uri: 'test://embedded-resource', mimeType: 'text/plain',
+                    text: 'This is an embedded resource content.' },
+      }],
+    }),
+  },
+  test_multiple_content_types: {
+    description: 'Answers with text, an image and an embedded resource',
+    run: async () => ({
+      content: [
+        text('Multiple content types test:'),
+        { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
+        {
+          type: 'resource',
+          resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json',
+                      text: JSON.stringify({ test: 'data', value: 123 }) },
+        },
+      ],
+    }),
+  },
+  test_tool_with_logging: {
+    description: 'Sends three info log notifications while it runs',
+    run: async (args, extra) => {
+      await log(extra, 'info', 'Tool execution started');
+      await sleep(50);
+      await log(extra, 'info', 'Tool processing data');
+      await sleep(50);
+      await log(extra, 'info', 'Tool execution completed');
+      return { content: [text('Tool with logging executed successfully')] };
+    },
+  },
+  test_tool_with_progress: {
+    description: 'Reports progress 0, 50 and 100 of 100 when given a progress token',
+    run: async (args, extra) => {
+      const token = extra._meta?.progressToken;
+      for (const progress of [0, 50, 100]) {
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress, total: 100, message: `${progress}%` },
+          });
+        }
+        if (progress < 100) await sleep(50);
+      }
+      return { content: [text(`Tool with progress executed (token ${JSON.stringify(token ?? null)})`)] };
+    },
+  },
+  test_error_handling: {
+    description: 'Always fails with an error result',
+    run: async () => ({
+      isError: true,
+      content: [text('This tool intentionally returns an error for testing')],
+    }),
+  },
+  test_sampling: {
+    description: 'Asks the client to sample a message for the prompt',
+    inputSchema: {
+      type: 'object',
+      properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } },
+      required: ['prompt'],
+    },
+    run: async (args, extra) => {
+      const missing = requireClientCapability('sampling');
+      if (missing) return missing;
+      const answer = await extra.sendRequest({
+        method: 'sampling/createMessage',
+        params: {
+          messages: [{ role: 'user', content: text(String(args.prompt ?? '')) }],
+          maxTokens: 100,
+        },
+      }, CreateMessageResultSchema);
+      const content = answer.content;
+      const said = content && content.type === 'text' ? content.text : JSON.stringify(content);
+      return { content: [text(`LLM response: ${said}`)] };
+    },
+  },
+  test_elicitation: {
+    description: 'Asks the client for a username and an email address',
+    inputSchema: {
+      type: 'object',
+      properties: { message: { type: 'string', description: 'The message to show the user' } },
+      required: ['message'],
+    },
+    run: async (args, extra) => {
+      const result = await elicit(extra, String(args.message ?? ''), {
+        type: 'object',
+        properties: {
+          username: { type: 'string', description: "User's response" },
+          email: { type: 'string', description: "User's email address" },
+        },
+        required: ['username', 'email'],
+      });
+      if (result.isError) return result;
+      return { content: [text(result.content[0].text.replace(/^Elicitation completed: /, 'User response: '))] };
+    },
+  },
+  test_elicitation_sep1034_defaults: {
+    description: 'Asks the client for values of every primitive type, each with a default',
+    run: async (args, extra) => elicit(extra, 'Please review these values', {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'Name', default: 'John Doe' },
+        age: { type: 'integer', description: 'Age', default: 30 },
+        score: { type: 'number', description: 'Score', default: 95.5 },
+        status: { type: 'string', description: 'Status', enum: ['active', 'inactive', 'pending'],
+                  default: 'active' },
+        verified: { type: 'boolean', description: 'Verified', default: true },
+      },
+    }),
+  },
+  test_elicitation_sep1330_enums: {
+    description: 'Asks the client to choose from the five kinds of enum schema',
+    run: async (args, extra) => elicit(extra, 'Please choose', {
+      type: 'object',
+      properties: {
+        untitledSingle: { type: 'string', description: 'Pick one',
+                          enum: ['option1', 'option2', 'option3'] },
+        titledSingle: {
+          type: 'string', description: 'Pick one (titled)',
+          oneOf: [
+            { const: 'value1', title: 'First Option' },
+            { const: 'value2', title: 'Second Option' },
+            { const: 'value3', title: 'Third Option' },
+          ],
+        },
+        legacyEnum: { type: 'string', description: 'Pick one (legacy titles)',
+                      enum: ['opt1', 'opt2', 'opt3'],
+                      enumNames: ['Option One', 'Option Two', 'Option Three'] },
+        untitledMulti: {
+          type: 'array', description: 'Pick several',
+          items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+        },
+        titledMulti: {
+          type: 'array', description: 'Pick several (titled)',
+          items: {
+            anyOf: [
+              { const: 'value1', title: 'First Choice' },
+              { const: 'value2', title: 'Second Choice' },
+              { const: 'value3', title: 'Third Choice' },
+            ],
+          },
+        },
+      },
+    }),
+  },
+  json_schema_2020_12_tool: {
+    description: 'Tool with JSON Schema 2020-12 features',
+    inputSchema: SCHEMA_2020_12,
+    run: async (args) => ({ content: [text(`Received ${JSON.stringify(args)}`)] }),
+  },
+  test_reconnection: {
+    description: 'Answers after 400 ms, so that an HTTP front door can end the stream first',
+    run: async () => {
+      await sleep(400);
+      return { content: [text('Reconnection test completed successfully')] };
+    },
+  },
+};
+
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: Object.entries(TOOLS).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    inputSchema: tool.inputSchema ?? NO_ARGUMENTS,
+  })),
+}));
+
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const tool = TOOLS[request.params.name];
+  if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+  return tool.run(request.params.arguments ?? {}, { ...extra, _meta: request.params._meta });
+});
+
+// ---------------------------------------------------------------------------
+// Resources
+
+const RESOURCES = {
+  'test://static-text': {
+    name: 'static-text', description: 'A fixed text', mimeType: 'text/plain',
+    read: (uri) => ({ uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }),
+  },
+  'test://static-binary': {
+    name: 'static-binary', description: 'A fixed PNG image', mimeType: 'image/png',
+    read: (uri) => ({ uri, mimeType: 'image/png', blob: PNG_BASE64 }),
+  },
+  'test://watched-resource': {
+    name: 'watched-resource', description: 'A resource clients may subscribe to', mimeType: 'text/plain',
+    read: (uri) => ({ uri, mimeType: 'text/plain', text: `Watched resource, ${subscriptions.size} subscription(s)` }),
+  },
+};
+const TEMPLATE = /^test:\/\/template\/([^/]+)\/data$/;
+const subscriptions = new Set();
+
+server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+  resources: Object.entries(RESOURCES).map(([uri, r]) => ({
+    uri, name: r.name, description: r.description, mimeType: r.mimeType,
+  })),
+}));
+
+server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  resourceTemplates: [{
+    uriTemplate: 'test://template/{id}/data',
+    name: 'template-data',
+    description: 'JSON data for the id in the URI',
+    mimeType: 'application/json',
+  }],
+}));
+
+server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  const { uri } = request.params;
+  if (RESOURCES[uri]) return { contents: [RESOURCES[uri].read(uri)] };
+  const match = TEMPLATE.exec(uri);
+  if (match) {
+    const id = decodeURIComponent(match[1]);
+    return {
+      contents: [{
+        uri, mimeType: 'application/json',
+        text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+      }],
+    };
+  }
+  throw new McpError(-32002, `Resource not found: ${uri}`, { uri });
+});
+
+server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  subscriptions.add(request.params.uri);
+  return {};
+});
+
+server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  subscriptions.delete(request.params.uri);
+  return {};
+});
+
+// ---------------------------------------------------------------------------
+// Prompts and completion
+
+const PROMPTS = {
+  test_simple_prompt: {
+    description: 'A prompt without arguments',
+    get: () => [{ role: 'user', content: text('This is a simple prompt for testing.') }],
+  },
+  test_prompt_with_arguments: {
+    description: 'A prompt that quotes its two arguments',
+    arguments: [
+      { name: 'arg1', description: 'First test argument', required: true },
+      { name: 'arg2', description: 'Second test argument', required: true },
+    ],
+    get: (args) => [{
+      role: 'user',
+      content: text(`Prompt with arguments: arg1='${args.arg1 ?? ''}', arg2='${args.arg2 ?? ''}'`),
+    }],
+  },
+  test_prompt_with_embedded_resource: {
+    description: 'A prompt that embeds the resource named by its argument',
+    arguments: [{ name: 'resourceUri', description: 'URI of the resource to embed', required: true }],
+    get: (args) => [
+      {
+        role: 'user',
+        content: {
+          type: 'resource',
+          resource: { uri: String(args.resourceUri ?? 'test://embedded-resource'), mimeType: 'text/plain',
+                      text: 'Embedded resource content for testing.' },
+        },
+      },
+      { role: 'user', content: text('Please process the embedded resource above.') },
+    ],
+  },
+  test_prompt_with_image: {
+    description: 'A prompt holding an image',
+    get: () => [
+      { role: 'user', content: { type: 'image', data: PNG_BASE64, mimeType: 'image/png' } },
+      { role: 'user', content: text('Please analyze the image above.') },
+    ],
+  },
+};
+
+server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+  prompts: Object.entries(PROMPTS).map(([name, p]) => ({
+    name, description: p.description, ...(p.arguments ? { arguments: p.arguments } : {}),
+  })),
+}));
+
+server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  const prompt = PROMPTS[request.params.name];
+  if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+  return { description: prompt.description, messages: prompt.get(request.params.arguments ?? {}) };
+});
+
+// Completion offers a few fixed words that start with what was typed.
+const WORDS = ['paris', 'park', 'party', 'test', 'testing', 'template'];
+server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  const typed = String(request.params.argument?.value ?? '');
+  const values = WORDS.filter((word) => word.startsWith(typed));
+  return { completion: { values, total: values.length, hasMore: false } };
+});
+
+// ---------------------------------------------------------------------------
+// Start and stop
+
+function stop() {
+  server.close().finally(() => process.exit(0));
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+process.stdin.on('end', stop);
+
+await server.connect(new StdioServerTransport());
+process.stderr.write('conformance-server: serving on stdio\n');
