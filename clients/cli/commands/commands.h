@@ -40,6 +40,9 @@ void AddHistoryCommands(CLI::App* app, Context* context);
 // `watch`: the live event stream (watch.cc).
 void AddWatchCommand(CLI::App* app, Context* context);
 
+// `convert`, `conversions`, `unconvert` (bridge.cc).
+void AddBridgeCommands(CLI::App* app, Context* context);
+
 // `help [COMMAND...]` and `help exit-codes`.
 void AddHelpCommand(CLI::App* app, Context* context);
 
