@@ -56,6 +56,8 @@ absl::StatusCode StatusCodeFor(ErrorCode code) {
       return absl::StatusCode::kResourceExhausted;
     case v1::SERVER_ERROR:
       return absl::StatusCode::kUnknown;
+    case v1::UNAVAILABLE:
+      return absl::StatusCode::kUnavailable;
     default:
       return absl::StatusCode::kUnknown;
   }

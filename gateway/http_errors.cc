@@ -135,6 +135,8 @@ int HttpStatusForErrorCode(ErrorCode code) {
       return 501;
     case v1::TOO_LARGE:
       return 413;
+    case v1::UNAVAILABLE:
+      return 503;
     default:
       return 500;
   }

@@ -24,6 +24,7 @@
 #include "common/status_macros.h"
 #include "common/token.h"
 #include "server/auth/token_authenticator.h"
+#include "server/bridge/bridge_manager.h"
 #include "server/config/config_manager.h"
 #include "server/logging.h"
 #include "gateway/gateway.h"
@@ -32,6 +33,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/pipeline.h"
+#include "server/services/bridge_service.h"
 #include "server/services/call_tracker.h"
 #include "server/services/client_requests_service.h"
 #include "server/services/config_service.h"
@@ -42,6 +44,7 @@
 #include "server/services/system_service.h"
 #include "server/services/undecodable_requests.h"
 #include "server/services/unimplemented_service.h"
+#include "storage/bridge_store.h"
 #include "storage/database.h"
 #include "storage/history_reader.h"
 #include "storage/history_writer.h"
@@ -87,6 +90,11 @@ struct Daemon::State {
   engine::EventBus event_bus;
   std::unique_ptr<engine::Pipeline> pipeline;
   std::unique_ptr<engine::Engine> engine;
+  // The conversions' own connection, store and manager; the manager stops
+  // every conversion before the engine goes.
+  std::unique_ptr<storage::Database> bridge_database;
+  std::unique_ptr<storage::BridgeStore> bridge_store;
+  std::unique_ptr<bridge::BridgeManager> bridges;
   std::unique_ptr<auth::TokenAuthenticator> authenticator;
   services::CallTracker calls;
   std::unique_ptr<services::SystemService> system_service;
@@ -96,6 +104,7 @@ struct Daemon::State {
   std::unique_ptr<services::EventsService> events_service;
   std::unique_ptr<services::ClientRequestsService> client_requests_service;
   std::unique_ptr<services::ProxyService> proxy_service;
+  std::unique_ptr<services::BridgeService> bridge_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
@@ -181,6 +190,27 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->config_manager = state->engine->configs();
   State* raw_state = state.get();
 
+  auto bridge_database = storage::Database::Open(options.database_path);
+  if (!bridge_database.ok()) {
+    return absl::Status(bridge_database.status().code(),
+                        absl::StrCat("database ", options.database_path, ": ",
+                                     bridge_database.status().message()));
+  }
+  state->bridge_database = *std::move(bridge_database);
+  state->bridge_store =
+      std::make_unique<storage::BridgeStore>(state->bridge_database.get());
+  bridge::BridgeOptions bridge_options;
+  bridge_options.port_base = options.bridge_port_base;
+  bridge_options.port_count = options.bridge_port_count;
+  bridge_options.max_conversions = options.bridge_max;
+  bridge_options.session_idle_timeout = options.bridge_idle_timeout;
+  bridge_options.allowed_origins = options.http_cors_origins.empty()
+                                       ? gateway::DefaultCorsOrigins()
+                                       : options.http_cors_origins;
+  state->bridges = std::make_unique<bridge::BridgeManager>(
+      std::move(bridge_options), state->engine.get(),
+      state->bridge_store.get());
+
   if (!options.import_file.empty()) {
     v1::ImportServersRequest request;
     auto content = ReadSmallFile(options.import_file);
@@ -227,8 +257,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                                         deps);
   state->proxy_service =
       std::make_unique<services::ProxyService>(state->engine.get(), deps);
-  state->system_service =
-      std::make_unique<services::SystemService>(started_at, &state->calls);
+  state->system_service = std::make_unique<services::SystemService>(
+      started_at, &state->calls,
+      [raw_state] { return raw_state->bridges->running(); });
+  state->bridge_service = std::make_unique<services::BridgeService>(
+      state->bridges.get(), deps);
   state->config_service = std::make_unique<services::ConfigService>(
       state->config_manager, deps);
   state->unimplemented_service =
@@ -250,6 +283,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->events_service.get());
   builder.RegisterService(state->client_requests_service.get());
   builder.RegisterService(state->proxy_service.get());
+  builder.RegisterService(state->bridge_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<
@@ -311,6 +345,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     http.port = state->gateway->port();
     state->http_address = http.ToGrpcTarget();
   }
+  // Conversions stored as running come back without delaying the start.
+  state->bridges->RestoreInBackground();
   if (!options.ready_file.empty()) {
     RETURN_IF_ERROR(
         WriteFileAtomically(options.ready_file, state->address + "\n"));
@@ -352,6 +388,8 @@ void Daemon::Shutdown() {
                          " call(s) still running after the grace period"));
   }
   state_->server->Shutdown(std::chrono::system_clock::now());
+  // Conversions next: their endpoints' client sessions are engine sessions.
+  state_->bridges->Shutdown();
   // Then end every MCP session: stdio processes are stopped and reaped.
   state_->engine->Shutdown();
 }

@@ -56,6 +56,14 @@ struct DaemonOptions {
   std::vector<std::string> http_cors_origins;
   // Extra host names the gateway accepts in the Host header.
   std::vector<std::string> http_allowed_hosts;
+  // Conversions (BridgeService, server/bridge/bridge_manager.h): the first
+  // port of their pool (0: the kernel picks), how many ports it has, how
+  // many conversions may run, and how long a bridged client session may
+  // stay idle before it and its process are ended.
+  int bridge_port_base = 9000;
+  int bridge_port_count = 1000;
+  size_t bridge_max = 32;
+  absl::Duration bridge_idle_timeout = absl::Minutes(10);
   // Largest request body on the HTTP listener (413 beyond); at most
   // kMaxForwardedMessageBytes.
   size_t http_max_body_bytes = 64 << 20;

@@ -100,6 +100,25 @@ int main(int argc, char** argv) {
                  "delete messages older than this many days (0: keep)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--bridge-port-base", options.bridge_port_base,
+                 "first port of the conversions' pool (convert); ports "
+                 "other programs hold are skipped; 0: the kernel picks")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--bridge-port-count", options.bridge_port_count,
+                 "ports in the conversions' pool")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--bridge-max", options.bridge_max,
+                 "conversions that may run at once; more are refused (503)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  int64_t bridge_idle_seconds = 600;
+  app.add_option("--bridge-idle-timeout", bridge_idle_seconds,
+                 "seconds a converted server's client session may stay idle "
+                 "before it and its process are ended")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_flag("--dangerously-expose-to-network",
                options.allow_network_exposure,
                "allow a non-loopback --listen address: anyone who can reach "
@@ -121,6 +140,7 @@ int main(int argc, char** argv) {
   options.record_history = !no_history;
   options.answer_after_recorded = history_sync == "answered";
   options.idle_timeout = absl::Seconds(idle_seconds);
+  options.bridge_idle_timeout = absl::Seconds(bridge_idle_seconds);
   options.http_max_body_bytes = http_max_body_mib << 20;
   options.frontdoor_idle_timeout = absl::Seconds(frontdoor_idle_seconds);
   options.history_max_age = absl::Hours(24 * history_days);

@@ -208,9 +208,23 @@ ALTER TABLE servers ADD COLUMN client_capabilities_json TEXT;
 ALTER TABLE servers ADD COLUMN roots_json TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// Conversions ("convert"): how each is served, and where a converted
+// server's original stdio command is kept.
+constexpr std::string_view kMigration3 = R"sql(
+-- 1: the legacy SSE transport is served too (/sse and /message)
+ALTER TABLE bridges ADD COLUMN sse INTEGER NOT NULL DEFAULT 0;
+-- secret: the bearer token clients must send; NULL: none required
+ALTER TABLE bridges ADD COLUMN token TEXT;
+-- inspector.v1.ConvertedFromStdio as proto3 JSON: the stdio command of a
+-- server converted to a Streamable HTTP endpoint; NULL: not converted
+ALTER TABLE servers ADD COLUMN converted_from_stdio_json TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
+    {3, "add conversion options and converted servers' stdio commands",
+     kMigration3},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

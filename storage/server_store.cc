@@ -22,27 +22,28 @@ namespace {
 using ::google::protobuf::util::TimeUtil;
 using ::nlohmann::json;
 
-// Column order shared by every SELECT and by BindRow's parameters ?1..?17.
+// Column order shared by every SELECT and by BindRow's parameters ?1..?18.
 constexpr std::string_view kSelect =
     "SELECT id, name, transport, command, args_json, env_json, cwd, url, "
     "headers_json, connection_mode, timeouts_json, oauth_json, extra_json, "
-    "created_at, updated_at, client_capabilities_json, roots_json "
-    "FROM servers";
+    "created_at, updated_at, client_capabilities_json, roots_json, "
+    "converted_from_stdio_json FROM servers";
 
 constexpr std::string_view kInsert =
     "INSERT INTO servers (id, name, transport, command, args_json, env_json, "
     "cwd, url, headers_json, connection_mode, timeouts_json, oauth_json, "
     "extra_json, created_at, updated_at, client_capabilities_json, "
-    "roots_json) "
+    "roots_json, converted_from_stdio_json) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-    "?15, ?16, ?17)";
+    "?15, ?16, ?17, ?18)";
 
 constexpr std::string_view kUpdate =
     "UPDATE servers SET name = ?2, transport = ?3, command = ?4, "
     "args_json = ?5, env_json = ?6, cwd = ?7, url = ?8, headers_json = ?9, "
     "connection_mode = ?10, timeouts_json = ?11, oauth_json = ?12, "
     "extra_json = ?13, created_at = ?14, updated_at = ?15, "
-    "client_capabilities_json = ?16, roots_json = ?17 WHERE id = ?1";
+    "client_capabilities_json = ?16, roots_json = ?17, "
+    "converted_from_stdio_json = ?18 WHERE id = ?1";
 
 // The row whose id is ?1, or else whose name is ?1.
 constexpr std::string_view kWhereIdOrName =
@@ -70,6 +71,7 @@ enum Column {
   kUpdatedAt,
   kClientCapabilitiesJson,
   kRootsJson,
+  kConvertedFromStdioJson,
 };
 
 absl::Status ServerNotFound(std::string_view id_or_name) {
@@ -250,7 +252,7 @@ absl::Status CheckRequired(const v1::ServerConfig& config) {
   return absl::OkStatus();
 }
 
-// Binds `config` to parameters ?1..?17 in kSelect's column order.
+// Binds `config` to parameters ?1..?18 in kSelect's column order.
 absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
   RETURN_IF_ERROR(statement.Bind(kId + 1, config.id()));
   RETURN_IF_ERROR(
@@ -288,6 +290,9 @@ absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
       config.client_capabilities(), "clientCapabilities"));
   ASSIGN_OR_RETURN(std::string roots, RootsToJson(config.roots()));
   RETURN_IF_ERROR(statement.Bind(kRootsJson + 1, roots));
+  RETURN_IF_ERROR(BindOptionalJson(
+      statement, kConvertedFromStdioJson + 1, config.has_converted_from_stdio(),
+      config.converted_from_stdio(), "convertedFromStdio"));
   return absl::OkStatus();
 }
 
@@ -331,6 +336,11 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
   }
   RETURN_IF_ERROR(
       JsonToRoots(row.ColumnText(kRootsJson), id, config.mutable_roots()));
+  if (!row.ColumnIsNull(kConvertedFromStdioJson)) {
+    RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kConvertedFromStdioJson), id,
+                                  "converted_from_stdio_json",
+                                  config.mutable_converted_from_stdio()));
+  }
   *config.mutable_created_at() =
       TimeUtil::MillisecondsToTimestamp(row.ColumnInt64(kCreatedAt));
   *config.mutable_updated_at() =

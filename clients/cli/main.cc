@@ -184,6 +184,7 @@ int Main(int argc, char** argv) {
   CLI::Option* timeout = AddGlobalOptions(app, context.options());
   AddStatusCommand(&app, &context);
   AddServersCommands(&app, &context);
+  AddBridgeCommands(&app, &context);
   AddHelpCommand(&app, &context);
   for (CLI::App* command : app.get_subcommands({})) {
     command->group(kDaemonGroup);

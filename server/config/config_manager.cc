@@ -37,6 +37,17 @@ absl::Time ConfigManager::Now() const {
 void ConfigManager::Notify(const std::string& id,
                            const std::string& change) const {
   if (options_.on_change) options_.on_change(id, change);
+  std::vector<std::shared_ptr<const Listener>> listeners;
+  {
+    absl::MutexLock lock(&listeners_mu_);
+    listeners = listeners_;
+  }
+  for (const auto& listener : listeners) (*listener)(id, change);
+}
+
+void ConfigManager::AddListener(Listener listener) {
+  absl::MutexLock lock(&listeners_mu_);
+  listeners_.push_back(std::make_shared<const Listener>(std::move(listener)));
 }
 
 absl::StatusOr<std::vector<v1::ServerConfig>> ConfigManager::List() {

@@ -9,11 +9,14 @@
 #define INSPECTOR_SERVER_CONFIG_CONFIG_MANAGER_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "inspector/v1/config.pb.h"
@@ -61,12 +64,23 @@ class ConfigManager {
   absl::StatusOr<v1::ExportServersResponse> Export(
       const v1::ExportServersRequest& request);
 
+  // Adds a listener called after every successful change, after
+  // options.on_change, like it: with the server id and "created",
+  // "updated" or "deleted", on the thread that made the change, with no
+  // lock of the manager held. Listeners stay for the manager's lifetime.
+  using Listener =
+      std::function<void(const std::string& id, const std::string& change)>;
+  void AddListener(Listener listener) ABSL_LOCKS_EXCLUDED(listeners_mu_);
+
  private:
   absl::Time Now() const;
   void Notify(const std::string& id, const std::string& change) const;
 
   storage::ServerStore* const store_;
   const ConfigManagerOptions options_;
+  mutable absl::Mutex listeners_mu_;
+  std::vector<std::shared_ptr<const Listener>> listeners_
+      ABSL_GUARDED_BY(listeners_mu_);
 };
 
 }  // namespace inspector::config

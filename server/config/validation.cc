@@ -650,6 +650,19 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
   }
 
   RETURN_IF_ERROR(stdio ? ValidateStdio(*config) : ValidateHttp(*config));
+  if (config->has_converted_from_stdio()) {
+    // Only a server served through a conversion keeps its stdio command
+    // aside; a stdio server runs its own.
+    if (stdio) {
+      return ConfigError("convertedFromStdio",
+                         "only a streamableHttp or sse server can be a "
+                         "converted stdio server");
+    }
+    if (config->converted_from_stdio().command().empty()) {
+      return ConfigError("convertedFromStdio.command",
+                         "required: the stdio command the conversion runs");
+    }
+  }
   if (config->has_timeouts())
     RETURN_IF_ERROR(ValidateTimeouts(config->timeouts()));
   if (config->has_oauth()) RETURN_IF_ERROR(ValidateOAuth(config->oauth()));
@@ -682,6 +695,7 @@ absl::Status ApplyUpdate(const v1::ServerConfig& patch,
     if (patch.transport() == kTransportStdio) {
       target->clear_url();
       target->clear_headers();
+      target->clear_converted_from_stdio();
     } else {
       target->clear_command();
       target->clear_args();

@@ -11,6 +11,9 @@ grpc::ServerUnaryReactor* SystemService::GetHealth(
   response->set_version(Version());
   response->set_uptime(static_cast<uint32_t>(
       absl::ToInt64Seconds(absl::Now() - started_at_)));
+  if (conversions_) {
+    response->set_servers(static_cast<uint32_t>(conversions_()));
+  }
   auto* reactor = new TrackedUnaryReactor(calls_);
   reactor->Finish(grpc::Status::OK);
   return reactor;

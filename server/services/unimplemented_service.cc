@@ -44,9 +44,6 @@ const google::protobuf::ServiceDescriptor* FindContractService(
 // step with the status table in README.md.
 std::string_view PlannedCapability(std::string_view service) {
   if (service == "inspector.v1.OAuthService") return "OAuth";
-  if (service == "inspector.v1.BridgeService") {
-    return "stdio to HTTP conversion";
-  }
   if (service == "inspector.v1.InterceptService") {
     return "intercept and replay";
   }

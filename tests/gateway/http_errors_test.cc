@@ -93,6 +93,7 @@ TEST(HttpErrorsTest, EveryReasonHasItsHttpStatus) {
       {ErrorCode::TOO_LARGE, 413},
       {ErrorCode::INTERNAL_ERROR, 500},
       {ErrorCode::SERVER_ERROR, 502},
+      {ErrorCode::UNAVAILABLE, 503},
   };
   for (const auto& [code, http] : table) {
     std::string name = v1::ErrorCode_Name(code);

@@ -16,7 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "inspector/v1/config.grpc.pb.h"
-#include "inspector/v1/bridge.grpc.pb.h"
+#include "inspector/v1/intercept.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
 #include "tests/testing/subprocess.h"
 
@@ -384,19 +384,21 @@ TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
 }
 
 TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {
-  auto bridge = v1::BridgeService::NewStub(channel_);
-  v1::ListConversionsRequest request;
-  v1::ListConversionsResponse response;
+  auto intercept = v1::InterceptService::NewStub(channel_);
+  v1::GetInterceptStateRequest request;
+  v1::InterceptState response;
   auto context = Context();
-  grpc::Status status = bridge->ListConversions(context.get(), request, &response);
+  grpc::Status status =
+      intercept->GetInterceptState(context.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "NOT_IMPLEMENTED");
-  EXPECT_THAT(status.error_message(), HasSubstr("BridgeService/ListConversions"));
-  EXPECT_THAT(status.error_message(), HasSubstr("stdio to HTTP conversion"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("InterceptService/GetInterceptState"));
+  EXPECT_THAT(status.error_message(), HasSubstr("intercept and replay"));
 
   // Without the token, the caller learns nothing.
   auto none = Context(nullptr);
-  status = bridge->ListConversions(none.get(), request, &response);
+  status = intercept->GetInterceptState(none.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 

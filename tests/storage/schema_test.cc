@@ -162,7 +162,7 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
        {"id", "name", "transport", "command", "args_json", "env_json", "cwd",
         "url", "headers_json", "connection_mode", "timeouts_json", "oauth_json",
         "extra_json", "created_at", "updated_at", "client_capabilities_json",
-        "roots_json"}},
+        "roots_json", "converted_from_stdio_json"}},
       {"sessions",
        {"id", "server_id", "kind", "transport", "protocol_version",
         "mcp_session_id", "client_info_json", "server_info_json", "started_at",
@@ -190,7 +190,7 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
         "latest_error", "created_at", "updated_at"}},
       {"bridges",
        {"server_name", "server_id", "command", "args_json", "env_json", "port",
-        "url", "status", "created_at", "stopped_at"}},
+        "url", "status", "created_at", "stopped_at", "sse", "token"}},
   };
   for (const auto& [table, columns] : expected) {
     EXPECT_THAT(ColumnNames(*db, table), ElementsAreArray(columns)) << table;

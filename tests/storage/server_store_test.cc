@@ -394,3 +394,52 @@ TEST_F(ServerStoreTest, ConcurrentWritersThroughOneStore) {
 
 }  // namespace
 }  // namespace inspector::storage
+
+namespace inspector::storage {
+namespace {
+
+using ::inspector::storage::testing::QueryInt;
+using ::inspector::storage::testing::QueryText;
+using ::inspector::storage::testing::TempDir;
+
+TEST(ServerStoreConvertedTest, ConvertedFromStdioRoundTripsAsJson) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
+                       Database::Open(dir.File("servers.db")));
+  ServerStore store(db.get());
+  v1::ServerConfig config;
+  config.set_id("33333333-3333-4333-8333-333333333333");
+  config.set_name("converted");
+  config.set_transport("streamableHttp");
+  config.set_url("http://127.0.0.1:9000/mcp");
+  v1::ConvertedFromStdio* original = config.mutable_converted_from_stdio();
+  original->set_command("npx");
+  original->add_args("-y");
+  original->add_args("@modelcontextprotocol/server-everything");
+  (*original->mutable_env())["DISPLAY"] = ":0";
+  ASSERT_OK(store.Insert(config).status());
+  ASSERT_OK_AND_ASSIGN(v1::ServerConfig got, store.Get("converted"));
+  ASSERT_TRUE(got.has_converted_from_stdio());
+  EXPECT_EQ(got.converted_from_stdio().command(), "npx");
+  EXPECT_EQ(got.converted_from_stdio().args_size(), 2);
+  EXPECT_EQ(got.converted_from_stdio().env().at("DISPLAY"), ":0");
+  ASSERT_OK_AND_ASSIGN(
+      std::string stored,
+      QueryText(*db, "SELECT json_extract(converted_from_stdio_json, "
+                     "'$.command') FROM servers"));
+  EXPECT_EQ(stored, "npx");
+
+  // Cleared: NULL again, and read back unset.
+  config.clear_converted_from_stdio();
+  ASSERT_OK(store.Update(config).status());
+  ASSERT_OK_AND_ASSIGN(got, store.Get("converted"));
+  EXPECT_FALSE(got.has_converted_from_stdio());
+  ASSERT_OK_AND_ASSIGN(
+      int64_t nulls,
+      QueryInt(*db, "SELECT count(*) FROM servers WHERE "
+                    "converted_from_stdio_json IS NULL"));
+  EXPECT_EQ(nulls, 1);
+}
+
+}  // namespace
+}  // namespace inspector::storage

@@ -44,6 +44,9 @@ void AddWatchCommand(CLI::App* app, Context* context);
 // --install/--uninstall` of their configuration files (proxy.cc).
 void AddProxyCommand(CLI::App* app, Context* context);
 
+// `convert`, `conversions`, `unconvert` (bridge.cc).
+void AddBridgeCommands(CLI::App* app, Context* context);
+
 // `help [COMMAND...]` and `help exit-codes`.
 void AddHelpCommand(CLI::App* app, Context* context);
 
