@@ -68,10 +68,6 @@ bool WantsNdjson(const http::Request& request) {
           accept->find("application/jsonl") != std::string::npos);
 }
 
-void Append(Headers& to, const Headers& from) {
-  to.insert(to.end(), from.begin(), from.end());
-}
-
 // How many header fields named `lower_name` the request has.
 size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
   size_t count = 0;

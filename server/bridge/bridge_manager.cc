@@ -611,7 +611,7 @@ v1::Conversion BridgeManager::Describe(const Bridge& bridge) const {
   conversion.set_sessions(static_cast<uint32_t>(bridge.endpoint->sessions()));
   conversion.set_sse(bridge.row.sse);
   conversion.set_require_token(!bridge.row.token.empty());
-  conversion.set_sse_url(bridge.sse_url);
+  if (!bridge.sse_url.empty()) conversion.set_sse_url(bridge.sse_url);
   return conversion;
 }
 

@@ -423,7 +423,7 @@ TEST_F(DaemonTest, SigtermShutsDownCleanly) {
 
 TEST(DaemonStartTest, RefusesNonLoopbackAddressesWithoutTheDangerousFlag) {
   TempDir dir;
-  for (const std::string& address : {"0.0.0.0:50051", "[::]:0", "192.0.2.1:0"}) {
+  for (const char* address : {"0.0.0.0:50051", "[::]:0", "192.0.2.1:0"}) {
     auto result = RunProcess({INSPECTORD_PATH, "--listen", address, "--db",
                               dir.File("db"), "--token-file", dir.File("token")});
     EXPECT_EQ(result.exit_code, 1) << address;
