@@ -40,6 +40,7 @@
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
+#include "server/services/proxy_service.h"
 #include "server/services/system_service.h"
 #include "server/services/undecodable_requests.h"
 #include "server/services/unimplemented_service.h"
@@ -102,6 +103,7 @@ struct Daemon::State {
   std::unique_ptr<services::HistoryService> history_service;
   std::unique_ptr<services::EventsService> events_service;
   std::unique_ptr<services::ClientRequestsService> client_requests_service;
+  std::unique_ptr<services::ProxyService> proxy_service;
   std::unique_ptr<services::BridgeService> bridge_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
@@ -253,6 +255,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->client_requests_service =
       std::make_unique<services::ClientRequestsService>(state->engine.get(),
                                                         deps);
+  state->proxy_service =
+      std::make_unique<services::ProxyService>(state->engine.get(), deps);
   state->system_service = std::make_unique<services::SystemService>(
       started_at, &state->calls,
       [raw_state] { return raw_state->bridges->running(); });
@@ -278,6 +282,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->history_service.get());
   builder.RegisterService(state->events_service.get());
   builder.RegisterService(state->client_requests_service.get());
+  builder.RegisterService(state->proxy_service.get());
   builder.RegisterService(state->bridge_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
@@ -374,6 +379,8 @@ void Daemon::Shutdown() {
   if (state_->gateway != nullptr) state_->gateway->Shutdown();
   // MCP clients of the front doors: their sessions end with their streams.
   if (state_->front_doors != nullptr) state_->front_doors->CloseAll();
+  // And those of inspectorctl proxy: their streams end with their sessions.
+  state_->proxy_service->CloseAll();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
   if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {

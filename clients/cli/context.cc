@@ -105,6 +105,11 @@ v1::EventsService::Stub* Context::events() {
   return events_.get();
 }
 
+v1::ProxyService::Stub* Context::proxy() {
+  if (!proxy_) proxy_ = v1::ProxyService::NewStub(Channel());
+  return proxy_.get();
+}
+
 absl::StatusOr<std::string> Context::Token() {
   if (token_.has_value()) return *token_;
   std::string token;

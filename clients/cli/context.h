@@ -12,7 +12,7 @@
 // reach an MCP server (CallServer): the engine ends those itself, and
 // pauses their clocks while a person answers the server's sampling or
 // elicitation request, so the local deadline is only a last resort.
-// Streams (Watch) have no deadline. A call in flight is cancelled by Ctrl-C
+// Streams (Watch, Relay) have no deadline. A call in flight is cancelled by Ctrl-C
 // (see interrupts.h). Not thread-safe; used from main only.
 #ifndef INSPECTOR_CLIENTS_CLI_CONTEXT_H_
 #define INSPECTOR_CLIENTS_CLI_CONTEXT_H_
@@ -38,6 +38,7 @@
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
+#include "inspector/v1/proxy.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
 
 namespace inspector::cli {
@@ -116,6 +117,7 @@ class Context {
   v1::McpService::Stub* mcp();
   v1::HistoryService::Stub* history();
   v1::EventsService::Stub* events();
+  v1::ProxyService::Stub* proxy();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -212,6 +214,7 @@ class Context {
   std::unique_ptr<v1::McpService::Stub> mcp_;
   std::unique_ptr<v1::HistoryService::Stub> history_;
   std::unique_ptr<v1::EventsService::Stub> events_;
+  std::unique_ptr<v1::ProxyService::Stub> proxy_;
   // The deadline and reach of the latest call, for error messages.
   double last_timeout_seconds_ = kDaemonTimeoutSeconds;
   bool last_call_reaches_server_ = false;

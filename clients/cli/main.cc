@@ -196,6 +196,7 @@ int Main(int argc, char** argv) {
   AddRpcCommand(&app, &context);
   AddHistoryCommands(&app, &context);
   AddWatchCommand(&app, &context);
+  AddProxyCommand(&app, &context);
   AddClientRequestsCommands(&app, &context);
   // Set last: subcommands copy their parent's footer when created.
   app.footer(absl::StrCat(

@@ -285,5 +285,44 @@ TEST_F(InspectorctlTest, OversizedImportFromStdin) {
   EXPECT_THAT(result.err, HasSubstr("stdin is larger than 16 MiB"));
 }
 
+TEST_F(InspectorctlTest, ProxyWithoutDaemonExits4AndWritesNothingToStdout) {
+  // What a desktop client sees when it launches the proxy while inspectord
+  // is not running: no message on stdout, the reason on stderr.
+  ProcessResult result =
+      Run({"proxy", "everything"}, {{"INSPECTOR_TOKEN", "0123abcd"}},
+          "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+          "\"params\":{}}\n");
+  EXPECT_EQ(result.exit_code, kExitUnreachable) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err,
+            "error: inspectord is not running at " + address_ +
+                "\nhint: start it with `inspectord` (or tools/run.sh), or "
+                "point --addr / $INSPECTOR_ADDR at it\n");
+}
+
+TEST_F(InspectorctlTest, ProxyWithoutTokenExits3) {
+  ProcessResult result = Run({"proxy", "everything"});
+  EXPECT_EQ(result.exit_code, kExitAuth) << result.err;
+  EXPECT_EQ(result.out, "");
+}
+
+TEST_F(InspectorctlTest, ProxyInstallNeedsAClient) {
+  ProcessResult result = Run({"proxy", "--install", "everything"});
+  EXPECT_EQ(result.exit_code, kExitUsage) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("--client is required"));
+  result = Run({"proxy", "--uninstall", "everything", "--client", "emacs"});
+  EXPECT_EQ(result.exit_code, kExitUsage) << result.err;
+}
+
+TEST_F(InspectorctlTest, ProxyUninstallOfWhatWasNotInstalledExits2) {
+  const std::string config = dir_.File("claude.json");
+  ::inspector::testing::WriteFile(
+      config, "{\"mcpServers\": {\"fs\": {\"command\": \"fs-server\"}}}");
+  ProcessResult result = Run({"proxy", "--uninstall", "fs", "--client",
+                              "claude", "--config", config});
+  EXPECT_EQ(result.exit_code, kExitNotFound) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("\"fs\" was not installed"));
+}
+
 }  // namespace
 }  // namespace inspector::cli

@@ -40,6 +40,10 @@ void AddHistoryCommands(CLI::App* app, Context* context);
 // `watch`: the live event stream (watch.cc).
 void AddWatchCommand(CLI::App* app, Context* context);
 
+// `proxy NAME`: stdio relay for desktop MCP clients, and `proxy
+// --install/--uninstall` of their configuration files (proxy.cc).
+void AddProxyCommand(CLI::App* app, Context* context);
+
 // `convert`, `conversions`, `unconvert` (bridge.cc).
 void AddBridgeCommands(CLI::App* app, Context* context);
 
