@@ -405,17 +405,15 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
       (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError)) {
     // The client's answer to the server's request, as it sent it.
     ServerRequests::Request inbound;
-    bool answered_person;
+    bool known;
     {
       absl::MutexLock lock(&mu_);
-      answered_person = server_requests_.Close(info.id, &inbound) &&
-                        inbound.waits_for_person;
+      known = server_requests_.Close(info.id, &inbound);
     }
+    const bool answered_person = known && inbound.waits_for_person;
     Envelope envelope = MakeEnvelope(true, &info, raw);
     envelope.correlated_id = inbound.message_id;
-    if (answered_person) {
-      envelope.duration_ms = Millis(clock_->Now() - inbound.received);
-    }
+    if (known) envelope.duration_ms = Millis(clock_->Now() - inbound.received);
     envelope.success = info.kind == MessageKind::kResponse;
     envelope.error_code = info.error_code;
     pipeline_->Observe(envelope);
@@ -676,20 +674,20 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
                                       const MessageInfo& info) {
   int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
   if (relay()) {
-    // The client answers it, through Send(). While a person may be asked
+    // The client answers it, through Send(); kept until then so that the
+    // answer is recorded with its request. While a person may be asked
     // (sampling, elicitation), the client's requests' clocks stand still,
     // as for the daemon's own session.
-    if (info.method == "sampling/createMessage" ||
-        info.method == "elicitation/create") {
-      bool opened;
-      {
-        absl::MutexLock lock(&mu_);
-        opened = !ended_ && server_requests_.Open({info.id, info.method,
-                                                   request_row, clock_->Now(),
-                                                   /*waits_for_person=*/true});
-      }
-      if (opened) inflight_->Pause();
+    const bool person = info.method == "sampling/createMessage" ||
+                        info.method == "elicitation/create";
+    bool opened;
+    {
+      absl::MutexLock lock(&mu_);
+      opened = !ended_ && server_requests_.Open({info.id, info.method,
+                                                 request_row, clock_->Now(),
+                                                 person});
     }
+    if (opened && person) inflight_->Pause();
     hooks_.relay_to_client(raw);
     return;
   }

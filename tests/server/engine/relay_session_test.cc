@@ -182,6 +182,29 @@ TEST_F(RelaySessionTest, EachRelayHasItsOwnTransportAndItsOwnServerMessages) {
   EXPECT_EQ(json::parse(a.Received(0))["method"], "ping");
 }
 
+TEST_F(RelaySessionTest, TheClientsAnswerIsRecordedWithTheServersRequest) {
+  ClientSide& client = NewClient();
+  std::shared_ptr<FakeWire> wire;
+  auto session = OpenInitialized(client, 0, &wire);
+  ASSERT_NE(session, nullptr);
+  wire->Deliver(R"({"jsonrpc":"2.0","id":"r1","method":"roots/list"})");
+  ASSERT_EQ(json::parse(client.Received(0))["method"], "roots/list");
+  Answer answered;
+  session->Send(R"({"jsonrpc":"2.0","id":"r1","result":{"roots":[]}})", {},
+                answered.Callback());
+  EXPECT_EQ(json::parse(wire->NextSent())["id"], "r1");
+  // Published (and recorded) as the answer to that request: with the time
+  // it took, which only an answer matched to its request has.
+  auto event = NextEvent([](const v1::Event& event) {
+    return event.has_message() &&
+           event.message().direction() == v1::CLIENT_TO_SERVER &&
+           event.message().jsonrpc_id() == R"("r1")";
+  });
+  ASSERT_TRUE(event.has_value());
+  EXPECT_TRUE(event->message().has_duration_ms());
+  EXPECT_EQ(event->message().kind(), "response");
+}
+
 TEST_F(RelaySessionTest, RequestsGetTheirResponsesWithTheClientsIds) {
   ClientSide& client = NewClient();
   std::shared_ptr<FakeWire> wire;
