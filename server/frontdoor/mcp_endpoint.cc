@@ -204,6 +204,11 @@ struct ClientSession {
     std::string key;             // "r<N>": replay key of its events
     std::string request_id;      // the client's id, JSON text
     std::string progress_token;  // JSON text, "" if none
+    // The answer's head is sent when the first event is: a request the
+    // server answers without saying anything else first is answered with
+    // application/json, which costs a client less than a stream.
+    bool started = false;
+    http::Headers extra;  // the call's extra (CORS) headers, for the head
   };
   struct Event {
     uint64_t seq;
@@ -584,8 +589,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     std::string id = message.info.id;
     uint64_t stream_no = 0;
     std::string key;
-    // The head goes first, so that no event can be written before it.
-    if (sse) call.StartStream({});
+    // With SSE allowed, the head waits for the first event (ToClient) or
+    // the response, whichever comes first.
     {
       absl::MutexLock lock(&session->mu);
       ++session->in_flight;
@@ -593,7 +598,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         stream_no = session->next_stream++;
         key = absl::StrCat("r", stream_no);
         session->requests[stream_no] = ClientSession::RequestStream{
-            call.exchange, key, id, message.info.progress_token};
+            call.exchange, key, id, message.info.progress_token,
+            /*started=*/false, call.extra};
       }
     }
     // A client that goes away cancels its request upstream.
@@ -612,18 +618,24 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                                          : ErrorResponse(id, response.status());
                   auto self = weak_self.lock();
                   std::string event;
+                  bool streaming = false;
                   {
                     absl::MutexLock lock(&session->mu);
                     --session->in_flight;
                     session->last_active = absl::Now();
                     if (sse) {
-                      session->requests.erase(stream_no);
-                      if (self != nullptr) {
+                      auto it = session->requests.find(stream_no);
+                      streaming =
+                          it != session->requests.end() && it->second.started;
+                      if (it != session->requests.end()) {
+                        session->requests.erase(it);
+                      }
+                      if (streaming && self != nullptr) {
                         event = self->RecordEvent(*session, key, body);
                       }
                     }
                   }
-                  if (!sse) return call.Json(200, std::move(body));
+                  if (!streaming) return call.Json(200, std::move(body));
                   if (event.empty())
                     event = http::FormatSseEvent(body, "message");
                   call.exchange->Write(std::move(event));
@@ -804,6 +816,17 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                 std::string raw) {
     std::shared_ptr<http::HttpExchange> target;
     std::string text;
+    // The first event of a request's stream sends its head, under the
+    // session's lock, so that whichever thread then ends the stream (the
+    // response, a timeout) finds it started.
+    auto open_stream = [](ClientSession::RequestStream& stream) {
+      if (stream.started) return;
+      stream.started = true;
+      http::Headers headers = stream.extra;
+      headers.emplace_back("Content-Type", "text/event-stream");
+      headers.emplace_back("Cache-Control", "no-cache");
+      stream.exchange->StartStream(200, std::move(headers));
+    };
     {
       absl::MutexLock lock(&session->mu);
       if (session->ended) return;
@@ -813,11 +836,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         target = session->stream;
         text = http::FormatSseEvent(raw, "message");
       } else {
-        const ClientSession::RequestStream* request = nullptr;
+        ClientSession::RequestStream* request = nullptr;
         auto info = engine::InspectMessage(raw);
         if (info.ok() && info->method == "notifications/progress" &&
             !info->progress_token.empty()) {
-          for (const auto& [no, open] : session->requests) {
+          for (auto& [no, open] : session->requests) {
             if (open.progress_token == info->progress_token) request = &open;
           }
         }
@@ -827,13 +850,15 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
           request = &session->requests.begin()->second;
         }
         if (request != nullptr) {
+          open_stream(*request);
           target = request->exchange;
           text = RecordEvent(*session, request->key, raw);
         } else if (session->stream != nullptr) {
           target = session->stream;
           text = RecordEvent(*session, kGetStream, raw);
         } else if (!session->requests.empty()) {
-          const auto& newest = session->requests.rbegin()->second;
+          auto& newest = session->requests.rbegin()->second;
+          open_stream(newest);
           target = newest.exchange;
           text = RecordEvent(*session, newest.key, raw);
         } else {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A very small stdio MCP server for tests that start many sessions: it
-# answers initialize, ping and tools/list (no tools), ignores
-# notifications, and answers anything else with -32601. It starts in a
+# answers initialize, ping and tools/list (no tools), answers tools/call
+# with a log message (notifications/message) first and an empty result,
+# ignores notifications, and answers anything else with -32601. It starts in a
 # few milliseconds, unlike a Node server. Exits when stdin closes.
 while IFS= read -r line; do
   case "$line" in
@@ -16,6 +17,9 @@ while IFS= read -r line; do
       printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
     *'"method":"tools/list"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}\n' "$id" ;;
+    *'"method":"tools/call"'*)
+      printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}\n'
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}\n' "$id" ;;
     *)
       printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
   esac

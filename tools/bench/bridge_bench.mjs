@@ -9,6 +9,10 @@
 //
 //   direct        the SDK's Client over StdioClientTransport: one server
 //                 process per session, spawned here;
+//   http-floor    tools/bench/http_floor_server.mjs, an endpoint that
+//                 answers at once with no server behind it: the client's
+//                 own HTTP cost, which every HTTP bridge pays on top of its
+//                 own work (printed as a baseline, not a bridge);
 //   inspectord    the front door of a fresh inspectord (--http 127.0.0.1:0,
 //                 history recorded as by default) at
 //                 /servers/everything/mcp, the server configured as stdio;
@@ -61,7 +65,8 @@ const EVERYTHING = path.join(NODE_MODULES, '@modelcontextprotocol', 'server-ever
 const SUPERGATEWAY = path.join(NODE_MODULES, 'supergateway', 'dist', 'index.js');
 const MCP_PROXY = path.join(NODE_MODULES, 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs');
 const LOOPBACK_ONLY = path.join(SOURCE_DIR, 'tools', 'npm', 'loopback-only.mjs');
-const ALL_TARGETS = ['direct', 'inspectord', 'supergateway', 'mcp-proxy'];
+const ALL_TARGETS = ['direct', 'http-floor', 'inspectord', 'supergateway', 'mcp-proxy'];
+const HTTP_FLOOR = path.join(SOURCE_DIR, 'tools', 'bench', 'http_floor_server.mjs');
 
 function die(message, code = 1) {
   process.stderr.write(`bridge_bench: ${message}\n`);
@@ -239,6 +244,12 @@ async function startTargets() {
       await waitForPort(child, port, 'supergateway');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
+    } else if (name === 'http-floor') {
+      const port = await freePort();
+      const child = startChild(name, NODE, [HTTP_FLOOR, String(port)]);
+      await waitForPort(child, port, 'http-floor');
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
     } else if (name === 'mcp-proxy') {
       const port = await freePort();
       const child = startChild(name, NODE, [
@@ -386,6 +397,20 @@ function printRatios(sequential, concurrent) {
       const added = sample.p50 - direct.p50;
       console.log(`  ${pad(peer, 13)} adds ${fmt(added, 3)} ms; inspectord's added p50 / ${peer}'s: ${fmt(ourAdded / added, 2)}`);
     }
+    // What any HTTP bridge costs before doing anything: the client's own
+    // HTTP round trip, against an endpoint that answers at once.
+    const floor = byName(sequential, 'http-floor');
+    if (floor) {
+      const floorAdded = floor.p50 - direct.p50;
+      console.log(`  the client's own HTTP cost (http-floor over direct): ${fmt(floorAdded, 3)} ms; beyond it:`);
+      console.log(`    inspectord ${fmt(ours.p50 - floor.p50, 3)} ms`);
+      for (const peer of ['supergateway', 'mcp-proxy']) {
+        const sample = byName(sequential, peer);
+        if (!sample) continue;
+        const beyond = sample.p50 - floor.p50;
+        console.log(`    ${pad(peer, 13)} ${fmt(beyond, 3)} ms; inspectord's / ${peer}'s: ${fmt((ours.p50 - floor.p50) / beyond, 2)}`);
+      }
+    }
   }
   const oursC = byName(concurrent, 'inspectord');
   const directC = byName(concurrent, 'direct');
@@ -397,6 +422,10 @@ function printRatios(sequential, concurrent) {
     }
     if (directC) {
       console.log(`  ${options.concurrency}-session throughput, inspectord / direct: ${fmt(oursC.rps / directC.rps, 2)}`);
+    }
+    const floorC = byName(concurrent, 'http-floor');
+    if (floorC && directC) {
+      console.log(`  ${options.concurrency}-session throughput, http-floor / direct: ${fmt(floorC.rps / directC.rps, 2)} (the most an HTTP bridge can reach with this client)`);
     }
   }
 }
