@@ -38,10 +38,13 @@
 // The server processes are separate and do not count. S must stay within
 // the front door's session limit per server.
 //
-// Prints a table (p50, p99 in ms, requests/s, wrong answers) per target and
-// mode, the ratios (inspectord's p50 added over direct against each
-// bridge's; its C-session throughput against the best bridge's and against
-// direct), and the memory figure. Figures only: exits 0 when the runs
+// Prints a table (p50, p99 in ms, requests/s, wrong answers, and the CPU the
+// bridge process itself spent per request, its server processes not
+// counted) per target and mode; the ratios (inspectord's p50 added over
+// direct against each bridge's, then the same beyond the client's own HTTP
+// cost that http-floor shows; its C-session throughput against the best
+// bridge's, against direct, and http-floor's against direct); and the
+// memory figure. Figures only: exits 0 when the runs
 // complete, 1 when something breaks (a target does not start, a call
 // fails), 2 for bad arguments.
 //
@@ -317,6 +320,26 @@ async function burst(target, sessions, count, sample) {
   }));
 }
 
+// CPU time of every thread of the process `pid` (not its children: a
+// bridge's server processes do not count), in ns, from each thread's
+// schedstat; NaN when there is no such process.
+function cpuNs(pid) {
+  if (!pid) return NaN;
+  let total = 0;
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+  } catch {
+    return NaN;
+  }
+  return total;
+}
+
 function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -330,15 +353,17 @@ async function runMode(targets, sessionCount) {
     for (let i = 0; i < sessionCount; i++) list.push(await openSession(target));
     sessions.set(target, list);
     await burst(target, list, Math.max(100, 20 * sessionCount) - (Math.max(100, 20 * sessionCount) % sessionCount));
-    results.set(target, { latencies: [], wrong: 0, wallMs: 0 });
+    results.set(target, { latencies: [], wrong: 0, wallMs: 0, cpuNs: 0 });
   }
   const perTurn = options.requests / options.rounds;
   for (let round = 0; round < options.rounds; round++) {
     for (const target of targets) {
       const sample = results.get(target);
       const start = performance.now();
+      const cpuBefore = cpuNs(target.pid);
       await burst(target, sessions.get(target), perTurn, sample);
       sample.wallMs += performance.now() - start;
+      sample.cpuNs += cpuNs(target.pid) - cpuBefore;
     }
   }
   for (const list of sessions.values()) await Promise.all(list.map(closeSession));
@@ -347,6 +372,7 @@ async function runMode(targets, sessionCount) {
     sample.p50 = percentile(sample.latencies, 50);
     sample.p99 = percentile(sample.latencies, 99);
     sample.rps = (sample.latencies.length / sample.wallMs) * 1000;
+    sample.cpuUs = sample.cpuNs / sample.latencies.length / 1000;
   }
   return results;
 }
@@ -372,10 +398,11 @@ const padStart = (text, width) => String(text).padStart(width);
 function printTable(title, results) {
   console.log(`\n${title}`);
   console.log(`  ${pad('target', 14)}${padStart('p50 ms', 9)}${padStart('p99 ms', 9)}${padStart('req/s', 9)}` +
-              `${padStart('wrong', 7)}${padStart('calls', 7)}`);
+              `${padStart('wrong', 7)}${padStart('calls', 7)}${padStart('bridge cpu us/req', 19)}`);
   for (const [target, sample] of results) {
     console.log(`  ${pad(target.name, 14)}${padStart(fmt(sample.p50, 3), 9)}${padStart(fmt(sample.p99, 3), 9)}` +
-                `${padStart(fmt(sample.rps, 0), 9)}${padStart(sample.wrong, 7)}${padStart(sample.latencies.length, 7)}`);
+                `${padStart(fmt(sample.rps, 0), 9)}${padStart(sample.wrong, 7)}${padStart(sample.latencies.length, 7)}` +
+                `${padStart(fmt(sample.cpuUs, 1), 19)}`);
   }
 }
 
