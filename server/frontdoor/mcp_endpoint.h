@@ -13,9 +13,10 @@
 // initialize is answered with application/json and issues Mcp-Session-Id
 // (64 hex digits from the kernel's random source); every later request
 // must carry it (400 without, 404 for an unknown or ended session). Other
-// requests are answered as an SSE stream when Accept allows
-// text/event-stream (the server's messages sent while the request runs,
-// then its response), else as application/json. Notifications and
+// requests are answered as application/json when the response is the
+// first thing the server sends for them; when it sends something first
+// and Accept allows text/event-stream, as an SSE stream (those messages,
+// then the response). Notifications and
 // responses get 202. GET opens the session's one standalone stream (409
 // for a second one); what the server sends while no request stream is open
 // goes there, queued (bounded) while none is open. Events carry ids; a GET
