@@ -7,16 +7,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/http/percent_decoding.h"
 
 namespace inspector::gateway {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Characters a template literal may hold as they are (RFC 3986 pchar less
 // the ones the template grammar uses: ':' '=' and, implicitly, '/').
@@ -52,31 +46,12 @@ bool IsIdentStart(char c) {
 
 bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
 
-// Appends the decoded form of `raw` to `out`; false on a malformed escape.
-bool AppendDecoded(std::string_view raw, std::string* out) {
-  out->reserve(out->size() + raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) {
-    char c = raw[i];
-    if (c != '%') {
-      out->push_back(c);
-      continue;
-    }
-    if (i + 2 >= raw.size()) return false;
-    int hi = HexValue(raw[i + 1]);
-    int lo = HexValue(raw[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return true;
-}
-
 // Whether `raw` decodes to exactly `decoded`; the common case (no escapes)
 // needs no copy.
 bool DecodedEquals(std::string_view raw, std::string_view decoded) {
   if (raw.find('%') == std::string_view::npos) return raw == decoded;
   std::string buffer;
-  return AppendDecoded(raw, &buffer) && buffer == decoded;
+  return http::AppendPercentDecoded(raw, &buffer) && buffer == decoded;
 }
 
 void AppendEncodedLiteral(std::string_view literal, std::string* out) {
@@ -107,8 +82,7 @@ std::string DescribeChar(std::string_view text, size_t pos) {
 }  // namespace
 
 bool PercentDecode(std::string_view in, std::string* out) {
-  out->clear();
-  return AppendDecoded(in, out);
+  return http::PercentDecode(in, out);
 }
 
 // Recursive-descent parser for the template grammar above. Positions in
@@ -221,12 +195,12 @@ class TemplateParser {
     while (!AtEnd()) {
       char c = Peek();
       if (c == '%') {
-        if (pos_ + 2 >= text_.size() || HexValue(text_[pos_ + 1]) < 0 ||
-            HexValue(text_[pos_ + 2]) < 0) {
+        if (pos_ + 2 >= text_.size() || http::HexDigitValue(text_[pos_ + 1]) < 0 ||
+            http::HexDigitValue(text_[pos_ + 2]) < 0) {
           return Fail(pos_, "malformed percent escape");
         }
-        out->push_back(static_cast<char>(HexValue(text_[pos_ + 1]) * 16 +
-                                         HexValue(text_[pos_ + 2])));
+        out->push_back(static_cast<char>(http::HexDigitValue(text_[pos_ + 1]) * 16 +
+                                         http::HexDigitValue(text_[pos_ + 2])));
         pos_ += 3;
         continue;
       }
@@ -363,7 +337,7 @@ bool PathTemplate::MatchInto(const RequestPath& path,
     std::string value;
     for (size_t i = static_cast<size_t>(variable.start); i < end; ++i) {
       if (i > static_cast<size_t>(variable.start)) value.push_back('/');
-      if (!AppendDecoded(segment(i), &value)) {
+      if (!http::AppendPercentDecoded(segment(i), &value)) {
         bindings->clear();
         return false;
       }

@@ -12,5 +12,5 @@ add_library(inspector_gateway_core STATIC
     http_errors.cc)
 inspector_target_defaults(inspector_gateway_core)
 target_link_libraries(inspector_gateway_core PUBLIC
-    inspector_common inspector_proto protobuf::libprotobuf gRPC::grpc++
+    inspector_common inspector_http1 inspector_proto protobuf::libprotobuf gRPC::grpc++
     absl::status absl::statusor absl::strings nlohmann_json::nlohmann_json)

@@ -157,40 +157,6 @@ void Refuse(http::HttpExchange& exchange, int status, std::string_view code,
                    body.dump());
 }
 
-// The engine's relay session as the endpoint's Relay. The endpoint is built
-// from this opener rather than from the engine directly so that it is served
-// at the root of its own port: its legacy transport then names "/message"
-// (an empty base path), not a path under the daemon's front doors.
-class EngineRelay : public frontdoor::Relay {
- public:
-  explicit EngineRelay(std::shared_ptr<engine::UpstreamSession> session)
-      : session_(std::move(session)) {}
-  void Send(std::string raw,
-            engine::UpstreamSession::ResponseCallback done) override {
-    session_->Send(std::move(raw), {}, std::move(done));
-  }
-  bool Cancel(const std::string& caller_id,
-              const std::string& reason) override {
-    return session_->Cancel(caller_id, reason);
-  }
-  void Close() override { session_->Close(); }
-
- private:
-  const std::shared_ptr<engine::UpstreamSession> session_;
-};
-
-frontdoor::RelayOpener OpenerFor(engine::Engine* engine, std::string server,
-                                 std::optional<v1::ServerConfig> config) {
-  return [engine, server = std::move(server), config = std::move(config)](
-             engine::RelayOptions relay_options)
-             -> absl::StatusOr<std::shared_ptr<frontdoor::Relay>> {
-    relay_options.config = config;
-    auto session = engine->OpenRelay(server, std::move(relay_options));
-    if (!session.ok()) return session.status();
-    return std::make_shared<EngineRelay>(*std::move(session));
-  };
-}
-
 }  // namespace
 
 // One running conversion. The HTTP server goes first (its handler calls
@@ -455,8 +421,12 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
     if (!plan.row.token.empty()) endpoint_options.bearer_token = plan.row.token;
     endpoint_options.kind = "bridge";
     endpoint_options.base_path = "";
+    // Built from the opener, not the engine constructor, so that it is
+    // served at the root of its own port: its legacy transport names
+    // "/message", not a path under the daemon's front doors.
     bridge->endpoint = std::make_unique<frontdoor::McpEndpoint>(
-        OpenerFor(engine_, plan.row.server_id, plan.relay_config),
+        frontdoor::EngineRelayOpener(engine_, plan.row.server_id,
+                                     plan.relay_config),
         std::move(endpoint_options));
 
     // The gate in front of the endpoint: loopback hosts, known origins, and

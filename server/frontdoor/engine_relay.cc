@@ -33,17 +33,23 @@ class EngineRelay : public Relay {
 
 }  // namespace
 
+RelayOpener EngineRelayOpener(engine::Engine* engine, std::string server,
+                              std::optional<v1::ServerConfig> config) {
+  return [engine, server = std::move(server), config = std::move(config)](
+             engine::RelayOptions relay_options)
+             -> absl::StatusOr<std::shared_ptr<Relay>> {
+    relay_options.config = config;
+    auto session = engine->OpenRelay(server, std::move(relay_options));
+    if (!session.ok()) return session.status();
+    return std::make_shared<EngineRelay>(*std::move(session));
+  };
+}
+
 McpEndpoint::McpEndpoint(engine::Engine* engine, std::string server,
                          std::optional<v1::ServerConfig> config,
                          EndpointOptions options)
     : McpEndpoint(
-          [engine, server, config](engine::RelayOptions relay_options)
-              -> absl::StatusOr<std::shared_ptr<Relay>> {
-            relay_options.config = config;
-            auto session = engine->OpenRelay(server, std::move(relay_options));
-            if (!session.ok()) return session.status();
-            return std::make_shared<EngineRelay>(*std::move(session));
-          },
+          EngineRelayOpener(engine, server, std::move(config)),
           [&] {
             if (options.base_path.empty()) {
               options.base_path = absl::StrCat("/servers/", server);

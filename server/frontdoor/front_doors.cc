@@ -6,37 +6,19 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/http/percent_decoding.h"
 #include "common/strings.h"
 #include "server/engine/json_rpc.h"
 
 namespace inspector::frontdoor {
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Percent-decodes one path segment; false if malformed or if it decodes to
 // a slash or NUL.
 bool DecodeSegment(std::string_view in, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      int hi = HexValue(in[i + 1]);
-      int lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      c = static_cast<char>(hi * 16 + lo);
-      if (c == '/' || c == '\0') return false;
-      i += 2;
-    }
-    out->push_back(c);
-  }
-  return !out->empty();
+  return http::PercentDecode(in, out) && !out->empty() &&
+         out->find('/') == std::string::npos &&
+         out->find('\0') == std::string::npos;
 }
 
 void NotFound(http::HttpExchange& exchange, http::Headers headers,

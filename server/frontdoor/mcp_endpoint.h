@@ -85,6 +85,12 @@ class Relay {
 using RelayOpener = std::function<absl::StatusOr<std::shared_ptr<Relay>>(
     engine::RelayOptions options)>;
 
+// Opens the engine's relay sessions with the server named by id or name,
+// running `config` instead of its stored configuration when set (see
+// RelayOptions::config). `engine` must outlive the opener's use.
+RelayOpener EngineRelayOpener(engine::Engine* engine, std::string server,
+                              std::optional<v1::ServerConfig> config);
+
 class McpEndpoint {
  public:
   // `server` is a server's id or name; `config`, when set, runs instead of

@@ -44,6 +44,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from process_groups import group_members, stop_group  # noqa: E402
+
 NODE_MAJOR = 22  # what the conformance CLI needs
 REQUIREMENTS = "2025-11-25"  # the spec revision the next suite is run for
 SERVER_NAME = "conformance"
@@ -150,37 +153,6 @@ def check_list(installation, scenario_file):
         fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
              "\nupdate the file (and tools/conformance-server/server.mjs for new scenarios), then re-run cmake")
     print(f"OK: {scenario_file} matches the package's {len(listed)} server scenarios")
-
-
-def group_members(pgid):
-    """Live (non-zombie) processes whose process group is `pgid`."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append((int(entry), stat[stat.index("(") + 1:stat.rindex(")")]))
-    return members
-
-
-def stop_group(pgid):
-    """Ends every process of group `pgid`: SIGTERM, then SIGKILL after 10 s."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        end = time.monotonic() + 10
-        while group_members(pgid) and time.monotonic() < end:
-            time.sleep(0.05)
-        if not group_members(pgid):
-            return
 
 
 class Daemon:

@@ -24,11 +24,12 @@ import glob
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from process_groups import group_members, stop_group  # noqa: E402
 
 NODE_MAJOR = 22  # what the conformance CLI needs
 PACKAGE = os.path.join("@modelcontextprotocol", "conformance")
@@ -118,38 +119,6 @@ def check_list(installation, scenario_file):
         fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
              "\nupdate the file (and tests/conformance/client.sh for new scenarios), then re-run cmake")
     print(f"OK: {scenario_file} matches the package's {len(non_auth)} non-auth client scenarios")
-
-
-def group_members(pgid):
-    """Live (non-zombie) processes whose process group is `pgid`."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append((int(entry), stat[stat.index("(") + 1:stat.rindex(")")]))
-    return members
-
-
-def stop_group(pgid):
-    """Ends every process of group `pgid`: SIGTERM, then SIGKILL after 10 s."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        end = time.monotonic() + 10
-        while group_members(pgid) and time.monotonic() < end:
-            time.sleep(0.05)
-        if not group_members(pgid):
-            return
 
 
 def run_scenario(installation, client, scenario, timeout_ms):
