@@ -250,60 +250,12 @@ class Target {
   virtual pid_t daemon_pid() const { return -1; }
 };
 
-// Context switches (voluntary and not) of every thread of `pid` so far:
-// each time a thread of the daemon went to sleep or was put aside. Read
-// before and after a target's turns, it says how many thread hand-offs a
-// request costs. -1 if /proc cannot tell.
-int64_t ContextSwitches(pid_t pid) {
-  if (pid <= 0) return -1;
-  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
-  DIR* dir = ::opendir(tasks.c_str());
-  if (dir == nullptr) return -1;
-  int64_t total = 0;
-  while (dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    std::ifstream in(absl::StrCat(tasks, "/", entry->d_name, "/status"));
-    std::string line;
-    while (std::getline(in, line)) {
-      int64_t value = 0;
-      absl::string_view view(line);
-      if ((absl::ConsumePrefix(&view, "voluntary_ctxt_switches:") ||
-           absl::ConsumePrefix(&view, "nonvoluntary_ctxt_switches:")) &&
-          absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &value)) {
-        total += value;
-      }
-    }
-  }
-  ::closedir(dir);
-  return total;
-}
-
-// CPU time used by every thread of `pid` so far, in nanoseconds: the first
-// field of each /proc/<pid>/task/<tid>/schedstat (time on a CPU, counted by
-// the scheduler in ns, unlike /proc/<pid>/stat's clock ticks). Threads that
-// ended meanwhile are not counted. -1 if /proc cannot tell.
-int64_t CpuNanos(pid_t pid) {
-  if (pid <= 0) return -1;
-  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
-  DIR* dir = ::opendir(tasks.c_str());
-  if (dir == nullptr) return -1;
-  int64_t total = 0;
-  bool any = false;
-  while (dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    std::ifstream in(absl::StrCat(tasks, "/", entry->d_name, "/schedstat"));
-    int64_t ns = 0;
-    if (in >> ns) {
-      total += ns;
-      any = true;
-    }
-  }
-  ::closedir(dir);
-  return any ? total : -1;
-}
-
-// Per thread of `pid`, by thread id: its name, context switches and CPU ns
-// so far. Empty if /proc cannot tell.
+// Per thread of `pid`, by thread id: its name, its context switches
+// (voluntary and not: each time it went to sleep or was put aside) and the
+// CPU time it used, in nanoseconds (the first field of its schedstat,
+// counted by the scheduler in ns, unlike /proc/<pid>/stat's clock ticks),
+// so far. Threads that ended meanwhile are not counted. Empty if /proc
+// cannot tell.
 struct ThreadCounts {
   std::string name;
   int64_t switches = 0;
@@ -338,6 +290,25 @@ std::map<std::string, ThreadCounts> PerThread(pid_t pid) {
   }
   ::closedir(dir);
   return all;
+}
+
+// The daemon's context switches and CPU ns so far, summed over its
+// threads. Read before and after a target's turns, they say how many thread
+// hand-offs and how much CPU a request costs. -1 each if /proc cannot tell.
+struct ProcessCounts {
+  int64_t switches = -1;
+  int64_t cpu_ns = -1;
+};
+ProcessCounts Totals(const std::map<std::string, ThreadCounts>& threads) {
+  ProcessCounts totals;
+  if (threads.empty()) return totals;
+  totals.switches = 0;
+  totals.cpu_ns = 0;
+  for (const auto& [tid, counts] : threads) {
+    totals.switches += counts.switches;
+    totals.cpu_ns += counts.cpu_ns;
+  }
+  return totals;
 }
 
 // Context switches and CPU µs per request, by thread name (threads of the
@@ -726,12 +697,11 @@ class DaemonTarget : public Target {
   std::vector<std::unique_ptr<inspector::v1::McpService::Stub>> stubs_;
 };
 
-// The floor under (b) and (c): a gRPC round trip that the daemon answers
-// alone (McpService.GetServerStatus, token checked, no MCP server involved),
-// on the same channel.
-class StatusTarget : public Target {
+// A sequential probe of one daemon (b) or (c), on its channel: a call that
+// the daemon answers without the MCP server.
+class ProbeTarget : public Target {
  public:
-  explicit StatusTarget(const DaemonTarget& daemon)
+  explicit ProbeTarget(const DaemonTarget& daemon)
       : pid_(daemon.daemon_pid()),
         token_(daemon.token()),
         server_id_(daemon.server_id()),
@@ -741,6 +711,22 @@ class StatusTarget : public Target {
     if (callers != 1) return absl::UnimplementedError("sequential only");
     return absl::OkStatus();
   }
+
+  pid_t daemon_pid() const override { return pid_; }
+
+ protected:
+  const pid_t pid_;
+  const std::string token_;
+  const std::string server_id_;
+  const std::unique_ptr<inspector::v1::McpService::Stub> stub_;
+};
+
+// The floor under (b) and (c): a gRPC round trip that the daemon answers
+// alone (McpService.GetServerStatus, token checked, no MCP server involved),
+// on the same channel.
+class StatusTarget : public ProbeTarget {
+ public:
+  using ProbeTarget::ProbeTarget;
 
   absl::StatusOr<std::string> Call(int caller, int64_t id) override {
     inspector::v1::GetServerStatusRequest request;
@@ -759,14 +745,6 @@ class StatusTarget : public Target {
     if (answer.empty()) return absl::DataLossError("the fixture disconnected");
     return absl::OkStatus();
   }
-
-  pid_t daemon_pid() const override { return pid_; }
-
- private:
-  pid_t pid_;
-  std::string token_;
-  std::string server_id_;
-  std::unique_ptr<inspector::v1::McpService::Stub> stub_;
 };
 
 // Between the floor and (b): Forward of `initialize`, which the daemon's
@@ -774,18 +752,9 @@ class StatusTarget : public Target {
 // inside the daemon (token, JSON checks, recording both messages,
 // publishing) except the hop to the server and back, so (b) minus this is
 // the stdio hop and this minus the floor is the engine's own work.
-class LocalAnswerTarget : public Target {
+class LocalAnswerTarget : public ProbeTarget {
  public:
-  explicit LocalAnswerTarget(const DaemonTarget& daemon)
-      : pid_(daemon.daemon_pid()),
-        token_(daemon.token()),
-        server_id_(daemon.server_id()),
-        stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
-
-  absl::Status BeginMode(int callers) override {
-    if (callers != 1) return absl::UnimplementedError("sequential only");
-    return absl::OkStatus();
-  }
+  using ProbeTarget::ProbeTarget;
 
   absl::StatusOr<std::string> Call(int caller, int64_t id) override {
     inspector::v1::ForwardRequest request;
@@ -812,14 +781,6 @@ class LocalAnswerTarget : public Target {
     }
     return absl::OkStatus();
   }
-
-  pid_t daemon_pid() const override { return pid_; }
-
- private:
-  pid_t pid_;
-  std::string token_;
-  std::string server_id_;
-  std::unique_ptr<inspector::v1::McpService::Stub> stub_;
 };
 
 struct Figures {
@@ -917,27 +878,21 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
     const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
     for (size_t k = 0; k < n; ++k) {
       const size_t i = (round + k) % n;
-      const int64_t switches_before =
-          ContextSwitches(targets[i]->daemon_pid());
-      const int64_t cpu_before = CpuNanos(targets[i]->daemon_pid());
       const auto threads_before = PerThread(targets[i]->daemon_pid());
+      const ProcessCounts before = Totals(threads_before);
       absl::StatusOr<double> took =
           Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
       if (!took.ok()) return took.status();
       seconds[i] += *took;
-      const int64_t switches_after = ContextSwitches(targets[i]->daemon_pid());
-      const int64_t cpu_after = CpuNanos(targets[i]->daemon_pid());
-      AddThreadDelta(threads_before, PerThread(targets[i]->daemon_pid()),
-                     &threads[i]);
-      if (cpu_before >= 0 && cpu_after >= cpu_before) {
-        cpu_ns[i] += static_cast<double>(cpu_after - cpu_before);
-      } else {
-        cpu_ns[i] = -1e18;  // not known
-      }
-      if (switches_before >= 0 && switches_after >= switches_before) {
-        switches[i] += switches_after - switches_before;
+      const auto threads_after = PerThread(targets[i]->daemon_pid());
+      const ProcessCounts after = Totals(threads_after);
+      AddThreadDelta(threads_before, threads_after, &threads[i]);
+      if (before.switches >= 0 && after.switches >= before.switches) {
+        switches[i] += static_cast<double>(after.switches - before.switches);
+        cpu_ns[i] += static_cast<double>(after.cpu_ns - before.cpu_ns);
       } else {
         switches[i] = -1e18;  // not known
+        cpu_ns[i] = -1e18;
       }
     }
   }
