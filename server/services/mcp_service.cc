@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
+#include "server/engine/inline_wait.h"
 #include "server/services/call_tracker.h"
 
 namespace inspector::services {
@@ -72,6 +73,7 @@ void McpService::Call(const std::string& server, const std::string& method,
                   {"method", method}};
   if (!params.is_null()) request["params"] = std::move(params);
   absl::Time started = absl::Now();
+  engine::InlineWaitScope may_wait;  // a gRPC handler's thread
   engine_->Forward(
       server, request.dump(), LimitsOf(options),
       [done = std::move(done), started, server,
@@ -208,6 +210,7 @@ grpc::ServerUnaryReactor* McpService::Forward(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
+  engine::InlineWaitScope may_wait;  // a gRPC handler's thread
   engine_->Forward(request->server_id(), request->body().data(),
                    LimitsOf(request->options()),
                    [reactor, response](absl::StatusOr<std::string> answer) {
