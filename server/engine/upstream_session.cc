@@ -862,12 +862,13 @@ void UpstreamSession::FailConnection(absl::Status status) {
 }
 
 void UpstreamSession::ReadInline(absl::Duration budget,
-                                 const std::function<bool()>& done) {
+                                 const std::function<bool()>& done,
+                                 int interrupt_fd) {
   {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTED) return;
   }
-  transport_->ReadInline(budget, done);
+  transport_->ReadInline(budget, done, interrupt_fd);
 }
 
 void UpstreamSession::Close() {

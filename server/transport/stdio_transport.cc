@@ -518,7 +518,8 @@ void StdioTransport::ReleaseStdout() {
 }
 
 void StdioTransport::ReadInline(absl::Duration budget,
-                                const std::function<bool()>& done) {
+                                const std::function<bool()>& done,
+                                int interrupt_fd) {
   if (budget <= absl::ZeroDuration() || OnTransportThread()) return;
   if (inline_skips_.load(std::memory_order_relaxed) > 0) {
     inline_skips_.fetch_sub(1, std::memory_order_relaxed);
@@ -544,9 +545,11 @@ void StdioTransport::ReadInline(absl::Duration budget,
       timed_out = true;
       break;
     }
-    pollfd fd{stdout_fd_, POLLIN, 0};
+    pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
     const timespec wait = absl::ToTimespec(left);
-    ppoll(&fd, 1, &wait, nullptr);  // EINTR: look again
+    const int ready =
+        ppoll(fds, interrupt_fd >= 0 ? 2 : 1, &wait, nullptr);  // EINTR: again
+    if (ready > 0 && interrupt_fd >= 0 && fds[1].revents != 0) break;
   }
   current_transport = previous;
   ReleaseStdout();
