@@ -215,11 +215,14 @@ try {
   await page.waitFor(`document.querySelector('tr[data-server="fixture"]')`, 'the fixture row');
   check(true, 'the fixture server was added through the form');
   await page.click('tr[data-server="fixture"] .row-actions button');  // Connect
-  const state = await page.waitFor(`(() => { const s = document.querySelector('tr[data-server="fixture"] .state'); return s && s.textContent === 'connected' && s.textContent; })()`, 'the fixture to connect');
-  check(state === 'connected', 'Connect shows the server connected');
-  const row = await page.eval(`document.querySelector('tr[data-server="fixture"]').innerText`);
-  check(/2025-\d\d-\d\d/.test(row) && /tools/.test(row) && /\b\d{2,}\b/.test(row),
-    `the row shows protocol, capabilities and pid (${row.replace(/\s+/g, ' ')})`);
+  // The state event may come before the status with the rest of the row.
+  const row = await page.waitFor(`(() => {
+    const r = document.querySelector('tr[data-server="fixture"]');
+    const text = r && r.innerText.replace(/\\s+/g, ' ');
+    return r && r.querySelector('.state').textContent === 'connected' && /2025-\\d\\d-\\d\\d/.test(text) && text;
+  })()`, 'the fixture to connect');
+  check(/tools/.test(row) && /\b\d{2,}\b/.test(row),
+    `Connect shows the server connected with protocol, capabilities and pid (${row})`);
   await shoot(page, 'servers');
 
   // --- tools: list, call echo through the generated form -------------------
