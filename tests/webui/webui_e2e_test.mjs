@@ -244,6 +244,23 @@ try {
   check(answer === 'hello from the browser', `echo answered through the form (${answer})`);
   await shoot(page, 'tools');
 
+  // A long call shows its progress and can be cancelled.
+  await page.eval(`[...document.querySelectorAll('.item')].find((b) => b.querySelector('.item-name').textContent === 'slow').click()`);
+  await page.waitFor(`document.querySelector('.tool-form h3, .detail h3')?.textContent === 'slow'`, 'the slow form');
+  await page.eval(`(() => {
+    const fields = [...document.querySelectorAll('.tool-form .field')];
+    const by = (t) => fields.find((f) => f.querySelector('label')?.textContent.startsWith(t)).querySelector('input');
+    by('steps').id = 's-steps'; by('delayMs').id = 's-delay';
+  })()`);
+  await page.fill('#s-steps', '600');
+  await page.fill('#s-delay', '100');
+  await page.click('.tool-form button[type=submit]');
+  const step = await page.waitFor(`(() => { const t = document.querySelector('.tool-form [role=status]')?.textContent || ''; return /step \\d+ of 600/.test(t) && t; })()`, 'progress of the slow call');
+  check(true, `a long call shows its progress (${step})`);
+  await page.eval(`[...document.querySelectorAll('.tool-form button')].find((b) => b.textContent === 'Cancel').click()`);
+  const cancelled = await page.waitFor(`document.querySelector('.result .error-box')?.textContent`, 'the cancelled call');
+  check(/CANCELLED/.test(cancelled), `Cancel ends the call (${cancelled.slice(0, 60)})`);
+
   // --- timeline: both messages of the call ----------------------------------
   await page.click('#nav-timeline');
   const pair = await page.waitFor(`(() => {

@@ -5,6 +5,11 @@ import { api, enc } from './api.js';
 import { store, on, loadServers, loadStatus, setCurrent } from './state.js';
 import { h, clear, field, errorBox, actionButton, toast, HELP_BASE, kebab } from './util.js';
 
+// The reference MCP server, one click away for a first look.
+const EVERYTHING = {
+  name: 'everything', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'],
+};
+
 let off = [];
 let root = null;
 let listBox = null;
@@ -55,7 +60,15 @@ function target(server) {
 function render() {
   if (!root) return;
   const list = store.servers.length === 0
-    ? h('p', { class: 'empty' }, 'No servers yet. Add one below, or import a Claude Desktop, Cursor or VS Code file.')
+    ? h('div', { class: 'empty' },
+      h('p', {}, 'No servers yet. Add one with "Add server", import a Claude Desktop, Cursor or VS Code file, or start with the reference server:'),
+      actionButton('Add server-everything', async () => {
+        const saved = await api('POST', '/config', EVERYTHING);
+        toast(`Added ${saved.name}; Connect starts it (npx fetches it the first time)`);
+        setCurrent(saved.id);
+        await loadServers();
+      }, { class: 'primary' }),
+      h('span', { class: 'hint' }, ' runs ', h('code', {}, 'npx -y @modelcontextprotocol/server-everything')))
     : h('div', { class: 'table-wrap' }, h('table', { class: 'servers' },
       h('caption', { class: 'offscreen' }, 'Configured servers'),
       h('thead', {}, h('tr', {}, ['Name', 'Transport', 'Command or URL', 'State', 'Protocol', 'Capabilities', 'PID', 'Last error', 'Actions']
