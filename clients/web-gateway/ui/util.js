@@ -107,7 +107,8 @@ export const HELP_BASE = 'https://modelcontextprotocol.io/inspector/errors/';
 // An error box for an ApiError or any Error, with the error's helpUrl.
 export function errorBox(error) {
   const code = error.code || 'ERROR';
-  const help = error.helpUrl || (error.code ? HELP_BASE + kebab(error.code) : null);
+  // Only the API's own errors have a help page.
+  const help = error.helpUrl || null;
   return h('div', { class: 'error-box', role: 'alert' },
     h('strong', {}, code), ' ', error.message || String(error),
     help ? [' ', h('a', { href: help, target: '_blank', rel: 'noopener noreferrer' }, 'What this means')] : null);
