@@ -314,6 +314,20 @@ try {
     `the server got the form's answer, the default included (${text})`);
   await page.waitFor(`!document.querySelector('.pending-card')`, 'the answered request to leave the panel');
 
+  // A sampling request, answered with a reply typed in the panel.
+  const sampled = rest('POST', `/api/servers/${fixtureId}/tools/sample:call`, { arguments: { prompt: 'Say hi' } });
+  sampled.catch(() => {});  // Awaited below.
+  await page.waitFor(`[...document.querySelectorAll('.pending-card .text-content')].some((e) => e.textContent === 'Say hi')`, 'the sampling request in Pending');
+  await page.eval(`(() => {
+    const field = [...document.querySelectorAll('.pending-card .field')].find((f) => f.querySelector('label').textContent.startsWith('Reply'));
+    field.querySelector('textarea').id = 'p-reply';
+  })()`);
+  await page.fill('#p-reply', 'Hi from a person');
+  await page.click('.pending-card button[type=submit]');
+  const sample = await sampled;
+  const sampleText = sample.body && sample.body.result && sample.body.result.content && sample.body.result.content[0].text;
+  check(sample.status === 200 && sampleText === 'Hi from a person', `a sampling request was answered from the panel (${sampleText})`);
+
   // --- import a Claude Desktop file ------------------------------------------
   await page.click('#nav-servers');
   await page.waitFor(`document.querySelector('#title-servers')`, 'the servers view');
