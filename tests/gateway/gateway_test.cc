@@ -177,8 +177,8 @@ class GatewayTest : public ::testing::Test {
     ASSERT_TRUE(gateway.ok()) << gateway.status();
     gateway_ = *std::move(gateway);
     base_ = "http://127.0.0.1:" + std::to_string(gateway_->port());
-    cookie_ = "Cookie: inspector_session_" +
-              std::to_string(gateway_->port()) + "=t0k3n";
+    cookie_ = "Cookie: inspector_session_" + std::to_string(gateway_->port()) +
+              "=t0k3n";
   }
 
   // curl `args...`, printing "STATUS\n" then the headers and body.
@@ -360,9 +360,8 @@ TEST_F(GatewayTest, SignInTradesTheCodeForAnHttpOnlyStrictCookie) {
   std::string signed_in = Curl({base_ + "/ui/sign-in?code=good-code"});
   EXPECT_THAT(signed_in, HasSubstr("HTTP/1.1 303"));
   EXPECT_THAT(signed_in, HasSubstr("Location: /\r\n"));
-  EXPECT_THAT(signed_in,
-              HasSubstr("Set-Cookie: " + cookie_.substr(8) +
-                        "; Path=/; HttpOnly; SameSite=Strict"));
+  EXPECT_THAT(signed_in, HasSubstr("Set-Cookie: " + cookie_.substr(8) +
+                                   "; Path=/; HttpOnly; SameSite=Strict"));
   std::string refused = Curl({base_ + "/ui/sign-in?code=bad-code"});
   EXPECT_THAT(refused, HasSubstr("HTTP/1.1 401"));
   EXPECT_THAT(refused, Not(HasSubstr("Set-Cookie")));
@@ -388,20 +387,20 @@ TEST_F(GatewayTest, ACookieSignedChangeNeedsOriginAndTheCsrfHeader) {
   const std::string url = base_ + "/config/abc";
   EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, url}),
               HasSubstr("HTTP/1.1 403"));
-  EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: " + base_,
-                    url}),
-              HasSubstr("HTTP/1.1 403"));
-  EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, "-H",
-                    "X-Inspector-Csrf: 1", url}),
-              HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: " + base_, url}),
+      HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "X-Inspector-Csrf: 1", url}),
+      HasSubstr("HTTP/1.1 403"));
   EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: " + base_,
                     "-H", "X-Inspector-Csrf: 1", url}),
               HasSubstr("HTTP/1.1 204"));
   // A foreign Origin stays refused whatever else is sent.
-  EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, "-H",
-                    "Origin: http://evil.example", "-H",
-                    "X-Inspector-Csrf: 1", url}),
-              HasSubstr("FORBIDDEN_ORIGIN"));
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: http://evil.example",
+            "-H", "X-Inspector-Csrf: 1", url}),
+      HasSubstr("FORBIDDEN_ORIGIN"));
   // A script that sends the token itself is not concerned.
   EXPECT_THAT(
       Curl({"-X", "DELETE", "-H", cookie_, "-H", "X-Session-Token: t", url}),
@@ -409,9 +408,8 @@ TEST_F(GatewayTest, ACookieSignedChangeNeedsOriginAndTheCsrfHeader) {
 }
 
 TEST_F(GatewayTest, SignOutClearsTheCookie) {
-  std::string out = Curl({"-X", "POST", "-H", cookie_, "-H",
-                          "Origin: " + base_, "-H", "X-Inspector-Csrf: 1",
-                          base_ + "/ui/sign-out"});
+  std::string out = Curl({"-X", "POST", "-H", cookie_, "-H", "Origin: " + base_,
+                          "-H", "X-Inspector-Csrf: 1", base_ + "/ui/sign-out"});
   EXPECT_THAT(out, HasSubstr("HTTP/1.1 200"));
   EXPECT_THAT(out, HasSubstr("Max-Age=0"));
   EXPECT_THAT(Curl({"-X", "POST", "-H", cookie_, base_ + "/ui/sign-out"}),
