@@ -341,6 +341,21 @@ try {
   check(/1 created/.test(imported), `a Claude Desktop file was imported (${imported})`);
   await shoot(page, 'import');
 
+  // Edit it: the form comes filled in, a rename is saved.
+  await page.click('tr[data-server="from-claude"] button[aria-label="Edit from-claude"]');
+  await page.waitFor(`document.querySelector('form.editor[aria-label="Edit from-claude"]')`, 'the edit form');
+  const filled = await page.eval(`(() => {
+    const f = document.querySelector('form.editor');
+    const by = (t) => [...f.querySelectorAll('.field')].find((x) => x.querySelector('label').textContent === t).querySelector('input,textarea');
+    by('Name').id = 'x-name';
+    return [by('Command').value, by('Environment (KEY=value per line)').value].join('|');
+  })()`);
+  check(filled === 'npx|DEBUG=1', `the edit form shows the server's settings (${filled})`);
+  await page.fill('#x-name', 'renamed');
+  await page.click('form.editor button[type=submit]');
+  await page.waitFor(`document.querySelector('tr[data-server="renamed"]') && !document.querySelector('tr[data-server="from-claude"]')`, 'the renamed server');
+  check(true, 'a server was renamed through the edit form');
+
   // --- history -------------------------------------------------------------
   await page.click('#nav-history');
   const historyRows = await page.waitFor(`document.querySelectorAll('table.history tbody tr').length`, 'the history table');
