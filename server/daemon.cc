@@ -23,6 +23,7 @@
 #include "common/message_limits.h"
 #include "common/status_macros.h"
 #include "common/token.h"
+#include "server/auth/sign_in_codes.h"
 #include "server/auth/token_authenticator.h"
 #include "server/bridge/bridge_manager.h"
 #include "server/config/config_manager.h"
@@ -96,6 +97,11 @@ struct Daemon::State {
   std::unique_ptr<storage::BridgeStore> bridge_store;
   std::unique_ptr<bridge::BridgeManager> bridges;
   std::unique_ptr<auth::TokenAuthenticator> authenticator;
+  // The web UI's one-time sign-in codes, and the base URL they are for
+  // (set once the gateway listens).
+  auth::SignInCodes sign_in_codes;
+  absl::Mutex ui_base_mu;
+  std::string ui_base ABSL_GUARDED_BY(ui_base_mu);
   services::CallTracker calls;
   std::unique_ptr<services::SystemService> system_service;
   std::unique_ptr<services::ConfigService> config_service;
@@ -133,6 +139,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("session token: ",
                                      token.status().message()));
   }
+  std::string session_token = *token;
   state->authenticator =
       std::make_unique<auth::TokenAuthenticator>(*std::move(token));
 
@@ -257,9 +264,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                                         deps);
   state->proxy_service =
       std::make_unique<services::ProxyService>(state->engine.get(), deps);
+  services::SignInDeps sign_in;
+  sign_in.authenticator = state->authenticator.get();
+  sign_in.codes = &state->sign_in_codes;
+  sign_in.token = std::move(session_token);
+  sign_in.ui_base = [raw_state] {
+    absl::MutexLock lock(&raw_state->ui_base_mu);
+    return raw_state->ui_base;
+  };
   state->system_service = std::make_unique<services::SystemService>(
       started_at, &state->calls,
-      [raw_state] { return raw_state->bridges->running(); });
+      [raw_state] { return raw_state->bridges->running(); },
+      std::move(sign_in));
   state->bridge_service = std::make_unique<services::BridgeService>(
       state->bridges.get(), deps);
   state->config_service = std::make_unique<services::ConfigService>(
@@ -344,6 +360,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                      net::ParseListenAddress(options.http_listen));
     http.port = state->gateway->port();
     state->http_address = http.ToGrpcTarget();
+    absl::MutexLock lock(&state->ui_base_mu);
+    state->ui_base = absl::StrCat("http://", state->http_address);
   }
   // Conversions stored as running come back without delaying the start.
   state->bridges->RestoreInBackground();
@@ -366,6 +384,19 @@ const std::string& Daemon::address() const { return state_->address; }
 const std::string& Daemon::token_file() const { return state_->token_file; }
 const std::string& Daemon::http_address() const {
   return state_->http_address;
+}
+
+absl::StatusOr<std::string> Daemon::NewSignInUrl() {
+  std::string base;
+  {
+    absl::MutexLock lock(&state_->ui_base_mu);
+    base = state_->ui_base;
+  }
+  if (base.empty()) {
+    return absl::FailedPreconditionError("inspectord serves no HTTP");
+  }
+  ASSIGN_OR_RETURN(auth::SignInCodes::Code code, state_->sign_in_codes.Mint());
+  return services::SystemService::SignInUrl(base, code.code);
 }
 
 void Daemon::Shutdown() {

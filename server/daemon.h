@@ -88,6 +88,9 @@ class Daemon {
   const std::string& address() const;
   // The REST gateway's bound address ("127.0.0.1:3000"), or "" if off.
   const std::string& http_address() const;
+  // A fresh one-time sign-in URL of the web UI (see auth/sign_in_codes.h);
+  // FAILED_PRECONDITION without --http.
+  absl::StatusOr<std::string> NewSignInUrl();
   const std::string& token_file() const;
 
   // Stops accepting calls, lets running ones finish for up to

@@ -164,6 +164,15 @@ int main(int argc, char** argv) {
           : absl::StrCat(" and REST on ", (*daemon)->http_address()),
       " (database ", options.database_path,
       ", token file ", (*daemon)->token_file(), ")"));
+  if (!(*daemon)->http_address().empty()) {
+    absl::StatusOr<std::string> ui = (*daemon)->NewSignInUrl();
+    if (ui.ok()) {
+      inspector::LogInfo(absl::StrCat(
+          "web UI: open ", *ui,
+          " (signs this browser in; the link works once, for 15 minutes: "
+          "`inspectorctl ui` prints a fresh one)"));
+    }
+  }
 
   std::thread signal_waiter([&stop_signals, &daemon] {
     int signal_number = 0;

@@ -185,6 +185,7 @@ int Main(int argc, char** argv) {
   AddStatusCommand(&app, &context);
   AddServersCommands(&app, &context);
   AddBridgeCommands(&app, &context);
+  AddUiCommand(&app, &context);
   AddHelpCommand(&app, &context);
   for (CLI::App* command : app.get_subcommands({})) {
     command->group(kDaemonGroup);
