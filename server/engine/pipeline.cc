@@ -143,8 +143,8 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
   } else {
     // Still give each message a distinct id so correlation works in events.
     id = -(++unrecorded_ids_);
-  if (GetLogFormat() == LogFormat::kJson) LogMessage(envelope, ts, id);
   }
+  if (GetLogFormat() == LogFormat::kJson) LogMessage(envelope, ts, id);
   if (bus_->subscribers() == 0) return id;
   v1::Event event;
   event.set_timestamp(static_cast<double>(ts));
