@@ -225,6 +225,13 @@ absl::StatusOr<ConfigManager::ReplaceResult> ConfigManager::ReplaceAll(
     for (size_t i = 0; i < servers.size(); ++i) {
       if (match[i] < 0) continue;
       const v1::ServerConfig& current = stored[match[i]];
+      // A conversion's original command is the daemon's own state, not a
+      // setting files carry: keep it.
+      if (!servers[i].has_converted_from_stdio() &&
+          current.has_converted_from_stdio()) {
+        *servers[i].mutable_converted_from_stdio() =
+            current.converted_from_stdio();
+      }
       if (same(servers[i], current)) continue;
       v1::ServerConfig next = servers[i];
       next.set_id(current.id());

@@ -67,7 +67,8 @@ class ConfigManager {
   // Makes the configured servers exactly `servers` (a live mcp.json, see
   // server/config/config_file.h), in one transaction: a server is matched
   // to a stored one by id, else by name, and updated when its settings
-  // differ (keeping the stored id and createdAt); unmatched ones are
+  // differ (keeping the stored id, createdAt and convertedFromStdio,
+  // which files do not carry); unmatched ones are
   // created (with their own id when they have an unused one); stored
   // servers left unmatched are deleted. Every server must pass
   // NormalizeAndValidate() and the validators first: on any error nothing
