@@ -77,8 +77,7 @@ void LogWithData(LogLevel level, std::string_view message,
   } else {
     line = absl::StrCat(
         absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone()), " ",
-        LogLevelName(level), " ", AbslView(message),
-        data_json.empty() ? "" : " ", AbslView(data_json), "\n");
+        LogLevelName(level), " ", AbslView(message), "\n");
   }
   WriteLine(line);
 }

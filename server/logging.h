@@ -35,8 +35,8 @@ inline void LogError(std::string_view message) {
   Log(LogLevel::kError, message);
 }
 // An "app" entry with context: in json format `data_json` (a JSON object
-// text, or empty) becomes the entry's "data"; in text format it is
-// appended to the message after a space.
+// text, or empty) becomes the entry's "data"; the text format prints the
+// message alone, as Log() does.
 void LogWithData(LogLevel level, std::string_view message,
                  std::string_view data_json);
 // Writes one complete NDJSON entry (a JSON object without the newline) if

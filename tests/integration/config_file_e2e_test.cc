@@ -316,6 +316,12 @@ TEST_F(FilesTest, LiveMcpJsonFollowsHandEditsAndApiChanges) {
   })) << testing::ReadFile(path);
   EXPECT_EQ(file["preferences"]["theme"], "dark");
   EXPECT_EQ(file["workspace"]["owner"], "me");
+
+  // Without --log-format the log stays text, context data left out.
+  for (const std::string& line : SplitLines(daemon_->Stderr())) {
+    EXPECT_NE(line.front(), '{') << line;
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("\"serverId\""))) << line;
+  }
 }
 
 // --allowed-dir: a working directory or command path that leaves the
