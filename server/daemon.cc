@@ -26,7 +26,9 @@
 #include "server/auth/sign_in_codes.h"
 #include "server/auth/token_authenticator.h"
 #include "server/bridge/bridge_manager.h"
+#include "server/config/config_file.h"
 #include "server/config/config_manager.h"
+#include "server/config/path_policy.h"
 #include "server/logging.h"
 #include "gateway/gateway.h"
 #include "server/frontdoor/front_doors.h"
@@ -91,6 +93,8 @@ struct Daemon::State {
   engine::EventBus event_bus;
   std::unique_ptr<engine::Pipeline> pipeline;
   std::unique_ptr<engine::Engine> engine;
+  // --config: goes before the engine, whose configurations it writes.
+  std::unique_ptr<config::ConfigFile> config_file;
   // The conversions' own connection, store and manager; the manager stops
   // every conversion before the engine goes.
   std::unique_ptr<storage::Database> bridge_database;
@@ -130,6 +134,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       net::ListenAddress listen,
       net::CheckListenAddress(options.listen, options.allow_network_exposure,
                               "--dangerously-expose-to-network"));
+
+  absl::StatusOr<config::PathPolicy> paths =
+      config::PathPolicy::Create(options.allowed_dirs);
+  if (!paths.ok()) return paths.status();
+  if (!options.config_file.empty()) {
+    absl::Status allowed = paths->Check("--config", options.config_file);
+    if (!allowed.ok()) return allowed;
+  }
+  if (!options.import_file.empty()) {
+    absl::Status allowed = paths->Check("--import", options.import_file);
+    if (!allowed.ok()) return allowed;
+  }
 
   state->token_file =
       options.token_file.empty() ? DefaultTokenPath() : options.token_file;
@@ -191,10 +207,26 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // changes itself.
   engine::EngineOptions engine_options;
   engine_options.idle_timeout = options.idle_timeout;
+  if (paths->restricted()) {
+    // Checked again at each spawn: a configuration stored before
+    // --allowed-dir was given, or a link changed since, is caught here.
+    engine_options.transport_factory =
+        [policy = *paths](const v1::ServerConfig& config)
+        -> absl::StatusOr<std::unique_ptr<transport::Transport>> {
+      RETURN_IF_ERROR(policy.CheckServer(config));
+      return engine::MakeTransport(config);
+    };
+  }
   state->engine = std::make_unique<engine::Engine>(
       std::move(engine_options), state->server_store.get(),
       state->pipeline.get());
   state->config_manager = state->engine->configs();
+  if (paths->restricted()) {
+    state->config_manager->AddValidator(
+        [policy = *paths](const v1::ServerConfig& config) {
+          return policy.CheckServer(config);
+        });
+  }
   State* raw_state = state.get();
 
   auto bridge_database = storage::Database::Open(options.database_path);
@@ -217,6 +249,17 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->bridges = std::make_unique<bridge::BridgeManager>(
       std::move(bridge_options), state->engine.get(),
       state->bridge_store.get());
+
+  if (!options.config_file.empty()) {
+    auto file =
+        config::ConfigFile::Open(options.config_file, state->config_manager);
+    if (!file.ok()) {
+      return absl::Status(file.status().code(),
+                          absl::StrCat("--config ", options.config_file, ": ",
+                                       file.status().message()));
+    }
+    state->config_file = *std::move(file);
+  }
 
   if (!options.import_file.empty()) {
     v1::ImportServersRequest request;

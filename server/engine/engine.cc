@@ -15,6 +15,7 @@
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "nlohmann/json.hpp"
 #include "server/engine/inline_wait.h"
 #include "server/logging.h"
 
@@ -101,11 +102,30 @@ struct Engine::Connection {
   std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
 
+namespace {
+
+// The "data" of a state change's log entry, as the seed's "Server
+// connected" example has it: {"serverId", "transport", "from", "to",
+// "errorCode"}; serverId is added by the pipeline.
+std::string StateLogData(const v1::ServerConfig& config,
+                         v1::ConnectionState from, v1::ConnectionState to,
+                         const absl::Status& why) {
+  nlohmann::json data = {{"serverName", config.name()},
+                         {"transport", config.transport()},
+                         {"from", v1::ConnectionState_Name(from)},
+                         {"to", v1::ConnectionState_Name(to)}};
+  if (!why.ok()) data["errorCode"] = ErrorReason(why);
+  return data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
 config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
   config::ConfigManagerOptions options;
   options.on_change = [engine](const std::string& id,
                                const std::string& change) {
-    LogInfo(absl::StrCat("server ", id, " ", change));
+    LogWithData(LogLevel::kInfo, absl::StrCat("server ", id, " ", change),
+                nlohmann::json({{"serverId", id}, {"change", change}}).dump());
     engine->OnConfigChanged(id, change);
   };
   return options;
@@ -508,14 +528,13 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
     change.set_error_message(std::string(why.message()));
   }
   pipeline_->PublishState(change);
-  pipeline_->Log(to == v1::ERROR ? "warn" : "info", "daemon", c->config.id(),
-                 session->identity().session_id,
-                 absl::StrCat(c->config.name(), ": ",
-                              v1::ConnectionState_Name(from), " -> ",
-                              v1::ConnectionState_Name(to),
-                              why.ok() ? "" : " (",
-                              why.ok() ? "" : why.message(),
-                              why.ok() ? "" : ")"));
+  pipeline_->Log(
+      to == v1::ERROR ? "warn" : "info", "daemon", c->config.id(),
+      session->identity().session_id,
+      absl::StrCat(c->config.name(), ": ", v1::ConnectionState_Name(from),
+                   " -> ", v1::ConnectionState_Name(to), why.ok() ? "" : " (",
+                   why.ok() ? "" : why.message(), why.ok() ? "" : ")"),
+      StateLogData(c->config, from, to, why));
   v1::ServerStatus status = StatusOf(*c);
   for (auto& waiter : waiters) {
     if (to == v1::CONNECTED) {
