@@ -110,6 +110,11 @@ v1::ProxyService::Stub* Context::proxy() {
   return proxy_.get();
 }
 
+v1::DoctorService::Stub* Context::doctor() {
+  if (!doctor_) doctor_ = v1::DoctorService::NewStub(Channel());
+  return doctor_.get();
+}
+
 absl::StatusOr<std::string> Context::Token() {
   if (token_.has_value()) return *token_;
   std::string token;

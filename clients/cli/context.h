@@ -35,6 +35,7 @@
 #include "common/errors.h"
 #include "google/protobuf/message.h"
 #include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/doctor.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
@@ -118,6 +119,7 @@ class Context {
   v1::HistoryService::Stub* history();
   v1::EventsService::Stub* events();
   v1::ProxyService::Stub* proxy();
+  v1::DoctorService::Stub* doctor();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -215,6 +217,7 @@ class Context {
   std::unique_ptr<v1::HistoryService::Stub> history_;
   std::unique_ptr<v1::EventsService::Stub> events_;
   std::unique_ptr<v1::ProxyService::Stub> proxy_;
+  std::unique_ptr<v1::DoctorService::Stub> doctor_;
   // The deadline and reach of the latest call, for error messages.
   double last_timeout_seconds_ = kDaemonTimeoutSeconds;
   bool last_call_reaches_server_ = false;
