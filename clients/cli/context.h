@@ -109,7 +109,8 @@ class Context {
   bool json() const { return options_.output == "json"; }
   bool stdout_color() const;
   bool stderr_color() const;
-  // Columns of the terminal on stdout; 0 when stdout is not a terminal.
+  // Columns of the terminal on stdout (see TerminalWidth in table.h); 0
+  // when stdout is not a terminal.
   size_t terminal_width() const;
 
   // Stubs on the channel to --addr (created on first use).
@@ -164,6 +165,8 @@ class Context {
   absl::Status PrintJson(const google::protobuf::Message& message);
   // `json` indented by two spaces (MCP results, JSON-RPC answers).
   void PrintJson(const nlohmann::json& json);
+  // A table fitted to the terminal's width (`flexible_column` is cut); when
+  // stdout is not a terminal, tab-separated (Table::RenderOptions::plain).
   void PrintTable(const Table& table, int flexible_column = -1);
   void PrintWarning(const std::string& message);
   // Prints "error: ..." and "hint: ..." for `status` (see DescribeError)
