@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -490,6 +491,28 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         });
   }
 
+  // RenderGrpcError, except that a refused session token is explained in
+  // terms of the HTTP request (headers, query) rather than gRPC metadata.
+  static HttpError RenderCallError(const grpc::Status& status,
+                                   const http::Request& request, bool stream) {
+    if (status.error_code() != grpc::StatusCode::UNAUTHENTICATED ||
+        ErrorReason(FromGrpcStatus(status)) != "SESSION_INVALID") {
+      return RenderGrpcError(status);
+    }
+    PresentedToken presented = PresentedToken::kNone;
+    if (const std::string* auth = request.Header("authorization")) {
+      presented = absl::StartsWithIgnoreCase(*auth, "bearer ")
+                      ? PresentedToken::kWrong
+                      : PresentedToken::kNotBearer;
+    }
+    if (request.Header("x-session-token") != nullptr ||
+        (stream && !QueryToken(request.query()).empty())) {
+      presented = PresentedToken::kWrong;
+    }
+    return RenderError(401, "SESSION_INVALID",
+                       RestSessionInvalidMessage(presented, stream));
+  }
+
   static std::string QueryToken(std::string_view query) {
     while (!query.empty()) {
       size_t amp = query.find('&');
@@ -546,7 +569,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   void FinishUnary(UnaryCall& call, const grpc::Status& status) {
     http::HttpExchange& exchange = *call.exchange;
     if (!status.ok()) {
-      Reply(exchange, RenderGrpcError(status), std::move(call.cors));
+      Reply(exchange, RenderCallError(status, exchange.request(), false),
+            std::move(call.cors));
       return;
     }
     int code = 200;
@@ -647,7 +671,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         started = started_;
       }
       if (!started && !status.ok()) {
-        HttpError error = RenderGrpcError(status);
+        HttpError error =
+            Impl::RenderCallError(status, exchange_->request(), true);
         Headers headers = cors_;
         headers.emplace_back("Content-Type", "application/json");
         exchange_->Respond(error.status, std::move(headers), error.body);

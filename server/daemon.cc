@@ -40,6 +40,7 @@
 #include "server/services/call_tracker.h"
 #include "server/services/client_requests_service.h"
 #include "server/services/config_service.h"
+#include "server/services/doctor_service.h"
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
@@ -115,6 +116,7 @@ struct Daemon::State {
   std::unique_ptr<services::ClientRequestsService> client_requests_service;
   std::unique_ptr<services::ProxyService> proxy_service;
   std::unique_ptr<services::BridgeService> bridge_service;
+  std::unique_ptr<services::DoctorService> doctor_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
@@ -323,6 +325,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       state->bridges.get(), deps);
   state->config_service = std::make_unique<services::ConfigService>(
       state->config_manager, deps);
+  state->doctor_service = std::make_unique<services::DoctorService>(
+      state->config_manager, deps);
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
 
@@ -343,6 +347,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->client_requests_service.get());
   builder.RegisterService(state->proxy_service.get());
   builder.RegisterService(state->bridge_service.get());
+  builder.RegisterService(state->doctor_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<
@@ -455,6 +460,8 @@ void Daemon::Shutdown() {
   if (state_->front_doors != nullptr) state_->front_doors->CloseAll();
   // And those of inspectorctl proxy: their streams end with their sessions.
   state_->proxy_service->CloseAll();
+  // Diagnoses end at once (their connections are their own).
+  state_->doctor_service->Shutdown();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
   if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {

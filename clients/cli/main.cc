@@ -191,6 +191,7 @@ int Main(int argc, char** argv) {
     command->group(kDaemonGroup);
   }
   AddConnectionCommands(&app, &context);
+  AddDoctorCommand(&app, &context);
   AddToolsCommands(&app, &context);
   AddResourcesCommands(&app, &context);
   AddPromptsCommands(&app, &context);

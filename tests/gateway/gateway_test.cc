@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/errors.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/oauth.grpc.pb.h"
@@ -49,6 +50,18 @@ class FakeConfig final : public v1::ConfigService::CallbackService {
     response->add_servers()->set_id("s1");
     auto* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  // Refuses every call as inspectord refuses a missing or wrong token.
+  grpc::ServerUnaryReactor* GetServer(grpc::CallbackServerContext* context,
+                                      const v1::GetServerRequest*,
+                                      v1::ServerConfig*) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(
+        Error(v1::SESSION_INVALID,
+              "missing session token: send gRPC metadata 'authorization: "
+              "Bearer <token>'")));
     return reactor;
   }
 
@@ -219,6 +232,33 @@ TEST_F(GatewayTest, TokenReachesTheDaemonAsMetadata) {
   EXPECT_THAT(run.out, HasSubstr("\"s1\""));
   EXPECT_THAT(config_.metadata(), HasSubstr("x-session-token=t0k"));
   EXPECT_THAT(config_.metadata(), HasSubstr("authorization=Bearer b34r"));
+}
+
+TEST_F(GatewayTest, RefusedTokenNamesTheHttpHeaders) {
+  auto body_of = [this](std::vector<std::string> headers) {
+    std::vector<std::string> argv = {"curl", "-sS", "-w", "\n%{http_code}"};
+    for (const std::string& header : headers) {
+      argv.push_back("-H");
+      argv.push_back(header);
+    }
+    argv.push_back(base_ + "/config/abc");
+    auto run = RunProcess(argv);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.out;
+  };
+  std::string missing = body_of({});
+  EXPECT_THAT(missing, HasSubstr("\"code\":\"SESSION_INVALID\""));
+  EXPECT_THAT(missing,
+              HasSubstr("missing session token: send the header "
+                        "'Authorization: Bearer <token>' or "
+                        "'X-Session-Token: <token>'"));
+  EXPECT_THAT(missing, HasSubstr("$INSPECTOR_TOKEN_FILE"));
+  EXPECT_THAT(missing, ::testing::Not(HasSubstr("gRPC")));
+  EXPECT_THAT(missing, ::testing::EndsWith("\n401"));
+  EXPECT_THAT(body_of({"Authorization: Basic dTpw"}),
+              HasSubstr("the Authorization header must be 'Bearer <token>'"));
+  EXPECT_THAT(body_of({"X-Session-Token: nope"}),
+              HasSubstr("invalid session token: it does not match"));
 }
 
 TEST_F(GatewayTest, MetadataChoosesNoContent) {
