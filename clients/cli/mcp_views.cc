@@ -338,7 +338,7 @@ std::string ServerStatusDetails(const v1::ServerStatus& status,
   }
   if (status.pid() > 0) block.Add("PID", absl::StrCat(status.pid()));
   block.Add("Sessions", absl::StrCat(status.sessions()));
-  block.Add("Requests", QueueSummary(status.queue()));
+  if (status.has_queue()) block.Add("Requests", QueueSummary(status.queue()));
   if (status.retry_count() > 0) {
     block.Add("Retries", absl::StrCat(status.retry_count()));
   }
