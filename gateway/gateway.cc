@@ -592,7 +592,11 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(exchange, RenderStatus(body.status()), std::move(headers));
       return;
     }
-    headers.emplace_back("Content-Type", body->content_type);
+    // 202 with nothing to say (POST /mcp of a notification): no body, so
+    // no Content-Type either.
+    if (code != 202 || !body->body.empty()) {
+      headers.emplace_back("Content-Type", body->content_type);
+    }
     exchange.Respond(code, std::move(headers), std::move(body->body));
   }
 
