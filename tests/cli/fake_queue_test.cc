@@ -123,13 +123,13 @@ class FakeQueueTest : public fakes::FakeDaemonTestBase {
 TEST_F(FakeQueueTest, InflightShowsATableAndTheCounters) {
   ProcessResult result = Run({"inflight", "everything"});
   ASSERT_EQ(result.exit_code, kExitOk) << result.err;
+  // Not a terminal: tab-separated cells, no padding.
   EXPECT_EQ(result.out,
-            "ID   REQUEST ID       METHOD           TARGET          STATE     "
-            "    AGE     SESSION          CALLER\n"
-            "17   \"inspectord-4\"   tools/call       slow            in "
-            "progress   1m 1s   daemon           ipv4:127.0.0.1:40000\n"
-            "18   3                resources/read   file:///a.txt   pending   "
-            "    40 ms   proxy fedcba98   -\n"
+            "ID\tREQUEST ID\tMETHOD\tTARGET\tSTATE\tAGE\tSESSION\tCALLER\n"
+            "17\t\"inspectord-4\"\ttools/call\tslow\tin progress\t1m 1s\t"
+            "daemon\tipv4:127.0.0.1:40000\n"
+            "18\t3\tresources/read\tfile:///a.txt\tpending\t40 ms\t"
+            "proxy fedcba98\t-\n"
             "1 pending, 1 in progress; 40 completed, 2 failed, 3 cancelled\n");
 }
 
