@@ -213,11 +213,6 @@ class Loop : public std::enable_shared_from_this<Loop> {
     absl::MutexLock lock(&mu_);
     if (!stopped_) Wake();
   }
-  // See HttpExchange::IdleLoopFd.
-  int IdleFd() const {
-    if (!OnLoopThread() || !idle_after_event_ || dirty_.size() > 1) return -1;
-    return epoll_fd_;
-  }
   bool OnLoopThread() const {
     return loop_thread_.load(std::memory_order_acquire) ==
            std::this_thread::get_id();
@@ -314,9 +309,6 @@ class Loop : public std::enable_shared_from_this<Loop> {
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_id_ = kFirstConnectionId;
   std::vector<uint64_t> dirty_;
-  // Set while the last event of a batch is handled and nothing else is
-  // dirty: a handler may wait on IdleFd().
-  bool idle_after_event_ = false;
   std::vector<std::unique_ptr<Connection>> graveyard_;  // freed per turn
   std::vector<std::shared_ptr<HttpExchange>> ready_batch_;
   std::unique_ptr<char[]> read_buffer_{new char[kReadChunk]};
@@ -431,9 +423,7 @@ void Loop::Run() {
       } else if (tag < kFirstConnectionId) {
         Accept(listeners_[tag - kFirstListenerTag]);
       } else if (Connection* c = Find(tag)) {
-        idle_after_event_ = i == n - 1 && dirty_.empty();
         HandleEvent(c, events[i].events);
-        idle_after_event_ = false;
       }
     }
     ExpireTimers();
@@ -1113,8 +1103,6 @@ void HttpExchange::OnClientGone(std::function<void()> callback) {
   }
   if (callback) callback();
 }
-
-int HttpExchange::IdleLoopFd() const { return loop_->IdleFd(); }
 
 bool HttpExchange::client_gone() const {
   absl::MutexLock lock(&mu_);

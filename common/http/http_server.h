@@ -172,15 +172,6 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // Whether the client is already known to be gone.
   bool client_gone() const;
 
-  // For a handler running on the loop thread while the loop has nothing
-  // else to do (this request is the last event it took, and no other
-  // connection has output waiting): a descriptor that becomes readable as
-  // soon as the loop has work again (its epoll descriptor). -1 otherwise.
-  // Lets a handler wait very briefly for an answer it expects (see
-  // Transport::ReadInline) without delaying anyone else; it must stop as
-  // soon as the descriptor is readable.
-  int IdleLoopFd() const;
-
  private:
   friend class internal::Loop;
 

@@ -26,10 +26,6 @@ class EngineRelay : public Relay {
     return session_->Cancel(caller_id, reason);
   }
   void Close() override { session_->Close(); }
-  void ReadInline(absl::Duration budget, const std::function<bool()>& done,
-                  int interrupt_fd) override {
-    session_->ReadInline(budget, done, interrupt_fd);
-  }
 
  private:
   const std::shared_ptr<engine::UpstreamSession> session_;

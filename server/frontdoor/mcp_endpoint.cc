@@ -47,10 +47,6 @@ constexpr std::string_view kVersions[] = {
     "2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
 // JSON-RPC error codes used for answers the endpoint makes itself.
-// How long the idle loop thread reads a relayed request's answer itself
-// (it stops at once when other work arrives; see RelayRequest).
-constexpr absl::Duration kInlineAnswerBudget = absl::Milliseconds(1);
-
 constexpr int kParseError = -32700;
 constexpr int kInvalidRequest = -32600;
 constexpr int kInternalError = -32603;
@@ -614,18 +610,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       }
     });
     std::weak_ptr<Impl> weak_self = weak_from_this();
-    // With the loop otherwise idle, its thread takes the answer itself
-    // (until other work arrives): no reader-thread wake, and the response
-    // is written without a hop back to the loop.
-    const int idle_fd = call.exchange->IdleLoopFd();
-    auto answered =
-        idle_fd >= 0 ? std::make_shared<std::atomic<bool>>(false) : nullptr;
     relay->Send(std::move(message.raw),
-                [weak_self, session, call, id, sse, stream_no, key,
-                 answered](absl::StatusOr<std::string> response) {
-                  if (answered != nullptr) {
-                    answered->store(true, std::memory_order_release);
-                  }
+                [weak_self, session, call, id, sse, stream_no,
+                 key](absl::StatusOr<std::string> response) {
                   std::string body = response.ok()
                                          ? *std::move(response)
                                          : ErrorResponse(id, response.status());
@@ -654,12 +641,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                   call.exchange->Write(std::move(event));
                   call.exchange->Finish();
                 });
-    if (answered != nullptr) {
-      relay->ReadInline(
-          kInlineAnswerBudget,
-          [&answered] { return answered->load(std::memory_order_acquire); },
-          idle_fd);
-    }
   }
 
   void GetMcp(const Call& call) {

@@ -80,11 +80,6 @@ class Relay {
   virtual bool Cancel(const std::string& caller_id,
                       const std::string& reason) = 0;
   virtual void Close() = 0;
-  // UpstreamSession::ReadInline. Default: nothing (the answer arrives on
-  // another thread).
-  virtual void ReadInline(absl::Duration budget,
-                          const std::function<bool()>& done, int interrupt_fd) {
-  }
 };
 // Opens a relay session (Engine::OpenRelay's contract).
 using RelayOpener = std::function<absl::StatusOr<std::shared_ptr<Relay>>(

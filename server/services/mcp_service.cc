@@ -7,7 +7,6 @@
 #include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
-#include "server/engine/inline_wait.h"
 #include "server/services/call_tracker.h"
 #include "server/services/unary.h"
 
@@ -76,7 +75,6 @@ void McpService::Call(const std::string& server, const std::string& method,
                   {"method", method}};
   if (!params.is_null()) request["params"] = std::move(params);
   absl::Time started = absl::Now();
-  engine::InlineWaitScope may_wait;  // a gRPC handler's thread
   engine_->Forward(
       server, request.dump(), LimitsOf(options, std::move(caller)),
       [done = std::move(done), started, server,
@@ -213,7 +211,6 @@ grpc::ServerUnaryReactor* McpService::Forward(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  engine::InlineWaitScope may_wait;  // a gRPC handler's thread
   engine_->Forward(
       request->server_id(), request->body().data(),
       LimitsOf(request->options(), context->peer()),
