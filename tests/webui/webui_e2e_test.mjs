@@ -318,6 +318,8 @@ try {
   const sampled = rest('POST', `/api/servers/${fixtureId}/tools/sample:call`, { arguments: { prompt: 'Say hi' } });
   sampled.catch(() => {});  // Awaited below.
   await page.waitFor(`[...document.querySelectorAll('.pending-card .text-content')].some((e) => e.textContent === 'Say hi')`, 'the sampling request in Pending');
+  // The card may still be the elicitation's, leaving: wait for the reply box.
+  await page.waitFor(`[...document.querySelectorAll('.pending-card .field')].some((f) => f.querySelector('label')?.textContent.startsWith('Reply') && f.querySelector('textarea'))`, 'the sampling reply box');
   await page.eval(`(() => {
     const field = [...document.querySelectorAll('.pending-card .field')].find((f) => f.querySelector('label').textContent.startsWith('Reply'));
     field.querySelector('textarea').id = 'p-reply';

@@ -9,6 +9,9 @@ import { schemaForm } from './forms.js';
 
 let root = null;
 let off = [];
+// The card of each request still waiting, kept across renders so that what
+// a person is typing into one survives another request arriving.
+const cards = new Map();
 
 export function mount(container) {
   root = container;
@@ -21,20 +24,29 @@ export function unmount() {
   off.forEach((f) => f());
   off = [];
   root = null;
+  cards.clear();
 }
 
 function render() {
   if (!root) return;
   const items = [...store.pending.values()].sort((a, b) => a.receivedAt - b.receivedAt);
-  const keepFocus = document.activeElement && root.contains(document.activeElement);
+  const waiting = new Set(items.map((item) => item.id));
+  for (const id of [...cards.keys()]) if (!waiting.has(id)) cards.delete(id);
+  const cardOf = (item) => {
+    if (!cards.has(item.id)) cards.set(item.id, card(item));
+    return cards.get(item.id);
+  };
+  const focused = document.activeElement && root.contains(document.activeElement)
+    ? document.activeElement : null;
   clear(root,
     h('div', { class: 'view-head' }, h('h2', { id: 'title-pending' }, 'Pending requests'),
       h('span', { class: 'muted' }, items.length ? `${items.length} waiting` : '')),
     items.length === 0
       ? h('p', { class: 'empty' }, 'Nothing waits for you. When a server asks for sampling, an elicitation form or roots, it appears here at once.')
-      : h('div', { class: 'pending-list' }, items.map(card)),
+      : h('div', { class: 'pending-list' }, items.map(cardOf)),
     rootsEditor());
-  if (keepFocus) root.querySelector('input, textarea, select, button')?.focus();
+  // The field being typed in keeps the focus when its card stays.
+  if (focused) (root.contains(focused) ? focused : root.querySelector('input, textarea, select, button'))?.focus();
 }
 
 function timeLeft(item) {
