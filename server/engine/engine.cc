@@ -110,6 +110,12 @@ struct Engine::Connection {
   // Callers' messages that wait for the connection (while connecting and
   // between retries): sent once CONNECTED, failed when the engine gives up.
   std::vector<Deferred> deferred ABSL_GUARDED_BY(mu);
+  // After a RATE_LIMITED answer with a Retry-After: no request goes out
+  // before this time; those made meanwhile wait in rate_waiting for
+  // rate_timer.
+  absl::Time rate_limited_until ABSL_GUARDED_BY(mu) = absl::InfinitePast();
+  std::vector<Deferred> rate_waiting ABSL_GUARDED_BY(mu);
+  Clock::TimerId rate_timer ABSL_GUARDED_BY(mu) = 0;
   // Answered to roots/list; changed by SetRoots without a reconnect.
   std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
@@ -287,16 +293,61 @@ void Engine::Forward(const std::string& server, std::string raw,
     done(connection.status());
     return;
   }
-  Connection& c = **connection;
+  // A 429 with Retry-After holds back what follows it.
+  std::weak_ptr<Connection> weak = *connection;
+  done = [this, weak,
+          done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
+    if (!answer.ok() && ErrorReason(answer.status()) == "RATE_LIMITED") {
+      const auto details = GetErrorDetails(answer.status());
+      auto it = details.find("retryAfter");
+      int64_t seconds = 0;
+      auto held = weak.lock();
+      if (held != nullptr && it != details.end() &&
+          absl::SimpleAtoi(it->second, &seconds) && seconds > 0) {
+        absl::MutexLock lock(&held->mu);
+        held->rate_limited_until = std::max(
+            held->rate_limited_until, clock_->Now() + absl::Seconds(seconds));
+      }
+    }
+    done(std::move(answer));
+  };
+  ForwardHeld(*connection, {std::move(raw), limits, std::move(done)});
+}
+
+void Engine::ForwardHeld(const std::shared_ptr<Connection>& connection,
+                         Deferred message) {
+  Connection& c = *connection;
+  std::string raw = std::move(message.raw);
+  CallLimits limits = message.limits;
+  ResponseCallback done = std::move(message.done);
   {
     absl::MutexLock lock(&c.mu);
+    if (clock_->Now() < c.rate_limited_until) {
+      // The server asked for a pause (429 Retry-After): wait it out.
+      c.rate_waiting.push_back({std::move(raw), limits, std::move(done)});
+      if (c.rate_timer == 0) {
+        std::weak_ptr<Connection> weak = connection;
+        c.rate_timer = clock_->Schedule(c.rate_limited_until, [this, weak] {
+          auto held = weak.lock();
+          if (held == nullptr) return;
+          std::vector<Deferred> waiting;
+          {
+            absl::MutexLock lock(&held->mu);
+            held->rate_timer = 0;
+            waiting.swap(held->rate_waiting);
+          }
+          for (Deferred& d : waiting) ForwardHeld(held, std::move(d));
+        });
+      }
+      return;
+    }
     if (c.next_retry_at != absl::InfinitePast()) {
       // Between two attempts: the message waits for the next one.
       c.deferred.push_back({std::move(raw), limits, std::move(done)});
       return;
     }
   }
-  auto session = SessionFor(*connection);
+  auto session = SessionFor(connection);
   if (session == nullptr) {
     absl::Status error;
     {
@@ -553,6 +604,7 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
   bool reconnect = false;
   bool give_up = false;
   uint32_t retries = 0;
+  absl::Duration retry_delay;
   {
     absl::MutexLock lock(&c->mu);
     if (c->session != session) return;  // an old session's last words
@@ -577,7 +629,8 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
           // Scheduled now, under the lock, so that no caller starts an
           // attempt of its own meanwhile.
           ++c->retry_count;
-          c->next_retry_at = clock_->Now() + RetryDelay(*c, why);
+          retry_delay = RetryDelay(*c, why);
+          c->next_retry_at = clock_->Now() + retry_delay;
         } else {
           give_up = true;
         }
@@ -589,6 +642,9 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
       deferred.swap(c->deferred);
     }
   }
+  // Scheduled before the ERROR is announced: whoever sees it sees the
+  // retry too.
+  if (reconnect) Reconnect(c);
   v1::StateChange change;
   change.set_server_id(c->config.id());
   change.set_server_name(c->config.name());
@@ -633,7 +689,13 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
     }
   }
   if (to == v1::CONNECTED) ScheduleIdleCheck(c);
-  if (reconnect) Reconnect(c, why);
+  if (reconnect) {
+    pipeline_->Log(
+        "info", "daemon", c->config.id(), "",
+        absl::StrCat(c->config.name(), ": retry ", retries, " of ",
+                     c->max_retries, " in ", absl::FormatDuration(retry_delay),
+                     " (", why.message(), ")"));
+  }
   if (give_up && retries > 0) {
     pipeline_->Log("warn", "daemon", c->config.id(), "",
                    absl::StrCat(c->config.name(), ": giving up after ", retries,
@@ -685,20 +747,12 @@ absl::Duration Engine::RetryDelay(const Connection& c,
   return delay;
 }
 
-void Engine::Reconnect(const std::shared_ptr<Connection>& c,
-                       const absl::Status& why) {
+void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
   absl::Time due;
-  uint32_t attempt;
   {
     absl::MutexLock lock(&c->mu);
     due = c->next_retry_at;
-    attempt = c->retry_count;
   }
-  pipeline_->Log("info", "daemon", c->config.id(), "",
-                 absl::StrCat(c->config.name(), ": retry ", attempt, " of ",
-                              c->max_retries, " in ",
-                              absl::FormatDuration(due - clock_->Now()), " (",
-                              why.message(), ")"));
   std::weak_ptr<Connection> weak = c;
   Clock::TimerId id = clock_->Schedule(due, [this, weak] {
     auto c = weak.lock();
@@ -722,6 +776,8 @@ void Engine::FailWaiting(const std::shared_ptr<Connection>& c,
     absl::MutexLock lock(&c->mu);
     waiters.swap(c->connect_waiters);
     deferred.swap(c->deferred);
+    for (Deferred& d : c->rate_waiting) deferred.push_back(std::move(d));
+    c->rate_waiting.clear();
   }
   for (auto& waiter : waiters) waiter(why);
   for (Deferred& d : deferred) d.done(why);
@@ -933,15 +989,17 @@ void Engine::OnConfigChanged(const std::string& server_id,
   if (change == "deleted") CloseRelays(server_id);
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;
-  Clock::TimerId retry_timer, idle_timer;
+  Clock::TimerId retry_timer, idle_timer, rate_timer;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
     retry_timer = c->retry_timer;
     idle_timer = c->idle_timer;
+    rate_timer = c->rate_timer;
   }
   clock_->Cancel(retry_timer);
   clock_->Cancel(idle_timer);
+  clock_->Cancel(rate_timer);
   if (session != nullptr) session->Close();
   FailWaiting(c, Error(v1::CANCELLED,
                        absl::StrCat("the configuration of ", c->config.name(),
@@ -960,15 +1018,17 @@ void Engine::Shutdown() {
   CloseRelays("");
   for (auto& [id, c] : connections) {
     std::shared_ptr<UpstreamSession> session;
-    Clock::TimerId retry_timer, idle_timer;
+    Clock::TimerId retry_timer, idle_timer, rate_timer;
     {
       absl::MutexLock lock(&c->mu);
       session = c->session;
       retry_timer = c->retry_timer;
       idle_timer = c->idle_timer;
+      rate_timer = c->rate_timer;
     }
     clock_->Cancel(retry_timer);
     clock_->Cancel(idle_timer);
+    clock_->Cancel(rate_timer);
     if (session != nullptr) session->Close();
     FailWaiting(c, Error(v1::CANCELLED, "inspectord is shutting down"));
   }

@@ -191,6 +191,10 @@ class Engine {
   // `retry`: made by a scheduled retry (continues its round of attempts).
   std::shared_ptr<UpstreamSession> SessionFor(
       const std::shared_ptr<Connection>& connection, bool retry = false);
+  // Forward() once no Retry-After holds the message back: waits for the
+  // connection (connecting, retrying) or sends it.
+  void ForwardHeld(const std::shared_ptr<Connection>& connection,
+                   Deferred message);
   // Sends a caller's message on `session`; the answer leaves once recorded.
   void SendTo(const std::shared_ptr<UpstreamSession>& session, std::string raw,
               CallLimits limits, ResponseCallback done);
@@ -221,8 +225,7 @@ class Engine {
                                    const absl::Status& why)
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // Starts the attempt scheduled for connection.next_retry_at when due.
-  void Reconnect(const std::shared_ptr<Connection>& connection,
-                 const absl::Status& why);
+  void Reconnect(const std::shared_ptr<Connection>& connection);
   // Closes the relay sessions of one server (id), or all (empty).
   void CloseRelays(const std::string& server_id);
   v1::ServerStatus StatusOf(Connection& connection);

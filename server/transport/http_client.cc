@@ -493,9 +493,8 @@ absl::Status TransferError(int curl_code, std::string_view curl_message,
   }
 }
 
-std::optional<int64_t> RetryAfterSeconds(std::string_view value,
-                                         absl::Time now) {
-  value = absl::StripAsciiWhitespace(value);
+std::optional<int64_t> RetryAfterSeconds(std::string_view raw, absl::Time now) {
+  absl::string_view value = absl::StripAsciiWhitespace(AbslView(raw));
   int64_t seconds = 0;
   if (!value.empty() &&
       absl::ascii_isdigit(static_cast<unsigned char>(value[0]))) {

@@ -288,6 +288,7 @@ TEST(HttpErrorsTest, GatewayErrorsHaveTheSameShape) {
   EXPECT_EQ(not_allowed.status, 405);
   EXPECT_EQ(not_allowed.body, R"({"error":{"code":"METHOD_NOT_ALLOWED",)"
                               R"("message":"POST is not allowed on /health",)"
+                              R"("category":"request","retryable":false,)"
                               R"("details":{"allowed":"GET"},)"
                               R"("helpUrl":"https://modelcontextprotocol.io/)"
                               R"(inspector/errors/method-not-allowed"}})");
@@ -296,6 +297,7 @@ TEST(HttpErrorsTest, GatewayErrorsHaveTheSameShape) {
   EXPECT_EQ(
       not_found.body,
       R"({"error":{"code":"NOT_FOUND","message":"no route for GET /x",)"
+      R"("category":"request","retryable":false,)"
       R"("helpUrl":"https://modelcontextprotocol.io/inspector/errors/not-found"}})");
   HttpError large = RenderError(413, "TOO_LARGE", "body too large",
                                 {{"limitBytes", "1048576"}});

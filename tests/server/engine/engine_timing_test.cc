@@ -348,6 +348,45 @@ TEST_F(EngineTimingTest, ARateLimitedRetryWaitsForRetryAfter) {
   EXPECT_TRUE(call.value.ok()) << call.value.status();
 }
 
+// A request answered 429 with Retry-After fails with RATE_LIMITED saying
+// how long; the next request waits that long before it goes out.
+TEST_F(EngineTimingTest, ARateLimitedAnswerHoldsBackTheNextRequest) {
+  AddServer("streamableHttp");
+  Call(0, /*handshake=*/true);
+  auto wire = Wire(0);
+  Answer limited;
+  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})",
+                   {}, limited.Callback());
+  std::string sent = wire->NextSent();
+  transport::TransportCallbacks callbacks;
+  {
+    absl::MutexLock lock(&wire->mu);
+    callbacks = wire->callbacks;
+  }
+  callbacks.on_send_failed(
+      sent, Error(v1::RATE_LIMITED, "HTTP 429 (rate limited: retry after 5 s)",
+                  {{"httpStatus", "429"}, {"retryAfter", "5"}}));
+  ASSERT_TRUE(limited.Wait());
+  EXPECT_EQ(ErrorReason(limited.value.status()), "RATE_LIMITED");
+  EXPECT_EQ(GetErrorDetails(limited.value.status())["retryAfter"], "5");
+  Answer next;
+  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})",
+                   {}, next.Callback());
+  auto sent_count = [&wire] {
+    absl::MutexLock lock(&wire->mu);
+    return wire->sent.size();
+  };
+  clock_.Advance(absl::Milliseconds(4999));
+  EXPECT_EQ(sent_count(), 0u);  // held back
+  clock_.Advance(absl::Milliseconds(1));
+  json request = json::parse(wire->NextSent());
+  EXPECT_EQ(request["method"], "tools/list");
+  wire->Reply(request, {{"tools", json::array()}});
+  ASSERT_TRUE(next.Wait());
+  ASSERT_TRUE(next.value.ok()) << next.value.status();
+  EXPECT_EQ(json::parse(*next.value)["id"], 3);
+}
+
 TEST_F(EngineTimingTest, DisconnectCallsOffAScheduledRetry) {
   AddServer("streamableHttp");
   Answer call;
@@ -489,7 +528,7 @@ TEST_F(RefusingPortTest, IsTriedFourTimesThenLeftInErrorWithTheReason) {
     ASSERT_TRUE(status->has_next_retry_at());
     EXPECT_FALSE(done.HasBeenNotified());
     clock_.Advance(delays[retry]);
-    ASSERT_TRUE(NextError());
+    ASSERT_TRUE(NextError()) << engine_->GetStatus("refusing")->DebugString();
   }
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_EQ(ErrorReason(result), "CONNECTION_REFUSED") << result;
