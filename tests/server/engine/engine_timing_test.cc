@@ -270,12 +270,9 @@ TEST_F(EngineTimingTest, AServerThatNeverAnswersTimesOutAndIsRetried) {
 TEST_F(EngineTimingTest, MaxRetriesZeroMeansNoRetry) {
   AddServer("streamableHttp",
             [](v1::ServerConfig* config) { config->set_max_retries(0); });
-  Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
-  Refuse(Wire(0));
-  ASSERT_TRUE(call.Wait());
-  EXPECT_EQ(ErrorReason(call.value.status()), "CONNECTION_REFUSED");
+  // Not on a lost session (which the default retries after 1 s) ...
+  Call(0, /*handshake=*/true);
+  Wire(0)->Close(Error(v1::TRANSPORT_ERROR, "connection reset"));
   auto status = engine_->GetStatus("fake");
   EXPECT_EQ(status->state(), v1::ERROR);
   EXPECT_EQ(status->retry_count(), 0u);
@@ -283,6 +280,15 @@ TEST_F(EngineTimingTest, MaxRetriesZeroMeansNoRetry) {
   EXPECT_FALSE(status->has_next_retry_at());
   clock_.Advance(absl::Minutes(10));
   EXPECT_EQ(wire_count(), 1u);
+  // ... nor on a refused connect: the call fails at once.
+  Answer call;
+  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+                   {}, call.Callback());
+  Refuse(Wire(1));
+  ASSERT_TRUE(call.Wait());
+  EXPECT_EQ(ErrorReason(call.value.status()), "CONNECTION_REFUSED");
+  clock_.Advance(absl::Minutes(10));
+  EXPECT_EQ(wire_count(), 2u);
 }
 
 TEST_F(EngineTimingTest, ACustomBackoffIsFollowedAndItsLastDelayRepeats) {
