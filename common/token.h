@@ -17,6 +17,14 @@
 
 namespace inspector {
 
+// Where a client finds the token, as the README's "Security defaults" say;
+// part of the message that refuses a missing or wrong token. It names no
+// local path: anyone who can connect may ask.
+inline constexpr char kTokenLookupHint[] =
+    "inspectorctl reads the token by itself; other clients read it from the "
+    "daemon's token file, the first of --token-file, $INSPECTOR_TOKEN_FILE, "
+    "$XDG_STATE_HOME/inspector/token and ~/.local/state/inspector/token";
+
 // The token file path per the rules above.
 std::string DefaultTokenPath();
 

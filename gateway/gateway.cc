@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +26,8 @@
 #include "gateway/request_policy.h"
 #include "gateway/route_table.h"
 #include "gateway/transcoder.h"
+#include "gateway/ui_assets.h"
+#include "inspector/v1/system.pb.h"
 
 namespace inspector::gateway {
 namespace {
@@ -77,6 +80,69 @@ size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
   return count;
 }
 
+// The value of cookie `name` in the request's Cookie headers; "" if none.
+std::string CookieValue(const http::Request& request, std::string_view name) {
+  for (const auto& [header, value] : request.headers) {
+    if (header != "cookie") continue;
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      size_t semicolon = rest.find(';');
+      std::string_view pair = rest.substr(0, semicolon);
+      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+      if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
+          pair[name.size()] == '=') {
+        return std::string(pair.substr(name.size() + 1));
+      }
+      if (semicolon == std::string_view::npos) break;
+      rest.remove_prefix(semicolon + 1);
+    }
+  }
+  return "";
+}
+
+// The value of query parameter `name` (not percent-decoded: the values
+// looked up here are hex).
+std::string QueryValue(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
+        pair[name.size()] == '=') {
+      return std::string(pair.substr(name.size() + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
+// What every page and file of the web UI is sent with: no framing, no
+// script or connection outside this origin, no referrer.
+Headers UiHeaders(std::string_view content_type) {
+  return {{"Content-Type", std::string(content_type)},
+          {"Cache-Control", "no-cache"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"X-Frame-Options", "DENY"},
+          {"Referrer-Policy", "no-referrer"},
+          {"Content-Security-Policy",
+           "default-src 'none'; script-src 'self'; style-src 'self'; "
+           "connect-src 'self'; img-src 'self' data: blob:; "
+           "media-src 'self' data: blob:; base-uri 'none'; "
+           "form-action 'none'; frame-ancestors 'none'"}};
+}
+
+std::string SignInFailedPage(const char* why) {
+  return absl::StrCat(
+      "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
+      "<title>Sign-in failed - MCP Inspector</title>"
+      "<link rel=\"stylesheet\" href=\"/ui/style.css\">"
+      "<main class=\"signin\"><h1>This sign-in link does not work</h1><p>",
+      why,
+      "</p><p>Run <code>inspectorctl ui</code> in a terminal for a fresh "
+      "link (<code>inspectorctl ui --open</code> opens it), or copy the one "
+      "<code>inspectord</code> printed when it started.</p></main></html>");
+}
+
 }  // namespace
 
 grpc::ChannelArguments GatewayChannelArguments() {
@@ -108,6 +174,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         });
     if (!server.ok()) return server.status();
     server_ = *std::move(server);
+    // Cookies are shared by every port of a host, so each gateway's has
+    // the port in its name: two daemons on one machine keep theirs apart.
+    cookie_name_ = absl::StrCat("inspector_session_", server_->port());
     policy_owner_ = std::make_unique<RequestPolicy>(
         options_.cors_origins, AllowedHosts(), server_->port());
     // Requests may already be arriving on the loop thread; until the
@@ -227,6 +296,31 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       cors = policy->CorsHeaders(*origin);
     }
     std::string_view path = request.path();
+    if (path == kSignInPath && request.method == "GET") {
+      SignIn(std::move(exchange));
+      return;
+    }
+    if (path == kSignOutPath && request.method == "POST") {
+      if (!CookieRequestAllowed(request)) {
+        Reply(*exchange, CsrfError(), std::move(cors));
+        return;
+      }
+      Headers headers = UiHeaders("application/json");
+      headers.emplace_back("Set-Cookie",
+                           absl::StrCat(cookie_name_,
+                                        "=; Path=/; HttpOnly; "
+                                        "SameSite=Strict; Max-Age=0"));
+      exchange->Respond(200, std::move(headers), "{}");
+      return;
+    }
+    if (request.method == "GET" &&
+        (path == "/" || path.substr(0, 4) == "/ui/")) {
+      if (const UiAsset* asset = FindUiAsset(path)) {
+        exchange->Respond(200, UiHeaders(asset->content_type),
+                          std::string(asset->body));
+        return;
+      }
+    }
     if (request.method != "OPTIONS") {
       for (const auto& route : options_.prefix_routes) {
         if (path.substr(0, route.prefix.size()) == route.prefix) {
@@ -266,6 +360,10 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
             std::move(headers));
       return;
     }
+    if (!CookieRequestAllowed(request)) {
+      Reply(*exchange, CsrfError(), std::move(cors));
+      return;
+    }
     const Route& route = *match.route;
     const std::string* content_type = request.Header("content-type");
     auto message = transcoder_.BuildRequest(
@@ -284,17 +382,135 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
 
   void AddCallerMetadata(const http::Request& request,
                          grpc::ClientContext& context, bool allow_query_token) {
-    if (const std::string* auth = request.Header("authorization")) {
-      context.AddMetadata("authorization", *auth);
-    }
+    const std::string* auth = request.Header("authorization");
+    if (auth != nullptr) context.AddMetadata("authorization", *auth);
     if (const std::string* token = request.Header("x-session-token")) {
       context.AddMetadata("x-session-token", *token);
-    } else if (allow_query_token) {
+      return;
+    }
+    if (allow_query_token) {
       // A browser's EventSource cannot set headers, so a stream may carry
       // the token in the query instead.
       std::string token = QueryToken(request.query());
+      if (!token.empty()) {
+        context.AddMetadata("x-session-token", token);
+        return;
+      }
+    }
+    if (auth == nullptr) {
+      // The web UI's sign-in cookie (CookieRequestAllowed has judged it).
+      std::string token = CookieValue(request, cookie_name_);
       if (!token.empty()) context.AddMetadata("x-session-token", token);
     }
+  }
+
+  // Whether a request that would be authenticated by the sign-in cookie
+  // alone may be: it must come from this gateway's own pages
+  // (Sec-Fetch-Site same-origin when the browser sends it), and a request
+  // that changes something (any method but GET and HEAD) must also carry
+  // an Origin (which has passed the allowlist) and the header
+  // X-Inspector-Csrf, which no form and no cross-origin page without a
+  // preflight can send. SameSite=Strict keeps other sites' requests from
+  // carrying the cookie at all; other local ports are the same site, so
+  // these checks are what stops them. Requests with a token header are
+  // not concerned.
+  bool CookieRequestAllowed(const http::Request& request) const {
+    if (request.Header("authorization") != nullptr ||
+        request.Header("x-session-token") != nullptr) {
+      return true;
+    }
+    if (CookieValue(request, cookie_name_).empty()) return true;
+    const std::string* site = request.Header("sec-fetch-site");
+    if (site != nullptr && *site != "same-origin") return false;
+    if (request.method == "GET" || request.method == "HEAD") return true;
+    return request.Header("origin") != nullptr &&
+           request.Header("x-inspector-csrf") != nullptr;
+  }
+
+  static HttpError CsrfError() {
+    return RenderError(
+        403, "CSRF_REFUSED",
+        "a request signed in by the web UI's cookie must come from the UI's "
+        "own page (same origin, with an Origin and an X-Inspector-Csrf "
+        "header for changes); scripts send the token in X-Session-Token");
+  }
+
+  // GET /ui/sign-in?code=CODE: trades the one-time code for the session
+  // token (SystemService.RedeemSignInCode), keeps it in an HttpOnly,
+  // SameSite=Strict cookie and sends the browser on to "/", so that
+  // neither the code nor the token stays in the address bar.
+  void SignIn(std::shared_ptr<http::HttpExchange> exchange) {
+    std::string code = QueryValue(exchange->request().query(), "code");
+    if (code.empty() || code.size() > 128) {
+      Headers headers = UiHeaders("text/html; charset=utf-8");
+      exchange->Respond(401, std::move(headers),
+                        SignInFailedPage("The link has no valid code."));
+      return;
+    }
+    if (!BeginCall(false)) {
+      Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), {});
+      return;
+    }
+    struct Call {
+      grpc::ClientContext context;
+      grpc::ByteBuffer request;
+      grpc::ByteBuffer response;
+      std::shared_ptr<http::HttpExchange> exchange;
+    };
+    auto call = std::make_shared<Call>();
+    v1::RedeemSignInCodeRequest message;
+    message.set_code(code);
+    call->request = ToByteBuffer(message.SerializeAsString());
+    call->context.set_deadline(std::chrono::system_clock::now() +
+                               std::chrono::seconds(30));
+    call->exchange = std::move(exchange);
+    stub_.UnaryCall(
+        &call->context, "/inspector.v1.SystemService/RedeemSignInCode",
+        grpc::StubOptions(), &call->request, &call->response,
+        [this, call](grpc::Status status) {
+          v1::RedeemSignInCodeResponse answer;
+          if (!status.ok() ||
+              !answer.ParseFromString(ToString(call->response)) ||
+              answer.token().empty()) {
+            call->exchange->Respond(
+                401, UiHeaders("text/html; charset=utf-8"),
+                SignInFailedPage("It was used already, it has expired (links "
+                                 "work once, for 15 minutes), or it belongs "
+                                 "to another inspectord."));
+          } else {
+            Headers headers = UiHeaders("text/html; charset=utf-8");
+            headers.emplace_back("Cache-Control", "no-store");
+            headers.emplace_back("Set-Cookie",
+                                 absl::StrCat(cookie_name_, "=", answer.token(),
+                                              "; Path=/; HttpOnly; "
+                                              "SameSite=Strict"));
+            headers.emplace_back("Location", "/");
+            call->exchange->Respond(303, std::move(headers), "");
+          }
+          EndCall(false);
+        });
+  }
+
+  // RenderGrpcError, except that a refused session token is explained in
+  // terms of the HTTP request (headers, query) rather than gRPC metadata.
+  static HttpError RenderCallError(const grpc::Status& status,
+                                   const http::Request& request, bool stream) {
+    if (status.error_code() != grpc::StatusCode::UNAUTHENTICATED ||
+        ErrorReason(FromGrpcStatus(status)) != "SESSION_INVALID") {
+      return RenderGrpcError(status);
+    }
+    PresentedToken presented = PresentedToken::kNone;
+    if (const std::string* auth = request.Header("authorization")) {
+      presented = absl::StartsWithIgnoreCase(*auth, "bearer ")
+                      ? PresentedToken::kWrong
+                      : PresentedToken::kNotBearer;
+    }
+    if (request.Header("x-session-token") != nullptr ||
+        (stream && !QueryToken(request.query()).empty())) {
+      presented = PresentedToken::kWrong;
+    }
+    return RenderError(401, "SESSION_INVALID",
+                       RestSessionInvalidMessage(presented, stream));
   }
 
   static std::string QueryToken(std::string_view query) {
@@ -353,7 +569,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   void FinishUnary(UnaryCall& call, const grpc::Status& status) {
     http::HttpExchange& exchange = *call.exchange;
     if (!status.ok()) {
-      Reply(exchange, RenderGrpcError(status), std::move(call.cors));
+      Reply(exchange, RenderCallError(status, exchange.request(), false),
+            std::move(call.cors));
       return;
     }
     int code = 200;
@@ -375,7 +592,11 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(exchange, RenderStatus(body.status()), std::move(headers));
       return;
     }
-    headers.emplace_back("Content-Type", body->content_type);
+    // 202 with nothing to say (POST /mcp of a notification): no body, so
+    // no Content-Type either.
+    if (code != 202 || !body->body.empty()) {
+      headers.emplace_back("Content-Type", body->content_type);
+    }
     exchange.Respond(code, std::move(headers), std::move(body->body));
   }
 
@@ -454,7 +675,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         started = started_;
       }
       if (!started && !status.ok()) {
-        HttpError error = RenderGrpcError(status);
+        HttpError error =
+            Impl::RenderCallError(status, exchange_->request(), true);
         Headers headers = cors_;
         headers.emplace_back("Content-Type", "application/json");
         exchange_->Respond(error.status, std::move(headers), error.body);
@@ -554,7 +776,12 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
+  static constexpr std::string_view kSignInPath = "/ui/sign-in";
+  static constexpr std::string_view kSignOutPath = "/ui/sign-out";
+
   const GatewayOptions options_;
+  // Written before the policy is published (policy_), read after.
+  std::string cookie_name_;
   grpc::GenericStub stub_;
   std::unique_ptr<google::protobuf::DescriptorPool> pool_;
   RouteTable table_;

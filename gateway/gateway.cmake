@@ -10,4 +10,5 @@ set_source_files_properties(descriptor_set_data.cc PROPERTIES
 add_dependencies(inspector_gateway inspector_descriptor_set)
 target_link_libraries(inspector_gateway PUBLIC
     inspector_gateway_core inspector_http_server inspector_common
+    inspector_ui_assets
     gRPC::grpc++ absl::strings absl::time)

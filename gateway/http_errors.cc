@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
+#include "common/token.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
@@ -192,6 +193,36 @@ int HttpStatusForGrpcCode(grpc::StatusCode code) {
     default:
       return 500;
   }
+}
+
+std::string RestSessionInvalidMessage(PresentedToken presented, bool stream) {
+  std::string send =
+      stream ? "send the header 'Authorization: Bearer <token>' or "
+               "'X-Session-Token: <token>' (an EventSource, which cannot "
+               "set headers, may add ?token=<token> to the URL)"
+             : "send the header 'Authorization: Bearer <token>' or "
+               "'X-Session-Token: <token>'";
+  std::string out;
+  switch (presented) {
+    case PresentedToken::kNone:
+      out = "missing session token: " + send;
+      break;
+    case PresentedToken::kNotBearer:
+      out =
+          "invalid session token: the Authorization header must be "
+          "'Bearer <token>'; " +
+          send;
+      break;
+    case PresentedToken::kWrong:
+      out =
+          "invalid session token: it does not match the daemon's (was it "
+          "started with another token file?); " +
+          send;
+      break;
+  }
+  out += "; ";
+  out += kTokenLookupHint;
+  return out;
 }
 
 std::string KebabCase(std::string_view code) {

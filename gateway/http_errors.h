@@ -58,6 +58,22 @@ HttpError RenderError(int http_status, std::string_view code,
                       std::string_view message,
                       const std::map<std::string, std::string>& details = {});
 
+// What a REST caller sent as its session token.
+enum class PresentedToken {
+  kNone,
+  // An Authorization header that is not "Bearer <token>".
+  kNotBearer,
+  // A token (Authorization: Bearer, X-Session-Token or ?token=) the daemon
+  // did not accept.
+  kWrong,
+};
+
+// The message of a SESSION_INVALID error for a REST caller: which HTTP
+// headers carry the token (the daemon's own message speaks of gRPC
+// metadata), the query parameter streams also accept (`stream`), and where
+// the token is found (kTokenLookupHint).
+std::string RestSessionInvalidMessage(PresentedToken presented, bool stream);
+
 // The HTTP status for a reason (errors.proto); 500 for unknown ones.
 int HttpStatusForErrorCode(ErrorCode code);
 // grpc-gateway's HTTP status for a bare gRPC code (no reason attached),

@@ -23,9 +23,12 @@
 #include "common/message_limits.h"
 #include "common/status_macros.h"
 #include "common/token.h"
+#include "server/auth/sign_in_codes.h"
 #include "server/auth/token_authenticator.h"
 #include "server/bridge/bridge_manager.h"
+#include "server/config/config_file.h"
 #include "server/config/config_manager.h"
+#include "server/config/path_policy.h"
 #include "server/logging.h"
 #include "gateway/gateway.h"
 #include "server/frontdoor/front_doors.h"
@@ -37,6 +40,7 @@
 #include "server/services/call_tracker.h"
 #include "server/services/client_requests_service.h"
 #include "server/services/config_service.h"
+#include "server/services/doctor_service.h"
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
@@ -90,12 +94,19 @@ struct Daemon::State {
   engine::EventBus event_bus;
   std::unique_ptr<engine::Pipeline> pipeline;
   std::unique_ptr<engine::Engine> engine;
+  // --config: goes before the engine, whose configurations it writes.
+  std::unique_ptr<config::ConfigFile> config_file;
   // The conversions' own connection, store and manager; the manager stops
   // every conversion before the engine goes.
   std::unique_ptr<storage::Database> bridge_database;
   std::unique_ptr<storage::BridgeStore> bridge_store;
   std::unique_ptr<bridge::BridgeManager> bridges;
   std::unique_ptr<auth::TokenAuthenticator> authenticator;
+  // The web UI's one-time sign-in codes, and the base URL they are for
+  // (set once the gateway listens).
+  auth::SignInCodes sign_in_codes;
+  absl::Mutex ui_base_mu;
+  std::string ui_base ABSL_GUARDED_BY(ui_base_mu);
   services::CallTracker calls;
   std::unique_ptr<services::SystemService> system_service;
   std::unique_ptr<services::ConfigService> config_service;
@@ -105,6 +116,7 @@ struct Daemon::State {
   std::unique_ptr<services::ClientRequestsService> client_requests_service;
   std::unique_ptr<services::ProxyService> proxy_service;
   std::unique_ptr<services::BridgeService> bridge_service;
+  std::unique_ptr<services::DoctorService> doctor_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
@@ -125,6 +137,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       net::CheckListenAddress(options.listen, options.allow_network_exposure,
                               "--dangerously-expose-to-network"));
 
+  absl::StatusOr<config::PathPolicy> paths =
+      config::PathPolicy::Create(options.allowed_dirs);
+  if (!paths.ok()) return paths.status();
+  if (!options.config_file.empty()) {
+    absl::Status allowed = paths->Check("--config", options.config_file);
+    if (!allowed.ok()) return allowed;
+  }
+  if (!options.import_file.empty()) {
+    absl::Status allowed = paths->Check("--import", options.import_file);
+    if (!allowed.ok()) return allowed;
+  }
+
   state->token_file =
       options.token_file.empty() ? DefaultTokenPath() : options.token_file;
   auto token = LoadOrCreateToken(state->token_file);
@@ -133,6 +157,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("session token: ",
                                      token.status().message()));
   }
+  std::string session_token = *token;
   state->authenticator =
       std::make_unique<auth::TokenAuthenticator>(*std::move(token));
 
@@ -184,10 +209,26 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // changes itself.
   engine::EngineOptions engine_options;
   engine_options.idle_timeout = options.idle_timeout;
+  if (paths->restricted()) {
+    // Checked again at each spawn: a configuration stored before
+    // --allowed-dir was given, or a link changed since, is caught here.
+    engine_options.transport_factory =
+        [policy = *paths](const v1::ServerConfig& config)
+        -> absl::StatusOr<std::unique_ptr<transport::Transport>> {
+      RETURN_IF_ERROR(policy.CheckServer(config));
+      return engine::MakeTransport(config);
+    };
+  }
   state->engine = std::make_unique<engine::Engine>(
       std::move(engine_options), state->server_store.get(),
       state->pipeline.get());
   state->config_manager = state->engine->configs();
+  if (paths->restricted()) {
+    state->config_manager->AddValidator(
+        [policy = *paths](const v1::ServerConfig& config) {
+          return policy.CheckServer(config);
+        });
+  }
   State* raw_state = state.get();
 
   auto bridge_database = storage::Database::Open(options.database_path);
@@ -210,6 +251,17 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->bridges = std::make_unique<bridge::BridgeManager>(
       std::move(bridge_options), state->engine.get(),
       state->bridge_store.get());
+
+  if (!options.config_file.empty()) {
+    auto file =
+        config::ConfigFile::Open(options.config_file, state->config_manager);
+    if (!file.ok()) {
+      return absl::Status(file.status().code(),
+                          absl::StrCat("--config ", options.config_file, ": ",
+                                       file.status().message()));
+    }
+    state->config_file = *std::move(file);
+  }
 
   if (!options.import_file.empty()) {
     v1::ImportServersRequest request;
@@ -257,12 +309,23 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                                         deps);
   state->proxy_service =
       std::make_unique<services::ProxyService>(state->engine.get(), deps);
+  services::SignInDeps sign_in;
+  sign_in.authenticator = state->authenticator.get();
+  sign_in.codes = &state->sign_in_codes;
+  sign_in.token = std::move(session_token);
+  sign_in.ui_base = [raw_state] {
+    absl::MutexLock lock(&raw_state->ui_base_mu);
+    return raw_state->ui_base;
+  };
   state->system_service = std::make_unique<services::SystemService>(
       started_at, &state->calls,
-      [raw_state] { return raw_state->bridges->running(); });
+      [raw_state] { return raw_state->bridges->running(); },
+      std::move(sign_in));
   state->bridge_service = std::make_unique<services::BridgeService>(
       state->bridges.get(), deps);
   state->config_service = std::make_unique<services::ConfigService>(
+      state->config_manager, deps);
+  state->doctor_service = std::make_unique<services::DoctorService>(
       state->config_manager, deps);
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
@@ -284,6 +347,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->client_requests_service.get());
   builder.RegisterService(state->proxy_service.get());
   builder.RegisterService(state->bridge_service.get());
+  builder.RegisterService(state->doctor_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<
@@ -344,6 +408,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                      net::ParseListenAddress(options.http_listen));
     http.port = state->gateway->port();
     state->http_address = http.ToGrpcTarget();
+    absl::MutexLock lock(&state->ui_base_mu);
+    state->ui_base = absl::StrCat("http://", state->http_address);
   }
   // Conversions stored as running come back without delaying the start.
   state->bridges->RestoreInBackground();
@@ -368,6 +434,19 @@ const std::string& Daemon::http_address() const {
   return state_->http_address;
 }
 
+absl::StatusOr<std::string> Daemon::NewSignInUrl() {
+  std::string base;
+  {
+    absl::MutexLock lock(&state_->ui_base_mu);
+    base = state_->ui_base;
+  }
+  if (base.empty()) {
+    return absl::FailedPreconditionError("inspectord serves no HTTP");
+  }
+  ASSIGN_OR_RETURN(auth::SignInCodes::Code code, state_->sign_in_codes.Mint());
+  return services::SystemService::SignInUrl(base, code.code);
+}
+
 void Daemon::Shutdown() {
   {
     absl::MutexLock lock(&state_->shutdown_mu);
@@ -381,6 +460,8 @@ void Daemon::Shutdown() {
   if (state_->front_doors != nullptr) state_->front_doors->CloseAll();
   // And those of inspectorctl proxy: their streams end with their sessions.
   state_->proxy_service->CloseAll();
+  // Diagnoses end at once (their connections are their own).
+  state_->doctor_service->Shutdown();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
   if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {

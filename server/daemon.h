@@ -30,6 +30,13 @@ struct DaemonOptions {
   // Config file (mcp.json, Claude Desktop, Cursor or VS Code format) to
   // import at start; servers with the same name are replaced.
   std::string import_file;
+  // A live mcp.json (server/config/config_file.h): loaded at start (or
+  // created), every change written back, hand edits picked up. Empty: none.
+  std::string config_file;
+  // If not empty, stdio servers' working directories and command paths and
+  // the config and import files must lie inside one of these directories
+  // (server/config/path_policy.h); empty: no restriction.
+  std::vector<std::string> allowed_dirs;
   // If set, "host:port\n" of the bound address is written here (atomically)
   // once the daemon serves, for scripts and tests.
   std::string ready_file;
@@ -88,6 +95,9 @@ class Daemon {
   const std::string& address() const;
   // The REST gateway's bound address ("127.0.0.1:3000"), or "" if off.
   const std::string& http_address() const;
+  // A fresh one-time sign-in URL of the web UI (see auth/sign_in_codes.h);
+  // FAILED_PRECONDITION without --http.
+  absl::StatusOr<std::string> NewSignInUrl();
   const std::string& token_file() const;
 
   // Stops accepting calls, lets running ones finish for up to

@@ -19,6 +19,7 @@
 int main(int argc, char** argv) {
   inspector::DaemonOptions options;
   std::string log_level = "info";
+  std::string log_format = "text";
   CLI::App app{
       "inspectord: inspect, debug and proxy MCP servers.\n"
       "Serves the inspector.v1 gRPC API (with health and reflection) on a\n"
@@ -41,6 +42,14 @@ int main(int argc, char** argv) {
                  "mcp.json, Claude Desktop, Cursor or VS Code config to "
                  "import at start (same-named servers are replaced)")
       ->check(CLI::ExistingFile);
+  app.add_option("--config", options.config_file,
+                 "live mcp.json (the seed's format): loaded at start (created "
+                 "from the database if missing), every change written back "
+                 "(mode 0600), hand edits picked up while running");
+  app.add_option("--allowed-dir", options.allowed_dirs,
+                 "directory stdio servers' cwd and command paths and the "
+                 "--config/--import files must lie in, after resolving .. "
+                 "and links (repeatable; default: no restriction)");
   app.add_option("--http", options.http_listen,
                  "also serve the REST + SSE API and the MCP front doors "
                  "(/servers/NAME/mcp) on this host:port (e.g. "
@@ -126,6 +135,12 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
       ->capture_default_str();
+  app.add_option("--log-format", log_format,
+                 "text: one readable line per entry; json: NDJSON, one "
+                 "object per line with \"type\" app, mcp_request or "
+                 "mcp_response (every JSON-RPC message is logged)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   app.footer(
       "Examples:\n"
       "  inspectord                          # 127.0.0.1:50051, ./inspector.db\n"
@@ -144,9 +159,10 @@ int main(int argc, char** argv) {
   options.http_max_body_bytes = http_max_body_mib << 20;
   options.frontdoor_idle_timeout = absl::Seconds(frontdoor_idle_seconds);
   options.history_max_age = absl::Hours(24 * history_days);
-  if (log_level == "debug") inspector::SetLogLevel(inspector::LogLevel::kDebug);
-  if (log_level == "warn") inspector::SetLogLevel(inspector::LogLevel::kWarn);
-  if (log_level == "error") inspector::SetLogLevel(inspector::LogLevel::kError);
+  inspector::SetLogLevel(inspector::ParseLogLevel(log_level));
+  if (log_format == "json") {
+    inspector::SetLogFormat(inspector::LogFormat::kJson);
+  }
 
   // Stop signals are blocked in every thread; one thread waits for them.
   sigset_t stop_signals = inspector::PrepareServiceProcess();
@@ -164,6 +180,15 @@ int main(int argc, char** argv) {
           : absl::StrCat(" and REST on ", (*daemon)->http_address()),
       " (database ", options.database_path,
       ", token file ", (*daemon)->token_file(), ")"));
+  if (!(*daemon)->http_address().empty()) {
+    absl::StatusOr<std::string> ui = (*daemon)->NewSignInUrl();
+    if (ui.ok()) {
+      inspector::LogInfo(absl::StrCat(
+          "web UI: open ", *ui,
+          " (signs this browser in; the link works once, for 15 minutes: "
+          "`inspectorctl ui` prints a fresh one)"));
+    }
+  }
 
   std::thread signal_waiter([&stop_signals, &daemon] {
     int signal_number = 0;

@@ -58,14 +58,10 @@ bool Context::stderr_color() const {
 
 size_t Context::terminal_width() const {
   if (isatty(STDOUT_FILENO) != 1) return 0;
-  struct winsize size {};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
-    return size.ws_col;
-  }
-  size_t columns = 0;
-  const char* env = std::getenv("COLUMNS");
-  if (env != nullptr && absl::SimpleAtoi(env, &columns)) return columns;
-  return 0;
+  return TerminalWidth(std::getenv("COLUMNS"), [] {
+    struct winsize size {};
+    return ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+  });
 }
 
 std::shared_ptr<grpc::Channel> Context::Channel() {
@@ -108,6 +104,11 @@ v1::EventsService::Stub* Context::events() {
 v1::ProxyService::Stub* Context::proxy() {
   if (!proxy_) proxy_ = v1::ProxyService::NewStub(Channel());
   return proxy_.get();
+}
+
+v1::DoctorService::Stub* Context::doctor() {
+  if (!doctor_) doctor_ = v1::DoctorService::NewStub(Channel());
+  return doctor_.get();
 }
 
 absl::StatusOr<std::string> Context::Token() {
@@ -207,6 +208,7 @@ void Context::PrintTable(const Table& table, int flexible_column) {
   render.bold_header = stdout_color();
   render.max_width = terminal_width();
   render.flexible_column = flexible_column;
+  render.plain = isatty(STDOUT_FILENO) != 1;
   std::cout << table.Render(render) << std::flush;
 }
 

@@ -35,6 +35,7 @@
 #include "common/errors.h"
 #include "google/protobuf/message.h"
 #include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/doctor.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
@@ -108,7 +109,8 @@ class Context {
   bool json() const { return options_.output == "json"; }
   bool stdout_color() const;
   bool stderr_color() const;
-  // Columns of the terminal on stdout; 0 when stdout is not a terminal.
+  // Columns of the terminal on stdout (see TerminalWidth in table.h); 0
+  // when stdout is not a terminal.
   size_t terminal_width() const;
 
   // Stubs on the channel to --addr (created on first use).
@@ -118,6 +120,7 @@ class Context {
   v1::HistoryService::Stub* history();
   v1::EventsService::Stub* events();
   v1::ProxyService::Stub* proxy();
+  v1::DoctorService::Stub* doctor();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -162,6 +165,8 @@ class Context {
   absl::Status PrintJson(const google::protobuf::Message& message);
   // `json` indented by two spaces (MCP results, JSON-RPC answers).
   void PrintJson(const nlohmann::json& json);
+  // A table fitted to the terminal's width (`flexible_column` is cut); when
+  // stdout is not a terminal, tab-separated (Table::RenderOptions::plain).
   void PrintTable(const Table& table, int flexible_column = -1);
   void PrintWarning(const std::string& message);
   // Prints "error: ..." and "hint: ..." for `status` (see DescribeError)
@@ -215,6 +220,7 @@ class Context {
   std::unique_ptr<v1::HistoryService::Stub> history_;
   std::unique_ptr<v1::EventsService::Stub> events_;
   std::unique_ptr<v1::ProxyService::Stub> proxy_;
+  std::unique_ptr<v1::DoctorService::Stub> doctor_;
   // The deadline and reach of the latest call, for error messages.
   double last_timeout_seconds_ = kDaemonTimeoutSeconds;
   bool last_call_reaches_server_ = false;

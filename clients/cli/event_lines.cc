@@ -221,6 +221,34 @@ std::string FormatEventLine(const v1::Event& event, const ServerNames& names,
       line.Append(absl::StrCat(" configuration ", event.config().change()));
       return line.str();
     }
+    case v1::Event::kProgress: {
+      const v1::Progress& progress = event.progress();
+      std::string text = absl::StrCat(" progress ", progress.progress());
+      if (progress.has_total()) absl::StrAppend(&text, "/", progress.total());
+      if (!progress.method().empty()) {
+        absl::StrAppend(&text, " of ", progress.method());
+        if (!progress.target().empty()) {
+          absl::StrAppend(&text, " ", OneLine(progress.target()));
+        }
+        if (!progress.request_id().empty()) {
+          absl::StrAppend(&text, " ", progress.request_id());
+        }
+      }
+      LineBuilder line(options.color);
+      line.Add(Time(timestamp, options), kDim);
+      line.Add(names.Display(progress.server_id()) + ":", kDim);
+      line.Append(text, kDim);
+      line.Add(OneLine(progress.message()), kDim);
+      return line.str();
+    }
+    case v1::Event::kResourceUpdated: {
+      LineBuilder line(options.color);
+      line.Add(Time(timestamp, options));
+      line.Add(names.Display(event.resource_updated().server_id()) + ":");
+      line.Append(absl::StrCat(" resource updated ",
+                               OneLine(event.resource_updated().uri())));
+      return line.str();
+    }
     case v1::Event::kDropped: {
       const uint64_t count = event.dropped().count();
       LineBuilder line(options.color);

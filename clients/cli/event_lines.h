@@ -5,6 +5,8 @@
 //   12:00:02.000  everything  ←  notifications/progress
 //   12:00:03.000  everything: CONNECTING → CONNECTED
 //   12:00:04.000  everything [warning] disk almost full
+//   12:00:04.500  everything: progress 2/5 of tools/call slow 7  step 2
+//   12:00:04.600  everything: resource updated fixture://counter
 //   12:00:05.000  … 12 events dropped (reader too slow)
 //
 // With color: → cyan, ← green, errors red, notifications dim, dropped

@@ -185,11 +185,13 @@ int Main(int argc, char** argv) {
   AddStatusCommand(&app, &context);
   AddServersCommands(&app, &context);
   AddBridgeCommands(&app, &context);
+  AddUiCommand(&app, &context);
   AddHelpCommand(&app, &context);
   for (CLI::App* command : app.get_subcommands({})) {
     command->group(kDaemonGroup);
   }
   AddConnectionCommands(&app, &context);
+  AddDoctorCommand(&app, &context);
   AddToolsCommands(&app, &context);
   AddResourcesCommands(&app, &context);
   AddPromptsCommands(&app, &context);

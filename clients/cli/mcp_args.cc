@@ -178,9 +178,13 @@ absl::StatusOr<v1::EventKind> ParseEventKind(std::string_view text) {
     return v1::EVENT_KIND_LIST_CHANGED;
   }
   if (text == "config") return v1::EVENT_KIND_CONFIG;
+  if (text == "resource-updated" || text == "resource_updated") {
+    return v1::EVENT_KIND_RESOURCE_UPDATED;
+  }
+  if (text == "progress") return v1::EVENT_KIND_PROGRESS;
   return UsageError(absl::StrCat("unknown event kind \"", AbslView(text), "\""),
                     "kinds: message, state, log, pending, held, list-changed, "
-                    "config");
+                    "config, resource-updated, progress");
 }
 
 bool IsMcpLogLevel(std::string_view level) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cli/json_values.h"
+#include "clients/cli/queue_views.h"
 #include "clients/cli/text.h"
 #include "clients/cli/times.h"
 
@@ -338,6 +339,7 @@ std::string ServerStatusDetails(const v1::ServerStatus& status,
   }
   if (status.pid() > 0) block.Add("PID", absl::StrCat(status.pid()));
   block.Add("Sessions", absl::StrCat(status.sessions()));
+  if (status.has_queue()) block.Add("Requests", QueueSummary(status.queue()));
   if (status.retry_count() > 0 || status.has_next_retry_at()) {
     std::string retries = absl::StrCat(status.retry_count());
     if (status.max_retries() > 0) {

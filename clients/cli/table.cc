@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "clients/cli/text.h"
 
 namespace inspector::cli {
@@ -37,6 +38,19 @@ void Table::AddRow(std::vector<std::string> cells) {
 std::string Table::Render(const RenderOptions& options) const {
   const size_t columns = headers_.size();
   if (columns == 0) return "";
+  if (options.plain) {
+    std::string out;
+    auto plain_row = [&](const std::vector<std::string>& row) {
+      for (size_t i = 0; i < columns; ++i) {
+        if (i > 0) out += '\t';
+        out += row[i];
+      }
+      out += '\n';
+    };
+    plain_row(headers_);
+    for (const auto& row : rows_) plain_row(row);
+    return out;
+  }
   std::vector<size_t> widths(columns);
   for (size_t i = 0; i < columns; ++i) {
     widths[i] = DisplayWidth(headers_[i]);
@@ -85,6 +99,16 @@ std::string Table::Render(const RenderOptions& options) const {
   std::string out = render_row(headers_, true);
   for (const auto& row : rows_) out += render_row(row, false);
   return out;
+}
+
+size_t TerminalWidth(const char* columns_env,
+                     const std::function<size_t()>& ioctl_columns) {
+  size_t columns = 0;
+  if (columns_env != nullptr && absl::SimpleAtoi(columns_env, &columns) &&
+      columns > 0) {
+    return columns;
+  }
+  return ioctl_columns();
 }
 
 void KeyValueBlock::Add(std::string key, std::string value) {

@@ -4,6 +4,7 @@
 #ifndef INSPECTOR_CLIENTS_CLI_TABLE_H_
 #define INSPECTOR_CLIENTS_CLI_TABLE_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,7 +12,10 @@
 namespace inspector::cli {
 
 // A table with a header row. Columns are separated by three spaces and the
-// last column is not padded.
+// last column is not padded; with RenderOptions::plain (stdout is not a
+// terminal) each line is the cells joined by one tab, neither padded nor
+// cut, for scripts (`cut -f2`, `awk -F'\t'`). Cells never contain a tab or
+// a line break (they are sanitized), so the columns stay intact.
 //
 //   Table table({"NAME", "TRANSPORT"});
 //   table.AddRow({"everything", "stdio"});
@@ -26,6 +30,9 @@ class Table {
     size_t max_width = 0;
     // Index of the column that may be cut; -1 for none.
     int flexible_column = -1;
+    // Tab-separated, without padding or cutting (max_width and
+    // bold_header are ignored).
+    bool plain = false;
   };
 
   explicit Table(std::vector<std::string> headers);
@@ -42,6 +49,12 @@ class Table {
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// The width of the terminal a table is printed to: $COLUMNS when it is a
+// positive number (`columns_env`, null if unset), else what `ioctl_columns`
+// says (TIOCGWINSZ; 0 when unknown). 0 means unknown: nothing is cut.
+size_t TerminalWidth(const char* columns_env,
+                     const std::function<size_t()>& ioctl_columns);
 
 // "Key:   value" lines with the values aligned; a value with several lines
 // continues under the first one.

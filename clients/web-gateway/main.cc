@@ -116,6 +116,9 @@ int main(int argc, char** argv) {
             << " serving REST on " << address << " ("
             << (*gateway)->route_count() << " routes, calling " << target << ")"
             << std::endl;
+  std::cerr << "inspector-gateway: web UI at http://" << address
+            << "/ (sign in with the link `inspectorctl ui --url http://"
+            << address << "` prints)" << std::endl;
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::cerr << "inspector-gateway: received " << strsignal(signal_number)

@@ -8,16 +8,6 @@
 #include "common/token.h"
 
 namespace inspector::auth {
-namespace {
-
-// Where the token is, as the README's "Security defaults" say.
-constexpr absl::string_view kTokenLookup =
-    "inspectorctl reads the token by itself; other clients read it from the "
-    "daemon's token file, the first of --token-file, $INSPECTOR_TOKEN_FILE, "
-    "$XDG_STATE_HOME/inspector/token and ~/.local/state/inspector/token";
-
-}  // namespace
-
 TokenAuthenticator::TokenAuthenticator(std::string token)
     : token_(std::move(token)) {}
 
@@ -53,13 +43,13 @@ absl::Status TokenAuthenticator::Check(
     return Error(v1::SESSION_INVALID,
                  absl::StrCat("missing session token: send gRPC metadata "
                               "'authorization: Bearer <token>'; ",
-                              kTokenLookup));
+                              kTokenLookupHint));
   }
   return Error(v1::SESSION_INVALID,
                absl::StrCat("invalid session token: it does not match the "
                             "daemon's (was it started with another token "
                             "file?); ",
-                            kTokenLookup));
+                            kTokenLookupHint));
 }
 
 }  // namespace inspector::auth

@@ -6,6 +6,7 @@
 #include "common/errors.h"
 #include "common/ids.h"
 #include "common/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/config/formats.h"
 #include "server/config/validation.h"
@@ -50,6 +51,26 @@ void ConfigManager::AddListener(Listener listener) {
   listeners_.push_back(std::make_shared<const Listener>(std::move(listener)));
 }
 
+void ConfigManager::AddValidator(Validator validator) {
+  absl::MutexLock lock(&listeners_mu_);
+  validators_.push_back(
+      std::make_shared<const Validator>(std::move(validator)));
+}
+
+absl::Status ConfigManager::RunValidators(
+    const v1::ServerConfig& config) const {
+  std::vector<std::shared_ptr<const Validator>> validators;
+  {
+    absl::MutexLock lock(&listeners_mu_);
+    validators = validators_;
+  }
+  for (const auto& validator : validators) {
+    absl::Status checked = (*validator)(config);
+    if (!checked.ok()) return checked;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<v1::ServerConfig>> ConfigManager::List() {
   return store_->List();
 }
@@ -62,6 +83,7 @@ absl::StatusOr<v1::ServerConfig> ConfigManager::Get(
 absl::StatusOr<v1::ServerConfig> ConfigManager::Create(
     v1::ServerConfig config) {
   RETURN_IF_ERROR(NormalizeAndValidate(&config));
+  RETURN_IF_ERROR(RunValidators(config));
   config.set_id(NewUuid());
   Timestamp now = ToProto(Now());
   *config.mutable_created_at() = now;
@@ -77,6 +99,7 @@ absl::StatusOr<v1::ServerConfig> ConfigManager::Update(
   ASSIGN_OR_RETURN(v1::ServerConfig current, store_->Get(id_or_name));
   RETURN_IF_ERROR(ApplyUpdate(patch, mask, &current));
   RETURN_IF_ERROR(NormalizeAndValidate(&current));
+  RETURN_IF_ERROR(RunValidators(current));
   *current.mutable_updated_at() = ToProto(Now());
   ASSIGN_OR_RETURN(v1::ServerConfig stored, store_->Update(current));
   Notify(stored.id(), "updated");
@@ -94,6 +117,9 @@ absl::StatusOr<v1::ImportServersResponse> ConfigManager::Import(
     const v1::ImportServersRequest& request) {
   ASSIGN_OR_RETURN(ParsedConfigFile parsed,
                    ParseConfigFile(request.content(), request.format()));
+  for (const v1::ServerConfig& server : parsed.servers) {
+    RETURN_IF_ERROR(RunValidators(server));
+  }
   v1::ImportServersResponse response;
   response.set_format(parsed.format);
   Timestamp now = ToProto(Now());
@@ -144,6 +170,95 @@ absl::StatusOr<v1::ImportServersResponse> ConfigManager::Import(
     for (const auto& [id, change] : changes) Notify(id, change);
   }
   return response;
+}
+
+absl::StatusOr<ConfigManager::ReplaceResult> ConfigManager::ReplaceAll(
+    std::vector<v1::ServerConfig> servers) {
+  for (v1::ServerConfig& server : servers) {
+    RETURN_IF_ERROR(NormalizeAndValidate(&server));
+    RETURN_IF_ERROR(RunValidators(server));
+  }
+  // Settings only: ids and timestamps do not make a server differ.
+  auto same = [](v1::ServerConfig a, v1::ServerConfig b) {
+    for (v1::ServerConfig* c : {&a, &b}) {
+      c->clear_id();
+      c->clear_created_at();
+      c->clear_updated_at();
+    }
+    return google::protobuf::util::MessageDifferencer::Equals(a, b);
+  };
+  const Timestamp now = ToProto(Now());
+  ReplaceResult result;
+  std::vector<std::pair<std::string, std::string>> changes;
+  auto apply = [&](storage::ServerTable& table) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<v1::ServerConfig> stored, table.List());
+    // Match each wanted server to a stored one: by id, then by name.
+    std::vector<int> match(servers.size(), -1);
+    std::vector<bool> taken(stored.size(), false);
+    auto find = [&](auto&& key) {
+      for (size_t j = 0; j < stored.size(); ++j) {
+        if (!taken[j] && key(stored[j])) return static_cast<int>(j);
+      }
+      return -1;
+    };
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (servers[i].id().empty()) continue;
+      match[i] = find(
+          [&](const v1::ServerConfig& s) { return s.id() == servers[i].id(); });
+      if (match[i] >= 0) taken[match[i]] = true;
+    }
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (match[i] >= 0) continue;
+      match[i] = find([&](const v1::ServerConfig& s) {
+        return s.name() == servers[i].name();
+      });
+      if (match[i] >= 0) taken[match[i]] = true;
+    }
+    // Deletions first, then updates, then creations, so that a name given
+    // up by one server can be taken by another in the same change.
+    for (size_t j = 0; j < stored.size(); ++j) {
+      if (taken[j]) continue;
+      RETURN_IF_ERROR(table.Delete(stored[j].id()));
+      changes.emplace_back(stored[j].id(), "deleted");
+      ++result.deleted;
+    }
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (match[i] < 0) continue;
+      const v1::ServerConfig& current = stored[match[i]];
+      // A conversion's original command is the daemon's own state, not a
+      // setting files carry: keep it.
+      if (!servers[i].has_converted_from_stdio() &&
+          current.has_converted_from_stdio()) {
+        *servers[i].mutable_converted_from_stdio() =
+            current.converted_from_stdio();
+      }
+      if (same(servers[i], current)) continue;
+      v1::ServerConfig next = servers[i];
+      next.set_id(current.id());
+      *next.mutable_created_at() = current.created_at();
+      *next.mutable_updated_at() = now;
+      RETURN_IF_ERROR(table.Update(next).status());
+      changes.emplace_back(next.id(), "updated");
+      ++result.updated;
+    }
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (match[i] >= 0) continue;
+      v1::ServerConfig next = servers[i];
+      if (next.id().empty() ||
+          ErrorReason(table.Get(next.id()).status()) != "SERVER_NOT_FOUND") {
+        next.set_id(NewUuid());
+      }
+      if (!next.has_created_at()) *next.mutable_created_at() = now;
+      *next.mutable_updated_at() = now;
+      RETURN_IF_ERROR(table.Insert(next).status());
+      changes.emplace_back(next.id(), "created");
+      ++result.created;
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(store_->RunInTransaction(apply));
+  for (const auto& [id, change] : changes) Notify(id, change);
+  return result;
 }
 
 absl::StatusOr<v1::ExportServersResponse> ConfigManager::Export(

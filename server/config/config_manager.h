@@ -64,6 +64,30 @@ class ConfigManager {
   absl::StatusOr<v1::ExportServersResponse> Export(
       const v1::ExportServersRequest& request);
 
+  // Makes the configured servers exactly `servers` (a live mcp.json, see
+  // server/config/config_file.h), in one transaction: a server is matched
+  // to a stored one by id, else by name, and updated when its settings
+  // differ (keeping the stored id, createdAt and convertedFromStdio,
+  // which files do not carry); unmatched ones are
+  // created (with their own id when they have an unused one); stored
+  // servers left unmatched are deleted. Every server must pass
+  // NormalizeAndValidate() and the validators first: on any error nothing
+  // changes. Listeners hear of each change after the commit.
+  struct ReplaceResult {
+    int created = 0;
+    int updated = 0;
+    int deleted = 0;
+  };
+  absl::StatusOr<ReplaceResult> ReplaceAll(
+      std::vector<v1::ServerConfig> servers);
+
+  // Adds a check run on every server configuration about to be stored
+  // (Create, Update, Import, ReplaceAll) after validation; a non-OK answer
+  // refuses the change with that status. Validators stay for the
+  // manager's lifetime; add them before the manager is shared.
+  using Validator = std::function<absl::Status(const v1::ServerConfig&)>;
+  void AddValidator(Validator validator) ABSL_LOCKS_EXCLUDED(listeners_mu_);
+
   // Adds a listener called after every successful change, after
   // options.on_change, like it: with the server id and "created",
   // "updated" or "deleted", on the thread that made the change, with no
@@ -75,11 +99,15 @@ class ConfigManager {
  private:
   absl::Time Now() const;
   void Notify(const std::string& id, const std::string& change) const;
+  absl::Status RunValidators(const v1::ServerConfig& config) const
+      ABSL_LOCKS_EXCLUDED(listeners_mu_);
 
   storage::ServerStore* const store_;
   const ConfigManagerOptions options_;
   mutable absl::Mutex listeners_mu_;
   std::vector<std::shared_ptr<const Listener>> listeners_
+      ABSL_GUARDED_BY(listeners_mu_);
+  std::vector<std::shared_ptr<const Validator>> validators_
       ABSL_GUARDED_BY(listeners_mu_);
 };
 

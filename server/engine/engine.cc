@@ -14,6 +14,7 @@
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "nlohmann/json.hpp"
 #include "server/logging.h"
 
 namespace inspector::engine {
@@ -120,11 +121,30 @@ struct Engine::Connection {
   std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
 
+namespace {
+
+// The "data" of a state change's log entry, as the seed's "Server
+// connected" example has it: {"serverId", "transport", "from", "to",
+// "errorCode"}; serverId is added by the pipeline.
+std::string StateLogData(const v1::ServerConfig& config,
+                         v1::ConnectionState from, v1::ConnectionState to,
+                         const absl::Status& why) {
+  nlohmann::json data = {{"serverName", config.name()},
+                         {"transport", config.transport()},
+                         {"from", v1::ConnectionState_Name(from)},
+                         {"to", v1::ConnectionState_Name(to)}};
+  if (!why.ok()) data["errorCode"] = ErrorReason(why);
+  return data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
 config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
   config::ConfigManagerOptions options;
   options.on_change = [engine](const std::string& id,
                                const std::string& change) {
-    LogInfo(absl::StrCat("server ", id, " ", change));
+    LogWithData(LogLevel::kInfo, absl::StrCat("server ", id, " ", change),
+                nlohmann::json({{"serverId", id}, {"change", change}}).dump());
     engine->OnConfigChanged(id, change);
   };
   return options;
@@ -272,10 +292,10 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
         c->last_activity = clock_->Now();
       }
     };
-    session = UpstreamSession::Create(std::move(identity), connection->limits,
-                                      *std::move(transport), pipeline_,
-                                      clock_, &work_,
-                                      std::move(hooks), connection->features);
+    session = UpstreamSession::Create(
+        std::move(identity), connection->limits, *std::move(transport),
+        pipeline_, clock_, &work_, std::move(hooks), connection->features,
+        CountersFor(connection->config.id()));
     *holder = session;
     connection->session = session;
     connection->state = v1::CONNECTING;
@@ -429,10 +449,9 @@ absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(
     }
   };
   hooks.relay_to_client = std::move(options.to_client);
-  auto session = UpstreamSession::Create(std::move(identity), c->limits,
-                                         std::move(transport), pipeline_,
-                                         clock_, &work_, std::move(hooks),
-                                         c->features);
+  auto session = UpstreamSession::Create(
+      std::move(identity), c->limits, std::move(transport), pipeline_, clock_,
+      &work_, std::move(hooks), c->features, CountersFor(c->config.id()));
   {
     absl::MutexLock lock(&mu_);
     if (shut_down_) {
@@ -555,17 +574,96 @@ absl::StatusOr<v1::ServerStatus> Engine::GetStatus(const std::string& server) {
   return StatusOf(*c);
 }
 
-absl::StatusOr<bool> Engine::Cancel(const std::string& server,
-                                    const std::string& request_id_json,
-                                    const std::string& reason) {
+absl::StatusOr<v1::CancelRequestResponse> Engine::CancelRequest(
+    const std::string& server, const std::string& request_id_json,
+    const std::string& entry_id, const std::string& reason) {
   ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Find(server));
-  std::shared_ptr<UpstreamSession> session;
-  {
-    absl::MutexLock lock(&c->mu);
-    session = c->session;
+  uint64_t entry = 0;
+  if (!entry_id.empty() &&
+      (!absl::SimpleAtoi(entry_id, &entry) || entry == 0)) {
+    return Error(v1::INVALID_REQUEST,
+                 "entryId: a queue entry id is a positive number (the id "
+                 "ListInflight shows)",
+                 {{"field", "entryId"}});
   }
-  if (session == nullptr) return false;
-  return session->Cancel(request_id_json, reason);
+  if (entry == 0 && request_id_json.empty()) {
+    return Error(v1::INVALID_REQUEST,
+                 "requestId or entryId: say which request to cancel",
+                 {{"field", "requestId"}});
+  }
+  v1::CancelRequestResponse response;
+  std::vector<std::shared_ptr<UpstreamSession>> sessions;
+  if (entry != 0) {
+    sessions = SessionsOf(*c);
+  } else {
+    absl::MutexLock lock(&c->mu);
+    if (c->session != nullptr) sessions.push_back(c->session);
+  }
+  for (const auto& session : sessions) {
+    v1::RequestState state =
+        session->CancelRequest(request_id_json, entry, reason);
+    if (state != v1::REQUEST_STATE_UNSPECIFIED) {
+      response.set_cancelled(true);
+      response.set_state(state);
+      break;
+    }
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ListInflightResponse> Engine::ListInflight(
+    const std::string& server) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Find(server));
+  v1::ListInflightResponse response;
+  std::vector<v1::QueueEntry> entries;
+  const absl::Time now = clock_->Now();
+  for (const auto& session : SessionsOf(*c)) session->ListQueue(now, &entries);
+  std::sort(entries.begin(), entries.end(),
+            [](const v1::QueueEntry& a, const v1::QueueEntry& b) {
+              if (a.created_at() != b.created_at()) {
+                return a.created_at() < b.created_at();
+              }
+              // Decimal ids: the shorter one is the smaller.
+              return a.id().size() != b.id().size()
+                         ? a.id().size() < b.id().size()
+                         : a.id() < b.id();
+            });
+  for (v1::QueueEntry& entry : entries) {
+    *response.add_requests() = std::move(entry);
+  }
+  *response.mutable_queue() = QueueOf(*c);
+  return response;
+}
+
+std::shared_ptr<RequestCounters> Engine::CountersFor(
+    const std::string& server_id) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<RequestCounters>& counters = counters_[server_id];
+  if (counters == nullptr) counters = std::make_shared<RequestCounters>();
+  return counters;
+}
+
+std::vector<std::shared_ptr<UpstreamSession>> Engine::SessionsOf(
+    Connection& c) {
+  std::vector<std::shared_ptr<UpstreamSession>> sessions;
+  {
+    absl::MutexLock lock(&c.mu);
+    if (c.session != nullptr) sessions.push_back(c.session);
+  }
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, session] : relays_) {
+    if (session->identity().server_id == c.config.id()) {
+      sessions.push_back(session);
+    }
+  }
+  return sessions;
+}
+
+v1::QueueStatus Engine::QueueOf(Connection& c) {
+  v1::QueueStatus queue;
+  CountersFor(c.config.id())->Fill(&queue);
+  for (const auto& session : SessionsOf(c)) session->CountQueue(&queue);
+  return queue;
 }
 
 v1::ServerStatus Engine::StatusOf(Connection& c) {
@@ -592,6 +690,7 @@ v1::ServerStatus Engine::StatusOf(Connection& c) {
     session->FillStatus(&status);
     status.set_sessions(1);
   }
+  *status.mutable_queue() = QueueOf(c);
   return status;
 }
 
@@ -656,14 +755,13 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
     change.set_error_message(std::string(why.message()));
   }
   pipeline_->PublishState(change);
-  pipeline_->Log(to == v1::ERROR ? "warn" : "info", "daemon", c->config.id(),
-                 session->identity().session_id,
-                 absl::StrCat(c->config.name(), ": ",
-                              v1::ConnectionState_Name(from), " -> ",
-                              v1::ConnectionState_Name(to),
-                              why.ok() ? "" : " (",
-                              why.ok() ? "" : why.message(),
-                              why.ok() ? "" : ")"));
+  pipeline_->Log(
+      to == v1::ERROR ? "warn" : "info", "daemon", c->config.id(),
+      session->identity().session_id,
+      absl::StrCat(c->config.name(), ": ", v1::ConnectionState_Name(from),
+                   " -> ", v1::ConnectionState_Name(to), why.ok() ? "" : " (",
+                   why.ok() ? "" : why.message(), why.ok() ? "" : ")"),
+      StateLogData(c->config, from, to, why));
   v1::ServerStatus status = StatusOf(*c);
   for (auto& waiter : waiters) {
     if (to == v1::CONNECTED) {
@@ -986,7 +1084,11 @@ void Engine::OnConfigChanged(const std::string& server_id,
   pipeline_->Publish(std::move(event));
   // A client's own session outlives a change of the configuration (it
   // keeps what it was started with) but not its deletion.
-  if (change == "deleted") CloseRelays(server_id);
+  if (change == "deleted") {
+    CloseRelays(server_id);
+    absl::MutexLock lock(&mu_);
+    counters_.erase(server_id);
+  }
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;
   Clock::TimerId retry_timer, idle_timer, rate_timer;

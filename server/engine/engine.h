@@ -52,6 +52,7 @@
 #include "server/engine/event_bus.h"
 #include "server/engine/pending_requests.h"
 #include "server/engine/pipeline.h"
+#include "server/engine/request_counters.h"
 #include "server/engine/timer_queue.h"
 #include "server/engine/upstream_session.h"
 #include "server/engine/work_queue.h"
@@ -144,10 +145,19 @@ class Engine {
   // Ends the server's session; DISCONNECTED afterwards.
   absl::StatusOr<v1::ServerStatus> Disconnect(const std::string& server);
   absl::StatusOr<v1::ServerStatus> GetStatus(const std::string& server);
-  // Cancels a caller's request in flight (see UpstreamSession::Cancel).
-  absl::StatusOr<bool> Cancel(const std::string& server,
-                              const std::string& request_id_json,
-                              const std::string& reason);
+  // Cancels a caller's request queued or in progress: the one with queue
+  // entry id `entry_id` (v1::QueueEntry.id) in any session of the server,
+  // or else the newest with JSON id `request_id_json` in the daemon's own
+  // session (see UpstreamSession::CancelRequest). `cancelled` false if
+  // there is no such request. SERVER_NOT_FOUND for an unknown server,
+  // INVALID_REQUEST for an entry id that is not a number.
+  absl::StatusOr<v1::CancelRequestResponse> CancelRequest(
+      const std::string& server, const std::string& request_id_json,
+      const std::string& entry_id, const std::string& reason);
+  // The callers' requests of the server queued and in progress in all of
+  // its sessions, oldest first, and its queue counters (as in GetStatus).
+  absl::StatusOr<v1::ListInflightResponse> ListInflight(
+      const std::string& server);
 
   // Pending server requests of the server named by id or name (empty: all)
   // and kind (UNSPECIFIED: all), oldest first. SERVER_NOT_FOUND for an
@@ -229,6 +239,14 @@ class Engine {
   // Closes the relay sessions of one server (id), or all (empty).
   void CloseRelays(const std::string& server_id);
   v1::ServerStatus StatusOf(Connection& connection);
+  // The request counters of a server (by id), made on first use.
+  std::shared_ptr<RequestCounters> CountersFor(const std::string& server_id);
+  // The sessions of a server (by id) that may hold requests: the daemon's
+  // own, if any, and its relays.
+  std::vector<std::shared_ptr<UpstreamSession>> SessionsOf(
+      Connection& connection);
+  // The server's queue counters: totals, plus what its sessions hold now.
+  v1::QueueStatus QueueOf(Connection& connection);
 
   const EngineOptions options_;
   config::ConfigManager configs_;
@@ -248,6 +266,10 @@ class Engine {
   std::map<std::string, std::shared_ptr<UpstreamSession>> relays_
       ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  // How the requests of each server (by id) ended, over its sessions and
+  // reconnects; dropped when its configuration is deleted.
+  std::map<std::string, std::shared_ptr<RequestCounters>> counters_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine

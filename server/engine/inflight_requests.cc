@@ -85,7 +85,10 @@ std::vector<InflightRequests::Request> InflightRequests::TakeAll() {
 int64_t InflightRequests::Newest(const std::string& caller_id) const {
   absl::MutexLock lock(&mu_);
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->second.request.caller_id == caller_id) return it->first;
+    if (it->second.request.entry != 0 &&
+        it->second.request.caller_id == caller_id) {
+      return it->first;
+    }
   }
   return 0;
 }
@@ -159,6 +162,22 @@ void InflightRequests::Resume() {
 size_t InflightRequests::size() const {
   absl::MutexLock lock(&mu_);
   return entries_.size();
+}
+
+void InflightRequests::ForEach(
+    const std::function<void(int64_t id, const Request& request)>& visit)
+    const {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, entry] : entries_) visit(id, entry.request);
+}
+
+int64_t InflightRequests::FindEntry(uint64_t entry) const {
+  if (entry == 0) return 0;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, e] : entries_) {
+    if (e.request.entry == entry) return id;
+  }
+  return 0;
 }
 
 void InflightRequests::OnTimer(int64_t id, bool total) {

@@ -45,6 +45,11 @@ class InflightRequests {
     // A caller's request: its clocks stand still while the table is
     // paused.
     bool pausable = false;
+    // A caller's request: its queue entry id (see v1::QueueEntry), when
+    // the session took it, and who sent it ("" if unknown).
+    uint64_t entry = 0;
+    absl::Time created;
+    std::string caller;
     ResponseCallback done;
   };
 
@@ -75,7 +80,8 @@ class InflightRequests {
   // Removes every request, oldest first.
   std::vector<Request> TakeAll() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The id of the newest request with this caller id, or 0.
+  // The id of the newest caller request (one with a queue entry id) with
+  // this caller id, or 0; the daemon's own requests are never found.
   int64_t Newest(const std::string& caller_id) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Progress for `token`: the running request clocks of the requests with
@@ -88,6 +94,14 @@ class InflightRequests {
   void Resume() ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Calls `visit` for each request, oldest first, under the table's lock:
+  // it must not call the table.
+  void ForEach(const std::function<void(int64_t id, const Request& request)>&
+                   visit) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The id of the request with this queue entry id, or 0.
+  int64_t FindEntry(uint64_t entry) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {

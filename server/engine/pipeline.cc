@@ -1,9 +1,99 @@
 #include "server/engine/pipeline.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/json_proto.h"
+#include "nlohmann/json.hpp"
+#include "server/logging.h"
 
 namespace inspector::engine {
+namespace {
+
+using Json = nlohmann::json;
+
+// The JSON-RPC id as a JSON value ("7" -> 7, "\"a\"" -> "a").
+Json IdValue(std::string_view id_json) {
+  Json id = Json::parse(id_json, nullptr, false);
+  return id.is_discarded() ? Json(std::string(id_json)) : id;
+}
+
+// The seed's mcp_request / mcp_response log entry for one message, written
+// to the daemon's log when it is in json format. requestId is the request's
+// message id (the history row id; what /api/history calls "id"), so a
+// response names the same requestId as its request even when many callers
+// use the same JSON-RPC ids.
+void LogMessage(const Envelope& envelope, int64_t ts, int64_t id) {
+  if (envelope.info == nullptr) return;
+  const MessageInfo& info = *envelope.info;
+  const bool response =
+      info.kind == MessageKind::kResponse || info.kind == MessageKind::kError;
+  if (!response && info.kind != MessageKind::kRequest &&
+      info.kind != MessageKind::kNotification) {
+    return;
+  }
+  const bool failed = response && envelope.success.has_value()
+                          ? !*envelope.success
+                          : info.kind == MessageKind::kError;
+  const LogLevel level = failed ? LogLevel::kError : LogLevel::kInfo;
+  if (!LogEnabled(level)) return;
+  nlohmann::ordered_json body =
+      nlohmann::ordered_json::parse(envelope.raw, nullptr, false);
+  if (!body.is_object()) body = nlohmann::ordered_json::object();
+  // In the seed's order: ts, level, type first.
+  nlohmann::ordered_json entry;
+  entry["ts"] = ts;
+  entry["level"] = LogLevelName(level);
+  if (response) {
+    entry["type"] = "mcp_response";
+    const int64_t request = envelope.correlated_id;
+    if (request != 0) {
+      entry["requestId"] = absl::StrCat(request < 0 ? -request : request);
+    }
+    if (body.contains("result")) entry["result"] = body["result"];
+    if (body.contains("error")) entry["error"] = body["error"];
+    if (envelope.duration_ms) entry["duration"] = *envelope.duration_ms;
+    entry["success"] = !failed;
+    if (!envelope.error_code.empty()) entry["errorCode"] = envelope.error_code;
+  } else {
+    entry["type"] = "mcp_request";
+    entry["method"] = info.method;
+    if (!info.target.empty()) entry["target"] = info.target;
+    if (body.contains("params")) entry["params"] = body["params"];
+    if (!info.id.empty()) entry["requestId"] = absl::StrCat(id < 0 ? -id : id);
+  }
+  if (!info.id.empty()) entry["jsonrpcId"] = IdValue(info.id);
+  entry["serverId"] = std::string(envelope.server_id);
+  if (!envelope.session_id.empty()) {
+    entry["sessionId"] = std::string(envelope.session_id);
+  }
+  entry["direction"] =
+      envelope.client_to_server ? "client_to_server" : "server_to_client";
+  LogJsonEntry(level,
+               entry.dump(-1, ' ', false,
+                          nlohmann::ordered_json::error_handler_t::replace));
+}
+
+// `data_json` (an object, or empty) with the entry's context added:
+// serverId, sessionId and source, as /api/logs and the json log show them.
+std::string LogData(std::string_view source, std::string_view server_id,
+                    std::string_view session_id, std::string_view data_json) {
+  Json data = data_json.empty() ? Json::object()
+                                : Json::parse(data_json, nullptr, false);
+  if (!data.is_object()) data = Json::object();
+  if (!server_id.empty() && !data.contains("serverId")) {
+    data["serverId"] = std::string(server_id);
+  }
+  if (!session_id.empty() && !data.contains("sessionId")) {
+    data["sessionId"] = std::string(session_id);
+  }
+  if (!source.empty() && !data.contains("source")) {
+    data["source"] = std::string(source);
+  }
+  if (data.empty()) return "";
+  return data.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
 
 int64_t NowMillis() { return absl::ToUnixMillis(absl::Now()); }
 
@@ -54,6 +144,7 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     // Still give each message a distinct id so correlation works in events.
     id = -(++unrecorded_ids_);
   }
+  if (GetLogFormat() == LogFormat::kJson) LogMessage(envelope, ts, id);
   if (bus_->subscribers() == 0) return id;
   v1::Event event;
   event.set_timestamp(static_cast<double>(ts));
@@ -89,7 +180,12 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
 
 void Pipeline::Log(std::string_view level, std::string_view source,
                    std::string_view server_id, std::string_view session_id,
-                   std::string_view message, std::string_view data_json) {
+                   std::string_view message, std::string_view raw_data_json) {
+  const std::string data_json =
+      LogData(source, server_id, session_id, raw_data_json);
+  if (GetLogFormat() == LogFormat::kJson) {
+    LogWithData(ParseLogLevel(level), message, data_json);
+  }
   const int64_t ts = NowMillis();
   if (history_ != nullptr) {
     storage::LogRecord record;
@@ -99,7 +195,7 @@ void Pipeline::Log(std::string_view level, std::string_view source,
     record.server_id = std::string(server_id);
     record.session_id = std::string(session_id);
     record.message = std::string(message);
-    record.data_json = std::string(data_json);
+    record.data_json = data_json;
     history_->AppendLog(std::move(record));
   }
   if (bus_->subscribers() == 0) return;

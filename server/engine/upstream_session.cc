@@ -1,11 +1,13 @@
 #include "server/engine/upstream_session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/json_proto.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -42,6 +44,16 @@ absl::Duration Or(absl::Duration value, absl::Duration fallback) {
 
 double Millis(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
+// Queue entry ids: unique among the daemon's requests while it runs.
+uint64_t NextEntryId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+double UnixMillis(absl::Time t) {
+  return absl::ToDoubleMilliseconds(t - absl::UnixEpoch());
+}
+
 // MCP logging levels onto the four of the logs table.
 std::string LogLevelFor(const std::string& mcp_level) {
   if (mcp_level == "debug") return "debug";
@@ -56,10 +68,12 @@ std::string LogLevelFor(const std::string& mcp_level) {
 std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features) {
+    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features,
+    std::shared_ptr<RequestCounters> counters) {
+  if (counters == nullptr) counters = std::make_shared<RequestCounters>();
   std::shared_ptr<UpstreamSession> session(new UpstreamSession(
-      std::move(identity), limits, std::move(transport), pipeline, clock,
-      work, std::move(hooks), features));
+      std::move(identity), limits, std::move(transport), pipeline, clock, work,
+      std::move(hooks), features, std::move(counters)));
   std::weak_ptr<UpstreamSession> weak = session;
   session->inflight_ = std::make_unique<InflightRequests>(
       clock,
@@ -74,10 +88,11 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
 UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features)
+    Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features,
+    std::shared_ptr<RequestCounters> counters)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
       clock_(clock), work_(work), hooks_(std::move(hooks)), features_(features),
-      transport_(std::move(transport)) {}
+      counters_(std::move(counters)), transport_(std::move(transport)) {}
 
 UpstreamSession::~UpstreamSession() {
   // The last owner may be a transport callback; a transport must not be
@@ -249,9 +264,7 @@ void UpstreamSession::MarkConnected() {
   // Never cancel timers under mu_: a running timer callback may need it.
   clock_->Cancel(connect_timer);
   hooks_.on_state(v1::CONNECTING, v1::CONNECTED, absl::OkStatus());
-  for (Queued& q : queued) {
-    Send(std::move(q.raw), q.limits, std::move(q.done));
-  }
+  for (Queued& q : queued) Dispatch(std::move(q));
 }
 
 void UpstreamSession::OnRelayedInitializeResult(const std::string& raw) {
@@ -311,13 +324,26 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
     done(framed);
     return;
   }
+  Queued message;
+  message.raw = std::move(raw);
+  message.info = *std::move(info);
+  message.limits = std::move(limits);
+  message.done = std::move(done);
+  if (message.info.kind == MessageKind::kRequest) {
+    message.entry = NextEntryId();
+    message.created = clock_->Now();
+  }
+  Dispatch(std::move(message));
+}
+
+void UpstreamSession::Dispatch(Queued message) {
   absl::Status not_connected;
   {
     absl::MutexLock lock(&mu_);
     if (ended_) {
       not_connected = end_status_;
     } else if (state_ == v1::CONNECTING || state_ == v1::DISCONNECTED) {
-      queued_.push_back({std::move(raw), limits, std::move(done)});
+      queued_.push_back(std::move(message));
       return;
     } else if (state_ != v1::CONNECTED) {
       // DISCONNECTING: Close() was called; OnClosed follows.
@@ -329,10 +355,26 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
     }
   }
   if (!not_connected.ok()) {
-    done(not_connected);
+    if (message.entry != 0) counters_->Ended(not_connected);
+    message.done(not_connected);
     return;
   }
-  SendNow(std::move(raw), *info, limits, std::move(done));
+  SendNow(std::move(message));
+}
+
+void UpstreamSession::Finish(InflightRequests::Request& request,
+                             absl::StatusOr<std::string> answer,
+                             bool error_answer) {
+  if (request.entry != 0) {
+    if (!answer.ok()) {
+      counters_->Ended(answer.status());
+    } else if (error_answer) {
+      counters_->Failed();
+    } else {
+      counters_->Completed();
+    }
+  }
+  request.done(std::move(answer));
 }
 
 void UpstreamSession::AnswerLocally(const MessageInfo& info,
@@ -352,8 +394,11 @@ void UpstreamSession::AnswerLocally(const MessageInfo& info,
   done(std::move(response));
 }
 
-void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
-                              CallLimits limits, ResponseCallback done) {
+void UpstreamSession::SendNow(Queued message) {
+  std::string& raw = message.raw;
+  const MessageInfo& info = message.info;
+  const CallLimits& limits = message.limits;
+  ResponseCallback& done = message.done;
   if (hooks_.on_activity) hooks_.on_activity();
   if (relay() && pipeline_->AnswersWaitForCommit()) {
     // A relayed client's answer leaves once its rows are recorded, as
@@ -373,6 +418,8 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
         absl::MutexLock lock(&mu_);
         result = initialize_result_;
       }
+      // The caller's request ends here, answered from the handshake.
+      if (message.entry != 0) counters_->Completed();
       AnswerLocally(info, raw, result, std::move(done));
       return;
     }
@@ -382,6 +429,9 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
     request.target = info.target;
     request.progress_token = info.progress_token;
     request.pausable = true;
+    request.entry = message.entry;
+    request.created = message.created;
+    request.caller = limits.caller;
     request.done = std::move(done);
     request.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
     const int64_t upstream_id = inflight_->NextId();
@@ -392,7 +442,7 @@ void UpstreamSession::SendNow(std::string raw, const MessageInfo& info,
         transport_->Send(ReplaceId(raw, info, absl::StrCat(upstream_id)));
     if (!sent.ok()) {
       InflightRequests::Request failed;
-      if (inflight_->Take(upstream_id, &failed)) failed.done(sent);
+      if (inflight_->Take(upstream_id, &failed)) Finish(failed, sent);
     }
     return;
   }
@@ -491,7 +541,7 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   absl::Status sent = transport_->Send(std::move(raw));
   if (!sent.ok()) {
     InflightRequests::Request failed;
-    if (inflight_->Take(id, &failed)) failed.done(sent);
+    if (inflight_->Take(id, &failed)) Finish(failed, sent);
   }
 }
 
@@ -508,18 +558,107 @@ void UpstreamSession::SendInternalNotification(const std::string& method,
 
 bool UpstreamSession::Cancel(const std::string& caller_id,
                              const std::string& reason) {
-  const int64_t upstream_id = inflight_->Newest(caller_id);
+  return CancelRequest(caller_id, 0, reason) != v1::REQUEST_STATE_UNSPECIFIED;
+}
+
+v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
+                                                uint64_t entry,
+                                                const std::string& reason) {
+  // In progress: the server is asked to stop (the MCP way); a late answer
+  // is recorded, not delivered.
+  const int64_t upstream_id =
+      entry != 0 ? inflight_->FindEntry(entry) : inflight_->Newest(caller_id);
   InflightRequests::Request request;
-  if (upstream_id == 0 || !inflight_->Take(upstream_id, &request)) {
-    return false;
+  if (upstream_id != 0 && inflight_->Take(upstream_id, &request)) {
+    json params = {{"requestId", upstream_id}, {"reason", reason}};
+    SendInternalNotification("notifications/cancelled", params.dump());
+    Finish(
+        request,
+        Error(v1::CANCELLED,
+              absl::StrCat(request.method, " was cancelled: ", reason),
+              {{"serverId", identity_.server_id}, {"method", request.method}}));
+    return v1::REQUEST_STATE_IN_PROGRESS;
   }
-  json params = {{"requestId", upstream_id}, {"reason", reason}};
-  SendInternalNotification("notifications/cancelled", params.dump());
-  request.done(Error(v1::CANCELLED,
-                     absl::StrCat(request.method, " was cancelled: ", reason),
-                     {{"serverId", identity_.server_id},
-                      {"method", request.method}}));
-  return true;
+  // Still queued: taken out; the server never sees it.
+  Queued queued;
+  bool found = false;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = queued_.rbegin(); it != queued_.rend(); ++it) {
+      if (it->entry == 0) continue;
+      if (entry != 0 ? it->entry == entry : it->info.id == caller_id) {
+        queued = std::move(*it);
+        queued_.erase(std::next(it).base());
+        found = true;
+        break;
+      }
+    }
+  }
+  if (!found) return v1::REQUEST_STATE_UNSPECIFIED;
+  pipeline_->Log(
+      "info", "daemon", identity_.server_id, identity_.session_id,
+      absl::StrCat(identity_.server_name, ": ", queued.info.method, " (id ",
+                   queued.info.id, ") cancelled before it was sent: ", reason));
+  absl::Status cancelled = Error(
+      v1::CANCELLED,
+      absl::StrCat(queued.info.method,
+                   " was cancelled before it was sent: ", reason),
+      {{"serverId", identity_.server_id}, {"method", queued.info.method}});
+  counters_->Ended(cancelled);
+  queued.done(cancelled);
+  return v1::REQUEST_STATE_PENDING;
+}
+
+void UpstreamSession::ListQueue(absl::Time now,
+                                std::vector<v1::QueueEntry>* out) const {
+  auto add = [&](uint64_t entry, const std::string& caller_id,
+                 const std::string& method, const std::string& target,
+                 const std::string& progress_token, const std::string& caller,
+                 absl::Time created) -> v1::QueueEntry& {
+    v1::QueueEntry& e = *out->emplace(out->end());
+    e.set_id(absl::StrCat(entry));
+    e.set_request_id(caller_id);
+    e.set_method(method);
+    e.set_target(target);
+    e.set_created_at(UnixMillis(created));
+    e.set_age_ms(std::max(0.0, Millis(now - created)));
+    e.set_session_id(identity_.session_id);
+    e.set_session_kind(identity_.kind);
+    e.set_caller(caller);
+    e.set_progress_token(progress_token);
+    return e;
+  };
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Queued& q : queued_) {
+      if (q.entry == 0) continue;
+      add(q.entry, q.info.id, q.info.method, q.info.target,
+          q.info.progress_token, q.limits.caller, q.created)
+          .set_state(v1::REQUEST_STATE_PENDING);
+    }
+  }
+  inflight_->ForEach([&](int64_t id, const InflightRequests::Request& r) {
+    if (r.entry == 0) return;
+    v1::QueueEntry& e = add(r.entry, r.caller_id, r.method, r.target,
+                            r.progress_token, r.caller, r.created);
+    e.set_state(v1::REQUEST_STATE_IN_PROGRESS);
+    e.set_started_at(UnixMillis(r.started));
+    e.set_upstream_id(id);
+  });
+}
+
+void UpstreamSession::CountQueue(v1::QueueStatus* status) const {
+  uint32_t pending = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Queued& q : queued_) pending += q.entry != 0 ? 1 : 0;
+  }
+  uint32_t in_progress = 0;
+  inflight_->ForEach([&](int64_t, const InflightRequests::Request& r) {
+    in_progress += r.entry != 0 ? 1 : 0;
+  });
+  status->set_pending(status->pending() + pending);
+  status->set_in_progress(status->in_progress() + in_progress);
 }
 
 void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
@@ -531,17 +670,18 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
                    {"reason", "request timed out"}};
     SendInternalNotification("notifications/cancelled", params.dump());
   }
-  request.done(Error(
-      v1::REQUEST_TIMEOUT,
-      absl::StrCat(request.method, " timed out after ",
-                   absl::FormatDuration(absl::Trunc(elapsed,
-                                                    absl::Milliseconds(1))),
-                   total ? " (the absolute maximum for a request)"
-                         : " without an answer or progress"),
-      {{"serverId", identity_.server_id},
-       {"serverName", identity_.server_name},
-       {"method", request.method},
-       {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(elapsed))}}));
+  Finish(
+      request,
+      Error(v1::REQUEST_TIMEOUT,
+            absl::StrCat(request.method, " timed out after ",
+                         absl::FormatDuration(
+                             absl::Trunc(elapsed, absl::Milliseconds(1))),
+                         total ? " (the absolute maximum for a request)"
+                               : " without an answer or progress"),
+            {{"serverId", identity_.server_id},
+             {"serverName", identity_.server_name},
+             {"method", request.method},
+             {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(elapsed))}}));
 }
 
 void UpstreamSession::OnMessage(std::string raw) {
@@ -611,7 +751,7 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
       info.kind == MessageKind::kResponse) {
     OnRelayedInitializeResult(restored);
   }
-  pending.done(std::move(restored));
+  Finish(pending, std::move(restored), info.kind == MessageKind::kError);
 }
 
 absl::Status UpstreamSession::SendAnswer(const std::string& id,
@@ -801,9 +941,21 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
     if (inbound.waits_for_person) inflight_->Resume();
     return;
   }
-  if (method == "notifications/progress" && limits_.progress_resets_timeout &&
-      !info.progress_token.empty()) {
-    inflight_->Progress(info.progress_token);
+  if (method == "notifications/progress") {
+    PublishProgress(raw, info);
+    if (limits_.progress_resets_timeout && !info.progress_token.empty()) {
+      inflight_->Progress(info.progress_token);
+    }
+    return;
+  }
+  if (method == "notifications/resources/updated") {
+    v1::Event event;
+    v1::ResourceUpdated* updated = event.mutable_resource_updated();
+    updated->set_server_id(identity_.server_id);
+    updated->set_session_id(identity_.session_id);
+    updated->set_uri(info.target);
+    JsonObjectToStruct(ParamsOf(raw), updated->mutable_params()).IgnoreError();
+    pipeline_->Publish(std::move(event));
     return;
   }
   if (method == "notifications/message") {
@@ -834,6 +986,36 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
   if (method == "notifications/prompts/list_changed") list_changed("prompts");
 }
 
+void UpstreamSession::PublishProgress(const std::string& raw,
+                                      const MessageInfo& info) {
+  v1::Event event;
+  v1::Progress* progress = event.mutable_progress();
+  progress->set_server_id(identity_.server_id);
+  progress->set_session_id(identity_.session_id);
+  progress->set_progress_token(info.progress_token);
+  json params = ParamsOf(raw);
+  if (auto it = params.find("progress");
+      it != params.end() && it->is_number()) {
+    progress->set_progress(it->get<double>());
+  }
+  if (auto it = params.find("total"); it != params.end() && it->is_number()) {
+    progress->set_total(it->get<double>());
+  }
+  if (auto it = params.find("message"); it != params.end() && it->is_string()) {
+    progress->set_message(it->get<std::string>());
+  }
+  // The caller's request it is about, while in flight.
+  if (!info.progress_token.empty()) {
+    inflight_->ForEach([&](int64_t, const InflightRequests::Request& r) {
+      if (r.entry == 0 || r.progress_token != info.progress_token) return;
+      progress->set_method(r.method);
+      progress->set_target(r.target);
+      progress->set_request_id(r.caller_id);
+    });
+  }
+  pipeline_->Publish(std::move(event));
+}
+
 void UpstreamSession::OnSendFailed(const std::string& raw,
                                    absl::Status status) {
   auto info = InspectMessage(raw);
@@ -846,7 +1028,8 @@ void UpstreamSession::OnSendFailed(const std::string& raw,
     return;
   }
   InflightRequests::Request request;
-  if (inflight_->Take(upstream_id, &request)) request.done(std::move(status));
+  if (inflight_->Take(upstream_id, &request))
+    Finish(request, std::move(status));
 }
 
 void UpstreamSession::FailConnection(absl::Status status) {
@@ -914,9 +1097,12 @@ void UpstreamSession::OnClosed(absl::Status status) {
   clock_->Cancel(connect_timer);
   // Outside mu_: taking a request waits for its timeout if one is running.
   for (InflightRequests::Request& request : inflight_->TakeAll()) {
-    request.done(failure);
+    Finish(request, failure);
   }
-  for (Queued& q : queued) q.done(failure);
+  for (Queued& q : queued) {
+    if (q.entry != 0) counters_->Ended(failure);
+    q.done(failure);
+  }
   pipeline_->SessionEnded(identity_.session_id,
                           requested ? "closed" : ErrorReason(failure));
   SetState(requested ? v1::DISCONNECTED : v1::ERROR, failure);

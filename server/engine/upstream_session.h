@@ -31,6 +31,15 @@
 // each pending item's own deadline (timeouts.clientRequest, 5 min by
 // default). The daemon's own requests (initialize, ping) are not paused.
 //
+// The request queue (inspector-v2-logic-spec.md): a caller's request waits
+// in the session's queue (PENDING) until the session is CONNECTED, then is
+// sent and waits for its answer (IN_PROGRESS); requests run concurrently,
+// in the order they were sent. Each gets a queue entry id when the session
+// takes it; ListQueue() shows both states, Cancel() and CancelRequest()
+// take a request out of either: a queued one never reaches the server, one
+// in progress is cancelled upstream with notifications/cancelled. How each
+// ended is counted in the RequestCounters given to Create().
+//
 // A session is used once: Connect(), traffic, then it ends (Close(), the
 // server going away, or a failed handshake) and reports its final state.
 // Reconnecting means a new session.
@@ -60,6 +69,7 @@
 #include "server/engine/clock.h"
 #include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
+#include "server/engine/request_counters.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
@@ -78,6 +88,9 @@ struct SessionLimits {
 struct CallLimits {
   absl::Duration request_timeout;
   absl::Duration max_total;
+  // Who sends the call, shown in queue listings (v1::QueueEntry.caller);
+  // "" if unknown.
+  std::string caller;
 };
 
 // A request the server sent its client, for the owner to answer.
@@ -135,12 +148,14 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     std::function<void(std::string raw)> relay_to_client;
   };
 
-  // The pointers must outlive the session.
+  // The pointers must outlive the session. `counters` tallies how the
+  // callers' requests end (shared by the server's sessions); null: the
+  // session's own.
   static std::shared_ptr<UpstreamSession> Create(
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
-      Clock* clock, WorkQueue* work, Hooks hooks,
-      ClientFeatures features = {});
+      Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features = {},
+      std::shared_ptr<RequestCounters> counters = nullptr);
 
   ~UpstreamSession();
 
@@ -160,10 +175,28 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Cancels the caller request with this JSON id (the newest one if several
-  // callers used it): fails it with CANCELLED and sends
-  // notifications/cancelled upstream. False if no such request is pending.
+  // callers used it; one in progress before one still queued): fails it
+  // with CANCELLED, and if it was sent, sends notifications/cancelled
+  // upstream. False if no such request is queued or in progress.
   bool Cancel(const std::string& caller_id, const std::string& reason)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same for the request with queue entry id `entry` (when not 0), else
+  // for `caller_id`. Returns what the request was: REQUEST_STATE_PENDING
+  // (taken out of the queue, the server never saw it) or
+  // REQUEST_STATE_IN_PROGRESS (cancelled upstream); UNSPECIFIED if this
+  // session has no such request.
+  v1::RequestState CancelRequest(const std::string& caller_id, uint64_t entry,
+                                 const std::string& reason)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Appends the callers' requests queued and in progress on this session
+  // (the daemon's own initialize and pings are not listed); ages from
+  // `now`.
+  void ListQueue(absl::Time now, std::vector<v1::QueueEntry>* out) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds the callers' requests queued and in progress to `status`'s
+  // pending and in_progress.
+  void CountQueue(v1::QueueStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Sends the one answer to the server's request `id` (a ServerRequest's
   // id): `member` is "result" or "error", `value_json` its JSON text. It is
@@ -203,14 +236,19 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
  private:
   struct Queued {
     std::string raw;
+    MessageInfo info;
     CallLimits limits;
     ResponseCallback done;
+    // A request's queue entry id (0: not a request) and when it was taken.
+    uint64_t entry = 0;
+    absl::Time created;
   };
 
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
                   Pipeline* pipeline, Clock* clock, WorkQueue* work,
-                  Hooks hooks, ClientFeatures features);
+                  Hooks hooks, ClientFeatures features,
+                  std::shared_ptr<RequestCounters> counters);
 
   void DoConnect();
   void OnInitializeResult(absl::StatusOr<std::string> response);
@@ -220,8 +258,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void OnRelayedInitializeResult(const std::string& raw)
       ABSL_LOCKS_EXCLUDED(mu_);
   bool relay() const { return static_cast<bool>(hooks_.relay_to_client); }
-  void SendNow(std::string raw, const MessageInfo& info, CallLimits limits,
-               ResponseCallback done);
+  // Queues a message taken by Send() until the session is CONNECTED, sends
+  // it now, or fails it if the session ended or is closing.
+  void Dispatch(Queued message) ABSL_LOCKS_EXCLUDED(mu_);
+  void SendNow(Queued message);
+  // Hands `answer` to a request taken out of inflight_, counting how a
+  // caller's request ended; `error_answer`: the server answered with a
+  // JSON-RPC error.
+  void Finish(InflightRequests::Request& request,
+              absl::StatusOr<std::string> answer, bool error_answer = false);
   // Sends a request of the daemon's own (initialize, ping, cancelled).
   void SendInternalRequest(const std::string& method,
                            const std::string& params_json,
@@ -235,6 +280,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void OnServerResponse(const std::string& raw, const MessageInfo& info);
   void OnServerRequest(const std::string& raw, const MessageInfo& info);
   void OnServerNotification(const std::string& raw, const MessageInfo& info);
+  // A progress event for watchers, naming the request it is about.
+  void PublishProgress(const std::string& raw, const MessageInfo& info);
   void OnSendFailed(const std::string& raw, absl::Status status);
   void OnClosed(absl::Status status);
 
@@ -261,6 +308,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   WorkQueue* const work_;
   const Hooks hooks_;
   const ClientFeatures features_;
+  const std::shared_ptr<RequestCounters> counters_;
   // Set at construction and only released by the destructor, so transport
   // calls need no lock.
   std::unique_ptr<transport::Transport> transport_;

@@ -26,6 +26,10 @@ v1::EventKind KindOf(const v1::Event& event) {
       return v1::EVENT_KIND_LIST_CHANGED;
     case v1::Event::kConfig:
       return v1::EVENT_KIND_CONFIG;
+    case v1::Event::kResourceUpdated:
+      return v1::EVENT_KIND_RESOURCE_UPDATED;
+    case v1::Event::kProgress:
+      return v1::EVENT_KIND_PROGRESS;
     default:
       return v1::EVENT_KIND_UNSPECIFIED;
   }
@@ -45,6 +49,10 @@ const std::string* ServerOf(const v1::Event& event) {
       return &event.list_changed().server_id();
     case v1::Event::kConfig:
       return &event.config().server_id();
+    case v1::Event::kResourceUpdated:
+      return &event.resource_updated().server_id();
+    case v1::Event::kProgress:
+      return &event.progress().server_id();
     default:
       return nullptr;
   }

@@ -8,16 +8,19 @@
 #include "common/errors.h"
 #include "common/json_proto.h"
 #include "server/services/call_tracker.h"
+#include "server/services/unary.h"
 
 namespace inspector::services {
 namespace {
 
 using Json = nlohmann::json;
 
-engine::CallLimits LimitsOf(const v1::CallOptions& options) {
+engine::CallLimits LimitsOf(const v1::CallOptions& options,
+                            std::string caller) {
   engine::CallLimits limits;
   limits.request_timeout = absl::Milliseconds(options.timeout_ms());
   limits.max_total = absl::Milliseconds(options.max_total_ms());
+  limits.caller = std::move(caller);
   return limits;
 }
 
@@ -61,7 +64,7 @@ grpc::ServerUnaryReactor* McpService::Start(
 
 void McpService::Call(const std::string& server, const std::string& method,
                       Json params, const v1::CallOptions& options,
-                      ResultCallback done) {
+                      std::string caller, ResultCallback done) {
   uint64_t id = next_id_.fetch_add(1);
   if (options.progress()) {
     if (!params.is_object()) params = Json::object();
@@ -73,7 +76,7 @@ void McpService::Call(const std::string& server, const std::string& method,
   if (!params.is_null()) request["params"] = std::move(params);
   absl::Time started = absl::Now();
   engine_->Forward(
-      server, request.dump(), LimitsOf(options),
+      server, request.dump(), LimitsOf(options, std::move(caller)),
       [done = std::move(done), started, server,
        method](absl::StatusOr<std::string> response) {
         double ms = absl::ToDoubleMilliseconds(absl::Now() - started);
@@ -120,8 +123,8 @@ void McpService::Call(const std::string& server, const std::string& method,
 }
 
 void McpService::List(
-    const v1::ListRequest& request, const std::string& method,
-    const std::string& key,
+    const v1::ListRequest& request, const std::string& caller,
+    const std::string& method, const std::string& key,
     std::function<void(absl::StatusOr<std::vector<Json>>, std::string)> done) {
   struct State {
     std::vector<Json> items;
@@ -134,13 +137,13 @@ void McpService::List(
   // `next` holds the state weakly (no cycle); each call in flight holds it
   // strongly until its answer arrives.
   std::weak_ptr<State> weak = state;
-  state->next = [this, weak, server, method, key, all, options,
+  state->next = [this, weak, server, caller, method, key, all, options,
                  done](const std::string& cursor) {
     auto state = weak.lock();
     if (!state) return;
     Json params = Json::object();
     if (!cursor.empty()) params["cursor"] = cursor;
-    Call(server, method, std::move(params), options,
+    Call(server, method, std::move(params), options, caller,
          [this, state, key, all, done](absl::StatusOr<Json> result, double) {
            if (!result.ok()) {
              done(result.status(), "");
@@ -169,7 +172,7 @@ grpc::ServerUnaryReactor* McpService::ListInto(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  List(*request, method, key,
+  List(*request, context->peer(), method, key,
        [reactor, response, add](absl::StatusOr<std::vector<Json>> items,
                                 std::string next_cursor) {
          if (!items.ok()) {
@@ -187,8 +190,8 @@ void McpService::CallIntoResult(grpc::ServerUnaryReactor* reactor,
                                 const std::string& server,
                                 const std::string& method, Json params,
                                 const v1::CallOptions& options,
-                                v1::McpResult* response) {
-  Call(server, method, std::move(params), options,
+                                std::string caller, v1::McpResult* response) {
+  Call(server, method, std::move(params), options, std::move(caller),
        [reactor, response](absl::StatusOr<Json> result, double ms) {
          if (!result.ok()) {
            Finish(reactor, result.status());
@@ -208,19 +211,25 @@ grpc::ServerUnaryReactor* McpService::Forward(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  engine_->Forward(request->server_id(), request->body().data(),
-                   LimitsOf(request->options()),
-                   [reactor, response](absl::StatusOr<std::string> answer) {
-                     if (!answer.ok()) {
-                       Finish(reactor, answer.status());
-                       return;
-                     }
-                     if (!answer->empty()) {
-                       response->set_content_type("application/json");
-                       response->set_data(*std::move(answer));
-                     }
-                     Finish(reactor, absl::OkStatus());
-                   });
+  engine_->Forward(
+      request->server_id(), request->body().data(),
+      LimitsOf(request->options(), context->peer()),
+      [context, reactor, response](absl::StatusOr<std::string> answer) {
+        if (!answer.ok()) {
+          Finish(reactor, answer.status());
+          return;
+        }
+        if (answer->empty()) {
+          // A notification (or an answer to the server's request) has no
+          // response: REST answers 202 with no body, as the front doors and
+          // MCP's Streamable HTTP do.
+          SetHttpStatus(context, 202);
+        } else {
+          response->set_content_type("application/json");
+          response->set_data(*std::move(answer));
+        }
+        Finish(reactor, absl::OkStatus());
+      });
   return reactor;
 }
 
@@ -270,6 +279,7 @@ grpc::ServerUnaryReactor* McpService::Ping(grpc::CallbackServerContext* context,
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
   Call(request->server_id(), "ping", Json(), request->options(),
+       context->peer(),
        [reactor, response](absl::StatusOr<Json> result, double ms) {
          if (result.ok()) response->set_rtt_ms(ms);
          Finish(reactor, result.status());
@@ -309,7 +319,7 @@ grpc::ServerUnaryReactor* McpService::CallTool(
   Json params = {{"name", request->name()},
                  {"arguments", StructToJson(request->arguments())}};
   CallIntoResult(reactor, request->server_id(), "tools/call", std::move(params),
-                 request->options(), response);
+                 request->options(), context->peer(), response);
   return reactor;
 }
 
@@ -359,7 +369,8 @@ grpc::ServerUnaryReactor* McpService::ResourceCall(
     return reactor;
   }
   CallIntoResult(reactor, request->server_id(), method,
-                 {{"uri", request->uri()}}, request->options(), response);
+                 {{"uri", request->uri()}}, request->options(), context->peer(),
+                 response);
   return reactor;
 }
 
@@ -416,7 +427,7 @@ grpc::ServerUnaryReactor* McpService::GetPrompt(
   for (const auto& [key, value] : request->arguments()) arguments[key] = value;
   CallIntoResult(reactor, request->server_id(), "prompts/get",
                  {{"name", request->name()}, {"arguments", arguments}},
-                 request->options(), response);
+                 request->options(), context->peer(), response);
   return reactor;
 }
 
@@ -449,7 +460,8 @@ grpc::ServerUnaryReactor* McpService::Complete(
     params["context"] = {{"arguments", context_arguments}};
   }
   CallIntoResult(reactor, request->server_id(), "completion/complete",
-                 std::move(params), request->options(), response);
+                 std::move(params), request->options(), context->peer(),
+                 response);
   return reactor;
 }
 
@@ -475,7 +487,8 @@ grpc::ServerUnaryReactor* McpService::SetLoggingLevel(
     return reactor;
   }
   CallIntoResult(reactor, request->server_id(), "logging/setLevel",
-                 {{"level", request->level()}}, v1::CallOptions(), response);
+                 {{"level", request->level()}}, v1::CallOptions(),
+                 context->peer(), response);
   return reactor;
 }
 
@@ -486,11 +499,24 @@ grpc::ServerUnaryReactor* McpService::CancelRequest(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  auto cancelled = engine_->Cancel(
-      request->server_id(), request->request_id(),
+  auto cancelled = engine_->CancelRequest(
+      request->server_id(), request->request_id(), request->entry_id(),
       request->reason().empty() ? "cancelled by the user" : request->reason());
-  if (cancelled.ok()) response->set_cancelled(*cancelled);
+  if (cancelled.ok()) *response = *std::move(cancelled);
   Finish(reactor, cancelled.status());
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* McpService::ListInflight(
+    grpc::CallbackServerContext* context,
+    const v1::ListInflightRequest* request,
+    v1::ListInflightResponse* response) {
+  bool ok;
+  auto* reactor = Start(context, request->server_id(), &ok);
+  if (!ok) return reactor;
+  auto listed = engine_->ListInflight(request->server_id());
+  if (listed.ok()) *response = *std::move(listed);
+  Finish(reactor, listed.status());
   return reactor;
 }
 

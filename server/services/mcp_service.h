@@ -80,6 +80,10 @@ class McpService final : public v1::McpService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::CancelRequestRequest* request,
       v1::CancelRequestResponse* response) override;
+  grpc::ServerUnaryReactor* ListInflight(
+      grpc::CallbackServerContext* context,
+      const v1::ListInflightRequest* request,
+      v1::ListInflightResponse* response) override;
 
  private:
   using Json = nlohmann::json;
@@ -88,13 +92,14 @@ class McpService final : public v1::McpService::CallbackService {
       std::function<void(absl::StatusOr<Json> result, double duration_ms)>;
 
   // Sends `method` with `params` to the server and parses the answer.
-  void Call(const std::string& server, const std::string& method,
-            Json params, const v1::CallOptions& options,
+  // `caller` names who asked (the gRPC peer), for queue listings.
+  void Call(const std::string& server, const std::string& method, Json params,
+            const v1::CallOptions& options, std::string caller,
             ResultCallback done);
   // Lists a paginated collection (`key` is "tools", "resources", ...),
   // following nextCursor when `all`.
-  void List(const v1::ListRequest& request, const std::string& method,
-            const std::string& key,
+  void List(const v1::ListRequest& request, const std::string& caller,
+            const std::string& method, const std::string& key,
             std::function<void(absl::StatusOr<std::vector<Json>> items,
                                std::string next_cursor)>
                 done);
@@ -109,7 +114,7 @@ class McpService final : public v1::McpService::CallbackService {
   void CallIntoResult(grpc::ServerUnaryReactor* reactor,
                       const std::string& server, const std::string& method,
                       Json params, const v1::CallOptions& options,
-                      v1::McpResult* response);
+                      std::string caller, v1::McpResult* response);
   // resources/read, subscribe and unsubscribe: one URI, an McpResult.
   grpc::ServerUnaryReactor* ResourceCall(grpc::CallbackServerContext* context,
                                          const v1::ResourceRequest* request,

@@ -1,36 +1,68 @@
-// inspector.v1.SystemService: health, version and uptime. Open to callers
-// without a token, like grpc.health.v1. Thread-safe.
+// inspector.v1.SystemService: health, version and uptime (open to callers
+// without a token, like grpc.health.v1), and the web UI's one-time sign-in
+// codes: CreateSignInCode needs the token, RedeemSignInCode is open (the
+// code is the credential). Thread-safe.
 #ifndef INSPECTOR_SERVER_SERVICES_SYSTEM_SERVICE_H_
 #define INSPECTOR_SERVER_SERVICES_SYSTEM_SERVICE_H_
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <utility>
 
 #include "absl/time/time.h"
 #include "inspector/v1/system.grpc.pb.h"
+#include "server/auth/sign_in_codes.h"
+#include "server/auth/token_authenticator.h"
 #include "server/services/call_tracker.h"
 
 namespace inspector::services {
 
+// What the sign-in calls need. Without `codes` both answer UNIMPLEMENTED.
+struct SignInDeps {
+  const auth::TokenAuthenticator* authenticator = nullptr;
+  auth::SignInCodes* codes = nullptr;
+  // The session token a redeemed code is traded for.
+  std::string token;
+  // The web UI's base URL ("http://127.0.0.1:3000"), empty when the daemon
+  // serves no HTTP. Must not block.
+  std::function<std::string()> ui_base;
+};
+
 class SystemService final : public v1::SystemService::CallbackService {
  public:
-  // `calls` must outlive the service. `conversions`, if set, counts the
-  // running conversions (Health.servers); it must not block.
+  // `calls` must outlive the service, and so must what `sign_in` points
+  // to. `conversions`, if set, counts the running conversions
+  // (Health.servers); it must not block.
   SystemService(absl::Time started_at, CallTracker* calls,
-                std::function<size_t()> conversions = nullptr)
+                std::function<size_t()> conversions = nullptr,
+                SignInDeps sign_in = {})
       : started_at_(started_at),
         calls_(calls),
-        conversions_(std::move(conversions)) {}
+        conversions_(std::move(conversions)),
+        sign_in_(std::move(sign_in)) {}
 
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
                                       v1::Health* response) override;
+  grpc::ServerUnaryReactor* CreateSignInCode(
+      grpc::CallbackServerContext* context,
+      const v1::CreateSignInCodeRequest* request,
+      v1::SignInCode* response) override;
+  grpc::ServerUnaryReactor* RedeemSignInCode(
+      grpc::CallbackServerContext* context,
+      const v1::RedeemSignInCodeRequest* request,
+      v1::RedeemSignInCodeResponse* response) override;
+
+  // The sign-in URL for `code` on `ui_base` ("" when `ui_base` is empty).
+  static std::string SignInUrl(const std::string& ui_base,
+                               const std::string& code);
 
  private:
   const absl::Time started_at_;
   CallTracker* const calls_;
   const std::function<size_t()> conversions_;
+  const SignInDeps sign_in_;
 };
 
 }  // namespace inspector::services

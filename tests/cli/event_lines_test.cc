@@ -50,6 +50,35 @@ TEST(FormatEventLineTest, RequestAndResponse) {
             "12:00:01.250  everything  ←  tools/call  echo  7  (123 ms)");
 }
 
+TEST(FormatEventLineTest, ProgressAndResourceUpdates) {
+  v1::Event progress;
+  progress.set_timestamp(kNowMs + 4500);
+  v1::Progress* p = progress.mutable_progress();
+  p->set_server_id(kEverything);
+  p->set_progress(2);
+  p->set_total(5);
+  p->set_method("tools/call");
+  p->set_target("slow");
+  p->set_request_id("\"inspectord-7\"");
+  p->set_message("step 2 of 5");
+  EXPECT_EQ(Line(progress),
+            "12:00:04.500  everything: progress 2/5 of tools/call slow "
+            "\"inspectord-7\"  step 2 of 5");
+  // No total, no request known, no message.
+  progress.mutable_progress()->clear_total();
+  progress.mutable_progress()->clear_method();
+  progress.mutable_progress()->clear_message();
+  progress.mutable_progress()->set_progress(0.5);
+  EXPECT_EQ(Line(progress), "12:00:04.500  everything: progress 0.5");
+
+  v1::Event updated;
+  updated.set_timestamp(kNowMs + 4600);
+  updated.mutable_resource_updated()->set_server_id(kEverything);
+  updated.mutable_resource_updated()->set_uri("fixture://counter");
+  EXPECT_EQ(Line(updated),
+            "12:00:04.600  everything: resource updated fixture://counter");
+}
+
 TEST(FormatEventLineTest, ErrorsNotificationsAndMarkers) {
   v1::Event error = Message(v1::SERVER_TO_CLIENT, "error", "");
   error.mutable_message()->set_jsonrpc_id("9");

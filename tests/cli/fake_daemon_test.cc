@@ -326,11 +326,11 @@ TEST_F(FakeDaemonTest, ListAsTableAndJson) {
   config_.Add(Everything());
   ProcessResult result = Run({"servers", "list"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  // stdout is a pipe: tab-separated, for scripts.
   EXPECT_EQ(result.out,
-            "NAME         TRANSPORT   TARGET                                  "
-            "         MODE    ID\n"
-            "everything   stdio       npx -y "
-            "@modelcontextprotocol/server-everything   proxy   11111111\n");
+            "NAME\tTRANSPORT\tTARGET\tMODE\tID\n"
+            "everything\tstdio\tnpx -y "
+            "@modelcontextprotocol/server-everything\tproxy\t11111111\n");
 
   result = Run({"servers", "list", "-o", "json"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
@@ -446,8 +446,8 @@ TEST_F(FakeDaemonTest, ImportSendsTheFileAndOptions) {
   EXPECT_EQ(sent.format(), v1::CONFIG_FORMAT_MCP_SERVERS);
   EXPECT_EQ(sent.on_conflict(), v1::CONFLICT_POLICY_SKIP);
   EXPECT_TRUE(sent.dry_run());
-  EXPECT_THAT(result.out, HasSubstr("would create   imported"));
-  EXPECT_THAT(result.out, HasSubstr("would skip     existing"));
+  EXPECT_THAT(result.out, HasSubstr("would create\timported"));
+  EXPECT_THAT(result.out, HasSubstr("would skip\texisting"));
   EXPECT_THAT(result.out,
               HasSubstr("dry run, nothing written: 1 created, 0 replaced, 1 "
                         "skipped (mcp-servers format)\n"));

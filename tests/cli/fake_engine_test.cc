@@ -621,8 +621,8 @@ TEST_F(FakeEngineTest, ToolsShowsOnePageOrAll) {
   ProcessResult result = Run({"tools", "everything"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_EQ(result.out,
-            "NAME   DESCRIPTION             ARGS\n"
-            "echo   Echoes back the input   message*, times\n"
+            "NAME\tDESCRIPTION\tARGS\n"
+            "echo\tEchoes back the input\tmessage*, times\n"
             "more: --cursor 'page 2' (or --all)\n");
   EXPECT_FALSE(mcp_.list_tools.last().all());
 
@@ -685,12 +685,11 @@ TEST_F(FakeEngineTest, HistoryTableWithServerNames) {
            "--direction", "out"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_EQ(result.out,
-            "TIME                      SERVER       METHOD           TARGET"
-            "      DURATION   OK    ID\n"
-            "2025-05-31 12:00:01.500   everything   tools/call       echo"
-            "        12 ms      yes   7\n"
-            "2025-05-31 12:00:00.000   99999999     resources/read   "
-            "file:///x   250 ms     no    8\n"
+            "TIME\tSERVER\tMETHOD\tTARGET\tDURATION\tOK\tID\n"
+            "2025-05-31 12:00:01.500\teverything\ttools/call\techo\t12 ms\t"
+            "yes\t7\n"
+            "2025-05-31 12:00:00.000\t99999999\tresources/read\tfile:///x\t"
+            "250 ms\tno\t8\n"
             "2 of 42; next: --offset 6\n");
   v1::QueryHistoryRequest sent = history_.query.last();
   EXPECT_EQ(sent.server_id(), kEverythingId);
@@ -716,8 +715,8 @@ TEST_F(FakeEngineTest, LogsTable) {
       Run({"logs", "--server", "everything", "--level", "warn"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_EQ(result.out,
-            "TIME                      LEVEL   SOURCE   SERVER       MESSAGE\n"
-            "2025-05-31 12:00:00.000   warn    stderr   everything   disk "
+            "TIME\tLEVEL\tSOURCE\tSERVER\tMESSAGE\n"
+            "2025-05-31 12:00:00.000\twarn\tstderr\teverything\tdisk "
             "almost full\n"
             "1 of 1\n");
   EXPECT_EQ(history_.logs.last().server_id(), kEverythingId);

@@ -342,14 +342,13 @@ TEST_F(FakePendingTest, PendingTable) {
   ASSERT_EQ(result.exit_code, kExitOk) << result.err;
   std::vector<std::string> lines = Lines(result.out);
   ASSERT_EQ(lines.size(), 4u) << result.out;
-  EXPECT_THAT(lines[0], StartsWith("ID         SERVER       KIND          "
-                                   "METHOD                   AGE"));
+  EXPECT_THAT(lines[0], StartsWith("ID\tSERVER\tKIND\tMETHOD\tAGE"));
   EXPECT_THAT(lines[0], HasSubstr("TIME LEFT"));
-  EXPECT_THAT(lines[1], StartsWith("a1b2c3d4   everything   elicitation   "
-                                   "elicitation/create       1m "));
+  EXPECT_THAT(lines[1], StartsWith("a1b2c3d4\teverything\telicitation\t"
+                                   "elicitation/create\t1m"));
   EXPECT_THAT(lines[1], HasSubstr("Please provide your name"));
   EXPECT_THAT(lines[1], HasSubstr("10m"));
-  EXPECT_THAT(lines[2], StartsWith("5e6f7a8b   everything   sampling      "
+  EXPECT_THAT(lines[2], StartsWith("5e6f7a8b\teverything\tsampling\t"
                                    "sampling/createMessage"));
   EXPECT_THAT(lines[2], HasSubstr("Capital of France?"));
   ASSERT_EQ(requests_.lists().size(), 1u);

@@ -166,6 +166,11 @@ TEST(ParseEventKindTest, Names) {
   EXPECT_EQ(*ParseEventKind("held"), v1::EVENT_KIND_HELD);
   EXPECT_EQ(*ParseEventKind("list-changed"), v1::EVENT_KIND_LIST_CHANGED);
   EXPECT_EQ(*ParseEventKind("config"), v1::EVENT_KIND_CONFIG);
+  EXPECT_EQ(*ParseEventKind("resource-updated"),
+            v1::EVENT_KIND_RESOURCE_UPDATED);
+  EXPECT_EQ(*ParseEventKind("resource_updated"),
+            v1::EVENT_KIND_RESOURCE_UPDATED);
+  EXPECT_EQ(*ParseEventKind("progress"), v1::EVENT_KIND_PROGRESS);
   EXPECT_FALSE(ParseEventKind("other").ok());
 }
 

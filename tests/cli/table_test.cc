@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_split.h"
+#include "clients/cli/text.h"
+
 namespace inspector::cli {
 namespace {
 
@@ -69,6 +72,48 @@ TEST(TableTest, FlexibleColumnKeepsAMinimumWidth) {
   EXPECT_EQ(table.Render(options),
             "NAME                      TARGET\n"
             "a-very-long-name-indeed   012345678\xe2\x80\xa6\n");
+}
+
+TEST(TableTest, PlainIsTabSeparatedWithoutPaddingOrCutting) {
+  Table table({"NAME", "DESCRIPTION", "ARGS"});
+  table.AddRow({"echo", "Echoes\tthe message back, however long it is", ""});
+  table.AddRow({"a-much-longer-name", "short", "x*"});
+  Table::RenderOptions options;
+  options.plain = true;
+  options.max_width = 20;  // ignored
+  options.flexible_column = 1;
+  options.bold_header = true;  // ignored
+  EXPECT_EQ(table.Render(options),
+            "NAME\tDESCRIPTION\tARGS\n"
+            "echo\tEchoes\\tthe message back, however long it is\t\n"
+            "a-much-longer-name\tshort\tx*\n");
+}
+
+TEST(TableTest, DescriptionsAreCutToTheTerminalWidth) {
+  Table table({"NAME", "DESCRIPTION", "ARGS"});
+  table.AddRow({"echo", "Echoes the message back to the caller", "message*"});
+  Table::RenderOptions options;
+  options.max_width = 40;
+  options.flexible_column = 1;
+  std::string rendered = table.Render(options);
+  EXPECT_EQ(rendered,
+            "NAME   DESCRIPTION              ARGS\n"
+            "echo   Echoes the message ba\xe2\x80\xa6   message*\n");
+  for (const std::string& line :
+       std::vector<std::string>(absl::StrSplit(rendered, '\n'))) {
+    EXPECT_LE(DisplayWidth(line), 40u) << line;
+  }
+}
+
+TEST(TerminalWidthTest, ColumnsWinsOverTheTerminalSize) {
+  auto ioctl_says = [](size_t columns) {
+    return [columns] { return columns; };
+  };
+  EXPECT_EQ(TerminalWidth("40", ioctl_says(120)), 40u);
+  EXPECT_EQ(TerminalWidth(nullptr, ioctl_says(120)), 120u);
+  EXPECT_EQ(TerminalWidth("", ioctl_says(120)), 120u);
+  EXPECT_EQ(TerminalWidth("0", ioctl_says(120)), 120u);
+  EXPECT_EQ(TerminalWidth("wide", ioctl_says(0)), 0u);
 }
 
 TEST(KeyValueBlockTest, AlignsValuesAndContinuesLines) {

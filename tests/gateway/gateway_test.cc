@@ -1,7 +1,8 @@
 // The gateway against in-process fakes of the daemon's services, over real
 // sockets: what HTTP status response metadata asks for (204, 302 with
 // Location), the caller's token reaching the daemon as metadata, SSE
-// streams with heartbeats, and a client that hangs up cancelling its call.
+// streams with heartbeats, a client that hangs up cancelling its call, and
+// the web UI: its files, the sign-in cookie and the CSRF rules for it.
 #include "gateway/gateway.h"
 
 #include <grpcpp/grpcpp.h>
@@ -19,15 +20,18 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/errors.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/oauth.grpc.pb.h"
+#include "inspector/v1/system.grpc.pb.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::gateway {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::PeerProcess;
 using testing::RunProcess;
 
@@ -46,6 +50,18 @@ class FakeConfig final : public v1::ConfigService::CallbackService {
     response->add_servers()->set_id("s1");
     auto* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  // Refuses every call as inspectord refuses a missing or wrong token.
+  grpc::ServerUnaryReactor* GetServer(grpc::CallbackServerContext* context,
+                                      const v1::GetServerRequest*,
+                                      v1::ServerConfig*) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(
+        Error(v1::SESSION_INVALID,
+              "missing session token: send gRPC metadata 'authorization: "
+              "Bearer <token>'")));
     return reactor;
   }
 
@@ -123,6 +139,25 @@ class FakeEvents final : public v1::EventsService::CallbackService {
   };
 };
 
+// Trades the one code "good-code" for the token "t0k3n".
+class FakeSystem final : public v1::SystemService::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* RedeemSignInCode(
+      grpc::CallbackServerContext* context,
+      const v1::RedeemSignInCodeRequest* request,
+      v1::RedeemSignInCodeResponse* response) override {
+    auto* reactor = context->DefaultReactor();
+    if (request->code() == "good-code") {
+      response->set_token("t0k3n");
+      reactor->Finish(grpc::Status::OK);
+    } else {
+      reactor->Finish(
+          grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "unknown code"));
+    }
+    return reactor;
+  }
+};
+
 class GatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -133,6 +168,7 @@ class GatewayTest : public ::testing::Test {
     builder.RegisterService(&config_);
     builder.RegisterService(&oauth_);
     builder.RegisterService(&events_);
+    builder.RegisterService(&system_);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     GatewayOptions options;
@@ -154,6 +190,17 @@ class GatewayTest : public ::testing::Test {
     ASSERT_TRUE(gateway.ok()) << gateway.status();
     gateway_ = *std::move(gateway);
     base_ = "http://127.0.0.1:" + std::to_string(gateway_->port());
+    cookie_ = "Cookie: inspector_session_" + std::to_string(gateway_->port()) +
+              "=t0k3n";
+  }
+
+  // curl `args...`, printing "STATUS\n" then the headers and body.
+  std::string Curl(std::vector<std::string> args) {
+    std::vector<std::string> command = {"curl", "-sS", "-i"};
+    command.insert(command.end(), args.begin(), args.end());
+    auto run = RunProcess(command);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.out;
   }
 
   void TearDown() override {
@@ -165,6 +212,8 @@ class GatewayTest : public ::testing::Test {
   FakeConfig config_;
   FakeOAuth oauth_;
   FakeEvents events_;
+  FakeSystem system_;
+  std::string cookie_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<Gateway> gateway_;
   std::string base_;
@@ -183,6 +232,33 @@ TEST_F(GatewayTest, TokenReachesTheDaemonAsMetadata) {
   EXPECT_THAT(run.out, HasSubstr("\"s1\""));
   EXPECT_THAT(config_.metadata(), HasSubstr("x-session-token=t0k"));
   EXPECT_THAT(config_.metadata(), HasSubstr("authorization=Bearer b34r"));
+}
+
+TEST_F(GatewayTest, RefusedTokenNamesTheHttpHeaders) {
+  auto body_of = [this](std::vector<std::string> headers) {
+    std::vector<std::string> argv = {"curl", "-sS", "-w", "\n%{http_code}"};
+    for (const std::string& header : headers) {
+      argv.push_back("-H");
+      argv.push_back(header);
+    }
+    argv.push_back(base_ + "/config/abc");
+    auto run = RunProcess(argv);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.out;
+  };
+  std::string missing = body_of({});
+  EXPECT_THAT(missing, HasSubstr("\"code\":\"SESSION_INVALID\""));
+  EXPECT_THAT(missing,
+              HasSubstr("missing session token: send the header "
+                        "'Authorization: Bearer <token>' or "
+                        "'X-Session-Token: <token>'"));
+  EXPECT_THAT(missing, HasSubstr("$INSPECTOR_TOKEN_FILE"));
+  EXPECT_THAT(missing, ::testing::Not(HasSubstr("gRPC")));
+  EXPECT_THAT(missing, ::testing::EndsWith("\n401"));
+  EXPECT_THAT(body_of({"Authorization: Basic dTpw"}),
+              HasSubstr("the Authorization header must be 'Bearer <token>'"));
+  EXPECT_THAT(body_of({"X-Session-Token: nope"}),
+              HasSubstr("invalid session token: it does not match"));
 }
 
 TEST_F(GatewayTest, MetadataChoosesNoContent) {
@@ -303,6 +379,81 @@ TEST_F(GatewayTest, PrefixRoutesPassTheHostAndOriginChecksFirst) {
   EXPECT_THAT(preflight.out, ::testing::StartsWith("HTTP/1.1 204"));
   EXPECT_THAT(preflight.out, HasSubstr("Mcp-Session-Id"));
   EXPECT_EQ(prefix_calls_.load(), 1);
+}
+
+TEST_F(GatewayTest, ServesTheWebUiWithAStrictPolicy) {
+  std::string page = Curl({base_ + "/"});
+  EXPECT_THAT(page, HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(page, HasSubstr("Content-Type: text/html"));
+  EXPECT_THAT(page, HasSubstr("Content-Security-Policy: default-src 'none'"));
+  EXPECT_THAT(page, HasSubstr("X-Frame-Options: DENY"));
+  EXPECT_THAT(page, HasSubstr("/ui/app.js"));
+  EXPECT_THAT(Curl({base_ + "/ui/app.js"}),
+              HasSubstr("Content-Type: text/javascript"));
+  EXPECT_THAT(Curl({base_ + "/ui/missing.js"}), HasSubstr("HTTP/1.1 404"));
+  // The UI is open, the API is not.
+  EXPECT_THAT(Curl({base_ + "/config"}), HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(config_.metadata(), Not(HasSubstr("x-session-token")));
+}
+
+TEST_F(GatewayTest, SignInTradesTheCodeForAnHttpOnlyStrictCookie) {
+  std::string signed_in = Curl({base_ + "/ui/sign-in?code=good-code"});
+  EXPECT_THAT(signed_in, HasSubstr("HTTP/1.1 303"));
+  EXPECT_THAT(signed_in, HasSubstr("Location: /\r\n"));
+  EXPECT_THAT(signed_in, HasSubstr("Set-Cookie: " + cookie_.substr(8) +
+                                   "; Path=/; HttpOnly; SameSite=Strict"));
+  std::string refused = Curl({base_ + "/ui/sign-in?code=bad-code"});
+  EXPECT_THAT(refused, HasSubstr("HTTP/1.1 401"));
+  EXPECT_THAT(refused, Not(HasSubstr("Set-Cookie")));
+  EXPECT_THAT(refused, HasSubstr("inspectorctl ui"));
+  EXPECT_THAT(Curl({base_ + "/ui/sign-in"}), HasSubstr("HTTP/1.1 401"));
+}
+
+TEST_F(GatewayTest, TheCookieIsTheTokenForTheUisOwnReads) {
+  EXPECT_THAT(Curl({"-H", cookie_, base_ + "/config"}),
+              HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(config_.metadata(), HasSubstr("x-session-token=t0k3n"));
+  EXPECT_THAT(Curl({"-H", cookie_, "-H", "Sec-Fetch-Site: same-origin",
+                    base_ + "/config"}),
+              HasSubstr("HTTP/1.1 200"));
+  // Another page of the same site (another local port) is refused.
+  std::string other = Curl(
+      {"-H", cookie_, "-H", "Sec-Fetch-Site: same-site", base_ + "/config"});
+  EXPECT_THAT(other, HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(other, HasSubstr("CSRF_REFUSED"));
+}
+
+TEST_F(GatewayTest, ACookieSignedChangeNeedsOriginAndTheCsrfHeader) {
+  const std::string url = base_ + "/config/abc";
+  EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, url}),
+              HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: " + base_, url}),
+      HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "X-Inspector-Csrf: 1", url}),
+      HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: " + base_,
+                    "-H", "X-Inspector-Csrf: 1", url}),
+              HasSubstr("HTTP/1.1 204"));
+  // A foreign Origin stays refused whatever else is sent.
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "Origin: http://evil.example",
+            "-H", "X-Inspector-Csrf: 1", url}),
+      HasSubstr("FORBIDDEN_ORIGIN"));
+  // A script that sends the token itself is not concerned.
+  EXPECT_THAT(
+      Curl({"-X", "DELETE", "-H", cookie_, "-H", "X-Session-Token: t", url}),
+      HasSubstr("HTTP/1.1 204"));
+}
+
+TEST_F(GatewayTest, SignOutClearsTheCookie) {
+  std::string out = Curl({"-X", "POST", "-H", cookie_, "-H", "Origin: " + base_,
+                          "-H", "X-Inspector-Csrf: 1", base_ + "/ui/sign-out"});
+  EXPECT_THAT(out, HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(out, HasSubstr("Max-Age=0"));
+  EXPECT_THAT(Curl({"-X", "POST", "-H", cookie_, base_ + "/ui/sign-out"}),
+              HasSubstr("HTTP/1.1 403"));
 }
 
 TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {

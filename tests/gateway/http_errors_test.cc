@@ -342,5 +342,17 @@ TEST(HttpErrorsTest, Helpers) {
   EXPECT_EQ(out, R"("a\"b")");
 }
 
+TEST(RestSessionInvalidMessageTest, StreamsMayCarryTheTokenInTheQuery) {
+  std::string unary = RestSessionInvalidMessage(PresentedToken::kNone, false);
+  EXPECT_EQ(unary.find("?token="), std::string::npos) << unary;
+  std::string stream = RestSessionInvalidMessage(PresentedToken::kNone, true);
+  EXPECT_NE(stream.find("missing session token: send the header "
+                        "'Authorization: Bearer <token>'"),
+            std::string::npos)
+      << stream;
+  EXPECT_NE(stream.find("add ?token=<token> to the URL"), std::string::npos)
+      << stream;
+}
+
 }  // namespace
 }  // namespace inspector::gateway

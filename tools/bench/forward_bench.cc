@@ -52,35 +52,27 @@
 // breaks (a process does not start, a call fails, an answer is wrong);
 // 2 for bad arguments.
 //
-// Over 900 lines on purpose: one benchmark program whose targets, load
-// driver and report are read together, top to bottom, to judge what the
-// figures mean; none of it is used by anything else.
-#include <dirent.h>
-#include <map>
-#include <set>
-#include <fcntl.h>
+// One benchmark program whose targets, load driver and report are read
+// together, top to bottom, to judge what the figures mean. What it shares
+// with gateway_bench lives beside it: the /proc readings of the daemon's
+// threads (proc_counts.h) and the direct stdio baseline (direct_stdio.h).
 #include <grpcpp/grpcpp.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
-#include <sstream>
+#include <set>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -90,8 +82,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/transports.h"
@@ -99,13 +89,20 @@
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/subprocess.h"
-
-extern char** environ;
+#include "tools/bench/direct_stdio.h"
+#include "tools/bench/proc_counts.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
+using inspector::bench::AddThreadDelta;
+using inspector::bench::DirectStdio;
+using inspector::bench::IdOf;
+using inspector::bench::PerThread;
+using inspector::bench::ProcessCounts;
+using inspector::bench::ThreadBreakdown;
+using inspector::bench::Totals;
 using inspector::testing::DaemonProcess;
 using inspector::testing::TempDir;
 
@@ -162,77 +159,6 @@ absl::Status CheckEchoAnswer(const std::string& answer, int64_t id) {
   return absl::OkStatus();
 }
 
-// The integer id of a JSON-RPC message, or -1 when it has none.
-int64_t IdOf(const std::string& line) {
-  json parsed = json::parse(line, nullptr, false);
-  if (!parsed.is_object()) return -1;
-  auto found = parsed.find("id");
-  if (found == parsed.end() || !found->is_number_integer()) return -1;
-  return found->get<int64_t>();
-}
-
-absl::Status WriteAll(int fd, const std::string& data) {
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t w = ::write(fd, data.data() + written, data.size() - written);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      return absl::UnavailableError(
-          absl::StrCat("write to the server failed: ", std::strerror(errno)));
-    }
-    written += static_cast<size_t>(w);
-  }
-  return absl::OkStatus();
-}
-
-// Reads newline-terminated lines from a file descriptor. Not thread-safe.
-class LineReader {
- public:
-  explicit LineReader(int fd) : fd_(fd) {}
-
-  // The next line without its newline; an error at EOF or after `timeout`.
-  absl::StatusOr<std::string> Next(absl::Duration timeout) {
-    absl::Time deadline = absl::Now() + timeout;
-    while (true) {
-      size_t newline = buffer_.find('\n', start_);
-      if (newline != std::string::npos) {
-        std::string line = buffer_.substr(start_, newline - start_);
-        start_ = newline + 1;
-        if (start_ == buffer_.size()) {
-          buffer_.clear();
-          start_ = 0;
-        }
-        return line;
-      }
-      pollfd ready = {fd_, POLLIN, 0};
-      int wait_ms = -1;
-      if (deadline != absl::InfiniteFuture()) {
-        wait_ms = static_cast<int>(std::clamp<int64_t>(
-            absl::ToInt64Milliseconds(deadline - absl::Now()), 0, INT_MAX));
-      }
-      int polled = ::poll(&ready, 1, wait_ms);
-      if (polled < 0 && errno == EINTR) continue;
-      if (polled == 0) {
-        return absl::DeadlineExceededError("no answer from the server");
-      }
-      char chunk[65536];
-      ssize_t r = ::read(fd_, chunk, sizeof(chunk));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return absl::UnavailableError("the server closed stdout");
-      if (start_ > 0) {
-        buffer_.erase(0, start_);
-        start_ = 0;
-      }
-      buffer_.append(chunk, static_cast<size_t>(r));
-    }
-  }
-
- private:
-  int fd_;
-  std::string buffer_;
-  size_t start_ = 0;
-};
-
 // Something that answers calls. Call(caller, id) sends the request with
 // `id` on behalf of caller number `caller` and returns the raw answer;
 // callers 0..callers-1 of the current mode may call concurrently. Check
@@ -250,85 +176,6 @@ class Target {
   virtual pid_t daemon_pid() const { return -1; }
 };
 
-// Per thread of `pid`, by thread id: its name, its context switches
-// (voluntary and not: each time it went to sleep or was put aside) and the
-// CPU time it used, in nanoseconds (the first field of its schedstat,
-// counted by the scheduler in ns, unlike /proc/<pid>/stat's clock ticks),
-// so far. Threads that ended meanwhile are not counted. Empty if /proc
-// cannot tell.
-struct ThreadCounts {
-  std::string name;
-  int64_t switches = 0;
-  int64_t cpu_ns = 0;
-};
-std::map<std::string, ThreadCounts> PerThread(pid_t pid) {
-  std::map<std::string, ThreadCounts> all;
-  if (pid <= 0) return all;
-  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
-  DIR* dir = ::opendir(tasks.c_str());
-  if (dir == nullptr) return all;
-  while (dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    const std::string task = absl::StrCat(tasks, "/", entry->d_name);
-    ThreadCounts counts;
-    std::ifstream comm(task + "/comm");
-    std::getline(comm, counts.name);
-    std::ifstream schedstat(task + "/schedstat");
-    schedstat >> counts.cpu_ns;
-    std::ifstream status(task + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      int64_t value = 0;
-      absl::string_view view(line);
-      if ((absl::ConsumePrefix(&view, "voluntary_ctxt_switches:") ||
-           absl::ConsumePrefix(&view, "nonvoluntary_ctxt_switches:")) &&
-          absl::SimpleAtoi(absl::StripAsciiWhitespace(view), &value)) {
-        counts.switches += value;
-      }
-    }
-    all[entry->d_name] = counts;
-  }
-  ::closedir(dir);
-  return all;
-}
-
-// The daemon's context switches and CPU ns so far, summed over its
-// threads. Read before and after a target's turns, they say how many thread
-// hand-offs and how much CPU a request costs. -1 each if /proc cannot tell.
-struct ProcessCounts {
-  int64_t switches = -1;
-  int64_t cpu_ns = -1;
-};
-ProcessCounts Totals(const std::map<std::string, ThreadCounts>& threads) {
-  ProcessCounts totals;
-  if (threads.empty()) return totals;
-  totals.switches = 0;
-  totals.cpu_ns = 0;
-  for (const auto& [tid, counts] : threads) {
-    totals.switches += counts.switches;
-    totals.cpu_ns += counts.cpu_ns;
-  }
-  return totals;
-}
-
-// Context switches and CPU µs per request, by thread name (threads of the
-// same name summed), accumulated over a target's turns.
-using ThreadBreakdown = std::map<std::string, std::pair<double, double>>;
-
-void AddThreadDelta(const std::map<std::string, ThreadCounts>& before,
-                    const std::map<std::string, ThreadCounts>& after,
-                    ThreadBreakdown* sums) {
-  for (const auto& [tid, now] : after) {
-    auto it = before.find(tid);
-    const int64_t switches = now.switches - (it != before.end() ? it->second.switches : 0);
-    const int64_t ns = now.cpu_ns - (it != before.end() ? it->second.cpu_ns : 0);
-    if (switches <= 0 && ns <= 0) continue;
-    auto& sum = (*sums)[now.name];
-    sum.first += static_cast<double>(switches);
-    sum.second += static_cast<double>(ns);
-  }
-}
-
 // (a): the fixture server spawned here, spoken to over its stdin/stdout.
 // With one caller the caller reads its answer itself; with more, a reader
 // thread hands each answer to its caller by id.
@@ -336,59 +183,16 @@ class DirectTarget : public Target {
  public:
   static absl::StatusOr<std::unique_ptr<DirectTarget>> Start(
       const Options& options, const TempDir& dir) {
-    std::unique_ptr<DirectTarget> target(new DirectTarget());
-    target->stderr_path_ = dir.File("fixture-stderr.log");
-    int in_pipe[2], out_pipe[2];
-    if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
-      return absl::InternalError("pipe2 failed");
-    }
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-      ::close(in_pipe[0]);
-      ::close(in_pipe[1]);
-      return absl::InternalError("pipe2 failed");
-    }
-    int err_fd = ::open(target->stderr_path_.c_str(),
-                        O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-    if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
-    std::vector<std::string> argv = {options.node, options.fixture, "stdio"};
-    std::vector<char*> c_argv;
-    for (auto& arg : argv) c_argv.push_back(arg.data());
-    c_argv.push_back(nullptr);
-    int rc = ::posix_spawnp(&target->pid_, c_argv[0], &actions, nullptr,
-                            c_argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(in_pipe[0]);
-    ::close(out_pipe[1]);
-    if (err_fd >= 0) ::close(err_fd);
-    target->stdin_fd_ = in_pipe[1];
-    target->stdout_fd_ = out_pipe[0];
-    target->reader_ = std::make_unique<LineReader>(target->stdout_fd_);
-    if (rc != 0) {
-      target->pid_ = -1;
-      return absl::UnavailableError(
-          absl::StrCat("cannot spawn ", options.node, ": ", std::strerror(rc)));
-    }
-    if (absl::Status status = target->Initialize(); !status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat(status.message(),
-                                       "; fixture stderr: ", target->Stderr()));
-    }
-    return target;
+    absl::StatusOr<std::unique_ptr<DirectStdio>> server = DirectStdio::Start(
+        {options.node, options.fixture, "stdio"}, dir, "forward_bench");
+    if (!server.ok()) return server.status();
+    return std::unique_ptr<DirectTarget>(new DirectTarget(*std::move(server)));
   }
 
-  ~DirectTarget() override { Stop(); }
-
-  pid_t pid() const { return pid_; }
-
   absl::Status BeginMode(int callers) override {
-    if (callers > 1 && !dispatching_) {
-      dispatching_ = true;
-      dispatcher_ = std::thread([this] { Dispatch(); });
-    } else if (callers == 1 && dispatching_) {
+    if (callers > 1) {
+      server_->Dispatch();
+    } else if (server_->dispatching()) {
       return absl::FailedPreconditionError(
           "the sequential mode must run before the concurrent one");
     }
@@ -396,140 +200,17 @@ class DirectTarget : public Target {
   }
 
   absl::StatusOr<std::string> Call(int caller, int64_t id) override {
-    std::string line = EchoRequest(id) + "\n";
-    if (!dispatching_) {
-      if (absl::Status status = WriteAll(stdin_fd_, line); !status.ok()) {
-        return status;
-      }
-      while (true) {
-        absl::StatusOr<std::string> answer = reader_->Next(kAnswerTimeout);
-        if (!answer.ok() || IdOf(*answer) == id) return answer;
-      }
-    }
-    Pending pending;
-    {
-      absl::MutexLock lock(&mu_);
-      if (!reader_error_.ok()) return reader_error_;
-      pending_[id] = &pending;
-    }
-    {
-      absl::MutexLock lock(&write_mu_);
-      if (absl::Status status = WriteAll(stdin_fd_, line); !status.ok()) {
-        absl::MutexLock pending_lock(&mu_);
-        pending_.erase(id);
-        return status;
-      }
-    }
-    if (!pending.done.WaitForNotificationWithTimeout(kAnswerTimeout)) {
-      absl::MutexLock lock(&mu_);
-      if (pending_.erase(id) == 1) {
-        return absl::DeadlineExceededError(
-            absl::StrCat("no answer to id ", id));
-      }
-      // The reader took it meanwhile and has notified under the lock.
-    }
-    if (!pending.status.ok()) return pending.status;
-    return std::move(pending.answer);
+    return server_->Call(EchoRequest(id), id, kAnswerTimeout);
   }
 
   // Closes stdin, sends SIGTERM and reaps the server; joins the reader.
-  void Stop() {
-    if (stdin_fd_ >= 0) {
-      ::close(stdin_fd_);
-      stdin_fd_ = -1;
-    }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-      pid_ = -1;
-    }
-    if (dispatcher_.joinable()) dispatcher_.join();
-    if (stdout_fd_ >= 0) {
-      ::close(stdout_fd_);
-      stdout_fd_ = -1;
-    }
-  }
+  void Stop() { server_->Stop(); }
 
  private:
-  struct Pending {
-    absl::Notification done;
-    absl::Status status;
-    std::string answer;
-  };
+  explicit DirectTarget(std::unique_ptr<DirectStdio> server)
+      : server_(std::move(server)) {}
 
-  DirectTarget() = default;
-
-  std::string Stderr() const {
-    std::ifstream in(stderr_path_);
-    std::stringstream content;
-    content << in.rdbuf();
-    return content.str();
-  }
-
-  absl::Status Initialize() {
-    constexpr int64_t kInitializeId = 0;
-    std::string initialize = absl::StrCat(
-        R"({"jsonrpc":"2.0","id":)", kInitializeId,
-        R"(,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
-        R"("capabilities":{},"clientInfo":{"name":"forward_bench",)"
-        R"("version":"1.0.0"}}})"
-        "\n");
-    if (absl::Status status = WriteAll(stdin_fd_, initialize); !status.ok()) {
-      return status;
-    }
-    while (true) {
-      absl::StatusOr<std::string> answer = reader_->Next(kAnswerTimeout);
-      if (!answer.ok()) return answer.status();
-      if (IdOf(*answer) != kInitializeId) continue;
-      json parsed = json::parse(*answer, nullptr, false);
-      if (!parsed.is_object() || !parsed.contains("result")) {
-        return absl::UnavailableError(
-            absl::StrCat("initialize failed: ", *answer));
-      }
-      break;
-    }
-    return WriteAll(stdin_fd_,
-                    "{\"jsonrpc\":\"2.0\",\"method\":"
-                    "\"notifications/initialized\"}\n");
-  }
-
-  // The reader thread of the concurrent mode: runs until stdout closes.
-  void Dispatch() {
-    while (true) {
-      absl::StatusOr<std::string> line =
-          reader_->Next(absl::InfiniteDuration());
-      absl::MutexLock lock(&mu_);
-      if (!line.ok()) {
-        reader_error_ = line.status();
-        for (auto& [id, pending] : pending_) {
-          pending->status = reader_error_;
-          pending->done.Notify();
-        }
-        pending_.clear();
-        return;
-      }
-      int64_t id = IdOf(*line);
-      auto found = pending_.find(id);
-      if (found == pending_.end()) continue;  // a notification or log line
-      found->second->answer = *std::move(line);
-      found->second->done.Notify();
-      pending_.erase(found);
-    }
-  }
-
-  pid_t pid_ = -1;
-  int stdin_fd_ = -1;
-  int stdout_fd_ = -1;
-  std::string stderr_path_;
-  std::unique_ptr<LineReader> reader_;
-  bool dispatching_ = false;
-  std::thread dispatcher_;
-  absl::Mutex write_mu_;
-  absl::Mutex mu_;
-  absl::Status reader_error_ ABSL_GUARDED_BY(mu_);
-  std::unordered_map<int64_t, Pending*> pending_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<DirectStdio> server_;
 };
 
 // A memory field of /proc/<pid>/status (VmRSS, RssAnon, VmHWM, ...) in MiB.

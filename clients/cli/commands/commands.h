@@ -47,6 +47,11 @@ void AddProxyCommand(CLI::App* app, Context* context);
 // `convert`, `conversions`, `unconvert` (bridge.cc).
 void AddBridgeCommands(CLI::App* app, Context* context);
 
+// `ui [--open] [--url BASE]`: a one-time sign-in link of the web UI (ui.cc).
+void AddUiCommand(CLI::App* app, Context* context);
+// `doctor SERVER`: the connection doctor (doctor.cc).
+void AddDoctorCommand(CLI::App* app, Context* context);
+
 // `help [COMMAND...]` and `help exit-codes`.
 void AddHelpCommand(CLI::App* app, Context* context);
 

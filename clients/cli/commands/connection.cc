@@ -1,7 +1,8 @@
-// `inspectorctl connect|disconnect|ping|log-level|cancel SERVER ...`: the
-// daemon's connection to an MCP server.
+// `inspectorctl connect|disconnect|ping|log-level|inflight|cancel SERVER
+// ...`: the daemon's connection to an MCP server and its request queue.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,6 +11,7 @@
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/mcp_args.h"
 #include "clients/cli/mcp_views.h"
+#include "clients/cli/queue_views.h"
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
 
@@ -101,33 +103,68 @@ absl::Status RunLogLevel(Context& context, const LogLevelFlags& flags) {
   return absl::OkStatus();
 }
 
+absl::Status RunInflight(Context& context, const ServerFlags& flags) {
+  v1::ListInflightRequest request;
+  request.set_server_id(flags.server);
+  v1::ListInflightResponse response;
+  // The daemon answers alone: the short deadline.
+  RETURN_IF_ERROR(
+      context.Call(context.mcp(), &McpStub::ListInflight, request, &response));
+  if (context.json()) return context.PrintJson(response);
+  const std::string server = SanitizeForTerminal(flags.server);
+  if (response.requests().empty()) {
+    context.out() << "no requests queued or in progress on " << server << "\n";
+  } else {
+    std::vector<v1::QueueEntry> entries(response.requests().begin(),
+                                        response.requests().end());
+    context.PrintTable(QueueTable(entries), kQueueTargetColumn);
+  }
+  context.out() << QueueSummary(response.queue()) << "\n" << std::flush;
+  return absl::OkStatus();
+}
+
 struct CancelFlags {
   std::string server;
   std::string request_id;
+  std::string entry;
   std::string reason;
 };
 
 absl::Status RunCancel(Context& context, const CancelFlags& flags) {
+  if (flags.request_id.empty() == flags.entry.empty()) {
+    return UsageError("give the request's JSON-RPC id or --entry ID",
+                      "`inspectorctl inflight SERVER` lists both");
+  }
   v1::CancelRequestRequest request;
   request.set_server_id(flags.server);
-  request.set_request_id(JsonRpcIdText(flags.request_id));
+  if (!flags.request_id.empty()) {
+    request.set_request_id(JsonRpcIdText(flags.request_id));
+  }
+  request.set_entry_id(flags.entry);
   request.set_reason(flags.reason);
   v1::CancelRequestResponse response;
   RETURN_IF_ERROR(context.CallServer(context.mcp(), &McpStub::CancelRequest,
                                      request, &response));
   if (context.json()) RETURN_IF_ERROR(context.PrintJson(response));
-  const std::string id = SanitizeForTerminal(request.request_id());
+  const std::string id = SanitizeForTerminal(
+      flags.entry.empty() ? request.request_id() : "entry " + flags.entry);
   const std::string server = SanitizeForTerminal(flags.server);
   if (!response.cancelled()) {
     return LocalError(
         v1::NOT_FOUND,
         absl::StrCat("no request ", id, " is in flight on ", server),
-        absl::StrCat("`inspectorctl history --server ",
-                     ShellQuote(flags.server),
-                     "` shows recent requests (pending ones too)"));
+        absl::StrCat("`inspectorctl inflight ", ShellQuote(flags.server),
+                     "` lists the requests that are"));
   }
   if (!context.json()) {
-    context.out() << "cancelled request " << id << " on " << server << "\n";
+    const char* what = "";
+    if (response.state() == v1::REQUEST_STATE_PENDING) {
+      what = " (it was queued: the server never saw it)";
+    } else if (response.state() == v1::REQUEST_STATE_IN_PROGRESS) {
+      what = " (the server was sent notifications/cancelled)";
+    }
+    context.out() << "cancelled request " << id << " on " << server << what
+                  << "\n";
   }
   return absl::OkStatus();
 }
@@ -194,26 +231,54 @@ void AddConnectionCommands(CLI::App* app, Context* context) {
       "  inspectorctl log-level everything debug");
   OnSelected(level, context, level_flags, RunLogLevel);
 
+  // inflight
+  auto inflight_flags = std::make_shared<ServerFlags>();
+  CLI::App* inflight = app->add_subcommand(
+      "inflight", "List a server's requests that are queued or in progress");
+  inflight->group(kMcpGroup);
+  AddServerArgument(inflight, &inflight_flags->server);
+  inflight->footer(
+      "One row per request of any caller (gRPC, REST, the CLI, front-door\n"
+      "and proxy clients), oldest first: ID (for `cancel --entry`), REQUEST\n"
+      "ID (the caller's JSON-RPC id), METHOD, TARGET, STATE (pending: queued\n"
+      "while the server starts; in progress: sent, not answered), AGE,\n"
+      "SESSION, CALLER. Then the server's counters: pending, in progress,\n"
+      "and how the requests since inspectord started ended.\n"
+      "\n"
+      "Examples:\n"
+      "  inspectorctl inflight everything\n"
+      "  inspectorctl inflight everything -o json");
+  OnSelected(inflight, context, inflight_flags, RunInflight);
+
   // cancel
   auto cancel_flags = std::make_shared<CancelFlags>();
   CLI::App* cancel = app->add_subcommand(
-      "cancel", "Cancel a request in flight (notifications/cancelled)");
+      "cancel", "Cancel a request that is queued or in progress");
   cancel->group(kMcpGroup);
   AddServerArgument(cancel, &cancel_flags->server);
   cancel
       ->add_option("request-id", cancel_flags->request_id,
                    "The request's JSON-RPC id, as history and watch show it")
-      ->required()
       ->type_name("REQUEST_ID");
+  cancel
+      ->add_option("--entry", cancel_flags->entry,
+                   "The request's ID as `inspectorctl inflight` shows it")
+      ->type_name("ID");
   cancel->add_option("--reason", cancel_flags->reason,
                      "Reason sent to the server");
   cancel->footer(
       "The id is the JSON-RPC id the client used: 7, or \"abc\" (a word is\n"
-      "taken as a string id). Exits 2 when no such request is in flight.\n"
+      "taken as a string id); --entry takes the ID column of `inflight`\n"
+      "instead, and reaches front-door and proxy clients' requests too.\n"
+      "A request still queued (the server is starting) is taken out of the\n"
+      "queue and never sent; one in progress is cancelled upstream with\n"
+      "notifications/cancelled. Its caller gets CANCELLED. Exits 2 when no\n"
+      "such request is queued or in progress.\n"
       "\n"
       "Examples:\n"
       "  inspectorctl cancel everything 7\n"
-      "  inspectorctl cancel everything req-12 --reason \"took too long\"");
+      "  inspectorctl cancel everything req-12 --reason \"took too long\"\n"
+      "  inspectorctl cancel everything --entry 42");
   OnSelected(cancel, context, cancel_flags, RunCancel);
 }
 

@@ -124,11 +124,13 @@ void AddWatchCommand(CLI::App* app, Context* context) {
   watch
       ->add_option("--kind", flags->kinds,
                    "Only these events (repeatable): message, state, log, "
-                   "pending, held, list-changed, config")
+                   "pending, held, list-changed, config, resource-updated, "
+                   "progress")
       ->allow_extra_args(false)
       ->check(CLI::IsMember({"message", "messages", "state", "log", "logs",
                              "pending", "held", "list-changed", "list_changed",
-                             "config"}))
+                             "config", "resource-updated", "resource_updated",
+                             "progress"}))
       ->type_name("KIND");
   watch
       ->add_option("--backlog", flags->backlog,
@@ -143,7 +145,12 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       "  12:00:01.262  everything  ←  tools/call  echo  7  (12 ms)\n"
       "  12:00:03.000  everything: CONNECTING → CONNECTED\n"
       "  12:00:04.000  everything [warning] disk almost full\n"
+      "  12:00:04.500  everything: progress 2/5 of tools/call slow "
+      "\"inspectord-7\"  step 2 of 5\n"
+      "  12:00:04.600  everything: resource updated fixture://counter\n"
       "  12:00:05.000  … 12 events dropped (reader too slow)\n"
+      "A progress or resources/updated notification is shown twice unless\n"
+      "--kind picks: as a message and as its own event.\n"
       "→ client to server (cyan), ← server to client (green), errors red,\n"
       "notifications dim; colors only on a terminal without --no-color or\n"
       "$NO_COLOR. Events a slow reader misses are dropped, not queued.\n"
@@ -156,6 +163,7 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       "  inspectorctl watch --server everything --method tools/call "
       "--backlog 20\n"
       "  inspectorctl watch --kind state --kind log\n"
+      "  inspectorctl watch --server everything --kind progress\n"
       "  inspectorctl watch --json | jq -c 'select(.message.method == "
       "\"tools/call\")'");
   OnSelected(watch, context, flags, RunWatch);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/engine/testing/fake_clock.h"
@@ -28,6 +29,8 @@ class InflightRequestsTest : public ::testing::Test {
     request.method = "tools/call";
     request.pausable = pausable;
     request.progress_token = progress_token;
+    // A caller's request has a queue entry id; the daemon's own have none.
+    if (pausable) request.entry = 100 + next_entry_++;
     request.done = [this, caller_id](absl::StatusOr<std::string>) {
       answered_.push_back(caller_id);
     };
@@ -36,6 +39,7 @@ class InflightRequestsTest : public ::testing::Test {
     return id;
   }
 
+  uint64_t next_entry_ = 0;
   FakeClock clock_;
   // "caller_id request" or "caller_id total", in the order they timed out.
   std::vector<std::string> timeouts_;
@@ -146,6 +150,33 @@ TEST_F(InflightRequestsTest, NewestFindsTheLatestCallerRequest) {
   ASSERT_TRUE(table_.Take(second, &request));
   EXPECT_EQ(table_.Newest("same"), first);
   EXPECT_EQ(table_.Newest("nobody"), 0);
+}
+
+TEST_F(InflightRequestsTest, NewestNeverFindsTheDaemonsOwnRequests) {
+  // The daemon's ping has id 1 on both sides; a caller's "1" is another.
+  const int64_t ping = Add("1", absl::Seconds(10), absl::InfiniteDuration(),
+                           /*pausable=*/false);
+  EXPECT_EQ(table_.Newest("1"), 0);
+  const int64_t caller = Add("1", absl::Seconds(10), absl::Minutes(1));
+  EXPECT_EQ(table_.Newest("1"), caller);
+  EXPECT_NE(ping, caller);
+}
+
+TEST_F(InflightRequestsTest, FindEntryAndForEachSeeTheCallersRequests) {
+  const int64_t a = Add("a", absl::Seconds(10), absl::Minutes(1));
+  Add("ping", absl::Seconds(10), absl::InfiniteDuration(), /*pausable=*/false);
+  const int64_t b = Add("b", absl::Seconds(10), absl::Minutes(1));
+  EXPECT_EQ(table_.FindEntry(100), a);
+  EXPECT_EQ(table_.FindEntry(101), b);
+  EXPECT_EQ(table_.FindEntry(0), 0);
+  EXPECT_EQ(table_.FindEntry(999), 0);
+  std::vector<std::string> seen;
+  table_.ForEach([&](int64_t id, const InflightRequests::Request& request) {
+    seen.push_back(
+        absl::StrCat(id, ":", request.caller_id, ":", request.entry));
+  });
+  EXPECT_THAT(seen, ElementsAre(absl::StrCat(a, ":a:100"), "2:ping:0",
+                                absl::StrCat(b, ":b:101")));
 }
 
 TEST_F(InflightRequestsTest, TakeAllEmptiesTheTableOldestFirst) {

@@ -1,0 +1,57 @@
+// The REST API, as the browser calls it: same origin, signed in by the
+// HttpOnly cookie the sign-in link set (never a token in script or URL).
+// Every call that changes something carries X-Inspector-Csrf, which the
+// gateway requires for cookie-authenticated changes.
+
+export class ApiError extends Error {
+  constructor(status, body, text) {
+    const error = body && body.error ? body.error : {};
+    super(error.message || text || `HTTP ${status}`);
+    this.status = status;
+    this.code = error.code || `HTTP_${status}`;
+    this.details = error.details || {};
+    this.helpUrl = error.helpUrl || null;
+  }
+}
+
+const unauthorizedListeners = [];
+export function onUnauthorized(listener) {
+  unauthorizedListeners.push(listener);
+}
+
+export async function api(method, path, body, { signal, raw = false } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (method !== 'GET') headers['X-Inspector-Csrf'] = '1';
+  let payload;
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    payload = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, {
+    method, headers, body: payload, credentials: 'same-origin', signal,
+  });
+  if (response.status === 204) return null;
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    if (response.ok && raw) return text;
+  }
+  if (!response.ok) {
+    if (response.status === 401) unauthorizedListeners.forEach((l) => l());
+    throw new ApiError(response.status, json, text);
+  }
+  return json;
+}
+
+export const enc = encodeURIComponent;
+
+export function query(params) {
+  const parts = [];
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null || value === '') continue;
+    parts.push(`${enc(key)}=${enc(value)}`);
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
