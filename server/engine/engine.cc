@@ -15,6 +15,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/json_rpc.h"
 #include "server/logging.h"
 
 namespace inspector::engine {
@@ -345,6 +346,7 @@ void Engine::ForwardHeld(const std::shared_ptr<Connection>& connection,
     if (clock_->Now() < c.rate_limited_until) {
       // The server asked for a pause (429 Retry-After): wait it out.
       c.rate_waiting.push_back({std::move(raw), limits, std::move(done)});
+      GiveEntry(c.rate_waiting.back());
       if (c.rate_timer == 0) {
         std::weak_ptr<Connection> weak = connection;
         c.rate_timer = clock_->Schedule(c.rate_limited_until, [this, weak] {
@@ -364,6 +366,7 @@ void Engine::ForwardHeld(const std::shared_ptr<Connection>& connection,
     if (c.next_retry_at != absl::InfinitePast()) {
       // Between two attempts: the message waits for the next one.
       c.deferred.push_back({std::move(raw), limits, std::move(done)});
+      GiveEntry(c.deferred.back());
       return;
     }
   }
@@ -383,6 +386,7 @@ void Engine::ForwardHeld(const std::shared_ptr<Connection>& connection,
         (c.session == session && c.state == v1::CONNECTING)) {
       // It goes out once connected, whatever retries that takes.
       c.deferred.push_back({std::move(raw), limits, std::move(done)});
+      GiveEntry(c.deferred.back());
       return;
     }
   }
@@ -592,6 +596,18 @@ absl::StatusOr<v1::CancelRequestResponse> Engine::CancelRequest(
                  {{"field", "requestId"}});
   }
   v1::CancelRequestResponse response;
+  Deferred waiting;
+  if (TakeWaiting(*c, entry, request_id_json, &waiting)) {
+    absl::Status why = Error(
+        v1::CANCELLED,
+        absl::StrCat("the request was cancelled before it was sent: ", reason),
+        {{"serverId", c->config.id()}});
+    CountersFor(c->config.id())->Ended(why);
+    waiting.done(why);
+    response.set_cancelled(true);
+    response.set_state(v1::REQUEST_STATE_PENDING);
+    return response;
+  }
   std::vector<std::shared_ptr<UpstreamSession>> sessions;
   if (entry != 0) {
     sessions = SessionsOf(*c);
@@ -618,6 +634,7 @@ absl::StatusOr<v1::ListInflightResponse> Engine::ListInflight(
   std::vector<v1::QueueEntry> entries;
   const absl::Time now = clock_->Now();
   for (const auto& session : SessionsOf(*c)) session->ListQueue(now, &entries);
+  ListWaiting(*c, now, &entries);
   std::sort(entries.begin(), entries.end(),
             [](const v1::QueueEntry& a, const v1::QueueEntry& b) {
               if (a.created_at() != b.created_at()) {
@@ -663,7 +680,76 @@ v1::QueueStatus Engine::QueueOf(Connection& c) {
   v1::QueueStatus queue;
   CountersFor(c.config.id())->Fill(&queue);
   for (const auto& session : SessionsOf(c)) session->CountQueue(&queue);
+  uint32_t waiting = 0;
+  {
+    absl::MutexLock lock(&c.mu);
+    for (const Deferred& d : c.deferred) waiting += d.limits.entry != 0;
+    for (const Deferred& d : c.rate_waiting) waiting += d.limits.entry != 0;
+  }
+  queue.set_pending(queue.pending() + waiting);
   return queue;
+}
+
+void Engine::GiveEntry(Deferred& d) {
+  if (d.limits.entry != 0) return;
+  auto info = InspectMessage(d.raw);
+  if (!info.ok() || info->kind != MessageKind::kRequest) return;
+  d.limits.entry = NextQueueEntryId();
+  d.limits.created = clock_->Now();
+}
+
+void Engine::ListWaiting(Connection& c, absl::Time now,
+                         std::vector<v1::QueueEntry>* out) {
+  absl::MutexLock lock(&c.mu);
+  // They go to the daemon's own session of the server: the one connecting,
+  // or the next.
+  std::string session_id;
+  std::string session_kind = "daemon";
+  if (c.session != nullptr) {
+    session_id = c.session->identity().session_id;
+    session_kind = c.session->identity().kind;
+  }
+  for (const auto* list : {&c.deferred, &c.rate_waiting}) {
+    for (const Deferred& d : *list) {
+      if (d.limits.entry == 0) continue;
+      auto info = InspectMessage(d.raw);
+      if (!info.ok()) continue;
+      v1::QueueEntry& e = *out->emplace(out->end());
+      e.set_id(absl::StrCat(d.limits.entry));
+      e.set_request_id(info->id);
+      e.set_method(info->method);
+      e.set_target(info->target);
+      e.set_created_at(
+          absl::ToDoubleMilliseconds(d.limits.created - absl::UnixEpoch()));
+      e.set_age_ms(std::max(
+          0.0, absl::ToDoubleMilliseconds(now - d.limits.created)));
+      e.set_caller(d.limits.caller);
+      e.set_progress_token(info->progress_token);
+      e.set_session_id(session_id);
+      e.set_session_kind(session_kind);
+      e.set_state(v1::REQUEST_STATE_PENDING);
+    }
+  }
+}
+
+bool Engine::TakeWaiting(Connection& c, uint64_t entry,
+                         const std::string& request_id_json, Deferred* out) {
+  absl::MutexLock lock(&c.mu);
+  for (auto* list : {&c.deferred, &c.rate_waiting}) {
+    for (auto it = list->begin(); it != list->end(); ++it) {
+      if (it->limits.entry == 0) continue;
+      bool match = it->limits.entry == entry;
+      if (entry == 0) {
+        auto info = InspectMessage(it->raw);
+        match = info.ok() && info->id == request_id_json;
+      }
+      if (!match) continue;
+      *out = std::move(*it);
+      list->erase(it);
+      return true;
+    }
+  }
+  return false;
 }
 
 v1::ServerStatus Engine::StatusOf(Connection& c) {
@@ -783,7 +869,10 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
                             absl::StrCat("the connection to ", c->config.name(),
                                          " was closed"),
                             {{"serverId", c->config.id()}});
-      for (Deferred& d : deferred) d.done(failure);
+      for (Deferred& d : deferred) {
+        if (d.limits.entry != 0) CountersFor(c->config.id())->Ended(failure);
+        d.done(failure);
+      }
     }
   }
   if (to == v1::CONNECTED) ScheduleIdleCheck(c);
@@ -878,7 +967,10 @@ void Engine::FailWaiting(const std::shared_ptr<Connection>& c,
     c->rate_waiting.clear();
   }
   for (auto& waiter : waiters) waiter(why);
-  for (Deferred& d : deferred) d.done(why);
+  for (Deferred& d : deferred) {
+    if (d.limits.entry != 0) CountersFor(c->config.id())->Ended(why);
+    d.done(why);
+  }
 }
 
 void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {

@@ -192,6 +192,18 @@ class Engine {
   struct Connection;
   struct Deferred;
 
+  // A request that waits in the engine (for a connection attempt, or a
+  // rate limit) is in the server's queue like one a session holds: it gets
+  // its entry now and keeps it when a session takes it.
+  void GiveEntry(Deferred& d);
+  // The queue entries of what waits in the engine for `c`.
+  void ListWaiting(Connection& c, absl::Time now,
+                   std::vector<v1::QueueEntry>* out);
+  // Takes the waiting request `entry` (or, with entry 0, the caller's
+  // `request_id_json`) out of the engine's waiting lists, if there.
+  bool TakeWaiting(Connection& c, uint64_t entry,
+                   const std::string& request_id_json, Deferred* out);
+
   // configs_' options: its changes come to OnConfigChanged.
   static config::ConfigManagerOptions ConfigOptions(Engine* engine);
   // A configuration was created, updated or deleted (configs_' on_change).
