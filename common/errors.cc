@@ -58,8 +58,62 @@ absl::StatusCode StatusCodeFor(ErrorCode code) {
       return absl::StatusCode::kUnknown;
     case v1::UNAVAILABLE:
       return absl::StatusCode::kUnavailable;
+    case v1::INVALID_RESPONSE:
+      return absl::StatusCode::kInternal;
+    case v1::PROTOCOL_VERSION_MISMATCH:
+      return absl::StatusCode::kFailedPrecondition;
+    case v1::AUTHENTICATION_FAILED:
+      return absl::StatusCode::kUnauthenticated;
+    case v1::RATE_LIMITED:
+      return absl::StatusCode::kResourceExhausted;
     default:
       return absl::StatusCode::kUnknown;
+  }
+}
+
+std::string_view ErrorCategoryFor(ErrorCode code) {
+  switch (code) {
+    case v1::CONNECTION_REFUSED:
+    case v1::SPAWN_FAILED:
+    case v1::AUTHENTICATION_FAILED:
+      return "connection";
+    case v1::TRANSPORT_ERROR:
+    case v1::PROCESS_CRASHED:
+      return "transport";
+    case v1::CONNECTION_TIMEOUT:
+    case v1::REQUEST_TIMEOUT:
+      return "timeout";
+    case v1::PROTOCOL_ERROR:
+    case v1::INVALID_RESPONSE:
+    case v1::PROTOCOL_VERSION_MISMATCH:
+      return "protocol";
+    case v1::SERVER_ERROR:
+    case v1::RATE_LIMITED:
+      return "server";
+    case v1::CANCELLED:
+      return "cancelled";
+    case v1::INTERNAL_ERROR:
+    case v1::UNAVAILABLE:
+    case v1::ERROR_CODE_UNSPECIFIED:
+      return "internal";
+    default:
+      return "request";
+  }
+}
+
+bool IsRetryableError(ErrorCode code) {
+  switch (code) {
+    case v1::CONNECTION_REFUSED:
+    case v1::CONNECTION_TIMEOUT:
+    case v1::REQUEST_TIMEOUT:
+    case v1::TRANSPORT_ERROR:
+    case v1::PROCESS_CRASHED:
+    case v1::RATE_LIMITED:
+    case v1::CANCELLED:
+    case v1::UNAVAILABLE:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -125,7 +179,32 @@ std::string ErrorReason(const absl::Status& status) {
 std::map<std::string, std::string> GetErrorDetails(const absl::Status& status) {
   google::rpc::ErrorInfo info;
   if (!GetInfo(status, &info)) return {};
-  return {info.metadata().begin(), info.metadata().end()};
+  std::map<std::string, std::string> details(info.metadata().begin(),
+                                             info.metadata().end());
+  details.erase("category");
+  details.erase("retryable");
+  return details;
+}
+
+namespace {
+
+ErrorCode CodeOf(const absl::Status& status) {
+  ErrorCode code = v1::ERROR_CODE_UNSPECIFIED;
+  if (!v1::ErrorCode_Parse(ErrorReason(status), &code)) {
+    code = DefaultErrorCodeFor(status.code());
+  }
+  return code;
+}
+
+}  // namespace
+
+std::string ErrorCategory(const absl::Status& status) {
+  if (status.ok()) return "";
+  return std::string(ErrorCategoryFor(CodeOf(status)));
+}
+
+bool ErrorRetryable(const absl::Status& status) {
+  return !status.ok() && IsRetryableError(CodeOf(status));
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -135,7 +214,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
     info.set_reason(ErrorReason(status));
     info.set_domain(std::string(kErrorDomain));
   }
-  for (auto& [key, value] : *info.mutable_metadata()) {
+  auto& metadata = *info.mutable_metadata();
+  metadata["category"] = ErrorCategory(status);
+  metadata["retryable"] = ErrorRetryable(status) ? "true" : "false";
+  for (auto& [key, value] : metadata) {
     if (value.size() > kMaxErrorDetailBytes) {
       value = InputPrefix(value, kMaxErrorDetailBytes);
     }

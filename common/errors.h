@@ -9,13 +9,13 @@
 #ifndef INSPECTOR_COMMON_ERRORS_H_
 #define INSPECTOR_COMMON_ERRORS_H_
 
+#include <grpcpp/support/status.h>
+
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
 #include "inspector/v1/errors.pb.h"
@@ -30,6 +30,19 @@ inline constexpr std::string_view kErrorDomain = "inspector.v1";
 // The absl/gRPC status code a reason travels with (see errors.proto).
 absl::StatusCode StatusCodeFor(ErrorCode code);
 
+// The seed's error category of a reason: "connection", "transport",
+// "timeout", "protocol", "server", "cancelled", or, for failures that are
+// not the server's, "request" or "internal" (see errors.proto).
+std::string_view ErrorCategoryFor(ErrorCode code);
+// Whether a call that failed with `code` may succeed if made again
+// unchanged (see errors.proto).
+bool IsRetryableError(ErrorCode code);
+
+// The category and retryability of `status` (from its reason); "" and
+// false for OK.
+std::string ErrorCategory(const absl::Status& status);
+bool ErrorRetryable(const absl::Status& status);
+
 // The reason a bare status code stands for when no reason was attached.
 ErrorCode DefaultErrorCodeFor(absl::StatusCode code);
 
@@ -42,10 +55,12 @@ absl::Status Error(ErrorCode code, std::string_view message,
 // reason for its status code when none is attached; "" for OK.
 std::string ErrorReason(const absl::Status& status);
 
-// The details attached to `status` (empty if none).
+// The details attached to `status` (empty if none); the classification
+// keys "category" and "retryable" that ToGrpcStatus() adds are left out.
 std::map<std::string, std::string> GetErrorDetails(const absl::Status& status);
 
-// absl::Status -> grpc::Status with google.rpc.Status/ErrorInfo details.
+// absl::Status -> grpc::Status with google.rpc.Status/ErrorInfo details;
+// ErrorInfo.metadata gets "category" and "retryable" ("true"/"false").
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // grpc::Status -> absl::Status, keeping the reason and details if present.

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/cord.h"
 #include "common/token.h"
@@ -23,9 +22,10 @@ constexpr absl::string_view kErrorInfoTypeUrl =
 // Detail keys whose values are numbers (the daemon sends every metadata
 // value as a string).
 constexpr std::string_view kNumericKeys[] = {
-    "column",      "curlCode",    "elapsed",    "exitCode", "httpStatus",
-    "jsonrpcCode", "limit",       "limitBytes", "line",     "offset",
-    "pid",         "queuedBytes", "retryCount", "size",     "sizeBytes",
+    "column",     "curlCode",    "elapsed", "exitCode",
+    "httpStatus", "jsonrpcCode", "limit",   "limitBytes",
+    "line",       "offset",      "pid",     "queuedBytes",
+    "retryAfter", "retryCount",  "size",    "sizeBytes",
 };
 // Detail keys whose values are JSON text.
 constexpr std::string_view kJsonKeys[] = {"jsonrpcData"};
@@ -46,15 +46,25 @@ void AppendDetailValue(std::string* out, const std::string& key,
   }
 }
 
+bool ParseErrorCode(std::string_view name, ErrorCode* code);
+
 std::string ErrorBody(std::string_view code, std::string_view message,
                       const std::map<std::string, std::string>& details,
                       std::string_view help_url) {
   std::string out;
-  out.reserve(64 + code.size() + message.size() + help_url.size());
+  out.reserve(96 + code.size() + message.size() + help_url.size());
   out.append("{\"error\":{\"code\":");
   AppendJsonString(&out, code);
   out.append(",\"message\":");
   AppendJsonString(&out, message);
+  // The seed's classification, from the code (the gateway's own codes,
+  // such as METHOD_NOT_ALLOWED, are the caller's: "request").
+  ErrorCode known;
+  const bool is_known = ParseErrorCode(code, &known);
+  out.append(",\"category\":");
+  AppendJsonString(&out, is_known ? ErrorCategoryFor(known) : "request");
+  out.append(",\"retryable\":");
+  out.append(is_known && IsRetryableError(known) ? "true" : "false");
   if (!details.empty()) {
     out.append(",\"details\":{");
     bool first = true;
@@ -117,7 +127,12 @@ int HttpStatusForErrorCode(ErrorCode code) {
     case v1::TRANSPORT_ERROR:
     case v1::PROTOCOL_ERROR:
     case v1::SERVER_ERROR:
+    case v1::INVALID_RESPONSE:
+    case v1::PROTOCOL_VERSION_MISMATCH:
+    case v1::AUTHENTICATION_FAILED:
       return 502;
+    case v1::RATE_LIMITED:
+      return 429;
     case v1::SPAWN_FAILED:
     case v1::PROCESS_CRASHED:
     case v1::INTERNAL_ERROR:

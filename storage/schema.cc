@@ -220,11 +220,21 @@ ALTER TABLE bridges ADD COLUMN token TEXT;
 ALTER TABLE servers ADD COLUMN converted_from_stdio_json TEXT;
 )sql";
 
+// Retry settings per server (inspector-v2-logic-spec.md's maxRetries,
+// retryBackoff and retryableErrors).
+constexpr std::string_view kMigration4 = R"sql(
+-- JSON object with the retry settings that are set: maxRetries (count),
+-- retryBackoff (array of ms), retryableErrors (array of names such as
+-- "ECONNREFUSED" or "RATE_LIMITED"); NULL: all defaults
+ALTER TABLE servers ADD COLUMN retry_json TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
     {3, "add conversion options and converted servers' stdio commands",
      kMigration3},
+    {4, "add retry settings to servers", kMigration4},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

@@ -3,8 +3,10 @@
 #include <google/protobuf/util/time_util.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -22,20 +24,20 @@ namespace {
 using ::google::protobuf::util::TimeUtil;
 using ::nlohmann::json;
 
-// Column order shared by every SELECT and by BindRow's parameters ?1..?18.
+// Column order shared by every SELECT and by BindRow's parameters ?1..?19.
 constexpr std::string_view kSelect =
     "SELECT id, name, transport, command, args_json, env_json, cwd, url, "
     "headers_json, connection_mode, timeouts_json, oauth_json, extra_json, "
     "created_at, updated_at, client_capabilities_json, roots_json, "
-    "converted_from_stdio_json FROM servers";
+    "converted_from_stdio_json, retry_json FROM servers";
 
 constexpr std::string_view kInsert =
     "INSERT INTO servers (id, name, transport, command, args_json, env_json, "
     "cwd, url, headers_json, connection_mode, timeouts_json, oauth_json, "
     "extra_json, created_at, updated_at, client_capabilities_json, "
-    "roots_json, converted_from_stdio_json) "
+    "roots_json, converted_from_stdio_json, retry_json) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-    "?15, ?16, ?17, ?18)";
+    "?15, ?16, ?17, ?18, ?19)";
 
 constexpr std::string_view kUpdate =
     "UPDATE servers SET name = ?2, transport = ?3, command = ?4, "
@@ -43,7 +45,7 @@ constexpr std::string_view kUpdate =
     "connection_mode = ?10, timeouts_json = ?11, oauth_json = ?12, "
     "extra_json = ?13, created_at = ?14, updated_at = ?15, "
     "client_capabilities_json = ?16, roots_json = ?17, "
-    "converted_from_stdio_json = ?18 WHERE id = ?1";
+    "converted_from_stdio_json = ?18, retry_json = ?19 WHERE id = ?1";
 
 // The row whose id is ?1, or else whose name is ?1.
 constexpr std::string_view kWhereIdOrName =
@@ -72,6 +74,7 @@ enum Column {
   kClientCapabilitiesJson,
   kRootsJson,
   kConvertedFromStdioJson,
+  kRetryJson,
 };
 
 absl::Status ServerNotFound(std::string_view id_or_name) {
@@ -194,6 +197,67 @@ absl::Status JsonToRoots(const std::string& text, const std::string& id,
   return absl::OkStatus();
 }
 
+// The retry settings as one JSON object (maxRetries, retryBackoff,
+// retryableErrors; each only when set); nullopt when none is.
+std::optional<std::string> RetryToJson(const v1::ServerConfig& config) {
+  json out = json::object();
+  if (config.has_max_retries()) out["maxRetries"] = config.max_retries();
+  if (config.retry_backoff_size() > 0) {
+    out["retryBackoff"] = json(std::vector<uint32_t>(
+        config.retry_backoff().begin(), config.retry_backoff().end()));
+  }
+  if (config.retryable_errors_size() > 0) {
+    out["retryableErrors"] = json(std::vector<std::string>(
+        config.retryable_errors().begin(), config.retryable_errors().end()));
+  }
+  if (out.empty()) return std::nullopt;
+  return out.dump();
+}
+
+absl::Status JsonToRetry(const std::string& text, const std::string& id,
+                         v1::ServerConfig* config) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object()) {
+    return BadColumn(id, "retry_json", "is not a JSON object");
+  }
+  auto max = value.find("maxRetries");
+  if (max != value.end()) {
+    if (!max->is_number_unsigned()) {
+      return BadColumn(id, "retry_json", "has a maxRetries that is no count");
+    }
+    config->set_max_retries(max->get<uint32_t>());
+  }
+  auto backoff = value.find("retryBackoff");
+  if (backoff != value.end()) {
+    if (!backoff->is_array()) {
+      return BadColumn(id, "retry_json", "has a retryBackoff that is no array");
+    }
+    for (const json& ms : *backoff) {
+      if (!ms.is_number_unsigned()) {
+        return BadColumn(id, "retry_json",
+                         "has a retryBackoff delay that is "
+                         "no count of milliseconds");
+      }
+      config->add_retry_backoff(ms.get<uint32_t>());
+    }
+  }
+  auto errors = value.find("retryableErrors");
+  if (errors != value.end()) {
+    if (!errors->is_array()) {
+      return BadColumn(id, "retry_json",
+                       "has a retryableErrors that is no array");
+    }
+    for (const json& name : *errors) {
+      if (!name.is_string()) {
+        return BadColumn(id, "retry_json",
+                         "has a retryableErrors entry that is no string");
+      }
+      config->add_retryable_errors(name.get<std::string>());
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> MessageToJson(
     const google::protobuf::Message& message, std::string_view field) {
   absl::StatusOr<std::string> out = MessageToJsonText(message);
@@ -252,7 +316,7 @@ absl::Status CheckRequired(const v1::ServerConfig& config) {
   return absl::OkStatus();
 }
 
-// Binds `config` to parameters ?1..?18 in kSelect's column order.
+// Binds `config` to parameters ?1..?19 in kSelect's column order.
 absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
   RETURN_IF_ERROR(statement.Bind(kId + 1, config.id()));
   RETURN_IF_ERROR(
@@ -293,6 +357,12 @@ absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
   RETURN_IF_ERROR(BindOptionalJson(
       statement, kConvertedFromStdioJson + 1, config.has_converted_from_stdio(),
       config.converted_from_stdio(), "convertedFromStdio"));
+  std::optional<std::string> retry = RetryToJson(config);
+  if (retry.has_value()) {
+    RETURN_IF_ERROR(statement.Bind(kRetryJson + 1, *retry));
+  } else {
+    RETURN_IF_ERROR(statement.Bind(kRetryJson + 1, nullptr));
+  }
   return absl::OkStatus();
 }
 
@@ -340,6 +410,9 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
     RETURN_IF_ERROR(JsonToMessage(row.ColumnText(kConvertedFromStdioJson), id,
                                   "converted_from_stdio_json",
                                   config.mutable_converted_from_stdio()));
+  }
+  if (!row.ColumnIsNull(kRetryJson)) {
+    RETURN_IF_ERROR(JsonToRetry(row.ColumnText(kRetryJson), id, &config));
   }
   *config.mutable_created_at() =
       TimeUtil::MillisecondsToTimestamp(row.ColumnInt64(kCreatedAt));

@@ -32,6 +32,10 @@ constexpr ReasonExit kReasonExits[] = {
     {"PROTOCOL_ERROR", kExitMcpServer},
     {"REQUEST_TIMEOUT", kExitMcpServer},
     {"SERVER_ERROR", kExitMcpServer},
+    {"INVALID_RESPONSE", kExitMcpServer},
+    {"PROTOCOL_VERSION_MISMATCH", kExitMcpServer},
+    {"AUTHENTICATION_FAILED", kExitMcpServer},
+    {"RATE_LIMITED", kExitMcpServer},
     {"NOT_IMPLEMENTED", kExitNotImplemented},
 };
 
@@ -59,8 +63,10 @@ constexpr ExitCodeDoc kExitCodeDocs[] = {
     {kExitMcpServer,
      "MCP server error: CONNECTION_TIMEOUT, "
      "CONNECTION_REFUSED, SPAWN_FAILED, PROCESS_CRASHED, "
-     "TRANSPORT_ERROR, PROTOCOL_ERROR, REQUEST_TIMEOUT, SERVER_ERROR (a "
-     "JSON-RPC error answer); a tool result with isError (call)"},
+     "TRANSPORT_ERROR, PROTOCOL_ERROR, INVALID_RESPONSE, "
+     "PROTOCOL_VERSION_MISMATCH, AUTHENTICATION_FAILED, RATE_LIMITED, "
+     "REQUEST_TIMEOUT, SERVER_ERROR (a JSON-RPC error answer); a tool result "
+     "with isError (call)"},
     {kExitNotImplemented,
      "not implemented by this inspectord "
      "(NOT_IMPLEMENTED)"},

@@ -9,6 +9,7 @@
 #include "clients/cli/json_values.h"
 #include "clients/cli/queue_views.h"
 #include "clients/cli/text.h"
+#include "clients/cli/times.h"
 
 namespace inspector::cli {
 namespace {
@@ -339,8 +340,19 @@ std::string ServerStatusDetails(const v1::ServerStatus& status,
   if (status.pid() > 0) block.Add("PID", absl::StrCat(status.pid()));
   block.Add("Sessions", absl::StrCat(status.sessions()));
   if (status.has_queue()) block.Add("Requests", QueueSummary(status.queue()));
-  if (status.retry_count() > 0) {
-    block.Add("Retries", absl::StrCat(status.retry_count()));
+  if (status.retry_count() > 0 || status.has_next_retry_at()) {
+    std::string retries = absl::StrCat(status.retry_count());
+    if (status.max_retries() > 0) {
+      absl::StrAppend(&retries, " of ", status.max_retries());
+    }
+    if (status.has_next_retry_at()) {
+      const double ms =
+          static_cast<double>(status.next_retry_at().seconds()) * 1000 +
+          status.next_retry_at().nanos() / 1e6;
+      absl::StrAppend(&retries, ", next at ",
+                      FormatClock(ms, absl::LocalTimeZone()));
+    }
+    block.Add("Retries", retries);
   }
   if (!status.error_code().empty() || !status.error_message().empty()) {
     block.Add("Last error", ErrorText(status));

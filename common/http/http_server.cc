@@ -91,7 +91,9 @@ std::string ErrorBody(int status, std::string_view message) {
   out += ErrorCodeFor(status);
   out += "\",\"message\":";
   AppendJsonString(&out, message);
-  out += "}}";
+  // The seed's classification: only a busy server (503) is worth a retry.
+  out += status == 503 ? ",\"category\":\"internal\",\"retryable\":true}}"
+                       : ",\"category\":\"request\",\"retryable\":false}}";
   return out;
 }
 

@@ -56,15 +56,16 @@ void AppendExtra(const Struct& extra, const std::set<std::string_view>& taken,
 
 const std::set<std::string_view>& InspectorKeys() {
   static const auto* keys =
-      new std::set<std::string_view>{"id",        "name",
-                                     "transport", "command",
-                                     "args",      "env",
-                                     "cwd",       "url",
-                                     "headers",   "connectionMode",
-                                     "timeouts",  "oauth",
-                                     "createdAt", "updatedAt",
-                                     "extra",     "clientCapabilities",
-                                     "roots"};
+      new std::set<std::string_view>{"id",           "name",
+                                     "transport",    "command",
+                                     "args",         "env",
+                                     "cwd",          "url",
+                                     "headers",      "connectionMode",
+                                     "timeouts",     "oauth",
+                                     "createdAt",    "updatedAt",
+                                     "extra",        "clientCapabilities",
+                                     "roots",        "maxRetries",
+                                     "retryBackoff", "retryableErrors"};
   return *keys;
 }
 
@@ -99,6 +100,15 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
       timeouts["progressResetsTimeout"] = t.progress_resets_timeout();
     }
     if (!timeouts.empty()) out["timeouts"] = std::move(timeouts);
+  }
+  if (s.has_max_retries()) out["maxRetries"] = s.max_retries();
+  if (s.retry_backoff_size() > 0) {
+    Json backoff = Json::array();
+    for (uint32_t ms : s.retry_backoff()) backoff.push_back(ms);
+    out["retryBackoff"] = std::move(backoff);
+  }
+  if (s.retryable_errors_size() > 0) {
+    out["retryableErrors"] = StringListJson(s.retryable_errors());
   }
   if (s.has_oauth()) {
     const v1::OAuthConfig& o = s.oauth();

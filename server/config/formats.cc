@@ -415,6 +415,39 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
     } else if (key == "roots") {
       if (value.is_null()) continue;
       RETURN_IF_ERROR(ReadRoots(ctx, value, out->mutable_roots()));
+    } else if (key == "maxRetries") {
+      if (value.is_null()) continue;
+      uint32_t count = 0;
+      if (!value.is_number_unsigned() && !value.is_number_integer()) {
+        return ServerError(ctx, key,
+                           absl::StrCat("must be a whole number (got ",
+                                        Described(value), ")"));
+      }
+      if (value.get<double>() < 0 ||
+          value.get<double>() > std::numeric_limits<uint32_t>::max()) {
+        return ServerError(ctx, key, "is out of range");
+      }
+      count = value.get<uint32_t>();
+      out->set_max_retries(count);
+    } else if (key == "retryBackoff") {
+      if (value.is_null()) continue;
+      if (!value.is_array()) {
+        return ServerError(ctx, key,
+                           absl::StrCat("must be an array of milliseconds "
+                                        "(got ",
+                                        Described(value), ")"));
+      }
+      out->clear_retry_backoff();
+      for (size_t i = 0; i < value.size(); ++i) {
+        uint32_t ms = 0;
+        RETURN_IF_ERROR(
+            ReadMillis(ctx, value[i], absl::StrCat(key, "[", i, "]"), &ms));
+        out->add_retry_backoff(ms);
+      }
+    } else if (key == "retryableErrors") {
+      if (value.is_null()) continue;
+      RETURN_IF_ERROR(
+          ReadStringList(ctx, value, key, out->mutable_retryable_errors()));
     } else if (key == "createdAt") {
       if (value.is_null()) continue;
       RETURN_IF_ERROR(

@@ -271,6 +271,45 @@ absl::Status ValidateTimeouts(const v1::Timeouts& t) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateRetry(const v1::ServerConfig& config) {
+  if (config.has_max_retries() && config.max_retries() > kMaxRetries) {
+    return ConfigError("maxRetries", absl::StrCat(config.max_retries(),
+                                                  " is more than ", kMaxRetries,
+                                                  "; use a smaller value, or 0 "
+                                                  "for no retries"));
+  }
+  if (config.retry_backoff_size() > static_cast<int>(kMaxRetries)) {
+    return ConfigError("retryBackoff",
+                       absl::StrCat("has more than ", kMaxRetries,
+                                    " delays; the last one repeats anyway"));
+  }
+  for (int i = 0; i < config.retry_backoff_size(); ++i) {
+    if (config.retry_backoff(i) > kMaxTimeoutMs) {
+      return ConfigError(
+          absl::StrCat("retryBackoff[", i, "]"),
+          absl::StrCat(config.retry_backoff(i), " ms is more than 24 hours (",
+                       kMaxTimeoutMs, " ms)"));
+    }
+  }
+  for (int i = 0; i < config.retryable_errors_size(); ++i) {
+    const std::string& name = config.retryable_errors(i);
+    v1::ErrorCode code;
+    bool known = name == "ECONNREFUSED" || name == "ECONNRESET" ||
+                 name == "ETIMEDOUT" || name == "ENOTFOUND" ||
+                 (v1::ErrorCode_Parse(name, &code) &&
+                  code != v1::ERROR_CODE_UNSPECIFIED);
+    if (!known) {
+      return ConfigError(
+          absl::StrCat("retryableErrors[", i, "]"),
+          absl::StrCat(Quote(name),
+                       " is not ECONNREFUSED, ECONNRESET, ETIMEDOUT, "
+                       "ENOTFOUND or an inspector error code (such as "
+                       "RATE_LIMITED)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Roots are file:// URIs (the MCP specification allows no other scheme)
 // with an optional display name.
 absl::Status ValidateRoots(
@@ -666,6 +705,7 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
   if (config->has_timeouts())
     RETURN_IF_ERROR(ValidateTimeouts(config->timeouts()));
   if (config->has_oauth()) RETURN_IF_ERROR(ValidateOAuth(config->oauth()));
+  RETURN_IF_ERROR(ValidateRetry(*config));
   if (config->has_extra()) RETURN_IF_ERROR(ValidateExtra(config->extra()));
   RETURN_IF_ERROR(ValidateRoots(config->roots()));
   return absl::OkStatus();

@@ -46,6 +46,8 @@ inline constexpr size_t kMaxEntries = 1000;            // args, env, headers,
 inline constexpr size_t kMaxValueBytes = 64 * 1024;    // one arg/env/header
 inline constexpr size_t kMaxExtraBytes = 1024 * 1024;  // extra, serialized
 inline constexpr uint32_t kMaxTimeoutMs = 24u * 60 * 60 * 1000;  // 24 hours
+// The most retries (maxRetries) and backoff delays a server may have.
+inline constexpr uint32_t kMaxRetries = 100;
 
 // Normalizes `config` in place and checks it against the rules of the
 // mcp.json format (seed "Configuration File Format"):

@@ -15,10 +15,16 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/json_rpc.h"
 #include "server/logging.h"
 
 namespace inspector::engine {
 namespace {
+
+// The failures retried when a configuration names none (the seed's
+// defaultRetryableErrors).
+constexpr const char* kDefaultRetryableErrors[] = {"ECONNREFUSED", "ECONNRESET",
+                                                   "ETIMEDOUT", "ENOTFOUND"};
 
 absl::Duration MsOr(uint32_t ms, absl::Duration fallback) {
   return ms > 0 ? absl::Milliseconds(ms) : fallback;
@@ -67,6 +73,12 @@ bool SameRoots(const std::vector<v1::Root>& a,
 
 }  // namespace
 
+struct Engine::Deferred {
+  std::string raw;
+  CallLimits limits;
+  ResponseCallback done;
+};
+
 struct Engine::Connection {
   v1::ServerConfig config;
   SessionLimits limits;
@@ -83,13 +95,29 @@ struct Engine::Connection {
   std::string error_message ABSL_GUARDED_BY(mu);
   // Why no session could be made (the transport could not be created).
   absl::Status setup_error ABSL_GUARDED_BY(mu);
+  // Retry settings (the configuration's, or the defaults).
+  uint32_t max_retries = 0;
+  std::vector<absl::Duration> retry_backoff;
+  std::vector<std::string> retryable_errors;
+
   uint32_t retry_count ABSL_GUARDED_BY(mu) = 0;
+  // When the scheduled retry starts; InfinitePast when none is.
+  absl::Time next_retry_at ABSL_GUARDED_BY(mu) = absl::InfinitePast();
   bool lost ABSL_GUARDED_BY(mu) = false;  // was connected, then failed
   absl::Time last_activity ABSL_GUARDED_BY(mu);
   Clock::TimerId idle_timer ABSL_GUARDED_BY(mu) = 0;
   Clock::TimerId retry_timer ABSL_GUARDED_BY(mu) = 0;
   std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>>
       connect_waiters ABSL_GUARDED_BY(mu);
+  // Callers' messages that wait for the connection (while connecting and
+  // between retries): sent once CONNECTED, failed when the engine gives up.
+  std::vector<Deferred> deferred ABSL_GUARDED_BY(mu);
+  // After a RATE_LIMITED answer with a Retry-After: no request goes out
+  // before this time; those made meanwhile wait in rate_waiting for
+  // rate_timer.
+  absl::Time rate_limited_until ABSL_GUARDED_BY(mu) = absl::InfinitePast();
+  std::vector<Deferred> rate_waiting ABSL_GUARDED_BY(mu);
+  Clock::TimerId rate_timer ABSL_GUARDED_BY(mu) = 0;
   // Answered to roots/list; changed by SetRoots without a reconnect.
   std::vector<v1::Root> roots ABSL_GUARDED_BY(mu);
 };
@@ -162,6 +190,24 @@ absl::StatusOr<std::shared_ptr<Engine::Connection>> Engine::Find(
   connection->idle = MsOr(t.idle(), options_.idle_timeout);
   connection->features = FeaturesOf(config);
   connection->client_request_timeout = absl::Milliseconds(t.client_request());
+  connection->max_retries =
+      config.has_max_retries()
+          ? config.max_retries()
+          : static_cast<uint32_t>(options_.retry_backoff.size());
+  if (config.retry_backoff_size() > 0) {
+    for (uint32_t ms : config.retry_backoff()) {
+      connection->retry_backoff.push_back(absl::Milliseconds(ms));
+    }
+  } else {
+    connection->retry_backoff = options_.retry_backoff;
+  }
+  if (config.retryable_errors_size() > 0) {
+    connection->retryable_errors.assign(config.retryable_errors().begin(),
+                                        config.retryable_errors().end());
+  } else {
+    connection->retryable_errors.assign(std::begin(kDefaultRetryableErrors),
+                                        std::end(kDefaultRetryableErrors));
+  }
   {
     absl::MutexLock lock(&connection->mu);
     connection->roots.assign(config.roots().begin(), config.roots().end());
@@ -175,16 +221,26 @@ absl::StatusOr<std::shared_ptr<Engine::Connection>> Engine::Find(
 }
 
 std::shared_ptr<UpstreamSession> Engine::SessionFor(
-    const std::shared_ptr<Connection>& connection) {
+    const std::shared_ptr<Connection>& connection, bool retry) {
   std::shared_ptr<UpstreamSession> session;
   {
     absl::MutexLock lock(&connection->mu);
+    if (retry) {
+      connection->retry_timer = 0;
+      connection->next_retry_at = absl::InfinitePast();
+    }
     // ended() closes the window between a crash failing its callers and
     // the ERROR state change: a retry right after must start a new session.
+    // A session made and not started yet (DISCONNECTED) is about to be.
     if (connection->session != nullptr && !connection->session->ended() &&
-        Live(connection->session->state())) {
+        connection->session->state() != v1::DISCONNECTING) {
       connection->last_activity = clock_->Now();
       return connection->session;
+    }
+    if (!retry) {
+      // A new round of attempts (first use, or use after giving up).
+      connection->retry_count = 0;
+      connection->lost = false;
     }
     auto transport = options_.transport_factory(connection->config);
     SessionIdentity identity;
@@ -243,6 +299,7 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
         CountersFor(connection->config.id()));
     *holder = session;
     connection->session = session;
+    connection->state = v1::CONNECTING;
     connection->last_activity = clock_->Now();
   }
   // Outside the lock: Connect() reports CONNECTING synchronously.
@@ -257,16 +314,87 @@ void Engine::Forward(const std::string& server, std::string raw,
     done(connection.status());
     return;
   }
-  auto session = SessionFor(*connection);
+  // A 429 with Retry-After holds back what follows it.
+  std::weak_ptr<Connection> weak = *connection;
+  done = [this, weak,
+          done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
+    if (!answer.ok() && ErrorReason(answer.status()) == "RATE_LIMITED") {
+      const auto details = GetErrorDetails(answer.status());
+      auto it = details.find("retryAfter");
+      int64_t seconds = 0;
+      auto held = weak.lock();
+      if (held != nullptr && it != details.end() &&
+          absl::SimpleAtoi(it->second, &seconds) && seconds > 0) {
+        absl::MutexLock lock(&held->mu);
+        held->rate_limited_until = std::max(
+            held->rate_limited_until, clock_->Now() + absl::Seconds(seconds));
+      }
+    }
+    done(std::move(answer));
+  };
+  ForwardHeld(*connection, {std::move(raw), limits, std::move(done)});
+}
+
+void Engine::ForwardHeld(const std::shared_ptr<Connection>& connection,
+                         Deferred message) {
+  Connection& c = *connection;
+  std::string raw = std::move(message.raw);
+  CallLimits limits = message.limits;
+  ResponseCallback done = std::move(message.done);
+  {
+    absl::MutexLock lock(&c.mu);
+    if (clock_->Now() < c.rate_limited_until) {
+      // The server asked for a pause (429 Retry-After): wait it out.
+      c.rate_waiting.push_back({std::move(raw), limits, std::move(done)});
+      GiveEntry(c.rate_waiting.back());
+      if (c.rate_timer == 0) {
+        std::weak_ptr<Connection> weak = connection;
+        c.rate_timer = clock_->Schedule(c.rate_limited_until, [this, weak] {
+          auto held = weak.lock();
+          if (held == nullptr) return;
+          std::vector<Deferred> waiting;
+          {
+            absl::MutexLock lock(&held->mu);
+            held->rate_timer = 0;
+            waiting.swap(held->rate_waiting);
+          }
+          for (Deferred& d : waiting) ForwardHeld(held, std::move(d));
+        });
+      }
+      return;
+    }
+    if (c.next_retry_at != absl::InfinitePast()) {
+      // Between two attempts: the message waits for the next one.
+      c.deferred.push_back({std::move(raw), limits, std::move(done)});
+      GiveEntry(c.deferred.back());
+      return;
+    }
+  }
+  auto session = SessionFor(connection);
   if (session == nullptr) {
     absl::Status error;
     {
-      absl::MutexLock lock(&(*connection)->mu);
-      error = (*connection)->setup_error;
+      absl::MutexLock lock(&c.mu);
+      error = c.setup_error;
     }
     done(error);
     return;
   }
+  {
+    absl::MutexLock lock(&c.mu);
+    if (c.next_retry_at != absl::InfinitePast() ||
+        (c.session == session && c.state == v1::CONNECTING)) {
+      // It goes out once connected, whatever retries that takes.
+      c.deferred.push_back({std::move(raw), limits, std::move(done)});
+      GiveEntry(c.deferred.back());
+      return;
+    }
+  }
+  SendTo(session, std::move(raw), limits, std::move(done));
+}
+
+void Engine::SendTo(const std::shared_ptr<UpstreamSession>& session,
+                    std::string raw, CallLimits limits, ResponseCallback done) {
   // The answer leaves once its rows are recorded (see Pipeline).
   if (!pipeline_->AnswersWaitForCommit()) {
     session->Send(std::move(raw), limits, std::move(done));
@@ -371,6 +499,13 @@ void Engine::Connect(
     return;
   }
   std::shared_ptr<Connection> c = *connection;
+  {
+    absl::MutexLock lock(&c->mu);
+    if (c->next_retry_at != absl::InfinitePast()) {
+      c->connect_waiters.push_back(std::move(done));
+      return;
+    }
+  }
   auto session = SessionFor(c);
   if (session == nullptr) {
     done(StatusOf(*c));
@@ -378,7 +513,8 @@ void Engine::Connect(
   }
   {
     absl::MutexLock lock(&c->mu);
-    if (c->session == session && c->state == v1::CONNECTING) {
+    if (c->next_retry_at != absl::InfinitePast() ||
+        (c->session == session && c->state == v1::CONNECTING)) {
       c->connect_waiters.push_back(std::move(done));
       return;
     }
@@ -390,14 +526,24 @@ absl::StatusOr<v1::ServerStatus> Engine::Disconnect(const std::string& server) {
   ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Find(server));
   std::shared_ptr<UpstreamSession> session;
   Clock::TimerId retry_timer;
+  bool waiting;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
     retry_timer = c->retry_timer;
+    waiting = c->next_retry_at != absl::InfinitePast();
     c->retry_timer = 0;
+    c->next_retry_at = absl::InfinitePast();
     c->lost = false;
   }
   clock_->Cancel(retry_timer);
+  if (waiting) {
+    // What waited for the next attempt will not get one.
+    FailWaiting(c, Error(v1::CANCELLED,
+                         absl::StrCat("the connection to ", c->config.name(),
+                                      " was closed while waiting to retry"),
+                         {{"serverId", c->config.id()}}));
+  }
   if (session != nullptr && session->ended()) {
     // It failed (ERROR) and still holds its transport: a dead process's
     // pipes, unreaped, until the next use replaces it. Letting it go closes
@@ -450,6 +596,18 @@ absl::StatusOr<v1::CancelRequestResponse> Engine::CancelRequest(
                  {{"field", "requestId"}});
   }
   v1::CancelRequestResponse response;
+  Deferred waiting;
+  if (TakeWaiting(*c, entry, request_id_json, &waiting)) {
+    absl::Status why = Error(
+        v1::CANCELLED,
+        absl::StrCat("the request was cancelled before it was sent: ", reason),
+        {{"serverId", c->config.id()}});
+    CountersFor(c->config.id())->Ended(why);
+    waiting.done(why);
+    response.set_cancelled(true);
+    response.set_state(v1::REQUEST_STATE_PENDING);
+    return response;
+  }
   std::vector<std::shared_ptr<UpstreamSession>> sessions;
   if (entry != 0) {
     sessions = SessionsOf(*c);
@@ -476,6 +634,7 @@ absl::StatusOr<v1::ListInflightResponse> Engine::ListInflight(
   std::vector<v1::QueueEntry> entries;
   const absl::Time now = clock_->Now();
   for (const auto& session : SessionsOf(*c)) session->ListQueue(now, &entries);
+  ListWaiting(*c, now, &entries);
   std::sort(entries.begin(), entries.end(),
             [](const v1::QueueEntry& a, const v1::QueueEntry& b) {
               if (a.created_at() != b.created_at()) {
@@ -521,13 +680,83 @@ v1::QueueStatus Engine::QueueOf(Connection& c) {
   v1::QueueStatus queue;
   CountersFor(c.config.id())->Fill(&queue);
   for (const auto& session : SessionsOf(c)) session->CountQueue(&queue);
+  uint32_t waiting = 0;
+  {
+    absl::MutexLock lock(&c.mu);
+    for (const Deferred& d : c.deferred) waiting += d.limits.entry != 0;
+    for (const Deferred& d : c.rate_waiting) waiting += d.limits.entry != 0;
+  }
+  queue.set_pending(queue.pending() + waiting);
   return queue;
+}
+
+void Engine::GiveEntry(Deferred& d) {
+  if (d.limits.entry != 0) return;
+  auto info = InspectMessage(d.raw);
+  if (!info.ok() || info->kind != MessageKind::kRequest) return;
+  d.limits.entry = NextQueueEntryId();
+  d.limits.created = clock_->Now();
+}
+
+void Engine::ListWaiting(Connection& c, absl::Time now,
+                         std::vector<v1::QueueEntry>* out) {
+  absl::MutexLock lock(&c.mu);
+  // They go to the daemon's own session of the server: the one connecting,
+  // or the next.
+  std::string session_id;
+  std::string session_kind = "daemon";
+  if (c.session != nullptr) {
+    session_id = c.session->identity().session_id;
+    session_kind = c.session->identity().kind;
+  }
+  for (const auto* list : {&c.deferred, &c.rate_waiting}) {
+    for (const Deferred& d : *list) {
+      if (d.limits.entry == 0) continue;
+      auto info = InspectMessage(d.raw);
+      if (!info.ok()) continue;
+      v1::QueueEntry& e = *out->emplace(out->end());
+      e.set_id(absl::StrCat(d.limits.entry));
+      e.set_request_id(info->id);
+      e.set_method(info->method);
+      e.set_target(info->target);
+      e.set_created_at(
+          absl::ToDoubleMilliseconds(d.limits.created - absl::UnixEpoch()));
+      e.set_age_ms(std::max(
+          0.0, absl::ToDoubleMilliseconds(now - d.limits.created)));
+      e.set_caller(d.limits.caller);
+      e.set_progress_token(info->progress_token);
+      e.set_session_id(session_id);
+      e.set_session_kind(session_kind);
+      e.set_state(v1::REQUEST_STATE_PENDING);
+    }
+  }
+}
+
+bool Engine::TakeWaiting(Connection& c, uint64_t entry,
+                         const std::string& request_id_json, Deferred* out) {
+  absl::MutexLock lock(&c.mu);
+  for (auto* list : {&c.deferred, &c.rate_waiting}) {
+    for (auto it = list->begin(); it != list->end(); ++it) {
+      if (it->limits.entry == 0) continue;
+      bool match = it->limits.entry == entry;
+      if (entry == 0) {
+        auto info = InspectMessage(it->raw);
+        match = info.ok() && info->id == request_id_json;
+      }
+      if (!match) continue;
+      *out = std::move(*it);
+      list->erase(it);
+      return true;
+    }
+  }
+  return false;
 }
 
 v1::ServerStatus Engine::StatusOf(Connection& c) {
   v1::ServerStatus status;
   status.set_server_id(c.config.id());
   status.set_server_name(c.config.name());
+  status.set_max_retries(c.max_retries);
   std::shared_ptr<UpstreamSession> session;
   {
     absl::MutexLock lock(&c.mu);
@@ -535,6 +764,12 @@ v1::ServerStatus Engine::StatusOf(Connection& c) {
     status.set_error_code(c.error_code);
     status.set_error_message(c.error_message);
     status.set_retry_count(c.retry_count);
+    if (c.next_retry_at != absl::InfinitePast()) {
+      const int64_t ms = absl::ToUnixMillis(c.next_retry_at);
+      status.mutable_next_retry_at()->set_seconds(ms / 1000);
+      status.mutable_next_retry_at()->set_nanos(
+          static_cast<int32_t>((ms % 1000) * 1000000));
+    }
     session = c.session;
   }
   if (session != nullptr && Live(session->state())) {
@@ -550,8 +785,11 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
                      v1::ConnectionState from, v1::ConnectionState to,
                      const absl::Status& why) {
   std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>> waiters;
+  std::vector<Deferred> deferred;
   bool reconnect = false;
   bool give_up = false;
+  uint32_t retries = 0;
+  absl::Duration retry_delay;
   {
     absl::MutexLock lock(&c->mu);
     if (c->session != session) return;  // an old session's last words
@@ -565,16 +803,33 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
       c->error_code = ErrorReason(why);
       c->error_message = std::string(why.message());
       if (from == v1::CONNECTED) c->lost = true;
-      if (c->lost && IsHttp(c->config)) {
-        if (c->retry_count < options_.retry_backoff.size()) {
+      // A stdio server lost after connecting restarts on its next use
+      // (the seed's process rule); anything else that failed for a
+      // retryable reason is tried again.
+      const bool may_retry = !c->lost || IsHttp(c->config);
+      if (may_retry &&
+          IsRetryable(why, from == v1::CONNECTED, c->retryable_errors)) {
+        if (c->retry_count < c->max_retries) {
           reconnect = true;
+          // Scheduled now, under the lock, so that no caller starts an
+          // attempt of its own meanwhile.
+          ++c->retry_count;
+          retry_delay = RetryDelay(*c, why);
+          c->next_retry_at = clock_->Now() + retry_delay;
         } else {
           give_up = true;
         }
       }
     }
-    if (to != v1::CONNECTING) waiters.swap(c->connect_waiters);
+    retries = c->retry_count;
+    if (!reconnect && to != v1::CONNECTING) {
+      waiters.swap(c->connect_waiters);
+      deferred.swap(c->deferred);
+    }
   }
+  // Scheduled before the ERROR is announced: whoever sees it sees the
+  // retry too.
+  if (reconnect) Reconnect(c);
   v1::StateChange change;
   change.set_server_id(c->config.id());
   change.set_server_name(c->config.name());
@@ -602,44 +857,120 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
                       : absl::StatusOr<v1::ServerStatus>(why));
     }
   }
-  if (to == v1::CONNECTED) ScheduleIdleCheck(c);
-  if (reconnect) Reconnect(c);
-  if (give_up) {
-    {
-      absl::MutexLock lock(&c->mu);
-      c->state = v1::DISCONNECTED;
-      c->lost = false;
+  if (!deferred.empty()) {
+    if (to == v1::CONNECTED) {
+      for (Deferred& d : deferred) {
+        SendTo(session, std::move(d.raw), d.limits, std::move(d.done));
+      }
+    } else {
+      absl::Status failure =
+          !why.ok() ? why
+                    : Error(v1::CANCELLED,
+                            absl::StrCat("the connection to ", c->config.name(),
+                                         " was closed"),
+                            {{"serverId", c->config.id()}});
+      for (Deferred& d : deferred) {
+        if (d.limits.entry != 0) CountersFor(c->config.id())->Ended(failure);
+        d.done(failure);
+      }
     }
-    v1::StateChange gave_up = change;
-    gave_up.set_from(v1::ERROR);
-    gave_up.set_to(v1::DISCONNECTED);
-    pipeline_->PublishState(gave_up);
+  }
+  if (to == v1::CONNECTED) ScheduleIdleCheck(c);
+  if (reconnect) {
+    pipeline_->Log(
+        "info", "daemon", c->config.id(), "",
+        absl::StrCat(c->config.name(), ": retry ", retries, " of ",
+                     c->max_retries, " in ", absl::FormatDuration(retry_delay),
+                     " (", why.message(), ")"));
+  }
+  if (give_up && retries > 0) {
     pipeline_->Log("warn", "daemon", c->config.id(), "",
-                   absl::StrCat(c->config.name(), ": giving up after ",
-                                options_.retry_backoff.size(),
-                                " reconnect attempts"));
+                   absl::StrCat(c->config.name(), ": giving up after ", retries,
+                                retries == 1 ? " retry" : " retries", ": ",
+                                why.message()));
   }
 }
 
+bool Engine::IsRetryable(const absl::Status& why, bool lost,
+                         const std::vector<std::string>& retryable) {
+  const std::string reason = ErrorReason(why);
+  // The failure's name in the seed's terms (Node's error codes).
+  std::string cause;
+  const std::map<std::string, std::string> details = GetErrorDetails(why);
+  auto curl = details.find("curlCode");
+  if (reason == "CONNECTION_REFUSED") {
+    cause = "ECONNREFUSED";
+  } else if (reason == "CONNECTION_TIMEOUT") {
+    cause = "ETIMEDOUT";
+  } else if (curl != details.end() && curl->second == "6") {
+    cause = "ENOTFOUND";  // CURLE_COULDNT_RESOLVE_HOST
+  } else if (lost || (curl != details.end() &&
+                      (curl->second == "52" || curl->second == "55" ||
+                       curl->second == "56"))) {
+    cause = "ECONNRESET";  // lost, or nothing / a broken send or receive
+  }
+  for (const std::string& name : retryable) {
+    if (name == reason || (!cause.empty() && name == cause)) return true;
+  }
+  return false;
+}
+
+absl::Duration Engine::RetryDelay(const Connection& c,
+                                  const absl::Status& why) {
+  absl::Duration delay = absl::ZeroDuration();
+  if (!c.retry_backoff.empty() && c.retry_count > 0) {
+    delay = c.retry_backoff[std::min<size_t>(c.retry_count - 1,
+                                             c.retry_backoff.size() - 1)];
+  }
+  // A server that said how long to wait (429 Retry-After) is not asked
+  // again sooner.
+  const std::map<std::string, std::string> details = GetErrorDetails(why);
+  auto retry_after = details.find("retryAfter");
+  int64_t seconds = 0;
+  if (retry_after != details.end() &&
+      absl::SimpleAtoi(retry_after->second, &seconds)) {
+    delay = std::max(delay, absl::Seconds(seconds));
+  }
+  return delay;
+}
+
 void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
-  absl::Duration delay;
+  absl::Time due;
   {
     absl::MutexLock lock(&c->mu);
-    delay = options_.retry_backoff[c->retry_count];
-    ++c->retry_count;
+    due = c->next_retry_at;
   }
   std::weak_ptr<Connection> weak = c;
-  Clock::TimerId id = clock_->After(delay, [this, weak] {
+  Clock::TimerId id = clock_->Schedule(due, [this, weak] {
     auto c = weak.lock();
     if (!c) return;
     {
       absl::MutexLock lock(&mu_);
       if (shut_down_) return;
     }
-    SessionFor(c);
+    SessionFor(c, /*retry=*/true);
   });
   absl::MutexLock lock(&c->mu);
-  c->retry_timer = id;
+  // Unless it has run already (or was called off by Disconnect).
+  if (c->next_retry_at == due) c->retry_timer = id;
+}
+
+void Engine::FailWaiting(const std::shared_ptr<Connection>& c,
+                         const absl::Status& why) {
+  std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>> waiters;
+  std::vector<Deferred> deferred;
+  {
+    absl::MutexLock lock(&c->mu);
+    waiters.swap(c->connect_waiters);
+    deferred.swap(c->deferred);
+    for (Deferred& d : c->rate_waiting) deferred.push_back(std::move(d));
+    c->rate_waiting.clear();
+  }
+  for (auto& waiter : waiters) waiter(why);
+  for (Deferred& d : deferred) {
+    if (d.limits.entry != 0) CountersFor(c->config.id())->Ended(why);
+    d.done(why);
+  }
 }
 
 void Engine::ScheduleIdleCheck(const std::shared_ptr<Connection>& c) {
@@ -852,16 +1183,22 @@ void Engine::OnConfigChanged(const std::string& server_id,
   }
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;
-  Clock::TimerId retry_timer, idle_timer;
+  Clock::TimerId retry_timer, idle_timer, rate_timer;
   {
     absl::MutexLock lock(&c->mu);
     session = c->session;
     retry_timer = c->retry_timer;
     idle_timer = c->idle_timer;
+    rate_timer = c->rate_timer;
   }
   clock_->Cancel(retry_timer);
   clock_->Cancel(idle_timer);
+  clock_->Cancel(rate_timer);
   if (session != nullptr) session->Close();
+  FailWaiting(c, Error(v1::CANCELLED,
+                       absl::StrCat("the configuration of ", c->config.name(),
+                                    " was ", change),
+                       {{"serverId", server_id}}));
 }
 
 void Engine::Shutdown() {
@@ -875,16 +1212,19 @@ void Engine::Shutdown() {
   CloseRelays("");
   for (auto& [id, c] : connections) {
     std::shared_ptr<UpstreamSession> session;
-    Clock::TimerId retry_timer, idle_timer;
+    Clock::TimerId retry_timer, idle_timer, rate_timer;
     {
       absl::MutexLock lock(&c->mu);
       session = c->session;
       retry_timer = c->retry_timer;
       idle_timer = c->idle_timer;
+      rate_timer = c->rate_timer;
     }
     clock_->Cancel(retry_timer);
     clock_->Cancel(idle_timer);
+    clock_->Cancel(rate_timer);
     if (session != nullptr) session->Close();
+    FailWaiting(c, Error(v1::CANCELLED, "inspectord is shutting down"));
   }
 }
 

@@ -3,14 +3,19 @@
 //
 // A server is connected on first use (or by Connect()), stopped after its
 // idle timeout (stdio processes are killed; default 5 min), and
-// reconnected on the next use after a crash (stdio) or, for HTTP
-// transports, automatically with backoff (1 s, 2 s, 4 s; 3 tries) after
-// the connection is lost. State changes follow inspector-v2-logic-spec.md
-// and are published as StateChange events. The engine keeps the servers'
-// configurations (a ConfigManager over the servers table) and follows every
-// change made through it: changing or deleting a server's configuration
-// ends its session, except a change of its roots alone, which is announced
-// to the live session with notifications/roots/list_changed.
+// reconnected on the next use after a crash (stdio). A connection attempt
+// that fails for a retryable reason (the server's retryableErrors; by
+// default refused, timed out, reset or an unknown host), on first use as
+// after an HTTP connection is lost, is tried again after the server's
+// retryBackoff (1 s, 2 s, 4 s) up to maxRetries (3) times, in ERROR with
+// retry_count and next_retry_at meanwhile; then it stays in ERROR with the
+// last reason. Callers' messages and Connect() wait across the retries. State
+// changes follow inspector-v2-logic-spec.md and are published as StateChange
+// events. The engine keeps the servers' configurations (a ConfigManager over
+// the servers table) and follows every change made through it: changing or
+// deleting a server's configuration ends its session, except a change of its
+// roots alone, which is announced to the live session with
+// notifications/roots/list_changed.
 //
 // The engine is each server's MCP client. initialize declares the client
 // capabilities the configuration allows (clientCapabilities; all by
@@ -33,6 +38,7 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -67,8 +73,8 @@ struct EngineOptions {
   // Defaults for servers whose config does not set timeouts.
   SessionLimits limits;
   absl::Duration idle_timeout = absl::Minutes(5);
-  // Reconnect delays after an HTTP connection is lost; its size is the
-  // number of tries.
+  // Retry delays of servers whose configuration sets no retryBackoff; its
+  // size is the default maxRetries.
   std::vector<absl::Duration> retry_backoff = {
       absl::Seconds(1), absl::Seconds(2), absl::Seconds(4)};
   TransportFactory transport_factory = MakeTransport;
@@ -184,6 +190,19 @@ class Engine {
 
  private:
   struct Connection;
+  struct Deferred;
+
+  // A request that waits in the engine (for a connection attempt, or a
+  // rate limit) is in the server's queue like one a session holds: it gets
+  // its entry now and keeps it when a session takes it.
+  void GiveEntry(Deferred& d);
+  // The queue entries of what waits in the engine for `c`.
+  void ListWaiting(Connection& c, absl::Time now,
+                   std::vector<v1::QueueEntry>* out);
+  // Takes the waiting request `entry` (or, with entry 0, the caller's
+  // `request_id_json`) out of the engine's waiting lists, if there.
+  bool TakeWaiting(Connection& c, uint64_t entry,
+                   const std::string& request_id_json, Deferred* out);
 
   // configs_' options: its changes come to OnConfigChanged.
   static config::ConfigManagerOptions ConfigOptions(Engine* engine);
@@ -191,8 +210,24 @@ class Engine {
   void OnConfigChanged(const std::string& server_id, const std::string& change);
   absl::StatusOr<std::shared_ptr<Connection>> Find(const std::string& server);
   // The connection's live session, starting one if there is none.
+  // `retry`: made by a scheduled retry (continues its round of attempts).
   std::shared_ptr<UpstreamSession> SessionFor(
-      const std::shared_ptr<Connection>& connection);
+      const std::shared_ptr<Connection>& connection, bool retry = false);
+  // Forward() once no Retry-After holds the message back: waits for the
+  // connection (connecting, retrying) or sends it.
+  void ForwardHeld(const std::shared_ptr<Connection>& connection,
+                   Deferred message);
+  // Sends a caller's message on `session`; the answer leaves once recorded.
+  void SendTo(const std::shared_ptr<UpstreamSession>& session, std::string raw,
+              CallLimits limits, ResponseCallback done);
+  // Whether the failure `why` is one of `retryable` (its reason code, or
+  // its seed name: ECONNREFUSED, ETIMEDOUT, ENOTFOUND, ECONNRESET, the last
+  // one for any loss of a connected session, `lost`).
+  static bool IsRetryable(const absl::Status& why, bool lost,
+                          const std::vector<std::string>& retryable);
+  // Fails the connection's Connect() waiters and deferred messages.
+  void FailWaiting(const std::shared_ptr<Connection>& connection,
+                   const absl::Status& why);
   void OnState(const std::shared_ptr<Connection>& connection,
                const std::shared_ptr<UpstreamSession>& session,
                v1::ConnectionState from, v1::ConnectionState to,
@@ -206,6 +241,12 @@ class Engine {
   void OnServerRequest(const std::shared_ptr<Connection>& connection,
                        const std::shared_ptr<UpstreamSession>& session,
                        ServerRequest request);
+  // The wait before retry number connection.retry_count: its backoff, at
+  // least the Retry-After of a RATE_LIMITED `why`.
+  static absl::Duration RetryDelay(const Connection& connection,
+                                   const absl::Status& why)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // Starts the attempt scheduled for connection.next_retry_at when due.
   void Reconnect(const std::shared_ptr<Connection>& connection);
   // Closes the relay sessions of one server (id), or all (empty).
   void CloseRelays(const std::string& server_id);

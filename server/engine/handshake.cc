@@ -3,8 +3,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
+#include "common/untrusted_input.h"
 #include "common/version.h"
 
 namespace inspector::engine {
@@ -60,15 +62,27 @@ absl::StatusOr<InitializeOutcome> ParseInitializeResponse(
     auto v = result->find("protocolVersion");
     if (v != result->end() && v->is_string()) version = v->get<std::string>();
   }
+  if (version.empty()) {
+    return Error(v1::INVALID_RESPONSE,
+                 result == nullptr
+                     ? std::string("the answer to initialize is not a "
+                                   "JSON-RPC result")
+                     : std::string("the initialize result has no "
+                                   "protocolVersion"),
+                 {{"serverId", server_id},
+                  {"serverName", server_name},
+                  {"body", InputPrefix(response, 200)}});
+  }
   if (!IsSupportedVersion(version)) {
     return Error(
-        v1::PROTOCOL_ERROR,
-        version.empty()
-            ? std::string("the initialize response has no protocolVersion")
-            : absl::StrCat("the server wants protocol version ", version,
-                           ", which the inspector does not speak (it speaks "
-                           "2024-11-05 to 2025-11-25)"),
-        {{"serverId", server_id}, {"serverName", server_name}});
+        v1::PROTOCOL_VERSION_MISMATCH,
+        absl::StrCat("the server wants protocol version ", QuoteInput(version),
+                     ", which the inspector does not speak (it speaks "
+                     "2024-11-05 to 2025-11-25)"),
+        {{"serverId", server_id},
+         {"serverName", server_name},
+         {"protocolVersion", InputPrefix(version, 64)},
+         {"supportedVersions", absl::StrJoin(kProtocolVersions, ", ")}});
   }
   InitializeOutcome outcome;
   outcome.protocol_version = version;

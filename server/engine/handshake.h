@@ -44,8 +44,10 @@ struct InitializeOutcome {
 };
 
 // Checks the server's answer to initialize (the response's JSON text).
-// PROTOCOL_ERROR, with serverId and serverName details, if it is an error,
-// has no result, or asks for a version the inspector does not speak.
+// With serverId and serverName details: PROTOCOL_ERROR if it is an error
+// answer, INVALID_RESPONSE if it is no result with a protocolVersion (not
+// JSON, not a result), PROTOCOL_VERSION_MISMATCH if it names a version the
+// inspector does not speak.
 absl::StatusOr<InitializeOutcome> ParseInitializeResponse(
     const std::string& response, const std::string& server_id,
     const std::string& server_name);

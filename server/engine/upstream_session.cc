@@ -12,6 +12,11 @@
 #include "nlohmann/json.hpp"
 
 namespace inspector::engine {
+
+uint64_t NextQueueEntryId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 namespace {
 
 using nlohmann::json;
@@ -44,11 +49,6 @@ absl::Duration Or(absl::Duration value, absl::Duration fallback) {
 
 double Millis(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
-// Queue entry ids: unique among the daemon's requests while it runs.
-uint64_t NextEntryId() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
 
 double UnixMillis(absl::Time t) {
   return absl::ToDoubleMilliseconds(t - absl::UnixEpoch());
@@ -330,8 +330,10 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
   message.limits = std::move(limits);
   message.done = std::move(done);
   if (message.info.kind == MessageKind::kRequest) {
-    message.entry = NextEntryId();
-    message.created = clock_->Now();
+    message.entry =
+        message.limits.entry != 0 ? message.limits.entry : NextQueueEntryId();
+    message.created =
+        message.limits.entry != 0 ? message.limits.created : clock_->Now();
   }
   Dispatch(std::move(message));
 }

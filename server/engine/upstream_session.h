@@ -91,7 +91,15 @@ struct CallLimits {
   // Who sends the call, shown in queue listings (v1::QueueEntry.caller);
   // "" if unknown.
   std::string caller;
+  // The queue entry the request already has (it waited in the engine for
+  // a connection attempt) and when it was made; 0: the session gives it
+  // one.
+  uint64_t entry = 0;
+  absl::Time created;
 };
+
+// Queue entry ids: unique among the daemon's requests while it runs.
+uint64_t NextQueueEntryId();
 
 // A request the server sent its client, for the owner to answer.
 struct ServerRequest {

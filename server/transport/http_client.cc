@@ -1,5 +1,4 @@
 #include "server/transport/http_client.h"
-#include "common/thread_name.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,9 +9,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/errors.h"
 #include "common/http/tokens.h"
 #include "common/strings.h"
+#include "common/thread_name.h"
 #include "server/transport/curl_api.h"
 
 namespace inspector::transport::http_internal {
@@ -491,6 +493,26 @@ absl::Status TransferError(int curl_code, std::string_view curl_message,
   }
 }
 
+std::optional<int64_t> RetryAfterSeconds(std::string_view raw, absl::Time now) {
+  absl::string_view value = absl::StripAsciiWhitespace(AbslView(raw));
+  int64_t seconds = 0;
+  if (!value.empty() &&
+      absl::ascii_isdigit(static_cast<unsigned char>(value[0]))) {
+    if (!absl::SimpleAtoi(value, &seconds) || seconds < 0) return std::nullopt;
+  } else {
+    // An HTTP-date (IMF-fixdate): the wait is until then.
+    absl::Time when;
+    std::string error;
+    if (!absl::ParseTime("%a, %d %b %Y %H:%M:%S GMT", std::string(value), &when,
+                         &error)) {
+      return std::nullopt;
+    }
+    seconds = std::max<int64_t>(
+        0, absl::ToInt64Seconds(absl::Ceil(when - now, absl::Seconds(1))));
+  }
+  return std::min(seconds, kMaxRetryAfterSeconds);
+}
+
 absl::Status HttpStatusError(std::string_view what,
                              const HttpResponseHead& head,
                              std::string_view body) {
@@ -510,8 +532,27 @@ absl::Status HttpStatusError(std::string_view what,
   if (head.status >= 300 && head.status < 400) {
     absl::StrAppend(&message, " (redirects are not followed)");
   }
+  v1::ErrorCode code = v1::TRANSPORT_ERROR;
+  if (head.status == 401) {
+    code = v1::AUTHENTICATION_FAILED;
+    absl::StrAppend(&message,
+                    " (authentication failed: check the server's "
+                    "headers or OAuth settings)");
+  } else if (head.status == 429) {
+    code = v1::RATE_LIMITED;
+    std::optional<int64_t> wait;
+    if (const std::string* retry_after = head.Find("retry-after")) {
+      wait = RetryAfterSeconds(*retry_after, absl::Now());
+    }
+    if (wait.has_value()) {
+      details.emplace_back("retryAfter", absl::StrCat(*wait));
+      absl::StrAppend(&message, " (rate limited: retry after ", *wait, " s)");
+    } else {
+      absl::StrAppend(&message, " (rate limited)");
+    }
+  }
   if (!snippet.empty()) absl::StrAppend(&message, ": ", snippet);
-  return Error(v1::TRANSPORT_ERROR, message, std::move(details));
+  return Error(code, message, std::move(details));
 }
 
 std::string UrlOrigin::ToString() const {

@@ -153,12 +153,21 @@ class CurlLoop {
 absl::Status TransferError(int curl_code, std::string_view curl_message,
                            std::string_view origin);
 
-// TRANSPORT_ERROR for an HTTP error status: "<what> answered HTTP <status>:
+// The error for an HTTP error status: "<what> answered HTTP <status>:
 // <snippet>", details "httpStatus", "body" (a snippet) and, when present,
-// "wwwAuthenticate" and "location".
+// "wwwAuthenticate" and "location". 401 is AUTHENTICATION_FAILED, 429
+// RATE_LIMITED (details "retryAfter": the seconds its Retry-After header
+// asks to wait, when it has a valid one), anything else TRANSPORT_ERROR.
 absl::Status HttpStatusError(std::string_view what,
                              const HttpResponseHead& head,
                              std::string_view body);
+
+// The seconds a Retry-After value (delta-seconds or an HTTP-date, read
+// against `now`) asks to wait, at most kMaxRetryAfterSeconds; nullopt if
+// it is neither.
+inline constexpr int64_t kMaxRetryAfterSeconds = 3600;
+std::optional<int64_t> RetryAfterSeconds(std::string_view value,
+                                         absl::Time now);
 
 // Bytes of an error body kept for HttpStatusError.
 inline constexpr size_t kErrorBodySnippetBytes = 512;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/untrusted_input.h"
 
 namespace inspector::transport {
 namespace {
@@ -332,7 +333,21 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
     return;
   }
   std::string body = std::move(ex->body);
+  std::string message = std::move(ex->message);
   exchanges_.erase(it);
+  if (ContainsRequest(message) && !LooksLikeResponse(body)) {
+    // The answer owed is not there: what came is still recorded as the
+    // server's, and the request fails now instead of timing out.
+    std::string snippet = InputPrefix(body, 200);
+    if (!body.empty()) Deliver(std::move(body));
+    SendFailed(message,
+               Error(v1::INVALID_RESPONSE,
+                     absl::StrCat("the server's JSON answer to a POST is not "
+                                  "a JSON-RPC response: ",
+                                  snippet.empty() ? "(empty)" : snippet),
+                     {{"body", snippet}}));
+    return;
+  }
   if (!body.empty()) Deliver(std::move(body));
 }
 

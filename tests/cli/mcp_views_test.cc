@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "clients/cli/times.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace inspector::cli {
@@ -232,6 +234,16 @@ TEST(ServerStatusTest, Details) {
   EXPECT_THAT(details, HasSubstr("Last error:    CONNECTION_REFUSED: connect "
                                  "ECONNREFUSED\n"));
   EXPECT_THAT(details, Not(HasSubstr("PID")));
+
+  // Waiting for a retry: which one, of how many, and when.
+  v1::ServerStatus retrying = failed;
+  retrying.set_retry_count(1);
+  retrying.set_max_retries(3);
+  retrying.mutable_next_retry_at()->set_seconds(1700000001);
+  EXPECT_THAT(ServerStatusDetails(retrying, "remote"),
+              HasSubstr(absl::StrCat(
+                  "Retries:       1 of 3, next at ",
+                  FormatClock(1700000001000.0, absl::LocalTimeZone()), "\n")));
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // Tests of the REST error body and the HTTP status of each failure.
-#include <string>
+#include "gateway/http_errors.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include "gateway/http_errors.h"
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
@@ -25,6 +26,7 @@ TEST(HttpErrorsTest, RendersTheSeedsServerNotFoundExample) {
       error.body,
       R"({"error":{"code":"SERVER_NOT_FOUND",)"
       R"("message":"No server configuration found with ID 'xyz789'",)"
+      R"("category":"request","retryable":false,)"
       R"("details":{"serverId":"xyz789"},)"
       R"("helpUrl":"https://modelcontextprotocol.io/inspector/errors/server-not-found"}})");
 }
@@ -69,6 +71,7 @@ TEST(HttpErrorsTest, OmitsEmptyDetails) {
   EXPECT_EQ(
       error.body,
       R"({"error":{"code":"SESSION_INVALID","message":"missing token",)"
+      R"("category":"request","retryable":false,)"
       R"("helpUrl":"https://modelcontextprotocol.io/inspector/errors/session-invalid"}})");
 }
 
@@ -94,6 +97,10 @@ TEST(HttpErrorsTest, EveryReasonHasItsHttpStatus) {
       {ErrorCode::INTERNAL_ERROR, 500},
       {ErrorCode::SERVER_ERROR, 502},
       {ErrorCode::UNAVAILABLE, 503},
+      {ErrorCode::INVALID_RESPONSE, 502},
+      {ErrorCode::PROTOCOL_VERSION_MISMATCH, 502},
+      {ErrorCode::AUTHENTICATION_FAILED, 502},
+      {ErrorCode::RATE_LIMITED, 429},
   };
   for (const auto& [code, http] : table) {
     std::string name = v1::ErrorCode_Name(code);
@@ -105,6 +112,55 @@ TEST(HttpErrorsTest, EveryReasonHasItsHttpStatus) {
     EXPECT_EQ(body["error"]["helpUrl"],
               std::string(kHelpUrlBase) + KebabCase(name));
   }
+}
+
+// The seed's ClassifiedError: every body says its category and whether a
+// retry may help, and so do the gRPC details.
+TEST(HttpErrorsTest, BodiesCarryTheSeedsCategoryAndRetryable) {
+  const struct {
+    ErrorCode code;
+    const char* category;
+    bool retryable;
+  } table[] = {
+      {ErrorCode::CONNECTION_REFUSED, "connection", true},
+      {ErrorCode::SPAWN_FAILED, "connection", false},
+      {ErrorCode::AUTHENTICATION_FAILED, "connection", false},
+      {ErrorCode::TRANSPORT_ERROR, "transport", true},
+      {ErrorCode::PROCESS_CRASHED, "transport", true},
+      {ErrorCode::CONNECTION_TIMEOUT, "timeout", true},
+      {ErrorCode::REQUEST_TIMEOUT, "timeout", true},
+      {ErrorCode::PROTOCOL_ERROR, "protocol", false},
+      {ErrorCode::INVALID_RESPONSE, "protocol", false},
+      {ErrorCode::PROTOCOL_VERSION_MISMATCH, "protocol", false},
+      {ErrorCode::SERVER_ERROR, "server", false},
+      {ErrorCode::RATE_LIMITED, "server", true},
+      {ErrorCode::CANCELLED, "cancelled", true},
+      {ErrorCode::INVALID_CONFIG, "request", false},
+      {ErrorCode::INTERNAL_ERROR, "internal", false},
+      {ErrorCode::UNAVAILABLE, "internal", true},
+  };
+  for (const auto& c : table) {
+    std::string name = v1::ErrorCode_Name(c.code);
+    grpc::Status status =
+        ToGrpcStatus(Error(c.code, "m", {{"retryAfter", "3"}}));
+    Json body = Json::parse(RenderGrpcError(status).body);
+    EXPECT_EQ(body["error"]["category"], c.category) << name;
+    EXPECT_EQ(body["error"]["retryable"], c.retryable) << name;
+    // Not repeated among the details; numbers stay numbers.
+    EXPECT_FALSE(body["error"]["details"].contains("category")) << name;
+    EXPECT_EQ(body["error"]["details"]["retryAfter"], 3) << name;
+    // A gRPC caller reads them from ErrorInfo.metadata.
+    google::rpc::Status rpc;
+    ASSERT_TRUE(rpc.ParseFromString(status.error_details()));
+    google::rpc::ErrorInfo info;
+    ASSERT_TRUE(rpc.details(0).UnpackTo(&info));
+    EXPECT_EQ(info.metadata().at("category"), c.category) << name;
+    EXPECT_EQ(info.metadata().at("retryable"), c.retryable ? "true" : "false");
+  }
+  // The gateway's own codes are the caller's.
+  Json own = Json::parse(RenderError(405, "METHOD_NOT_ALLOWED", "no").body);
+  EXPECT_EQ(own["error"]["category"], "request");
+  EXPECT_EQ(own["error"]["retryable"], false);
 }
 
 TEST(HttpErrorsTest, BareGrpcCodesMapLikeGrpcGateway) {
@@ -232,6 +288,7 @@ TEST(HttpErrorsTest, GatewayErrorsHaveTheSameShape) {
   EXPECT_EQ(not_allowed.status, 405);
   EXPECT_EQ(not_allowed.body, R"({"error":{"code":"METHOD_NOT_ALLOWED",)"
                               R"("message":"POST is not allowed on /health",)"
+                              R"("category":"request","retryable":false,)"
                               R"("details":{"allowed":"GET"},)"
                               R"("helpUrl":"https://modelcontextprotocol.io/)"
                               R"(inspector/errors/method-not-allowed"}})");
@@ -240,6 +297,7 @@ TEST(HttpErrorsTest, GatewayErrorsHaveTheSameShape) {
   EXPECT_EQ(
       not_found.body,
       R"({"error":{"code":"NOT_FOUND","message":"no route for GET /x",)"
+      R"("category":"request","retryable":false,)"
       R"("helpUrl":"https://modelcontextprotocol.io/inspector/errors/not-found"}})");
   HttpError large = RenderError(413, "TOO_LARGE", "body too large",
                                 {{"limitBytes", "1048576"}});

@@ -73,6 +73,11 @@ v1::ServerConfig FullConfig() {
   oauth->set_redirect_uri("http://127.0.0.1:6274/oauth/callback");
   oauth->set_protocol_version("2025-06-18");
   oauth->set_registration_strategy("preregistered");
+  config.set_max_retries(0);  // set, and zero: no retries
+  config.add_retry_backoff(250);
+  config.add_retry_backoff(8000);
+  config.add_retryable_errors("ECONNREFUSED");
+  config.add_retryable_errors("RATE_LIMITED");
   auto& extra = *config.mutable_extra()->mutable_fields();
   extra["disabled"].set_bool_value(true);
   extra["envFile"].set_string_value("${workspaceFolder}/.env");
@@ -119,6 +124,8 @@ TEST_F(ServerStoreTest, FullConfigRoundTripsExactly) {
   ASSERT_OK_AND_ASSIGN(v1::ServerConfig got, store_->Get(config.id()));
   ExpectSameConfig(got, config);
   EXPECT_TRUE(got.timeouts().has_progress_resets_timeout());
+  EXPECT_TRUE(got.has_max_retries());
+  EXPECT_EQ(got.max_retries(), 0u);
 
   // And through a fresh connection, as another reader would see it.
   db_.reset();
@@ -153,6 +160,10 @@ TEST_F(ServerStoreTest, ColumnsHoldReadableJson) {
   ASSERT_OK_AND_ASSIGN(int64_t created,
                        QueryInt(*db_, "SELECT created_at FROM servers"));
   EXPECT_EQ(created, 1717171717123);
+  ASSERT_OK_AND_ASSIGN(std::string retry,
+                       QueryText(*db_, "SELECT retry_json FROM servers"));
+  EXPECT_EQ(retry, R"({"maxRetries":0,"retryBackoff":[250,8000],)"
+                   R"("retryableErrors":["ECONNREFUSED","RATE_LIMITED"]})");
 }
 
 TEST_F(ServerStoreTest, UnsetFieldsAreNullAndReadBackUnset) {
@@ -176,8 +187,10 @@ TEST_F(ServerStoreTest, UnsetFieldsAreNullAndReadBackUnset) {
       QueryInt(*db_,
                "SELECT (command IS NULL) + (cwd IS NULL) + (url IS NULL) + "
                "(connection_mode IS NULL) + (timeouts_json IS NULL) + "
-               "(oauth_json IS NULL) + (extra_json IS NULL) FROM servers"));
-  EXPECT_EQ(nulls, 7);
+               "(oauth_json IS NULL) + (extra_json IS NULL) + "
+               "(retry_json IS NULL) FROM servers"));
+  EXPECT_EQ(nulls, 8);
+  EXPECT_FALSE(got.has_max_retries());
   ASSERT_OK_AND_ASSIGN(std::string empties,
                        QueryText(*db_,
                                  "SELECT args_json || env_json || headers_json "

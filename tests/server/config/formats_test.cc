@@ -293,6 +293,39 @@ TEST(ParseConfigFileTest, InspectorFile) {
   EXPECT_FALSE(file.file_extra.fields().contains("version"));
 }
 
+TEST(ParseConfigFileTest, RetrySettingsAreReadAndWrittenBack) {
+  const std::string text = R"({"servers": [{
+      "name": "a", "transport": "streamableHttp", "url": "http://h/mcp",
+      "maxRetries": 5, "retryBackoff": [100, 200],
+      "retryableErrors": ["ETIMEDOUT", "RATE_LIMITED"]}]})";
+  ParsedConfigFile file = MustParse(text);
+  ASSERT_EQ(file.servers.size(), 1u);
+  const v1::ServerConfig& a = file.servers[0];
+  EXPECT_EQ(a.max_retries(), 5u);
+  EXPECT_THAT(a.retry_backoff(), ElementsAre(100u, 200u));
+  EXPECT_THAT(a.retryable_errors(), ElementsAre("ETIMEDOUT", "RATE_LIMITED"));
+  EXPECT_FALSE(a.has_extra());  // known keys, not kept aside
+  nlohmann::json out = nlohmann::json::parse(
+      MustSerialize(file.servers, v1::CONFIG_FORMAT_INSPECTOR));
+  const nlohmann::json& server = out["servers"][0];
+  EXPECT_EQ(server["maxRetries"], 5);
+  EXPECT_EQ(server["retryBackoff"], nlohmann::json::parse("[100, 200]"));
+  EXPECT_EQ(server["retryableErrors"],
+            nlohmann::json::parse(R"(["ETIMEDOUT", "RATE_LIMITED"])"));
+  // maxRetries 0 is a setting of its own, not the default.
+  ParsedConfigFile zero = MustParse(R"({"servers": [{
+      "name": "z", "transport": "stdio", "command": "x", "maxRetries": 0}]})");
+  EXPECT_TRUE(zero.servers[0].has_max_retries());
+  EXPECT_EQ(nlohmann::json::parse(MustSerialize(
+                zero.servers,
+                v1::CONFIG_FORMAT_INSPECTOR))["servers"][0]["maxRetries"],
+            0);
+  EXPECT_FALSE(ParseConfigFile(R"({"servers": [{"name": "b",
+      "transport": "stdio", "command": "x", "retryBackoff": "fast"}]})",
+                               v1::CONFIG_FORMAT_AUTO)
+                   .ok());
+}
+
 TEST(ParseConfigFileTest, InspectorFileAcceptsApiShapedExtra) {
   // GET /config output carries unmodelled keys in an "extra" object.
   ParsedConfigFile file = MustParse(R"({"servers": [{

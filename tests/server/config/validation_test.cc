@@ -698,5 +698,30 @@ TEST(RootsValidationTest, ClientSettingsCanBeUpdatedByMask) {
             "timeouts.clientRequest");
 }
 
+TEST(NormalizeAndValidateTest, RetrySettings) {
+  v1::ServerConfig ok = ValidHttp();
+  ok.set_max_retries(0);
+  ok.add_retry_backoff(0);
+  ok.add_retryable_errors("ENOTFOUND");
+  ok.add_retryable_errors("RATE_LIMITED");
+  EXPECT_TRUE(NormalizeAndValidate(&ok).ok());
+  v1::ServerConfig many = ValidHttp();
+  many.set_max_retries(kMaxRetries + 1);
+  EXPECT_EQ(GetErrorDetails(NormalizeAndValidate(&many))["field"],
+            "maxRetries");
+  v1::ServerConfig slow = ValidHttp();
+  slow.add_retry_backoff(1000);
+  slow.add_retry_backoff(kMaxTimeoutMs + 1);
+  EXPECT_EQ(GetErrorDetails(NormalizeAndValidate(&slow))["field"],
+            "retryBackoff[1]");
+  v1::ServerConfig unknown = ValidHttp();
+  unknown.add_retryable_errors("ECONNREFUSED");
+  unknown.add_retryable_errors("EAGAIN");
+  absl::Status status = NormalizeAndValidate(&unknown);
+  EXPECT_EQ(ErrorReason(status), "INVALID_CONFIG");
+  EXPECT_EQ(GetErrorDetails(status)["field"], "retryableErrors[1]");
+  EXPECT_THAT(std::string(status.message()), HasSubstr("EAGAIN"));
+}
+
 }  // namespace
 }  // namespace inspector::config

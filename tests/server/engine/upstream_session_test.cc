@@ -163,8 +163,25 @@ TEST_F(SessionTest, RefusesAnUnknownProtocolVersion) {
   Handshake("1999-01-01");
   ASSERT_TRUE(WaitForState(v1::ERROR));
   absl::MutexLock lock(&mu_);
-  EXPECT_EQ(ErrorReason(last_error_), "PROTOCOL_ERROR");
+  EXPECT_EQ(ErrorReason(last_error_), "PROTOCOL_VERSION_MISMATCH");
+  EXPECT_EQ(ErrorCategory(last_error_), "protocol");
   EXPECT_THAT(last_error_.message(), HasSubstr("1999-01-01"));
+  auto details = GetErrorDetails(last_error_);
+  EXPECT_EQ(details["protocolVersion"], "1999-01-01");
+  EXPECT_THAT(details["supportedVersions"], HasSubstr("2025-11-25"));
+}
+
+TEST_F(SessionTest, AnInitializeAnswerThatIsNoResultIsAnInvalidResponse) {
+  session_->Connect();
+  json init = json::parse(wire_->NextSent());
+  wire_->Deliver(json({{"jsonrpc", "2.0"},
+                       {"id", init["id"]},
+                       {"result", {{"capabilities", json::object()}}}})
+                     .dump());
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(ErrorReason(last_error_), "INVALID_RESPONSE");
+  EXPECT_THAT(last_error_.message(), HasSubstr("protocolVersion"));
 }
 
 TEST_F(SessionTest, RequestsBeforeTheHandshakeWaitForIt) {

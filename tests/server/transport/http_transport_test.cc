@@ -28,6 +28,7 @@
 #include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/transport/http_client.h"
 #include "server/transport/sse_transport.h"
 #include "server/transport/streamable_http_transport.h"
 
@@ -473,6 +474,68 @@ TEST_F(StreamableHttpTransportTest, Http500IsTransportErrorWithStatus) {
   EXPECT_EQ(details["httpStatus"], "500");
   EXPECT_THAT(details["body"], HasSubstr("boom"));
   EXPECT_THAT(std::string(status.message()), HasSubstr("500"));
+}
+
+TEST_F(StreamableHttpTransportTest, Http401IsAuthenticationFailed) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string message =
+      Request(1, "fail",
+              {{"status", 401},
+               {"headers", {{"WWW-Authenticate", "Bearer realm=\"mcp\""}}}});
+  ASSERT_TRUE(t->Send(message).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(failed, message);
+  EXPECT_EQ(ErrorReason(status), "AUTHENTICATION_FAILED") << status;
+  EXPECT_EQ(ErrorCategory(status), "connection");
+  EXPECT_FALSE(ErrorRetryable(status));
+  auto details = GetErrorDetails(status);
+  EXPECT_EQ(details["httpStatus"], "401");
+  EXPECT_EQ(details["wwwAuthenticate"], "Bearer realm=\"mcp\"");
+}
+
+TEST_F(StreamableHttpTransportTest, Http429IsRateLimitedWithItsRetryAfter) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string message = Request(
+      1, "fail", {{"status", 429}, {"headers", {{"Retry-After", "7"}}}});
+  ASSERT_TRUE(t->Send(message).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(ErrorReason(status), "RATE_LIMITED") << status;
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(ErrorRetryable(status));
+  EXPECT_EQ(GetErrorDetails(status)["retryAfter"], "7");
+  EXPECT_THAT(std::string(status.message()), HasSubstr("retry after 7 s"));
+}
+
+TEST_F(StreamableHttpTransportTest, NonJsonAnswerToARequestIsInvalidResponse) {
+  auto t = Make("/mcp?session=none");
+  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
+  std::string message = Request(1, "not_json");
+  ASSERT_TRUE(t->Send(message).ok());
+  auto [failed, status] = rec_.WaitForFailure();
+  EXPECT_EQ(failed, message);
+  EXPECT_EQ(ErrorReason(status), "INVALID_RESPONSE") << status;
+  EXPECT_EQ(ErrorCategory(status), "protocol");
+  EXPECT_THAT(GetErrorDetails(status)["body"], HasSubstr("this is not json"));
+}
+
+TEST(RetryAfterTest, SecondsAndHttpDates) {
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  EXPECT_EQ(http_internal::RetryAfterSeconds("120", now), 120);
+  EXPECT_EQ(http_internal::RetryAfterSeconds(" 0 ", now), 0);
+  // 2023-11-14T22:13:20Z is `now`; 90 s later:
+  EXPECT_EQ(
+      http_internal::RetryAfterSeconds("Tue, 14 Nov 2023 22:14:50 GMT", now),
+      90);
+  // A date already past means no wait.
+  EXPECT_EQ(
+      http_internal::RetryAfterSeconds("Tue, 14 Nov 2023 22:00:00 GMT", now),
+      0);
+  EXPECT_EQ(http_internal::RetryAfterSeconds("99999999", now),
+            http_internal::kMaxRetryAfterSeconds);
+  EXPECT_EQ(http_internal::RetryAfterSeconds("soon", now), std::nullopt);
+  EXPECT_EQ(http_internal::RetryAfterSeconds("-5", now), std::nullopt);
 }
 
 TEST_F(StreamableHttpTransportTest, SlowPostDoesNotBlockAnother) {

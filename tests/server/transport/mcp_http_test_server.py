@@ -19,7 +19,8 @@ transport always uses the same URL):
                     Last-Event-ID gets the answer
     sse_poll        like sse_drop, but the stream ends cleanly (SSE polling)
     slow            JSON answer once the test sends "release"
-    fail            answers HTTP params.status with body "boom: ..."
+    fail            answers HTTP params.status with body "boom: ..." and
+                    the headers of params.headers (an object)
     big             JSON answer padded to params.size bytes
     big_sse         SSE event with params.size bytes of data
     not_json        200 text/plain "this is not json"
@@ -283,7 +284,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(response(msg_id, echo))
         elif method == "fail":
             self.send_plain(int(params.get("status", 500)),
-                            "boom: internal failure")
+                            "boom: internal failure",
+                            headers=params.get("headers"))
         elif method == "big":
             pad = "x" * int(params.get("size", 1000))
             self.send_json(response(msg_id, {"pad": pad}))
