@@ -20,6 +20,8 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 
+import { Browser } from '../webui/devtools.mjs';
+
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, arg, i, all) => {
     if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
@@ -115,61 +117,12 @@ function waitForLine(stream, marker, what) {
   });
 }
 
-// The DevTools protocol over --remote-debugging-pipe: JSON messages ended
-// by a NUL byte, written to the browser's fd 3 and read from its fd 4.
-class DevTools {
-  constructor(child) {
-    this.input = child.stdio[3];
-    this.nextId = 1;
-    this.waiting = new Map();
-    this.listeners = [];
-    let buffered = '';
-    child.stdio[4].setEncoding('utf8');
-    child.stdio[4].on('data', (chunk) => {
-      buffered += chunk;
-      let end;
-      while ((end = buffered.indexOf('\0')) >= 0) {
-        const message = JSON.parse(buffered.slice(0, end));
-        buffered = buffered.slice(end + 1);
-        if (message.id !== undefined && this.waiting.has(message.id)) {
-          const { resolve, reject } = this.waiting.get(message.id);
-          this.waiting.delete(message.id);
-          if (message.error) reject(new Error(JSON.stringify(message.error)));
-          else resolve(message.result);
-        } else if (message.method) {
-          for (const listener of this.listeners) listener(message);
-        }
-      }
-    });
-  }
-  send(method, params = {}, sessionId = undefined) {
-    const id = this.nextId++;
-    const message = { id, method, params };
-    if (sessionId) message.sessionId = sessionId;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.input.write(JSON.stringify(message) + '\0');
-    });
-  }
-  once(method, sessionId) {
-    return new Promise((resolve) => {
-      const listener = (message) => {
-        if (message.method === method && message.sessionId === sessionId) {
-          this.listeners = this.listeners.filter((l) => l !== listener);
-          resolve(message.params);
-        }
-      };
-      this.listeners.push(listener);
-    });
-  }
-}
-
 // Opens `url` in a new tab and evaluates `expression` (a promise) there.
 async function evaluateIn(devtools, url, expression) {
   const { targetId } = await devtools.send('Target.createTarget', { url: 'about:blank' });
   const { sessionId } = await devtools.send('Target.attachToTarget', { targetId, flatten: true });
   await devtools.send('Page.enable', {}, sessionId);
-  const loaded = devtools.once('Page.loadEventFired', sessionId);
+  const loaded = devtools.next('Page.loadEventFired', sessionId);
   await devtools.send('Page.navigate', { url }, sessionId);
   await loaded;
   const result = await devtools.send('Runtime.evaluate',
@@ -267,7 +220,7 @@ try {
   browser.on('exit', (code, signal) => {
     if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browserErrors}`);
   });
-  const devtools = new DevTools(browser);
+  const devtools = new Browser(browser);  // the web UI test's DevTools client
   await devtools.send('Browser.getVersion');
 
   // 1. From an allowed origin: the stream opens and carries the ping.
