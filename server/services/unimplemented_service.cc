@@ -11,6 +11,7 @@
 #include "inspector/v1/intercept.pb.h"
 #include "inspector/v1/mcp.pb.h"
 #include "inspector/v1/oauth.pb.h"
+#include "inspector/v1/sessions.pb.h"
 #include "inspector/v1/system.pb.h"
 
 namespace inspector::services {
@@ -31,6 +32,7 @@ const google::protobuf::ServiceDescriptor* FindContractService(
       v1::ForwardRequest::descriptor()->file(),
       v1::AuthorizeRequest::descriptor()->file(),
       v1::GetHealthRequest::descriptor()->file(),
+      v1::ReplayRequest::descriptor()->file(),
   };
   for (const auto* file : kFiles) {
     for (int i = 0; i < file->service_count(); ++i) {
@@ -44,8 +46,9 @@ const google::protobuf::ServiceDescriptor* FindContractService(
 // step with the status table in README.md.
 std::string_view PlannedCapability(std::string_view service) {
   if (service == "inspector.v1.OAuthService") return "OAuth";
-  if (service == "inspector.v1.InterceptService") {
-    return "intercept and replay";
+  if (service == "inspector.v1.InterceptService") return "intercept";
+  if (service == "inspector.v1.SessionService") {
+    return "recorded sessions and replay";
   }
   return "";
 }

@@ -26,6 +26,7 @@
 #include "inspector/v1/config.pb.h"
 #include "inspector/v1/events.pb.h"
 #include "inspector/v1/intercept.pb.h"
+#include "inspector/v1/sessions.pb.h"
 #include "inspector/v1/mcp.pb.h"
 #include "tests/gateway/transcoder_test_util.h"
 

@@ -27,6 +27,7 @@
 #include "inspector/v1/config.pb.h"
 #include "inspector/v1/events.pb.h"
 #include "inspector/v1/intercept.pb.h"
+#include "inspector/v1/sessions.pb.h"
 #include "inspector/v1/mcp.pb.h"
 #include "tests/gateway/transcoder_test_util.h"
 
@@ -434,7 +435,7 @@ TEST_F(RealTranscoderTest, OutputEqualsProtobufsJsonWithPrimitiveFields) {
   check(status, "inspector.v1.McpService.GetServerStatus");
   v1::ReplayResponse replay;
   *replay.mutable_request() = message;
-  check(replay, "inspector.v1.InterceptService.Replay");
+  check(replay, "inspector.v1.SessionService.Replay");
 }
 
 TEST_F(RealTranscoderTest, RendersEnumsByNameAndUnknownOnesByNumber) {

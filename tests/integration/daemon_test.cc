@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/intercept.grpc.pb.h"
+#include "inspector/v1/sessions.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
 #include "tests/testing/subprocess.h"
 
@@ -384,21 +385,22 @@ TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
 }
 
 TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {
-  auto intercept = v1::InterceptService::NewStub(channel_);
-  v1::GetInterceptStateRequest request;
-  v1::InterceptState response;
+  auto sessions = v1::SessionService::NewStub(channel_);
+  v1::ListSessionsRequest request;
+  v1::ListSessionsResponse response;
   auto context = Context();
   grpc::Status status =
-      intercept->GetInterceptState(context.get(), request, &response);
+      sessions->ListSessions(context.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "NOT_IMPLEMENTED");
   EXPECT_THAT(status.error_message(),
-              HasSubstr("InterceptService/GetInterceptState"));
-  EXPECT_THAT(status.error_message(), HasSubstr("intercept and replay"));
+              HasSubstr("SessionService/ListSessions"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("recorded sessions and replay"));
 
   // Without the token, the caller learns nothing.
   auto none = Context(nullptr);
-  status = intercept->GetInterceptState(none.get(), request, &response);
+  status = sessions->ListSessions(none.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 
