@@ -9,6 +9,7 @@
 // and the relay calls back on its own threads), so no callback ever runs
 // with one of these locks held.
 #include "server/frontdoor/mcp_endpoint.h"
+#include "server/frontdoor/modern_front.h"
 
 #include <algorithm>
 #include <atomic>
@@ -243,7 +244,15 @@ struct ClientSession {
 class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(RelayOpener open, EndpointOptions options)
-      : open_(std::move(open)), options_(std::move(options)) {}
+      : open_(std::move(open)),
+        options_(std::move(options)),
+        modern_(std::make_unique<ModernFront>(open_, [this] {
+          ModernOptions modern;
+          modern.max_relays = options_.max_sessions;
+          modern.idle_timeout = options_.session_idle_timeout;
+          modern.kind = options_.kind;
+          return modern;
+        }())) {}
 
   void StartReaper() {
     reaper_ = std::thread([this] { ReaperLoop(); });
@@ -292,6 +301,15 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     const std::string& method = call.exchange->request().method;
     if (subpath == "/mcp") {
       if (method == "POST") return PostMcp(call);
+      const std::string* version =
+          call.exchange->request().Header("mcp-protocol-version");
+      if (version != nullptr && !VersionKnown(*version) &&
+          call.exchange->request().Header("mcp-session-id") == nullptr) {
+        // 2026-07-28 has no GET stream and no session to DELETE.
+        return call.Error(405,
+                          "Method not allowed; MCP 2026-07-28 uses POST only",
+                          {{"Allow", "POST"}});
+      }
       if (method == "GET") return GetMcp(call);
       if (method == "DELETE") return DeleteMcp(call);
       return call.Error(405, "Method not allowed; use GET, POST or DELETE",
@@ -322,6 +340,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       for (auto& [id, session] : sessions_) all.push_back(session);
     }
     for (auto& session : all) End(session, /*close_relay=*/true);
+    modern_->Close();
   }
 
  private:
@@ -348,6 +367,13 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       return false;
     }
     return true;
+  }
+
+  static bool VersionKnown(std::string_view version) {
+    for (std::string_view known : kVersions) {
+      if (version == known) return true;
+    }
+    return false;
   }
 
   // 400 for an unsupported MCP-Protocol-Version; true if acceptable.
@@ -495,6 +521,14 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       return call.Error(406,
                         "Not Acceptable: Accept must allow application/json "
                         "or text/event-stream");
+    }
+    if (request.Header("mcp-session-id") == nullptr) {
+      // The 2026-07-28 era on the same URL: no session, _meta on every
+      // request (modern_front.h).
+      nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+      if (body.is_object() && ModernFront::IsModern(request, body)) {
+        return modern_->Post(call.exchange, call.extra, std::move(body));
+      }
     }
     if (!VersionAccepted(call)) return;
     ClientMessage message;
@@ -894,6 +928,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         for (auto& [id, session] : sessions_) all.push_back(session);
       }
       absl::Time now = absl::Now();
+      modern_->Reap(now);
       bool heartbeat = now >= next_heartbeat;
       if (heartbeat) next_heartbeat = now + options_.heartbeat_interval;
       for (auto& session : all) {
@@ -923,6 +958,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   const RelayOpener open_;
   const EndpointOptions options_;
+  // Clients of the 2026-07-28 era, on the same URL.
+  const std::unique_ptr<ModernFront> modern_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<ClientSession>> sessions_
