@@ -4,7 +4,7 @@ HTTP front door, with tools/conformance-server/server.mjs (stdio) behind it.
 
 Two modes, one CTest case each:
 
-  server_conformance_test.py --node-modules DIR --suite release|next
+  server_conformance_test.py --node-modules DIR --suite release|next|modern
                              --server-script server.mjs --scenario NAME
       Starts an inspectord of its own (temporary database and token, gRPC and
       --http on 127.0.0.1:0) with the stdio server configured as `conformance`,
@@ -13,7 +13,10 @@ Two modes, one CTest case each:
       http://127.0.0.1:PORT/servers/conformance/mcp. `release` is the pinned
       @modelcontextprotocol/conformance, `next` the pre-release pinned as
       conformance-next, for the scenarios `--requirements 2025-11-25` selects,
-      each run alone with `--spec-version 2025-11-25`. Passes only if
+      each run alone with `--spec-version 2025-11-25`; `modern` is the same
+      pre-release for the scenarios `--requirements 2026-07-28` selects, at
+      that revision's wire (no initialize, no session: the front door
+      translates for the handshake-era server.mjs). Passes only if
       the CLI exits 0, its checks.json holds no FAILURE and at least one
       SUCCESS (unless the scenario list marks the scenario `report-only`: it
       only reports INFO and WARNING checks by design), and if the daemon
@@ -22,11 +25,12 @@ Two modes, one CTest case each:
       With --url the scenario runs against that endpoint instead, and no
       daemon is started (by hand: a bridge fronting server.mjs, say).
 
-  server_conformance_test.py --node-modules DIR --suite release|next
+  server_conformance_test.py --node-modules DIR --suite release|next|modern
                              --check-list FILE
       Compares the checked-in scenario list with the server scenarios the
       installed package lists (release: `list --server`; next: `list --server
-      --requirements 2025-11-25`, scored and reported ones), so that a new
+      --requirements 2025-11-25`, scored and reported ones; modern: the same
+      for 2026-07-28), so that a new
       package version cannot add a scenario that no test runs.
 
 A missing node_modules (tools/npm/install.sh not run) fails with a message
@@ -48,11 +52,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import conformance_runner  # noqa: E402
 from conformance_runner import fail, group_members, stop_group  # noqa: E402
 
-REQUIREMENTS = "2025-11-25"  # the spec revision the next suite is run for
+# The spec revision each suite of the pre-release is run for.
+REQUIREMENTS = {"next": "2025-11-25", "modern": "2026-07-28"}
 SERVER_NAME = "conformance"
 PACKAGES = {
     "release": os.path.join("@modelcontextprotocol", "conformance"),
     "next": "conformance-next",
+    "modern": "conformance-next",
 }
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 HTTP_ADDRESS = re.compile(r"and REST on (\S+:\d+)")
@@ -83,13 +89,14 @@ class Installation(conformance_runner.Installation):
         # The CLI refuses --scenario with --requirements; a requirement set
         # runs its scenarios at its revision's wire, which --spec-version
         # selects for one scenario.
-        return ["--spec-version", REQUIREMENTS] if self.suite == "next" else []
+        requirements = REQUIREMENTS.get(self.suite)
+        return ["--spec-version", requirements] if requirements else []
 
 
 def listed_server_scenarios(installation):
     args = ["list", "--server"]
-    if installation.suite == "next":
-        args += ["--requirements", REQUIREMENTS]
+    if installation.suite in REQUIREMENTS:
+        args += ["--requirements", REQUIREMENTS[installation.suite]]
     result = subprocess.run(installation.command(*args), capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
         fail(f"`conformance {' '.join(args)}` exited {result.returncode}:\n{result.stdout}{result.stderr}")
@@ -195,6 +202,9 @@ class Daemon:
 
 
 def run_scenario(installation, scenario, flags, server_script, timeout_s, url=None):
+    if flags & {"needs-modern-server", "extension"}:
+        fail(f"{scenario} is marked {' '.join(sorted(flags))} in the scenario "
+             "list, which makes no case of it (see the list's header)")
     if not os.path.exists(server_script):
         fail(f"{server_script} is missing")
     with tempfile.TemporaryDirectory(prefix="conformance-server-") as work:

@@ -18,7 +18,12 @@
 //              test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums
 //              (these four ask the client), json_schema_2020_12_tool (a 2020-12
 //              input schema kept verbatim), test_reconnection (answers after a
-//              short pause, long enough for a front door to end the stream)
+//              short pause, long enough for a front door to end the stream),
+//              and for the 2026-07-28 scenarios: test_missing_capability (asks
+//              to sample), test_streaming_elicitation, test_logging_tool,
+//              test_trigger_tool_change and test_trigger_prompt_change (add or
+//              remove test_dynamic_tool / test_dynamic_prompt and say so),
+//              test_header_param (its argument has an x-mcp-header)
 //   resources  test://static-text, test://static-binary, test://watched-resource
 //              (subscribable), template test://template/{id}/data
 //   prompts    test_simple_prompt, test_prompt_with_arguments (arg1, arg2, with
@@ -92,9 +97,9 @@ const server = new Server(
   { name: 'inspectord-conformance-server', version: '1.0.0' },
   {
     capabilities: {
-      tools: {},
+      tools: { listChanged: true },
       resources: { subscribe: true },
-      prompts: {},
+      prompts: { listChanged: true },
       logging: {},
       completions: {},
     },
@@ -220,6 +225,79 @@ const TOOLS = {
       }
       return { content: [text(`Tool with progress executed (token ${JSON.stringify(token ?? null)})`)] };
     },
+  },
+  // The 2026-07-28 scenarios' diagnostic tools, for a client of that
+  // revision reaching this server through the front door's translation.
+  test_missing_capability: {
+    description: 'Needs the client\'s sampling capability: asks it to sample a message',
+    run: async (args, extra) => {
+      const answer = await extra.sendRequest({
+        method: 'sampling/createMessage',
+        params: { messages: [{ role: 'user', content: text('Say hello') }], maxTokens: 20 },
+      }, CreateMessageResultSchema);
+      return { content: [text(`Sampled: ${JSON.stringify(answer.content)}`)] };
+    },
+  },
+  test_streaming_elicitation: {
+    description: 'Reports progress when given a token, then asks the client for a name',
+    run: async (args, extra) => {
+      const token = extra._meta?.progressToken;
+      if (token !== undefined) {
+        await extra.sendNotification({
+          method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2 },
+        });
+      }
+      return elicit(extra, 'What is your name?', {
+        type: 'object', properties: { name: { type: 'string' } }, required: ['name'],
+      });
+    },
+  },
+  test_logging_tool: {
+    description: 'Sends two log notifications (at the level logging/setLevel allows)',
+    run: async (args, extra) => {
+      await log(extra, 'info', 'test_logging_tool started');
+      await log(extra, 'info', 'test_logging_tool finished');
+      return { content: [text('Logged twice')] };
+    },
+  },
+  test_trigger_tool_change: {
+    description: 'Adds or removes the tool test_dynamic_tool, then says the tool list changed',
+    run: async () => {
+      if (TOOLS.test_dynamic_tool) {
+        delete TOOLS.test_dynamic_tool;
+      } else {
+        TOOLS.test_dynamic_tool = {
+          description: 'Exists between two calls of test_trigger_tool_change',
+          run: async () => ({ content: [text('dynamic')] }),
+        };
+      }
+      await server.sendToolListChanged();
+      return { content: [text('Tool list changed')] };
+    },
+  },
+  test_trigger_prompt_change: {
+    description: 'Adds or removes the prompt test_dynamic_prompt, then says the prompt list changed',
+    run: async () => {
+      if (PROMPTS.test_dynamic_prompt) {
+        delete PROMPTS.test_dynamic_prompt;
+      } else {
+        PROMPTS.test_dynamic_prompt = {
+          description: 'Exists between two calls of test_trigger_prompt_change',
+          get: () => [{ role: 'user', content: text('dynamic') }],
+        };
+      }
+      await server.sendPromptListChanged();
+      return { content: [text('Prompt list changed')] };
+    },
+  },
+  test_header_param: {
+    description: 'Answers with its region argument, which clients mirror in the Mcp-Param-Region header',
+    inputSchema: {
+      type: 'object',
+      properties: { region: { type: 'string', description: 'A region name', 'x-mcp-header': 'Region' } },
+      required: ['region'],
+    },
+    run: async (args) => ({ content: [text(`Region: ${args.region}`)] }),
   },
   test_error_handling: {
     description: 'Always fails with an error result',
