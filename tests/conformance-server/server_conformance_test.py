@@ -4,7 +4,8 @@ HTTP front door, with tools/conformance-server/server.mjs (stdio) behind it.
 
 Two modes, one CTest case each:
 
-  server_conformance_test.py --node-modules DIR --suite release|next|modern
+  server_conformance_test.py --node-modules DIR
+                             --suite release|next|modern|passthrough
                              --server-script server.mjs --scenario NAME
       Starts an inspectord of its own (temporary database and token, gRPC and
       --http on 127.0.0.1:0) with the stdio server configured as `conformance`,
@@ -16,7 +17,9 @@ Two modes, one CTest case each:
       each run alone with `--spec-version 2025-11-25`; `modern` is the same
       pre-release for the scenarios `--requirements 2026-07-28` selects, at
       that revision's wire (no initialize, no session: the front door
-      translates for the handshake-era server.mjs). Passes only if
+      translates for the handshake-era server.mjs); `passthrough` the same
+      scenarios with `server.mjs --modern` (a 2026-07-28 server: the front
+      door passes requests through). Passes only if
       the CLI exits 0, its checks.json holds no FAILURE and at least one
       SUCCESS (unless the scenario list marks the scenario `report-only`: it
       only reports INFO and WARNING checks by design), and if the daemon
@@ -25,7 +28,7 @@ Two modes, one CTest case each:
       With --url the scenario runs against that endpoint instead, and no
       daemon is started (by hand: a bridge fronting server.mjs, say).
 
-  server_conformance_test.py --node-modules DIR --suite release|next|modern
+  server_conformance_test.py --node-modules DIR --suite release|next|modern|passthrough
                              --check-list FILE
       Compares the checked-in scenario list with the server scenarios the
       installed package lists (release: `list --server`; next: `list --server
@@ -53,13 +56,18 @@ import conformance_runner  # noqa: E402
 from conformance_runner import fail, group_members, stop_group  # noqa: E402
 
 # The spec revision each suite of the pre-release is run for.
-REQUIREMENTS = {"next": "2025-11-25", "modern": "2026-07-28"}
+REQUIREMENTS = {"next": "2025-11-25", "modern": "2026-07-28",
+                "passthrough": "2026-07-28"}
 SERVER_NAME = "conformance"
 PACKAGES = {
     "release": os.path.join("@modelcontextprotocol", "conformance"),
     "next": "conformance-next",
     "modern": "conformance-next",
+    "passthrough": "conformance-next",
 }
+# What server.mjs is started with, per suite: `passthrough` has it speak
+# 2026-07-28 itself, so the front door passes requests through.
+SERVER_ARGS = {"passthrough": ["--modern"]}
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 HTTP_ADDRESS = re.compile(r"and REST on (\S+:\d+)")
 
@@ -139,7 +147,7 @@ def check_list(installation, scenario_file):
 class Daemon:
     """An inspectord of its own with the conformance server configured."""
 
-    def __init__(self, work, node, server_script):
+    def __init__(self, work, node, server_script, server_args=()):
         self.work = work
         self.log_path = os.path.join(work, "inspectord.log")
         inspectord = os.environ.get("INSPECTORD", "")
@@ -147,7 +155,8 @@ class Daemon:
             fail(f"$INSPECTORD must name the built binary (got {inspectord!r}); CTest sets it")
         config = os.path.join(work, "mcp.json")
         with open(config, "w", encoding="utf-8") as f:
-            json.dump({"mcpServers": {SERVER_NAME: {"command": node, "args": [server_script]}}}, f)
+            json.dump({"mcpServers": {SERVER_NAME: {"command": node,
+                                                    "args": [server_script, *server_args]}}}, f)
         self.command = [inspectord, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
                         "--db", os.path.join(work, "inspector.db"),
                         "--token-file", os.path.join(work, "token"),
@@ -210,7 +219,8 @@ def run_scenario(installation, scenario, flags, server_script, timeout_s, url=No
     with tempfile.TemporaryDirectory(prefix="conformance-server-") as work:
         daemon = None
         if url is None:
-            daemon = Daemon(work, installation.node, server_script)
+            daemon = Daemon(work, installation.node, server_script,
+                            SERVER_ARGS.get(installation.suite, []))
             url = f"http://{daemon.http_address}/servers/{SERVER_NAME}/mcp"
         out_dir = os.path.join(work, "results")
         command = installation.command("server", "--url", url, "--scenario", scenario,

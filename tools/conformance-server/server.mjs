@@ -32,11 +32,21 @@
 //
 // It uses the SDK's low-level `Server` so that every answer, schemas
 // included, goes out exactly as written here.
+//
+//   node tools/conformance-server/server.mjs --modern
+//
+// speaks MCP 2026-07-28 instead (no initialize: server/discover, _meta on
+// every request, subscriptions/listen, input_required results), with the
+// same tools, resources and prompts, less the ones that ask the client in
+// the handshake era's way, plus the tools and the prompt that the
+// revision's input-required-result scenarios call (test_input_required_*).
 
 import { createRequire } from 'node:module';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
+import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 // The SDK lives in tools/npm/node_modules (or $CONFORMANCE_NODE_MODULES).
@@ -106,6 +116,13 @@ const server = new Server(
     instructions: 'Test server for the MCP conformance scenarios.',
   },
 );
+
+// Every request handler, by method, for the 2026-07-28 mode to call too.
+const HANDLERS = {};
+function on(schema, handler) {
+  server.setRequestHandler(schema, handler);
+  HANDLERS[schema.shape.method.value] = handler;
+}
 
 // Sends a log notification unless logging/setLevel asked for less.
 async function log(extra, level, data) {
@@ -411,7 +428,7 @@ const TOOLS = {
   },
 };
 
-server.setRequestHandler(ListToolsRequestSchema, async () => ({
+on(ListToolsRequestSchema, async () => ({
   tools: Object.entries(TOOLS).map(([name, tool]) => ({
     name,
     description: tool.description,
@@ -419,7 +436,7 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
   })),
 }));
 
-server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+on(CallToolRequestSchema, async (request, extra) => {
   const tool = TOOLS[request.params.name];
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
   return tool.run(request.params.arguments ?? {}, { ...extra, _meta: request.params._meta });
@@ -445,13 +462,13 @@ const RESOURCES = {
 const TEMPLATE = /^test:\/\/template\/([^/]+)\/data$/;
 const subscriptions = new Set();
 
-server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+on(ListResourcesRequestSchema, async () => ({
   resources: Object.entries(RESOURCES).map(([uri, r]) => ({
     uri, name: r.name, description: r.description, mimeType: r.mimeType,
   })),
 }));
 
-server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+on(ListResourceTemplatesRequestSchema, async () => ({
   resourceTemplates: [{
     uriTemplate: 'test://template/{id}/data',
     name: 'template-data',
@@ -460,7 +477,7 @@ server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
   }],
 }));
 
-server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+on(ReadResourceRequestSchema, async (request) => {
   const { uri } = request.params;
   if (RESOURCES[uri]) return { contents: [RESOURCES[uri].read(uri)] };
   const match = TEMPLATE.exec(uri);
@@ -476,12 +493,12 @@ server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
   throw new McpError(-32002, `Resource not found: ${uri}`, { uri });
 });
 
-server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+on(SubscribeRequestSchema, async (request) => {
   subscriptions.add(request.params.uri);
   return {};
 });
 
-server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+on(UnsubscribeRequestSchema, async (request) => {
   subscriptions.delete(request.params.uri);
   return {};
 });
@@ -529,13 +546,13 @@ const PROMPTS = {
   },
 };
 
-server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+on(ListPromptsRequestSchema, async () => ({
   prompts: Object.entries(PROMPTS).map(([name, p]) => ({
     name, description: p.description, ...(p.arguments ? { arguments: p.arguments } : {}),
   })),
 }));
 
-server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+on(GetPromptRequestSchema, async (request) => {
   const prompt = PROMPTS[request.params.name];
   if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
   return { description: prompt.description, messages: prompt.get(request.params.arguments ?? {}) };
@@ -543,21 +560,405 @@ server.setRequestHandler(GetPromptRequestSchema, async (request) => {
 
 // Completion offers a few fixed words that start with what was typed.
 const WORDS = ['paris', 'park', 'party', 'test', 'testing', 'template'];
-server.setRequestHandler(CompleteRequestSchema, async (request) => {
+on(CompleteRequestSchema, async (request) => {
   const typed = String(request.params.argument?.value ?? '');
   const values = WORDS.filter((word) => word.startsWith(typed));
   return { completion: { values, total: values.length, hasMore: false } };
 });
 
+
+// ---------------------------------------------------------------------------
+// MCP 2026-07-28 (--modern): requests are read here, not by the SDK, and
+// answered from the same tables.
+
+const MODERN = process.argv.includes('--modern');
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+const SUBSCRIPTION_KEY = 'io.modelcontextprotocol/subscriptionId';
+const SERVER_INFO = { name: 'inspectord-conformance-server', version: '1.0.0' };
+const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list',
+  'resources/read']);
+// Tools that ask the client the handshake era's way; not offered here.
+const HANDSHAKE_ONLY = new Set(['test_sampling', 'test_elicitation', 'test_elicitation_sep1034_defaults',
+  'test_elicitation_sep1330_enums', 'test_reconnection']);
+
+class RpcError extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+function send(message) {
+  process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+}
+
+// requestState: the state, signed with a key of this process's, expiring.
+const STATE_KEY = crypto.randomBytes(32);
+function signState(payload) {
+  const body = Buffer.from(JSON.stringify({ ...payload, exp: Date.now() + 600_000 })).toString('base64url');
+  return `${body}.${crypto.createHmac('sha256', STATE_KEY).update(body).digest('base64url')}`;
+}
+function readState(state, tool) {
+  if (typeof state !== 'string') throw new RpcError(-32602, 'requestState is missing');
+  const [body, mac] = state.split('.');
+  const want = crypto.createHmac('sha256', STATE_KEY).update(body ?? '').digest('base64url');
+  if (!mac || mac.length !== want.length || !crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(want))) {
+    throw new RpcError(-32602, 'requestState failed its integrity check');
+  }
+  const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  if (payload.exp < Date.now()) throw new RpcError(-32602, 'requestState has expired');
+  if (payload.tool !== tool) throw new RpcError(-32602, 'requestState belongs to another request');
+  return payload;
+}
+
+// params.inputResponses: absent ({}), or an object of objects.
+function inputResponses(params) {
+  if (!('inputResponses' in params)) return {};
+  const responses = params.inputResponses;
+  if (responses === null || typeof responses !== 'object' || Array.isArray(responses)) {
+    throw new RpcError(-32602, 'inputResponses must be an object');
+  }
+  for (const [key, value] of Object.entries(responses)) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new RpcError(-32602, `inputResponses.${key} must be an object`);
+    }
+  }
+  return responses;
+}
+
+function inputRequired(inputRequests, requestState) {
+  return {
+    resultType: 'input_required',
+    ...(inputRequests ? { inputRequests } : {}),
+    ...(requestState ? { requestState } : {}),
+  };
+}
+
+const ASK = {
+  user_name: { method: 'elicitation/create', params: {
+    message: 'What is your name?',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
+  capital_question: { method: 'sampling/createMessage', params: {
+    messages: [{ role: 'user', content: text('What is the capital of France?') }], maxTokens: 100 } },
+  client_roots: { method: 'roots/list', params: {} },
+  confirm: { method: 'elicitation/create', params: {
+    message: 'Please confirm',
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } },
+  greeting: { method: 'sampling/createMessage', params: {
+    messages: [{ role: 'user', content: text('Generate a greeting') }], maxTokens: 50 } },
+  step1: { method: 'elicitation/create', params: {
+    message: 'Step 1: What is your name?',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
+  step2: { method: 'elicitation/create', params: {
+    message: 'Step 2: What is your favorite color?',
+    requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] } } },
+  user_context: { method: 'elicitation/create', params: {
+    message: 'What context should the prompt use?',
+    requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] } } },
+};
+function pick(...keys) {
+  return Object.fromEntries(keys.map((key) => [key, ASK[key]]));
+}
+const sampledText = (answer) => (answer.content?.type === 'text' ? answer.content.text : JSON.stringify(answer.content));
+
+// name -> { description, run(params, context) } for tools/call here.
+const MODERN_TOOLS = {
+  test_input_required_result_elicitation: {
+    description: 'Asks for a name (input_required), then greets',
+    run: (params) => {
+      const answer = inputResponses(params).user_name;
+      if (!answer) return inputRequired(pick('user_name'));
+      return { content: [text(`Hello, ${answer.content?.name ?? 'stranger'}!`)] };
+    },
+  },
+  test_input_required_result_sampling: {
+    description: 'Asks for a sampled answer (input_required), then quotes it',
+    run: (params) => {
+      const answer = inputResponses(params).capital_question;
+      if (!answer) return inputRequired(pick('capital_question'));
+      return { content: [text(`The model said: ${sampledText(answer)}`)] };
+    },
+  },
+  test_input_required_result_list_roots: {
+    description: 'Asks for the client\'s roots (input_required), then lists them',
+    run: (params) => {
+      const answer = inputResponses(params).client_roots;
+      if (!answer) return inputRequired(pick('client_roots'));
+      const roots = Array.isArray(answer.roots) ? answer.roots.map((root) => root.uri) : [];
+      return { content: [text(`Roots: ${roots.join(', ') || '(none)'}`)] };
+    },
+  },
+  test_input_required_result_request_state: {
+    description: 'Asks for a confirmation with a signed requestState, checked on the retry',
+    run: (params) => {
+      const answer = inputResponses(params).confirm;
+      if (!answer) return inputRequired(pick('confirm'), signState({ tool: 'request_state' }));
+      readState(params.requestState, 'request_state');
+      return { content: [text(`state-ok: confirmed=${answer.content?.ok}`)] };
+    },
+  },
+  test_input_required_result_multiple_inputs: {
+    description: 'Asks for a name, a sampled greeting and the roots at once',
+    run: (params) => {
+      const responses = inputResponses(params);
+      const keys = ['user_name', 'greeting', 'client_roots'];
+      const missing = keys.filter((key) => !responses[key]);
+      if (missing.length === keys.length || !('requestState' in params)) {
+        return inputRequired(pick(...missing), signState({ tool: 'multiple_inputs' }));
+      }
+      readState(params.requestState, 'multiple_inputs');
+      if (missing.length > 0) return inputRequired(pick(...missing), params.requestState);
+      return { content: [text(`${sampledText(responses.greeting)}, ${responses.user_name.content?.name}`)] };
+    },
+  },
+  test_input_required_result_multi_round: {
+    description: 'Asks for a name, then a colour, then answers',
+    run: (params) => {
+      const responses = inputResponses(params);
+      if (!('requestState' in params)) return inputRequired(pick('step1'), signState({ tool: 'multi_round', step: 1 }));
+      const state = readState(params.requestState, 'multi_round');
+      if (state.step === 1) {
+        if (!responses.step1) return inputRequired(pick('step1'), params.requestState);
+        return inputRequired(pick('step2'),
+          signState({ tool: 'multi_round', step: 2, name: responses.step1.content?.name }));
+      }
+      if (!responses.step2) return inputRequired(pick('step2'), params.requestState);
+      return { content: [text(`${state.name} likes ${responses.step2.content?.color}`)] };
+    },
+  },
+  test_input_required_result_capabilities: {
+    description: 'Asks only for what the client declared it can give',
+    run: (params, context) => {
+      const responses = inputResponses(params);
+      const wanted = [];
+      if (context.capabilities.elicitation) wanted.push('user_name');
+      if (context.capabilities.sampling) wanted.push('capital_question');
+      if (context.capabilities.roots) wanted.push('client_roots');
+      const missing = wanted.filter((key) => !responses[key]);
+      if (missing.length > 0) return inputRequired(pick(...missing));
+      return { content: [text(`Had ${wanted.length} input(s)`)] };
+    },
+  },
+  test_input_required_result_tampered_state: {
+    description: 'Asks for a confirmation with a signed requestState; a changed one is refused',
+    run: (params) => {
+      if (!('requestState' in params)) return inputRequired(pick('confirm'), signState({ tool: 'tampered_state' }));
+      readState(params.requestState, 'tampered_state');
+      return { content: [text('state-ok')] };
+    },
+  },
+  test_missing_capability: {
+    description: 'Needs the client\'s sampling capability',
+    run: (params, context) => {
+      if (!context.capabilities.sampling) {
+        throw new RpcError(-32021, 'This tool requires the sampling capability',
+          { requiredCapabilities: { sampling: {} } });
+      }
+      const answer = inputResponses(params).capital_question;
+      if (!answer) return inputRequired(pick('capital_question'));
+      return { content: [text(`Sampled: ${sampledText(answer)}`)] };
+    },
+  },
+  test_streaming_elicitation: {
+    description: 'Reports progress when given a token, then asks for a name',
+    run: (params, context) => {
+      const answer = inputResponses(params).user_name;
+      if (!answer) {
+        if (context.progressToken !== undefined) {
+          context.notify({ method: 'notifications/progress',
+            params: { progressToken: context.progressToken, progress: 1, total: 2 } });
+        }
+        return inputRequired(pick('user_name'));
+      }
+      return { content: [text(`Hello, ${answer.content?.name}!`)] };
+    },
+  },
+  test_logging_tool: {
+    description: 'Logs twice when the request sets a log level',
+    run: (params, context) => {
+      for (const data of ['test_logging_tool started', 'test_logging_tool finished']) {
+        context.notify({ method: 'notifications/message', params: { level: 'info', logger: 'conformance-server', data } });
+      }
+      return { content: [text('Logged twice (if asked to)')] };
+    },
+  },
+  test_trigger_tool_change: {
+    description: 'Adds or removes test_dynamic_tool and tells the listeners',
+    run: () => {
+      if (TOOLS.test_dynamic_tool) delete TOOLS.test_dynamic_tool;
+      else TOOLS.test_dynamic_tool = { description: 'Comes and goes', run: async () => ({ content: [text('dynamic')] }) };
+      tellListeners('toolsListChanged', 'notifications/tools/list_changed');
+      return { content: [text('Tool list changed')] };
+    },
+  },
+  test_trigger_prompt_change: {
+    description: 'Adds or removes test_dynamic_prompt and tells the listeners',
+    run: () => {
+      if (PROMPTS.test_dynamic_prompt) delete PROMPTS.test_dynamic_prompt;
+      else PROMPTS.test_dynamic_prompt = { description: 'Comes and goes', get: () => [{ role: 'user', content: text('dynamic') }] };
+      tellListeners('promptsListChanged', 'notifications/prompts/list_changed');
+      return { content: [text('Prompt list changed')] };
+    },
+  },
+};
+
+const INPUT_PROMPT = 'test_input_required_result_prompt';
+
+// subscriptions/listen requests open now: JSON id -> { id, granted }.
+const listeners = new Map();
+function tellListeners(filter, method) {
+  for (const { id, granted } of listeners.values()) {
+    if (granted[filter]) send({ method, params: { _meta: { [SUBSCRIPTION_KEY]: id } } });
+  }
+}
+
+async function modernRequest(method, params, context) {
+  switch (method) {
+    case 'server/discover':
+      return {
+        supportedVersions: ['2026-07-28'],
+        capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true },
+          completions: {}, logging: {} },
+        instructions: 'Test server for the MCP conformance scenarios (2026-07-28).',
+        ttlMs: 0, cacheScope: 'public',
+      };
+    case 'subscriptions/listen': {
+      const wanted = params.notifications ?? {};
+      const granted = {};
+      if (wanted.toolsListChanged) granted.toolsListChanged = true;
+      if (wanted.promptsListChanged) granted.promptsListChanged = true;
+      listeners.set(JSON.stringify(context.id), { id: context.id, granted });
+      send({ method: 'notifications/subscriptions/acknowledged',
+        params: { _meta: { [SUBSCRIPTION_KEY]: context.id }, notifications: granted } });
+      return undefined;  // answered when cancelled
+    }
+    case 'tools/list': {
+      const listed = await HANDLERS['tools/list']({ method, params });
+      const tools = listed.tools.filter((tool) => !HANDSHAKE_ONLY.has(tool.name) && !MODERN_TOOLS[tool.name]);
+      for (const [name, tool] of Object.entries(MODERN_TOOLS)) {
+        tools.push({ name, description: tool.description, inputSchema: NO_ARGUMENTS });
+      }
+      return { tools };
+    }
+    case 'tools/call': {
+      const tool = MODERN_TOOLS[params.name];
+      if (tool) return tool.run(params, context);
+      if (HANDSHAKE_ONLY.has(params.name)) throw new RpcError(-32602, `Unknown tool: ${params.name}`);
+      return HANDLERS['tools/call']({ method, params }, {
+        _meta: params._meta,
+        sendNotification: async (notification) => context.notify(notification),
+      });
+    }
+    case 'prompts/list': {
+      const listed = await HANDLERS['prompts/list']({ method, params });
+      listed.prompts.push({ name: INPUT_PROMPT, description: 'Asks for context (input_required) first' });
+      return listed;
+    }
+    case 'prompts/get': {
+      if (params.name === INPUT_PROMPT) {
+        const answer = inputResponses(params).user_context;
+        if (!answer) return inputRequired(pick('user_context'));
+        return { description: 'A prompt built from the context given',
+          messages: [{ role: 'user', content: text(`Context: ${answer.content?.context}`) }] };
+      }
+      return HANDLERS['prompts/get']({ method, params });
+    }
+    case 'resources/list':
+    case 'resources/templates/list':
+    case 'resources/read':
+    case 'completion/complete':
+      return HANDLERS[method]({ method, params });
+    default:
+      throw new RpcError(-32601, `Method not found: ${method}`);
+  }
+}
+
+async function modernMessage(message) {
+  if (message.id === undefined) {
+    // notifications/cancelled ends a subscriptions/listen request.
+    if (message.method === 'notifications/cancelled') {
+      const key = JSON.stringify(message.params?.requestId);
+      const listener = listeners.get(key);
+      if (listener) {
+        listeners.delete(key);
+        send({ id: listener.id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_KEY]: listener.id } } });
+      }
+    }
+    return;
+  }
+  const { id, method } = message;
+  const params = message.params ?? {};
+  const meta = params._meta ?? {};
+  try {
+    if (method !== 'server/discover' && (typeof meta[VERSION_KEY] !== 'string' ||
+        typeof meta[CAPABILITIES_KEY] !== 'object' || meta[CAPABILITIES_KEY] === null)) {
+      throw new RpcError(-32602, '_meta must carry the protocol version and the client capabilities');
+    }
+    if (meta[VERSION_KEY] !== undefined && meta[VERSION_KEY] !== '2026-07-28') {
+      throw new RpcError(-32022, 'Unsupported protocol version',
+        { supported: ['2026-07-28'], requested: meta[VERSION_KEY] });
+    }
+    const context = {
+      id,
+      capabilities: meta[CAPABILITIES_KEY] ?? {},
+      progressToken: meta.progressToken,
+      notify: (notification) => {
+        if (notification.method === 'notifications/message' && meta[LOG_LEVEL_KEY] === undefined) return;
+        send(notification);
+      },
+    };
+    const result = await modernRequest(method, params, context);
+    if (result === undefined) return;
+    const complete = result.resultType === undefined || result.resultType === 'complete';
+    const answer = { resultType: 'complete', ...result };
+    answer._meta = { ...(result._meta ?? {}), [SERVER_INFO_KEY]: SERVER_INFO };
+    if (complete && CACHEABLE.has(method)) {
+      answer.ttlMs ??= 0;
+      answer.cacheScope ??= 'public';
+    }
+    send({ id, result: answer });
+  } catch (error) {
+    let code = Number.isInteger(error.code) ? error.code : -32603;
+    if (code === -32002) code = -32602;  // resource not found, as of 2026-07-28
+    send({ id, error: { code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } });
+  }
+}
+
+function serveModern() {
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    if (!line.trim()) return;
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      send({ id: null, error: { code: -32700, message: 'Parse error' } });
+      return;
+    }
+    modernMessage(message).catch((error) => process.stderr.write(`conformance-server: ${error.stack}\n`));
+  });
+  lines.on('close', () => process.exit(0));
+}
+
 // ---------------------------------------------------------------------------
 // Start and stop
 
 function stop() {
+  if (MODERN) process.exit(0);
   server.close().finally(() => process.exit(0));
 }
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 process.stdin.on('end', stop);
 
-await server.connect(new StdioServerTransport());
-process.stderr.write('conformance-server: serving on stdio\n');
+if (MODERN) {
+  serveModern();
+  process.stderr.write('conformance-server: serving MCP 2026-07-28 on stdio\n');
+} else {
+  await server.connect(new StdioServerTransport());
+  process.stderr.write('conformance-server: serving on stdio\n');
+}
