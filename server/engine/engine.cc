@@ -157,9 +157,17 @@ Engine::Engine(EngineOptions options, storage::ServerStore* store,
       pipeline_(pipeline),
       clock_(options_.clock != nullptr ? options_.clock : &timers_),
       pending_(options_.pending, clock_, pipeline),
-      work_(4) {}
+      work_(4) {
+  absl::MutexLock lock(&lifeline_->mu);
+  lifeline_->engine = this;
+}
 
-Engine::~Engine() { Shutdown(); }
+Engine::~Engine() {
+  Shutdown();
+  // Relay sessions that end from now on find no engine.
+  absl::MutexLock lock(&lifeline_->mu);
+  lifeline_->engine = nullptr;
+}
 
 absl::StatusOr<std::shared_ptr<Engine::Connection>> Engine::Find(
     const std::string& server) {
@@ -431,26 +439,14 @@ absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(
   identity.transport = config.transport();
   const std::string session_id = identity.session_id;
   UpstreamSession::Hooks hooks;
-  hooks.on_state = [this, session_id, on_end = std::move(options.on_end)](
+  hooks.on_state = [lifeline = lifeline_, session_id,
+                    on_end = std::move(options.on_end)](
                        v1::ConnectionState, v1::ConnectionState to,
                        const absl::Status& why) {
     if (to != v1::DISCONNECTED && to != v1::ERROR) return;
-    // The last reference may be this map's; the session is destroyed
-    // after this callback returns (its transport closes on the work
-    // queue), never inside it.
-    std::shared_ptr<UpstreamSession> ended;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = relays_.find(session_id);
-      if (it != relays_.end()) {
-        ended = std::move(it->second);
-        relays_.erase(it);
-      }
-    }
     if (on_end) on_end(to == v1::DISCONNECTED ? absl::OkStatus() : why);
-    if (ended != nullptr) {
-      work_.Post([ended = std::move(ended)]() mutable { ended.reset(); });
-    }
+    absl::MutexLock lock(&lifeline->mu);
+    if (lifeline->engine != nullptr) lifeline->engine->ForgetRelay(session_id);
   };
   hooks.relay_to_client = std::move(options.to_client);
   auto session = UpstreamSession::Create(
@@ -475,6 +471,21 @@ size_t Engine::RelayCount(const std::string& server_id) {
     if (session->identity().server_id == server_id) ++count;
   }
   return count;
+}
+
+void Engine::ForgetRelay(const std::string& session_id) {
+  // The last reference may be this map's; the session is destroyed after
+  // its hook returns (its transport closes on the work queue), never
+  // inside it.
+  std::shared_ptr<UpstreamSession> ended;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = relays_.find(session_id);
+    if (it == relays_.end()) return;
+    ended = std::move(it->second);
+    relays_.erase(it);
+  }
+  work_.Post([ended = std::move(ended)]() mutable { ended.reset(); });
 }
 
 void Engine::CloseRelays(const std::string& server_id) {

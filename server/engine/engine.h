@@ -277,6 +277,17 @@ class Engine {
   // Open relay sessions by session id.
   std::map<std::string, std::shared_ptr<UpstreamSession>> relays_
       ABSL_GUARDED_BY(mu_);
+  // What a relay session's end hook reaches the engine through: a relay
+  // outlives the engine when someone still holds it, and its transport
+  // may report its end after the engine is gone (then `engine` is null).
+  struct Lifeline {
+    absl::Mutex mu;
+    Engine* engine ABSL_GUARDED_BY(mu) = nullptr;
+  };
+  const std::shared_ptr<Lifeline> lifeline_ = std::make_shared<Lifeline>();
+  // The relay session `session_id` has ended: out of relays_, and
+  // destroyed on the work queue.
+  void ForgetRelay(const std::string& session_id);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   // How the requests of each server (by id) ended, over its sessions and
   // reconnects; dropped when its configuration is deleted.
