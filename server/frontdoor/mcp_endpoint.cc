@@ -9,6 +9,7 @@
 // and the relay calls back on its own threads), so no callback ever runs
 // with one of these locks held.
 #include "server/frontdoor/mcp_endpoint.h"
+#include "server/frontdoor/era_relay.h"
 #include "server/frontdoor/modern_front.h"
 
 #include <algorithm>
@@ -463,7 +464,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         self->End(session, /*close_relay=*/false);
       }
     };
-    auto relay = open_(std::move(relay_options));
+    auto relay = open_session_(std::move(relay_options));
     if (!relay.ok()) {
       {
         absl::MutexLock lock(&mu_);
@@ -960,6 +961,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   const EndpointOptions options_;
   // Clients of the 2026-07-28 era, on the same URL.
   const std::unique_ptr<ModernFront> modern_;
+  // Handshake-era sessions' relays, translated when the server turns out
+  // to speak 2026-07-28 only (era_relay.h).
+  const RelayOpener open_session_ = EraRelayOpener(
+      open_, [modern = modern_.get()] { return modern->era(); },
+      [modern = modern_.get()](KnownEra era) { modern->Learn(era); });
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<ClientSession>> sessions_

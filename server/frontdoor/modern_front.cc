@@ -545,6 +545,20 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
     return open_relays_.size();
   }
 
+  // What a handshake-era session found out first.
+  void Learn(KnownEra era) {
+    absl::MutexLock lock(&mu_);
+    if (era_ != Era::kUnknown) return;
+    era_ = era == KnownEra::kModern ? Era::kModern : Era::kLegacy;
+  }
+
+  KnownEra era() const {
+    absl::MutexLock lock(&mu_);
+    if (era_ == Era::kModern) return KnownEra::kModern;
+    if (era_ == Era::kLegacy) return KnownEra::kLegacy;
+    return KnownEra::kUnknown;
+  }
+
  private:
   enum class Era { kUnknown, kProbing, kModern, kLegacy };
 
@@ -806,7 +820,8 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (pooled != nullptr) {
       flow->relay = pooled;
-      return then(absl::OkStatus());
+      then(absl::OkStatus());
+      return WarmSpare();
     }
     absl::Status status;
     pooled = OpenPooled(&status);
@@ -816,8 +831,52 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
       lent_[pooled->no] = flow;
     }
     flow->relay = pooled;
-    if (!legacy) return then(absl::OkStatus());
-    Handshake(pooled, std::move(then));
+    if (!legacy) {
+      then(absl::OkStatus());
+    } else {
+      Handshake(pooled, std::move(then));
+    }
+    WarmSpare();
+  }
+
+  // Keeps one relay ready when none is idle, so that the next request
+  // does not wait for a server to start (a stdio server's process) while
+  // others hold theirs (a long call, an input_required round).
+  void WarmSpare() {
+    bool legacy;
+    {
+      absl::MutexLock lock(&mu_);
+      if (warming_ || closed_ || !idle_.empty() ||
+          open_relays_.size() >= options_.max_relays ||
+          (era_ != Era::kModern && era_ != Era::kLegacy)) {
+        return;
+      }
+      warming_ = true;
+      legacy = era_ == Era::kLegacy;
+    }
+    absl::Status status;
+    std::shared_ptr<Pooled> pooled = OpenPooled(&status);
+    if (pooled == nullptr) {
+      absl::MutexLock lock(&mu_);
+      warming_ = false;
+      return;
+    }
+    std::weak_ptr<Impl> weak_self = weak_from_this();
+    auto ready = [weak_self, pooled](absl::Status status) {
+      auto self = weak_self.lock();
+      if (self == nullptr) return;
+      {
+        absl::MutexLock lock(&self->mu_);
+        self->warming_ = false;
+      }
+      if (status.ok()) {
+        self->ReturnRelay(pooled);
+      } else {
+        self->Discard(pooled);
+      }
+    };
+    if (legacy) return Handshake(pooled, std::move(ready));
+    ready(absl::OkStatus());
   }
 
   void ReturnRelay(const std::shared_ptr<Pooled>& pooled) {
@@ -864,6 +923,39 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
         flow->sse = true;
       }
     } else {
+      bool known;
+      {
+        absl::MutexLock lock(&mu_);
+        known = initialize_.is_object();
+      }
+      if (!known) {
+        // The era was learnt from a handshake-era session: a relay of our
+        // own goes through initialize first, for what it tells.
+        std::weak_ptr<Impl> weak_self = weak_from_this();
+        return Borrow(flow, [weak_self, flow, body = std::move(body)](
+                                absl::Status status) mutable {
+          auto self = weak_self.lock();
+          if (self == nullptr) return;
+          if (!status.ok()) return self->FailFlow(flow, status);
+          auto relay = flow->relay;
+          {
+            absl::MutexLock lock(&flow->mu);
+            flow->relay = nullptr;
+          }
+          self->ReturnRelay(relay);
+          bool learnt;
+          {
+            absl::MutexLock lock(&self->mu_);
+            learnt = self->initialize_.is_object();
+          }
+          if (!learnt) {
+            return self->FailFlow(
+                flow, absl::UnavailableError("the server's initialize "
+                                             "result could not be had"));
+          }
+          self->Start(flow, std::move(body));
+        });
+      }
       const Json& params = body["params"];
       if (params.contains("requestState") &&
           params["requestState"].is_string()) {
@@ -1667,6 +1759,7 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
 
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool warming_ ABSL_GUARDED_BY(mu_) = false;  // a spare relay is starting
   Era era_ ABSL_GUARDED_BY(mu_) = Era::kUnknown;
   std::vector<std::function<void(absl::Status)>> era_waiters_
       ABSL_GUARDED_BY(mu_);
@@ -1718,5 +1811,9 @@ void ModernFront::Reap(absl::Time now) { impl_->Reap(now); }
 void ModernFront::Close() { impl_->Close(/*final=*/false); }
 
 size_t ModernFront::relays() const { return impl_->relays(); }
+
+KnownEra ModernFront::era() const { return impl_->era(); }
+
+void ModernFront::Learn(KnownEra era) { impl_->Learn(era); }
 
 }  // namespace inspector::frontdoor

@@ -50,6 +50,7 @@
 #include "absl/time/time.h"
 #include "common/http/http_server.h"
 #include "nlohmann/json.hpp"
+#include "server/frontdoor/era_relay.h"
 #include "server/frontdoor/mcp_endpoint.h"
 
 namespace inspector::frontdoor {
@@ -96,6 +97,11 @@ class ModernFront {
 
   // Relays open now (idle and lent), for tests.
   size_t relays() const;
+
+  // The server's era, once a request (of either era) has made it known.
+  KnownEra era() const;
+  // Tells what a handshake-era session found out (kept unless known).
+  void Learn(KnownEra era);
 
  private:
   class Impl;

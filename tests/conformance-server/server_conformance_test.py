@@ -5,7 +5,7 @@ HTTP front door, with tools/conformance-server/server.mjs (stdio) behind it.
 Two modes, one CTest case each:
 
   server_conformance_test.py --node-modules DIR
-                             --suite release|next|modern|passthrough
+                             --suite release|next|modern|passthrough|reverse
                              --server-script server.mjs --scenario NAME
       Starts an inspectord of its own (temporary database and token, gRPC and
       --http on 127.0.0.1:0) with the stdio server configured as `conformance`,
@@ -19,7 +19,9 @@ Two modes, one CTest case each:
       that revision's wire (no initialize, no session: the front door
       translates for the handshake-era server.mjs); `passthrough` the same
       scenarios with `server.mjs --modern` (a 2026-07-28 server: the front
-      door passes requests through). Passes only if
+      door passes requests through); `reverse` the 2025-11-25 scenarios of
+      `next` with `server.mjs --modern` (handshake-era requests translated
+      for a 2026-07-28 server). Passes only if
       the CLI exits 0, its checks.json holds no FAILURE and at least one
       SUCCESS (unless the scenario list marks the scenario `report-only`: it
       only reports INFO and WARNING checks by design), and if the daemon
@@ -28,7 +30,7 @@ Two modes, one CTest case each:
       With --url the scenario runs against that endpoint instead, and no
       daemon is started (by hand: a bridge fronting server.mjs, say).
 
-  server_conformance_test.py --node-modules DIR --suite release|next|modern|passthrough
+  server_conformance_test.py --node-modules DIR --suite release|next|modern|passthrough|reverse
                              --check-list FILE
       Compares the checked-in scenario list with the server scenarios the
       installed package lists (release: `list --server`; next: `list --server
@@ -57,17 +59,18 @@ from conformance_runner import fail, group_members, stop_group  # noqa: E402
 
 # The spec revision each suite of the pre-release is run for.
 REQUIREMENTS = {"next": "2025-11-25", "modern": "2026-07-28",
-                "passthrough": "2026-07-28"}
+                "passthrough": "2026-07-28", "reverse": "2025-11-25"}
 SERVER_NAME = "conformance"
 PACKAGES = {
     "release": os.path.join("@modelcontextprotocol", "conformance"),
     "next": "conformance-next",
     "modern": "conformance-next",
     "passthrough": "conformance-next",
+    "reverse": "conformance-next",
 }
 # What server.mjs is started with, per suite: `passthrough` has it speak
 # 2026-07-28 itself, so the front door passes requests through.
-SERVER_ARGS = {"passthrough": ["--modern"]}
+SERVER_ARGS = {"passthrough": ["--modern"], "reverse": ["--modern"]}
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 HTTP_ADDRESS = re.compile(r"and REST on (\S+:\d+)")
 
@@ -211,7 +214,7 @@ class Daemon:
 
 
 def run_scenario(installation, scenario, flags, server_script, timeout_s, url=None):
-    if flags & {"needs-modern-server", "extension"}:
+    if flags & {"needs-modern-server", "extension", "needs-subscribe"}:
         fail(f"{scenario} is marked {' '.join(sorted(flags))} in the scenario "
              "list, which makes no case of it (see the list's header)")
     if not os.path.exists(server_script):

@@ -37,8 +37,8 @@
 //
 // speaks MCP 2026-07-28 instead (no initialize: server/discover, _meta on
 // every request, subscriptions/listen, input_required results), with the
-// same tools, resources and prompts, less the ones that ask the client in
-// the handshake era's way, plus the tools and the prompt that the
+// same tools, resources and prompts (those that ask the client do it with
+// input_required results), plus the tools and the prompt that the
 // revision's input-required-result scenarios call (test_input_required_*).
 
 import { createRequire } from 'node:module';
@@ -133,8 +133,10 @@ async function log(extra, level, data) {
   });
 }
 
-function requireClientCapability(name) {
-  const capabilities = server.getClientCapabilities() || {};
+// The capabilities the client declared: at initialize, or (2026-07-28) in
+// the request's _meta.
+function requireClientCapability(name, extra) {
+  const capabilities = extra?.clientCapabilities ?? server.getClientCapabilities() ?? {};
   if (!capabilities[name]) {
     return { isError: true, content: [text(`The client did not declare the ${name} capability`)] };
   }
@@ -142,7 +144,7 @@ function requireClientCapability(name) {
 }
 
 async function elicit(extra, message, requestedSchema) {
-  const missing = requireClientCapability('elicitation');
+  const missing = requireClientCapability('elicitation', extra);
   if (missing) return missing;
   const answer = await extra.sendRequest(
     { method: 'elicitation/create', params: { message, requestedSchema } }, ElicitResultSchema);
@@ -331,7 +333,7 @@ const TOOLS = {
       required: ['prompt'],
     },
     run: async (args, extra) => {
-      const missing = requireClientCapability('sampling');
+      const missing = requireClientCapability('sampling', extra);
       if (missing) return missing;
       const answer = await extra.sendRequest({
         method: 'sampling/createMessage',
@@ -580,9 +582,17 @@ const SUBSCRIPTION_KEY = 'io.modelcontextprotocol/subscriptionId';
 const SERVER_INFO = { name: 'inspectord-conformance-server', version: '1.0.0' };
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list',
   'resources/read']);
-// Tools that ask the client the handshake era's way; not offered here.
-const HANDSHAKE_ONLY = new Set(['test_sampling', 'test_elicitation', 'test_elicitation_sep1034_defaults',
-  'test_elicitation_sep1330_enums', 'test_reconnection']);
+// A tool written for the handshake era that asks the client (sendRequest)
+// is run again on each retry: its N-th question is answered by
+// inputResponses["input-N"] when the retry carries it, else the run stops
+// there and the question becomes an input_required result.
+class NeedInput extends Error {
+  constructor(key, request) {
+    super(`needs ${key}`);
+    this.key = key;
+    this.request = request;
+  }
+}
 
 class RpcError extends Error {
   constructor(code, message, data) {
@@ -838,7 +848,7 @@ async function modernRequest(method, params, context) {
     }
     case 'tools/list': {
       const listed = await HANDLERS['tools/list']({ method, params });
-      const tools = listed.tools.filter((tool) => !HANDSHAKE_ONLY.has(tool.name) && !MODERN_TOOLS[tool.name]);
+      const tools = listed.tools.filter((tool) => !MODERN_TOOLS[tool.name]);
       for (const [name, tool] of Object.entries(MODERN_TOOLS)) {
         tools.push({ name, description: tool.description, inputSchema: NO_ARGUMENTS });
       }
@@ -847,11 +857,23 @@ async function modernRequest(method, params, context) {
     case 'tools/call': {
       const tool = MODERN_TOOLS[params.name];
       if (tool) return tool.run(params, context);
-      if (HANDSHAKE_ONLY.has(params.name)) throw new RpcError(-32602, `Unknown tool: ${params.name}`);
-      return HANDLERS['tools/call']({ method, params }, {
-        _meta: params._meta,
-        sendNotification: async (notification) => context.notify(notification),
-      });
+      const responses = inputResponses(params);
+      let asked = 0;
+      try {
+        return await HANDLERS['tools/call']({ method, params }, {
+          _meta: params._meta,
+          clientCapabilities: context.capabilities,
+          sendNotification: async (notification) => context.notify(notification),
+          sendRequest: async (request) => {
+            const key = `input-${++asked}`;
+            if (responses[key]) return responses[key];
+            throw new NeedInput(key, request);
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof NeedInput)) throw error;
+        return inputRequired({ [error.key]: { method: error.request.method, params: error.request.params ?? {} } });
+      }
     }
     case 'prompts/list': {
       const listed = await HANDLERS['prompts/list']({ method, params });

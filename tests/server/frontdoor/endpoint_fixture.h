@@ -46,6 +46,8 @@ using ::testing::Not;
 //                       answers "name=<content.name>" once answered
 //   tools/call sample -> asks sampling/createMessage, answers "sampled"
 //   server/discover  -> a 2026-07-28 result when `modern`, else -32601
+//   (`modern`: tools/call ask answers input_required for "name", and the
+//   retry with inputResponses.name and requestState "st-1" "name=...")
 // Notifications and responses are taken ("" to done). Every message is
 // kept in received().
 class FakeRelay : public Relay {
@@ -133,6 +135,27 @@ class FakeRelay : public Relay {
       absl::MutexLock lock(&mu_);
       hanging_[id.dump()] = std::move(done);
       return;
+    }
+    if (modern_ && tool == "ask") {
+      // The revision's way: input_required, then the retry's input.
+      json params = message["params"];
+      if (params.contains("inputResponses") &&
+          params["inputResponses"].contains("name") &&
+          params.value("requestState", "") == "st-1") {
+        return reply(
+            {{"content",
+              {{{"type", "text"},
+                {"text", absl::StrCat("name=",
+                                      params["inputResponses"]["name"]
+                                            ["content"]
+                                                .value("name", "?"))}}}}});
+      }
+      return reply({{"resultType", "input_required"},
+                    {"inputRequests",
+                     {{"name",
+                       {{"method", "elicitation/create"},
+                        {"params", {{"message", "Your name?"}}}}}}},
+                    {"requestState", "st-1"}});
     }
     if (tool == "ask" || tool == "sample") {
       std::string server_id;

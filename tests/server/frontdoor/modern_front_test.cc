@@ -31,6 +31,9 @@ ModernCall Call(const std::string& id, const std::string& method,
   return call;
 }
 
+constexpr char kEchoCall[] =
+    R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})";
+
 json Body(const Reply& reply) {
   json body = json::parse(reply.body, nullptr, false);
   EXPECT_FALSE(body.is_discarded()) << reply.body;
@@ -258,6 +261,64 @@ TEST_F(ModernFrontTest, AModernServerGetsRequestsAsTheyAre) {
   ASSERT_TRUE(sent.is_object());
   EXPECT_EQ(sent["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28");
+}
+
+TEST_F(ModernFrontTest, AHandshakeEraClientIsTranslatedForAModernServer) {
+  modern_upstream_ = true;
+  Start();
+  std::string session = Initialize();
+  ASSERT_FALSE(session.empty());
+  Reply r = Post(kEchoCall, {"Mcp-Session-Id: " + session,
+                             "Accept: application/json"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["id"], 7);
+  EXPECT_EQ(Body(r)["result"]["content"][0]["text"], "hello");
+  r = Post(R"({"jsonrpc":"2.0","id":8,"method":"ping"})",
+           {"Mcp-Session-Id: " + session, "Accept: application/json"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(Body(r)["result"], json::object());
+  // The server never saw initialize or ping, and got _meta on the call.
+  json call;
+  for (const json& m : RelayAt(0)->received()) {
+    std::string method = m.value("method", "");
+    EXPECT_NE(method, "initialize");
+    EXPECT_NE(method, "ping");
+    if (method == "tools/call") call = m;
+  }
+  ASSERT_TRUE(call.is_object());
+  EXPECT_EQ(call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28");
+  EXPECT_EQ(call["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]
+                ["name"],
+            "t");
+
+  // input_required becomes an elicitation/create on the request's stream;
+  // the client's answer goes back as inputResponses.
+  std::string body =
+      R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"ask","arguments":{}}})";
+  std::string request = absl::StrCat(
+      "POST /servers/fake/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+      "Content-Type: application/json\r\n",
+      "Accept: application/json, text/event-stream\r\n",
+      "Mcp-Session-Id: ", session, "\r\n", "Content-Length: ", body.size(),
+      "\r\n\r\n", body);
+  StreamClient stream(server_->port(), request);
+  ASSERT_TRUE(stream.ReadUntil("elicitation/create")) << stream.received();
+  ASSERT_TRUE(stream.ReadUntil("}}\n\n")) << stream.received();
+  std::string received = stream.received();
+  size_t data = received.find("data: {");
+  ASSERT_NE(data, std::string::npos);
+  json ask = json::parse(received.substr(data + 6, received.find('\n', data) -
+                                                        data - 6));
+  r = Post(json{{"jsonrpc", "2.0"},
+                {"id", ask["id"]},
+                {"result", {{"action", "accept"},
+                            {"content", {{"name", "Ada"}}}}}}
+               .dump(),
+           {"Mcp-Session-Id: " + session});
+  EXPECT_EQ(r.status, 202) << r.body;
+  ASSERT_TRUE(stream.ReadUntil("name=Ada")) << stream.received();
+  EXPECT_THAT(stream.received(), HasSubstr(R"("id":"a")"));
 }
 
 TEST_F(ModernFrontTest, ListenAcknowledgesThenTagsWhatItWasGranted) {

@@ -1,0 +1,370 @@
+// EraRelay (era_relay.h): handshake-era clients before a 2026-07-28 server.
+#include "server/frontdoor/era_relay.h"
+
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/version.h"
+#include "nlohmann/json.hpp"
+
+namespace inspector::frontdoor {
+namespace {
+
+using Json = nlohmann::json;
+using ResponseCallback = engine::UpstreamSession::ResponseCallback;
+
+constexpr char kVersionKey[] = "io.modelcontextprotocol/protocolVersion";
+constexpr char kCapabilitiesKey[] =
+    "io.modelcontextprotocol/clientCapabilities";
+constexpr char kClientInfoKey[] = "io.modelcontextprotocol/clientInfo";
+constexpr char kServerInfoKey[] = "io.modelcontextprotocol/serverInfo";
+constexpr char kLogLevelKey[] = "io.modelcontextprotocol/logLevel";
+constexpr char kModernVersion[] = "2026-07-28";
+constexpr std::string_view kLegacyVersions[] = {
+    "2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+constexpr int kMaxRounds = 10;
+
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string Result(const Json& id, Json result) {
+  return Dump({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+}
+
+std::string Error(const Json& id, int code, std::string_view message) {
+  return Dump({{"jsonrpc", "2.0"},
+               {"id", id},
+               {"error", {{"code", code}, {"message", std::string(message)}}}});
+}
+
+class EraRelay : public Relay,
+                 public std::enable_shared_from_this<EraRelay> {
+ public:
+  EraRelay(std::function<void(std::string)> to_client, KnownEra known,
+           std::function<void(KnownEra)> learnt)
+      : to_client_(std::move(to_client)),
+        known_(known),
+        learnt_(std::move(learnt)) {}
+
+  void SetInner(std::shared_ptr<Relay> inner) { inner_ = std::move(inner); }
+
+  // What the server sends, on its way to the client.
+  void FromServer(std::string raw) { to_client_(std::move(raw)); }
+
+  void Send(std::string raw, ResponseCallback done) override {
+    Json message = Json::parse(raw, nullptr, false);
+    bool modern;
+    {
+      absl::MutexLock lock(&mu_);
+      modern = modern_;
+    }
+    if (!message.is_object()) return inner_->Send(std::move(raw), std::move(done));
+    const bool request = message.contains("method") && message.contains("id");
+    if (request && message["method"] == "initialize") {
+      return Initialize(std::move(raw), std::move(message), std::move(done));
+    }
+    if (!modern) return inner_->Send(std::move(raw), std::move(done));
+    if (!message.contains("method")) return ClientAnswer(message, std::move(done));
+    if (!request) return Notification(message, std::move(done));
+    return Request(std::move(message), std::move(done));
+  }
+
+  bool Cancel(const std::string& caller_id,
+              const std::string& reason) override {
+    std::string upstream;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!modern_) {
+        upstream = caller_id;
+      } else {
+        auto it = calls_.find(caller_id);
+        if (it == calls_.end()) return false;
+        upstream = it->second->upstream_id;
+      }
+    }
+    return inner_->Cancel(upstream, reason);
+  }
+
+  void Close() override { inner_->Close(); }
+
+ private:
+  // One request of the client, through its rounds.
+  struct Call {
+    Json client_id;
+    std::string method;
+    Json params;
+    ResponseCallback done;
+    int round = 0;
+    std::string upstream_id;  // JSON text of the id sent upstream now
+    // This round's requests to the client: their id (JSON text) -> key.
+    std::map<std::string, std::string> asked;
+    Json answers = Json::object();
+    Json state;  // requestState of the round, or null
+  };
+
+  void Initialize(std::string raw, Json message, ResponseCallback done) {
+    Json params = message.value("params", Json::object());
+    {
+      absl::MutexLock lock(&mu_);
+      capabilities_ = params.value("capabilities", Json::object());
+      client_info_ = params.value("clientInfo", Json::object());
+    }
+    if (known_ == KnownEra::kLegacy) {
+      return inner_->Send(std::move(raw), std::move(done));
+    }
+    Json discover = {{"jsonrpc", "2.0"},
+                     {"id", "inspector-discover"},
+                     {"method", "server/discover"},
+                     {"params", {{"_meta", Meta()}}}};
+    std::weak_ptr<EraRelay> weak_self = weak_from_this();
+    inner_->Send(
+        Dump(discover),
+        [weak_self, raw = std::move(raw), message = std::move(message),
+         done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
+          auto self = weak_self.lock();
+          if (self == nullptr) return;
+          Json result;
+          if (answer.ok()) {
+            Json reply = Json::parse(*answer, nullptr, false);
+            if (reply.is_object() && reply.contains("result") &&
+                reply["result"].is_object()) {
+              result = reply["result"];
+            }
+          }
+          bool modern = false;
+          if (result.is_object() && result.contains("supportedVersions") &&
+              result["supportedVersions"].is_array()) {
+            for (const Json& v : result["supportedVersions"]) {
+              modern = modern || v == kModernVersion;
+            }
+          }
+          if (self->learnt_) {
+            self->learnt_(modern ? KnownEra::kModern : KnownEra::kLegacy);
+          }
+          if (!modern) {
+            // A handshake-era server: its initialize, as the client sent it.
+            return self->inner_->Send(std::move(raw), std::move(done));
+          }
+          {
+            absl::MutexLock lock(&self->mu_);
+            self->modern_ = true;
+          }
+          std::string version =
+              message["params"].value("protocolVersion", std::string());
+          bool known_version = false;
+          for (std::string_view v : kLegacyVersions) {
+            known_version = known_version || version == v;
+          }
+          Json init = {
+              {"protocolVersion", known_version ? version : "2025-11-25"},
+              {"capabilities", result.value("capabilities", Json::object())},
+              {"serverInfo", {{"name", "unknown"}, {"version", ""}}}};
+          if (result.contains("_meta") && result["_meta"].is_object() &&
+              result["_meta"].contains(kServerInfoKey)) {
+            init["serverInfo"] = result["_meta"][kServerInfoKey];
+          }
+          if (result.contains("instructions")) {
+            init["instructions"] = result["instructions"];
+          }
+          done(Result(message["id"], std::move(init)));
+        });
+  }
+
+  Json Meta() {
+    absl::MutexLock lock(&mu_);
+    Json meta = {{kVersionKey, kModernVersion},
+                 {kCapabilitiesKey, capabilities_},
+                 {kClientInfoKey,
+                  client_info_.empty()
+                      ? Json{{"name", "inspectord"}, {"version", Version()}}
+                      : client_info_}};
+    if (!log_level_.empty()) meta[kLogLevelKey] = log_level_;
+    return meta;
+  }
+
+  void Notification(const Json& message, ResponseCallback done) {
+    std::string method = message.value("method", "");
+    if (method == "notifications/cancelled" && message.contains("params") &&
+        message["params"].contains("requestId")) {
+      Cancel(message["params"]["requestId"].dump(), "cancelled by the client");
+    }
+    // notifications/initialized and roots/list_changed have no place in
+    // the revision; other notifications of a client neither.
+    done(std::string());
+  }
+
+  void Request(Json message, ResponseCallback done) {
+    std::string method = message["method"];
+    Json id = message["id"];
+    if (method == "ping") return done(Result(id, Json::object()));
+    if (method == "logging/setLevel") {
+      {
+        absl::MutexLock lock(&mu_);
+        log_level_ = message["params"].value("level", std::string());
+      }
+      return done(Result(id, Json::object()));
+    }
+    if (method == "resources/subscribe" || method == "resources/unsubscribe") {
+      return done(Error(id, -32601,
+                        "Resource subscriptions are not carried to this "
+                        "server (it speaks MCP 2026-07-28)"));
+    }
+    auto call = std::make_shared<Call>();
+    call->client_id = id;
+    call->method = method;
+    call->params = message.value("params", Json::object());
+    if (!call->params.is_object()) call->params = Json::object();
+    call->done = std::move(done);
+    {
+      absl::MutexLock lock(&mu_);
+      calls_[id.dump()] = call;
+    }
+    SendRound(call);
+  }
+
+  void SendRound(const std::shared_ptr<Call>& call) {
+    Json params = call->params;
+    Json meta = params.value("_meta", Json::object());
+    if (!meta.is_object()) meta = Json::object();
+    meta.update(Meta());
+    params["_meta"] = std::move(meta);
+    if (call->round > 0) {
+      params["inputResponses"] = call->answers;
+      if (!call->state.is_null()) params["requestState"] = call->state;
+    }
+    uint64_t n;
+    {
+      absl::MutexLock lock(&mu_);
+      n = next_id_++;
+    }
+    Json upstream_id = absl::StrCat("era-", n);
+    {
+      absl::MutexLock lock(&mu_);
+      call->upstream_id = Dump(upstream_id);
+    }
+    Json request = {{"jsonrpc", "2.0"},
+                    {"id", upstream_id},
+                    {"method", call->method},
+                    {"params", std::move(params)}};
+    std::weak_ptr<EraRelay> weak_self = weak_from_this();
+    inner_->Send(Dump(request), [weak_self, call](
+                                    absl::StatusOr<std::string> answer) {
+      auto self = weak_self.lock();
+      if (self != nullptr) self->RoundDone(call, std::move(answer));
+    });
+  }
+
+  void RoundDone(const std::shared_ptr<Call>& call,
+                 absl::StatusOr<std::string> answer) {
+    if (!answer.ok()) return Finish(call, answer.status());
+    Json reply = Json::parse(*answer, nullptr, false);
+    if (!reply.is_object()) return Finish(call, std::move(*answer));
+    auto result = reply.find("result");
+    if (result == reply.end() || !result->is_object() ||
+        result->value("resultType", "complete") != "input_required") {
+      reply["id"] = call->client_id;
+      return Finish(call, Dump(reply));
+    }
+    if (++call->round > kMaxRounds) {
+      return Finish(call, Error(call->client_id, -32603,
+                                absl::StrCat("The server asked for input more "
+                                             "than ",
+                                             kMaxRounds, " times")));
+    }
+    call->answers = Json::object();
+    call->state = result->value("requestState", Json());
+    Json requests = result->value("inputRequests", Json::object());
+    if (!requests.is_object() || requests.empty()) return SendRound(call);
+    std::vector<std::string> to_send;
+    {
+      absl::MutexLock lock(&mu_);
+      call->asked.clear();
+      for (auto it = requests.begin(); it != requests.end(); ++it) {
+        Json id = absl::StrCat("input-", next_id_++);
+        call->asked[id.dump()] = it.key();
+        asking_[id.dump()] = call;
+        Json ask = {{"jsonrpc", "2.0"},
+                    {"id", id},
+                    {"method", it.value().value("method", "")}};
+        if (it.value().contains("params")) ask["params"] = it.value()["params"];
+        to_send.push_back(Dump(ask));
+      }
+    }
+    for (std::string& ask : to_send) to_client_(std::move(ask));
+  }
+
+  // The client's answer to one of the input requests.
+  void ClientAnswer(const Json& message, ResponseCallback done) {
+    std::string id = message.contains("id") ? message["id"].dump() : "";
+    std::shared_ptr<Call> call;
+    bool complete = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = asking_.find(id);
+      if (it != asking_.end()) {
+        call = it->second;
+        asking_.erase(it);
+        std::string key = call->asked[id];
+        call->asked.erase(id);
+        // An error answer is no input; the server will ask again or fail.
+        if (message.contains("result")) call->answers[key] = message["result"];
+        complete = call->asked.empty();
+      }
+    }
+    done(std::string());
+    if (call != nullptr && complete) SendRound(call);
+  }
+
+  void Finish(const std::shared_ptr<Call>& call,
+              absl::StatusOr<std::string> answer) {
+    {
+      absl::MutexLock lock(&mu_);
+      calls_.erase(call->client_id.dump());
+      for (auto& [id, key] : call->asked) asking_.erase(id);
+    }
+    call->done(std::move(answer));
+  }
+
+  const std::function<void(std::string)> to_client_;
+  const KnownEra known_;
+  const std::function<void(KnownEra)> learnt_;
+  std::shared_ptr<Relay> inner_;
+
+  absl::Mutex mu_;
+  bool modern_ ABSL_GUARDED_BY(mu_) = false;
+  Json capabilities_ ABSL_GUARDED_BY(mu_) = Json::object();
+  Json client_info_ ABSL_GUARDED_BY(mu_) = Json::object();
+  std::string log_level_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // The client's requests in progress, by its id (JSON text).
+  std::map<std::string, std::shared_ptr<Call>> calls_ ABSL_GUARDED_BY(mu_);
+  // Input requests put to the client, by their id (JSON text).
+  std::map<std::string, std::shared_ptr<Call>> asking_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+RelayOpener EraRelayOpener(RelayOpener open, std::function<KnownEra()> known,
+                           std::function<void(KnownEra)> learnt) {
+  return [open = std::move(open), known = std::move(known),
+          learnt = std::move(learnt)](engine::RelayOptions options)
+             -> absl::StatusOr<std::shared_ptr<Relay>> {
+    auto relay = std::make_shared<EraRelay>(std::move(options.to_client),
+                                            known(), learnt);
+    std::weak_ptr<EraRelay> weak_relay = relay;
+    options.to_client = [weak_relay](std::string raw) {
+      if (auto relay = weak_relay.lock()) relay->FromServer(std::move(raw));
+    };
+    auto inner = open(std::move(options));
+    if (!inner.ok()) return inner.status();
+    relay->SetInner(*std::move(inner));
+    return relay;
+  };
+}
+
+}  // namespace inspector::frontdoor

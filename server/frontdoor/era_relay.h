@@ -1,0 +1,48 @@
+// A handshake-era client session of the front doors (McpEndpoint) in front
+// of a server that may speak MCP 2026-07-28 only.
+//
+// EraRelay wraps the session's relay. At the client's `initialize` it asks
+// the server `server/discover` (unless the endpoint already knows the
+// server's era). A handshake-era server answers that with an error: the
+// client's initialize goes on as it came, and from then on every message
+// passes through untouched. A 2026-07-28 server answers it: EraRelay then
+// translates for the session's life.
+//
+//   - `initialize` is answered from the discover result (the client's
+//     protocol version when it is one of the handshake era's, the server's
+//     capabilities, serverInfo, instructions); `notifications/initialized`
+//     goes nowhere; `ping` and `logging/setLevel` are answered here (the
+//     level rides on later requests' `_meta`).
+//   - Every request gets `_meta` with the revision's protocol version, the
+//     client's capabilities from its initialize and its clientInfo.
+//   - An `input_required` result becomes requests to the client
+//     (elicitation/create, sampling/createMessage, roots/list, one per
+//     inputRequests entry, on the request's stream); when the client has
+//     answered them all, the request is sent again with `inputResponses`
+//     and the `requestState`, for at most 10 rounds. The client sees one
+//     final response, with its own id.
+//   - resources/subscribe and unsubscribe are refused (-32601): the
+//     revision's subscriptions/listen is not carried for these clients yet.
+#ifndef INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
+#define INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/frontdoor/mcp_endpoint.h"
+
+namespace inspector::frontdoor {
+
+// What the endpoint knows of the server's era (ModernFront learns it).
+enum class KnownEra { kUnknown, kModern, kLegacy };
+
+// Opens relays through `open` wrapped in an EraRelay; `known` tells each
+// new one what the endpoint has learnt so far, and each tells `learnt`
+// what its server/discover found.
+RelayOpener EraRelayOpener(RelayOpener open, std::function<KnownEra()> known,
+                           std::function<void(KnownEra)> learnt);
+
+}  // namespace inspector::frontdoor
+
+#endif  // INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
