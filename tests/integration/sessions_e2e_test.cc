@@ -172,6 +172,12 @@ TEST_F(SessionsE2eTest, ExportMasksAndImportExportIsByteIdentical) {
   EXPECT_EQ(doc["messages"][0]["sequence"], 1);
   EXPECT_EQ(doc["messages"][0]["method"], "initialize");
 
+  // REST gives the same file.
+  HttpResult rest = Http("GET", "/api/sessions/" + id + ":export");
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  EXPECT_EQ(rest.Json()["json"], first);
+  EXPECT_EQ(rest.Json()["filename"], "session-" + id + ".json");
+
   ProcessResult secrets =
       Ctl({"sessions", "export", id, "--include-secrets"});
   ASSERT_EQ(secrets.exit_code, 0) << secrets.err;
