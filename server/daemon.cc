@@ -47,11 +47,13 @@
 #include "server/services/proxy_service.h"
 #include "server/services/system_service.h"
 #include "server/services/undecodable_requests.h"
+#include "server/services/session_service.h"
 #include "server/services/unimplemented_service.h"
 #include "storage/bridge_store.h"
 #include "storage/database.h"
 #include "storage/history_reader.h"
 #include "storage/history_writer.h"
+#include "storage/session_store.h"
 #include "storage/server_store.h"
 
 namespace inspector {
@@ -90,6 +92,7 @@ struct Daemon::State {
   std::unique_ptr<storage::ServerStore> server_store;
   std::unique_ptr<storage::HistoryWriter> history_writer;
   std::unique_ptr<storage::HistoryReader> history_reader;
+  std::unique_ptr<storage::SessionStore> session_store;
   config::ConfigManager* config_manager = nullptr;  // the engine's
   engine::EventBus event_bus;
   std::unique_ptr<engine::Pipeline> pipeline;
@@ -117,6 +120,7 @@ struct Daemon::State {
   std::unique_ptr<services::ProxyService> proxy_service;
   std::unique_ptr<services::BridgeService> bridge_service;
   std::unique_ptr<services::DoctorService> doctor_service;
+  std::unique_ptr<services::SessionService> session_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
@@ -200,6 +204,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("history: ", reader.status().message()));
   }
   state->history_reader = *std::move(reader);
+  auto session_store = storage::SessionStore::Open(options.database_path);
+  if (!session_store.ok()) {
+    return absl::Status(
+        session_store.status().code(),
+        absl::StrCat("sessions: ", session_store.status().message()));
+  }
+  state->session_store = *std::move(session_store);
   state->pipeline = std::make_unique<engine::Pipeline>(
       state->history_writer.get(), &state->event_bus,
       options.answer_after_recorded ? engine::HistorySync::kAnswered
@@ -327,6 +338,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       state->config_manager, deps);
   state->doctor_service = std::make_unique<services::DoctorService>(
       state->config_manager, deps);
+  state->session_service = std::make_unique<services::SessionService>(
+      state->session_store.get(), state->history_writer.get(),
+      state->engine.get(),
+      [raw_state](const std::string& server) {
+        auto config = raw_state->config_manager->Get(server);
+        return config.ok() ? config->id() : server;
+      },
+      deps);
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
 
@@ -348,6 +367,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->proxy_service.get());
   builder.RegisterService(state->bridge_service.get());
   builder.RegisterService(state->doctor_service.get());
+  builder.RegisterService(state->session_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<

@@ -229,12 +229,60 @@ constexpr std::string_view kMigration4 = R"sql(
 ALTER TABLE servers ADD COLUMN retry_json TEXT;
 )sql";
 
+// Recorded sessions as evidence (SessionService): what each session ran
+// against, the user's name and notes, where imported and replayed sessions
+// came from.
+constexpr std::string_view kMigration5 = R"sql(
+-- The server's configuration when the session started, as a JSON object
+-- {"name", "transport", "command", "args", "env", "cwd", "url",
+-- "headers"} (copied from servers by the trigger sessions_capture_server,
+-- so later edits of the server do not change it; secrets unmasked); NULL
+-- if the server was unknown
+ALTER TABLE sessions ADD COLUMN server_json TEXT;
+ALTER TABLE sessions ADD COLUMN name TEXT;       -- set by the user
+ALTER TABLE sessions ADD COLUMN notes TEXT;      -- set by the user
+-- imported sessions: JSON object of the file's other metadata entries
+ALTER TABLE sessions ADD COLUMN metadata_json TEXT;
+-- replays: sessions.id of the session replayed
+ALTER TABLE sessions ADD COLUMN replay_of TEXT;
+-- unix ms when imported from a session file; NULL: recorded here
+ALTER TABLE sessions ADD COLUMN imported_at INTEGER;
+CREATE INDEX sessions_started_at ON sessions(started_at);
+
+-- Messages of imported sessions: the id each had in its session file, so
+-- that exporting the session again gives the same file.
+CREATE TABLE imported_messages (
+  message_id INTEGER PRIMARY KEY,     -- messages.id
+  file_id    TEXT NOT NULL            -- the message's "id" in the file
+);
+
+-- Keeps the server's configuration with each session as it starts.
+CREATE TRIGGER sessions_capture_server AFTER INSERT ON sessions
+WHEN NEW.server_json IS NULL AND NEW.server_id IS NOT NULL
+BEGIN
+  UPDATE sessions SET server_json = (
+    SELECT json_object(
+      'name', s.name, 'transport', s.transport, 'command', s.command,
+      'args', json(CASE WHEN json_valid(s.args_json) THEN s.args_json
+                        ELSE '[]' END),
+      'env', json(CASE WHEN json_valid(s.env_json) THEN s.env_json
+                       ELSE '{}' END),
+      'cwd', s.cwd, 'url', s.url,
+      'headers', json(CASE WHEN json_valid(s.headers_json)
+                           THEN s.headers_json ELSE '{}' END))
+    FROM servers AS s WHERE s.id = NEW.server_id)
+  WHERE id = NEW.id;
+END;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
     {3, "add conversion options and converted servers' stdio commands",
      kMigration3},
     {4, "add retry settings to servers", kMigration4},
+    {5, "add recorded sessions' server, name, notes and origins",
+     kMigration5},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

@@ -96,6 +96,11 @@ v1::HistoryService::Stub* Context::history() {
   return history_.get();
 }
 
+v1::SessionService::Stub* Context::sessions() {
+  if (!sessions_) sessions_ = v1::SessionService::NewStub(Channel());
+  return sessions_.get();
+}
+
 v1::EventsService::Stub* Context::events() {
   if (!events_) events_ = v1::EventsService::NewStub(Channel());
   return events_.get();

@@ -197,6 +197,7 @@ int Main(int argc, char** argv) {
   AddPromptsCommands(&app, &context);
   AddRpcCommand(&app, &context);
   AddHistoryCommands(&app, &context);
+  AddSessionsCommands(&app, &context);
   AddWatchCommand(&app, &context);
   AddProxyCommand(&app, &context);
   AddClientRequestsCommands(&app, &context);

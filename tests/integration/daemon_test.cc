@@ -385,22 +385,21 @@ TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
 }
 
 TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {
-  auto sessions = v1::SessionService::NewStub(channel_);
-  v1::ListSessionsRequest request;
-  v1::ListSessionsResponse response;
+  auto intercept = v1::InterceptService::NewStub(channel_);
+  v1::GetInterceptStateRequest request;
+  v1::InterceptState response;
   auto context = Context();
   grpc::Status status =
-      sessions->ListSessions(context.get(), request, &response);
+      intercept->GetInterceptState(context.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "NOT_IMPLEMENTED");
   EXPECT_THAT(status.error_message(),
-              HasSubstr("SessionService/ListSessions"));
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("recorded sessions and replay"));
+              HasSubstr("InterceptService/GetInterceptState"));
+  EXPECT_THAT(status.error_message(), HasSubstr("intercept"));
 
   // Without the token, the caller learns nothing.
   auto none = Context(nullptr);
-  status = sessions->ListSessions(none.get(), request, &response);
+  status = intercept->GetInterceptState(none.get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 

@@ -145,13 +145,17 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                        Database::Open(":memory:"));
   EXPECT_THAT(
       ObjectNames(*db, "table"),
-      ElementsAre("bridges", "logs", "messages", "oauth_clients", "oauth_flows",
-                  "oauth_tokens", "servers", "sessions"));
+      ElementsAre("bridges", "imported_messages", "logs", "messages",
+                  "oauth_clients", "oauth_flows", "oauth_tokens", "servers",
+                  "sessions"));
   EXPECT_THAT(ObjectNames(*db, "view"), ElementsAre("requests"));
   EXPECT_THAT(ObjectNames(*db, "index"),
               IsSupersetOf({"messages_server_ts", "messages_method_ts",
                             "messages_session", "messages_correlated",
-                            "messages_ts", "logs_ts", "logs_server_ts"}));
+                            "messages_ts", "logs_ts", "logs_server_ts",
+                            "sessions_started_at"}));
+  EXPECT_THAT(ObjectNames(*db, "trigger"),
+              ElementsAre("sessions_capture_server"));
 }
 
 TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
@@ -166,7 +170,9 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
       {"sessions",
        {"id", "server_id", "kind", "transport", "protocol_version",
         "mcp_session_id", "client_info_json", "server_info_json", "started_at",
-        "ended_at", "end_reason"}},
+        "ended_at", "end_reason", "server_json", "name", "notes",
+        "metadata_json", "replay_of", "imported_at"}},
+      {"imported_messages", {"message_id", "file_id"}},
       {"messages",
        {"id", "ts", "server_id", "session_id", "direction", "kind",
         "jsonrpc_id", "method", "target", "raw", "raw_size", "truncated",

@@ -37,6 +37,10 @@ void AddRpcCommand(CLI::App* app, Context* context);
 // `history`, `logs` (history.cc).
 void AddHistoryCommands(CLI::App* app, Context* context);
 
+// `sessions list|show|update|export|import|replay|diff` and `replay
+// MESSAGE_ID` (sessions.cc).
+void AddSessionsCommands(CLI::App* app, Context* context);
+
 // `watch`: the live event stream (watch.cc).
 void AddWatchCommand(CLI::App* app, Context* context);
 

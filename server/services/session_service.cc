@@ -1,0 +1,405 @@
+#include "server/services/session_service.h"
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/errors.h"
+#include "common/ids.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "server/services/call_tracker.h"
+#include "server/sessions/replay_runner.h"
+#include "server/sessions/session_diff.h"
+#include "server/sessions/session_file.h"
+
+namespace inspector::services {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kDefaultPageSize = 100;
+constexpr int64_t kMaxPageSize = 1000;
+
+// The server a recorded session ran against: its id, or else the name it
+// had (imported sessions name their server only).
+std::string RecordedServer(const storage::StoredSession& stored) {
+  if (!stored.session.server_id().empty()) return stored.session.server_id();
+  return stored.session.server_name();
+}
+
+// The default initialize of a replay whose recording has none (a daemon
+// session made before recording, an imported file without it).
+std::string DefaultInitialize(const std::string& protocol_version) {
+  json request = {
+      {"jsonrpc", "2.0"},
+      {"id", "replay-initialize"},
+      {"method", "initialize"},
+      {"params",
+       {{"protocolVersion",
+         protocol_version.empty() ? "2025-06-18" : protocol_version},
+        {"capabilities", json::object()},
+        {"clientInfo", {{"name", "inspectord-replay"}, {"version", "1"}}}}}};
+  return request.dump();
+}
+
+constexpr char kInitialized[] =
+    R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
+
+// Builds the plan for replaying `messages` (a recorded session): its
+// client-to-server requests and notifications in order, and its answers to
+// the server's requests for the live server's ones.
+sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
+                             const std::vector<storage::SessionMessage>& all) {
+  sessions::ReplayPlan plan;
+  std::map<int64_t, std::string> server_request_method;
+  bool initialize = false;
+  for (const auto& entry : all) {
+    const v1::McpMessage& m = entry.message;
+    if (m.direction() == v1::SERVER_TO_CLIENT) {
+      if (m.kind() == "request") server_request_method[m.id()] = m.method();
+      continue;
+    }
+    if (m.kind() == "request" || m.kind() == "notification") {
+      if (m.method() == "initialize") initialize = true;
+      plan.messages.push_back(m.raw());
+    } else if (m.kind() == "response" || m.kind() == "error") {
+      auto method = server_request_method.find(m.correlated_id());
+      json parsed = json::parse(m.raw(), nullptr, false);
+      if (method == server_request_method.end() || !parsed.is_object()) {
+        continue;
+      }
+      const bool is_error = parsed.contains("error");
+      plan.answers[method->second].push_back(
+          {parsed[is_error ? "error" : "result"].dump(), is_error});
+    }
+  }
+  if (!initialize) {
+    plan.messages.insert(plan.messages.begin(),
+                         {DefaultInitialize(stored.session.protocol_version()),
+                          kInitialized});
+  }
+  return plan;
+}
+
+absl::Status NoServer(const std::string& session_id) {
+  return Error(v1::FAILED_PRECONDITION,
+               absl::StrCat("the server of session ", session_id,
+                            " is unknown; name one to replay against"),
+               {{"session", session_id}});
+}
+
+}  // namespace
+
+void SessionService::Flush() {
+  // A failed flush still leaves the older rows readable.
+  if (writer_ != nullptr) writer_->Flush().IgnoreError();
+}
+
+grpc::ServerUnaryReactor* SessionService::Run(
+    grpc::CallbackServerContext* context,
+    std::function<absl::Status(const Finish& finish, bool* async)> body) {
+  auto* reactor = new TrackedUnaryReactor(deps_.calls);
+  absl::Status status = deps_.authenticator->Check(context->client_metadata());
+  if (!status.ok()) {
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+  work_.Post([this, reactor, body = std::move(body)] {
+    Flush();
+    Finish finish = [reactor](const absl::Status& status) {
+      reactor->Finish(ToGrpcStatus(status));
+    };
+    bool async = false;
+    absl::Status status = body(finish, &async);
+    if (!async) finish(status);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SessionService::ListSessions(
+    grpc::CallbackServerContext* context,
+    const v1::ListSessionsRequest* request,
+    v1::ListSessionsResponse* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    v1::ListSessionsRequest query = *request;
+    if (!query.server_id().empty()) {
+      query.set_server_id(resolver_(query.server_id()));
+    }
+    ASSIGN_OR_RETURN(storage::SessionPage page, store_->List(query));
+    for (const auto& stored : page.sessions) {
+      *response->add_sessions() = sessions::SessionForApi(stored);
+    }
+    response->set_total(page.total);
+    response->set_next_page_token(page.next_page_token);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::GetSession(
+    grpc::CallbackServerContext* context, const v1::GetSessionRequest* request,
+    v1::Session* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    ASSIGN_OR_RETURN(storage::StoredSession stored, store_->Get(request->id()));
+    *response = sessions::SessionForApi(stored);
+    if (!request->messages()) return absl::OkStatus();
+    int64_t size = request->page_size() == 0 ? kDefaultPageSize
+                                             : request->page_size();
+    size = std::min(size, kMaxPageSize);
+    int64_t offset = request->offset();
+    if (!request->page_token().empty() &&
+        (!absl::SimpleAtoi(request->page_token(), &offset) || offset < 0)) {
+      return Error(v1::INVALID_REQUEST,
+                   absl::StrCat("page_token \"", request->page_token(),
+                                "\" is not one this service gave"),
+                   {{"field", "page_token"}});
+    }
+    ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> page,
+                     store_->Messages(request->id(), offset, size));
+    for (auto& entry : page) *response->add_page() = std::move(entry.message);
+    const int64_t next = offset + response->page_size();
+    if (response->page_size() > 0 && next < response->messages()) {
+      response->set_next_page_token(absl::StrCat(next));
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::UpdateSession(
+    grpc::CallbackServerContext* context,
+    const v1::UpdateSessionRequest* request, v1::Session* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    std::optional<std::string> name, notes;
+    if (request->has_name()) name = request->name();
+    if (request->has_notes()) notes = request->notes();
+    RETURN_IF_ERROR(store_->Update(request->id(), name, notes));
+    ASSIGN_OR_RETURN(storage::StoredSession stored, store_->Get(request->id()));
+    *response = sessions::SessionForApi(stored);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::ExportSession(
+    grpc::CallbackServerContext* context,
+    const v1::ExportSessionRequest* request,
+    v1::ExportSessionResponse* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    ASSIGN_OR_RETURN(storage::StoredSession stored, store_->Get(request->id()));
+    ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> messages,
+                     store_->Messages(request->id(), 0, -1));
+    sessions::ExportedFile file = sessions::ExportSessionFile(
+        stored, messages, request->include_secrets());
+    response->set_json(std::move(file.json));
+    response->set_masked(file.masked);
+    response->set_filename(absl::StrCat("session-", request->id(), ".json"));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::ImportSession(
+    grpc::CallbackServerContext* context,
+    const v1::ImportSessionRequest* request,
+    v1::ImportSessionResponse* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    ASSIGN_OR_RETURN(sessions::ParsedFile file,
+                     sessions::ParseSessionFile(request->json()));
+    if (store_->Exists(file.session.session.id())) {
+      file.session.session.set_id(NewUuid());
+      response->set_id_changed(true);
+    }
+    std::function<int64_t()> next_id;
+    if (writer_ != nullptr) next_id = [this] { return writer_->NextMessageId(); };
+    RETURN_IF_ERROR(store_->Insert(file.session, file.messages, next_id,
+                                   absl::ToUnixMillis(absl::Now())));
+    ASSIGN_OR_RETURN(storage::StoredSession stored,
+                     store_->Get(file.session.session.id()));
+    *response->mutable_session() = sessions::SessionForApi(stored);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::Replay(
+    grpc::CallbackServerContext* context, const v1::ReplayRequest* request,
+    v1::ReplayResponse* response) {
+  return Run(context, [this, request, response](const Finish& finish,
+                                                bool* async) -> absl::Status {
+    ASSIGN_OR_RETURN(storage::SessionMessage original,
+                     store_->Message(request->message_id()));
+    const v1::McpMessage& m = original.message;
+    if (m.direction() != v1::CLIENT_TO_SERVER || m.kind() != "request") {
+      return Error(
+          v1::INVALID_REQUEST,
+          absl::StrCat("message ", m.id(), " is a ",
+                       m.direction() == v1::SERVER_TO_CLIENT
+                           ? "server-to-client "
+                           : "",
+                       m.kind(),
+                       "; only client-to-server requests can be replayed"),
+          {{"field", "message_id"}});
+    }
+    std::string raw = request->raw().empty() ? m.raw() : request->raw();
+    json edited = json::parse(raw, nullptr, false);
+    if (!edited.is_object() || !edited.contains("method") ||
+        !edited["method"].is_string() || !edited.contains("id") ||
+        edited["id"].is_null()) {
+      return Error(v1::INVALID_REQUEST,
+                   "raw must be a JSON-RPC request: a JSON object with "
+                   "\"method\" and a non-null \"id\"",
+                   {{"field", "raw"}});
+    }
+    storage::StoredSession session;
+    std::vector<storage::SessionMessage> recorded;
+    if (!m.session_id().empty()) {
+      auto stored = store_->Get(m.session_id());
+      if (stored.ok()) {
+        session = *std::move(stored);
+        ASSIGN_OR_RETURN(recorded, store_->Messages(m.session_id(), 0, -1));
+      }
+    }
+    std::string server = request->server_id();
+    if (server.empty()) {
+      server = !m.server_id().empty() ? m.server_id() : RecordedServer(session);
+    }
+    if (server.empty()) return NoServer(m.session_id());
+    // The recorded session's handshake first, unless the request is it.
+    std::vector<storage::SessionMessage> handshake;
+    if (edited["method"] != "initialize") {
+      for (const auto& entry : recorded) {
+        const auto& r = entry.message;
+        if (r.direction() == v1::CLIENT_TO_SERVER &&
+            (r.method() == "initialize" ||
+             r.method() == "notifications/initialized")) {
+          handshake.push_back(entry);
+        }
+      }
+    }
+    sessions::ReplayPlan plan = PlanFor(session, handshake);
+    if (edited["method"] == "initialize") plan.messages.clear();
+    plan.server = server;
+    plan.messages.push_back(edited.dump());
+    const std::string original_session = m.session_id();
+    *async = true;
+    sessions::RunReplay(
+        engine_, std::move(plan),
+        [this, finish, response, original_session](
+            absl::StatusOr<sessions::ReplayOutcome> outcome) {
+          work_.Post([this, finish, response, original_session,
+                      outcome = std::move(outcome)]() {
+            finish([&]() -> absl::Status {
+              if (!outcome.ok()) return outcome.status();
+              Flush();
+              if (!original_session.empty()) {
+                store_->SetReplayOf(outcome->session_id, original_session)
+                    .IgnoreError();
+              }
+              response->set_session_id(outcome->session_id);
+              ASSIGN_OR_RETURN(
+                  std::vector<storage::SessionMessage> messages,
+                  store_->Messages(outcome->session_id, 0, -1));
+              // The replayed request is the session's last request.
+              const v1::McpMessage* sent = nullptr;
+              for (const auto& entry : messages) {
+                if (entry.message.direction() == v1::CLIENT_TO_SERVER &&
+                    entry.message.kind() == "request") {
+                  sent = &entry.message;
+                }
+              }
+              if (sent != nullptr) {
+                *response->mutable_request() = *sent;
+                for (const auto& entry : messages) {
+                  if (entry.message.correlated_id() == sent->id() &&
+                      entry.message.direction() == v1::SERVER_TO_CLIENT) {
+                    *response->mutable_response() = entry.message;
+                    break;
+                  }
+                }
+              }
+              const auto& last = outcome->answers.back();
+              if (!last.ok() && response->response().id() == 0) {
+                return last.status();
+              }
+              return absl::OkStatus();
+            }());
+          });
+        });
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::ReplaySession(
+    grpc::CallbackServerContext* context,
+    const v1::ReplaySessionRequest* request,
+    v1::ReplaySessionResponse* response) {
+  return Run(context, [this, request, response](const Finish& finish,
+                                                bool* async) -> absl::Status {
+    ASSIGN_OR_RETURN(storage::StoredSession stored, store_->Get(request->id()));
+    // Check the pointers before anything is sent.
+    for (const std::string& pointer : request->ignore()) {
+      RETURN_IF_ERROR(sessions::ParseJsonPointer(pointer).status());
+    }
+    ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> recorded,
+                     store_->Messages(request->id(), 0, -1));
+    sessions::ReplayPlan plan = PlanFor(stored, recorded);
+    plan.server = request->server_id().empty() ? RecordedServer(stored)
+                                               : request->server_id();
+    if (plan.server.empty()) return NoServer(request->id());
+    *async = true;
+    const std::string id = request->id();
+    const std::vector<std::string> ignore(request->ignore().begin(),
+                                          request->ignore().end());
+    const bool no_default = request->no_default_ignore();
+    sessions::RunReplay(
+        engine_, std::move(plan),
+        [this, finish, response, id, ignore, no_default,
+         recorded = std::move(recorded)](
+            absl::StatusOr<sessions::ReplayOutcome> outcome) mutable {
+          work_.Post([this, finish, response, id, ignore, no_default,
+                      recorded = std::move(recorded),
+                      outcome = std::move(outcome)]() {
+            finish([&]() -> absl::Status {
+              if (!outcome.ok()) return outcome.status();
+              Flush();
+              RETURN_IF_ERROR(store_->SetReplayOf(outcome->session_id, id));
+              ASSIGN_OR_RETURN(storage::StoredSession replay,
+                               store_->Get(outcome->session_id));
+              *response->mutable_session() = sessions::SessionForApi(replay);
+              ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> messages,
+                               store_->Messages(outcome->session_id, 0, -1));
+              ASSIGN_OR_RETURN(
+                  *response->mutable_diff(),
+                  sessions::DiffSessions(id, recorded, outcome->session_id,
+                                         messages, ignore, no_default));
+              return absl::OkStatus();
+            }());
+          });
+        });
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::DiffSessions(
+    grpc::CallbackServerContext* context,
+    const v1::DiffSessionsRequest* request,
+    v1::DiffSessionsResponse* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    RETURN_IF_ERROR(store_->Get(request->a()).status());
+    RETURN_IF_ERROR(store_->Get(request->b()).status());
+    ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> a,
+                     store_->Messages(request->a(), 0, -1));
+    ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> b,
+                     store_->Messages(request->b(), 0, -1));
+    const std::vector<std::string> ignore(request->ignore().begin(),
+                                          request->ignore().end());
+    ASSIGN_OR_RETURN(*response,
+                     sessions::DiffSessions(request->a(), a, request->b(), b,
+                                            ignore,
+                                            request->no_default_ignore()));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace inspector::services

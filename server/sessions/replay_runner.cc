@@ -1,0 +1,129 @@
+#include "server/sessions/replay_runner.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
+
+namespace inspector::sessions {
+namespace {
+
+using nlohmann::json;
+
+engine::CallLimits ReplayLimits() {
+  engine::CallLimits limits;
+  limits.caller = "replay";
+  return limits;
+}
+
+class Replay : public std::enable_shared_from_this<Replay> {
+ public:
+  Replay(ReplayPlan plan,
+         std::function<void(absl::StatusOr<ReplayOutcome>)> done)
+      : plan_(std::move(plan)), done_(std::move(done)) {}
+
+  void Start(engine::Engine* engine) {
+    engine::RelayOptions options;
+    options.kind = "replay";
+    std::weak_ptr<Replay> weak = shared_from_this();
+    options.to_client = [weak](std::string raw) {
+      if (auto self = weak.lock()) self->OnServerMessage(raw);
+    };
+    auto session = engine->OpenRelay(plan_.server, std::move(options));
+    if (!session.ok()) {
+      done_(session.status());
+      return;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      session_ = *session;
+    }
+    outcome_.session_id = (*session)->identity().session_id;
+    SendNext();
+  }
+
+ private:
+  void SendNext() {
+    if (next_ == plan_.messages.size()) {
+      std::shared_ptr<engine::UpstreamSession> session;
+      {
+        absl::MutexLock lock(&mu_);
+        session = std::move(session_);
+      }
+      if (session != nullptr) session->Close();
+      done_(std::move(outcome_));
+      return;
+    }
+    const size_t index = next_++;
+    std::shared_ptr<engine::UpstreamSession> session;
+    {
+      absl::MutexLock lock(&mu_);
+      session = session_;
+    }
+    auto self = shared_from_this();
+    session->Send(plan_.messages[index], ReplayLimits(),
+                  [self](absl::StatusOr<std::string> answer) {
+                    self->outcome_.answers.push_back(std::move(answer));
+                    self->SendNext();
+                  });
+  }
+
+  // A request or notification of the live server.
+  void OnServerMessage(const std::string& raw) {
+    json message = json::parse(raw, nullptr, false);
+    if (!message.is_object() || !message.contains("method") ||
+        !message.contains("id") || message["id"].is_null()) {
+      return;  // notifications need no answer
+    }
+    const std::string method = message["method"].is_string()
+                                   ? message["method"].get<std::string>()
+                                   : "";
+    json answer = {{"jsonrpc", "2.0"}, {"id", message["id"]}};
+    std::shared_ptr<engine::UpstreamSession> session;
+    {
+      absl::MutexLock lock(&mu_);
+      session = session_;
+      auto recorded = plan_.answers.find(method);
+      if (method == "ping") {
+        answer["result"] = json::object();
+      } else if (recorded != plan_.answers.end() &&
+                 !recorded->second.empty()) {
+        ReplayPlan::Answer a = std::move(recorded->second.front());
+        recorded->second.pop_front();
+        json value = json::parse(a.json, nullptr, false);
+        if (value.is_discarded()) value = json::object();
+        answer[a.is_error ? "error" : "result"] = std::move(value);
+      } else {
+        answer["error"] = {
+            {"code", -32601},
+            {"message", "not answered: the replayed recording has no answer "
+                        "to " + method}};
+      }
+    }
+    if (session == nullptr) return;
+    session->Send(answer.dump(), ReplayLimits(),
+                  [](absl::StatusOr<std::string>) {});
+  }
+
+  // Set once by Start, before any message is sent; plan_ is then only
+  // read by SendNext and the answers taken under mu_.
+  ReplayPlan plan_;
+  const std::function<void(absl::StatusOr<ReplayOutcome>)> done_;
+  // Touched only by the chain Start -> SendNext -> Send's callback, one
+  // step at a time.
+  size_t next_ = 0;
+  ReplayOutcome outcome_;
+  absl::Mutex mu_;
+  std::shared_ptr<engine::UpstreamSession> session_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+void RunReplay(engine::Engine* engine, ReplayPlan plan,
+               std::function<void(absl::StatusOr<ReplayOutcome>)> done) {
+  auto replay = std::make_shared<Replay>(std::move(plan), std::move(done));
+  replay->Start(engine);
+}
+
+}  // namespace inspector::sessions

@@ -1,0 +1,312 @@
+// End-to-end tests of recorded sessions (SessionService): a real inspectord
+// (gRPC and --http) with the fixture server over stdio, driven through
+// inspectorctl and REST (curl). Records a session, exports it (masked and
+// not), imports it into a second daemon and exports it again (the same
+// bytes), replays it against a fresh server (no differences) and against a
+// differently configured one (differences found), replays one edited
+// request, and refuses bad input with the documented exit codes.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/subprocess.h"
+
+namespace inspector {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using json = nlohmann::json;
+using testing::DaemonProcess;
+using testing::ProcessResult;
+using testing::TempDir;
+
+const std::string kFixture =
+    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+
+struct HttpResult {
+  int status = 0;
+  std::string body;
+  json Json() const { return json::parse(body, nullptr, false); }
+};
+
+class SessionsE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_,
+                                   {"--http", "127.0.0.1:0"}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+  }
+
+  ProcessResult Ctl(const DaemonProcess& daemon,
+                    std::vector<std::string> args) {
+    args.insert(args.begin(), INSPECTORCTL_PATH);
+    return testing::RunProcess(args,
+                               {{"INSPECTOR_ADDR", daemon.address()},
+                                {"INSPECTOR_TOKEN_FILE", daemon.token_file()},
+                                {"NO_COLOR", "1"}});
+  }
+  ProcessResult Ctl(std::vector<std::string> args) {
+    return Ctl(*daemon_, std::move(args));
+  }
+
+  // Runs inspectorctl with -o json, expecting success; its output parsed.
+  json CtlJson(std::vector<std::string> args) {
+    args.push_back("-o");
+    args.push_back("json");
+    ProcessResult run = Ctl(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+    json parsed = json::parse(run.out, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << run.out;
+    return parsed;
+  }
+
+  HttpResult Http(const std::string& method, const std::string& path,
+                  const std::string& body = "") {
+    std::vector<std::string> argv = {
+        "curl", "-sS", "--max-time", "120", "-o", "-", "-w",
+        "\n%{http_code}", "-X", method, "-H",
+        "X-Session-Token: " + daemon_->token()};
+    if (!body.empty()) {
+      argv.insert(argv.end(), {"-H", "Content-Type: application/json",
+                               "--data-binary", "@-"});
+    }
+    argv.push_back("http://" + daemon_->http_address() + path);
+    ProcessResult run = testing::RunProcess(argv, {}, body);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    HttpResult result;
+    size_t last = run.out.rfind('\n');
+    if (last == std::string::npos) return result;
+    result.body = run.out.substr(0, last);
+    result.status = std::atoi(run.out.substr(last + 1).c_str());
+    return result;
+  }
+
+  void AddFixture(const DaemonProcess& daemon, const std::string& name,
+                  std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"servers", "add", name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--", "node", kFixture, "stdio"});
+    ProcessResult run = Ctl(daemon, args);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+
+  // Records traffic with the fixture server in the daemon's own session and
+  // returns that session's id.
+  std::string Record() {
+    AddFixture(*daemon_, "fixture", {"--env", "API_TOKEN=sekrit-value"});
+    ProcessResult call = Ctl({"call", "fixture", "echo", "message=hi"});
+    EXPECT_EQ(call.exit_code, 0) << call.err;
+    ProcessResult tools = Ctl({"tools", "fixture"});
+    EXPECT_EQ(tools.exit_code, 0) << tools.err;
+    ProcessResult rpc = Ctl(
+        {"rpc", "fixture",
+         R"({"jsonrpc":"2.0","id":"m1","method":"tools/call","params":{"name":"echo","arguments":{"message":"with secret"},"_meta":{"api_key":"sk-live-123"}}})"});
+    EXPECT_EQ(rpc.exit_code, 0) << rpc.err;
+    json list = CtlJson({"sessions", "list", "--server", "fixture"});
+    EXPECT_EQ(list["sessions"].size(), 1u) << list.dump();
+    if (list["sessions"].empty()) return "";
+    EXPECT_EQ(list["sessions"][0]["kind"], "daemon");
+    return list["sessions"][0]["id"].get<std::string>();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+TEST_F(SessionsE2eTest, ShowsASessionWithItsServerAndPagedMessages) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  json session = CtlJson({"sessions", "show", id, "--no-messages"});
+  EXPECT_EQ(session["serverName"], "fixture");
+  EXPECT_THAT(session["serverCommand"].get<std::string>(),
+              HasSubstr("server.mjs stdio"));
+  EXPECT_GE(session["messages"].get<int>(), 8);  // handshake + 3 calls
+
+  HttpResult page =
+      Http("GET", "/api/sessions/" + id + "?messages=true&pageSize=2");
+  ASSERT_EQ(page.status, 200) << page.body;
+  json first = page.Json();
+  ASSERT_EQ(first["page"].size(), 2u) << page.body;
+  EXPECT_EQ(first["page"][0]["sequence"], "1");
+  EXPECT_EQ(first["page"][1]["sequence"], "2");
+  EXPECT_EQ(first["page"][0]["method"], "initialize");
+  EXPECT_EQ(first["nextPageToken"], "2");
+  HttpResult next = Http("GET", "/api/sessions/" + id +
+                                    "?messages=true&pageSize=2&pageToken=2");
+  ASSERT_EQ(next.status, 200) << next.body;
+  EXPECT_EQ(next.Json()["page"][0]["sequence"], "3");
+
+  HttpResult named = Http("PATCH", "/api/sessions/" + id,
+                          R"({"name":"evidence 1","notes":"echo works"})");
+  ASSERT_EQ(named.status, 200) << named.body;
+  ProcessResult table = Ctl({"sessions", "list"});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("evidence 1"));
+  EXPECT_THAT(table.out, HasSubstr("daemon"));
+}
+
+TEST_F(SessionsE2eTest, ExportMasksAndImportExportIsByteIdentical) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  const std::string file = dir_.File("evidence.json");
+  ProcessResult exported =
+      Ctl({"sessions", "export", id, "--out", file});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_THAT(exported.out, HasSubstr("masked"));
+  const std::string first = testing::ReadFile(file);
+  EXPECT_THAT(first, Not(HasSubstr("sekrit-value")));
+  EXPECT_THAT(first, Not(HasSubstr("sk-live-123")));
+  EXPECT_THAT(first, HasSubstr("[REDACTED]"));
+  json doc = json::parse(first);
+  EXPECT_EQ(doc["id"], id);
+  EXPECT_EQ(doc["transport"], "stdio");
+  EXPECT_THAT(doc["server_command"].get<std::string>(),
+              HasSubstr("server.mjs stdio"));
+  ASSERT_FALSE(doc["messages"].empty());
+  EXPECT_EQ(doc["messages"][0]["sequence"], 1);
+  EXPECT_EQ(doc["messages"][0]["method"], "initialize");
+
+  // REST gives the same file.
+  HttpResult rest = Http("GET", "/api/sessions/" + id + ":export");
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  EXPECT_EQ(rest.Json()["json"], first);
+  EXPECT_EQ(rest.Json()["filename"], "session-" + id + ".json");
+
+  ProcessResult secrets =
+      Ctl({"sessions", "export", id, "--include-secrets"});
+  ASSERT_EQ(secrets.exit_code, 0) << secrets.err;
+  EXPECT_THAT(secrets.out, HasSubstr("sk-live-123"));
+  EXPECT_THAT(secrets.out, HasSubstr("sekrit-value"));
+
+  // Into a second daemon: the id is kept, and exporting gives the same
+  // bytes.
+  TempDir other_dir;
+  std::string error;
+  auto other = DaemonProcess::Start(INSPECTORD_PATH, other_dir, {}, &error);
+  ASSERT_NE(other, nullptr) << error;
+  ProcessResult imported = Ctl(*other, {"sessions", "import", file});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_THAT(imported.out, HasSubstr(id));
+  ProcessResult again = Ctl(*other, {"sessions", "export", id});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, first);
+
+  // Into the same daemon: the id is taken, so the import gets another.
+  HttpResult same = Http("POST", "/api/sessions:import",
+                         json{{"json", first}}.dump());
+  ASSERT_EQ(same.status, 200) << same.body;
+  EXPECT_EQ(same.Json()["idChanged"], true);
+  EXPECT_NE(same.Json()["session"]["id"], id);
+}
+
+TEST_F(SessionsE2eTest, ReplaysASessionAndFindsDifferences) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  // Against a fresh process of the same server: the same answers.
+  HttpResult replay = Http("POST", "/api/sessions/" + id + ":replay", "{}");
+  ASSERT_EQ(replay.status, 200) << replay.body;
+  json result = replay.Json();
+  EXPECT_EQ(result["session"]["kind"], "replay");
+  EXPECT_EQ(result["session"]["replayOf"], id);
+  EXPECT_EQ(result["diff"]["identical"], true) << replay.body;
+  const std::string replay_id = result["session"]["id"].get<std::string>();
+  EXPECT_NE(replay_id, id);
+
+  HttpResult diff = Http("POST", "/api/sessions:diff",
+                         json{{"a", id}, {"b", replay_id}}.dump());
+  ASSERT_EQ(diff.status, 200) << diff.body;
+  EXPECT_EQ(diff.Json()["identical"], true) << diff.body;
+  // initialize, tools/call, tools/list, tools/call at least.
+  EXPECT_GE(diff.Json()["pairs"].size(), 4u);
+
+  // Against a server that pages its lists: tools/list answers differ.
+  AddFixture(*daemon_, "paged", {"--env", "FIXTURE_PAGE_SIZE=2"});
+  ProcessResult changed =
+      Ctl({"sessions", "replay", id, "--server", "paged"});
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_THAT(changed.out, HasSubstr("tools/list changed"));
+  EXPECT_THAT(changed.out, HasSubstr("+ /result/nextCursor"));
+  EXPECT_THAT(changed.out, HasSubstr("different:"));
+
+  // The same comparison with the differing part ignored.
+  json list = CtlJson({"sessions", "list", "--server", "paged"});
+  ASSERT_EQ(list["sessions"].size(), 1u);
+  const std::string paged_id = list["sessions"][0]["id"].get<std::string>();
+  ProcessResult ignored =
+      Ctl({"sessions", "diff", id, paged_id, "--ignore", "/result/tools",
+           "--ignore", "/result/nextCursor"});
+  ASSERT_EQ(ignored.exit_code, 0) << ignored.err;
+  EXPECT_THAT(ignored.out, HasSubstr("identical:"));
+}
+
+TEST_F(SessionsE2eTest, ReplaysOneEditedRequest) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  json session = CtlJson({"sessions", "show", id});
+  std::string echo_id, response_id;
+  for (const json& m : session["page"]) {
+    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
+      echo_id = m["id"].get<std::string>();
+    }
+    if (m.value("kind", "") == "response" && response_id.empty()) {
+      response_id = m["id"].get<std::string>();
+    }
+  }
+  ASSERT_FALSE(echo_id.empty()) << session.dump();
+
+  ProcessResult same = Ctl({"replay", echo_id});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("hi"));
+
+  ProcessResult edited = Ctl(
+      {"replay", echo_id, "--raw",
+       R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}})",
+       "-o", "json"});
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  json answer = json::parse(edited.out);
+  EXPECT_THAT(answer["response"]["raw"].get<std::string>(), HasSubstr("bye"));
+  EXPECT_EQ(answer["request"]["method"], "tools/call");
+  const std::string replay_session = answer["sessionId"].get<std::string>();
+  json replayed = CtlJson({"sessions", "show", replay_session,
+                           "--no-messages"});
+  EXPECT_EQ(replayed["kind"], "replay");
+  EXPECT_EQ(replayed["replayOf"], id);
+
+  // A response cannot be replayed.
+  ProcessResult response = Ctl({"replay", response_id});
+  EXPECT_EQ(response.exit_code, 5) << response.out;
+  EXPECT_THAT(response.err, HasSubstr("only client-to-server requests"));
+}
+
+TEST_F(SessionsE2eTest, RefusesBadInputWithTheDocumentedCodes) {
+  ProcessResult unknown = Ctl({"sessions", "show", "no-such-session"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_THAT(unknown.err, HasSubstr("no-such-session"));
+  EXPECT_EQ(Http("GET", "/api/sessions/no-such-session").status, 404);
+  EXPECT_EQ(Ctl({"replay", "987654"}).exit_code, 2);
+  EXPECT_EQ(Ctl({"sessions", "diff", "a", "b"}).exit_code, 2);
+
+  const std::string bad = dir_.File("bad.json");
+  testing::WriteFile(
+      bad,
+      R"({"id":"x","started_at":"2026-01-01T00:00:00Z","messages":[{"id":"a","timestamp":"2026-01-01T00:00:00Z","direction":"sideways","raw":{}}]})");
+  ProcessResult refused = Ctl({"sessions", "import", bad});
+  EXPECT_EQ(refused.exit_code, 5) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("/messages/0/direction"));
+  testing::WriteFile(bad, "{\"id\": ");
+  refused = Ctl({"sessions", "import", bad});
+  EXPECT_EQ(refused.exit_code, 5) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("not JSON"));
+  // Nothing was stored.
+  json list = CtlJson({"sessions", "list"});
+  EXPECT_EQ(list.value("total", 0), 0) << list.dump();
+}
+
+}  // namespace
+}  // namespace inspector
