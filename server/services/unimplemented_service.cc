@@ -47,9 +47,6 @@ const google::protobuf::ServiceDescriptor* FindContractService(
 std::string_view PlannedCapability(std::string_view service) {
   if (service == "inspector.v1.OAuthService") return "OAuth";
   if (service == "inspector.v1.InterceptService") return "intercept";
-  if (service == "inspector.v1.SessionService") {
-    return "recorded sessions and replay";
-  }
   return "";
 }
 
