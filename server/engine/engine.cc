@@ -444,9 +444,13 @@ absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(
                        v1::ConnectionState, v1::ConnectionState to,
                        const absl::Status& why) {
     if (to != v1::DISCONNECTED && to != v1::ERROR) return;
+    {
+      absl::MutexLock lock(&lifeline->mu);
+      if (lifeline->engine != nullptr) {
+        lifeline->engine->ForgetRelay(session_id);
+      }
+    }
     if (on_end) on_end(to == v1::DISCONNECTED ? absl::OkStatus() : why);
-    absl::MutexLock lock(&lifeline->mu);
-    if (lifeline->engine != nullptr) lifeline->engine->ForgetRelay(session_id);
   };
   hooks.relay_to_client = std::move(options.to_client);
   auto session = UpstreamSession::Create(
