@@ -387,7 +387,8 @@ absl::Status OAuthFlow::Discover() {
       Log(absl::StrCat("protected resource metadata found at ", url));
       break;
     }
-    last = prm.status();
+    // The most telling error wins: a broken document over a 404.
+    if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = prm.status();
     if (absl::StrContains(last.message(), "plain http") ||
         absl::StrContains(last.message(), "not an http")) {
       Fail(last, "the server pointed to metadata at an address the "
@@ -498,7 +499,7 @@ absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
   for (const std::string& url : candidates) {
     auto metadata = FetchJson(url, "authorization server metadata");
     if (!metadata.ok()) {
-      last = metadata.status();
+      if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = metadata.status();
       continue;
     }
     std::string claimed = StringField(*metadata, "issuer");
