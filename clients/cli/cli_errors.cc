@@ -199,7 +199,8 @@ Failure DescribeError(const absl::Status& status, const ErrorContext& context) {
     if (data != details.end() && !data->second.empty()) {
       absl::StrAppend(&failure.message, " (data: ", data->second, ")");
     }
-  } else if (reason == "AUTHENTICATION_FAILED" &&
+  } else if ((reason == "AUTHENTICATION_FAILED" ||
+              reason == "TRANSPORT_ERROR") &&
              details.count("wwwAuthenticate") > 0) {
     // The MCP server wants OAuth (a 401 or 403 challenge).
     auto server = details.find("serverName");
