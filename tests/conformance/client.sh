@@ -292,6 +292,24 @@ json.dump({"servers": [server]}, open(sys.argv[4], "w"))
   [ -n "$SERVER_ID" ] || die "could not read the id of server $SERVER_NAME"
 }
 
+check_no_token_leak() {
+  [ -n "$DAEMON_PID" ] || return 0
+  if grep -q "test-token" "$WORK/inspectord.log"; then
+    die "an access token appears in inspectord's log"
+  fi
+  python3 -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for table, column in (("messages", "raw"), ("logs", "message"), ("logs", "data_json")):
+    for (value,) in db.execute(f"SELECT {column} FROM {table}"):
+        if value and "test-token" in value:
+            sys.exit(f"an access token appears in {table}.{column}")
+' "$WORK/inspector.db" || die "token leak check failed"
+  if ctl -o json auth status "$SERVER_NAME" | grep -q "test-token"; then
+    die "inspectorctl auth status shows the token"
+  fi
+}
+
 list_tools_once() {
   ctl tools "$SERVER_NAME" --all
 }
@@ -369,6 +387,9 @@ case "$SCENARIO" in
     # operation, then retry it once.
     with_step_up list_tools_once || die "inspectorctl tools $SERVER_NAME failed"
     with_step_up call_test_tool || die "inspectorctl call $SERVER_NAME test-tool failed"
+    # The scenario's tokens start with "test-token": none may show in the
+    # daemon's log, its recorded messages and logs, or the flow it reports.
+    check_no_token_leak
     ;;
   *)
     die "unknown scenario '$SCENARIO': teach tests/conformance/client.sh what it expects"
