@@ -41,6 +41,9 @@
 #include "server/services/client_requests_service.h"
 #include "server/services/config_service.h"
 #include "server/services/doctor_service.h"
+#include "server/services/oauth_service.h"
+#include "server/oauth/oauth_manager.h"
+#include "server/engine/authorization_hook.h"
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
 #include "server/services/mcp_service.h"
@@ -105,6 +108,8 @@ struct Daemon::State {
   std::unique_ptr<storage::BridgeStore> bridge_store;
   std::unique_ptr<bridge::BridgeManager> bridges;
   std::unique_ptr<auth::TokenAuthenticator> authenticator;
+  // The daemon as OAuth client; before the services that use it.
+  std::unique_ptr<oauth::OAuthManager> oauth;
   // The web UI's one-time sign-in codes, and the base URL they are for
   // (set once the gateway listens).
   auth::SignInCodes sign_in_codes;
@@ -121,6 +126,7 @@ struct Daemon::State {
   std::unique_ptr<services::BridgeService> bridge_service;
   std::unique_ptr<services::DoctorService> doctor_service;
   std::unique_ptr<services::SessionService> session_service;
+  std::unique_ptr<services::OAuthService> oauth_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
@@ -346,6 +352,28 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
         return config.ok() ? config->id() : server;
       },
       deps);
+  oauth::OAuthManagerOptions oauth_options;
+  oauth_options.database_path = options.database_path;
+  oauth_options.callback_base = [raw_state] {
+    absl::MutexLock lock(&raw_state->ui_base_mu);
+    return raw_state->ui_base;
+  };
+  oauth_options.find_server = [raw_state](const std::string& server) {
+    return raw_state->config_manager->Get(server);
+  };
+  ASSIGN_OR_RETURN(state->oauth,
+                   oauth::OAuthManager::Create(std::move(oauth_options)));
+  engine::SetAuthorizationProvider(
+      [manager = state->oauth.get()](const std::string& server_id,
+                                     const std::string& url) {
+        return manager->AuthorizationFor(server_id, url);
+      },
+      [manager = state->oauth.get()](const std::string& server_id, int status,
+                                     const std::string& challenge) {
+        manager->NoteChallenge(server_id, status, challenge);
+      });
+  state->oauth_service =
+      std::make_unique<services::OAuthService>(state->oauth.get(), deps);
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
 
@@ -368,6 +396,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->bridge_service.get());
   builder.RegisterService(state->doctor_service.get());
   builder.RegisterService(state->session_service.get());
+  builder.RegisterService(state->oauth_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<
@@ -413,6 +442,17 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
          [front_doors](std::shared_ptr<http::HttpExchange> exchange,
                        http::Headers cors) {
            front_doors->Handle(std::move(exchange), std::move(cors));
+         }});
+    oauth::OAuthManager* oauth = state->oauth.get();
+    gateway_options.prefix_routes.push_back(
+        {"/oauth/callback",
+         [oauth](std::shared_ptr<http::HttpExchange> exchange, http::Headers) {
+           oauth->ServeCallback(std::move(exchange));
+         }});
+    gateway_options.prefix_routes.push_back(
+        {"/oauth/client-metadata.json",
+         [oauth](std::shared_ptr<http::HttpExchange> exchange, http::Headers) {
+           oauth->ServeClientMetadata(std::move(exchange));
          }});
     auto gateway = gateway::Gateway::Start(
         std::move(gateway_options),
@@ -493,6 +533,7 @@ void Daemon::Shutdown() {
   state_->bridges->Shutdown();
   // Then end every MCP session: stdio processes are stopped and reaped.
   state_->engine->Shutdown();
+  engine::SetAuthorizationProvider(nullptr);
 }
 
 void Daemon::Wait() { state_->server->Wait(); }

@@ -275,6 +275,21 @@ BEGIN
 END;
 )sql";
 
+// OAuth as the daemon does it: what a refresh needs beside the tokens, and
+// the registration's token endpoint authentication and redirect URI.
+constexpr std::string_view kMigration6 = R"sql(
+-- the authorization server that issued the tokens; never sent elsewhere
+ALTER TABLE oauth_tokens ADD COLUMN issuer TEXT;
+-- where refresh_token grants go
+ALTER TABLE oauth_tokens ADD COLUMN token_endpoint TEXT;
+-- RFC 8707 resource the tokens are for
+ALTER TABLE oauth_tokens ADD COLUMN resource TEXT;
+-- 'client_secret_basic', 'client_secret_post' or 'none'
+ALTER TABLE oauth_clients ADD COLUMN token_endpoint_auth_method TEXT;
+-- the redirect URI registered with the client
+ALTER TABLE oauth_clients ADD COLUMN redirect_uri TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -283,6 +298,7 @@ constexpr Migration kMigrations[] = {
     {4, "add retry settings to servers", kMigration4},
     {5, "add recorded sessions' server, name, notes and origins",
      kMigration5},
+    {6, "add OAuth issuer, endpoints and client authentication", kMigration6},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

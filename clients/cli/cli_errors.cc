@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -198,6 +199,21 @@ Failure DescribeError(const absl::Status& status, const ErrorContext& context) {
     if (data != details.end() && !data->second.empty()) {
       absl::StrAppend(&failure.message, " (data: ", data->second, ")");
     }
+  } else if ((reason == "AUTHENTICATION_FAILED" ||
+              reason == "TRANSPORT_ERROR") &&
+             details.count("wwwAuthenticate") > 0) {
+    // The MCP server wants OAuth (a 401 or 403 challenge).
+    auto server = details.find("serverName");
+    std::string name = server != details.end() && !server->second.empty()
+                           ? server->second
+                           : "SERVER";
+    bool scope = absl::StrContains(details.at("wwwAuthenticate"),
+                                   "insufficient_scope");
+    failure.hint = absl::StrCat(
+        scope ? "the token lacks a scope this operation needs: "
+              : "the server requires OAuth authorization: ",
+        "run `inspectorctl auth login ", name, "`");
+    absl::StrAppend(&failure.message, DetailsSuffix(details, "serverName"));
   } else if (reason == "TOO_LARGE") {
     absl::StrAppend(&failure.message, DetailsSuffix(details));
   } else if (failure.exit_code == kExitMcpServer) {

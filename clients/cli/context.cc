@@ -116,6 +116,11 @@ v1::DoctorService::Stub* Context::doctor() {
   return doctor_.get();
 }
 
+v1::OAuthService::Stub* Context::oauth() {
+  if (!oauth_) oauth_ = v1::OAuthService::NewStub(Channel());
+  return oauth_.get();
+}
+
 absl::StatusOr<std::string> Context::Token() {
   if (token_.has_value()) return *token_;
   std::string token;

@@ -39,6 +39,7 @@
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
+#include "inspector/v1/oauth.grpc.pb.h"
 #include "inspector/v1/proxy.grpc.pb.h"
 #include "inspector/v1/sessions.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
@@ -123,6 +124,7 @@ class Context {
   v1::ProxyService::Stub* proxy();
   v1::DoctorService::Stub* doctor();
   v1::SessionService::Stub* sessions();
+  v1::OAuthService::Stub* oauth();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -224,6 +226,7 @@ class Context {
   std::unique_ptr<v1::ProxyService::Stub> proxy_;
   std::unique_ptr<v1::DoctorService::Stub> doctor_;
   std::unique_ptr<v1::SessionService::Stub> sessions_;
+  std::unique_ptr<v1::OAuthService::Stub> oauth_;
   // The deadline and reach of the latest call, for error messages.
   double last_timeout_seconds_ = kDaemonTimeoutSeconds;
   bool last_call_reaches_server_ = false;

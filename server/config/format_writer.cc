@@ -124,6 +124,8 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
     put("redirectUri", o.redirect_uri());
     put("protocolVersion", o.protocol_version());
     put("registrationStrategy", o.registration_strategy());
+    put("tokenEndpointAuthMethod", o.token_endpoint_auth_method());
+    put("clientMetadataUrl", o.client_metadata_url());
     if (!oauth.empty()) out["oauth"] = std::move(oauth);
   }
   if (s.has_client_capabilities()) {

@@ -269,11 +269,16 @@ absl::Status ReadOAuth(const ServerContext& ctx, const Json& j,
     if (key == "registrationStrategy") {
       target = out->mutable_registration_strategy();
     }
+    if (key == "tokenEndpointAuthMethod") {
+      target = out->mutable_token_endpoint_auth_method();
+    }
+    if (key == "clientMetadataUrl") target = out->mutable_client_metadata_url();
     if (target == nullptr) {
       return ServerError(ctx, field,
                          "unknown key; oauth has clientId, clientSecret, "
                          "authorizationUrl, tokenUrl, scopes, redirectUri, "
-                         "protocolVersion and registrationStrategy");
+                         "protocolVersion, registrationStrategy, "
+                         "tokenEndpointAuthMethod and clientMetadataUrl");
     }
     RETURN_IF_ERROR(ReadString(ctx, value, field, target));
   }

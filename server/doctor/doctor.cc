@@ -1371,8 +1371,8 @@ void DoctorRun::Impl::CheckOAuth() {
       : asm_doc.has_value() ? "authorization server metadata found"
                             : "no OAuth metadata";
   const std::string token_hint = absl::StrCat(
-      "inspectord does not run OAuth flows yet: get an access token from the "
-      "authorization server yourself and configure it with ",
+      "authorize inspectord with `inspectorctl auth login ", name(),
+      "`, or configure a token yourself with ",
       UpdateHint("--header \"Authorization: Bearer TOKEN\""));
   if (challenged) {
     if (has_authorization) {

@@ -1,5 +1,7 @@
 // The real transports for a server configuration.
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "server/engine/authorization_hook.h"
 #include "common/errors.h"
 #include "common/transports.h"
 #include "server/engine/engine.h"
@@ -10,6 +12,12 @@
 namespace inspector::engine {
 namespace {
 
+absl::Mutex authorization_mu(absl::kConstInit);
+AuthorizationProvider* authorization_provider
+    ABSL_GUARDED_BY(authorization_mu) = nullptr;
+AuthChallengeObserver* challenge_observer ABSL_GUARDED_BY(authorization_mu) =
+    nullptr;
+
 absl::Duration ConnectTimeout(const v1::ServerConfig& config) {
   return config.timeouts().connection() > 0
              ? absl::Milliseconds(config.timeouts().connection())
@@ -17,6 +25,17 @@ absl::Duration ConnectTimeout(const v1::ServerConfig& config) {
 }
 
 }  // namespace
+
+void SetAuthorizationProvider(AuthorizationProvider provider,
+                              AuthChallengeObserver observer) {
+  absl::MutexLock lock(&authorization_mu);
+  delete authorization_provider;
+  authorization_provider =
+      provider ? new AuthorizationProvider(std::move(provider)) : nullptr;
+  delete challenge_observer;
+  challenge_observer =
+      observer ? new AuthChallengeObserver(std::move(observer)) : nullptr;
+}
 
 absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
     const v1::ServerConfig& config) {
@@ -32,6 +51,25 @@ absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
   options.url = config.url();
   options.headers.insert(config.headers().begin(), config.headers().end());
   options.connect_timeout = ConnectTimeout(config);
+  options.authorization = [id = config.id()](const std::string& url) {
+    AuthorizationProvider provider;
+    {
+      absl::MutexLock lock(&authorization_mu);
+      if (authorization_provider == nullptr) return std::string();
+      provider = *authorization_provider;
+    }
+    return provider(id, url);
+  };
+  options.on_auth_challenge = [id = config.id()](int status,
+                                                 const std::string& challenge) {
+    AuthChallengeObserver observer;
+    {
+      absl::MutexLock lock(&authorization_mu);
+      if (challenge_observer == nullptr) return;
+      observer = *challenge_observer;
+    }
+    observer(id, status, challenge);
+  };
   if (config.transport() == kTransportStreamableHttp) {
     return transport::StreamableHttpTransport::Create(std::move(options));
   }

@@ -24,6 +24,7 @@ namespace inspector::transport::http_internal {
 #define INSPECTOR_CURL_FUNCTIONS(X)                                        \
   X(global_init) X(free) X(easy_init) X(easy_setopt) X(easy_getinfo)      \
   X(easy_cleanup) X(easy_strerror) X(slist_append) X(slist_free_all)      \
+  X(easy_perform)                                                         \
   X(multi_init) X(multi_cleanup) X(multi_add_handle)                      \
   X(multi_remove_handle) X(multi_perform) X(multi_poll) X(multi_wakeup)   \
   X(multi_info_read) X(url) X(url_cleanup) X(url_set) X(url_get)

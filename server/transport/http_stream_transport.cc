@@ -208,13 +208,30 @@ void HttpStreamTransport::FinishShutdown() {
 
 HttpHeaders HttpStreamTransport::ConfiguredHeaders() const {
   HttpHeaders headers;
+  bool has_authorization = false;
   for (const auto& [name, value] : options_.headers) {
     if (std::find(reserved_headers_.begin(), reserved_headers_.end(),
                   absl::AsciiStrToLower(name)) == reserved_headers_.end()) {
       headers.emplace_back(name, value);
     }
+    if (absl::AsciiStrToLower(name) == "authorization") has_authorization = true;
+  }
+  if (!has_authorization && options_.authorization) {
+    std::string value = options_.authorization(options_.url);
+    if (!value.empty()) headers.emplace_back("Authorization", std::move(value));
   }
   return headers;
+}
+
+void HttpStreamTransport::NoteAuthChallenge(
+    const HttpResponseHead& head) const {
+  if ((head.status != 401 && head.status != 403) ||
+      !options_.on_auth_challenge) {
+    return;
+  }
+  if (const std::string* challenge = head.Find("www-authenticate")) {
+    options_.on_auth_challenge(head.status, *challenge);
+  }
 }
 
 uint64_t HttpStreamTransport::ConnectEventStream(EventStream* stream,

@@ -176,6 +176,8 @@ class HttpStreamTransport : public Transport {
 
   // The configured headers minus the reserved ones.
   http_internal::HttpHeaders ConfiguredHeaders() const;
+  // Passes a 401/403 challenge in `head` to options().on_auth_challenge.
+  void NoteAuthChallenge(const http_internal::HttpResponseHead& head) const;
 
   // Starts a GET of `url` for `stream`: resets its per-connection state and
   // sends Accept: text/event-stream, Last-Event-ID once the stream had an

@@ -227,6 +227,7 @@ void SseTransport::SendPost(std::string message) {
     posts_.erase(it);
     if (ending()) return;
     if (p.error) {
+      NoteAuthChallenge(p.head);
       SendFailed(p.message, http_internal::HttpStatusError("the server (POST)",
                                                            p.head, p.body));
     } else if (!status.ok()) {

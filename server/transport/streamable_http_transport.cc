@@ -290,6 +290,7 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
         ScheduleResume(ex, absl::StrCat("GET answered HTTP ", ex->head.status));
         return;
       }
+      NoteAuthChallenge(ex->head);
       FailExchange(ex_id, http_internal::HttpStatusError(
                               ex->resuming ? "the server (GET resuming a "
                                              "POST stream)"

@@ -98,6 +98,14 @@ struct HttpOptions {
   absl::Duration connect_timeout = absl::Seconds(30);
   // Largest response body or SSE event accepted.
   size_t max_message_bytes = 64 << 20;
+  // The Authorization header value for a request to `url` ("" for none),
+  // asked before every request unless `headers` sets Authorization itself:
+  // OAuth tokens the daemon holds for the server (server/oauth/).
+  std::function<std::string(const std::string& url)> authorization;
+  // Told of every 401 or 403 answer with a WWW-Authenticate challenge
+  // (status, header value), before the failure is reported.
+  std::function<void(int status, const std::string& www_authenticate)>
+      on_auth_challenge;
 };
 
 }  // namespace inspector::transport

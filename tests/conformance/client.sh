@@ -264,6 +264,75 @@ call_tool_answering() {
     die "inspectorctl call $* printed '$out', expected /$expect/"
 }
 
+# Registers the scenario's server with its OAuth settings: the
+# pre-registered client of MCP_CONFORMANCE_CONTEXT (client_id,
+# client_secret), and for auth/basic-cimd the client ID metadata document
+# URL the scenario expects.
+register_auth_server() {
+  SERVER_NAME="conformance-${SCENARIO//\//-}-$$"
+  local file="$WORK/server.json"
+  python3 -c '
+import json, os, sys
+name, url, scenario = sys.argv[1], sys.argv[2], sys.argv[3]
+context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+oauth = {}
+if context.get("client_id"):
+    oauth["clientId"] = context["client_id"]
+if context.get("client_secret"):
+    oauth["clientSecret"] = context["client_secret"]
+if scenario == "auth/basic-cimd":
+    oauth["clientMetadataUrl"] = "https://conformance-test.local/client-metadata.json"
+server = {"name": name, "transport": "streamableHttp", "url": url}
+if oauth:
+    server["oauth"] = oauth
+json.dump({"servers": [server]}, open(sys.argv[4], "w"))
+' "$SERVER_NAME" "$URL" "$SCENARIO" "$file"
+  ctl servers import "$file" >&2 || die "inspectorctl servers import $file failed"
+  SERVER_ID="$(ctl -o json servers get "$SERVER_NAME" | json_get id)"
+  [ -n "$SERVER_ID" ] || die "could not read the id of server $SERVER_NAME"
+}
+
+check_no_token_leak() {
+  [ -n "$DAEMON_PID" ] || return 0
+  if grep -q "test-token" "$WORK/inspectord.log"; then
+    die "an access token appears in inspectord's log"
+  fi
+  python3 -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for table, column in (("messages", "raw"), ("logs", "message"), ("logs", "data_json")):
+    for (value,) in db.execute(f"SELECT {column} FROM {table}"):
+        if value and "test-token" in value:
+            sys.exit(f"an access token appears in {table}.{column}")
+' "$WORK/inspector.db" || die "token leak check failed"
+  if ctl -o json auth status "$SERVER_NAME" | grep -q "test-token"; then
+    die "inspectorctl auth status shows the token"
+  fi
+}
+
+list_tools_once() {
+  ctl tools "$SERVER_NAME" --all
+}
+
+call_test_tool() {
+  ctl call "$SERVER_NAME" test-tool
+}
+
+# Runs a step; when it fails for want of a scope (403 insufficient_scope),
+# logs in again and runs it once more.
+with_step_up() {
+  local out
+  if out="$("$@" 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    return 0
+  fi
+  printf '%s\n' "$out" >&2
+  grep -q "insufficient_scope" <<<"$out" || return 1
+  note "step up: $* needs more scopes; logging in again"
+  ctl auth login "$SERVER_NAME" --headless >&2 || return 1
+  "$@" >&2
+}
+
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/inspector-conformance.XXXXXX")"
 if [ -n "${CONFORMANCE_INSPECTOR_ADDR:-}" ]; then
   export INSPECTOR_ADDR="$CONFORMANCE_INSPECTOR_ADDR"
@@ -304,7 +373,23 @@ case "$SCENARIO" in
       test_client_elicitation_defaults
     ;;
   auth/*)
-    die "scenario $SCENARIO needs OAuth, which this client does not do yet"
+    # The scenario's MCP server answers 401 until the daemon holds a token;
+    # its authorization server approves at once, so `auth login --headless`
+    # (the daemon GETs the authorization URL and follows the redirect to
+    # its callback) runs the whole flow without a browser.
+    register_auth_server
+    ctl auth login "$SERVER_NAME" --headless >&2 ||
+      die "inspectorctl auth login $SERVER_NAME --headless failed"
+    ctl auth status "$SERVER_NAME" >&2 || die "inspectorctl auth status $SERVER_NAME failed"
+    connect
+    # A 403 insufficient_scope is a step up: log in again (the daemon
+    # starts from the 403's challenge and its scopes), at most once per
+    # operation, then retry it once.
+    with_step_up list_tools_once || die "inspectorctl tools $SERVER_NAME failed"
+    with_step_up call_test_tool || die "inspectorctl call $SERVER_NAME test-tool failed"
+    # The scenario's tokens start with "test-token": none may show in the
+    # daemon's log, its recorded messages and logs, or the flow it reports.
+    check_no_token_leak
     ;;
   *)
     die "unknown scenario '$SCENARIO': teach tests/conformance/client.sh what it expects"

@@ -11,9 +11,10 @@ Two modes, one CTest case each:
       FAILURE or WARNING check, and if no process of the run is left behind.
 
   conformance_test.py --node-modules DIR --check-list client_scenarios.txt
-      Compares the checked-in list of scenarios with the non-auth client
-      scenarios that the installed package lists, so that a new package
-      version cannot add a scenario that no test runs.
+      Compares the checked-in list of scenarios (run ones, and `skip:` ones
+      with the reason they are not run) with the client scenarios that the
+      installed package lists, so that a new package version cannot add a
+      scenario that no test runs or that nobody decided to skip.
 
 A missing node_modules (tools/npm/install.sh not run) fails with a message
 saying so. Every wait has a deadline; the CLI runs in its own process group,
@@ -36,13 +37,21 @@ AUTH_PREFIX = "auth/"
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def read_scenario_file(path):
-    """Scenario names, one a line; blank lines and # comments are skipped."""
+SKIP_PREFIX = "skip:"
+
+
+def read_scenario_file(path, include_skipped=False):
+    """Scenario names, one a line; blank lines and # comments are ignored,
+    and `skip: NAME` lines (scenarios deliberately not run) only count with
+    include_skipped."""
     names = []
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.split("#", 1)[0].strip()
-            if line:
+            if line.startswith(SKIP_PREFIX):
+                if include_skipped:
+                    names.append(line[len(SKIP_PREFIX):].strip())
+            elif line:
                 names.append(line)
     return names
 
@@ -65,12 +74,12 @@ def listed_client_scenarios(installation):
 
 
 def check_list(installation, scenario_file):
-    expected = read_scenario_file(scenario_file)
+    expected = read_scenario_file(scenario_file, include_skipped=True)
     everything, non_auth = listed_client_scenarios(installation)
     print(f"@modelcontextprotocol/conformance {installation.version}: "
-          f"{len(everything)} client scenarios, {len(non_auth)} without auth: {' '.join(non_auth)}")
-    missing = [name for name in non_auth if name not in expected]
-    stale = [name for name in expected if name not in non_auth]
+          f"{len(everything)} client scenarios: {' '.join(everything)}")
+    missing = [name for name in everything if name not in expected]
+    stale = [name for name in expected if name not in everything]
     duplicates = sorted({name for name in expected if expected.count(name) > 1})
     problems = []
     if missing:
@@ -82,7 +91,7 @@ def check_list(installation, scenario_file):
     if problems:
         fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
              "\nupdate the file (and tests/conformance/client.sh for new scenarios), then re-run cmake")
-    print(f"OK: {scenario_file} matches the package's {len(non_auth)} non-auth client scenarios")
+    print(f"OK: {scenario_file} matches the package's {len(everything)} client scenarios")
 
 
 def run_scenario(installation, client, scenario, timeout_ms):

@@ -429,9 +429,14 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
             "https://modelcontextprotocol.io/inspector/errors/method-not-allowed");
 
   // A contract RPC that is not built yet answers 501 in the same format.
+  HttpResult held = Request("GET", "/api/intercept/held");
+  EXPECT_EQ(held.status, 501) << held.body;
+  EXPECT_EQ(held.Json()["error"]["code"], "NOT_IMPLEMENTED");
+
+  // OAuth is built: an unknown server is a 404 in the same format.
   HttpResult oauth = Request("GET", "/oauth/authorize/some-server");
-  EXPECT_EQ(oauth.status, 501) << oauth.body;
-  EXPECT_EQ(oauth.Json()["error"]["code"], "NOT_IMPLEMENTED");
+  EXPECT_EQ(oauth.status, 404) << oauth.body;
+  EXPECT_EQ(oauth.Json()["error"]["code"], "SERVER_NOT_FOUND");
 }
 
 // Bodies up to the documented 64 MiB pass; a larger one is refused with

@@ -56,6 +56,10 @@ void AddUiCommand(CLI::App* app, Context* context);
 // `doctor SERVER`: the connection doctor (doctor.cc).
 void AddDoctorCommand(CLI::App* app, Context* context);
 
+// `auth login|status|refresh|logout|debug`: OAuth for protected HTTP
+// servers (auth.cc).
+void AddAuthCommands(CLI::App* app, Context* context);
+
 // `help [COMMAND...]` and `help exit-codes`.
 void AddHelpCommand(CLI::App* app, Context* context);
 

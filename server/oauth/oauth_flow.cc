@@ -1,0 +1,961 @@
+#include "server/oauth/oauth_flow.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/errors.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/oauth/crypto.h"
+#include "server/oauth/urls.h"
+
+namespace inspector::oauth {
+namespace {
+
+using Json = nlohmann::json;
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+constexpr char kClientName[] = "MCP Inspector (inspectord)";
+
+double UnixSeconds(absl::Time t) { return absl::ToDoubleSeconds(t - absl::UnixEpoch()); }
+
+bool IsSecretField(absl::string_view name) {
+  static const char* const kNames[] = {
+      "access_token", "refresh_token", "client_secret", "code",
+      "code_verifier", "id_token", "assertion", "password"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+std::string Mask(absl::string_view value) {
+  if (value.empty()) return "";
+  return absl::StrCat("***(", value.size(), " chars)");
+}
+
+std::string MaskHeader(absl::string_view name, absl::string_view value) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "authorization" || lower == "cookie" || lower == "set-cookie" ||
+      lower == "proxy-authorization") {
+    auto space = value.find(' ');
+    if (space != absl::string_view::npos) {
+      return absl::StrCat(value.substr(0, space), " ", Mask(value.substr(space + 1)));
+    }
+    return Mask(value);
+  }
+  return std::string(value);
+}
+
+Json MaskJson(Json j) {
+  if (j.is_object()) {
+    for (auto& [key, value] : j.items()) {
+      if (IsSecretField(key) && value.is_string()) {
+        value = Mask(value.get<std::string>());
+      } else {
+        value = MaskJson(value);
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& value : j) value = MaskJson(value);
+  }
+  return j;
+}
+
+std::string MaskUrl(absl::string_view url) {
+  auto q = url.find('?');
+  if (q == absl::string_view::npos) return std::string(url);
+  std::string out(url.substr(0, q + 1));
+  bool first = true;
+  for (absl::string_view part : absl::StrSplit(url.substr(q + 1), '&')) {
+    if (!first) out += '&';
+    first = false;
+    auto eq = part.find('=');
+    std::string name = PercentDecode(part.substr(0, eq));
+    if (eq != absl::string_view::npos && IsSecretField(name)) {
+      absl::StrAppend(&out, part.substr(0, eq), "=", Mask(part.substr(eq + 1)));
+    } else {
+      out.append(part.data(), part.size());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> SplitScopes(absl::string_view scopes) {
+  return absl::StrSplit(scopes, ' ', absl::SkipEmpty());
+}
+
+bool VersionAtLeast(absl::string_view version, absl::string_view min) {
+  return version.empty() || version >= min;
+}
+
+std::string StringField(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::vector<std::string> StringList(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const auto& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& list, absl::string_view v) {
+  for (const auto& s : list) {
+    if (s == v) return true;
+  }
+  return false;
+}
+
+std::string TrimSlash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string MaskBody(absl::string_view body) {
+  if (body.empty()) return "";
+  Json parsed = Json::parse(body, nullptr, false);
+  if (!parsed.is_discarded() && (parsed.is_object() || parsed.is_array())) {
+    return MaskJson(std::move(parsed)).dump();
+  }
+  if (absl::StrContains(body, '=') && !absl::StrContains(body, ' ') &&
+      !absl::StrContains(body, '\n')) {
+    return MaskUrl(absl::StrCat("?", body)).substr(1);
+  }
+  return std::string(body.substr(0, 4096));
+}
+
+std::string HintForOAuthError(absl::string_view error) {
+  if (error == "invalid_client") {
+    return "the authorization server does not know this client or refused "
+           "its credentials: check oauth.clientId/clientSecret, or run "
+           "`inspectorctl auth logout NAME --all` to register again";
+  }
+  if (error == "unauthorized_client") {
+    return "this client may not use this grant: check the registration's "
+           "grant_types and the server's configuration";
+  }
+  if (error == "invalid_grant") {
+    return "the code or refresh token is invalid, expired, already used or "
+           "was issued to another client: run `inspectorctl auth login NAME` "
+           "again";
+  }
+  if (error == "invalid_scope") {
+    return "the server refused the requested scopes: pick others with "
+           "--scope, or leave them out";
+  }
+  if (error == "access_denied") {
+    return "the authorization was declined in the browser";
+  }
+  if (error == "invalid_redirect_uri" || error == "invalid_request") {
+    return "the request was malformed or the redirect URI is not registered; "
+           "the flow's exchanges show what was sent";
+  }
+  return "";
+}
+
+void AddClientAuthentication(const ClientRegistration& client,
+                             Headers* headers, Fields* fields) {
+  if (client.auth_method == "client_secret_basic" &&
+      !client.client_secret.empty()) {
+    headers->emplace_back(
+        "Authorization",
+        absl::StrCat("Basic ",
+                     Base64(absl::StrCat(PercentEncode(client.client_id), ":",
+                                         PercentEncode(client.client_secret)))));
+    return;
+  }
+  fields->emplace_back("client_id", client.client_id);
+  if (client.auth_method == "client_secret_post" &&
+      !client.client_secret.empty()) {
+    fields->emplace_back("client_secret", client.client_secret);
+  }
+}
+
+absl::StatusOr<TokenSet> ParseTokenResponse(const HttpResponse& response,
+                                            absl::Time now) {
+  Json body = Json::parse(response.body, nullptr, false);
+  if (response.status < 200 || response.status >= 300) {
+    std::string error = body.is_object() ? StringField(body, "error") : "";
+    std::string description =
+        body.is_object() ? StringField(body, "error_description") : "";
+    std::string message = absl::StrCat(
+        "the token endpoint answered HTTP ", response.status,
+        error.empty() ? "" : absl::StrCat(": ", error),
+        description.empty() ? "" : absl::StrCat(" (", description, ")"));
+    return Error(v1::AUTHENTICATION_FAILED, message,
+                 {{"httpStatus", absl::StrCat(response.status)},
+                  {"oauthError", error}});
+  }
+  if (!body.is_object()) {
+    return Error(v1::INVALID_RESPONSE,
+                 "the token endpoint's answer is not a JSON object");
+  }
+  TokenSet tokens;
+  tokens.access_token = StringField(body, "access_token");
+  if (tokens.access_token.empty()) {
+    return Error(v1::INVALID_RESPONSE,
+                 "the token endpoint's answer has no access_token");
+  }
+  tokens.refresh_token = StringField(body, "refresh_token");
+  std::string type = StringField(body, "token_type");
+  if (!type.empty()) tokens.token_type = type;
+  tokens.scope = StringField(body, "scope");
+  auto expires = body.find("expires_in");
+  if (expires != body.end() && expires->is_number() &&
+      expires->get<double>() > 0) {
+    tokens.expires_at = now + absl::Seconds(expires->get<double>());
+  }
+  tokens.obtained_at = now;
+  return tokens;
+}
+
+OAuthFlow::OAuthFlow(FlowSettings settings, HttpFetcher* http,
+                     std::function<absl::Time()> now)
+    : settings_(std::move(settings)), http_(http), now_(std::move(now)) {
+  protocol_version_ = settings_.protocol_version;
+  www_authenticate_ = settings_.www_authenticate;
+}
+
+void OAuthFlow::Log(std::string message, std::string error) {
+  v1::OAuthFlowStep step;
+  step.set_timestamp(UnixSeconds(now_()));
+  step.set_state(state_);
+  step.set_message(std::move(message));
+  step.set_error(std::move(error));
+  log_.push_back(std::move(step));
+}
+
+void OAuthFlow::Fail(const absl::Status& status, std::string hint) {
+  latest_error_ = std::string(status.message());
+  hint_ = std::move(hint);
+  Log(absl::StrCat("step failed: ", status.message()), latest_error_);
+}
+
+absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
+  v1::OAuthHttpExchange ex;
+  ex.set_step(state_);
+  absl::Time start = now_();
+  ex.set_timestamp(UnixSeconds(start));
+  ex.set_method(request.method);
+  ex.set_url(MaskUrl(request.url));
+  for (const auto& [name, value] : request.headers) {
+    (*ex.mutable_request_headers())[name] = MaskHeader(name, value);
+  }
+  ex.set_request_body(MaskBody(request.body));
+  absl::StatusOr<HttpResponse> response = http_->Fetch(request);
+  ex.set_duration_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
+  if (!response.ok()) {
+    ex.set_error(std::string(response.status().message()));
+  } else {
+    ex.set_status(response->status);
+    for (const auto& [name, value] : response->headers) {
+      (*ex.mutable_response_headers())[name] = MaskHeader(name, value);
+    }
+    ex.set_response_body(MaskBody(response->body));
+  }
+  exchanges_.push_back(std::move(ex));
+  return response;
+}
+
+absl::StatusOr<Json> OAuthFlow::FetchJson(const std::string& url,
+                                          absl::string_view what) {
+  absl::Status allowed = CheckFetchableUrl(url, what);
+  if (!allowed.ok()) return allowed;
+  HttpRequest request;
+  request.url = url;
+  request.headers.emplace_back("Accept", "application/json");
+  if (!protocol_version_.empty()) {
+    request.headers.emplace_back("MCP-Protocol-Version", protocol_version_);
+  }
+  absl::StatusOr<HttpResponse> response = Exchange(std::move(request));
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return Error(v1::NOT_FOUND, absl::StrCat(what, " ", url, " answered HTTP ",
+                                             response->status));
+  }
+  Json parsed = Json::parse(response->body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return Error(v1::INVALID_RESPONSE,
+                 absl::StrCat(what, " ", url, " is not a JSON object"));
+  }
+  return parsed;
+}
+
+absl::Status OAuthFlow::Advance(const CodeInput& input) {
+  absl::Status status;
+  latest_error_.clear();
+  hint_.clear();
+  switch (state_) {
+    case v1::METADATA_DISCOVERY:
+      status = Discover();
+      if (status.ok()) state_ = v1::CLIENT_REGISTRATION;
+      break;
+    case v1::CLIENT_REGISTRATION:
+      status = Register();
+      if (status.ok()) state_ = v1::AUTHORIZATION_REDIRECT;
+      break;
+    case v1::AUTHORIZATION_REDIRECT:
+      status = BuildAuthorizationUrl();
+      if (status.ok()) state_ = v1::AUTHORIZATION_CODE;
+      break;
+    case v1::AUTHORIZATION_CODE:
+      status = ReceiveCode(input);
+      if (status.ok()) state_ = v1::TOKEN_REQUEST;
+      break;
+    case v1::TOKEN_REQUEST:
+      status = RequestToken();
+      if (status.ok()) state_ = v1::COMPLETE;
+      break;
+    default:
+      return absl::OkStatus();
+  }
+  return status;
+}
+
+// --- METADATA_DISCOVERY ------------------------------------------------------
+
+absl::Status OAuthFlow::Discover() {
+  status_message_ = "discovering the server's OAuth metadata";
+  absl::Status url_ok =
+      CheckFetchableUrl(settings_.server_url, "the server's URL");
+  if (!url_ok.ok()) {
+    Fail(url_ok, "OAuth needs an https server URL (or http on this machine)");
+    return url_ok;
+  }
+  if (protocol_version_ == "2025-03-26") return DiscoverLegacy();
+  auto server = ParseUrl(settings_.server_url, "the server's URL");
+  if (!server.ok()) return server.status();
+
+  if (www_authenticate_.empty()) {
+    // Probe: an unauthenticated initialize tells whether the server wants
+    // a token and where its resource metadata is.
+    HttpRequest probe;
+    probe.method = "POST";
+    probe.url = settings_.server_url;
+    for (const auto& [name, value] : settings_.server_headers) {
+      if (absl::AsciiStrToLower(name) != "authorization") {
+        probe.headers.emplace_back(name, value);
+      }
+    }
+    probe.headers.emplace_back("Content-Type", "application/json");
+    probe.headers.emplace_back("Accept", "application/json, text/event-stream");
+    probe.body =
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"inspectord-oauth-probe","version":"1"}}})";
+    auto response = Exchange(std::move(probe));
+    if (!response.ok()) {
+      Fail(response.status(), "is the server running and its URL right?");
+      return response.status();
+    }
+    www_authenticate_ = response->Header("www-authenticate");
+    Log(absl::StrCat("the server answered HTTP ", response->status,
+                     www_authenticate_.empty()
+                         ? " without a WWW-Authenticate challenge"
+                         : absl::StrCat(" with WWW-Authenticate: ",
+                                        www_authenticate_)));
+  }
+
+  std::vector<std::string> candidates;
+  std::string from_challenge = ChallengeParam(www_authenticate_, "resource_metadata");
+  if (!from_challenge.empty()) candidates.push_back(from_challenge);
+  std::string path = TrimSlash(server->path);
+  if (!path.empty()) {
+    candidates.push_back(absl::StrCat(server->Origin(),
+                                      "/.well-known/oauth-protected-resource",
+                                      path));
+  }
+  candidates.push_back(
+      absl::StrCat(server->Origin(), "/.well-known/oauth-protected-resource"));
+
+  absl::Status last = absl::OkStatus();
+  bool found = false;
+  for (const std::string& url : candidates) {
+    auto prm = FetchJson(url, "protected resource metadata");
+    if (prm.ok()) {
+      resource_metadata_ = *std::move(prm);
+      found = true;
+      Log(absl::StrCat("protected resource metadata found at ", url));
+      break;
+    }
+    // The most telling error wins: a broken document over a 404.
+    if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = prm.status();
+    if (absl::StrContains(last.message(), "plain http") ||
+        absl::StrContains(last.message(), "not an http")) {
+      Fail(last, "the server pointed to metadata at an address the "
+                 "inspector will not fetch");
+      return last;
+    }
+  }
+  if (!found) {
+    if (protocol_version_.empty()) {
+      Log("no protected resource metadata: falling back to the 2025-03-26 "
+          "discovery");
+      return DiscoverLegacy();
+    }
+    Fail(last, "the server publishes no RFC 9728 metadata; try "
+               "--protocol 2025-03-26");
+    return last;
+  }
+  if (protocol_version_.empty()) protocol_version_ = "2025-11-25";
+
+  // The resource must be this server (RFC 9728 section 3.3).
+  std::string resource = StringField(resource_metadata_, "resource");
+  if (!resource.empty()) {
+    auto parsed = ParseUrl(resource, "the metadata's resource");
+    bool matches =
+        parsed.ok() && parsed->SameOrigin(*server) &&
+        absl::StartsWith(absl::StrCat(TrimSlash(server->path), "/"),
+                         absl::StrCat(TrimSlash(parsed->path), "/"));
+    if (!matches) {
+      absl::Status status = Error(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the protected resource metadata names resource '",
+                       resource, "', which is not the server ",
+                       settings_.server_url));
+      Fail(status, "a token for another resource must not be requested; "
+                   "the server's metadata is wrong or not its own");
+      return status;
+    }
+    resource_ = resource;
+  } else {
+    resource_ = settings_.server_url;
+  }
+  std::vector<std::string> servers =
+      StringList(resource_metadata_, "authorization_servers");
+  if (servers.empty()) {
+    absl::Status status = Error(
+        v1::INVALID_RESPONSE,
+        "the protected resource metadata lists no authorization_servers");
+    Fail(status, "the server's metadata is incomplete");
+    return status;
+  }
+  absl::Status as = FetchAuthorizationServerMetadata(servers.front());
+  if (!as.ok()) return as;
+
+  // Scopes: configured, else the challenge's, else all the resource
+  // supports (2025-11-25); offline_access when the server offers it.
+  if (!settings_.scopes.empty()) {
+    requested_scopes_ = settings_.scopes;
+  } else {
+    std::string challenge_scope = ChallengeParam(www_authenticate_, "scope");
+    if (!challenge_scope.empty()) {
+      requested_scopes_ = SplitScopes(challenge_scope);
+    } else if (VersionAtLeast(protocol_version_, "2025-11-25")) {
+      requested_scopes_ = StringList(resource_metadata_, "scopes_supported");
+    }
+  }
+  for (const std::string& s : settings_.previous_scopes) {
+    if (!Contains(requested_scopes_, s)) requested_scopes_.push_back(s);
+  }
+  if (!requested_scopes_.empty() &&
+      Contains(StringList(as_metadata_, "scopes_supported"), "offline_access") &&
+      !Contains(requested_scopes_, "offline_access")) {
+    requested_scopes_.push_back("offline_access");
+  }
+  status_message_ = absl::StrCat("authorization server ", issuer_);
+  return absl::OkStatus();
+}
+
+absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
+    const std::string& issuer) {
+  auto parsed = ParseUrl(issuer, "the authorization server");
+  if (!parsed.ok()) {
+    Fail(parsed.status(), "the protected resource metadata is wrong");
+    return parsed.status();
+  }
+  absl::Status allowed = CheckFetchableUrl(issuer, "the authorization server");
+  if (!allowed.ok()) {
+    Fail(allowed, "");
+    return allowed;
+  }
+  std::string origin = parsed->Origin();
+  std::string path = TrimSlash(parsed->path);
+  std::vector<std::string> candidates;
+  if (path.empty()) {
+    candidates = {absl::StrCat(origin, "/.well-known/oauth-authorization-server"),
+                  absl::StrCat(origin, "/.well-known/openid-configuration")};
+  } else {
+    candidates = {
+        absl::StrCat(origin, "/.well-known/oauth-authorization-server", path),
+        absl::StrCat(origin, "/.well-known/openid-configuration", path),
+        absl::StrCat(origin, path, "/.well-known/openid-configuration")};
+    if (protocol_version_ == "2025-06-18") {
+      // 2025-06-18 clients also looked at the root.
+      candidates.push_back(
+          absl::StrCat(origin, "/.well-known/oauth-authorization-server"));
+    }
+  }
+  absl::Status last = absl::OkStatus();
+  for (const std::string& url : candidates) {
+    auto metadata = FetchJson(url, "authorization server metadata");
+    if (!metadata.ok()) {
+      if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = metadata.status();
+      continue;
+    }
+    std::string claimed = StringField(*metadata, "issuer");
+    if (!claimed.empty() && TrimSlash(claimed) != TrimSlash(issuer)) {
+      absl::Status status = Error(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the authorization server metadata at ", url,
+                       " names issuer '", claimed, "', not '", issuer, "'"));
+      Fail(status, "RFC 8414 section 3.3: metadata whose issuer differs "
+                   "must not be used");
+      return status;
+    }
+    as_metadata_ = *std::move(metadata);
+    issuer_ = claimed.empty() ? issuer : claimed;
+    Log(absl::StrCat("authorization server metadata found at ", url));
+    // Endpoints we would open in a browser or post secrets to must be
+    // http(s) (no javascript: or data: URLs).
+    for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+      absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
+      if (!ok.ok()) {
+        Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+        return ok;
+      }
+    }
+    return absl::OkStatus();
+  }
+  Fail(last, absl::StrCat("no authorization server metadata for ", issuer,
+                          " at the RFC 8414 or OpenID locations"));
+  return last;
+}
+
+absl::Status OAuthFlow::DiscoverLegacy() {
+  protocol_version_ = "2025-03-26";
+  auto server = ParseUrl(settings_.server_url, "the server's URL");
+  if (!server.ok()) return server.status();
+  std::string origin = server->Origin();
+  auto metadata = FetchJson(
+      absl::StrCat(origin, "/.well-known/oauth-authorization-server"),
+      "authorization server metadata");
+  if (metadata.ok()) {
+    as_metadata_ = *std::move(metadata);
+    issuer_ = StringField(as_metadata_, "issuer");
+    if (issuer_.empty()) issuer_ = origin;
+    for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+      absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
+      if (!ok.ok()) {
+        Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+        return ok;
+      }
+    }
+    Log("2025-03-26: authorization server metadata at the server's origin");
+  } else {
+    as_metadata_ = Json::object();
+    as_metadata_["issuer"] = origin;
+    as_metadata_["authorization_endpoint"] = absl::StrCat(origin, "/authorize");
+    as_metadata_["token_endpoint"] = absl::StrCat(origin, "/token");
+    as_metadata_["registration_endpoint"] = absl::StrCat(origin, "/register");
+    issuer_ = origin;
+    Log("2025-03-26: no metadata, using the default endpoints /authorize, "
+        "/token and /register at the server's origin");
+  }
+  resource_.clear();  // 2025-03-26 has no resource indicators
+  requested_scopes_ = settings_.scopes;
+  status_message_ = absl::StrCat("authorization server ", issuer_);
+  return absl::OkStatus();
+}
+
+// --- CLIENT_REGISTRATION -----------------------------------------------------
+
+absl::Status OAuthFlow::Register() {
+  std::string strategy = settings_.registration_strategy;
+  const bool cimd_offered =
+      as_metadata_.value("client_id_metadata_document_supported", false);
+  const std::vector<std::string> methods =
+      StringList(as_metadata_, "token_endpoint_auth_methods_supported");
+  auto pick_method = [&](bool has_secret) -> std::string {
+    if (!settings_.token_endpoint_auth_method.empty()) {
+      return settings_.token_endpoint_auth_method;
+    }
+    if (!has_secret) return "none";
+    if (methods.empty() || Contains(methods, "client_secret_basic")) {
+      return "client_secret_basic";
+    }
+    if (Contains(methods, "client_secret_post")) return "client_secret_post";
+    return "none";
+  };
+  if (strategy.empty()) {
+    if (cimd_offered && !settings_.client_metadata_url.empty()) {
+      strategy = "cimd";
+    } else if (!settings_.client_id.empty()) {
+      strategy = "preregistered";
+    } else {
+      strategy = "dcr";
+    }
+  }
+  ClientRegistration client;
+  client.issuer = issuer_;
+  client.strategy = strategy;
+  client.redirect_uri = settings_.redirect_uri;
+  if (strategy == "cimd") {
+    if (settings_.client_metadata_url.empty()) {
+      absl::Status status = Error(
+          v1::FAILED_PRECONDITION,
+          "CIMD registration needs a client metadata document URL");
+      Fail(status, "set oauth.clientMetadataUrl, or run the daemon with "
+                   "--http so it serves its own document");
+      return status;
+    }
+    if (!cimd_offered) {
+      Log("the authorization server does not say it supports client ID "
+          "metadata documents; trying anyway");
+    }
+    client.client_id = settings_.client_metadata_url;
+    client.auth_method = "none";
+    Log(absl::StrCat("client ID metadata document: ", client.client_id));
+  } else if (strategy == "preregistered") {
+    if (settings_.client_id.empty()) {
+      absl::Status status = Error(v1::FAILED_PRECONDITION,
+                                  "pre-registered client: no client id");
+      Fail(status, "set oauth.clientId (and oauth.clientSecret) in the "
+                   "server's configuration");
+      return status;
+    }
+    client.client_id = settings_.client_id;
+    client.client_secret = settings_.client_secret;
+    client.auth_method = pick_method(!client.client_secret.empty());
+    Log(absl::StrCat("pre-registered client ", client.client_id, " (",
+                     client.auth_method, ")"));
+  } else if (strategy == "dcr") {
+    if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
+        TrimSlash(settings_.stored_client->issuer) == TrimSlash(issuer_) &&
+        settings_.stored_client->redirect_uri == settings_.redirect_uri) {
+      client_ = settings_.stored_client;
+      Log(absl::StrCat("reusing the registration of client ",
+                       client_->client_id, " with ", issuer_));
+      return absl::OkStatus();
+    }
+    std::string endpoint = StringField(as_metadata_, "registration_endpoint");
+    if (endpoint.empty()) {
+      absl::Status status = Error(
+          v1::FAILED_PRECONDITION,
+          "the authorization server offers no dynamic client registration");
+      Fail(status, "configure a pre-registered client (oauth.clientId, "
+                   "oauth.clientSecret) or use --registration cimd");
+      return status;
+    }
+    absl::Status allowed = CheckFetchableUrl(endpoint, "registration_endpoint");
+    if (!allowed.ok()) {
+      Fail(allowed, "");
+      return allowed;
+    }
+    Json body = Json::object();
+    body["client_name"] = kClientName;
+    body["redirect_uris"] = Json::array({settings_.redirect_uri});
+    body["grant_types"] = Json::array({"authorization_code", "refresh_token"});
+    body["response_types"] = Json::array({"code"});
+    body["application_type"] = "native";
+    std::string method = methods.empty() || Contains(methods, "none")
+                             ? "none"
+                             : pick_method(true);
+    body["token_endpoint_auth_method"] = method;
+    if (!requested_scopes_.empty()) {
+      body["scope"] = absl::StrJoin(requested_scopes_, " ");
+    }
+    HttpRequest request;
+    request.method = "POST";
+    request.url = endpoint;
+    request.headers.emplace_back("Content-Type", "application/json");
+    request.headers.emplace_back("Accept", "application/json");
+    request.body = body.dump();
+    auto response = Exchange(std::move(request));
+    if (!response.ok()) {
+      Fail(response.status(), "");
+      return response.status();
+    }
+    Json answer = Json::parse(response->body, nullptr, false);
+    if (response->status < 200 || response->status >= 300 ||
+        !answer.is_object() || StringField(answer, "client_id").empty()) {
+      std::string error = answer.is_object() ? StringField(answer, "error") : "";
+      absl::Status status = Error(
+          v1::AUTHENTICATION_FAILED,
+          absl::StrCat("dynamic client registration answered HTTP ",
+                       response->status, error.empty() ? "" : ": ", error));
+      Fail(status, error.empty() ? "the flow's exchanges show the answer"
+                                 : HintForOAuthError(error));
+      return status;
+    }
+    client.client_id = StringField(answer, "client_id");
+    client.client_secret = StringField(answer, "client_secret");
+    std::string registered = StringField(answer, "token_endpoint_auth_method");
+    client.auth_method =
+        !registered.empty() ? registered : pick_method(!client.client_secret.empty());
+    client.registration_json = MaskJson(answer).dump();
+    Log(absl::StrCat("registered client ", client.client_id, " (",
+                     client.auth_method, ")"));
+  } else {
+    absl::Status status = Error(
+        v1::INVALID_REQUEST,
+        absl::StrCat("registration strategy '", strategy,
+                     "' is not dcr, preregistered or cimd"));
+    Fail(status, "");
+    return status;
+  }
+  client_ = std::move(client);
+  return absl::OkStatus();
+}
+
+// --- AUTHORIZATION_REDIRECT --------------------------------------------------
+
+absl::Status OAuthFlow::BuildAuthorizationUrl() {
+  std::string endpoint = settings_.authorization_url.empty()
+                             ? StringField(as_metadata_, "authorization_endpoint")
+                             : settings_.authorization_url;
+  absl::Status allowed = CheckFetchableUrl(endpoint, "authorization_endpoint");
+  if (!allowed.ok()) {
+    Fail(allowed, "the authorization endpoint must be an https URL");
+    return allowed;
+  }
+  code_verifier_ = RandomUrlSafe(48);
+  code_challenge_ = CodeChallengeS256(code_verifier_);
+  oauth_state_ = RandomUrlSafe(24);
+  state_used_ = false;
+  state_expires_ = now_() + kStateLifetime;
+  Fields fields = {{"response_type", "code"},
+                   {"client_id", client_->client_id},
+                   {"redirect_uri", settings_.redirect_uri},
+                   {"state", oauth_state_},
+                   {"code_challenge", code_challenge_},
+                   {"code_challenge_method", "S256"}};
+  if (!requested_scopes_.empty()) {
+    fields.emplace_back("scope", absl::StrJoin(requested_scopes_, " "));
+  }
+  if (!resource_.empty()) fields.emplace_back("resource", resource_);
+  authorization_url_ = absl::StrCat(
+      endpoint, absl::StrContains(endpoint, '?') ? "&" : "?", FormEncode(fields));
+  status_message_ = "open the authorization URL and approve";
+  Log("authorization URL built (PKCE S256, single-use state)");
+  return absl::OkStatus();
+}
+
+// --- AUTHORIZATION_CODE ------------------------------------------------------
+
+absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
+  std::map<std::string, std::string> params = input.params;
+  if (input.follow_redirect) {
+    HttpRequest request;
+    request.url = authorization_url_;
+    auto response = Exchange(std::move(request));
+    if (!response.ok()) {
+      Fail(response.status(), "");
+      return response.status();
+    }
+    std::string location = response->Header("location");
+    if (response->status < 300 || response->status >= 400 || location.empty()) {
+      absl::Status status = Error(
+          v1::FAILED_PRECONDITION,
+          absl::StrCat("the authorization endpoint answered HTTP ",
+                       response->status,
+                       " instead of redirecting to the callback: it needs a "
+                       "person"));
+      Fail(status, "run `inspectorctl auth login NAME` without automation");
+      return status;
+    }
+    auto target = ParseUrl(location, "the redirect");
+    auto expected = ParseUrl(settings_.redirect_uri, "the redirect URI");
+    if (!target.ok() || !expected.ok() || !target->SameOrigin(*expected) ||
+        target->path != expected->path) {
+      absl::Status status = Error(
+          v1::INVALID_RESPONSE,
+          "the authorization endpoint redirected elsewhere than the callback");
+      Fail(status, "");
+      return status;
+    }
+    params = ParseQuery(target->query);
+  } else if (!input.redirect_url.empty()) {
+    auto target = ParseUrl(input.redirect_url, "the pasted URL");
+    if (!target.ok()) {
+      Fail(target.status(), "paste the whole URL the browser was sent to");
+      return target.status();
+    }
+    params = ParseQuery(target->query);
+  } else if (!input.code.empty()) {
+    params = {{"code", input.code}};
+    Log("authorization code pasted without the redirect URL: state and iss "
+        "cannot be checked");
+  }
+  if (params.empty()) {
+    absl::Status status = Error(
+        v1::FAILED_PRECONDITION,
+        "waiting for the authorization code (open the authorization URL)");
+    Fail(status, "approve in the browser, or paste the redirected URL");
+    return status;
+  }
+  if (auto it = params.find("error"); it != params.end()) {
+    std::string description = params["error_description"];
+    absl::Status status = Error(
+        v1::AUTHENTICATION_FAILED,
+        absl::StrCat("the authorization server answered ", it->second,
+                     description.empty() ? "" : absl::StrCat(": ", description)));
+    Fail(status, HintForOAuthError(it->second));
+    return status;
+  }
+  bool pasted_code_only = params.size() == 1 && params.count("code") == 1 &&
+                          !input.code.empty();
+  if (!pasted_code_only) {
+    if (state_used_ || params["state"] != oauth_state_ || oauth_state_.empty()) {
+      absl::Status status = Error(
+          v1::INVALID_REQUEST,
+          "the redirect's state does not match this flow's (wrong, replayed "
+          "or from another login)");
+      Fail(status, "start the login again");
+      return status;
+    }
+    if (StateExpired()) {
+      absl::Status status = Error(
+          v1::FAILED_PRECONDITION,
+          "the login took longer than 10 minutes; its state has expired");
+      Fail(status, "start the login again");
+      return status;
+    }
+    state_used_ = true;
+    // RFC 9207: the issuer of the answer, checked before the code is used.
+    auto iss = params.find("iss");
+    bool iss_required = as_metadata_.value(
+        "authorization_response_iss_parameter_supported", false);
+    if (iss != params.end() ? TrimSlash(iss->second) != TrimSlash(issuer_)
+                            : iss_required) {
+      absl::Status status = Error(
+          v1::AUTHENTICATION_FAILED,
+          iss == params.end()
+              ? absl::StrCat("the redirect has no iss although ", issuer_,
+                             " promises one (RFC 9207)")
+              : absl::StrCat("the redirect's iss '", iss->second,
+                             "' is not the issuer '", issuer_,
+                             "' (RFC 9207): possible mix-up attack"));
+      Fail(status, "the code was not used; start the login again");
+      state_ = v1::AUTHORIZATION_REDIRECT;
+      return status;
+    }
+  }
+  code_ = params["code"];
+  if (code_.empty()) {
+    absl::Status status = Error(v1::INVALID_REQUEST,
+                                "the redirect carries no code");
+    Fail(status, "");
+    return status;
+  }
+  Log("authorization code received");
+  return absl::OkStatus();
+}
+
+// --- TOKEN_REQUEST -----------------------------------------------------------
+
+absl::Status OAuthFlow::RequestToken() {
+  std::string endpoint = settings_.token_url.empty()
+                             ? StringField(as_metadata_, "token_endpoint")
+                             : settings_.token_url;
+  absl::Status allowed = CheckFetchableUrl(endpoint, "token_endpoint");
+  if (!allowed.ok()) {
+    Fail(allowed, "");
+    return allowed;
+  }
+  Fields fields = {{"grant_type", "authorization_code"},
+                   {"code", code_},
+                   {"redirect_uri", settings_.redirect_uri},
+                   {"code_verifier", code_verifier_}};
+  if (!resource_.empty()) fields.emplace_back("resource", resource_);
+  HttpRequest request;
+  request.method = "POST";
+  request.url = endpoint;
+  request.headers.emplace_back("Content-Type",
+                               "application/x-www-form-urlencoded");
+  request.headers.emplace_back("Accept", "application/json");
+  AddClientAuthentication(*client_, &request.headers, &fields);
+  request.body = FormEncode(fields);
+  auto response = Exchange(std::move(request));
+  if (!response.ok()) {
+    Fail(response.status(), "");
+    return response.status();
+  }
+  auto tokens = ParseTokenResponse(*response, now_());
+  if (!tokens.ok()) {
+    std::string error = GetErrorDetails(tokens.status())["oauthError"];
+    Fail(tokens.status(), HintForOAuthError(error));
+    if (error == "invalid_grant") {
+      // A code is single use: a retry needs a new one.
+      state_ = v1::AUTHORIZATION_REDIRECT;
+    }
+    return tokens.status();
+  }
+  tokens->issuer = issuer_;
+  tokens->token_endpoint = endpoint;
+  tokens->resource = resource_;
+  if (tokens->scope.empty()) tokens->scope = absl::StrJoin(requested_scopes_, " ");
+  tokens_ = *std::move(tokens);
+  code_.clear();
+  code_verifier_.clear();
+  status_message_ = "authorized";
+  Log(absl::StrCat("tokens obtained",
+                   tokens_->refresh_token.empty() ? "" : " (with a refresh token)"));
+  return absl::OkStatus();
+}
+
+// --- view ----------------------------------------------------------------------
+
+v1::OAuthFlow OAuthFlow::ToProto() const {
+  v1::OAuthFlow out;
+  out.set_server_id(settings_.server_id);
+  out.set_state(state_);
+  out.set_protocol_version(protocol_version_);
+  auto to_struct = [](const Json& j, google::protobuf::Struct* s) {
+    if (!j.is_object()) return;
+    (void)google::protobuf::util::JsonStringToMessage(MaskJson(j).dump(), s);
+  };
+  to_struct(resource_metadata_, out.mutable_resource_metadata());
+  to_struct(as_metadata_, out.mutable_authorization_server_metadata());
+  if (client_) {
+    Json c = Json::object();
+    c["client_id"] = client_->client_id;
+    c["client_secret"] = client_->client_secret.empty() ? "" : Mask(client_->client_secret);
+    c["token_endpoint_auth_method"] = client_->auth_method;
+    c["strategy"] = client_->strategy;
+    c["issuer"] = client_->issuer;
+    to_struct(c, out.mutable_client_info());
+  }
+  out.set_authorization_url(MaskUrl(authorization_url_));
+  if (tokens_) {
+    Json t = Json::object();
+    t["access_token"] = Mask(tokens_->access_token);
+    if (!tokens_->refresh_token.empty()) {
+      t["refresh_token"] = Mask(tokens_->refresh_token);
+    }
+    t["token_type"] = tokens_->token_type;
+    t["scope"] = tokens_->scope;
+    if (tokens_->expires_at) {
+      t["expires_in"] = absl::ToInt64Seconds(*tokens_->expires_at - now_());
+    }
+    to_struct(t, out.mutable_tokens());
+    for (const auto& s : SplitScopes(tokens_->scope)) out.add_granted_scopes(s);
+  }
+  out.set_status_message(status_message_);
+  out.set_latest_error(latest_error_);
+  out.set_hint(hint_);
+  for (const auto& step : log_) *out.add_log() = step;
+  out.set_oauth_state(state_used_ ? Mask(oauth_state_) : oauth_state_);
+  out.set_code_challenge(code_challenge_);
+  if (!code_challenge_.empty()) out.set_code_challenge_method("S256");
+  out.set_resource(resource_);
+  for (const auto& s : requested_scopes_) out.add_requested_scopes(s);
+  out.set_registration_strategy(client_ ? client_->strategy
+                                        : settings_.registration_strategy);
+  out.set_issuer(issuer_);
+  out.set_server_url(settings_.server_url);
+  out.set_redirect_uri(settings_.redirect_uri);
+  for (const auto& ex : exchanges_) *out.add_exchanges() = ex;
+  return out;
+}
+
+}  // namespace inspector::oauth

@@ -1,0 +1,195 @@
+// One OAuth authorization of the daemon (the OAuth client) for one MCP
+// server: a step machine over the six states of the contract
+//
+//   METADATA_DISCOVERY -> CLIENT_REGISTRATION -> AUTHORIZATION_REDIRECT
+//     -> AUTHORIZATION_CODE -> TOKEN_REQUEST -> COMPLETE
+//
+// Advance() performs the current step and moves to the next; a failed step
+// keeps its state, sets latest_error and a hint, and may be retried by the
+// next Advance(). `inspectorctl auth login` runs it to the end, the guided
+// debugger one step at a time: both are this code.
+//
+// Discovery follows the revision asked for (or, when none is, 2025-11-25
+// with a fall back to 2025-03-26 when the server publishes no protected
+// resource metadata):
+//  - 2025-03-26: RFC 8414 metadata at the server's origin, else the default
+//    endpoints /authorize, /token and /register there;
+//  - 2025-06-18: RFC 9728 protected resource metadata (from the 401's
+//    WWW-Authenticate resource_metadata, else the well-known path-based and
+//    root locations), then RFC 8414 at the issuer (path-inserted, then the
+//    root), and RFC 8707 `resource`;
+//  - 2025-11-25: the same with OpenID discovery orders and no root
+//    fallback, and scopes from WWW-Authenticate, else scopes_supported.
+// PKCE S256 always. `state` is random, single use and expires after
+// kStateLifetime. An `iss` on the redirect (RFC 9207) must be the issuer,
+// and must be present when the server says it sends one. Every HTTP
+// exchange is kept with its step, secrets masked.
+//
+// Thread-safety: not thread-safe; the owner (OAuthManager) serialises use.
+#ifndef INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_
+#define INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_
+
+#include <map>
+#include <optional>
+#include "absl/strings/string_view.h"
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "inspector/v1/oauth.pb.h"
+#include "nlohmann/json.hpp"
+#include "server/oauth/oauth_http.h"
+
+namespace inspector::oauth {
+
+inline constexpr absl::Duration kStateLifetime = absl::Minutes(10);
+
+// A client registration with an authorization server.
+struct ClientRegistration {
+  std::string issuer;
+  std::string client_id;
+  std::string client_secret;  // "" for public clients
+  // client_secret_basic, client_secret_post or none.
+  std::string auth_method;
+  std::string strategy;  // dcr, preregistered or cimd
+  std::string redirect_uri;
+  std::string registration_json;
+};
+
+struct TokenSet {
+  std::string access_token;
+  std::string refresh_token;
+  std::string token_type = "Bearer";
+  std::string scope;
+  std::optional<absl::Time> expires_at;
+  absl::Time obtained_at = absl::UnixEpoch();
+  std::string issuer;
+  std::string token_endpoint;
+  std::string resource;
+};
+
+struct FlowSettings {
+  std::string server_id;
+  std::string server_name;
+  std::string server_url;
+  std::map<std::string, std::string> server_headers;
+  // "", "2025-03-26", "2025-06-18", "2025-11-25" or "2026-07-28".
+  std::string protocol_version;
+  // "", "dcr", "preregistered" or "cimd".
+  std::string registration_strategy;
+  // Explicit scopes (configuration or request); empty: chosen by the flow.
+  std::vector<std::string> scopes;
+  std::string client_id;
+  std::string client_secret;
+  std::string token_endpoint_auth_method;
+  std::string client_metadata_url;
+  // Overrides the metadata's endpoints (configuration).
+  std::string authorization_url;
+  std::string token_url;
+  std::string redirect_uri;
+  // An earlier registration to reuse with the same issuer.
+  std::optional<ClientRegistration> stored_client;
+  // A challenge already received (401, or 403 insufficient_scope for a
+  // step up): discovery starts from it instead of probing the server.
+  std::string www_authenticate;
+  // Scopes of the current token, kept when stepping up.
+  std::vector<std::string> previous_scopes;
+};
+
+// What the AUTHORIZATION_CODE step is given.
+struct CodeInput {
+  std::string code;          // a code pasted alone
+  std::string redirect_url;  // the whole redirected URL
+  std::map<std::string, std::string> params;  // callback query parameters
+  bool follow_redirect = false;
+};
+
+class OAuthFlow {
+ public:
+  OAuthFlow(FlowSettings settings, HttpFetcher* http,
+            std::function<absl::Time()> now = absl::Now);
+
+  // Performs the current step. OK when it moved on (or at COMPLETE);
+  // otherwise the step's error, also kept as latest_error.
+  absl::Status Advance(const CodeInput& input = {});
+
+  v1::OAuthFlowState state() const { return state_; }
+  const std::string& oauth_state() const { return oauth_state_; }
+  bool StateExpired() const { return now_() > state_expires_; }
+  const std::string& authorization_url() const { return authorization_url_; }
+  const std::string& redirect_uri() const { return settings_.redirect_uri; }
+  const FlowSettings& settings() const { return settings_; }
+  const std::optional<ClientRegistration>& client() const { return client_; }
+  const std::optional<TokenSet>& tokens() const { return tokens_; }
+  const std::string& latest_error() const { return latest_error_; }
+
+  // The contract's view, secrets masked.
+  v1::OAuthFlow ToProto() const;
+
+ private:
+  absl::Status Discover();
+  absl::Status DiscoverLegacy();
+  absl::Status FetchAuthorizationServerMetadata(const std::string& issuer);
+  absl::Status Register();
+  absl::Status BuildAuthorizationUrl();
+  absl::Status ReceiveCode(const CodeInput& input);
+  absl::Status RequestToken();
+
+  // Makes one request, records it for the current step, and returns the
+  // response (whatever its status).
+  absl::StatusOr<HttpResponse> Exchange(HttpRequest request);
+  // GET `url` and parse a JSON object; NOT_FOUND-like error for 404.
+  absl::StatusOr<nlohmann::json> FetchJson(const std::string& url,
+                                           absl::string_view what);
+  void Log(std::string message, std::string error = "");
+  void Fail(const absl::Status& status, std::string hint);
+
+  FlowSettings settings_;
+  HttpFetcher* const http_;
+  std::function<absl::Time()> now_;
+
+  v1::OAuthFlowState state_ = v1::METADATA_DISCOVERY;
+  std::string protocol_version_;
+  std::string www_authenticate_;
+  nlohmann::json resource_metadata_;
+  nlohmann::json as_metadata_;
+  std::string resource_;
+  std::string issuer_;
+  std::vector<std::string> requested_scopes_;
+  std::optional<ClientRegistration> client_;
+  std::string code_verifier_;
+  std::string code_challenge_;
+  std::string oauth_state_;
+  bool state_used_ = false;
+  absl::Time state_expires_ = absl::InfinitePast();
+  std::string authorization_url_;
+  std::string code_;
+  std::optional<TokenSet> tokens_;
+  std::string latest_error_;
+  std::string hint_;
+  std::string status_message_;
+  std::vector<v1::OAuthFlowStep> log_;
+  std::vector<v1::OAuthHttpExchange> exchanges_;
+};
+
+// Token endpoint auth: adds the client's credentials to `headers` or
+// `fields` according to its method.
+void AddClientAuthentication(const ClientRegistration& client,
+                             Headers* headers,
+                             std::vector<std::pair<std::string, std::string>>* fields);
+
+// Parses a token endpoint answer (RFC 6749 section 5.1/5.2). For errors,
+// a status naming error/error_description with a hint for the common ones.
+absl::StatusOr<TokenSet> ParseTokenResponse(const HttpResponse& response,
+                                            absl::Time now);
+
+// A sentence telling what an OAuth error code usually means.
+std::string HintForOAuthError(absl::string_view error);
+
+// Masks secrets in a header value / form or JSON body for the flow log.
+std::string MaskBody(absl::string_view body);
+
+}  // namespace inspector::oauth
+
+#endif  // INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_

@@ -1,0 +1,544 @@
+#include "server/oauth/oauth_manager.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/errors.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "server/oauth/urls.h"
+
+namespace inspector::oauth {
+namespace {
+
+using Json = nlohmann::json;
+
+storage::OAuthTokenRow ToRow(const std::string& server_id, const TokenSet& t) {
+  storage::OAuthTokenRow row;
+  row.server_id = server_id;
+  row.access_token = t.access_token;
+  row.refresh_token = t.refresh_token;
+  row.token_type = t.token_type;
+  row.scope = t.scope;
+  row.expires_at = t.expires_at;
+  row.obtained_at = t.obtained_at;
+  row.issuer = t.issuer;
+  row.token_endpoint = t.token_endpoint;
+  row.resource = t.resource;
+  return row;
+}
+
+TokenSet FromRow(const storage::OAuthTokenRow& row) {
+  TokenSet t;
+  t.access_token = row.access_token;
+  t.refresh_token = row.refresh_token;
+  t.token_type = row.token_type.empty() ? "Bearer" : row.token_type;
+  t.scope = row.scope;
+  t.expires_at = row.expires_at;
+  t.obtained_at = row.obtained_at;
+  t.issuer = row.issuer;
+  t.token_endpoint = row.token_endpoint;
+  t.resource = row.resource;
+  return t;
+}
+
+std::string HtmlEscape(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string CallbackPage(const v1::CallbackResponse& response) {
+  std::string title = response.success() ? "Signed in" : "Sign-in failed";
+  std::string text =
+      response.success()
+          ? "The inspector received the authorization. You can close this "
+            "tab and return to the terminal."
+          : absl::StrCat("The inspector could not complete the sign-in: ",
+                         HtmlEscape(response.error()),
+                         response.error_description().empty() ? "" : " — ",
+                         HtmlEscape(response.error_description()),
+                         ". Return to the terminal for details.");
+  return absl::StrCat(
+      "<!doctype html><html><head><meta charset=\"utf-8\"><title>", title,
+      "</title></head><body><h1>", title, "</h1><p>", text,
+      "</p></body></html>\n");
+}
+
+absl::StatusOr<std::unique_ptr<OAuthManager>> OAuthManager::Create(
+    OAuthManagerOptions options, std::unique_ptr<HttpFetcher> http) {
+  ASSIGN_OR_RETURN(auto db, storage::Database::Open(options.database_path));
+  return std::unique_ptr<OAuthManager>(
+      new OAuthManager(std::move(options), std::move(http), std::move(db)));
+}
+
+OAuthManager::OAuthManager(OAuthManagerOptions options,
+                           std::unique_ptr<HttpFetcher> http,
+                           std::unique_ptr<storage::Database> db)
+    : options_(std::move(options)), http_(std::move(http)) {
+  absl::MutexLock lock(&token_mu_);
+  db_ = std::move(db);
+  store_ = std::make_unique<storage::OAuthStore>(db_.get());
+}
+
+OAuthManager::~OAuthManager() {
+  std::vector<std::thread> threads;
+  std::unique_ptr<http::HttpServer> loopback;
+  {
+    absl::MutexLock lock(&mu_);
+    threads.swap(callback_threads_);
+    loopback = std::move(loopback_);
+  }
+  if (loopback) loopback->Shutdown();
+  for (auto& t : threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+std::string OAuthManager::ClientMetadataDocument(
+    const std::string& document_url, const std::string& redirect_uri) {
+  Json doc = Json::object();
+  doc["client_id"] = document_url;
+  doc["client_name"] = "MCP Inspector (inspectord)";
+  doc["redirect_uris"] = Json::array({redirect_uri});
+  doc["grant_types"] = Json::array({"authorization_code", "refresh_token"});
+  doc["response_types"] = Json::array({"code"});
+  doc["token_endpoint_auth_method"] = "none";
+  doc["application_type"] = "native";
+  return doc.dump(2);
+}
+
+absl::StatusOr<std::string> OAuthManager::DefaultRedirectUri() {
+  std::string base = options_.callback_base ? options_.callback_base() : "";
+  if (!base.empty()) return absl::StrCat(base, "/oauth/callback");
+  absl::MutexLock lock(&mu_);
+  if (loopback_ == nullptr) {
+    http::HttpServerOptions http_options;
+    http_options.listen = "127.0.0.1:0";
+    ASSIGN_OR_RETURN(
+        loopback_,
+        http::HttpServer::Start(
+            http_options, [this](std::shared_ptr<http::HttpExchange> exchange) {
+              ServeCallback(std::move(exchange));
+            }));
+  }
+  return absl::StrCat("http://127.0.0.1:", loopback_->port(), "/oauth/callback");
+}
+
+void OAuthManager::ServeClientMetadata(
+    std::shared_ptr<http::HttpExchange> exchange) {
+  std::string base = options_.callback_base ? options_.callback_base() : "";
+  if (exchange->request().method != "GET" || base.empty()) {
+    exchange->Respond(404, {{"Content-Type", "text/plain"}}, "not found\n");
+    return;
+  }
+  exchange->Respond(
+      200, {{"Content-Type", "application/json"}},
+      ClientMetadataDocument(absl::StrCat(base, "/oauth/client-metadata.json"),
+                             absl::StrCat(base, "/oauth/callback")));
+}
+
+void OAuthManager::ServeCallback(
+    std::shared_ptr<http::HttpExchange> exchange) {
+  const http::Request& request = exchange->request();
+  std::string target = request.target;
+  auto q = target.find('?');
+  std::string path = target.substr(0, q);
+  if (request.method != "GET" || path != "/oauth/callback") {
+    exchange->Respond(404, {{"Content-Type", "text/plain"}}, "not found\n");
+    return;
+  }
+  auto params = ParseQuery(q == std::string::npos ? "" : target.substr(q + 1));
+  // The code is redeemed over the network: not on the loop thread.
+  absl::MutexLock lock(&mu_);
+  callback_threads_.emplace_back([this, exchange, params] {
+    v1::CallbackResponse response = Callback(params);
+    exchange->Respond(response.success() ? 200 : 400,
+                      {{"Content-Type", "text/html; charset=utf-8"},
+                       {"Cache-Control", "no-store"}},
+                      CallbackPage(response));
+  });
+}
+
+absl::StatusOr<std::shared_ptr<OAuthManager::Entry>> OAuthManager::FindEntry(
+    const std::string& server) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
+  absl::MutexLock lock(&mu_);
+  auto it = flows_.find(config.id());
+  if (it == flows_.end()) {
+    return Error(v1::NOT_FOUND,
+                 absl::StrCat("no OAuth flow for server '", server,
+                              "': start one (inspectorctl auth login ", server,
+                              ")"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
+    const std::string& server, const StartOptions& start) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
+  if (config.url().empty()) {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("server '", config.name(),
+                              "' is a stdio server: OAuth is for HTTP servers"));
+  }
+  FlowSettings settings;
+  settings.server_id = config.id();
+  settings.server_name = config.name();
+  settings.server_url = config.url();
+  settings.server_headers.insert(config.headers().begin(), config.headers().end());
+  const v1::OAuthConfig& oauth = config.oauth();
+  settings.protocol_version = !start.protocol_version.empty()
+                                  ? start.protocol_version
+                                  : oauth.protocol_version();
+  settings.registration_strategy = !start.registration_strategy.empty()
+                                       ? start.registration_strategy
+                                       : oauth.registration_strategy();
+  if (!start.scopes.empty()) {
+    settings.scopes = start.scopes;
+  } else {
+    settings.scopes.assign(oauth.scopes().begin(), oauth.scopes().end());
+  }
+  settings.client_id = oauth.client_id();
+  settings.client_secret = oauth.client_secret();
+  settings.token_endpoint_auth_method = oauth.token_endpoint_auth_method();
+  settings.authorization_url = oauth.authorization_url();
+  settings.token_url = oauth.token_url();
+  settings.www_authenticate = start.www_authenticate;
+  if (!start.redirect_uri.empty()) {
+    auto parsed = ParseUrl(start.redirect_uri, "redirectUri");
+    if (!parsed.ok()) return parsed.status();
+    if (!parsed->IsLoopback() || parsed->scheme != "http") {
+      return Error(v1::INVALID_REQUEST,
+                   "redirectUri: must be an http URL on a loopback address",
+                   {{"field", "redirectUri"}});
+    }
+    settings.redirect_uri = start.redirect_uri;
+  } else if (!oauth.redirect_uri().empty()) {
+    settings.redirect_uri = oauth.redirect_uri();
+  } else {
+    ASSIGN_OR_RETURN(settings.redirect_uri, DefaultRedirectUri());
+  }
+  settings.client_metadata_url = oauth.client_metadata_url();
+  if (settings.client_metadata_url.empty() && options_.callback_base) {
+    std::string base = options_.callback_base();
+    if (!base.empty()) {
+      settings.client_metadata_url =
+          absl::StrCat(base, "/oauth/client-metadata.json");
+    }
+  }
+  {
+    absl::MutexLock lock(&token_mu_);
+    ASSIGN_OR_RETURN(auto client, store_->GetClient(config.id()));
+    if (client) {
+      ClientRegistration stored;
+      stored.issuer = client->issuer;
+      stored.client_id = client->client_id;
+      stored.client_secret = client->client_secret;
+      stored.auth_method = client->token_endpoint_auth_method;
+      stored.strategy = client->strategy;
+      stored.redirect_uri = client->redirect_uri;
+      stored.registration_json = client->registration_json;
+      settings.stored_client = std::move(stored);
+    }
+    ASSIGN_OR_RETURN(auto tokens, LoadTokensLocked(config.id()));
+    auto challenge = challenges_.find(config.id());
+    if (settings.www_authenticate.empty() && challenge != challenges_.end() &&
+        absl::StrContains(challenge->second, "insufficient_scope")) {
+      // A step up: start from the 403's challenge and its scopes.
+      settings.www_authenticate = challenge->second;
+      challenges_.erase(challenge);
+    }
+    if (tokens && !settings.www_authenticate.empty()) {
+      settings.previous_scopes = absl::StrSplit(tokens->scope, ' ', absl::SkipEmpty());
+    }
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->flow = std::make_unique<OAuthFlow>(std::move(settings), http_.get());
+  v1::OAuthFlow view = entry->flow->ToProto();
+  absl::MutexLock lock(&mu_);
+  flows_[config.id()] = std::move(entry);
+  return view;
+}
+
+absl::StatusOr<v1::OAuthFlow> OAuthManager::AdvanceFlow(
+    const std::string& server, const CodeInput& input) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, FindEntry(server));
+  absl::MutexLock lock(&entry->mu);
+  absl::Status step = entry->flow->Advance(input);
+  if (step.ok() && entry->flow->state() == v1::COMPLETE) {
+    RETURN_IF_ERROR(SaveCompleted(*entry->flow));
+  }
+  return entry->flow->ToProto();
+}
+
+absl::StatusOr<v1::OAuthFlow> OAuthManager::RunFlow(const std::string& server,
+                                                    const CodeInput& input) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, FindEntry(server));
+  absl::MutexLock lock(&entry->mu);
+  for (int i = 0; i < 8 && entry->flow->state() != v1::COMPLETE; ++i) {
+    bool at_code = entry->flow->state() == v1::AUTHORIZATION_CODE;
+    bool have_code = input.follow_redirect || !input.code.empty() ||
+                     !input.redirect_url.empty() || !input.params.empty();
+    if (at_code && !have_code) break;
+    absl::Status step = entry->flow->Advance(at_code ? input : CodeInput{});
+    if (!step.ok()) break;
+    if (entry->flow->state() == v1::COMPLETE) {
+      RETURN_IF_ERROR(SaveCompleted(*entry->flow));
+    }
+  }
+  return entry->flow->ToProto();
+}
+
+absl::StatusOr<v1::OAuthFlow> OAuthManager::GetFlow(const std::string& server) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, FindEntry(server));
+  absl::MutexLock lock(&entry->mu);
+  return entry->flow->ToProto();
+}
+
+v1::CallbackResponse OAuthManager::Callback(
+    const std::map<std::string, std::string>& params) {
+  v1::CallbackResponse response;
+  auto state = params.find("state");
+  std::shared_ptr<Entry> entry;
+  if (state != params.end() && !state->second.empty()) {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, e] : flows_) {
+      // oauth_state() is only written by the flow's own steps, which hold
+      // e->mu; reading it under mu_ races only with a step that replaces
+      // it, which makes the comparison below fail safely.
+      absl::MutexLock flow_lock(&e->mu);
+      if (e->flow->oauth_state() == state->second &&
+          e->flow->state() == v1::AUTHORIZATION_CODE) {
+        entry = e;
+        response.set_server_id(id);
+        break;
+      }
+    }
+  }
+  if (entry == nullptr) {
+    response.set_error("invalid_state");
+    response.set_error_description(
+        "this sign-in is unknown, was already completed, or expired; start "
+        "it again with `inspectorctl auth login NAME`");
+    return response;
+  }
+  CodeInput input;
+  input.params = params;
+  absl::MutexLock lock(&entry->mu);
+  absl::Status step = entry->flow->Advance(input);
+  if (step.ok()) step = entry->flow->Advance();  // the token request
+  if (step.ok() && entry->flow->state() == v1::COMPLETE) {
+    step = SaveCompleted(*entry->flow);
+  }
+  if (!step.ok()) {
+    auto error = params.find("error");
+    response.set_error(error != params.end() ? error->second : "flow_failed");
+    response.set_error_description(std::string(step.message()));
+    return response;
+  }
+  response.set_success(true);
+  const auto& tokens = entry->flow->tokens();
+  if (tokens) {
+    response.set_token_type(tokens->token_type);
+    response.set_scope(tokens->scope);
+    if (tokens->expires_at) {
+      response.set_expires_in(static_cast<uint32_t>(
+          std::max<int64_t>(0, absl::ToInt64Seconds(*tokens->expires_at - absl::Now()))));
+    }
+  }
+  return response;
+}
+
+absl::Status OAuthManager::SaveCompleted(const OAuthFlow& flow) {
+  const std::string& server_id = flow.settings().server_id;
+  absl::MutexLock lock(&token_mu_);
+  if (flow.client()) {
+    const ClientRegistration& c = *flow.client();
+    storage::OAuthClientRow row;
+    row.server_id = server_id;
+    row.issuer = c.issuer;
+    row.client_id = c.client_id;
+    row.client_secret = c.client_secret;
+    row.registration_json = c.registration_json;
+    row.strategy = c.strategy;
+    row.token_endpoint_auth_method = c.auth_method;
+    row.redirect_uri = c.redirect_uri;
+    row.created_at = absl::Now();
+    RETURN_IF_ERROR(store_->PutClient(row));
+  }
+  if (flow.tokens()) {
+    RETURN_IF_ERROR(store_->PutTokens(ToRow(server_id, *flow.tokens())));
+    token_cache_[server_id] = *flow.tokens();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<TokenSet>> OAuthManager::LoadTokensLocked(
+    const std::string& server_id) {
+  auto cached = token_cache_.find(server_id);
+  if (cached != token_cache_.end()) return cached->second;
+  ASSIGN_OR_RETURN(auto row, store_->GetTokens(server_id));
+  std::optional<TokenSet> tokens;
+  if (row) tokens = FromRow(*row);
+  token_cache_[server_id] = tokens;
+  return tokens;
+}
+
+absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
+    const std::string& server_id, const TokenSet& tokens) {
+  if (tokens.refresh_token.empty()) {
+    return Error(v1::FAILED_PRECONDITION,
+                 "the server gave no refresh token: run `inspectorctl auth "
+                 "login` again");
+  }
+  RETURN_IF_ERROR(CheckFetchableUrl(tokens.token_endpoint, "token_endpoint"));
+  ASSIGN_OR_RETURN(auto client_row, store_->GetClient(server_id));
+  if (!client_row) {
+    return Error(v1::FAILED_PRECONDITION,
+                 "no client registration is stored for this server");
+  }
+  if (!client_row->issuer.empty() && !tokens.issuer.empty() &&
+      client_row->issuer != tokens.issuer) {
+    return Error(v1::FAILED_PRECONDITION,
+                 "the stored client was registered with another issuer; log "
+                 "in again");
+  }
+  ClientRegistration client;
+  client.client_id = client_row->client_id;
+  client.client_secret = client_row->client_secret;
+  client.auth_method = client_row->token_endpoint_auth_method;
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"grant_type", "refresh_token"}, {"refresh_token", tokens.refresh_token}};
+  if (!tokens.resource.empty()) fields.emplace_back("resource", tokens.resource);
+  HttpRequest request;
+  request.method = "POST";
+  request.url = tokens.token_endpoint;
+  request.headers.emplace_back("Content-Type",
+                               "application/x-www-form-urlencoded");
+  request.headers.emplace_back("Accept", "application/json");
+  AddClientAuthentication(client, &request.headers, &fields);
+  request.body = FormEncode(fields);
+  ASSIGN_OR_RETURN(HttpResponse response, http_->Fetch(request));
+  auto fresh = ParseTokenResponse(response, absl::Now());
+  if (!fresh.ok()) {
+    std::string error = GetErrorDetails(fresh.status())["oauthError"];
+    std::string hint = HintForOAuthError(error);
+    return Error(v1::AUTHENTICATION_FAILED,
+                 absl::StrCat("token refresh failed: ", fresh.status().message(),
+                              hint.empty() ? "" : absl::StrCat("; ", hint)));
+  }
+  // Rotation: a new refresh token replaces the old one; without one the
+  // old one stays valid.
+  if (fresh->refresh_token.empty()) fresh->refresh_token = tokens.refresh_token;
+  if (fresh->scope.empty()) fresh->scope = tokens.scope;
+  fresh->issuer = tokens.issuer;
+  fresh->token_endpoint = tokens.token_endpoint;
+  fresh->resource = tokens.resource;
+  RETURN_IF_ERROR(store_->PutTokens(ToRow(server_id, *fresh)));
+  token_cache_[server_id] = *fresh;
+  return *fresh;
+}
+
+absl::StatusOr<TokenSet> OAuthManager::Refresh(const std::string& server) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
+  absl::MutexLock lock(&token_mu_);
+  ASSIGN_OR_RETURN(auto tokens, LoadTokensLocked(config.id()));
+  if (!tokens) {
+    return Error(v1::FAILED_PRECONDITION,
+                 absl::StrCat("server '", config.name(),
+                              "' has no OAuth tokens: run `inspectorctl auth "
+                              "login ", config.name(), "`"));
+  }
+  return RefreshLocked(config.id(), *tokens);
+}
+
+absl::Status OAuthManager::Logout(const std::string& server,
+                                  bool forget_client) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
+  {
+    absl::MutexLock lock(&mu_);
+    flows_.erase(config.id());
+  }
+  absl::MutexLock lock(&token_mu_);
+  RETURN_IF_ERROR(store_->DeleteTokens(config.id()));
+  token_cache_.erase(config.id());
+  if (forget_client) RETURN_IF_ERROR(store_->DeleteClient(config.id()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<TokenSet>> OAuthManager::Tokens(
+    const std::string& server) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
+  absl::MutexLock lock(&token_mu_);
+  return LoadTokensLocked(config.id());
+}
+
+absl::StatusOr<std::optional<ClientRegistration>> OAuthManager::Client(
+    const std::string& server) {
+  ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
+  absl::MutexLock lock(&token_mu_);
+  ASSIGN_OR_RETURN(auto row, store_->GetClient(config.id()));
+  if (!row) return std::optional<ClientRegistration>();
+  ClientRegistration c;
+  c.issuer = row->issuer;
+  c.client_id = row->client_id;
+  c.client_secret = row->client_secret;
+  c.auth_method = row->token_endpoint_auth_method;
+  c.strategy = row->strategy;
+  c.redirect_uri = row->redirect_uri;
+  return std::optional<ClientRegistration>(std::move(c));
+}
+
+void OAuthManager::NoteChallenge(const std::string& server_id, int status,
+                                 const std::string& challenge) {
+  absl::MutexLock lock(&token_mu_);
+  challenges_[server_id] = challenge;
+  if (status != 401) return;
+  auto tokens = LoadTokensLocked(server_id);
+  if (!tokens.ok() || !tokens->has_value()) return;
+  const TokenSet& current = **tokens;
+  if (current.refresh_token.empty() ||
+      refreshed_after_401_[server_id] == current.access_token) {
+    return;
+  }
+  refreshed_after_401_[server_id] = current.access_token;
+  (void)RefreshLocked(server_id, current);
+}
+
+std::string OAuthManager::AuthorizationFor(const std::string& server_id,
+                                           const std::string& url) {
+  absl::MutexLock lock(&token_mu_);
+  auto tokens = LoadTokensLocked(server_id);
+  if (!tokens.ok() || !tokens->has_value()) return "";
+  TokenSet current = **tokens;
+  // Only the protected resource's origin ever sees the token.
+  auto target = ParseUrl(url, "url");
+  auto resource = ParseUrl(current.resource.empty() ? url : current.resource,
+                           "resource");
+  if (!target.ok() || !resource.ok() || !target->SameOrigin(*resource)) {
+    return "";
+  }
+  if (current.expires_at &&
+      *current.expires_at - options_.refresh_margin < absl::Now() &&
+      !current.refresh_token.empty()) {
+    auto fresh = RefreshLocked(server_id, current);
+    if (fresh.ok()) current = *std::move(fresh);
+  }
+  return absl::StrCat("Bearer ", current.access_token);
+}
+
+}  // namespace inspector::oauth

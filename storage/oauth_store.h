@@ -1,0 +1,67 @@
+// OAuth credentials of the servers in the oauth_clients and oauth_tokens
+// tables: one client registration and one token set per server, each
+// naming the issuer it belongs to (schema.cc documents the columns).
+// Times are unix milliseconds in the file.
+//
+// Thread-safety: not thread-safe (like the Database it uses); the owner
+// serialises calls. Errors: the Database's (storage/database.h).
+#ifndef INSPECTOR_STORAGE_OAUTH_STORE_H_
+#define INSPECTOR_STORAGE_OAUTH_STORE_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "storage/database.h"
+
+namespace inspector::storage {
+
+struct OAuthClientRow {
+  std::string server_id;
+  std::string issuer;
+  std::string client_id;
+  std::string client_secret;
+  std::string registration_json;
+  std::string strategy;
+  std::string token_endpoint_auth_method;
+  std::string redirect_uri;
+  absl::Time created_at = absl::UnixEpoch();
+};
+
+struct OAuthTokenRow {
+  std::string server_id;
+  std::string access_token;
+  std::string refresh_token;
+  std::string token_type;
+  std::string scope;
+  std::optional<absl::Time> expires_at;
+  absl::Time obtained_at = absl::UnixEpoch();
+  std::string issuer;
+  std::string token_endpoint;
+  std::string resource;
+};
+
+class OAuthStore {
+ public:
+  explicit OAuthStore(Database* db) : db_(db) {}
+
+  // Replaces the server's row.
+  absl::Status PutClient(const OAuthClientRow& row);
+  absl::StatusOr<std::optional<OAuthClientRow>> GetClient(
+      const std::string& server_id);
+  absl::Status DeleteClient(const std::string& server_id);
+
+  absl::Status PutTokens(const OAuthTokenRow& row);
+  absl::StatusOr<std::optional<OAuthTokenRow>> GetTokens(
+      const std::string& server_id);
+  absl::Status DeleteTokens(const std::string& server_id);
+
+ private:
+  Database* const db_;
+};
+
+}  // namespace inspector::storage
+
+#endif  // INSPECTOR_STORAGE_OAUTH_STORE_H_

@@ -1,0 +1,306 @@
+// Unit tests of the OAuth step machine (server/oauth/oauth_flow.h) against
+// a scripted HTTP fetcher, and of its security rules.
+#include "server/oauth/oauth_flow.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "server/oauth/crypto.h"
+#include "server/oauth/urls.h"
+
+namespace inspector::oauth {
+namespace {
+
+constexpr char kServer[] = "https://mcp.example.com/mcp";
+constexpr char kIssuer[] = "https://auth.example.com";
+constexpr char kRedirect[] = "http://127.0.0.1:4000/oauth/callback";
+
+// Answers by "METHOD URL-without-query"; records every request.
+class ScriptedFetcher : public HttpFetcher {
+ public:
+  absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
+    requests.push_back(request);
+    std::string url = request.url.substr(0, request.url.find('?'));
+    auto it = routes.find(absl::StrCat(request.method, " ", url));
+    if (it == routes.end()) {
+      HttpResponse not_found;
+      not_found.status = 404;
+      return not_found;
+    }
+    return it->second;
+  }
+  void Json(const std::string& key, int status, const std::string& body,
+            Headers headers = {}) {
+    HttpResponse r;
+    r.status = status;
+    r.body = body;
+    r.headers = std::move(headers);
+    routes[key] = r;
+  }
+  bool Requested(const std::string& prefix) const {
+    for (const auto& r : requests) {
+      if (absl::StartsWith(absl::StrCat(r.method, " ", r.url), prefix)) return true;
+    }
+    return false;
+  }
+  std::map<std::string, HttpResponse> routes;
+  std::vector<HttpRequest> requests;
+};
+
+class OAuthFlowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    http_.Json(absl::StrCat("POST ", kServer), 401, "{}",
+               {{"www-authenticate",
+                 "Bearer resource_metadata=\"https://mcp.example.com/.well-known/"
+                 "oauth-protected-resource/mcp\", scope=\"mcp:read\""}});
+    http_.Json("GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+               200,
+               absl::StrCat(R"({"resource":")", kServer,
+                            R"(","authorization_servers":[")", kIssuer, R"("]})"));
+    SetAsMetadata("https://auth.example.com/authorize");
+    http_.Json("POST https://auth.example.com/register", 201,
+               R"({"client_id":"client-1","client_secret":"s3cr3t-client"})");
+    http_.Json("POST https://auth.example.com/token", 200,
+               R"({"access_token":"AT-very-secret","refresh_token":"RT-very-secret","token_type":"Bearer","expires_in":3600})");
+  }
+  void SetAsMetadata(const std::string& authorization_endpoint,
+                     const std::string& extra = "") {
+    http_.Json("GET https://auth.example.com/.well-known/oauth-authorization-server",
+               200,
+               absl::StrCat(R"({"issuer":")", kIssuer,
+                            R"(","authorization_endpoint":")",
+                            authorization_endpoint,
+                            R"(","token_endpoint":"https://auth.example.com/token",)",
+                            R"("registration_endpoint":"https://auth.example.com/register",)",
+                            R"("token_endpoint_auth_methods_supported":["client_secret_post"])",
+                            extra, "}"));
+  }
+  FlowSettings Settings() {
+    FlowSettings s;
+    s.server_id = "id-1";
+    s.server_name = "remote";
+    s.server_url = kServer;
+    s.redirect_uri = kRedirect;
+    return s;
+  }
+  // Runs the flow to AUTHORIZATION_CODE.
+  void ToCode(OAuthFlow& flow) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
+    ASSERT_EQ(flow.state(), v1::AUTHORIZATION_CODE);
+  }
+  std::string Redirect(const std::string& state, const std::string& extra = "") {
+    return absl::StrCat(kRedirect, "?code=the-code&state=", state, extra);
+  }
+  ScriptedFetcher http_;
+};
+
+TEST_F(OAuthFlowTest, RunsToCompleteWithPkceStateAndResource) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  auto url = ParseUrl(flow.authorization_url(), "url");
+  ASSERT_TRUE(url.ok());
+  auto query = ParseQuery(url->query);
+  EXPECT_EQ(query["code_challenge_method"], "S256");
+  EXPECT_EQ(query["resource"], kServer);
+  EXPECT_EQ(query["scope"], "mcp:read");
+  EXPECT_EQ(query["state"], flow.oauth_state());
+  CodeInput input;
+  input.redirect_url = Redirect(flow.oauth_state(), "&iss=https%3A%2F%2Fauth.example.com");
+  ASSERT_TRUE(flow.Advance(input).ok()) << flow.latest_error();
+  ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
+  EXPECT_EQ(flow.state(), v1::COMPLETE);
+  ASSERT_TRUE(flow.tokens().has_value());
+  EXPECT_EQ(flow.tokens()->access_token, "AT-very-secret");
+  // The verifier sent matches the challenge of the authorization URL.
+  const HttpRequest& token = http_.requests.back();
+  auto form = ParseQuery(token.body);
+  EXPECT_EQ(CodeChallengeS256(form["code_verifier"]), query["code_challenge"]);
+  EXPECT_EQ(form["resource"], kServer);
+  EXPECT_EQ(form["client_secret"], "s3cr3t-client");  // client_secret_post
+}
+
+TEST_F(OAuthFlowTest, WrongStateIsRefused) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  CodeInput input;
+  input.redirect_url = Redirect("not-the-state");
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_EQ(flow.state(), v1::AUTHORIZATION_CODE);
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "state"));
+}
+
+TEST_F(OAuthFlowTest, ReplayedStateIsRefused) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  std::string state = flow.oauth_state();
+  CodeInput input;
+  input.params = {{"code", "c1"}, {"state", state}, {"iss", kIssuer}};
+  ASSERT_TRUE(flow.Advance(input).ok());
+  // The token request fails; the flow goes back for a new code...
+  http_.Json("POST https://auth.example.com/token", 400, R"({"error":"invalid_grant"})");
+  EXPECT_FALSE(flow.Advance().ok());
+  EXPECT_TRUE(absl::StrContains(flow.ToProto().hint(), "login"));
+  ASSERT_EQ(flow.state(), v1::AUTHORIZATION_REDIRECT);
+  ASSERT_TRUE(flow.Advance().ok());
+  // ... and the old state no longer opens it.
+  input.params = {{"code", "c2"}, {"state", state}, {"iss", kIssuer}};
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_EQ(flow.state(), v1::AUTHORIZATION_CODE);
+}
+
+TEST_F(OAuthFlowTest, StateExpiresAfterTenMinutes) {
+  absl::Time now = absl::FromUnixSeconds(1700000000);
+  OAuthFlow flow(Settings(), &http_, [&now] { return now; });
+  ToCode(flow);
+  now += kStateLifetime + absl::Seconds(1);
+  CodeInput input;
+  input.redirect_url = Redirect(flow.oauth_state());
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "expired"));
+}
+
+TEST_F(OAuthFlowTest, IssMismatchIsRefusedBeforeTheCodeIsRedeemed) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  size_t before = http_.requests.size();
+  CodeInput input;
+  input.redirect_url =
+      Redirect(flow.oauth_state(), "&iss=https%3A%2F%2Fevil.example.com");
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "iss"));
+  EXPECT_EQ(http_.requests.size(), before);  // no token request
+  EXPECT_NE(flow.state(), v1::TOKEN_REQUEST);
+}
+
+TEST_F(OAuthFlowTest, MissingIssIsRefusedWhenTheServerPromisesIt) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"authorization_response_iss_parameter_supported":true)");
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  CodeInput input;
+  input.redirect_url = Redirect(flow.oauth_state());
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "RFC 9207"));
+}
+
+TEST_F(OAuthFlowTest, NonHttpsMetadataUrlIsNotFetched) {
+  http_.Json(absl::StrCat("POST ", kServer), 401, "{}",
+             {{"www-authenticate",
+               "Bearer resource_metadata=\"http://metadata.example.com/prm\""}});
+  OAuthFlow flow(Settings(), &http_);
+  EXPECT_FALSE(flow.Advance().ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "plain http"));
+  EXPECT_FALSE(http_.Requested("GET http://metadata.example.com"));
+}
+
+TEST_F(OAuthFlowTest, LoopbackHttpIsAccepted) {
+  EXPECT_TRUE(CheckFetchableUrl("http://127.0.0.1:8080/x", "u").ok());
+  EXPECT_TRUE(CheckFetchableUrl("http://localhost/x", "u").ok());
+  EXPECT_TRUE(CheckFetchableUrl("http://[::1]:9/x", "u").ok());
+  EXPECT_FALSE(CheckFetchableUrl("http://10.0.0.1/x", "u").ok());
+  EXPECT_FALSE(CheckFetchableUrl("https://user:pw@example.com/", "u").ok());
+}
+
+TEST_F(OAuthFlowTest, JavascriptAndDataAuthorizationEndpointsAreRefused) {
+  for (const char* endpoint :
+       {"javascript:alert(1)", "data:text/html,<script>x</script>",
+        "file:///etc/passwd"}) {
+    SetAsMetadata(endpoint);
+    OAuthFlow flow(Settings(), &http_);
+    EXPECT_FALSE(flow.Advance().ok()) << endpoint;
+    EXPECT_TRUE(absl::StrContains(flow.latest_error(), "authorization_endpoint"))
+        << flow.latest_error();
+    EXPECT_TRUE(flow.authorization_url().empty());
+  }
+}
+
+TEST_F(OAuthFlowTest, MalformedMetadataGivesAClearError) {
+  http_.Json("GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+             200, "<html>not json</html>");
+  FlowSettings settings = Settings();
+  settings.protocol_version = "2025-11-25";
+  OAuthFlow flow(settings, &http_);
+  EXPECT_FALSE(flow.Advance().ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "not a JSON object"))
+      << flow.latest_error();
+}
+
+TEST_F(OAuthFlowTest, ResourceOfAnotherServerIsRefused) {
+  http_.Json("GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+             200,
+             absl::StrCat(R"({"resource":"https://evil.example.com/mcp","authorization_servers":[")",
+                          kIssuer, R"("]})"));
+  OAuthFlow flow(Settings(), &http_);
+  EXPECT_FALSE(flow.Advance().ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "evil.example.com"));
+  EXPECT_FALSE(http_.Requested("GET https://auth.example.com"));
+}
+
+TEST_F(OAuthFlowTest, TheFlowsViewHoldsNoSecret) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  CodeInput input;
+  input.params = {{"code", "the-code-value"}, {"state", flow.oauth_state()},
+                  {"iss", kIssuer}};
+  ASSERT_TRUE(flow.Advance(input).ok());
+  ASSERT_TRUE(flow.Advance().ok());
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(flow.ToProto(), &json).ok());
+  for (const char* secret : {"AT-very-secret", "RT-very-secret", "s3cr3t-client",
+                             "the-code-value"}) {
+    EXPECT_FALSE(absl::StrContains(json, secret)) << secret << " in " << json;
+  }
+  EXPECT_TRUE(absl::StrContains(json, "client-1"));  // ids are not secret
+}
+
+TEST_F(OAuthFlowTest, InvalidClientKeepsTheStepWithAHint) {
+  http_.Json("POST https://auth.example.com/token", 401,
+             R"({"error":"invalid_client","error_description":"bad secret"})");
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  CodeInput input;
+  input.redirect_url = Redirect(flow.oauth_state(), "&iss=https://auth.example.com");
+  ASSERT_TRUE(flow.Advance(input).ok());
+  EXPECT_FALSE(flow.Advance().ok());
+  EXPECT_EQ(flow.state(), v1::TOKEN_REQUEST);
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "invalid_client"));
+  EXPECT_TRUE(absl::StrContains(flow.ToProto().hint(), "clientId"));
+  // Retrying the step after the server is fixed completes the flow.
+  http_.Json("POST https://auth.example.com/token", 200,
+             R"({"access_token":"AT2","token_type":"Bearer"})");
+  EXPECT_TRUE(flow.Advance().ok());
+  EXPECT_EQ(flow.state(), v1::COMPLETE);
+}
+
+TEST(OAuthCryptoTest, Sha256AndPkceVectors) {
+  auto hex = [](const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) absl::StrAppend(&out, absl::Hex(c, absl::kZeroPad2));
+    return out;
+  };
+  EXPECT_EQ(hex(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(Sha256("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  // RFC 7636 appendix B.
+  EXPECT_EQ(CodeChallengeS256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+}
+
+TEST(OAuthUrlsTest, ChallengeParams) {
+  std::string h =
+      R"(Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x/y")";
+  EXPECT_EQ(ChallengeParam(h, "scope"), "a b");
+  EXPECT_EQ(ChallengeParam(h, "error"), "insufficient_scope");
+  EXPECT_EQ(ChallengeParam(h, "resource_metadata"), "https://x/y");
+  EXPECT_EQ(ChallengeParam(h, "missing"), "");
+}
+
+}  // namespace
+}  // namespace inspector::oauth

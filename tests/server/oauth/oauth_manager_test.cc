@@ -1,0 +1,207 @@
+// Tests of the OAuth manager (server/oauth/oauth_manager.h) on a real
+// SQLite file: the callback, where tokens may go, refresh and logout.
+#include "server/oauth/oauth_manager.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "gtest/gtest.h"
+#include "server/oauth/urls.h"
+#include "storage/database.h"
+
+namespace inspector::oauth {
+namespace {
+
+constexpr char kServer[] = "https://mcp.example.com/mcp";
+
+class Fetcher : public HttpFetcher {
+ public:
+  absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
+    requests.push_back(request);
+    std::string url = request.url.substr(0, request.url.find('?'));
+    HttpResponse r;
+    r.status = 404;
+    if (request.method == "POST" && url == kServer) {
+      r.status = 401;
+      r.headers = {{"www-authenticate", "Bearer realm=\"x\""}};
+    } else if (url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp") {
+      r.status = 200;
+      r.body = R"({"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"]})";
+    } else if (url == "https://auth.example.com/.well-known/oauth-authorization-server") {
+      r.status = 200;
+      r.body = R"({"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token","registration_endpoint":"https://auth.example.com/register"})";
+    } else if (url == "https://auth.example.com/register") {
+      r.status = 201;
+      r.body = R"({"client_id":"c1"})";
+    } else if (url == "https://auth.example.com/token") {
+      ++token_requests;
+      auto form = ParseQuery(request.body);
+      last_form = form;
+      r.status = 200;
+      if (form["grant_type"] == "refresh_token" && fail_refresh) {
+        r.status = 400;
+        r.body = R"({"error":"invalid_grant"})";
+      } else if (form["grant_type"] == "refresh_token") {
+        r.body = absl::StrCat(R"({"access_token":"AT-refreshed-)", token_requests,
+                              R"(","refresh_token":"RT-rotated-)", token_requests,
+                              R"(","expires_in":3600})");
+      } else {
+        r.body = absl::StrCat(R"({"access_token":"AT-first","refresh_token":"RT-first","expires_in":)",
+                              expires_in, "}");
+      }
+    }
+    return r;
+  }
+  std::vector<HttpRequest> requests;
+  std::map<std::string, std::string> last_form;
+  int token_requests = 0;
+  int expires_in = 3600;
+  bool fail_refresh = false;
+};
+
+class OAuthManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           absl::StrCat("oauth-manager-test-", getpid(), "-",
+                        ::testing::UnitTest::GetInstance()->random_seed(), "-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "inspector.db").string();
+    auto db = storage::Database::Open(path_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Exec("INSERT INTO servers (id, name, transport, url, "
+                            "created_at, updated_at) VALUES ('id-1', 'remote', "
+                            "'streamableHttp', 'https://mcp.example.com/mcp', 0, 0)")
+                    .ok());
+    config_.set_id("id-1");
+    config_.set_name("remote");
+    config_.set_transport("streamableHttp");
+    config_.set_url(kServer);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<OAuthManager> NewManager() {
+    OAuthManagerOptions options;
+    options.database_path = path_;
+    options.callback_base = [] { return std::string("http://127.0.0.1:4000"); };
+    options.find_server =
+        [this](const std::string& s) -> absl::StatusOr<v1::ServerConfig> {
+      if (s == "remote" || s == "id-1") return config_;
+      return Error(v1::SERVER_NOT_FOUND, "no such server");
+    };
+    auto fetcher = std::make_unique<Fetcher>();
+    fetcher_ = fetcher.get();
+    auto manager = OAuthManager::Create(std::move(options), std::move(fetcher));
+    EXPECT_TRUE(manager.ok()) << manager.status();
+    return manager.ok() ? *std::move(manager) : nullptr;
+  }
+
+  // Logs in through the callback, as a browser would.
+  std::string LogIn(OAuthManager& manager) {
+    auto flow = manager.StartFlow("remote", {});
+    EXPECT_TRUE(flow.ok()) << flow.status();
+    flow = manager.RunFlow("remote", {});
+    EXPECT_TRUE(flow.ok());
+    EXPECT_EQ(flow->state(), v1::AUTHORIZATION_CODE) << flow->latest_error();
+    std::string state = flow->oauth_state();
+    v1::CallbackResponse response = manager.Callback(
+        {{"code", "code-1"}, {"state", state}, {"iss", "https://auth.example.com"}});
+    EXPECT_TRUE(response.success()) << response.error_description();
+    return state;
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+  v1::ServerConfig config_;
+  Fetcher* fetcher_ = nullptr;
+};
+
+TEST_F(OAuthManagerTest, CallbackStoresTokensSentOnlyToTheResourceOrigin) {
+  auto manager = NewManager();
+  LogIn(*manager);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "https://mcp.example.com/mcp"),
+            "Bearer AT-first");
+  // Another origin (a redirect target, another port) never gets it.
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "https://evil.example.com/mcp"), "");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "https://mcp.example.com:8443/mcp"), "");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "http://mcp.example.com/mcp"), "");
+  EXPECT_EQ(manager->AuthorizationFor("other", "https://mcp.example.com/mcp"), "");
+}
+
+TEST_F(OAuthManagerTest, CallbackStateIsSingleUse) {
+  auto manager = NewManager();
+  std::string state = LogIn(*manager);
+  v1::CallbackResponse again = manager->Callback(
+      {{"code", "code-2"}, {"state", state}, {"iss", "https://auth.example.com"}});
+  EXPECT_FALSE(again.success());
+  EXPECT_EQ(again.error(), "invalid_state");
+  v1::CallbackResponse unknown =
+      manager->Callback({{"code", "code-3"}, {"state", "forged"}});
+  EXPECT_FALSE(unknown.success());
+  EXPECT_EQ(fetcher_->token_requests, 1);
+}
+
+TEST_F(OAuthManagerTest, TokensSurviveARestartAndRefreshRotates) {
+  {
+    auto manager = NewManager();
+    LogIn(*manager);
+  }
+  auto manager = NewManager();
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-first");
+  auto refreshed = manager->Refresh("remote");
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status();
+  EXPECT_EQ(fetcher_->last_form["refresh_token"], "RT-first");
+  EXPECT_EQ(fetcher_->last_form["resource"], kServer);
+  EXPECT_EQ(refreshed->refresh_token, "RT-rotated-1");
+  refreshed = manager->Refresh("remote");
+  ASSERT_TRUE(refreshed.ok());
+  EXPECT_EQ(fetcher_->last_form["refresh_token"], "RT-rotated-1");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-refreshed-2");
+}
+
+TEST_F(OAuthManagerTest, ExpiringTokenIsRefreshedBeforeUse) {
+  auto manager = NewManager();
+  fetcher_->expires_in = 5;  // within the refresh margin
+  LogIn(*manager);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-refreshed-2");
+}
+
+TEST_F(OAuthManagerTest, A401RefreshesOnceForTheSameToken) {
+  auto manager = NewManager();
+  LogIn(*manager);
+  manager->NoteChallenge("id-1", 401, "Bearer error=\"invalid_token\"");
+  EXPECT_EQ(fetcher_->token_requests, 2);
+  std::string after = manager->AuthorizationFor("id-1", kServer);
+  EXPECT_EQ(after, "Bearer AT-refreshed-2");
+  // The refreshed token is refused too and cannot be refreshed: one try
+  // for it, not one per 401.
+  fetcher_->fail_refresh = true;
+  manager->NoteChallenge("id-1", 401, "Bearer error=\"invalid_token\"");
+  EXPECT_EQ(fetcher_->token_requests, 3);
+  manager->NoteChallenge("id-1", 401, "Bearer error=\"invalid_token\"");
+  manager->NoteChallenge("id-1", 401, "Bearer error=\"invalid_token\"");
+  EXPECT_EQ(fetcher_->token_requests, 3);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-refreshed-2");
+}
+
+TEST_F(OAuthManagerTest, LogoutForgetsTokensAndOptionallyTheClient) {
+  auto manager = NewManager();
+  LogIn(*manager);
+  ASSERT_TRUE(manager->Logout("remote", false).ok());
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+  auto client = manager->Client("remote");
+  ASSERT_TRUE(client.ok());
+  EXPECT_TRUE(client->has_value());
+  ASSERT_TRUE(manager->Logout("remote", true).ok());
+  client = manager->Client("remote");
+  ASSERT_TRUE(client.ok());
+  EXPECT_FALSE(client->has_value());
+}
+
+}  // namespace
+}  // namespace inspector::oauth
