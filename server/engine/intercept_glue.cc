@@ -115,10 +115,11 @@ void InterceptGlue::SubmitClientMessage(
         }
         if (info.kind != MessageKind::kRequest) {
           done("");
-        } else if (!outcome.leave_unanswered) {
+        } else if (!outcome.leave_unanswered || !session->relay()) {
+          // A gRPC or REST call must end, so only a relayed client (front
+          // door, stdio proxy) can be left without an answer.
           done(Dropped(*session, outcome, "request"));
         }
-        // leave_unanswered: the caller gets nothing, as asked.
       });
 }
 
