@@ -290,6 +290,15 @@ ALTER TABLE oauth_clients ADD COLUMN token_endpoint_auth_method TEXT;
 ALTER TABLE oauth_clients ADD COLUMN redirect_uri TEXT;
 )sql";
 
+// Intercept (InterceptService): what the intercept stage did with each
+// message it held.
+constexpr std::string_view kMigration7 = R"sql(
+-- forward, modify or drop: the user's (or the hold timeout's, a mode
+-- switch's, a session end's) action on a held message; NULL: not held.
+-- With modify, raw is what was sent and original_raw what was received.
+ALTER TABLE messages ADD COLUMN intercept_action TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -299,6 +308,7 @@ constexpr Migration kMigrations[] = {
     {5, "add recorded sessions' server, name, notes and origins",
      kMigration5},
     {6, "add OAuth issuer, endpoints and client authentication", kMigration6},
+    {7, "add the intercept action to messages", kMigration7},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

@@ -45,7 +45,6 @@ const google::protobuf::ServiceDescriptor* FindContractService(
 // What each not-yet-built service of the contract is waiting for. Keep in
 // step with the status table in README.md.
 std::string_view PlannedCapability(std::string_view service) {
-  if (service == "inspector.v1.InterceptService") return "intercept";
   return "";
 }
 

@@ -101,6 +101,7 @@ TEST(HttpErrorsTest, EveryReasonHasItsHttpStatus) {
       {ErrorCode::PROTOCOL_VERSION_MISMATCH, 502},
       {ErrorCode::AUTHENTICATION_FAILED, 502},
       {ErrorCode::RATE_LIMITED, 429},
+      {ErrorCode::INTERCEPT_DROPPED, 409},
   };
   for (const auto& [code, http] : table) {
     std::string name = v1::ErrorCode_Name(code);

@@ -177,7 +177,7 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
        {"id", "ts", "server_id", "session_id", "direction", "kind",
         "jsonrpc_id", "method", "target", "raw", "raw_size", "truncated",
         "correlated_id", "duration_ms", "success", "error_code", "modified",
-        "original_raw"}},
+        "original_raw", "intercept_action"}},
       {"requests",
        {"id", "ts", "server_id", "session_id", "direction", "jsonrpc_id",
         "method", "target", "request_raw", "response_id", "response_ts",
