@@ -106,6 +106,16 @@ v1::ProxyService::Stub* Context::proxy() {
   return proxy_.get();
 }
 
+v1::InterceptService::Stub* Context::intercept() {
+  if (!intercept_) intercept_ = v1::InterceptService::NewStub(Channel());
+  return intercept_.get();
+}
+
+v1::SessionService::Stub* Context::sessions() {
+  if (!sessions_) sessions_ = v1::SessionService::NewStub(Channel());
+  return sessions_.get();
+}
+
 v1::DoctorService::Stub* Context::doctor() {
   if (!doctor_) doctor_ = v1::DoctorService::NewStub(Channel());
   return doctor_.get();

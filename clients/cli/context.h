@@ -38,8 +38,10 @@
 #include "inspector/v1/doctor.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
+#include "inspector/v1/intercept.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "inspector/v1/proxy.grpc.pb.h"
+#include "inspector/v1/sessions.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
 
 namespace inspector::cli {
@@ -121,6 +123,8 @@ class Context {
   v1::EventsService::Stub* events();
   v1::ProxyService::Stub* proxy();
   v1::DoctorService::Stub* doctor();
+  v1::InterceptService::Stub* intercept();
+  v1::SessionService::Stub* sessions();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -221,6 +225,8 @@ class Context {
   std::unique_ptr<v1::EventsService::Stub> events_;
   std::unique_ptr<v1::ProxyService::Stub> proxy_;
   std::unique_ptr<v1::DoctorService::Stub> doctor_;
+  std::unique_ptr<v1::InterceptService::Stub> intercept_;
+  std::unique_ptr<v1::SessionService::Stub> sessions_;
   // The deadline and reach of the latest call, for error messages.
   double last_timeout_seconds_ = kDaemonTimeoutSeconds;
   bool last_call_reaches_server_ = false;
