@@ -13,7 +13,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev
   libgoogle-common-protos-java golang-github-gogo-googleapis-dev
-  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libre2-dev
   python3 python3-grpcio python3-protobuf
   curl clang libclang-rt-14-dev
   libncurses-dev
