@@ -40,7 +40,8 @@ bool TuiRow::IsError() const {
   return answered && !answer_ok;
 }
 
-TuiModel::TuiModel(size_t max_rows) : max_rows_(std::max<size_t>(max_rows, 1)) {}
+TuiModel::TuiModel(size_t max_rows, ServerNames names)
+    : max_rows_(std::max<size_t>(max_rows, 1)), names_(std::move(names)) {}
 
 TuiRow* TuiModel::FindByMessageId(int64_t id) {
   if (id == 0) return nullptr;
@@ -326,7 +327,7 @@ std::vector<std::string> TuiModel::DetailLines(size_t width) const {
   text.push_back(absl::StrCat(
       message.kind().empty() ? "message" : message.kind(),
       message.jsonrpc_id().empty() ? "" : " id " + message.jsonrpc_id(),
-      "  server ", message.server_id().empty() ? "-" : message.server_id(),
+      "  server ", names_.Display(message.server_id()),
       "  session ",
       message.session_id().empty() ? "-" : message.session_id().substr(0, 8)));
   if (row->held()) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "clients/cli/history_views.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "inspector/v1/history.pb.h"
 #include "inspector/v1/intercept.pb.h"
@@ -46,7 +47,7 @@ class TuiModel {
  public:
   // Keeps at most `max_rows` messages (the oldest go first; held ones
   // stay).
-  explicit TuiModel(size_t max_rows = 5000);
+  explicit TuiModel(size_t max_rows = 5000, ServerNames names = {});
 
   // A message event (or backlog entry). A message already shown (same
   // history row id) is updated in place: a held message that is then
@@ -116,6 +117,7 @@ class TuiModel {
   void Refilter();
 
   size_t max_rows_;
+  ServerNames names_;
   int64_t next_key_ = 1;
   std::map<int64_t, TuiRow> rows_;           // by key
   std::map<int64_t, int64_t> by_message_id_;  // history row id -> key

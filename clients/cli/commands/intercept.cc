@@ -14,6 +14,7 @@
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/commands/intercept_calls.h"
+#include "clients/cli/exit_codes.h"
 #include "clients/cli/files.h"
 #include "clients/cli/history_views.h"
 #include "clients/cli/intercept_views.h"

@@ -170,7 +170,8 @@ class TuiApp {
       : context_(context),
         flags_(flags),
         names_(std::move(names)),
-        server_id_(std::move(server_id)) {}
+        server_id_(std::move(server_id)),
+        model_(5000, names_) {}
 
   absl::Status Run();
 
@@ -631,10 +632,16 @@ void TuiApp::Draw() {
   }
 
   // Separator.
+  // Drawn as UTF-8 text: the alternate character set shows as letters in
+  // some terminals (and in tmux's capture) when the locale is UTF-8.
   if (layout.stacked) {
-    mvhline(layout.separator, 0, ACS_HLINE, COLS);
+    std::string line;
+    for (int x = 0; x < COLS; ++x) line += "─";
+    mvaddstr(layout.separator, 0, line.c_str());
   } else {
-    mvvline(layout.list_top, layout.separator, ACS_VLINE, layout.list_height);
+    for (int y = 0; y < layout.list_height; ++y) {
+      mvaddstr(layout.list_top + y, layout.separator, "│");
+    }
   }
 
   // Detail pane.
