@@ -40,6 +40,14 @@ class InterceptCliTest : public ::testing::Test {
     ASSERT_EQ(added.exit_code, 0) << added.err;
     ProcessResult connected = Ctl({"connect", "fixture"});
     ASSERT_EQ(connected.exit_code, 0) << connected.err;
+    // Until this inspectord implements InterceptService, every intercept
+    // command exits 8 ("not available"): nothing here can be exercised.
+    ProcessResult state = Ctl({"intercept", "status"});
+    if (state.exit_code == 8 &&
+        state.err.find("not available") != std::string::npos) {
+      GTEST_SKIP() << "inspectord does not implement InterceptService yet";
+    }
+    ASSERT_EQ(state.exit_code, 0) << state.err;
   }
 
   ProcessResult Ctl(std::vector<std::string> args,

@@ -92,6 +92,14 @@ class TuiE2eTest : public ::testing::Test {
             .exit_code,
         0);
     ASSERT_EQ(Ctl({"connect", "fixture"}).exit_code, 0);
+    // Until this inspectord implements InterceptService, every intercept
+    // command exits 8 ("not available"): nothing here can be exercised.
+    ProcessResult state = Ctl({"intercept", "status"});
+    if (state.exit_code == 8 &&
+        state.err.find("not available") != std::string::npos) {
+      GTEST_SKIP() << "inspectord does not implement InterceptService yet";
+    }
+    ASSERT_EQ(state.exit_code, 0) << state.err;
   }
 
   ProcessResult Ctl(std::vector<std::string> args) {
@@ -193,15 +201,17 @@ TEST_F(TuiE2eTest, ForwardAndDropFromTheKeyboard) {
   EXPECT_TRUE(tmux.SessionGone());
 }
 
-TEST_F(TuiE2eTest, UnreachableDaemonExitsWithCodeFour) {
-  Tmux tmux(dir_.File("tmux.sock"));
+TEST(TuiUnreachableTest, UnreachableDaemonExitsWithCodeFour) {
+  TempDir dir;
+  Tmux tmux(dir.File("tmux.sock"));
   // A port nothing listens on; `read` keeps the pane open to be read.
   testing::RefusingPort refusing;
-  ASSERT_TRUE(tmux.Start(
-      TuiCommand("true", absl::StrCat("127.0.0.1:", refusing.port())) +
-      "; echo \"exit=$?\"; read line"));
+  ASSERT_TRUE(tmux.Start(absl::StrCat(
+      "env LC_ALL=C.UTF-8 TERM=xterm-256color INSPECTOR_ADDR=127.0.0.1:",
+      refusing.port(), " INSPECTOR_TOKEN=0123456789abcdef ",
+      INSPECTORCTL_PATH, " tui; echo \"exit=$?\"; read line")));
   ASSERT_TRUE(tmux.WaitFor({"exit=4"}));
-  EXPECT_THAT(tmux.Screen(), HasSubstr("error:"));
+  EXPECT_THAT(tmux.Screen(), HasSubstr("error: inspectord is not running"));
 }
 
 }  // namespace
