@@ -23,7 +23,7 @@ bool ContainsIgnoringCase(const std::string& haystack,
 
 std::string DisplayId(const TuiRow& row) {
   if (row.message.id() != 0) return absl::StrCat("#", row.message.id());
-  if (row.held()) return row.held_id;
+  if (!row.hold_id.empty()) return row.hold_id;
   return "#-";
 }
 
@@ -59,6 +59,21 @@ TuiRow* TuiModel::FindByHeldId(const std::string& held_id) {
   return nullptr;
 }
 
+TuiRow* TuiModel::FindUnrecordedHold(const v1::McpMessage& message) {
+  if (message.id() == 0) return nullptr;
+  for (auto it = rows_.rbegin(); it != rows_.rend(); ++it) {
+    TuiRow& row = it->second;
+    if (row.message.id() == 0 && !row.hold_id.empty() &&
+        row.message.session_id() == message.session_id() &&
+        row.message.direction() == message.direction() &&
+        row.message.kind() == message.kind() &&
+        row.message.jsonrpc_id() == message.jsonrpc_id()) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
 TuiRow& TuiModel::Append(const v1::McpMessage& message) {
   TuiRow row;
   row.key = next_key_++;
@@ -80,7 +95,12 @@ void TuiModel::MarkAnswer(const v1::McpMessage& answer) {
 }
 
 void TuiModel::AddMessage(const v1::McpMessage& message) {
-  if (TuiRow* existing = FindByMessageId(message.id())) {
+  TuiRow* existing = FindByMessageId(message.id());
+  if (existing == nullptr && !message.intercept_action().empty()) {
+    existing = FindUnrecordedHold(message);
+    if (existing != nullptr) by_message_id_[message.id()] = existing->key;
+  }
+  if (existing != nullptr) {
     existing->message = message;
     if (!message.intercept_action().empty() && existing->resolution.empty()) {
       existing->resolution = message.intercept_action() == "forward"
@@ -120,6 +140,7 @@ void TuiModel::ApplyHeld(const v1::HeldMessage& held) {
     }
   } else {
     row->held_id = held.id();
+    row->hold_id = held.id();
     row->breakpoint_id = held.breakpoint_id();
     row->resolution.clear();
   }

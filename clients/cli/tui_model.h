@@ -29,6 +29,9 @@ struct TuiRow {
   v1::McpMessage message;
   // The hold's id while the message is held; empty otherwise.
   std::string held_id;
+  // The hold's id, kept after it was resolved (for rows not yet in
+  // history: a held message is recorded once resolved).
+  std::string hold_id;
   // The breakpoint that held it (empty in INTERCEPT mode).
   std::string breakpoint_id;
   // Once a hold was resolved: "forwarded", "modified", "dropped".
@@ -109,6 +112,10 @@ class TuiModel {
  private:
   TuiRow* FindByMessageId(int64_t id);
   TuiRow* FindByHeldId(const std::string& held_id);
+  // A row of a hold not yet in history (id 0) that `message`, recorded
+  // when the hold was resolved, stands for: same session, direction,
+  // kind and JSON-RPC id.
+  TuiRow* FindUnrecordedHold(const v1::McpMessage& message);
   TuiRow& Append(const v1::McpMessage& message);
   void MarkAnswer(const v1::McpMessage& answer);
   void Trim();

@@ -129,6 +129,37 @@ TEST(TuiModelTest, HeldEventsMarkAndUnmark) {
   EXPECT_EQ(model.row_count(), 3u);
 }
 
+// inspectord records a held message only once it is resolved: the hold
+// arrives with history id 0, and the recorded message later stands for
+// the same row.
+TEST(TuiModelTest, RecordedMessageOfAHoldReplacesItsRow) {
+  TuiModel model;
+  v1::McpMessage unrecorded = Request(0, "tools/call", "echo");
+  unrecorded.set_jsonrpc_id("7");
+  model.ApplyHeld(Held("h-4", unrecorded));
+  EXPECT_EQ(Lines(model), std::vector<std::string>{
+                              "⏸ h-4 → tools/call [echo]  held h-4"});
+  v1::HeldMessage released = Held("h-4", unrecorded);
+  released.set_action(v1::FORWARD);
+  model.ApplyHeld(released);
+  v1::McpMessage recorded = Request(9, "tools/call", "echo");
+  recorded.set_jsonrpc_id("7");
+  recorded.set_intercept_action("forward");
+  model.AddMessage(recorded);
+  model.AddMessage(Answer(10, 9, "tools/call", true, 3));
+  EXPECT_THAT(Lines(model),
+              ElementsAre("► #9 → tools/call [echo]  ✓ 3ms  forwarded",
+                          "◄ #10 ← tools/call (response)"));
+  // Another request with the same JSON-RPC id in another session is its
+  // own row.
+  v1::McpMessage other = Request(11, "tools/call", "echo");
+  other.set_jsonrpc_id("7");
+  other.set_session_id("another");
+  other.set_intercept_action("forward");
+  model.AddMessage(other);
+  EXPECT_EQ(model.row_count(), 3u);
+}
+
 TEST(TuiModelTest, ReplaceHeldSyncsWithListHeld) {
   TuiModel model;
   model.ApplyHeld(Held("h-1", Request(1, "tools/call", "a")));
