@@ -74,9 +74,12 @@ TuiRow* TuiModel::FindUnrecordedHold(const v1::McpMessage& message) {
   return nullptr;
 }
 
-TuiRow& TuiModel::Append(const v1::McpMessage& message) {
+TuiRow& TuiModel::Append(const v1::McpMessage& message, double time) {
   TuiRow row;
-  row.key = next_key_++;
+  if (message.timestamp() > 0) time = message.timestamp();
+  if (time <= 0) time = latest_time_;
+  latest_time_ = std::max(latest_time_, time);
+  row.key = TuiRowKey{time, next_arrival_++};
   row.message = message;
   if (message.id() != 0) by_message_id_[message.id()] = row.key;
   return rows_.emplace(row.key, std::move(row)).first->second;
@@ -123,7 +126,7 @@ void TuiModel::ApplyHeld(const v1::HeldMessage& held) {
   const bool released = held.action() != v1::INTERCEPT_ACTION_UNSPECIFIED;
   if (row == nullptr) {
     if (released) return;  // never seen held: nothing to unmark
-    row = &Append(held.message());
+    row = &Append(held.message(), held.held_at());
   }
   if (released) {
     row->held_id.clear();

@@ -22,10 +22,25 @@
 
 namespace inspector::cli {
 
+// Where a row sorts: by the message's time (Unix ms; a message without
+// one takes the latest time seen), then by arrival. Rows are listed in
+// this order, so messages held before the screen started (ListHeld) and
+// the backlog read after them still show in the order they happened.
+struct TuiRowKey {
+  double time = 0;
+  int64_t arrival = 0;
+  bool operator<(const TuiRowKey& other) const {
+    return time < other.time || (time == other.time && arrival < other.arrival);
+  }
+  bool operator==(const TuiRowKey& other) const {
+    return time == other.time && arrival == other.arrival;
+  }
+  bool operator!=(const TuiRowKey& other) const { return !(*this == other); }
+};
+
 // One line of the message list.
 struct TuiRow {
-  // Unique within the model, increasing in arrival order.
-  int64_t key = 0;
+  TuiRowKey key;
   v1::McpMessage message;
   // The hold's id while the message is held; empty otherwise.
   std::string held_id;
@@ -116,7 +131,8 @@ class TuiModel {
   // when the hold was resolved, stands for: same session, direction,
   // kind and JSON-RPC id.
   TuiRow* FindUnrecordedHold(const v1::McpMessage& message);
-  TuiRow& Append(const v1::McpMessage& message);
+  // `time`: the row's time when the message has none (a hold's held_at).
+  TuiRow& Append(const v1::McpMessage& message, double time = 0);
   void MarkAnswer(const v1::McpMessage& answer);
   void Trim();
   // Recomputes visible_ and keeps the selection on the same row if it is
@@ -125,12 +141,13 @@ class TuiModel {
 
   size_t max_rows_;
   ServerNames names_;
-  int64_t next_key_ = 1;
-  std::map<int64_t, TuiRow> rows_;           // by key
-  std::map<int64_t, int64_t> by_message_id_;  // history row id -> key
-  std::vector<int64_t> visible_;              // keys, in order
+  int64_t next_arrival_ = 1;
+  double latest_time_ = 0;
+  std::map<TuiRowKey, TuiRow> rows_;
+  std::map<int64_t, TuiRowKey> by_message_id_;  // history row id -> key
+  std::vector<TuiRowKey> visible_;              // in order
   std::string filter_;
-  std::optional<int64_t> selected_key_;
+  std::optional<TuiRowKey> selected_key_;
   bool follow_ = true;
   size_t list_top_ = 0;
   size_t detail_scroll_ = 0;

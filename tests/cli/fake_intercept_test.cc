@@ -7,14 +7,18 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "absl/strings/str_cat.h"
 #include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/intercept.grpc.pb.h"
 #include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
@@ -147,6 +151,14 @@ class FakeIntercept final : public v1::InterceptService::Service {
   std::vector<std::string> list_filters() {
     absl::MutexLock lock(&mu_);
     return list_filters_;
+  }
+  v1::HeldMessage held() {
+    absl::MutexLock lock(&mu_);
+    return held_;
+  }
+  v1::InterceptMode mode() {
+    absl::MutexLock lock(&mu_);
+    return state_.mode();
   }
 
  private:
@@ -333,6 +345,135 @@ TEST_F(NoInterceptTest, EveryCommandSaysNotAvailable) {
                 HasSubstr("not available: the daemon does not support "
                           "intercept yet"));
   }
+}
+
+// ---- tui, in tmux ------------------------------------------------------------
+
+// Streams a recorded tools/list request, then the HELD event of the fake's
+// h-1, then nothing until the watcher goes away.
+class FakeEvents final : public v1::EventsService::Service {
+ public:
+  explicit FakeEvents(v1::HeldMessage held) : held_(std::move(held)) {}
+
+  grpc::Status Watch(grpc::ServerContext* context, const v1::WatchRequest*,
+                     grpc::ServerWriter<v1::Event>* writer) override {
+    if (auto s = CheckToken(context); !s.ok()) return s;
+    v1::Event message;
+    message.set_sequence(1);
+    v1::McpMessage* recorded = message.mutable_message();
+    recorded->set_id(11);
+    // Before the hold, which ListHeld may report first.
+    recorded->set_timestamp(
+        static_cast<double>(absl::ToUnixMillis(absl::Now()) - 60000));
+    recorded->set_server_id(kEverythingId);
+    recorded->set_direction(v1::CLIENT_TO_SERVER);
+    recorded->set_kind("request");
+    recorded->set_method("tools/list");
+    recorded->set_raw(R"({"jsonrpc":"2.0","id":6,"method":"tools/list"})");
+    v1::Event held;
+    held.set_sequence(2);
+    *held.mutable_held() = held_;
+    if (!writer->Write(message) || !writer->Write(held)) {
+      return grpc::Status::CANCELLED;
+    }
+    // The fake's own wait for the cancellation, not a test's.
+    while (!context->IsCancelled()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return grpc::Status::CANCELLED;
+  }
+
+ private:
+  v1::HeldMessage held_;
+};
+
+// A tmux server of its own, its socket in `dir`.
+class Tmux {
+ public:
+  explicit Tmux(std::string socket) : socket_(std::move(socket)) {}
+  ~Tmux() { Run({"kill-server"}); }
+  ProcessResult Run(std::vector<std::string> args) {
+    args.insert(args.begin(), {"tmux", "-u", "-S", socket_});
+    return inspector::testing::RunProcess(args, {{"LC_ALL", "C.UTF-8"}});
+  }
+  std::string Screen() { return Run({"capture-pane", "-p", "-t", "t"}).out; }
+  // Waits up to 30 s for the screen to hold `text`.
+  bool WaitFor(const std::string& text) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::string screen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      screen = Screen();
+      if (screen.find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "the screen never showed \"" << text << "\":\n" << screen;
+    return false;
+  }
+
+ private:
+  std::string socket_;
+};
+
+class FakeTuiTest : public fakes::FakeDaemonTestBase {
+ protected:
+  void SetUp() override { StartFakes({&config_, &intercept_, &events_}); }
+
+  FakeConfig config_;
+  FakeIntercept intercept_;
+  FakeEvents events_{intercept_.held()};
+};
+
+TEST_F(FakeTuiTest, ModifyTheHeldMessageWithF6AndToggleTheMode) {
+  std::string editor = dir_.File("edit.sh");
+  inspector::testing::WriteFile(
+      editor, "#!/bin/sh\nsed -i 's/\"hi\"/\"from the tui\"/' \"$1\"\n");
+  ASSERT_EQ(chmod(editor.c_str(), 0755), 0);
+  Tmux tmux(dir_.File("tmux.sock"));
+  ProcessResult started = tmux.Run(
+      {"new-session", "-d", "-s", "t", "-x", "80", "-y", "24",
+       absl::StrCat("env LC_ALL=C.UTF-8 TERM=xterm-256color VISUAL= EDITOR=",
+                    editor, " INSPECTOR_ADDR=", address_,
+                    " INSPECTOR_TOKEN_FILE=", dir_.File("token"), " ",
+                    INSPECTORCTL_PATH, " tui")});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  ASSERT_TRUE(tmux.WaitFor("[PASSTHROUGH]"));
+  ASSERT_TRUE(tmux.WaitFor("► #11 → tools/list"));
+  ASSERT_TRUE(tmux.WaitFor("⏸ #12 → tools/call [echo]  held h-1"));
+  ASSERT_TRUE(tmux.WaitFor("HELD h-1 by bp-1"));
+  ASSERT_TRUE(tmux.WaitFor("held: 1"));
+
+  // Keys that need a request, on the held one: the daemon has no
+  // SessionService, and the TUI says so instead of pretending.
+  tmux.Run({"send-keys", "-t", "t", "r"});
+  ASSERT_TRUE(tmux.WaitFor("not available: the daemon does not support "
+                           "replay yet"));
+
+  tmux.Run({"send-keys", "-t", "t", "F6"});
+  ASSERT_TRUE(tmux.WaitFor("h-1 forwarded modified"));
+  ASSERT_EQ(intercept_.resolves().size(), 1u);
+  nlohmann::json sent =
+      nlohmann::json::parse(intercept_.resolves()[0].modified());
+  EXPECT_EQ(sent["params"]["arguments"]["message"], "from the tui");
+  ASSERT_TRUE(tmux.WaitFor("held: 0"));
+  ASSERT_TRUE(tmux.WaitFor("#12 → tools/call [echo]  modified"));
+
+  // F5 on a message no longer held sends nothing.
+  tmux.Run({"send-keys", "-t", "t", "F5"});
+  ASSERT_TRUE(tmux.WaitFor("the selected message is not held"));
+  EXPECT_EQ(intercept_.resolves().size(), 1u);
+
+  tmux.Run({"send-keys", "-t", "t", "i"});
+  ASSERT_TRUE(tmux.WaitFor("[INTERCEPT]"));
+  EXPECT_EQ(intercept_.mode(), v1::INTERCEPT);
+
+  tmux.Run({"send-keys", "-t", "t", "q"});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool gone = false;
+  while (!gone && std::chrono::steady_clock::now() < deadline) {
+    gone = tmux.Run({"has-session", "-t", "t"}).exit_code != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << tmux.Screen();
 }
 
 }  // namespace

@@ -160,6 +160,23 @@ TEST(TuiModelTest, RecordedMessageOfAHoldReplacesItsRow) {
   EXPECT_EQ(model.row_count(), 3u);
 }
 
+TEST(TuiModelTest, RowsAreInTimeOrderWhateverArrivesFirst) {
+  TuiModel model;
+  // ListHeld answered before the backlog's older messages arrived.
+  v1::HeldMessage held = Held("h-1", Request(0, "tools/call", "late"));
+  held.set_held_at(5000);
+  model.ApplyHeld(held);
+  v1::McpMessage early = Request(1, "tools/list");
+  early.set_timestamp(1000);
+  model.AddMessage(early);
+  v1::McpMessage untimed = Request(2, "ping");  // takes the latest time
+  model.AddMessage(untimed);
+  EXPECT_THAT(Lines(model), ElementsAre("► #1 → tools/list",
+                                        "⏸ h-1 → tools/call [late]  held h-1",
+                                        "► #2 → ping"));
+  EXPECT_EQ(model.selected()->message.id(), 2);
+}
+
 TEST(TuiModelTest, ReplaceHeldSyncsWithListHeld) {
   TuiModel model;
   model.ApplyHeld(Held("h-1", Request(1, "tools/call", "a")));
