@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -397,17 +398,23 @@ class Tmux {
     return inspector::testing::RunProcess(args, {{"LC_ALL", "C.UTF-8"}});
   }
   std::string Screen() { return Run({"capture-pane", "-p", "-t", "t"}).out; }
-  // Waits up to 30 s for the screen to hold `text`.
-  bool WaitFor(const std::string& text) {
+  // Waits up to 30 s for `done(screen)`.
+  bool WaitUntil(const std::string& what,
+                 const std::function<bool(const std::string&)>& done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     std::string screen;
     while (std::chrono::steady_clock::now() < deadline) {
       screen = Screen();
-      if (screen.find(text) != std::string::npos) return true;
+      if (done(screen)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    ADD_FAILURE() << "the screen never showed \"" << text << "\":\n" << screen;
+    ADD_FAILURE() << "the screen never showed " << what << ":\n" << screen;
     return false;
+  }
+  bool WaitFor(const std::string& text) {
+    return WaitUntil("\"" + text + "\"", [&](const std::string& screen) {
+      return screen.find(text) != std::string::npos;
+    });
   }
 
  private:
@@ -461,6 +468,20 @@ TEST_F(FakeTuiTest, ModifyTheHeldMessageWithF6AndToggleTheMode) {
   tmux.Run({"send-keys", "-t", "t", "F5"});
   ASSERT_TRUE(tmux.WaitFor("the selected message is not held"));
   EXPECT_EQ(intercept_.resolves().size(), 1u);
+
+  // Wider than 100 columns: list and detail side by side; back to 80x24:
+  // stacked again.
+  ASSERT_EQ(tmux.Run({"resize-window", "-t", "t", "-x", "120", "-y", "30"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(tmux.WaitUntil("side by side", [](const std::string& screen) {
+    return screen.find("│") != std::string::npos &&
+           screen.find("──────────") == std::string::npos;
+  }));
+  ASSERT_EQ(
+      tmux.Run({"resize-window", "-t", "t", "-x", "80", "-y", "24"}).exit_code,
+      0);
+  ASSERT_TRUE(tmux.WaitFor("──────────"));
 
   tmux.Run({"send-keys", "-t", "t", "i"});
   ASSERT_TRUE(tmux.WaitFor("[INTERCEPT]"));

@@ -120,7 +120,9 @@ TEST_F(InterceptCliTest, BreakpointHoldsAndHeldListsIt) {
                                    "BREAKPOINT"));
   EXPECT_THAT(table.out, HasSubstr(id + "\tfixture\t"));
   EXPECT_THAT(table.out, HasSubstr("\tout\ttools/call [echo]\t"));
-  EXPECT_EQ(Ctl({"held", "--server", "fixture"}).out, table.out);
+  EXPECT_THAT(Ctl({"held", "--server", "fixture"}).out, HasSubstr(id + "\t"));
+  ProcessResult other = Ctl({"held", "--server", "nonexistent"});
+  EXPECT_THAT(other.out, Not(HasSubstr(id)));
 
   ProcessResult status = Ctl({"intercept", "status"});
   EXPECT_EQ(status.exit_code, 0) << status.err;

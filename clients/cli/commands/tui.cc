@@ -172,6 +172,11 @@ class TuiApp {
         names_(std::move(names)),
         server_id_(std::move(server_id)),
         model_(5000, names_) {}
+  // Also on the way out of an error: the reader thread must not outlive
+  // the stream it reads.
+  ~TuiApp() { StopWatch(); }
+  TuiApp(const TuiApp&) = delete;
+  TuiApp& operator=(const TuiApp&) = delete;
 
   absl::Status Run();
 
