@@ -66,6 +66,8 @@ absl::StatusCode StatusCodeFor(ErrorCode code) {
       return absl::StatusCode::kUnauthenticated;
     case v1::RATE_LIMITED:
       return absl::StatusCode::kResourceExhausted;
+    case v1::INTERCEPT_DROPPED:
+      return absl::StatusCode::kAborted;
     default:
       return absl::StatusCode::kUnknown;
   }
@@ -91,6 +93,7 @@ std::string_view ErrorCategoryFor(ErrorCode code) {
     case v1::RATE_LIMITED:
       return "server";
     case v1::CANCELLED:
+    case v1::INTERCEPT_DROPPED:
       return "cancelled";
     case v1::INTERNAL_ERROR:
     case v1::UNAVAILABLE:

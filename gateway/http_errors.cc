@@ -133,6 +133,8 @@ int HttpStatusForErrorCode(ErrorCode code) {
       return 502;
     case v1::RATE_LIMITED:
       return 429;
+    case v1::INTERCEPT_DROPPED:
+      return 409;
     case v1::SPAWN_FAILED:
     case v1::PROCESS_CRASHED:
     case v1::INTERNAL_ERROR:

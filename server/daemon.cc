@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "common/intercept/breakpoint_spec.h"
 #include "common/files.h"
 #include "common/message_limits.h"
 #include "common/status_macros.h"
@@ -35,6 +36,7 @@
 #include "common/net/listen_address.h"
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"
+#include "server/engine/intercept.h"
 #include "server/engine/pipeline.h"
 #include "server/services/bridge_service.h"
 #include "server/services/call_tracker.h"
@@ -47,6 +49,7 @@
 #include "server/services/proxy_service.h"
 #include "server/services/system_service.h"
 #include "server/services/undecodable_requests.h"
+#include "server/services/intercept_service.h"
 #include "server/services/unimplemented_service.h"
 #include "storage/bridge_store.h"
 #include "storage/database.h"
@@ -93,6 +96,9 @@ struct Daemon::State {
   config::ConfigManager* config_manager = nullptr;  // the engine's
   engine::EventBus event_bus;
   std::unique_ptr<engine::Pipeline> pipeline;
+  // The pipeline's intercept stage; outlives the engine, whose sessions
+  // hand it their messages until they end.
+  std::unique_ptr<engine::InterceptStage> intercept;
   std::unique_ptr<engine::Engine> engine;
   // --config: goes before the engine, whose configurations it writes.
   std::unique_ptr<config::ConfigFile> config_file;
@@ -117,6 +123,7 @@ struct Daemon::State {
   std::unique_ptr<services::ProxyService> proxy_service;
   std::unique_ptr<services::BridgeService> bridge_service;
   std::unique_ptr<services::DoctorService> doctor_service;
+  std::unique_ptr<services::InterceptService> intercept_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
@@ -204,6 +211,23 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       state->history_writer.get(), &state->event_bus,
       options.answer_after_recorded ? engine::HistorySync::kAnswered
                                     : engine::HistorySync::kAsync);
+  state->intercept =
+      std::make_unique<engine::InterceptStage>(state->pipeline.get());
+  for (const std::string& spec : options.breakpoints) {
+    auto breakpoint = intercept::ParseBreakpointSpec(spec);
+    if (breakpoint.ok()) {
+      breakpoint = state->intercept->AddBreakpoint(*std::move(breakpoint));
+    }
+    if (!breakpoint.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--breakpoint ", spec, ": ",
+                       breakpoint.status().message()));
+    }
+  }
+  state->intercept->SetState(
+      options.intercept ? v1::INTERCEPT : v1::PASSTHROUGH,
+      options.hold_timeout_ms);
+  state->pipeline->set_intercept(state->intercept.get());
 
   // The engine keeps the servers' configurations and follows their
   // changes itself.
@@ -327,6 +351,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       state->config_manager, deps);
   state->doctor_service = std::make_unique<services::DoctorService>(
       state->config_manager, deps);
+  state->intercept_service = std::make_unique<services::InterceptService>(
+      state->intercept.get(), deps);
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
 
@@ -348,6 +374,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(state->proxy_service.get());
   builder.RegisterService(state->bridge_service.get());
   builder.RegisterService(state->doctor_service.get());
+  builder.RegisterService(state->intercept_service.get());
   builder.RegisterCallbackGenericService(state->unimplemented_service.get());
   services::RouteProtobufLogs();
   std::vector<

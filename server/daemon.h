@@ -8,6 +8,7 @@
 #ifndef INSPECTOR_SERVER_DAEMON_H_
 #define INSPECTOR_SERVER_DAEMON_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,13 @@ struct DaemonOptions {
   size_t frontdoor_max_sessions = 64;
   absl::Duration frontdoor_idle_timeout = absl::Minutes(10);
   std::string frontdoor_token;
+  // The intercept stage (server/engine/intercept.h) at start: INTERCEPT
+  // mode (hold every message) instead of PASSTHROUGH, breakpoints in their
+  // text form (common/intercept/breakpoint_spec.h; a bad one fails Start()
+  // with INVALID_ARGUMENT), and the hold timeout (0: none).
+  bool intercept = false;
+  std::vector<std::string> breakpoints;
+  uint32_t hold_timeout_ms = 0;
 };
 
 class Daemon {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/intercept/breakpoint_spec.h"
 #include "common/message_limits.h"
 #include "common/service_process.h"
 #include "common/version.h"
@@ -132,6 +133,28 @@ int main(int argc, char** argv) {
                options.allow_network_exposure,
                "allow a non-loopback --listen address: anyone who can reach "
                "it and has the token can start processes on this machine");
+  app.add_flag("--intercept", options.intercept,
+               "start in intercept mode: hold every message until it is "
+               "forwarded, modified or dropped (default: passthrough, only "
+               "breakpoints hold)");
+  app.add_option("--breakpoint", options.breakpoints,
+                 "hold the messages SPEC matches (repeatable): key=value "
+                 "pairs, comma-separated: server, session, direction "
+                 "(c2s|s2c), kind, method, target, pattern (RE2), pointer "
+                 "(JSON Pointer), value (JSON), value_pattern (RE2); flags "
+                 "once, unanswered, disabled. E.g. "
+                 "method=tools/call,target=echo")
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {
+            auto breakpoint = inspector::intercept::ParseBreakpointSpec(spec);
+            if (breakpoint.ok()) return "";
+            return std::string(breakpoint.status().message());
+          },
+          "SPEC"));
+  app.add_option("--hold-timeout", options.hold_timeout_ms,
+                 "forward a held message unchanged after this many ms "
+                 "(0: hold until acted on)")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -230,7 +230,7 @@ v1::Direction DirectionFromText(const std::string& text) {
 constexpr char kMessageColumns[] =
     "id, ts, server_id, session_id, direction, kind, jsonrpc_id, method,"
     " target, raw, correlated_id, duration_ms, success, error_code,"
-    " truncated, raw_size, modified";
+    " truncated, raw_size, modified, original_raw, intercept_action";
 
 v1::McpMessage ReadMessage(const Statement& row) {
   v1::McpMessage message;
@@ -252,6 +252,8 @@ v1::McpMessage ReadMessage(const Statement& row) {
   message.set_raw_size(
       static_cast<uint64_t>(std::max<int64_t>(0, row.ColumnInt64(15))));
   message.set_modified(row.ColumnInt64(16) != 0);
+  message.set_original_raw(ValidUtf8(row.ColumnText(17)));
+  message.set_intercept_action(ValidUtf8(row.ColumnText(18)));
   return message;
 }
 

@@ -114,6 +114,9 @@ struct MessageRecord {
   std::string error_code;
   bool modified = false;
   std::string original_raw;
+  // "forward", "modify" or "drop" for a message the intercept stage held;
+  // empty otherwise.
+  std::string intercept_action;
 };
 
 // One row of `logs`. level: debug, info, warn or error; source: daemon,

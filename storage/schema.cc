@@ -229,12 +229,22 @@ constexpr std::string_view kMigration4 = R"sql(
 ALTER TABLE servers ADD COLUMN retry_json TEXT;
 )sql";
 
+// Intercept (InterceptService): what the intercept stage did with each
+// message it held.
+constexpr std::string_view kMigration5 = R"sql(
+-- forward, modify or drop: the user's (or the hold timeout's, a mode
+-- switch's, a session end's) action on a held message; NULL: not held.
+-- With modify, raw is what was sent and original_raw what was received.
+ALTER TABLE messages ADD COLUMN intercept_action TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
     {3, "add conversion options and converted servers' stdio commands",
      kMigration3},
     {4, "add retry settings to servers", kMigration4},
+    {5, "add the intercept action to messages", kMigration5},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

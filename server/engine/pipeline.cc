@@ -1,5 +1,7 @@
 #include "server/engine/pipeline.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/json_proto.h"
@@ -139,6 +141,11 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     record.duration_ms = envelope.duration_ms;
     record.success = envelope.success;
     record.error_code = envelope.error_code;
+    if (!envelope.intercept_action.empty()) {
+      record.intercept_action = std::string(envelope.intercept_action);
+      record.modified = !envelope.original_raw.empty();
+      record.original_raw = std::string(envelope.original_raw);
+    }
     history_->Append(std::move(record));
   } else {
     // Still give each message a distinct id so correlation works in events.
@@ -174,6 +181,12 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
   if (envelope.duration_ms) message->set_duration_ms(*envelope.duration_ms);
   if (envelope.success) message->set_success(*envelope.success);
   message->set_error_code(envelope.error_code);
+  if (!envelope.intercept_action.empty()) {
+    message->set_intercept_action(std::string(envelope.intercept_action));
+    message->set_modified(!envelope.original_raw.empty());
+    message->set_original_raw(std::string(envelope.original_raw.substr(
+        0, std::min(envelope.original_raw.size(), kMaxEventRawBytes))));
+  }
   bus_->Publish(std::move(event));
   return id;
 }

@@ -1,7 +1,8 @@
 // The one path every JSON-RPC message takes inside the daemon, whatever
 // its entry (gRPC call, REST call, bridge client, stdio proxy) and in
-// either direction: record it in history, publish it to watchers, (later)
-// let the intercept engine hold or change it; then the caller forwards it.
+// either direction: let the intercept stage hold, change or drop it
+// (intercept.h), record it in history, publish it to watchers; then the
+// caller forwards it.
 //
 // Recording never blocks: the history writer queues rows for its own
 // thread. With HistorySync::kAnswered (--history-sync answered) a caller's
@@ -40,7 +41,14 @@ struct Envelope {
   std::optional<bool> success;
   // JSON-RPC error code, or an inspector reason for local failures.
   std::string error_code;
+  // What the intercept stage did with a message it held: "forward",
+  // "modify" or "drop"; empty if not held. With "modify", raw is what is
+  // sent and original_raw what was received.
+  std::string_view intercept_action;
+  std::string_view original_raw;
 };
+
+class InterceptStage;
 
 // When a caller's answer may leave, relative to its rows in history.
 enum class HistorySync {
@@ -66,6 +74,12 @@ class Pipeline {
   bool AnswersWaitForCommit() const {
     return history_ != nullptr && sync_ == HistorySync::kAnswered;
   }
+
+  // The intercept stage every entry's messages pass before they are
+  // recorded and forwarded (server/engine/intercept.h); null: none. Set
+  // once, before traffic.
+  void set_intercept(InterceptStage* stage) { intercept_ = stage; }
+  InterceptStage* intercept() const { return intercept_; }
 
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
@@ -94,6 +108,7 @@ class Pipeline {
   storage::HistoryWriter* const history_;
   EventBus* const bus_;
   const HistorySync sync_;
+  InterceptStage* intercept_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};
 };
 

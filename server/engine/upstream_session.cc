@@ -10,6 +10,7 @@
 #include "common/json_proto.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/intercept_glue.h"
 
 namespace inspector::engine {
 
@@ -110,6 +111,7 @@ Envelope UpstreamSession::MakeEnvelope(bool client_to_server,
   envelope.client_to_server = client_to_server;
   envelope.info = info;
   envelope.raw = raw;
+  InterceptNoteScope::Apply(&envelope);
   return envelope;
 }
 
@@ -324,11 +326,25 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
     done(framed);
     return;
   }
+  if (InterceptGlue::Active(*this)) {
+    InterceptGlue::SubmitClientMessage(shared_from_this(), std::move(raw),
+                                       *std::move(info), std::move(limits),
+                                       std::move(done));
+    return;
+  }
+  SendChecked(std::move(raw), *std::move(info), std::move(limits),
+              std::move(done));
+}
+
+void UpstreamSession::SendChecked(std::string raw, MessageInfo info,
+                                  CallLimits limits, ResponseCallback done,
+                                  std::shared_ptr<const InterceptNote> note) {
   Queued message;
   message.raw = std::move(raw);
-  message.info = *std::move(info);
+  message.info = std::move(info);
   message.limits = std::move(limits);
   message.done = std::move(done);
+  message.note = std::move(note);
   if (message.info.kind == MessageKind::kRequest) {
     message.entry =
         message.limits.entry != 0 ? message.limits.entry : NextQueueEntryId();
@@ -397,6 +413,7 @@ void UpstreamSession::AnswerLocally(const MessageInfo& info,
 }
 
 void UpstreamSession::SendNow(Queued message) {
+  InterceptNoteScope note_scope(message.note.get());
   std::string& raw = message.raw;
   const MessageInfo& info = message.info;
   const CallLimits& limits = message.limits;
@@ -701,13 +718,14 @@ void UpstreamSession::OnMessage(std::string raw) {
   switch (info->kind) {
     case MessageKind::kResponse:
     case MessageKind::kError:
-      OnServerResponse(raw, *info);
-      return;
     case MessageKind::kRequest:
-      OnServerRequest(raw, *info);
-      return;
     case MessageKind::kNotification:
-      OnServerNotification(raw, *info);
+      if (InterceptGlue::Active(*this)) {
+        InterceptGlue::SubmitServerMessage(shared_from_this(), std::move(raw),
+                                           *std::move(info));
+        return;
+      }
+      OnServerMessage(raw, *info);
       return;
     case MessageKind::kBatch:
     case MessageKind::kInvalid: {
@@ -720,6 +738,17 @@ void UpstreamSession::OnMessage(std::string raw) {
                                   ": not a JSON-RPC message"));
       return;
     }
+  }
+}
+
+void UpstreamSession::OnServerMessage(const std::string& raw,
+                                      const MessageInfo& info) {
+  if (info.kind == MessageKind::kRequest) {
+    OnServerRequest(raw, info);
+  } else if (info.kind == MessageKind::kNotification) {
+    OnServerNotification(raw, info);
+  } else {
+    OnServerResponse(raw, info);
   }
 }
 
@@ -1105,6 +1134,9 @@ void UpstreamSession::OnClosed(absl::Status status) {
     if (q.entry != 0) counters_->Ended(failure);
     q.done(failure);
   }
+  // What the intercept stage holds of this session is dropped, its callers
+  // answered.
+  InterceptGlue::SessionEnded(*this);
   pipeline_->SessionEnded(identity_.session_id,
                           requested ? "closed" : ErrorReason(failure));
   SetState(requested ? v1::DISCONNECTED : v1::ERROR, failure);

@@ -121,6 +121,8 @@ struct SessionIdentity {
   std::string transport;  // stdio, streamableHttp, sse
 };
 
+struct InterceptNote;
+
 class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
  public:
   using ResponseCallback = std::function<void(absl::StatusOr<std::string>)>;
@@ -250,7 +252,11 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // A request's queue entry id (0: not a request) and when it was taken.
     uint64_t entry = 0;
     absl::Time created;
+    // What the intercept stage did with it, if it held it (for history).
+    std::shared_ptr<const InterceptNote> note;
   };
+  // The intercept stage's hooks (server/engine/intercept_glue.cc).
+  friend class InterceptGlue;
 
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
@@ -269,6 +275,11 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Queues a message taken by Send() until the session is CONNECTED, sends
   // it now, or fails it if the session ended or is closing.
   void Dispatch(Queued message) ABSL_LOCKS_EXCLUDED(mu_);
+  // Send() once the message is checked (and released by the intercept
+  // stage, `note` saying what it did).
+  void SendChecked(std::string raw, MessageInfo info, CallLimits limits,
+                   ResponseCallback done,
+                   std::shared_ptr<const InterceptNote> note = nullptr);
   void SendNow(Queued message);
   // Hands `answer` to a request taken out of inflight_, counting how a
   // caller's request ended; `error_answer`: the server answered with a
@@ -285,6 +296,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
                      const std::string& result_json, ResponseCallback done);
 
   void OnMessage(std::string raw);
+  // A response, request or notification of the server, once released by
+  // the intercept stage.
+  void OnServerMessage(const std::string& raw, const MessageInfo& info);
   void OnServerResponse(const std::string& raw, const MessageInfo& info);
   void OnServerRequest(const std::string& raw, const MessageInfo& info);
   void OnServerNotification(const std::string& raw, const MessageInfo& info);

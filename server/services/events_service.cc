@@ -45,6 +45,8 @@ const std::string* ServerOf(const v1::Event& event) {
       return &event.log().server_id();
     case v1::Event::kPending:
       return &event.pending().server_id();
+    case v1::Event::kHeld:
+      return &event.held().message().server_id();
     case v1::Event::kListChanged:
       return &event.list_changed().server_id();
     case v1::Event::kConfig:

@@ -46,7 +46,6 @@ const google::protobuf::ServiceDescriptor* FindContractService(
 // step with the status table in README.md.
 std::string_view PlannedCapability(std::string_view service) {
   if (service == "inspector.v1.OAuthService") return "OAuth";
-  if (service == "inspector.v1.InterceptService") return "intercept";
   if (service == "inspector.v1.SessionService") {
     return "recorded sessions and replay";
   }

@@ -539,6 +539,40 @@ TEST_F(HistoryReaderTest, ReadsRowsTheWriterStillHasOpen) {
   EXPECT_THAT(EntryIds(History(request)), ElementsAre(id));
 }
 
+TEST_F(HistoryReaderTest, KeepsWhatInterceptDidWithAMessage) {
+  ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, {}));
+  MessageRecord record;
+  record.id = writer->NextMessageId();
+  record.ts_ms = 8000;
+  record.server_id = "srv-i";
+  record.kind = "request";
+  record.raw = R"({"jsonrpc":"2.0","id":1,"method":"edited"})";
+  record.modified = true;
+  record.original_raw = R"({"jsonrpc":"2.0","id":1,"method":"sent"})";
+  record.intercept_action = "modify";
+  writer->Append(record);
+  MessageRecord plain = record;
+  plain.id = writer->NextMessageId();
+  plain.ts_ms = 8001;
+  plain.modified = false;
+  plain.original_raw.clear();
+  plain.intercept_action.clear();
+  writer->Append(plain);
+  ASSERT_OK(writer->Flush());
+  v1::ListMessagesRequest list;
+  list.set_server_id("srv-i");
+  v1::ListMessagesResponse response = Messages(list);
+  ASSERT_EQ(response.messages_size(), 2);
+  const v1::McpMessage& modified = response.messages(1);
+  EXPECT_EQ(modified.intercept_action(), "modify");
+  EXPECT_TRUE(modified.modified());
+  EXPECT_EQ(modified.original_raw(), record.original_raw);
+  EXPECT_EQ(modified.raw(), record.raw);
+  EXPECT_EQ(response.messages(0).intercept_action(), "");
+  EXPECT_FALSE(response.messages(0).modified());
+  EXPECT_EQ(response.messages(0).original_raw(), "");
+}
+
 TEST_F(HistoryReaderTest, NewestFirstByTimestampThenId) {
   HistoryWriterOptions options;
   ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));

@@ -1,0 +1,234 @@
+#include "server/engine/intercept_glue.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/errors.h"
+
+namespace inspector::engine {
+namespace {
+
+thread_local const InterceptNote* current_note = nullptr;
+
+std::shared_ptr<const InterceptNote> NoteOf(const InterceptOutcome& outcome,
+                                            bool client_to_server) {
+  auto note = std::make_shared<InterceptNote>();
+  note->action = InterceptActionName(outcome.action);
+  note->original_raw = outcome.original_raw;
+  note->client_to_server = client_to_server;
+  return note;
+}
+
+// The message a continuation sends: the held one, or the edit (already
+// checked by the stage, so it inspects).
+MessageInfo SentInfo(const InterceptOutcome& outcome, MessageInfo held) {
+  if (outcome.action != v1::MODIFY) return held;
+  auto info = InspectMessage(outcome.raw);
+  return info.ok() ? *std::move(info) : held;
+}
+
+absl::Status Dropped(const UpstreamSession& session,
+                     const InterceptOutcome& outcome, const char* what) {
+  const bool ended = outcome.resolved_by == "session_ended";
+  return Error(
+      v1::INTERCEPT_DROPPED,
+      ended ? absl::StrCat("the session with ", session.identity().server_name,
+                           " ended while the inspector held the ", what)
+            : absl::StrCat("the inspector dropped the ", what, " (held as ",
+                           outcome.held_id, ")"),
+      {{"heldId", outcome.held_id},
+       {"serverId", session.identity().server_id},
+       {"resolvedBy", outcome.resolved_by}});
+}
+
+// Whether a held server message paused the session's request clocks, and
+// whether it was released: the two may happen in either order.
+struct PauseState {
+  absl::Mutex mu;
+  bool paused ABSL_GUARDED_BY(mu) = false;
+  bool released ABSL_GUARDED_BY(mu) = false;
+};
+
+}  // namespace
+
+InterceptNoteScope::InterceptNoteScope(const InterceptNote* note)
+    : previous_(current_note) {
+  current_note = note;
+}
+
+InterceptNoteScope::~InterceptNoteScope() { current_note = previous_; }
+
+void InterceptNoteScope::Apply(Envelope* envelope) {
+  const InterceptNote* note = current_note;
+  if (note == nullptr || note->client_to_server != envelope->client_to_server) {
+    return;
+  }
+  envelope->intercept_action = note->action;
+  envelope->original_raw = note->original_raw;
+  current_note = nullptr;  // only the message's own row
+}
+
+void InterceptGlue::SubmitClientMessage(
+    std::shared_ptr<UpstreamSession> session, std::string raw,
+    MessageInfo info, CallLimits limits,
+    UpstreamSession::ResponseCallback done) {
+  InterceptStage* stage = session->pipeline_->intercept();
+  InterceptSubject subject;
+  subject.server_id = session->identity_.server_id;
+  subject.server_name = session->identity_.server_name;
+  subject.session_id = session->identity_.session_id;
+  subject.client_to_server = true;
+  subject.method = info.method;
+  subject.target = info.target;
+  if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
+    // A client's answer to a server request matches the request's method.
+    absl::MutexLock lock(&session->mu_);
+    if (const auto* request = session->server_requests_.Find(info.id)) {
+      subject.method = request->method;
+    }
+  }
+  subject.info = info;
+  subject.raw = std::move(raw);
+  stage->Submit(
+      std::move(subject),
+      [session, info = std::move(info), limits = std::move(limits),
+       done = std::move(done)](InterceptOutcome outcome) mutable {
+        if (outcome.action == v1::INTERCEPT_ACTION_UNSPECIFIED) {
+          session->SendChecked(std::move(outcome.raw), std::move(info),
+                               std::move(limits), std::move(done));
+          return;
+        }
+        auto note = NoteOf(outcome, true);
+        if (outcome.action != v1::DROP) {
+          MessageInfo sent = SentInfo(outcome, std::move(info));
+          session->SendChecked(std::move(outcome.raw), std::move(sent),
+                               std::move(limits), std::move(done),
+                               std::move(note));
+          return;
+        }
+        {
+          InterceptNoteScope scope(note.get());
+          session->pipeline_->Observe(
+              session->MakeEnvelope(true, &info, outcome.raw));
+        }
+        if (info.kind != MessageKind::kRequest) {
+          done("");
+        } else if (!outcome.leave_unanswered) {
+          done(Dropped(*session, outcome, "request"));
+        }
+        // leave_unanswered: the caller gets nothing, as asked.
+      });
+}
+
+void InterceptGlue::SubmitServerMessage(
+    std::shared_ptr<UpstreamSession> session, std::string raw,
+    MessageInfo info) {
+  InterceptStage* stage = session->pipeline_->intercept();
+  InterceptSubject subject;
+  subject.server_id = session->identity_.server_id;
+  subject.server_name = session->identity_.server_name;
+  subject.session_id = session->identity_.session_id;
+  subject.client_to_server = false;
+  subject.method = info.method;
+  subject.target = info.target;
+  if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
+    // A response matches its request's method and target. Answers to the
+    // daemon's own requests (initialize, ping: no queue entry) and late or
+    // unknown ones are never held.
+    int64_t upstream_id = 0;
+    bool callers = false;
+    if (absl::SimpleAtoi(info.id, &upstream_id)) {
+      session->inflight_->ForEach(
+          [&](int64_t id, const InflightRequests::Request& request) {
+            if (id != upstream_id) return;
+            subject.method = request.method;
+            subject.target = request.target;
+            callers = request.entry != 0;
+          });
+    }
+    if (!callers) {
+      session->OnServerMessage(raw, info);
+      return;
+    }
+  }
+  subject.info = info;
+  subject.raw = std::move(raw);
+  auto pause = std::make_shared<PauseState>();
+  // While a server message is held, the session's caller requests' clocks
+  // stand still (as while a person answers a sampling request): a held
+  // response must not time out its own request.
+  auto on_held = [weak = std::weak_ptr<UpstreamSession>(session), pause] {
+    auto session = weak.lock();
+    if (session == nullptr) return;
+    absl::MutexLock lock(&pause->mu);
+    if (pause->released) return;
+    pause->paused = true;
+    session->inflight_->Pause();
+  };
+  stage->Submit(
+      std::move(subject),
+      [session, info = std::move(info), pause](InterceptOutcome outcome) {
+        auto resume = [&] {
+          absl::MutexLock lock(&pause->mu);
+          pause->released = true;
+          if (pause->paused) session->inflight_->Resume();
+        };
+        if (outcome.action == v1::INTERCEPT_ACTION_UNSPECIFIED) {
+          session->OnServerMessage(outcome.raw, info);
+          return;
+        }
+        auto note = NoteOf(outcome, false);
+        if (outcome.action != v1::DROP) {
+          MessageInfo sent = SentInfo(outcome, info);
+          {
+            InterceptNoteScope scope(note.get());
+            session->OnServerMessage(outcome.raw, sent);
+          }
+          resume();
+          return;
+        }
+        {
+          InterceptNoteScope scope(note.get());
+          session->pipeline_->Observe(
+              session->MakeEnvelope(false, &info, outcome.raw));
+        }
+        int64_t upstream_id = 0;
+        if (info.kind == MessageKind::kRequest) {
+          // The server's request gets an error answer, unless asked not to.
+          if (!outcome.leave_unanswered && !session->ended()) {
+            std::string error = absl::StrCat(
+                R"({"code":-32603,"message":)",
+                JsonQuote(absl::StrCat("the inspector dropped the request (held "
+                                       "as ",
+                                       outcome.held_id, ")")),
+                R"(,"data":{"reason":"INTERCEPT_DROPPED","heldId":)",
+                JsonQuote(outcome.held_id), "}}");
+            session
+                ->SendAnswer(info.id, "error", error, 0,
+                             session->clock_->Now())
+                .IgnoreError();
+          }
+        } else if ((info.kind == MessageKind::kResponse ||
+                    info.kind == MessageKind::kError) &&
+                   absl::SimpleAtoi(info.id, &upstream_id)) {
+          // Its caller learns the answer was dropped, instead of waiting
+          // for a timeout.
+          InflightRequests::Request request;
+          if (session->inflight_->Take(upstream_id, &request)) {
+            session->Finish(request, Dropped(*session, outcome, "answer"));
+          }
+        }
+        resume();
+      },
+      std::move(on_held));
+}
+
+void InterceptGlue::SessionEnded(UpstreamSession& session) {
+  if (InterceptStage* stage = session.pipeline_->intercept()) {
+    stage->SessionEnded(session.identity_.session_id);
+  }
+}
+
+}  // namespace inspector::engine
