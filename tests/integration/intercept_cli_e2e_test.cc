@@ -91,7 +91,9 @@ class InterceptCliTest : public ::testing::Test {
   }
 
   std::string AddEchoBreakpoint() {
-    ProcessResult added = Ctl({"break", "add", "method=tools/call,target=echo"});
+    // c2s: a response matches its request's method and target too.
+    ProcessResult added =
+        Ctl({"break", "add", "method=tools/call,target=echo,direction=c2s"});
     EXPECT_EQ(added.exit_code, 0) << added.err;
     std::string id = added.out.substr(0, added.out.find('\n'));
     EXPECT_THAT(id, ::testing::StartsWith("bp-"));
@@ -106,7 +108,9 @@ TEST_F(InterceptCliTest, BreakpointHoldsAndHeldListsIt) {
   std::string bp = AddEchoBreakpoint();
   ProcessResult listed = Ctl({"break", "ls"});
   EXPECT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_THAT(listed.out, HasSubstr(bp + "\tyes\tmethod=tools/call,target=echo\t0"));
+  EXPECT_THAT(listed.out, HasSubstr(bp +
+                                    "\tyes\tdirection=c2s,method=tools/call,"
+                                    "target=echo\t0"));
 
   std::future<ProcessResult> call = CallEcho("hello");
   json held = HeldUntil(1);
@@ -129,7 +133,9 @@ TEST_F(InterceptCliTest, BreakpointHoldsAndHeldListsIt) {
   EXPECT_THAT(status.out, HasSubstr("PASSTHROUGH"));
   EXPECT_THAT(status.out, HasSubstr("Held now:"));
   EXPECT_THAT(status.out, HasSubstr("1 (`inspectorctl held` lists them)"));
-  EXPECT_THAT(status.out, HasSubstr(bp + "\tyes\tmethod=tools/call,target=echo\t1"));
+  EXPECT_THAT(status.out, HasSubstr(bp +
+                                   "\tyes\tdirection=c2s,method=tools/call,"
+                                   "target=echo\t1"));
 
   ProcessResult forwarded = Ctl({"forward", id});
   EXPECT_EQ(forwarded.exit_code, 0) << forwarded.err;

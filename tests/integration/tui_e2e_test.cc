@@ -125,7 +125,8 @@ class TuiE2eTest : public ::testing::Test {
 };
 
 TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
-  ProcessResult bp = Ctl({"break", "add", "method=tools/call,target=echo"});
+  ProcessResult bp =
+      Ctl({"break", "add", "method=tools/call,target=echo,direction=c2s"});
   ASSERT_EQ(bp.exit_code, 0) << bp.err;
   const std::string editor = dir_.File("edit.sh");
   testing::WriteFile(
@@ -139,9 +140,12 @@ TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
   std::future<ProcessResult> call = std::async(std::launch::async, [this] {
     return Ctl({"call", "fixture", "echo", "message=from-the-client"});
   });
-  // Held: marked in the list, selected (the newest), its JSON shown.
-  ASSERT_TRUE(tmux.WaitFor({"⏸", "tools/call [echo]  held h-", "held: 1",
-                            "\"message\": \"from-the-client\""}));
+  // Held: marked in the list. The daemon's pings keep arriving, so the
+  // filter picks the echo call out (and selects it).
+  ASSERT_TRUE(tmux.WaitFor({"⏸", "tools/call [echo]  held h-", "held: 1"}));
+  tmux.Keys({"/", "t", "a", "r", "g", "e", "t", ":", "e", "c", "h", "o",
+             "Enter"});
+  ASSERT_TRUE(tmux.WaitFor({"HELD h-", "\"method\": \"tools/call\""}));
   tmux.Keys({"F6"});
   ASSERT_TRUE(tmux.WaitFor({"modified", "held: 0"}));
   ProcessResult result = call.get();
@@ -153,8 +157,9 @@ TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
       {"← tools/call (response)", "\"text\": \"changed-in-the-tui\""}));
 
   // The filter narrows the list; Esc clears it.
-  tmux.Keys({"/", "m", "e", "t", "h", "o", "d", ":", "p", "i", "n", "g"});
-  ASSERT_TRUE(tmux.WaitFor({"Filter: method:ping_", "no message matches"}));
+  tmux.Keys({"/", "Escape"});  // clears target:echo
+  tmux.Keys({"/", "m", "e", "t", "h", "o", "d", ":", "x", "y", "z"});
+  ASSERT_TRUE(tmux.WaitFor({"Filter: method:xyz_", "no message matches"}));
   tmux.Keys({"Escape"});
   ASSERT_TRUE(tmux.WaitFor({"tools/call [echo]"}));
 
@@ -170,11 +175,16 @@ TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
 }
 
 TEST_F(TuiE2eTest, ForwardAndDropFromTheKeyboard) {
-  ASSERT_EQ(Ctl({"break", "add", "method=tools/call,target=echo"}).exit_code,
-            0);
+  ASSERT_EQ(
+      Ctl({"break", "add", "method=tools/call,target=echo,direction=c2s"})
+          .exit_code,
+      0);
   Tmux tmux(dir_.File("tmux.sock"));
   ASSERT_TRUE(tmux.Start(TuiCommand("true")));
   ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
+  // Only the echo calls (the daemon's pings would take the selection).
+  tmux.Keys({"/", "t", "a", "r", "g", "e", "t", ":", "e", "c", "h", "o",
+             "Enter"});
 
   std::future<ProcessResult> forwarded = std::async(std::launch::async, [this] {
     return Ctl({"call", "fixture", "echo", "message=as-sent"});
