@@ -16,11 +16,14 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libre2-dev
   python3 python3-grpcio python3-protobuf
   curl clang libclang-rt-14-dev
+  libncurses-dev
 )
 # With --for-tests (tools/test.sh), also what only the tests use: a real
-# browser for tests/integration/browser_eventsource_test.mjs.
+# browser for tests/integration/browser_eventsource_test.mjs, and tmux,
+# the terminal that tests/integration/tui_e2e_test.cc drives
+# `inspectorctl tui` in.
 if [ "${1:-}" = "--for-tests" ]; then
-  PACKAGES+=(chromium)
+  PACKAGES+=(chromium tmux)
 fi
 
 missing=()

@@ -111,6 +111,11 @@ v1::ProxyService::Stub* Context::proxy() {
   return proxy_.get();
 }
 
+v1::InterceptService::Stub* Context::intercept() {
+  if (!intercept_) intercept_ = v1::InterceptService::NewStub(Channel());
+  return intercept_.get();
+}
+
 v1::DoctorService::Stub* Context::doctor() {
   if (!doctor_) doctor_ = v1::DoctorService::NewStub(Channel());
   return doctor_.get();

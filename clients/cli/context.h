@@ -38,6 +38,7 @@
 #include "inspector/v1/doctor.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/history.grpc.pb.h"
+#include "inspector/v1/intercept.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "inspector/v1/oauth.grpc.pb.h"
 #include "inspector/v1/proxy.grpc.pb.h"
@@ -125,6 +126,7 @@ class Context {
   v1::DoctorService::Stub* doctor();
   v1::SessionService::Stub* sessions();
   v1::OAuthService::Stub* oauth();
+  v1::InterceptService::Stub* intercept();
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).
@@ -227,6 +229,7 @@ class Context {
   std::unique_ptr<v1::DoctorService::Stub> doctor_;
   std::unique_ptr<v1::SessionService::Stub> sessions_;
   std::unique_ptr<v1::OAuthService::Stub> oauth_;
+  std::unique_ptr<v1::InterceptService::Stub> intercept_;
   // The deadline and reach of the latest call, for error messages.
   double last_timeout_seconds_ = kDaemonTimeoutSeconds;
   bool last_call_reaches_server_ = false;

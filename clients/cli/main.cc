@@ -202,6 +202,8 @@ int Main(int argc, char** argv) {
   AddWatchCommand(&app, &context);
   AddProxyCommand(&app, &context);
   AddClientRequestsCommands(&app, &context);
+  AddInterceptCommands(&app, &context);
+  AddTuiCommand(&app, &context);
   // Set last: subcommands copy their parent's footer when created.
   app.footer(absl::StrCat(
       "Environment: INSPECTOR_ADDR, INSPECTOR_TOKEN, INSPECTOR_TOKEN_FILE, "
@@ -225,6 +227,10 @@ int Main(int argc, char** argv) {
       "  inspectorctl watch --server everything\n"
       "  inspectorctl pending --follow\n"
       "  inspectorctl respond 1a2b3c4d name=Ada\n"
+      "  inspectorctl break add 'method=tools/call,target=echo'\n"
+      "  inspectorctl held\n"
+      "  inspectorctl modify h-1\n"
+      "  inspectorctl tui\n"
       "\n",
       ExitCodesHelp()));
 

@@ -60,6 +60,13 @@ void AddDoctorCommand(CLI::App* app, Context* context);
 // servers (auth.cc).
 void AddAuthCommands(CLI::App* app, Context* context);
 
+// `intercept on|off|status|timeout`, `break add|rm|ls|enable|disable`,
+// `held`, `forward`, `modify`, `drop` (intercept.cc).
+void AddInterceptCommands(CLI::App* app, Context* context);
+
+// `tui`: full-screen live traffic with the intercept controls (tui.cc).
+void AddTuiCommand(CLI::App* app, Context* context);
+
 // `help [COMMAND...]` and `help exit-codes`.
 void AddHelpCommand(CLI::App* app, Context* context);
 

@@ -1,0 +1,228 @@
+// End-to-end tests of `inspectorctl tui` in a real terminal: tmux runs it
+// at 80x24 (the narrow, stacked layout) against a real inspectord and the
+// fixture server; the test types keys with send-keys and reads the screen
+// with capture-pane, waiting for what it expects with a deadline.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+
+namespace inspector {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::DaemonProcess;
+using testing::ProcessResult;
+using testing::TempDir;
+
+const std::string kFixture =
+    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+
+// A tmux server of its own (its socket in the test's directory).
+class Tmux {
+ public:
+  explicit Tmux(std::string socket) : socket_(std::move(socket)) {}
+  ~Tmux() { Run({"kill-server"}); }
+
+  ProcessResult Run(std::vector<std::string> args) {
+    args.insert(args.begin(), {"tmux", "-u", "-S", socket_});
+    return testing::RunProcess(args, {{"LC_ALL", "C.UTF-8"}});
+  }
+  // Starts `command` (a shell command line) in a detached 80x24 session.
+  bool Start(const std::string& command) {
+    ProcessResult started = Run({"new-session", "-d", "-s", "tui", "-x",
+                                 "80", "-y", "24", command});
+    if (started.exit_code != 0) ADD_FAILURE() << started.err;
+    return started.exit_code == 0;
+  }
+  std::string Screen() { return Run({"capture-pane", "-p", "-t", "tui"}).out; }
+  void Keys(const std::vector<std::string>& keys) {
+    std::vector<std::string> args = {"send-keys", "-t", "tui"};
+    args.insert(args.end(), keys.begin(), keys.end());
+    ProcessResult sent = Run(args);
+    EXPECT_EQ(sent.exit_code, 0) << sent.err;
+  }
+  // Waits up to 60 s for the screen to contain every one of `texts`.
+  bool WaitFor(const std::vector<std::string>& texts) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::string screen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      screen = Screen();
+      bool all = true;
+      for (const std::string& text : texts) {
+        all = all && screen.find(text) != std::string::npos;
+      }
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "the screen never showed " << ::testing::PrintToString(texts)
+                  << ":\n" << screen;
+    return false;
+  }
+  bool SessionGone() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Run({"has-session", "-t", "tui"}).exit_code != 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+ private:
+  std::string socket_;
+};
+
+class TuiE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+    ASSERT_EQ(
+        Ctl({"servers", "add", "fixture", "--", "node", kFixture, "stdio"})
+            .exit_code,
+        0);
+    ASSERT_EQ(Ctl({"connect", "fixture"}).exit_code, 0);
+    // Until this inspectord implements InterceptService, every intercept
+    // command exits 8 ("not available"): nothing here can be exercised.
+    ProcessResult state = Ctl({"intercept", "status"});
+    if (state.exit_code == 8 &&
+        state.err.find("not available") != std::string::npos) {
+      GTEST_SKIP() << "inspectord does not implement InterceptService yet";
+    }
+    ASSERT_EQ(state.exit_code, 0) << state.err;
+  }
+
+  ProcessResult Ctl(std::vector<std::string> args) {
+    args.insert(args.begin(), INSPECTORCTL_PATH);
+    return testing::RunProcess(
+        args, {{"INSPECTOR_ADDR", daemon_->address()},
+               {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
+               {"NO_COLOR", "1"}});
+  }
+
+  // The shell command line tmux runs: inspectorctl tui with this daemon.
+  std::string TuiCommand(const std::string& editor,
+                         const std::string& addr = "") {
+    return absl::StrCat(
+        "env LC_ALL=C.UTF-8 TERM=xterm-256color VISUAL= EDITOR='", editor,
+        "' INSPECTOR_ADDR=", addr.empty() ? daemon_->address() : addr,
+        " INSPECTOR_TOKEN_FILE='", daemon_->token_file(), "' ",
+        INSPECTORCTL_PATH, " tui");
+  }
+
+  TempDir dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
+  ProcessResult bp =
+      Ctl({"break", "add", "method=tools/call,target=echo,direction=c2s"});
+  ASSERT_EQ(bp.exit_code, 0) << bp.err;
+  const std::string editor = dir_.File("edit.sh");
+  testing::WriteFile(
+      editor, "#!/bin/sh\nsed -i 's/from-the-client/changed-in-the-tui/' \"$1\"\n");
+  ASSERT_EQ(chmod(editor.c_str(), 0755), 0);
+
+  Tmux tmux(dir_.File("tmux.sock"));
+  ASSERT_TRUE(tmux.Start(TuiCommand(editor)));
+  ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]", "F5 Fwd"}));
+
+  std::future<ProcessResult> call = std::async(std::launch::async, [this] {
+    return Ctl({"call", "fixture", "echo", "message=from-the-client"});
+  });
+  // Held: marked in the list. The daemon's pings keep arriving, so the
+  // filter picks the echo call out (and selects it).
+  ASSERT_TRUE(tmux.WaitFor({"⏸", "tools/call [echo]  held h-", "held: 1"}));
+  tmux.Keys({"/", "t", "a", "r", "g", "e", "t", ":", "e", "c", "h", "o",
+             "Enter"});
+  ASSERT_TRUE(tmux.WaitFor({"HELD h-", "\"method\": \"tools/call\""}));
+  tmux.Keys({"F6"});
+  ASSERT_TRUE(tmux.WaitFor({"modified", "held: 0"}));
+  ProcessResult result = call.get();
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("changed-in-the-tui"));
+  // The answer arrives and, the selection following the newest message,
+  // its changed result is on screen.
+  ASSERT_TRUE(tmux.WaitFor(
+      {"← tools/call (response)", "\"text\": \"changed-in-the-tui\""}));
+
+  // The filter narrows the list; Esc clears it.
+  tmux.Keys({"/", "Escape"});  // clears target:echo
+  tmux.Keys({"/", "m", "e", "t", "h", "o", "d", ":", "x", "y", "z"});
+  ASSERT_TRUE(tmux.WaitFor({"Filter: method:xyz_", "no message matches"}));
+  tmux.Keys({"Escape"});
+  ASSERT_TRUE(tmux.WaitFor({"tools/call [echo]"}));
+
+  // i switches to INTERCEPT and back.
+  tmux.Keys({"i"});
+  ASSERT_TRUE(tmux.WaitFor({"[INTERCEPT]"}));
+  EXPECT_THAT(Ctl({"intercept", "status"}).out, HasSubstr("INTERCEPT"));
+  tmux.Keys({"i"});
+  ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
+
+  tmux.Keys({"q"});
+  EXPECT_TRUE(tmux.SessionGone());
+}
+
+TEST_F(TuiE2eTest, ForwardAndDropFromTheKeyboard) {
+  ASSERT_EQ(
+      Ctl({"break", "add", "method=tools/call,target=echo,direction=c2s"})
+          .exit_code,
+      0);
+  Tmux tmux(dir_.File("tmux.sock"));
+  ASSERT_TRUE(tmux.Start(TuiCommand("true")));
+  ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
+  // Only the echo calls (the daemon's pings would take the selection).
+  tmux.Keys({"/", "t", "a", "r", "g", "e", "t", ":", "e", "c", "h", "o",
+             "Enter"});
+
+  std::future<ProcessResult> forwarded = std::async(std::launch::async, [this] {
+    return Ctl({"call", "fixture", "echo", "message=as-sent"});
+  });
+  ASSERT_TRUE(tmux.WaitFor({"held h-", "held: 1"}));
+  // F6 with an editor that changes nothing: nothing sent, still held.
+  tmux.Keys({"F6"});
+  ASSERT_TRUE(tmux.WaitFor({"unchanged: nothing sent"}));
+  tmux.Keys({"F5"});
+  ASSERT_TRUE(tmux.WaitFor({"forwarded", "held: 0"}));
+  EXPECT_THAT(forwarded.get().out, HasSubstr("as-sent"));
+
+  std::future<ProcessResult> dropped = std::async(std::launch::async, [this] {
+    return Ctl({"call", "fixture", "echo", "message=never"});
+  });
+  ASSERT_TRUE(tmux.WaitFor({"held h-", "held: 1"}));
+  tmux.Keys({"F8"});
+  ASSERT_TRUE(tmux.WaitFor({"dropped", "held: 0"}));
+  EXPECT_NE(dropped.get().exit_code, 0);
+  // F5 on a message that is not held says so.
+  tmux.Keys({"F5"});
+  ASSERT_TRUE(tmux.WaitFor({"not held"}));
+  tmux.Keys({"q"});
+  EXPECT_TRUE(tmux.SessionGone());
+}
+
+TEST(TuiUnreachableTest, UnreachableDaemonExitsWithCodeFour) {
+  TempDir dir;
+  Tmux tmux(dir.File("tmux.sock"));
+  // A port nothing listens on; `read` keeps the pane open to be read.
+  testing::RefusingPort refusing;
+  ASSERT_TRUE(tmux.Start(absl::StrCat(
+      "env LC_ALL=C.UTF-8 TERM=xterm-256color INSPECTOR_ADDR=127.0.0.1:",
+      refusing.port(), " INSPECTOR_TOKEN=0123456789abcdef ",
+      INSPECTORCTL_PATH, " tui; echo \"exit=$?\"; read line")));
+  ASSERT_TRUE(tmux.WaitFor({"exit=4"}));
+  EXPECT_THAT(tmux.Screen(), HasSubstr("error: inspectord is not running"));
+}
+
+}  // namespace
+}  // namespace inspector
