@@ -229,12 +229,20 @@ constexpr std::string_view kMigration4 = R"sql(
 ALTER TABLE servers ADD COLUMN retry_json TEXT;
 )sql";
 
+// The protocol era spoken to each server: MCP 2026-07-28, the handshake
+// era, or a server/discover probe choosing between them.
+constexpr std::string_view kMigration5 = R"sql(
+-- 'legacy', 'modern' or 'auto'; NULL: auto (probe with server/discover)
+ALTER TABLE servers ADD COLUMN protocol TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
     {3, "add conversion options and converted servers' stdio commands",
      kMigration3},
     {4, "add retry settings to servers", kMigration4},
+    {5, "add the protocol era setting to servers", kMigration5},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {
