@@ -52,8 +52,12 @@ CALL_PID=""
 cleanup() {
   local status=$?
   trap - EXIT
-  [ -n "$CALL_PID" ] && kill "$CALL_PID" 2>/dev/null && wait "$CALL_PID" 2>/dev/null
-  [ -n "$HTTP_PID" ] && kill "$HTTP_PID" 2>/dev/null && wait "$HTTP_PID" 2>/dev/null
+  set +e
+  local pid
+  for pid in $CALL_PID $HTTP_PID; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
   if [ -n "$DAEMON_PID" ]; then
     if [ "$status" -ne 0 ]; then
       echo "---- inspectord log (last 40 lines) ----" >&2
@@ -98,6 +102,9 @@ start_daemon() {
   unset INSPECTOR_TOKEN
 }
 
+# Starts the HTTP fixture (in this shell, so that cleanup can stop it) and
+# sets FIXTURE_URL.
+FIXTURE_URL=""
 start_http_fixture() {
   "$NODE22" "$ROOT/tools/modern-fixture/server.mjs" --http --max-seconds 300 \
     >"$WORK/fixture.out" 2>"$WORK/fixture.err" &
@@ -108,7 +115,7 @@ start_http_fixture() {
     [ "$SECONDS" -lt "$deadline" ] || die "the HTTP fixture did not listen"
     sleep 0.05
   done
-  sed -n 's/^listening on //p' "$WORK/fixture.out" | head -n 1
+  FIXTURE_URL="$(sed -n 's/^listening on //p' "$WORK/fixture.out" | head -n 1)"
 }
 
 # Fails unless `status SERVER` reports protocol era $2.
@@ -216,8 +223,8 @@ case "$CASE" in
     ;;
   modern-http-auto | modern-http-modern | modern-http-legacy)
     mode="${CASE##*-}"
-    url="$(start_http_fixture)"
-    ctl servers add fixture --url "$url" --transport streamableHttp --protocol "$mode" >&2
+    start_http_fixture
+    ctl servers add fixture --url "$FIXTURE_URL" --transport streamableHttp --protocol "$mode" >&2
     ctl connect fixture >&2 || die "connect failed"
     if [ "$mode" = legacy ]; then
       expect_era fixture legacy
