@@ -179,6 +179,10 @@ class ModernSessionTest : public ::testing::Test {
  protected:
   void Start(ProtocolMode mode) {
     wire_ = std::make_shared<FakeWire>();
+    {
+      absl::MutexLock lock(&wire_->mu);
+      wire_->legacy_discover = false;  // the tests answer the probe
+    }
     SessionIdentity identity;
     identity.server_id = "server-1";
     identity.server_name = "fake";
