@@ -863,6 +863,23 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
                    " -> ", v1::ConnectionState_Name(to), why.ok() ? "" : " (",
                    why.ok() ? "" : why.message(), why.ok() ? "" : ")"),
       StateLogData(c->config, from, to, why));
+  // Everything that needs the engine happens before the waiters and the
+  // deferred calls hear the outcome: one of them may be the last user of
+  // the engine and destroy it.
+  if (to == v1::CONNECTED) ScheduleIdleCheck(c);
+  if (reconnect) {
+    pipeline_->Log(
+        "info", "daemon", c->config.id(), "",
+        absl::StrCat(c->config.name(), ": retry ", retries, " of ",
+                     c->max_retries, " in ", absl::FormatDuration(retry_delay),
+                     " (", why.message(), ")"));
+  }
+  if (give_up && retries > 0) {
+    pipeline_->Log("warn", "daemon", c->config.id(), "",
+                   absl::StrCat(c->config.name(), ": giving up after ", retries,
+                                retries == 1 ? " retry" : " retries", ": ",
+                                why.message()));
+  }
   v1::ServerStatus status = StatusOf(*c);
   for (auto& waiter : waiters) {
     if (to == v1::CONNECTED) {
@@ -889,20 +906,6 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
         d.done(failure);
       }
     }
-  }
-  if (to == v1::CONNECTED) ScheduleIdleCheck(c);
-  if (reconnect) {
-    pipeline_->Log(
-        "info", "daemon", c->config.id(), "",
-        absl::StrCat(c->config.name(), ": retry ", retries, " of ",
-                     c->max_retries, " in ", absl::FormatDuration(retry_delay),
-                     " (", why.message(), ")"));
-  }
-  if (give_up && retries > 0) {
-    pipeline_->Log("warn", "daemon", c->config.id(), "",
-                   absl::StrCat(c->config.name(), ": giving up after ", retries,
-                                retries == 1 ? " retry" : " retries", ": ",
-                                why.message()));
   }
 }
 
