@@ -254,7 +254,7 @@ case "$CASE" in
     grep -q 'is not an MCP 2026-07-28 server' <<<"$out" || die "connect failed with '$out'"
     ;;
   garbage-result | garbage-text | garbage-silent)
-    ctl servers add garbage --connection-timeout 3000 -- python3 \
+    ctl servers add garbage --connection-timeout 9000 -- python3 \
       "$HERE/garbage_discover_server.py" "${CASE#garbage-}" >&2
     ctl connect garbage >&2 || die "connect failed"
     expect_era garbage legacy
