@@ -242,7 +242,8 @@ case "$CASE" in
     grep -q 'fell back to the initialize handshake' <<<"$note" ||
       die "the status does not say the probe fell back: '$note'"
     expect_call 'Echo: hi' everything echo message=hi
-    ctl logs --limit 200 2>&1 | grep -q 'fell back to the initialize handshake' ||
+    logs="$(ctl logs --limit 200 2>&1)" || die "inspectorctl logs failed"
+    grep -q 'fell back to the initialize handshake' <<<"$logs" ||
       die "no log line about the fallback"
     ;;
   everything-modern)
@@ -259,7 +260,8 @@ case "$CASE" in
     ctl connect garbage >&2 || die "connect failed"
     expect_era garbage legacy
     expect_call '^fine$' garbage echo text=fine
-    ctl logs --limit 200 2>&1 | grep -q 'fell back to the initialize handshake' ||
+    logs="$(ctl logs --limit 200 2>&1)" || die "inspectorctl logs failed"
+    grep -q 'fell back to the initialize handshake' <<<"$logs" ||
       die "no log line about the fallback"
     ;;
   *)
