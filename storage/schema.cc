@@ -299,6 +299,13 @@ constexpr std::string_view kMigration7 = R"sql(
 ALTER TABLE messages ADD COLUMN intercept_action TEXT;
 )sql";
 
+// The protocol era spoken to each server: MCP 2026-07-28, the handshake
+// era, or a server/discover probe choosing between them.
+constexpr std::string_view kMigration8 = R"sql(
+-- 'legacy', 'modern' or 'auto'; NULL: auto (probe with server/discover)
+ALTER TABLE servers ADD COLUMN protocol TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -309,6 +316,7 @@ constexpr Migration kMigrations[] = {
      kMigration5},
     {6, "add OAuth issuer, endpoints and client authentication", kMigration6},
     {7, "add the intercept action to messages", kMigration7},
+    {8, "add the protocol era setting to servers", kMigration8},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

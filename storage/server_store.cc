@@ -24,20 +24,20 @@ namespace {
 using ::google::protobuf::util::TimeUtil;
 using ::nlohmann::json;
 
-// Column order shared by every SELECT and by BindRow's parameters ?1..?19.
+// Column order shared by every SELECT and by BindRow's parameters ?1..?20.
 constexpr std::string_view kSelect =
     "SELECT id, name, transport, command, args_json, env_json, cwd, url, "
     "headers_json, connection_mode, timeouts_json, oauth_json, extra_json, "
     "created_at, updated_at, client_capabilities_json, roots_json, "
-    "converted_from_stdio_json, retry_json FROM servers";
+    "converted_from_stdio_json, retry_json, protocol FROM servers";
 
 constexpr std::string_view kInsert =
     "INSERT INTO servers (id, name, transport, command, args_json, env_json, "
     "cwd, url, headers_json, connection_mode, timeouts_json, oauth_json, "
     "extra_json, created_at, updated_at, client_capabilities_json, "
-    "roots_json, converted_from_stdio_json, retry_json) "
+    "roots_json, converted_from_stdio_json, retry_json, protocol) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-    "?15, ?16, ?17, ?18, ?19)";
+    "?15, ?16, ?17, ?18, ?19, ?20)";
 
 constexpr std::string_view kUpdate =
     "UPDATE servers SET name = ?2, transport = ?3, command = ?4, "
@@ -45,7 +45,8 @@ constexpr std::string_view kUpdate =
     "connection_mode = ?10, timeouts_json = ?11, oauth_json = ?12, "
     "extra_json = ?13, created_at = ?14, updated_at = ?15, "
     "client_capabilities_json = ?16, roots_json = ?17, "
-    "converted_from_stdio_json = ?18, retry_json = ?19 WHERE id = ?1";
+    "converted_from_stdio_json = ?18, retry_json = ?19, protocol = ?20 "
+    "WHERE id = ?1";
 
 // The row whose id is ?1, or else whose name is ?1.
 constexpr std::string_view kWhereIdOrName =
@@ -75,6 +76,7 @@ enum Column {
   kRootsJson,
   kConvertedFromStdioJson,
   kRetryJson,
+  kProtocol,
 };
 
 absl::Status ServerNotFound(std::string_view id_or_name) {
@@ -363,6 +365,11 @@ absl::Status BindRow(Statement& statement, const v1::ServerConfig& config) {
   } else {
     RETURN_IF_ERROR(statement.Bind(kRetryJson + 1, nullptr));
   }
+  if (config.has_protocol()) {
+    RETURN_IF_ERROR(statement.Bind(kProtocol + 1, config.protocol()));
+  } else {
+    RETURN_IF_ERROR(statement.Bind(kProtocol + 1, nullptr));
+  }
   return absl::OkStatus();
 }
 
@@ -413,6 +420,9 @@ absl::StatusOr<v1::ServerConfig> ReadRow(const Statement& row) {
   }
   if (!row.ColumnIsNull(kRetryJson)) {
     RETURN_IF_ERROR(JsonToRetry(row.ColumnText(kRetryJson), id, &config));
+  }
+  if (!row.ColumnIsNull(kProtocol)) {
+    config.set_protocol(row.ColumnText(kProtocol));
   }
   *config.mutable_created_at() =
       TimeUtil::MillisecondsToTimestamp(row.ColumnInt64(kCreatedAt));

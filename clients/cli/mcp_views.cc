@@ -310,7 +310,9 @@ std::string ConnectionSummary(const v1::ServerStatus& status,
     details.push_back(ErrorText(status));
   } else {
     if (!status.protocol_version().empty()) {
-      details.push_back("protocol " + status.protocol_version());
+      details.push_back(
+          "protocol " + status.protocol_version() +
+          (status.protocol_era().empty() ? "" : ", " + status.protocol_era()));
     }
     details.push_back(ServerInfoSummary(status.server_info()));
   }
@@ -330,6 +332,14 @@ std::string ServerStatusDetails(const v1::ServerStatus& status,
     return value.empty() ? std::string("-") : value;
   };
   block.Add("Protocol", or_dash(status.protocol_version()));
+  if (!status.protocol_setting().empty() || !status.protocol_era().empty()) {
+    block.Add("Protocol era",
+              absl::StrCat(or_dash(status.protocol_era()), " (setting ",
+                           or_dash(status.protocol_setting()), ")"));
+  }
+  if (!status.protocol_note().empty()) {
+    block.Add("Era note", status.protocol_note());
+  }
   block.Add("Server info", or_dash(ServerInfoSummary(status.server_info())));
   block.Add("Capabilities",
             or_dash(CompactCapabilities(status.capabilities())));

@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kMaskOrder[] = {
     "name", "transport", "command", "args",           "env",
-    "cwd",  "url",       "headers", "connectionMode", "timeouts"};
+    "cwd",  "url",       "headers", "connectionMode", "timeouts", "protocol"};
 
 constexpr char kAddExamples[] =
     "for example `inspectorctl servers add everything -- npx -y "
@@ -27,6 +27,14 @@ absl::Status CheckTransport(const std::string& transport) {
   if (IsKnownTransport(transport)) return absl::OkStatus();
   return UsageError(absl::StrCat("unknown transport \"", transport, "\""),
                     "transports: stdio, streamableHttp, sse");
+}
+
+absl::Status CheckProtocol(const std::string& protocol) {
+  if (protocol == "legacy" || protocol == "modern" || protocol == "auto") {
+    return absl::OkStatus();
+  }
+  return UsageError(absl::StrCat("unknown protocol era \"", protocol, "\""),
+                    "eras: legacy, modern, auto");
 }
 
 absl::Status CheckMode(const std::string& mode) {
@@ -122,6 +130,10 @@ absl::StatusOr<v1::ServerConfig> BuildServerForAdd(const AddOptions& options) {
   if (options.mode.has_value()) {
     RETURN_IF_ERROR(CheckMode(*options.mode));
     if (*options.mode != "auto") server.set_connection_mode(*options.mode);
+  }
+  if (options.protocol.has_value()) {
+    RETURN_IF_ERROR(CheckProtocol(*options.protocol));
+    server.set_protocol(*options.protocol);
   }
   if (options.connection_timeout_ms.has_value()) {
     server.mutable_timeouts()->set_connection(*options.connection_timeout_ms);
@@ -285,6 +297,11 @@ absl::StatusOr<UpdatePlan> PlanServerUpdate(const v1::ServerConfig& current,
       server.set_connection_mode(*options.mode);
     }
     changed.insert("connectionMode");
+  }
+  if (options.protocol.has_value()) {
+    RETURN_IF_ERROR(CheckProtocol(*options.protocol));
+    server.set_protocol(*options.protocol);
+    changed.insert("protocol");
   }
   if (options.connection_timeout_ms.has_value()) {
     server.mutable_timeouts()->set_connection(*options.connection_timeout_ms);

@@ -32,6 +32,8 @@ struct AddOptions {
   std::optional<std::string> cwd;
   // "direct", "proxy", or "auto" (leave it to the daemon).
   std::optional<std::string> mode;
+  // "legacy", "modern" or "auto" (the protocol era; unset: auto).
+  std::optional<std::string> protocol;
   std::optional<uint32_t> connection_timeout_ms;
   std::optional<uint32_t> request_timeout_ms;
 };
@@ -55,6 +57,8 @@ struct UpdateOptions {
   std::optional<std::string> cwd;
   // "direct", "proxy", or "auto" (clear it: the daemon decides).
   std::optional<std::string> mode;
+  // "legacy", "modern" or "auto" (the protocol era).
+  std::optional<std::string> protocol;
   std::optional<uint32_t> connection_timeout_ms;
   std::optional<uint32_t> request_timeout_ms;
 };

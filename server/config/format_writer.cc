@@ -65,7 +65,8 @@ const std::set<std::string_view>& InspectorKeys() {
                                      "createdAt",    "updatedAt",
                                      "extra",        "clientCapabilities",
                                      "roots",        "maxRetries",
-                                     "retryBackoff", "retryableErrors"};
+                                     "retryBackoff", "retryableErrors",
+                                     "protocol"};
   return *keys;
 }
 
@@ -101,6 +102,7 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
     }
     if (!timeouts.empty()) out["timeouts"] = std::move(timeouts);
   }
+  if (s.has_protocol()) out["protocol"] = s.protocol();
   if (s.has_max_retries()) out["maxRetries"] = s.max_retries();
   if (s.retry_backoff_size() > 0) {
     Json backoff = Json::array();

@@ -388,7 +388,7 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
     std::string text;
     if (key == "id" || key == "name" || key == "transport" ||
         key == "command" || key == "cwd" || key == "url" ||
-        key == "connectionMode") {
+        key == "connectionMode" || key == "protocol") {
       if (value.is_null()) continue;
       RETURN_IF_ERROR(ReadString(ctx, value, key, &text));
       if (key == "id") out->set_id(text);
@@ -398,6 +398,7 @@ absl::Status ReadInspectorServer(const ServerContext& ctx, const Json& j,
       if (key == "cwd") out->set_cwd(text);
       if (key == "url") out->set_url(text);
       if (key == "connectionMode") out->set_connection_mode(text);
+      if (key == "protocol") out->set_protocol(text);
     } else if (key == "args") {
       if (value.is_null()) continue;
       RETURN_IF_ERROR(ReadStringList(ctx, value, key, out->mutable_args()));

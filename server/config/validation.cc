@@ -271,6 +271,24 @@ absl::Status ValidateTimeouts(const v1::Timeouts& t) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateProtocol(const v1::ServerConfig& config) {
+  if (!config.has_protocol()) return absl::OkStatus();
+  const std::string& protocol = config.protocol();
+  if (protocol != "auto" && protocol != "legacy" && protocol != "modern") {
+    return ConfigError(
+        "protocol",
+        absl::StrCat("must be \"auto\", \"legacy\" or \"modern\" (got \"",
+                     protocol, "\")"));
+  }
+  if (protocol == "modern" && config.transport() == "sse") {
+    return ConfigError("protocol",
+                       "\"modern\" (MCP 2026-07-28) needs the streamableHttp or "
+                       "stdio transport; the legacy SSE transport speaks only "
+                       "the handshake era");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRetry(const v1::ServerConfig& config) {
   if (config.has_max_retries() && config.max_retries() > kMaxRetries) {
     return ConfigError("maxRetries", absl::StrCat(config.max_retries(),
@@ -706,6 +724,7 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
     RETURN_IF_ERROR(ValidateTimeouts(config->timeouts()));
   if (config->has_oauth()) RETURN_IF_ERROR(ValidateOAuth(config->oauth()));
   RETURN_IF_ERROR(ValidateRetry(*config));
+  RETURN_IF_ERROR(ValidateProtocol(*config));
   if (config->has_extra()) RETURN_IF_ERROR(ValidateExtra(config->extra()));
   RETURN_IF_ERROR(ValidateRoots(config->roots()));
   return absl::OkStatus();

@@ -46,6 +46,9 @@ ClientFeatures FeaturesOf(const v1::ServerConfig& config) {
   features.elicitation_form = !c.has_elicitation() || c.elicitation();
   features.elicitation_url = !c.has_elicitation_url() || c.elicitation_url();
   features.roots = !c.has_roots() || c.roots();
+  // Validation refuses anything else, so an unknown value is not expected.
+  features.protocol = ParseProtocolMode(config.protocol())
+                          .value_or(ProtocolMode::kAuto);
   return features;
 }
 
@@ -98,6 +101,9 @@ struct Engine::Connection {
   // Retry settings (the configuration's, or the defaults).
   uint32_t max_retries = 0;
   std::vector<absl::Duration> retry_backoff;
+  // The era the last session found (and how), kept after it ends.
+  std::string protocol_era ABSL_GUARDED_BY(mu);
+  std::string protocol_note ABSL_GUARDED_BY(mu);
   std::vector<std::string> retryable_errors;
 
   uint32_t retry_count ABSL_GUARDED_BY(mu) = 0;
@@ -772,6 +778,7 @@ v1::ServerStatus Engine::StatusOf(Connection& c) {
   status.set_server_id(c.config.id());
   status.set_server_name(c.config.name());
   status.set_max_retries(c.max_retries);
+  status.set_protocol_setting(ProtocolModeName(c.features.protocol));
   std::shared_ptr<UpstreamSession> session;
   {
     absl::MutexLock lock(&c.mu);
@@ -786,6 +793,8 @@ v1::ServerStatus Engine::StatusOf(Connection& c) {
           static_cast<int32_t>((ms % 1000) * 1000000));
     }
     session = c.session;
+    status.set_protocol_era(c.protocol_era);
+    status.set_protocol_note(c.protocol_note);
   }
   if (session != nullptr && Live(session->state())) {
     session->FillStatus(&status);
@@ -805,10 +814,16 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
   bool give_up = false;
   uint32_t retries = 0;
   absl::Duration retry_delay;
+  v1::ServerStatus era;
+  if (to == v1::CONNECTED || to == v1::ERROR) session->FillStatus(&era);
   {
     absl::MutexLock lock(&c->mu);
     if (c->session != session) return;  // an old session's last words
     c->state = to;
+    if (!era.protocol_era().empty() || !era.protocol_note().empty()) {
+      c->protocol_era = era.protocol_era();
+      c->protocol_note = era.protocol_note();
+    }
     if (to == v1::CONNECTED) {
       c->retry_count = 0;
       c->lost = false;
@@ -863,6 +878,23 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
                    " -> ", v1::ConnectionState_Name(to), why.ok() ? "" : " (",
                    why.ok() ? "" : why.message(), why.ok() ? "" : ")"),
       StateLogData(c->config, from, to, why));
+  // Everything that needs the engine happens before the waiters and the
+  // deferred calls hear the outcome: one of them may be the last user of
+  // the engine and destroy it.
+  if (to == v1::CONNECTED) ScheduleIdleCheck(c);
+  if (reconnect) {
+    pipeline_->Log(
+        "info", "daemon", c->config.id(), "",
+        absl::StrCat(c->config.name(), ": retry ", retries, " of ",
+                     c->max_retries, " in ", absl::FormatDuration(retry_delay),
+                     " (", why.message(), ")"));
+  }
+  if (give_up && retries > 0) {
+    pipeline_->Log("warn", "daemon", c->config.id(), "",
+                   absl::StrCat(c->config.name(), ": giving up after ", retries,
+                                retries == 1 ? " retry" : " retries", ": ",
+                                why.message()));
+  }
   v1::ServerStatus status = StatusOf(*c);
   for (auto& waiter : waiters) {
     if (to == v1::CONNECTED) {
@@ -889,20 +921,6 @@ void Engine::OnState(const std::shared_ptr<Connection>& c,
         d.done(failure);
       }
     }
-  }
-  if (to == v1::CONNECTED) ScheduleIdleCheck(c);
-  if (reconnect) {
-    pipeline_->Log(
-        "info", "daemon", c->config.id(), "",
-        absl::StrCat(c->config.name(), ": retry ", retries, " of ",
-                     c->max_retries, " in ", absl::FormatDuration(retry_delay),
-                     " (", why.message(), ")"));
-  }
-  if (give_up && retries > 0) {
-    pipeline_->Log("warn", "daemon", c->config.id(), "",
-                   absl::StrCat(c->config.name(), ": giving up after ", retries,
-                                retries == 1 ? " retry" : " retries", ": ",
-                                why.message()));
   }
 }
 

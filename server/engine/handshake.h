@@ -20,8 +20,16 @@ namespace inspector::engine {
 inline constexpr const char* kProtocolVersions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
+// Which protocol era a session speaks (ServerConfig.protocol): the
+// initialize handshake, MCP 2026-07-28's stateless requests, or a
+// server/discover probe deciding between them.
+enum class ProtocolMode { kAuto, kLegacy, kModern };
+
 // The client capabilities initialize declares (all off by default).
 struct ClientFeatures {
+  // The era; kLegacy unless the configuration says otherwise (the engine
+  // maps an absent setting to kAuto).
+  ProtocolMode protocol = ProtocolMode::kLegacy;
   bool sampling = false;
   bool elicitation_form = false;
   // URL-mode elicitation, a 2025-11-25 feature. Declared with the requested

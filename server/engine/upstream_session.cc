@@ -6,9 +6,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
 #include "common/strings.h"
+#include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
 
@@ -162,6 +164,22 @@ void UpstreamSession::FillStatus(v1::ServerStatus* status) const {
   }
   status->set_instructions(handshake_.instructions());
   status->set_pid(transport_->pid());
+  switch (era_) {
+    case Era::kModern:
+      status->set_protocol_era("modern");
+      break;
+    case Era::kLegacy:
+      status->set_protocol_era("legacy");
+      break;
+    default:
+      break;
+  }
+  status->set_protocol_note(protocol_note_);
+}
+
+bool UpstreamSession::modern() const {
+  absl::MutexLock lock(&mu_);
+  return era_ == Era::kModern;
 }
 
 void UpstreamSession::Connect() {
@@ -218,6 +236,153 @@ void UpstreamSession::DoConnect() {
     MarkConnected();
     return;
   }
+  ProtocolMode mode = features_.protocol;
+  if (mode != ProtocolMode::kLegacy && identity_.transport == "sse") {
+    // The HTTP+SSE transport predates the stateless revision.
+    absl::MutexLock lock(&mu_);
+    protocol_note_ =
+        "the legacy SSE transport speaks only the handshake era";
+    mode = ProtocolMode::kLegacy;
+  }
+  if (mode == ProtocolMode::kLegacy) {
+    {
+      absl::MutexLock lock(&mu_);
+      era_ = Era::kLegacy;
+    }
+    StartInitialize();
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    era_ = Era::kProbing;
+  }
+  transport_->SetStateless(true);
+  transport_->SetProtocolVersion(kModernProtocolVersion);
+  SendDiscover(0);
+}
+
+void UpstreamSession::SendDiscover(int attempt) {
+  json params = {
+      {"_meta", ModernRequestMeta(features_, kModernProtocolVersion, "")}};
+  // auto: a handshake-era server may stay silent on a method it does not
+  // know, so the probe leaves time for initialize after it.
+  absl::Duration timeout = features_.protocol == ProtocolMode::kAuto
+                               ? limits_.connection_timeout / 3
+                               : limits_.connection_timeout;
+  auto self = shared_from_this();
+  SendInternalRequest("server/discover", params.dump(), timeout,
+                      [self, attempt](absl::StatusOr<std::string> response) {
+                        self->OnDiscoverResult(std::move(response), attempt);
+                      });
+}
+
+void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
+                                       int attempt) {
+  const bool auto_mode = features_.protocol == ProtocolMode::kAuto;
+  if (ended()) return;
+  if (!response.ok()) {
+    const std::string reason = ErrorReason(response.status());
+    // Failures of the connection itself are not answers about the era.
+    const bool connection_failed =
+        reason == "PROCESS_CRASHED" || reason == "SPAWN_FAILED" ||
+        reason == "CONNECTION_REFUSED" || reason == "CONNECTION_TIMEOUT" ||
+        reason == "AUTHENTICATION_FAILED" || reason == "CANCELLED";
+    if (auto_mode && !connection_failed) {
+      FallBackToLegacy(absl::StrCat("server/discover failed: ",
+                                    response.status().message()));
+      return;
+    }
+    FailConnection(response.status());
+    return;
+  }
+  DiscoverOutcome outcome = ParseDiscoverResponse(*response);
+  auto speaks_legacy = [&outcome] {
+    for (const std::string& v : outcome.supported) {
+      for (const char* ours : kProtocolVersions) {
+        if (v == ours) return true;
+      }
+    }
+    return false;
+  };
+  switch (outcome.kind) {
+    case DiscoverOutcome::Kind::kModern: {
+      {
+        absl::MutexLock lock(&mu_);
+        if (state_ != v1::CONNECTING) return;  // timed out or closed
+        era_ = Era::kModern;
+        protocol_version_ = kModernProtocolVersion;
+        initialize_result_ = InitializeResultFromDiscover(outcome.result_json);
+        handshake_ = std::move(outcome.status);
+        if (protocol_note_.empty()) {
+          protocol_note_ = absl::StrCat("server/discover: the server speaks ",
+                                        kModernProtocolVersion);
+        }
+      }
+      pipeline_->Log("info", "daemon", identity_.server_id,
+                     identity_.session_id,
+                     absl::StrCat(identity_.server_name, " speaks MCP ",
+                                  kModernProtocolVersion,
+                                  " (server/discover); no handshake"));
+      MarkConnected();
+      return;
+    }
+    case DiscoverOutcome::Kind::kUnsupportedVersion: {
+      bool ours = false;
+      for (const std::string& v : outcome.supported) {
+        if (v == kModernProtocolVersion) ours = true;
+      }
+      if (ours && attempt == 0) {
+        // It names our version among those it supports: select it again.
+        SendDiscover(attempt + 1);
+        return;
+      }
+      [[fallthrough]];
+    }
+    case DiscoverOutcome::Kind::kModernIncompatible:
+      if (auto_mode && speaks_legacy()) {
+        FallBackToLegacy(outcome.reason);
+        return;
+      }
+      FailConnection(Error(v1::PROTOCOL_VERSION_MISMATCH, outcome.reason,
+                           {{"serverId", identity_.server_id},
+                            {"serverName", identity_.server_name},
+                            {"supportedVersions",
+                             absl::StrJoin(outcome.supported, ", ")}}));
+      return;
+    case DiscoverOutcome::Kind::kNotModern:
+      if (auto_mode) {
+        FallBackToLegacy(outcome.reason);
+        return;
+      }
+      FailConnection(Error(
+          v1::PROTOCOL_ERROR,
+          absl::StrCat(identity_.server_name, " is not an MCP ",
+                       kModernProtocolVersion,
+                       " server (protocol is set to modern): ", outcome.reason),
+          {{"serverId", identity_.server_id},
+           {"serverName", identity_.server_name}}));
+      return;
+  }
+}
+
+void UpstreamSession::FallBackToLegacy(const std::string& why) {
+  const std::string note = absl::StrCat(
+      "server/discover found no MCP ", kModernProtocolVersion,
+      " server (", why, "); fell back to the initialize handshake");
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != v1::CONNECTING || ended_) return;
+    era_ = Era::kLegacy;
+    protocol_note_ = note;
+  }
+  pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
+                 absl::StrCat(identity_.server_name, ": ", note));
+  transport_->SetStateless(false);
+  transport_->SetProtocolVersion("");
+  StartInitialize();
+}
+
+void UpstreamSession::StartInitialize() {
   json params = InitializeParams(features_);
   auto self = shared_from_this();
   SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
@@ -281,6 +446,8 @@ void UpstreamSession::OnRelayedInitializeResult(const std::string& raw) {
 
 void UpstreamSession::SchedulePing() {
   if (limits_.ping_interval <= absl::ZeroDuration()) return;
+  // The stateless era has no ping: every request stands on its own.
+  if (modern()) return;
   std::weak_ptr<UpstreamSession> weak = weak_from_this();
   absl::MutexLock lock(&mu_);
   if (state_ != v1::CONNECTED) return;
@@ -442,6 +609,59 @@ void UpstreamSession::SendNow(Queued message) {
       AnswerLocally(info, raw, result, std::move(done));
       return;
     }
+    const bool is_modern = !relay() && modern();
+    if (is_modern && (info.method == "ping" || info.method == "logging/setLevel")) {
+      // Both were removed by the 2026-07-28 revision: liveness needs no
+      // ping, and the log level travels in every request's _meta.
+      if (info.method == "logging/setLevel") {
+        json params = ParamsOf(raw);
+        absl::MutexLock lock(&mu_);
+        log_level_ = params.contains("level") && params["level"].is_string()
+                         ? params["level"].get<std::string>()
+                         : std::string();
+      }
+      if (message.entry != 0) counters_->Completed();
+      AnswerLocally(info, raw, "{}", std::move(done));
+      return;
+    }
+    if (is_modern) {
+      std::string log_level;
+      {
+        absl::MutexLock lock(&mu_);
+        log_level = log_level_;
+      }
+      absl::StatusOr<std::string> with_meta = AddModernMeta(
+          raw, ModernRequestMeta(features_, kModernProtocolVersion, log_level));
+      absl::StatusOr<MessageInfo> meta_info =
+          with_meta.ok() ? InspectMessage(*with_meta)
+                         : absl::StatusOr<MessageInfo>(with_meta.status());
+      if (!meta_info.ok()) {
+        if (message.entry != 0) counters_->Ended(meta_info.status());
+        done(meta_info.status());
+        return;
+      }
+      // What the caller sent, kept for the retries of an input round.
+      Queued sent;
+      sent.raw = raw;
+      sent.info = info;
+      sent.limits = limits;
+      sent.entry = message.entry;
+      sent.created = message.created;
+      sent.input_round = message.input_round;
+      std::weak_ptr<UpstreamSession> weak = weak_from_this();
+      done = [weak, sent = std::move(sent), done = std::move(done)](
+                 absl::StatusOr<std::string> answer) mutable {
+        auto self = weak.lock();
+        if (self == nullptr || !answer.ok()) {
+          done(std::move(answer));
+          return;
+        }
+        self->OnModernAnswer(std::move(sent), *std::move(answer),
+                             std::move(done));
+      };
+      message.raw = *std::move(with_meta);
+      message.info = *std::move(meta_info);
+    }
     InflightRequests::Request request;
     request.caller_id = info.id;
     request.method = info.method;
@@ -457,8 +677,8 @@ void UpstreamSession::SendNow(Queued message) {
     inflight_->Add(upstream_id, std::move(request),
                    Or(limits.request_timeout, limits_.request_timeout),
                    Or(limits.max_total, limits_.max_total));
-    absl::Status sent =
-        transport_->Send(ReplaceId(raw, info, absl::StrCat(upstream_id)));
+    absl::Status sent = TransportSend(
+        ReplaceId(raw, info, absl::StrCat(upstream_id)), is_modern);
     if (!sent.ok()) {
       InflightRequests::Request failed;
       if (inflight_->Take(upstream_id, &failed)) Finish(failed, sent);
@@ -557,7 +777,12 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   request.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
   // Not pausable: the daemon's own requests keep their clock.
   inflight_->Add(id, std::move(request), timeout, absl::InfiniteDuration());
-  absl::Status sent = transport_->Send(std::move(raw));
+  bool stateless;
+  {
+    absl::MutexLock lock(&mu_);
+    stateless = era_ == Era::kModern || era_ == Era::kProbing;
+  }
+  absl::Status sent = TransportSend(std::move(raw), stateless);
   if (!sent.ok()) {
     InflightRequests::Request failed;
     if (inflight_->Take(id, &failed)) Finish(failed, sent);
@@ -816,6 +1041,9 @@ absl::Status UpstreamSession::AnswerServerRequest(
                  absl::StrCat("an answer is a result or an error, not ",
                               member));
   }
+  if (absl::Status input; AnswerInput(id, member, value_json, &input)) {
+    return input;
+  }
   ServerRequests::Request inbound;
   {
     absl::MutexLock lock(&mu_);
@@ -837,7 +1065,8 @@ absl::Status UpstreamSession::AnswerServerRequest(
 }
 
 void UpstreamSession::NotifyRootsChanged() {
-  if (!features_.roots || state() != v1::CONNECTED) return;
+  // The stateless era removed notifications/roots/list_changed.
+  if (!features_.roots || state() != v1::CONNECTED || modern()) return;
   SendInternalNotification("notifications/roots/list_changed", "");
 }
 
@@ -1118,6 +1347,11 @@ void UpstreamSession::OnClosed(absl::Status status) {
     }
     end_status_ = failure;
     queued.swap(queued_);
+    for (auto& [number, call] : input_calls_) {
+      call.request.entry = 0;  // its round was counted when it ended
+      queued.push_back(std::move(call.request));
+    }
+    input_calls_.clear();
     // Server requests die with the session; the owner learns it from the
     // state change and answers nothing.
     server_requests_.Clear();
@@ -1140,6 +1374,283 @@ void UpstreamSession::OnClosed(absl::Status status) {
   pipeline_->SessionEnded(identity_.session_id,
                           requested ? "closed" : ErrorReason(failure));
   SetState(requested ? v1::DISCONNECTED : v1::ERROR, failure);
+}
+
+// --- The stateless era (MCP 2026-07-28) ---------------------------------------
+
+absl::Status UpstreamSession::TransportSend(std::string raw, bool modern) {
+  // Only Streamable HTTP mirrors the body into headers; stdio needs none.
+  if (!modern || identity_.transport != "streamableHttp") {
+    return transport_->Send(std::move(raw));
+  }
+  json message = json::parse(raw, nullptr, false);
+  std::vector<std::pair<std::string, std::string>> headers;
+  {
+    absl::MutexLock lock(&mu_);
+    headers = ModernRequestHeaders(message, tool_headers_);
+  }
+  return transport_->SendWithHeaders(std::move(raw), std::move(headers));
+}
+
+void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
+                                     ResponseCallback done) {
+  if (sent.info.method == "tools/list" &&
+      identity_.transport == "streamableHttp") {
+    // Learn each tool's x-mcp-header parameters; a tool whose annotations
+    // break the rules is left out of the list the caller gets (the
+    // revision's requirement), with a warning naming it and why.
+    json parsed = json::parse(answer, nullptr, false);
+    json* tools = nullptr;
+    if (parsed.is_object() && parsed.contains("result") &&
+        parsed["result"].is_object() && parsed["result"].contains("tools") &&
+        parsed["result"]["tools"].is_array()) {
+      tools = &parsed["result"]["tools"];
+    }
+    if (tools != nullptr) {
+      json kept = json::array();
+      bool dropped = false;
+      std::map<std::string, std::vector<HeaderParam>> learned;
+      for (json& tool : *tools) {
+        const std::string name =
+            tool.is_object() && tool.contains("name") && tool["name"].is_string()
+                ? tool["name"].get<std::string>()
+                : std::string();
+        absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
+        if (!params.ok()) {
+          dropped = true;
+          pipeline_->Log(
+              "warn", "daemon", identity_.server_id, identity_.session_id,
+              absl::StrCat("tool ", QuoteInput(name), " of ",
+                           identity_.server_name,
+                           " is left out of tools/list: ",
+                           params.status().message()));
+          continue;
+        }
+        if (!params->empty()) learned[name] = *std::move(params);
+        kept.push_back(std::move(tool));
+      }
+      {
+        absl::MutexLock lock(&mu_);
+        for (auto& [name, params] : learned) {
+          tool_headers_[name] = std::move(params);
+        }
+      }
+      if (dropped) {
+        *tools = std::move(kept);
+        answer = parsed.dump();
+      }
+    }
+  }
+  if (sent.limits.pass_input_required) {
+    done(std::move(answer));
+    return;
+  }
+  absl::StatusOr<std::optional<InputRequired>> input =
+      ParseInputRequired(answer);
+  const ErrorDetails details = {{"serverId", identity_.server_id},
+                                {"serverName", identity_.server_name},
+                                {"method", sent.info.method}};
+  if (!input.ok()) {
+    done(Error(v1::INVALID_RESPONSE, std::string(input.status().message()), details));
+    return;
+  }
+  if (!input->has_value()) {
+    done(std::move(answer));
+    return;
+  }
+  InputRequired& required = **input;
+  const int max_rounds = sent.limits.max_input_rounds > 0
+                             ? sent.limits.max_input_rounds
+                             : kDefaultMaxInputRounds;
+  if (sent.input_round + 1 > max_rounds) {
+    ErrorDetails more = details;
+    more.emplace_back("inputRounds", absl::StrCat(sent.input_round + 1));
+    done(Error(v1::PROTOCOL_ERROR,
+               absl::StrCat(identity_.server_name, " still asks for input (",
+                            "input_required) after ", max_rounds,
+                            " rounds of ", sent.info.method,
+                            "; the inspector stops retrying"),
+               std::move(more)));
+    return;
+  }
+  for (const InputRequest& request : required.requests) {
+    bool declared = false;
+    if (request.method == "elicitation/create") {
+      std::string mode = "form";
+      if (request.params.contains("mode") && request.params["mode"].is_string()) {
+        mode = request.params["mode"].get<std::string>();
+      }
+      declared = mode == "url" ? features_.elicitation_url
+                               : features_.elicitation_form;
+    } else if (request.method == "sampling/createMessage") {
+      declared = features_.sampling;
+    } else if (request.method == "roots/list") {
+      declared = features_.roots;
+    }
+    if (!declared || !hooks_.on_server_request) {
+      done(Error(v1::PROTOCOL_ERROR,
+                 absl::StrCat(identity_.server_name, " asks for ",
+                              QuoteInput(request.method), " (input request ",
+                              QuoteInput(request.key),
+                              "), which this client did not declare"),
+                 details));
+      return;
+    }
+  }
+  uint64_t number;
+  std::vector<ServerRequest> asks;
+  size_t persons = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (ended_) {
+      done(end_status_);
+      return;
+    }
+    number = next_input_call_++;
+    InputCall call;
+    call.request = std::move(sent);
+    call.request.input_round += 1;
+    call.request.done = std::move(done);
+    call.request_state = std::move(required.request_state);
+    const absl::Time now = clock_->Now();
+    for (InputRequest& request : required.requests) {
+      // A JSON string id, unique in the session: the pending item's.
+      const std::string id =
+          json(absl::StrCat("input-", number, "-", request.key)).dump();
+      const bool person = request.method != "roots/list";
+      if (!server_requests_.Open({id, request.method, 0, now, person})) {
+        continue;
+      }
+      if (person) ++persons;
+      call.pending[id] = request.key;
+      ServerRequest ask;
+      ask.id = id;
+      ask.method = request.method;
+      ask.params = std::move(request.params);
+      asks.push_back(std::move(ask));
+    }
+    input_calls_.emplace(number, std::move(call));
+  }
+  pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
+                 absl::StrCat(identity_.server_name, " needs input for ",
+                              asks.empty() ? std::string("nothing (retrying)")
+                                           : absl::StrCat(asks.size(),
+                                                          " request(s)"),
+                              " before it completes a request"));
+  // Other callers' clocks stand still while a person is asked, as for the
+  // handshake era's requests.
+  for (size_t i = 0; i < persons; ++i) inflight_->Pause();
+  if (asks.empty()) {
+    RetryWithInputs(number);
+    return;
+  }
+  for (ServerRequest& ask : asks) hooks_.on_server_request(std::move(ask));
+}
+
+void UpstreamSession::RetryWithInputs(uint64_t number) {
+  InputCall call;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = input_calls_.find(number);
+    if (it == input_calls_.end()) return;
+    call = std::move(it->second);
+    input_calls_.erase(it);
+  }
+  absl::StatusOr<std::string> retry =
+      BuildInputRetry(call.request.raw, call.responses, call.request_state);
+  absl::StatusOr<MessageInfo> info =
+      retry.ok() ? InspectMessage(*retry)
+                 : absl::StatusOr<MessageInfo>(retry.status());
+  if (!info.ok()) {
+    call.request.done(info.status());
+    return;
+  }
+  Queued next = std::move(call.request);
+  next.raw = *std::move(retry);
+  next.info = *std::move(info);
+  // Each retry is a request of its own (queue entry, history row).
+  next.entry = NextQueueEntryId();
+  next.created = clock_->Now();
+  Dispatch(std::move(next));
+}
+
+void UpstreamSession::FailInputCall(uint64_t number, absl::Status why) {
+  InputCall call;
+  std::vector<std::string> withdrawn;
+  size_t persons = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = input_calls_.find(number);
+    if (it == input_calls_.end()) return;
+    call = std::move(it->second);
+    input_calls_.erase(it);
+    for (const auto& [id, key] : call.pending) {
+      ServerRequests::Request inbound;
+      if (server_requests_.Close(id, &inbound)) {
+        withdrawn.push_back(id);
+        if (inbound.waits_for_person) ++persons;
+      }
+    }
+  }
+  for (size_t i = 0; i < persons; ++i) inflight_->Resume();
+  if (hooks_.on_server_request_withdrawn) {
+    for (const std::string& id : withdrawn) {
+      hooks_.on_server_request_withdrawn(id, std::string(why.message()));
+    }
+  }
+  call.request.done(std::move(why));
+}
+
+bool UpstreamSession::AnswerInput(const std::string& id,
+                                  const std::string& member,
+                                  const std::string& value_json,
+                                  absl::Status* result) {
+  uint64_t number = 0;
+  std::string key, method;
+  bool waits = false;
+  bool complete = false;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [n, call] : input_calls_) {
+      auto it = call.pending.find(id);
+      if (it == call.pending.end()) continue;
+      number = n;
+      key = it->second;
+      ServerRequests::Request inbound;
+      if (server_requests_.Close(id, &inbound)) {
+        waits = inbound.waits_for_person;
+        method = inbound.method;
+      }
+      call.pending.erase(it);
+      if (member == "result") {
+        json value = json::parse(value_json, nullptr, false);
+        call.responses[key] =
+            value.is_discarded() ? json::object() : std::move(value);
+      }
+      complete = call.pending.empty();
+      break;
+    }
+  }
+  if (number == 0) return false;
+  if (waits) inflight_->Resume();
+  *result = absl::OkStatus();
+  if (member != "result") {
+    json error = json::parse(value_json, nullptr, false);
+    std::string message = error.is_object() && error.contains("message") &&
+                                  error["message"].is_string()
+                              ? error["message"].get<std::string>()
+                              : value_json;
+    FailInputCall(number,
+                  Error(v1::CANCELLED,
+                        absl::StrCat("the server's input request ",
+                                     QuoteInput(key), " (", method,
+                                     ") was refused: ", message),
+                        {{"serverId", identity_.server_id},
+                         {"serverName", identity_.server_name}}));
+    return true;
+  }
+  if (complete) RetryWithInputs(number);
+  return true;
 }
 
 }  // namespace inspector::engine

@@ -40,6 +40,17 @@
 // in progress is cancelled upstream with notifications/cancelled. How each
 // ended is counted in the RequestCounters given to Create().
 //
+// Protocol eras (ClientFeatures::protocol): the handshake above, or MCP
+// 2026-07-28 (found by a server/discover probe): no initialize and no
+// pings; every caller request gets the revision's `_meta` (re-serialized
+// for it) and, over Streamable HTTP, its Mcp-* headers; an input_required
+// result is a multi round-trip request: its inputRequests go to the owner
+// as ServerRequests (answered with AnswerServerRequest() like the
+// handshake era's) and the request is retried with inputResponses and
+// requestState until the final result, which the caller gets alone
+// (modern_protocol.h, mrtr.h). `auto` falls back to the handshake when
+// the probe finds no modern server.
+//
 // A session is used once: Connect(), traffic, then it ends (Close(), the
 // server going away, or a failed handshake) and reports its final state.
 // Reconnecting means a new session.
@@ -54,6 +65,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -69,6 +81,8 @@
 #include "server/engine/clock.h"
 #include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
+#include "server/engine/modern_protocol.h"
+#include "server/engine/mrtr.h"
 #include "server/engine/request_counters.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
@@ -96,6 +110,12 @@ struct CallLimits {
   // one.
   uint64_t entry = 0;
   absl::Time created;
+  // Modern servers: hand an input_required result back as it came instead
+  // of asking its inputRequests as pending items and retrying (Forward's
+  // pass_input_required).
+  bool pass_input_required = false;
+  // Input rounds one request may take; 0: kDefaultMaxInputRounds.
+  int max_input_rounds = 0;
 };
 
 // Queue entry ids: unique among the daemon's requests while it runs.
@@ -254,9 +274,18 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     absl::Time created;
     // What the intercept stage did with it, if it held it (for history).
     std::shared_ptr<const InterceptNote> note;
+    // Modern era: which input round this request is (0: the first send).
+    int input_round = 0;
   };
   // The intercept stage's hooks (server/engine/intercept_glue.cc).
   friend class InterceptGlue;
+  // A caller's request whose server asked for input (MRTR): the request as
+  // last sent, and the answers gathered for its input requests.
+  struct InputCall {
+    Queued request;
+    std::optional<std::string> request_state;
+    std::map<std::string, std::string> pending;  // pending item id -> key
+    nlohmann::json responses = nlohmann::json::object();
 
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
@@ -265,6 +294,33 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
                   std::shared_ptr<RequestCounters> counters);
 
   void DoConnect();
+  // The handshake era's start: initialize.
+  void StartInitialize();
+  // The modern era's start: server/discover (again after an
+  // UnsupportedProtocolVersion answer naming our version, once).
+  void SendDiscover(int attempt);
+  void OnDiscoverResult(absl::StatusOr<std::string> response, int attempt);
+  // auto: the probe found no modern server; logs why and does initialize.
+  void FallBackToLegacy(const std::string& why);
+  bool modern() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Modern era: a caller request's answer (ok), before the caller sees it:
+  // an input_required result becomes pending items (or the next retry), a
+  // tools/list result over HTTP loses tools with invalid x-mcp-header.
+  void OnModernAnswer(Queued sent, std::string answer, ResponseCallback done);
+  // All inputs of `call` are answered: sends the retry.
+  void RetryWithInputs(uint64_t call) ABSL_LOCKS_EXCLUDED(mu_);
+  // An input request of `call` was refused or withdrawn: the caller's
+  // request fails with `why` and the call's other pending items are
+  // withdrawn.
+  void FailInputCall(uint64_t call, absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether `id` names a pending item of an input call; if so takes it as
+  // answered with `member`/`value_json`.
+  bool AnswerInput(const std::string& id, const std::string& member,
+                   const std::string& value_json, absl::Status* result)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends `raw` (an internal or caller request) with the modern headers if
+  // the era is modern.
+  absl::Status TransportSend(std::string raw, bool modern);
   void OnInitializeResult(absl::StatusOr<std::string> response);
   // CONNECTING → CONNECTED: stops the connect timer and sends what waited.
   void MarkConnected() ABSL_LOCKS_EXCLUDED(mu_);
@@ -351,6 +407,19 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   std::string protocol_version_ ABSL_GUARDED_BY(mu_);
   std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
   v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);
+  Era era_ ABSL_GUARDED_BY(mu_) = Era::kUnknown;
+  // How the era was chosen (a fallback's reason), for GetServerStatus.
+  std::string protocol_note_ ABSL_GUARDED_BY(mu_);
+  // Modern era: the log level sent in every request's _meta (set by the
+  // caller's logging/setLevel, which the revision removed); "" none.
+  std::string log_level_ ABSL_GUARDED_BY(mu_);
+  // Modern era over HTTP: the x-mcp-header parameters of each tool, from
+  // the last tools/list seen.
+  std::map<std::string, std::vector<HeaderParam>> tool_headers_
+      ABSL_GUARDED_BY(mu_);
+  // Modern era: requests waiting for a person's input, by call number.
+  std::map<uint64_t, InputCall> input_calls_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_input_call_ ABSL_GUARDED_BY(mu_) = 1;
   // Server requests given to the owner and not answered yet, and those
   // answered lately. Each one waiting for a person pauses inflight_ once.
   ServerRequests server_requests_ ABSL_GUARDED_BY(mu_);

@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
+#include "server/engine/modern_protocol.h"
 #include "server/services/call_tracker.h"
 #include "server/services/unary.h"
 
@@ -101,10 +102,16 @@ void McpService::Call(const std::string& server, const std::string& method,
           if (error->contains("data")) {
             details.emplace_back("jsonrpcData", (*error)["data"].dump());
           }
-          done(Error(v1::SERVER_ERROR,
+          // The 2026-07-28 revision's errors say the request itself did not
+          // fit the server (headers, capabilities, version): protocol
+          // errors, with what they mean.
+          const std::string meaning = engine::ModernErrorMeaning(
+              code.is_number_integer() ? code.get<int>() : 0);
+          done(Error(meaning.empty() ? v1::SERVER_ERROR : v1::PROTOCOL_ERROR,
                      absl::StrCat(method, " failed on the server: ",
                                   message.empty() ? error->dump() : message,
-                                  " (JSON-RPC error ", code.dump(), ")"),
+                                  " (JSON-RPC error ", code.dump(),
+                                  meaning.empty() ? "" : ", ", meaning, ")"),
                      std::move(details)),
                ms);
           return;
@@ -211,9 +218,10 @@ grpc::ServerUnaryReactor* McpService::Forward(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
+  engine::CallLimits limits = LimitsOf(request->options(), context->peer());
+  limits.pass_input_required = request->pass_input_required();
   engine_->Forward(
-      request->server_id(), request->body().data(),
-      LimitsOf(request->options(), context->peer()),
+      request->server_id(), request->body().data(), std::move(limits),
       [context, reactor, response](absl::StatusOr<std::string> answer) {
         if (!answer.ok()) {
           Finish(reactor, answer.status());

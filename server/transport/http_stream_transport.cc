@@ -80,6 +80,12 @@ absl::Status HttpStreamTransport::Start(TransportCallbacks callbacks) {
 }
 
 absl::Status HttpStreamTransport::Send(std::string message) {
+  return SendWithHeaders(std::move(message), {});
+}
+
+absl::Status HttpStreamTransport::SendWithHeaders(
+    std::string message,
+    std::vector<std::pair<std::string, std::string>> headers) {
   absl::MutexLock lock(&mu_);
   if (!started_) {
     return Error(v1::FAILED_PRECONDITION, "the transport is not started");
@@ -88,9 +94,14 @@ absl::Status HttpStreamTransport::Send(std::string message) {
     return Error(v1::FAILED_PRECONDITION, "the transport is closed");
   }
   if (!refusal_.empty()) return Error(v1::FAILED_PRECONDITION, refusal_);
-  loop_->Post([this, message = std::move(message)]() mutable {
+  loop_->Post([this, message = std::move(message),
+                headers = std::move(headers)]() mutable {
     if (ending()) return;
-    SendOnWorker(std::move(message));
+    if (headers.empty()) {
+      SendOnWorker(std::move(message));
+    } else {
+      SendOnWorkerWithHeaders(std::move(message), std::move(headers));
+    }
   });
   return absl::OkStatus();
 }

@@ -83,6 +83,10 @@ class HttpStreamTransport : public Transport {
   // FAILED_PRECONDITION if Start() has not succeeded, after Close(), or after
   // the connection ended with an error.
   absl::Status Send(std::string message) final;
+  // The same with extra headers; see Transport::SendWithHeaders.
+  absl::Status SendWithHeaders(
+      std::string message,
+      std::vector<std::pair<std::string, std::string>> headers) final;
 
   // Idempotent; see the file comment.
   void Close() final;
@@ -126,6 +130,12 @@ class HttpStreamTransport : public Transport {
 
   // A message given to Send(), unless the transport is ending.
   virtual void SendOnWorker(std::string message) = 0;
+  // A message given to SendWithHeaders(); default: SendOnWorker() without
+  // the headers.
+  virtual void SendOnWorkerWithHeaders(std::string message,
+                                       http_internal::HttpHeaders headers) {
+    SendOnWorker(std::move(message));
+  }
   // kAwaitServer only: connects and later calls StartSucceeded() or
   // StartFailed().
   virtual void ConnectOnStart() {}

@@ -27,6 +27,12 @@ bool IsRequestObject(const nlohmann::json& j) {
   return j.is_object() && j.contains("method") && j.contains("id");
 }
 
+// Whether `text` is one JSON-RPC response naming a request (id not null).
+bool IsAnswerWithId(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  return IsResponseObject(j) && !j["id"].is_null();
+}
+
 // Whether `text` is a JSON-RPC response (or a batch holding one).
 bool LooksLikeResponse(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
@@ -55,6 +61,7 @@ struct StreamableHttpTransport::Exchange {
 
   uint64_t id = 0;
   std::string message;
+  HttpHeaders extra_headers;   // SendWithHeaders's, on every attempt
   bool after_version = false;  // issued after SetProtocolVersion
   bool resuming = false;       // the current request is a resuming GET
   bool sent_session = false;   // the current request carried a session id
@@ -94,8 +101,13 @@ StreamableHttpTransport::~StreamableHttpTransport() { Close(); }
 void StreamableHttpTransport::SetProtocolVersion(const std::string& version) {
   RunOnWorker([this, version] {
     protocol_version_ = version;
-    version_set_ = true;
+    // "": no header again (a probe in the stateless era fell back).
+    version_set_ = !version.empty();
   });
+}
+
+void StreamableHttpTransport::SetStateless(bool stateless) {
+  RunOnWorker([this, stateless] { stateless_ = stateless; });
 }
 
 std::string StreamableHttpTransport::session_id() const {
@@ -115,10 +127,16 @@ HttpHeaders StreamableHttpTransport::BaseHeaders() const {
 // --- POST exchanges ----------------------------------------------------------
 
 void StreamableHttpTransport::SendOnWorker(std::string message) {
+  SendOnWorkerWithHeaders(std::move(message), {});
+}
+
+void StreamableHttpTransport::SendOnWorkerWithHeaders(std::string message,
+                                                      HttpHeaders headers) {
   auto owned = std::make_unique<Exchange>(options().max_message_bytes);
   Exchange* ex = owned.get();
   ex->id = next_exchange_id_++;
   ex->message = std::move(message);
+  ex->extra_headers = std::move(headers);
   ex->after_version = version_set_;
   exchanges_.emplace(ex->id, std::move(owned));
   IssueExchangeRequest(ex);
@@ -157,6 +175,7 @@ void StreamableHttpTransport::IssueExchangeRequest(Exchange* ex) {
   request.headers.emplace_back("Content-Type", "application/json");
   request.headers.emplace_back("Accept", "application/json, text/event-stream");
   for (auto& header : BaseHeaders()) request.headers.push_back(header);
+  for (auto& header : ex->extra_headers) request.headers.push_back(header);
   ex->stream.transfer =
       loop()->StartTransfer(std::move(request), std::move(handlers));
 }
@@ -178,7 +197,7 @@ bool StreamableHttpTransport::OnExchangeHead(uint64_t ex_id,
       ex->stream.open = true;
       return true;
     }
-    if (session_id_.empty()) {
+    if (session_id_.empty() && !stateless_) {
       const std::string* sid = head.Find("mcp-session-id");
       if (sid != nullptr && !sid->empty()) {
         session_id_ = *sid;
@@ -186,7 +205,7 @@ bool StreamableHttpTransport::OnExchangeHead(uint64_t ex_id,
         session_id_copy_ = *sid;
       }
     }
-    if (ex->after_version) MaybeOpenGetStream();
+    if (ex->after_version && !stateless_) MaybeOpenGetStream();
     if (status == 202 || status == 204) {
       ex->mode = Exchange::Mode::kIgnore;
       return true;
@@ -286,6 +305,15 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
       exchanges_.erase(it);
       return;
     case Exchange::Mode::kError:
+      if (stateless_ && !ex->resuming && IsAnswerWithId(ex->body) &&
+          ContainsRequest(ex->message)) {
+        // A modern server's JSON-RPC error (UnsupportedProtocolVersion,
+        // HeaderMismatch, ...) comes with HTTP 400: the answer it is.
+        std::string body = std::move(ex->body);
+        exchanges_.erase(it);
+        Deliver(std::move(body));
+        return;
+      }
       if (ex->resuming && ex->head.status >= 500) {
         ScheduleResume(ex, absl::StrCat("GET answered HTTP ", ex->head.status));
         return;

@@ -123,6 +123,9 @@ class StreamableHttpTransport final : public HttpStreamTransport {
   // Sets MCP-Protocol-Version for every request issued after this call.
   void SetProtocolVersion(const std::string& version) override;
 
+  // See Transport::SetStateless.
+  void SetStateless(bool stateless) override;
+
   // The session id the server assigned; "" until then.
   std::string session_id() const;
 
@@ -134,6 +137,8 @@ class StreamableHttpTransport final : public HttpStreamTransport {
 
   // HttpStreamTransport; worker thread.
   void SendOnWorker(std::string message) override;
+  void SendOnWorkerWithHeaders(std::string message,
+                               http_internal::HttpHeaders headers) override;
   void AbortTransfers() override;
   void WindDown() override;
 
@@ -161,6 +166,7 @@ class StreamableHttpTransport final : public HttpStreamTransport {
   std::string session_id_;
   std::string protocol_version_;
   bool version_set_ = false;
+  bool stateless_ = false;  // see Transport::SetStateless
   uint64_t next_exchange_id_ = 1;
   std::map<uint64_t, std::unique_ptr<Exchange>> exchanges_;
   std::unique_ptr<GetStream> get_;

@@ -68,6 +68,25 @@ class Transport {
   // FAILED_PRECONDITION if not started or already closed.
   virtual absl::Status Send(std::string message) = 0;
 
+  // Send() with extra HTTP headers for this one message: MCP 2026-07-28's
+  // Mcp-Method, Mcp-Name and Mcp-Param-*, which the engine derives from
+  // the message (a transport does not parse JSON-RPC). Transports that are
+  // not HTTP, or not the Streamable HTTP one, send the message alone.
+  virtual absl::Status SendWithHeaders(
+      std::string message,
+      std::vector<std::pair<std::string, std::string>> headers) {
+    return Send(std::move(message));
+  }
+
+  // The stateless 2026-07-28 era (set before the first Send(), or after a
+  // probe found a modern server): Streamable HTTP then keeps no session id,
+  // opens no standalone GET stream, sends no DELETE on Close, and hands an
+  // error status's body to on_message when it is a JSON-RPC response with
+  // an id (modern servers answer UnsupportedProtocolVersion, HeaderMismatch
+  // and MissingRequiredClientCapability with HTTP 400 and such a body).
+  // false: the handshake era (the default). Others ignore it.
+  virtual void SetStateless(bool stateless) {}
+
   // Protocol version negotiated by initialize; HTTP transports send it as
   // MCP-Protocol-Version on every later request. Default: nothing.
   virtual void SetProtocolVersion(const std::string& version) {}

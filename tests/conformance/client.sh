@@ -333,6 +333,13 @@ with_step_up() {
   "$@" >&2
 }
 
+# Fails unless the daemon's status of our server names protocol era `era`.
+expect_era() {
+  local era
+  era="$(ctl -o json status "$SERVER_NAME" | json_get protocolEra)"
+  [ "$era" = "$1" ] || die "expected protocol era '$1' for $SERVER_NAME, the daemon reports '${era:-none}'"
+}
+
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/inspector-conformance.XXXXXX")"
 if [ -n "${CONFORMANCE_INSPECTOR_ADDR:-}" ]; then
   export INSPECTOR_ADDR="$CONFORMANCE_INSPECTOR_ADDR"
@@ -371,6 +378,92 @@ case "$SCENARIO" in
     list_tools
     call_tool_answering '^Elicitation completed: ' elicitation/create \
       test_client_elicitation_defaults
+    ;;
+  # MCP 2026-07-28 (the next suite at its wire). The server is added with
+  # the default protocol setting, auto: server/discover finds the era.
+  request-metadata)
+    # The first request is refused with UnsupportedProtocolVersion naming
+    # 2026-07-28; the daemon selects it again. Every request carries _meta
+    # and MCP-Protocol-Version.
+    register_server streamableHttp
+    connect
+    list_tools
+    expect_era modern
+    ;;
+  sep-2322-client-request-state)
+    # Multi round-trip requests: the elicitation a tool asks for becomes a
+    # pending item, answered like any other; the daemon retries with the
+    # answer and the server's requestState (echoed exactly, only when
+    # sent), under a new JSON-RPC id. A call made meanwhile carries
+    # neither; a result without resultType is complete.
+    register_server streamableHttp
+    connect
+    list_tools
+    expect_era modern
+    call_tool_answering '^echo-state-ok$' elicitation/create test_mrtr_echo_state
+    call_tool_answering '^no-state-ok$' elicitation/create test_mrtr_no_state
+    call_tool '^unrelated-ok$' test_mrtr_unrelated
+    call_tool '^no-result-type-test-ok$' test_mrtr_no_result_type
+    ;;
+  http-standard-headers)
+    # Mcp-Method on every POST, Mcp-Name on tools/call, resources/read and
+    # prompts/get (Base64 when the value is not plain ASCII).
+    register_server streamableHttp
+    connect
+    list_tools
+    call_tool 'Headers test completed' test_headers
+    call_tool 'Headers test completed' my-hyphenated-tool
+    ctl resources "$SERVER_NAME" >&2 || die "inspectorctl resources failed"
+    ctl read "$SERVER_NAME" 'file:///path/to/file%20name.txt' >&2 ||
+      die "inspectorctl read (file URI) failed"
+    ctl read "$SERVER_NAME" 'https://example.com/resource?id=123' >&2 ||
+      die "inspectorctl read (https URI) failed"
+    ctl prompts "$SERVER_NAME" >&2 || die "inspectorctl prompts failed"
+    for prompt in $(ctl -o json prompts "$SERVER_NAME" --all | python3 -c '
+import json, sys
+data = json.load(sys.stdin)
+for p in data.get("prompts", []) if isinstance(data, dict) else data:
+    print(p["name"])'); do
+      ctl prompt "$SERVER_NAME" "$prompt" >&2 ||
+        die "inspectorctl prompt $SERVER_NAME $prompt failed"
+    done
+    ;;
+  http-custom-headers)
+    # Tool parameters annotated with x-mcp-header are mirrored into
+    # Mcp-Param-{Name} headers (Base64 for values that are not plain
+    # ASCII); null and absent ones are left out, unannotated ones too.
+    register_server streamableHttp
+    connect
+    list_tools
+    call_tool '.' test_custom_headers region=us-west1 priority=7 verbose=true \
+      debug=false method_val=GET float_val=3.5 'non_ascii_val=Hello, 世界' \
+      'whitespace_val= padded ' 'leading_space_val= lead' \
+      'trailing_space_val=trail ' 'internal_space_val=in side' \
+      "control_char_val=bell$(printf '\a')here" \
+      "crlf_val=line1$(printf '\r\n')line2" "tab_val=$(printf '\t')tabbed" \
+      query=plain
+    call_tool '.' test_custom_headers_null --json '{"verbose": null}'
+    ;;
+  http-invalid-tool-headers)
+    # Tools whose x-mcp-header annotations break the rules are left out of
+    # the list; this client then calls every tool it was given.
+    register_server streamableHttp
+    connect
+    tools_json="$(ctl -o json tools "$SERVER_NAME" --all)" ||
+      die "inspectorctl tools $SERVER_NAME failed"
+    for tool in $(python3 -c '
+import json, sys
+data = json.loads(sys.argv[1])
+for t in data.get("tools", []) if isinstance(data, dict) else data:
+    print(t["name"])' "$tools_json"); do
+      call_tool '.' "$tool" region=us-east1
+    done
+    ;;
+  json-schema-ref-no-deref)
+    # A tool schema's network $ref is never fetched.
+    register_server streamableHttp
+    connect
+    list_tools
     ;;
   auth/*)
     # The scenario's MCP server answers 401 until the daemon holds a token;

@@ -379,18 +379,19 @@ TEST_F(RequestQueueE2eTest, AQueuedRequestIsCancelledBeforeItIsSent) {
   EXPECT_EQ(queue.pending(), 0u);
   EXPECT_EQ(queue.cancelled(), 1u);
 
-  // The server got initialize (the daemon wrote it before the call), and
+  // The server got the daemon's opening request (the server/discover
+  // probe of the default protocol setting, written before the call), and
   // nothing of the call.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string seen;
   while (std::chrono::steady_clock::now() < deadline) {
     seen = testing::ReadFile(wire);
-    if (seen.find("\"initialize\"") != std::string::npos) break;
+    if (seen.find("\"server/discover\"") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   HttpResult disconnected = Http("POST", "/api/servers/stuck/disconnect", "{}");
   EXPECT_EQ(disconnected.status, 200) << disconnected.body;
-  EXPECT_THAT(seen, HasSubstr("\"initialize\""));
+  EXPECT_THAT(seen, HasSubstr("\"server/discover\""));
   EXPECT_THAT(testing::ReadFile(wire), Not(HasSubstr("tools/call")));
 }
 

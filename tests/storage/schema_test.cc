@@ -166,7 +166,7 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
        {"id", "name", "transport", "command", "args_json", "env_json", "cwd",
         "url", "headers_json", "connection_mode", "timeouts_json", "oauth_json",
         "extra_json", "created_at", "updated_at", "client_capabilities_json",
-        "roots_json", "converted_from_stdio_json", "retry_json"}},
+        "roots_json", "converted_from_stdio_json", "retry_json", "protocol"}},
       {"sessions",
        {"id", "server_id", "kind", "transport", "protocol_version",
         "mcp_session_id", "client_info_json", "server_info_json", "started_at",

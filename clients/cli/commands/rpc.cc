@@ -24,6 +24,7 @@ struct RpcFlags {
   std::string message;
   std::string params;
   CLI::Option* params_option = nullptr;
+  bool pass_input_required = false;
 };
 
 absl::StatusOr<std::string> MessageToSend(const RpcFlags& flags) {
@@ -64,6 +65,7 @@ absl::Status RunRpc(Context& context, const RpcFlags& flags) {
   request.set_server_id(flags.server);
   request.mutable_body()->set_content_type("application/json");
   request.mutable_body()->set_data(std::move(message));
+  request.set_pass_input_required(flags.pass_input_required);
   google::api::HttpBody response;
   RETURN_IF_ERROR(
       context.CallServer(context.mcp(), &McpStub::Forward, request, &response));
@@ -114,6 +116,10 @@ void AddRpcCommand(CLI::App* app, Context* context) {
       rpc->add_option("--params", flags->params,
                       "With a method name: the params (a JSON object)")
           ->type_name("JSON");
+  rpc->add_flag("--pass-input-required", flags->pass_input_required,
+                "MCP 2026-07-28 servers: print an input_required result as "
+                "the server sent it, instead of asking its input requests as "
+                "pending items and retrying until the final result");
   rpc->footer(
       "The message goes to the server byte for byte (the daemon only\n"
       "rewrites the id on the way and back). With a method name the message\n"

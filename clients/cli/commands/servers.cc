@@ -33,6 +33,7 @@ struct EditFlags {
   std::vector<std::string> headers;
   std::string cwd;
   std::string mode;
+  std::string protocol;
   uint32_t connection_timeout_ms = 0;
   uint32_t request_timeout_ms = 0;
 
@@ -40,6 +41,7 @@ struct EditFlags {
   CLI::Option* transport_option = nullptr;
   CLI::Option* cwd_option = nullptr;
   CLI::Option* mode_option = nullptr;
+  CLI::Option* protocol_option = nullptr;
   CLI::Option* connection_timeout_option = nullptr;
   CLI::Option* request_timeout_option = nullptr;
 };
@@ -83,6 +85,14 @@ void AddEditFlags(CLI::App* command, EditFlags* flags) {
                        "proxy, HTTP: direct)")
           ->check(CLI::IsMember({"direct", "proxy", "auto"}))
           ->type_name("MODE");
+  flags->protocol_option =
+      command
+          ->add_option("--protocol", flags->protocol,
+                       "protocol era: legacy (initialize handshake), modern "
+                       "(MCP 2026-07-28), or auto (probe with "
+                       "server/discover, fall back to legacy; the default)")
+          ->check(CLI::IsMember({"legacy", "modern", "auto"}))
+          ->type_name("ERA");
   flags->connection_timeout_option =
       command
           ->add_option("--connection-timeout", flags->connection_timeout_ms,
@@ -186,6 +196,7 @@ absl::Status RunAdd(Context& context, const AddFlags& flags) {
   ASSIGN_OR_RETURN(options.headers, ParseHeaderFlags(flags.edit.headers));
   options.cwd = IfGiven(flags.edit.cwd_option, flags.edit.cwd);
   options.mode = IfGiven(flags.edit.mode_option, flags.edit.mode);
+  options.protocol = IfGiven(flags.edit.protocol_option, flags.edit.protocol);
   options.connection_timeout_ms = IfGiven(flags.edit.connection_timeout_option,
                                           flags.edit.connection_timeout_ms);
   options.request_timeout_ms =
@@ -234,6 +245,7 @@ absl::Status RunUpdate(Context& context, const UpdateFlags& flags) {
   options.unset_headers = flags.unset_headers;
   options.cwd = IfGiven(flags.edit.cwd_option, flags.edit.cwd);
   options.mode = IfGiven(flags.edit.mode_option, flags.edit.mode);
+  options.protocol = IfGiven(flags.edit.protocol_option, flags.edit.protocol);
   options.connection_timeout_ms = IfGiven(flags.edit.connection_timeout_option,
                                           flags.edit.connection_timeout_ms);
   options.request_timeout_ms =

@@ -29,6 +29,11 @@ struct FakeWire {
   std::string version ABSL_GUARDED_BY(mu);
   // Frames as stdio does: a message is one line.
   bool one_line ABSL_GUARDED_BY(mu) = false;
+  // Plays a handshake-era server for the engine's server/discover probe
+  // (protocol auto, the default): answers it "Method not found" at once
+  // and keeps it out of `sent`, so a test sees initialize first. Tests of
+  // the 2026-07-28 era turn it off and answer the probe themselves.
+  bool legacy_discover ABSL_GUARDED_BY(mu) = true;
 
   // The next message the session sent, waiting up to 10 s ("" if none).
   std::string NextSent() {
@@ -86,9 +91,25 @@ class FakeTransport final : public transport::Transport {
     return absl::OkStatus();
   }
   absl::Status Send(std::string message) override {
-    absl::MutexLock lock(&wire_->mu);
-    if (wire_->closed) return absl::FailedPreconditionError("closed");
-    wire_->sent.push_back(std::move(message));
+    nlohmann::json probe_id;
+    {
+      absl::MutexLock lock(&wire_->mu);
+      if (wire_->closed) return absl::FailedPreconditionError("closed");
+      if (wire_->legacy_discover &&
+          message.find("\"server/discover\"") != std::string::npos) {
+        probe_id = nlohmann::json::parse(message, nullptr, false).value(
+            "id", nlohmann::json());
+      } else {
+        wire_->sent.push_back(std::move(message));
+        return absl::OkStatus();
+      }
+    }
+    wire_->Deliver(nlohmann::json({{"jsonrpc", "2.0"},
+                                   {"id", probe_id},
+                                   {"error",
+                                    {{"code", -32601},
+                                     {"message", "Method not found"}}}})
+                       .dump());
     return absl::OkStatus();
   }
   void SetProtocolVersion(const std::string& version) override {

@@ -1,0 +1,468 @@
+// Unit tests of the MCP 2026-07-28 client side: the texts of
+// modern_protocol.h and mrtr.h, and UpstreamSession speaking the stateless
+// era over a fake transport (the server/discover probe and its fallback,
+// `_meta` on every request, multi round-trip requests).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/engine/modern_protocol.h"
+#include "server/engine/mrtr.h"
+#include "server/engine/testing/fake_clock.h"
+#include "server/engine/upstream_session.h"
+#include "tests/server/engine/fake_transport.h"
+
+namespace inspector::engine {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+using testing::Answer;
+using testing::FakeClock;
+using testing::FakeTransport;
+using testing::FakeWire;
+
+constexpr char kMetaVersion[] = "io.modelcontextprotocol/protocolVersion";
+
+// --- modern_protocol.h ------------------------------------------------------
+
+TEST(ModernProtocolTest, MetaCarriesVersionCapabilitiesAndClientInfo) {
+  ClientFeatures features;
+  features.elicitation_form = true;
+  json meta = ModernRequestMeta(features, kModernProtocolVersion, "debug");
+  EXPECT_EQ(meta[kMetaVersion], "2026-07-28");
+  EXPECT_EQ(meta["io.modelcontextprotocol/clientCapabilities"],
+            json({{"elicitation", {{"form", json::object()}}}}));
+  EXPECT_EQ(meta["io.modelcontextprotocol/clientInfo"]["name"], "inspectord");
+  EXPECT_EQ(meta["io.modelcontextprotocol/logLevel"], "debug");
+}
+
+TEST(ModernProtocolTest, AddModernMetaKeepsWhatTheCallerSet) {
+  absl::StatusOr<std::string> out = AddModernMeta(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":"p"}}})",
+      ModernRequestMeta({}, kModernProtocolVersion, ""));
+  ASSERT_TRUE(out.ok()) << out.status();
+  json message = json::parse(*out);
+  EXPECT_EQ(message["params"]["_meta"]["progressToken"], "p");
+  EXPECT_EQ(message["params"]["_meta"][kMetaVersion], "2026-07-28");
+  EXPECT_EQ(message["params"]["name"], "t");
+  EXPECT_FALSE(AddModernMeta(R"({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})",
+                             json::object())
+                   .ok());
+}
+
+TEST(ModernProtocolTest, DiscoverAnswersAreClassified) {
+  EXPECT_EQ(ParseDiscoverResponse(
+                R"({"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}})")
+                .kind,
+            DiscoverOutcome::Kind::kModern);
+  DiscoverOutcome unsupported = ParseDiscoverResponse(
+      R"({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28","2025-11-25"]}}})");
+  EXPECT_EQ(unsupported.kind, DiscoverOutcome::Kind::kUnsupportedVersion);
+  EXPECT_THAT(unsupported.supported,
+              ::testing::ElementsAre("2026-07-28", "2025-11-25"));
+  EXPECT_EQ(ParseDiscoverResponse(
+                R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}})")
+                .kind,
+            DiscoverOutcome::Kind::kNotModern);
+  EXPECT_EQ(ParseDiscoverResponse(R"({"jsonrpc":"2.0","id":1,"result":"garbage"})").kind,
+            DiscoverOutcome::Kind::kNotModern);
+  EXPECT_EQ(ParseDiscoverResponse("not json").kind,
+            DiscoverOutcome::Kind::kNotModern);
+  EXPECT_EQ(ParseDiscoverResponse(
+                R"({"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2099-01-01"]}})")
+                .kind,
+            DiscoverOutcome::Kind::kModernIncompatible);
+}
+
+TEST(ModernProtocolTest, HeaderValuesAreEncodedWhenNotPlainAscii) {
+  EXPECT_EQ(EncodeHeaderValue("us-west1"), "us-west1");
+  EXPECT_EQ(EncodeHeaderValue("in side"), "in side");
+  EXPECT_EQ(EncodeHeaderValue("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+  EXPECT_EQ(EncodeHeaderValue(" padded "), "=?base64?IHBhZGRlZCA=?=");
+  EXPECT_EQ(EncodeHeaderValue("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+  EXPECT_EQ(EncodeHeaderValue("=?base64?literal?="),
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+}
+
+TEST(ModernProtocolTest, ToolHeaderAnnotationsAreCheckedAndMirrored) {
+  json tool = json::parse(R"({"name":"sql","inputSchema":{"type":"object","properties":{
+      "region":{"type":"string","x-mcp-header":"Region"},
+      "opts":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}},
+      "query":{"type":"string"}}}})");
+  absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
+  ASSERT_TRUE(params.ok()) << params.status();
+  ASSERT_EQ(params->size(), 2u);
+  std::map<std::string, std::vector<HeaderParam>> tools = {{"sql", *params}};
+  json call = json::parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+      "name":"sql","arguments":{"region":"eu","opts":{"n":7},"query":"q"}}})");
+  auto headers = ModernRequestHeaders(call, tools);
+  EXPECT_THAT(headers, ::testing::UnorderedElementsAre(
+                           std::make_pair(std::string("Mcp-Method"), std::string("tools/call")),
+                           std::make_pair(std::string("Mcp-Name"), std::string("sql")),
+                           std::make_pair(std::string("Mcp-Param-Region"), std::string("eu")),
+                           std::make_pair(std::string("Mcp-Param-N"), std::string("7"))));
+  // A null argument is left out.
+  call["params"]["arguments"]["region"] = nullptr;
+  headers = ModernRequestHeaders(call, tools);
+  for (const auto& [name, value] : headers) EXPECT_NE(name, "Mcp-Param-Region");
+
+  for (const char* bad : {
+           R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}})",
+           R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"has space"}}})",
+           R"({"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}})",
+           R"({"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}})",
+           R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}})",
+           R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}})",
+       }) {
+    json invalid = {{"name", "t"}, {"inputSchema", json::parse(bad)}};
+    EXPECT_FALSE(ToolHeaderParams(invalid).ok()) << bad;
+  }
+}
+
+TEST(ModernProtocolTest, ResourcesAndPromptsNameTheirTarget) {
+  auto headers = ModernRequestHeaders(
+      json::parse(R"({"method":"resources/read","params":{"uri":"file:///a b"}})"), {});
+  EXPECT_THAT(headers, ::testing::Contains(std::make_pair(
+                           std::string("Mcp-Name"), std::string("file:///a b"))));
+}
+
+// --- mrtr.h ------------------------------------------------------------------
+
+TEST(MrtrTest, OnlyInputRequiredResultsAreRounds) {
+  auto complete = ParseInputRequired(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})");
+  ASSERT_TRUE(complete.ok());
+  EXPECT_FALSE(complete->has_value());
+  auto error = ParseInputRequired(
+      R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"input_required"}})");
+  ASSERT_TRUE(error.ok());
+  EXPECT_FALSE(error->has_value());
+  auto round = ParseInputRequired(
+      R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"m"}}},"requestState":"s"}})");
+  ASSERT_TRUE(round.ok());
+  ASSERT_TRUE(round->has_value());
+  EXPECT_EQ((*round)->requests.at(0).key, "k");
+  EXPECT_EQ((*round)->request_state, "s");
+  EXPECT_FALSE(ParseInputRequired(
+                   R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}})")
+                   .ok());
+  EXPECT_FALSE(ParseInputRequired(
+                   R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":5}})")
+                   .ok());
+}
+
+TEST(MrtrTest, RetryCarriesTheAnswersAndTheStateOnlyWhenGiven) {
+  const std::string first =
+      R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"t","inputResponses":{"old":1},"requestState":"old"}})";
+  absl::StatusOr<std::string> retry =
+      BuildInputRetry(first, json({{"k", {{"action", "accept"}}}}), "s2");
+  ASSERT_TRUE(retry.ok());
+  json message = json::parse(*retry);
+  EXPECT_EQ(message["params"]["inputResponses"], json({{"k", {{"action", "accept"}}}}));
+  EXPECT_EQ(message["params"]["requestState"], "s2");
+  retry = BuildInputRetry(first, json::object(), std::nullopt);
+  ASSERT_TRUE(retry.ok());
+  message = json::parse(*retry);
+  EXPECT_FALSE(message["params"].contains("requestState"));
+  EXPECT_FALSE(message["params"].contains("inputResponses"));
+  EXPECT_EQ(message["id"], "c");
+}
+
+// --- UpstreamSession in the stateless era ------------------------------------
+
+class ModernSessionTest : public ::testing::Test {
+ protected:
+  void Start(ProtocolMode mode) {
+    wire_ = std::make_shared<FakeWire>();
+    {
+      absl::MutexLock lock(&wire_->mu);
+      wire_->legacy_discover = false;  // the tests answer the probe
+    }
+    SessionIdentity identity;
+    identity.server_id = "server-1";
+    identity.server_name = "fake";
+    identity.session_id = "session-1";
+    identity.transport = "stdio";
+    UpstreamSession::Hooks hooks;
+    hooks.on_state = [this](v1::ConnectionState, v1::ConnectionState to,
+                            const absl::Status& why) {
+      absl::MutexLock lock(&mu_);
+      states_.push_back(to);
+      last_error_ = why;
+    };
+    hooks.on_server_request = [this](ServerRequest request) {
+      absl::MutexLock lock(&mu_);
+      server_requests_.push_back(request);
+    };
+    hooks.on_server_request_withdrawn = [this](const std::string& id,
+                                               const std::string&) {
+      absl::MutexLock lock(&mu_);
+      withdrawn_.push_back(id);
+    };
+    ClientFeatures features;
+    features.elicitation_form = true;
+    features.sampling = true;
+    features.roots = true;
+    features.protocol = mode;
+    session_ = UpstreamSession::Create(identity, SessionLimits(),
+                                       std::make_unique<FakeTransport>(wire_),
+                                       &pipeline_, &clock_, &work_, hooks,
+                                       features);
+  }
+
+  bool WaitForState(v1::ConnectionState state) {
+    absl::MutexLock lock(&mu_);
+    auto reached = [this, state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !states_.empty() && states_.back() == state;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
+  }
+
+  std::optional<ServerRequest> NextServerRequest() {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !server_requests_.empty();
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10))) {
+      return std::nullopt;
+    }
+    ServerRequest next = server_requests_.front();
+    server_requests_.erase(server_requests_.begin());
+    return next;
+  }
+
+  // Connects against a modern server: answers server/discover.
+  void ConnectModern() {
+    Start(ProtocolMode::kAuto);
+    session_->Connect();
+    json discover = json::parse(wire_->NextSent());
+    ASSERT_EQ(discover["method"], "server/discover");
+    EXPECT_EQ(discover["params"]["_meta"][kMetaVersion], "2026-07-28");
+    wire_->Reply(discover, {{"supportedVersions", {"2026-07-28"}},
+                            {"capabilities", {{"tools", json::object()}}}});
+    ASSERT_TRUE(WaitForState(v1::CONNECTED));
+  }
+
+  static json InputRequired(const std::string& state) {
+    json result = {{"resultType", "input_required"},
+                   {"inputRequests",
+                    {{"ask",
+                      {{"method", "elicitation/create"},
+                       {"params", {{"message", "name?"}}}}}}}};
+    if (!state.empty()) result["requestState"] = state;
+    return result;
+  }
+
+  FakeClock clock_;
+  WorkQueue work_{2};
+  EventBus bus_;
+  Pipeline pipeline_{nullptr, &bus_};
+  std::shared_ptr<FakeWire> wire_;
+  std::shared_ptr<UpstreamSession> session_;
+  absl::Mutex mu_;
+  std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
+  std::vector<ServerRequest> server_requests_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(ModernSessionTest, AModernServerNeedsNoHandshakeAndGetsMetaEverywhere) {
+  ConnectModern();
+  v1::ServerStatus status;
+  session_->FillStatus(&status);
+  EXPECT_EQ(status.protocol_era(), "modern");
+  EXPECT_EQ(status.protocol_version(), "2026-07-28");
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/list"})", {},
+                 call.Callback());
+  json sent = json::parse(wire_->NextSent());
+  EXPECT_EQ(sent["method"], "tools/list");
+  EXPECT_EQ(sent["params"]["_meta"][kMetaVersion], "2026-07-28");
+  wire_->Reply(sent, {{"tools", json::array()}});
+  ASSERT_TRUE(call.Wait());
+  ASSERT_TRUE(call.value.ok()) << call.value.status();
+  EXPECT_EQ(json::parse(*call.value)["id"], "c");
+}
+
+TEST_F(ModernSessionTest, AutoFallsBackToTheHandshakeOnAGarbageDiscoverAnswer) {
+  Start(ProtocolMode::kAuto);
+  session_->Connect();
+  json discover = json::parse(wire_->NextSent());
+  ASSERT_EQ(discover["method"], "server/discover");
+  wire_->Deliver(json({{"jsonrpc", "2.0"}, {"id", discover["id"]}, {"result", "garbage"}}).dump());
+  json init = json::parse(wire_->NextSent());
+  ASSERT_EQ(init["method"], "initialize");
+  wire_->Reply(init, {{"protocolVersion", "2025-11-25"},
+                      {"capabilities", json::object()},
+                      {"serverInfo", {{"name", "old"}, {"version", "1"}}}});
+  ASSERT_TRUE(WaitForState(v1::CONNECTED));
+  v1::ServerStatus status;
+  session_->FillStatus(&status);
+  EXPECT_EQ(status.protocol_era(), "legacy");
+  EXPECT_THAT(status.protocol_note(), HasSubstr("fell back"));
+}
+
+TEST_F(ModernSessionTest, ModernModeRefusesAServerThatIsNotModern) {
+  Start(ProtocolMode::kModern);
+  session_->Connect();
+  json discover = json::parse(wire_->NextSent());
+  wire_->Deliver(json({{"jsonrpc", "2.0"},
+                       {"id", discover["id"]},
+                       {"error", {{"code", -32601}, {"message", "Method not found"}}}})
+                     .dump());
+  ASSERT_TRUE(WaitForState(v1::ERROR));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(ErrorReason(last_error_), "PROTOCOL_ERROR");
+  EXPECT_THAT(last_error_.message(), HasSubstr("is not an MCP 2026-07-28 server"));
+}
+
+TEST_F(ModernSessionTest, UnsupportedVersionNamingOursIsAnsweredBySelectingIt) {
+  Start(ProtocolMode::kModern);
+  session_->Connect();
+  json discover = json::parse(wire_->NextSent());
+  wire_->Deliver(json({{"jsonrpc", "2.0"},
+                       {"id", discover["id"]},
+                       {"error",
+                        {{"code", -32022},
+                         {"message", "Unsupported protocol version"},
+                         {"data", {{"supported", {"2026-07-28"}}}}}}})
+                     .dump());
+  json again = json::parse(wire_->NextSent());
+  ASSERT_EQ(again["method"], "server/discover");
+  EXPECT_NE(again["id"], discover["id"]);
+  wire_->Reply(again, {{"supportedVersions", {"2026-07-28"}}});
+  EXPECT_TRUE(WaitForState(v1::CONNECTED));
+}
+
+TEST_F(ModernSessionTest, InputRequestsArePendingItemsAndTheRequestIsRetried) {
+  ConnectModern();
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"t"}})",
+                 {}, call.Callback());
+  json first = json::parse(wire_->NextSent());
+  wire_->Reply(first, InputRequired("opaque {state} \u00e9"));
+  std::optional<ServerRequest> ask = NextServerRequest();
+  ASSERT_TRUE(ask.has_value());
+  EXPECT_EQ(ask->method, "elicitation/create");
+  EXPECT_EQ(ask->params["message"], "name?");
+  ASSERT_TRUE(session_
+                  ->AnswerServerRequest(ask->id, "result",
+                                        R"({"action":"accept","content":{"n":"ada"}})")
+                  .ok());
+  json retry = json::parse(wire_->NextSent());
+  EXPECT_EQ(retry["method"], "tools/call");
+  EXPECT_NE(retry["id"], first["id"]);
+  EXPECT_EQ(retry["params"]["requestState"], "opaque {state} \u00e9");
+  EXPECT_EQ(retry["params"]["inputResponses"]["ask"]["content"]["n"], "ada");
+  EXPECT_EQ(retry["params"]["_meta"][kMetaVersion], "2026-07-28");
+  wire_->Reply(retry, {{"content", {{{"type", "text"}, {"text", "done"}}}}});
+  ASSERT_TRUE(call.Wait());
+  ASSERT_TRUE(call.value.ok()) << call.value.status();
+  json answer = json::parse(*call.value);
+  EXPECT_EQ(answer["id"], "c");
+  EXPECT_EQ(answer["result"]["content"][0]["text"], "done");
+  // Answered once only.
+  EXPECT_FALSE(session_->AnswerServerRequest(ask->id, "result", "{}").ok());
+}
+
+TEST_F(ModernSessionTest, AStateOnlyRoundIsRetriedAtOnceWithoutResponses) {
+  ConnectModern();
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}})",
+                 {}, call.Callback());
+  json first = json::parse(wire_->NextSent());
+  wire_->Reply(first, {{"resultType", "input_required"}, {"requestState", "s"}});
+  json retry = json::parse(wire_->NextSent());
+  EXPECT_EQ(retry["params"]["requestState"], "s");
+  EXPECT_FALSE(retry["params"].contains("inputResponses"));
+  wire_->Reply(retry, {{"messages", json::array()}});
+  ASSERT_TRUE(call.Wait());
+  EXPECT_TRUE(call.value.ok());
+}
+
+TEST_F(ModernSessionTest, EndlessInputRoundsEndWithAClearError) {
+  ConnectModern();
+  Answer call;
+  CallLimits limits;
+  limits.max_input_rounds = 2;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nag"}})",
+                 limits, call.Callback());
+  for (int round = 0; round < 2; ++round) {
+    json sent = json::parse(wire_->NextSent());
+    wire_->Reply(sent, InputRequired(""));
+    std::optional<ServerRequest> ask = NextServerRequest();
+    ASSERT_TRUE(ask.has_value());
+    ASSERT_TRUE(session_->AnswerServerRequest(ask->id, "result", R"({"action":"decline"})").ok());
+  }
+  json last = json::parse(wire_->NextSent());
+  EXPECT_FALSE(last["params"].contains("requestState"));
+  wire_->Reply(last, InputRequired(""));
+  ASSERT_TRUE(call.Wait());
+  ASSERT_FALSE(call.value.ok());
+  EXPECT_EQ(ErrorReason(call.value.status()), "PROTOCOL_ERROR");
+  EXPECT_THAT(call.value.status().message(), HasSubstr("after 2 rounds"));
+}
+
+TEST_F(ModernSessionTest, ARefusedInputFailsTheCallAndWithdrawsTheOthers) {
+  ConnectModern();
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}})",
+                 {}, call.Callback());
+  json first = json::parse(wire_->NextSent());
+  wire_->Reply(first, {{"resultType", "input_required"},
+                       {"inputRequests",
+                        {{"a", {{"method", "elicitation/create"}, {"params", {{"message", "a"}}}}},
+                         {"b", {{"method", "sampling/createMessage"}, {"params", json::object()}}}}}});
+  std::optional<ServerRequest> a = NextServerRequest();
+  std::optional<ServerRequest> b = NextServerRequest();
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  ASSERT_TRUE(session_->AnswerServerRequest(a->id, "error",
+                                            R"({"code":-1,"message":"no thanks"})")
+                  .ok());
+  ASSERT_TRUE(call.Wait());
+  ASSERT_FALSE(call.value.ok());
+  EXPECT_EQ(ErrorReason(call.value.status()), "CANCELLED");
+  EXPECT_THAT(call.value.status().message(), HasSubstr("no thanks"));
+  absl::MutexLock lock(&mu_);
+  EXPECT_THAT(withdrawn_, ::testing::ElementsAre(b->id));
+}
+
+TEST_F(ModernSessionTest, PassThroughHandsBackInputRequiredUntouched) {
+  ConnectModern();
+  Answer call;
+  CallLimits limits;
+  limits.pass_input_required = true;
+  session_->Send(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t"}})",
+                 limits, call.Callback());
+  json first = json::parse(wire_->NextSent());
+  wire_->Reply(first, InputRequired("s"));
+  ASSERT_TRUE(call.Wait());
+  ASSERT_TRUE(call.value.ok());
+  json answer = json::parse(*call.value);
+  EXPECT_EQ(answer["id"], 9);
+  EXPECT_EQ(answer["result"]["resultType"], "input_required");
+  EXPECT_EQ(answer["result"]["requestState"], "s");
+}
+
+TEST_F(ModernSessionTest, PingAndSetLevelAreAnsweredLocally) {
+  ConnectModern();
+  Answer level;
+  session_->Send(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}})",
+                 {}, level.Callback());
+  ASSERT_TRUE(level.Wait());
+  ASSERT_TRUE(level.value.ok());
+  Answer call;
+  session_->Send(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", {},
+                 call.Callback());
+  json sent = json::parse(wire_->NextSent());
+  EXPECT_EQ(sent["method"], "tools/list");
+  EXPECT_EQ(sent["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "debug");
+}
+
+}  // namespace
+}  // namespace inspector::engine

