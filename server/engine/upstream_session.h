@@ -286,6 +286,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     std::optional<std::string> request_state;
     std::map<std::string, std::string> pending;  // pending item id -> key
     nlohmann::json responses = nlohmann::json::object();
+  };
+  enum class Era { kUnknown, kProbing, kLegacy, kModern };
 
   UpstreamSession(SessionIdentity identity, SessionLimits limits,
                   std::unique_ptr<transport::Transport> transport,
