@@ -384,25 +384,6 @@ TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
   EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
 }
 
-TEST_F(DaemonTest, UnbuiltRpcsAnswerUnimplementedNamingWhatIsMissing) {
-  auto intercept = v1::InterceptService::NewStub(channel_);
-  v1::GetInterceptStateRequest request;
-  v1::InterceptState response;
-  auto context = Context();
-  grpc::Status status =
-      intercept->GetInterceptState(context.get(), request, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "NOT_IMPLEMENTED");
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("InterceptService/GetInterceptState"));
-  EXPECT_THAT(status.error_message(), HasSubstr("intercept"));
-
-  // Without the token, the caller learns nothing.
-  auto none = Context(nullptr);
-  status = intercept->GetInterceptState(none.get(), request, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
-}
-
 TEST_F(DaemonTest, FilesAreOwnerOnlyAndTheTokenPersists) {
   for (const std::string& path : {daemon_->db_path(), daemon_->token_file()}) {
     struct stat st;

@@ -428,10 +428,12 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
   EXPECT_EQ(wrong_method.Json()["error"]["helpUrl"],
             "https://modelcontextprotocol.io/inspector/errors/method-not-allowed");
 
-  // A contract RPC that is not built yet answers 501 in the same format.
-  HttpResult held = Request("GET", "/api/intercept/held");
-  EXPECT_EQ(held.status, 501) << held.body;
-  EXPECT_EQ(held.Json()["error"]["code"], "NOT_IMPLEMENTED");
+  // Intercept is built: a message that is not held is a 404 in the same
+  // format.
+  HttpResult held =
+      Request("POST", "/api/intercept/held/h-404", R"({"action":"FORWARD"})");
+  EXPECT_EQ(held.status, 404) << held.body;
+  EXPECT_EQ(held.Json()["error"]["code"], "NOT_FOUND");
 
   // OAuth is built: an unknown server is a 404 in the same format.
   HttpResult oauth = Request("GET", "/oauth/authorize/some-server");
