@@ -662,18 +662,13 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
     return pooled;
   }
 
+  // A relay whose session ended leaves the pool; a request in flight on
+  // it is failed by the relay's own done callback.
   void RelayEnded(const std::shared_ptr<Pooled>& pooled) {
-    std::shared_ptr<Flow> flow;
-    {
-      absl::MutexLock lock(&mu_);
-      pooled->dead = true;
-      open_relays_.erase(pooled->no);
-      idle_.erase(std::remove(idle_.begin(), idle_.end(), pooled), idle_.end());
-      auto it = lent_.find(pooled->no);
-      if (it != lent_.end()) flow = it->second;
-    }
-    // A request in flight is failed by the relay's own done callback.
-    (void)flow;
+    absl::MutexLock lock(&mu_);
+    pooled->dead = true;
+    open_relays_.erase(pooled->no);
+    idle_.erase(std::remove(idle_.begin(), idle_.end(), pooled), idle_.end());
   }
 
   Json ClientMeta() const {
@@ -726,7 +721,6 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
             {
               absl::MutexLock lock(&self->mu_);
               self->era_ = Era::kModern;
-              self->discover_ = result;
             }
             self->ReturnRelay(pooled);
             return self->EraKnown(absl::OkStatus());
@@ -1763,7 +1757,6 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
   Era era_ ABSL_GUARDED_BY(mu_) = Era::kUnknown;
   std::vector<std::function<void(absl::Status)>> era_waiters_
       ABSL_GUARDED_BY(mu_);
-  Json discover_ ABSL_GUARDED_BY(mu_);    // a modern server's
   Json initialize_ ABSL_GUARDED_BY(mu_);  // a legacy server's result
   // Tools with arguments mirrored in Mcp-Param-* headers, by tool name;
   // unset until learnt, and again when the tool list changes.
