@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/version.h"
 #include "nlohmann/json.hpp"
+#include "server/frontdoor/mcp_versions.h"
 
 namespace inspector::frontdoor {
 namespace {
@@ -17,15 +18,6 @@ namespace {
 using Json = nlohmann::json;
 using ResponseCallback = engine::UpstreamSession::ResponseCallback;
 
-constexpr char kVersionKey[] = "io.modelcontextprotocol/protocolVersion";
-constexpr char kCapabilitiesKey[] =
-    "io.modelcontextprotocol/clientCapabilities";
-constexpr char kClientInfoKey[] = "io.modelcontextprotocol/clientInfo";
-constexpr char kServerInfoKey[] = "io.modelcontextprotocol/serverInfo";
-constexpr char kLogLevelKey[] = "io.modelcontextprotocol/logLevel";
-constexpr char kModernVersion[] = "2026-07-28";
-constexpr std::string_view kLegacyVersions[] = {
-    "2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 constexpr int kMaxRounds = 10;
 
 std::string Dump(const Json& json) {
@@ -140,7 +132,7 @@ class EraRelay : public Relay,
           if (result.is_object() && result.contains("supportedVersions") &&
               result["supportedVersions"].is_array()) {
             for (const Json& v : result["supportedVersions"]) {
-              modern = modern || v == kModernVersion;
+              modern = modern || v == std::string(kModernVersions[0]);
             }
           }
           if (self->learnt_) {
@@ -157,7 +149,7 @@ class EraRelay : public Relay,
           std::string version =
               message["params"].value("protocolVersion", std::string());
           bool known_version = false;
-          for (std::string_view v : kLegacyVersions) {
+          for (std::string_view v : kHandshakeVersions) {
             known_version = known_version || version == v;
           }
           Json init = {
@@ -177,7 +169,7 @@ class EraRelay : public Relay,
 
   Json Meta() {
     absl::MutexLock lock(&mu_);
-    Json meta = {{kVersionKey, kModernVersion},
+    Json meta = {{kVersionKey, std::string(kModernVersions[0])},
                  {kCapabilitiesKey, capabilities_},
                  {kClientInfoKey,
                   client_info_.empty()

@@ -10,6 +10,7 @@
 // with one of these locks held.
 #include "server/frontdoor/mcp_endpoint.h"
 #include "server/frontdoor/era_relay.h"
+#include "server/frontdoor/mcp_versions.h"
 #include "server/frontdoor/modern_front.h"
 
 #include <algorithm>
@@ -42,11 +43,6 @@ namespace {
 
 using engine::MessageInfo;
 using engine::MessageKind;
-
-// Protocol versions a client may name in MCP-Protocol-Version. Absent
-// means 2025-03-26 (the first with this header's transport).
-constexpr std::string_view kVersions[] = {
-    "2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
 // JSON-RPC error codes used for answers the endpoint makes itself.
 constexpr int kParseError = -32700;
@@ -371,7 +367,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   static bool VersionKnown(std::string_view version) {
-    for (std::string_view known : kVersions) {
+    for (std::string_view known : kHandshakeVersions) {
       if (version == known) return true;
     }
     return false;
@@ -382,7 +378,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     const std::string* version =
         call.exchange->request().Header("mcp-protocol-version");
     if (version == nullptr) return true;
-    for (std::string_view known : kVersions) {
+    for (std::string_view known : kHandshakeVersions) {
       if (*version == known) return true;
     }
     call.Error(400,

@@ -27,23 +27,13 @@
 #include "common/version.h"
 #include "common/http/http1.h"
 #include "server/engine/engine.h"
+#include "server/frontdoor/mcp_versions.h"
 
 namespace inspector::frontdoor {
 namespace {
 
 using Json = nlohmann::json;
 
-constexpr char kVersionKey[] = "io.modelcontextprotocol/protocolVersion";
-constexpr char kCapabilitiesKey[] =
-    "io.modelcontextprotocol/clientCapabilities";
-constexpr char kServerInfoKey[] = "io.modelcontextprotocol/serverInfo";
-constexpr char kLogLevelKey[] = "io.modelcontextprotocol/logLevel";
-constexpr char kSubscriptionKey[] = "io.modelcontextprotocol/subscriptionId";
-constexpr char kModernPrefix[] = "io.modelcontextprotocol/";
-
-// The handshake era's versions (McpEndpoint serves them).
-constexpr std::string_view kLegacyVersions[] = {
-    "2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 // The version the front door speaks to a legacy server.
 constexpr char kLegacyUpstreamVersion[] = "2025-11-25";
 
@@ -1779,7 +1769,7 @@ ModernFront::~ModernFront() { impl_->Close(/*final=*/true); }
 
 bool ModernFront::IsModern(const http::Request& request, const Json& body) {
   if (const std::string* version = request.Header("mcp-protocol-version")) {
-    if (!Contains(kLegacyVersions, *version)) return true;
+    if (!Contains(kHandshakeVersions, *version)) return true;
   }
   std::string method = body.is_object() ? body.value("method", "") : "";
   if (method == "server/discover" || method == "subscriptions/listen") {

@@ -52,11 +52,9 @@
 #include "nlohmann/json.hpp"
 #include "server/frontdoor/era_relay.h"
 #include "server/frontdoor/mcp_endpoint.h"
+#include "server/frontdoor/mcp_versions.h"
 
 namespace inspector::frontdoor {
-
-// The modern protocol revisions the front doors serve.
-inline constexpr std::string_view kModernVersions[] = {"2026-07-28"};
 
 struct ModernOptions {
   // Relays open at once (idle and lent); beyond it 503 with Retry-After.
