@@ -431,6 +431,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       interceptors;
   interceptors.push_back(services::UndecodableRequestInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  std::unique_ptr<grpc::ServerCompletionQueue> forward_queue =
+      builder.AddCompletionQueue();
   state->server = builder.BuildAndStart();
   if (state->server == nullptr || (!listen.unix_socket && bound_port == 0)) {
     return absl::UnavailableError(absl::StrCat(
@@ -445,6 +447,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     bound.port = bound_port;
     state->address = bound.ToGrpcTarget();
   }
+  state->mcp_service->StartForwarding(std::move(forward_queue));
   state->server->GetHealthCheckService()->SetServingStatus(true);
   if (!options.http_listen.empty()) {
     gateway::GatewayOptions gateway_options;
@@ -487,6 +490,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     if (!gateway.ok()) {
       state->server->Shutdown(std::chrono::system_clock::now());
       state->engine->Shutdown();
+      state->mcp_service->StopForwarding(options.shutdown_grace);
       return absl::Status(gateway.status().code(),
                           absl::StrCat("--http: ", gateway.status().message()));
     }
@@ -560,6 +564,9 @@ void Daemon::Shutdown() {
   state_->bridges->Shutdown();
   // Then end every MCP session: stdio processes are stopped and reaped.
   state_->engine->Shutdown();
+  // Every Forward call is answered by now (the engine failed what was
+  // left): its completion queue can go.
+  state_->mcp_service->StopForwarding(state_->options.shutdown_grace);
   engine::SetAuthorizationProvider(nullptr);
 }
 

@@ -7,9 +7,11 @@
 #include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
+#include "common/thread_name.h"
 #include "server/engine/modern_protocol.h"
 #include "server/services/call_tracker.h"
 #include "server/services/unary.h"
+#include "server/services/undecodable_requests.h"
 
 namespace inspector::services {
 namespace {
@@ -212,33 +214,139 @@ void McpService::CallIntoResult(grpc::ServerUnaryReactor* reactor,
        });
 }
 
-grpc::ServerUnaryReactor* McpService::Forward(
-    grpc::CallbackServerContext* context, const v1::ForwardRequest* request,
-    google::api::HttpBody* response) {
-  bool ok;
-  auto* reactor = Start(context, request->server_id(), &ok);
-  if (!ok) return reactor;
-  engine::CallLimits limits = LimitsOf(request->options(), context->peer());
-  limits.pass_input_required = request->pass_input_required();
-  engine_->Forward(
-      request->server_id(), request->body().data(), std::move(limits),
-      [context, reactor, response](absl::StatusOr<std::string> answer) {
-        if (!answer.ok()) {
-          Finish(reactor, answer.status());
-          return;
-        }
-        if (answer->empty()) {
-          // A notification (or an answer to the server's request) has no
-          // response: REST answers 202 with no body, as the front doors and
-          // MCP's Streamable HTTP do.
-          SetHttpStatus(context, 202);
-        } else {
-          response->set_content_type("application/json");
-          response->set_data(*std::move(answer));
-        }
-        Finish(reactor, absl::OkStatus());
-      });
-  return reactor;
+struct McpService::ForwardCall {
+  grpc::ServerContext context;
+  grpc::ByteBuffer request_bytes;
+  v1::ForwardRequest request;
+  google::api::HttpBody response;
+  grpc::ByteBuffer response_bytes;
+  grpc::ServerAsyncResponseWriter<grpc::ByteBuffer> writer{&context};
+  // Set before Finish: the call's next (and last) tag is its end.
+  bool finishing = false;
+};
+
+McpService::~McpService() {
+  if (forward_thread_.joinable()) forward_thread_.detach();
+}
+
+void McpService::StartForwarding(
+    std::unique_ptr<grpc::ServerCompletionQueue> queue) {
+  forward_queue_ = std::move(queue);
+  // Several calls are asked for at once, so that concurrent callers do not
+  // wait for this thread to ask for the next one.
+  constexpr int kWaitingCalls = 4;
+  for (int i = 0; i < kWaitingCalls; ++i) AwaitForward();
+  forward_thread_ = std::thread([this] { ForwardLoop(); });
+}
+
+void McpService::StopForwarding(absl::Duration grace) {
+  if (forward_queue_ == nullptr) return;
+  bool answered;
+  {
+    absl::MutexLock lock(&forward_mu_);
+    answered = forward_mu_.AwaitWithTimeout(
+        absl::Condition(
+            +[](int* unanswered) { return *unanswered == 0; },
+            &forward_unanswered_),
+        grace);
+  }
+  if (!answered) {
+    // An answer still to come must find its queue: leave both running.
+    forward_thread_.detach();
+    return;
+  }
+  forward_queue_->Shutdown();
+  forward_thread_.join();
+}
+
+void McpService::AwaitForward() {
+  auto* call = new ForwardCall;
+  RequestForward(&call->context, &call->request_bytes, &call->writer,
+                 forward_queue_.get(), forward_queue_.get(), call);
+}
+
+void McpService::ForwardLoop() {
+  NameThisThread("grpc-forward");
+  void* tag = nullptr;
+  bool ok = false;
+  while (forward_queue_->Next(&tag, &ok)) {
+    auto* call = static_cast<ForwardCall*>(tag);
+    if (call->finishing) {
+      // Sent, or the caller went away: either way the call is over.
+      deps_.calls->End();
+      delete call;
+      continue;
+    }
+    if (!ok) {
+      // The server is shutting down: no call came, none will.
+      delete call;
+      continue;
+    }
+    AwaitForward();
+    deps_.calls->Begin();
+    {
+      absl::MutexLock lock(&forward_mu_);
+      ++forward_unanswered_;
+    }
+    StartForward(call);
+  }
+}
+
+void McpService::StartForward(ForwardCall* call) {
+  absl::Status status =
+      deps_.authenticator->Check(call->context.client_metadata());
+  if (status.ok() && !grpc::SerializationTraits<v1::ForwardRequest>::Deserialize(
+                          &call->request_bytes, &call->request)
+                          .ok()) {
+    status = UndecodableRequestError();
+  }
+  if (status.ok() && call->request.server_id().empty()) {
+    status = Error(v1::INVALID_REQUEST,
+                   "serverId: the server's id or name is required",
+                   {{"field", "serverId"}});
+  }
+  if (!status.ok()) {
+    FinishForward(call, status);
+    return;
+  }
+  engine::CallLimits limits =
+      LimitsOf(call->request.options(), call->context.peer());
+  limits.pass_input_required = call->request.pass_input_required();
+  engine_->Forward(call->request.server_id(), call->request.body().data(),
+                   std::move(limits),
+                   [this, call](absl::StatusOr<std::string> answer) {
+                     FinishForward(call, std::move(answer));
+                   });
+}
+
+void McpService::FinishForward(ForwardCall* call,
+                               absl::StatusOr<std::string> answer) {
+  call->finishing = true;
+  if (!answer.ok()) {
+    call->writer.FinishWithError(ToGrpcStatus(answer.status()), call);
+  } else {
+    if (answer->empty()) {
+      // A notification (or an answer to the server's request) has no
+      // response: REST answers 202 with no body, as the front doors and
+      // MCP's Streamable HTTP do.
+      SetHttpStatus(&call->context, 202);
+    } else {
+      call->response.set_content_type("application/json");
+      call->response.set_data(*std::move(answer));
+    }
+    bool own_buffer = false;
+    grpc::Status encoded =
+        grpc::SerializationTraits<google::api::HttpBody>::Serialize(
+            call->response, &call->response_bytes, &own_buffer);
+    if (!encoded.ok()) {
+      call->writer.FinishWithError(encoded, call);
+    } else {
+      call->writer.Finish(call->response_bytes, grpc::Status::OK, call);
+    }
+  }
+  // Last: once the count is zero, the queue may be shut down.
+  absl::MutexLock lock(&forward_mu_);
+  --forward_unanswered_;
 }
 
 grpc::ServerUnaryReactor* McpService::Connect(

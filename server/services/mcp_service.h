@@ -6,13 +6,27 @@
 // engine's completion callback. A JSON-RPC error answer from the server
 // becomes SERVER_ERROR with the error's code, message and data in the
 // details. Thread-safe.
+//
+// Forward, the hot path of every raw MCP message (REST's POST /mcp goes
+// through it too), is served with gRPC's asynchronous API on a completion
+// queue of its own, drained by one thread: a call is started on that
+// thread as it arrives and finished on the thread that has its answer
+// (the stdio reader, typically), with no hand-off between them. The
+// callback API would pass every call's start and end between its own
+// threads; on a machine where a context switch costs microseconds, that
+// was most of the daemon's cost per message (README, "Where the time
+// goes"). Every other method stays on the callback API.
 #ifndef INSPECTOR_SERVER_SERVICES_MCP_SERVICE_H_
 #define INSPECTOR_SERVER_SERVICES_MCP_SERVICE_H_
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
@@ -20,15 +34,49 @@
 
 namespace inspector::services {
 
-class McpService final : public v1::McpService::CallbackService {
+// McpService with Forward asynchronous (raw: its request is decoded by the
+// service, so that an undecodable one gets the same INVALID_REQUEST as on
+// the callback API) and every other method on the callback API. The raw
+// mark must come first (innermost): marking a method raw only drops its
+// handler when it was synchronous. A
+// method added to the contract must be added here too; left out, it would
+// be served by gRPC's synchronous thread pool with the default
+// UNIMPLEMENTED answer.
+using McpServiceBase = v1::McpService::WithCallbackMethod_Connect<
+    v1::McpService::WithCallbackMethod_Disconnect<
+    v1::McpService::WithCallbackMethod_GetServerStatus<
+    v1::McpService::WithCallbackMethod_Ping<
+    v1::McpService::WithCallbackMethod_ListTools<
+    v1::McpService::WithCallbackMethod_CallTool<
+    v1::McpService::WithCallbackMethod_ListResources<
+    v1::McpService::WithCallbackMethod_ListResourceTemplates<
+    v1::McpService::WithCallbackMethod_ReadResource<
+    v1::McpService::WithCallbackMethod_Subscribe<
+    v1::McpService::WithCallbackMethod_Unsubscribe<
+    v1::McpService::WithCallbackMethod_ListPrompts<
+    v1::McpService::WithCallbackMethod_GetPrompt<
+    v1::McpService::WithCallbackMethod_Complete<
+    v1::McpService::WithCallbackMethod_SetLoggingLevel<
+    v1::McpService::WithCallbackMethod_CancelRequest<
+    v1::McpService::WithCallbackMethod_ListInflight<
+    v1::McpService::WithRawMethod_Forward<
+    v1::McpService::Service>>>>>>>>>>>>>>>>>>;
+
+class McpService final : public McpServiceBase {
  public:
   // `engine` must outlive the service.
   McpService(engine::Engine* engine, ServiceDeps deps)
       : engine_(engine), deps_(deps) {}
+  ~McpService() override;
 
-  grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context,
-                                    const v1::ForwardRequest* request,
-                                    google::api::HttpBody* response) override;
+  // Serves Forward from `queue` (ServerBuilder::AddCompletionQueue, before
+  // BuildAndStart) on a thread of its own. Call once the server is built.
+  void StartForwarding(std::unique_ptr<grpc::ServerCompletionQueue> queue);
+  // Once the server is shut down (no new call) and the engine too (every
+  // call answered): shuts the queue down and joins its thread. Waits at
+  // most `grace` for calls still unanswered; if some are, the queue is
+  // left open (their answers need it) and the thread detached.
+  void StopForwarding(absl::Duration grace);
   grpc::ServerUnaryReactor* Connect(grpc::CallbackServerContext* context,
                                     const v1::ConnectRequest* request,
                                     v1::ServerStatus* response) override;
@@ -126,9 +174,25 @@ class McpService final : public v1::McpService::CallbackService {
   grpc::ServerUnaryReactor* Start(grpc::CallbackServerContext* context,
                                   const std::string& server_id, bool* ok);
 
+  // One asynchronous Forward call, from its arrival to its end.
+  struct ForwardCall;
+  // Asks gRPC for the next Forward call on the queue.
+  void AwaitForward();
+  // Drains the queue: starts arriving calls, deletes ended ones.
+  void ForwardLoop();
+  // Checks and sends an arrived call's message; its answer finishes it.
+  void StartForward(ForwardCall* call);
+  void FinishForward(ForwardCall* call, absl::StatusOr<std::string> answer);
+
   engine::Engine* const engine_;
   const ServiceDeps deps_;
   std::atomic<uint64_t> next_id_{1};
+
+  std::unique_ptr<grpc::ServerCompletionQueue> forward_queue_;
+  std::thread forward_thread_;
+  // Calls started and not yet finished (their answer still to come).
+  absl::Mutex forward_mu_;
+  int forward_unanswered_ ABSL_GUARDED_BY(forward_mu_) = 0;
 };
 
 }  // namespace inspector::services

@@ -34,7 +34,7 @@ grpc::ServerUnaryReactor* AuthenticatedUnary(
 // Asks the REST gateway to answer with `http_status` instead of 200 (e.g.
 // 204 for a DELETE, 302 with `location`), as grpc-gateway does. Must be
 // called before the call finishes; gRPC callers see plain metadata.
-inline void SetHttpStatus(grpc::CallbackServerContext* context,
+inline void SetHttpStatus(grpc::ServerContextBase* context,
                           int http_status, const std::string& location = "") {
   context->AddInitialMetadata("x-http-code", std::to_string(http_status));
   if (!location.empty()) context->AddInitialMetadata("location", location);

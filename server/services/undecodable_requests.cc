@@ -24,11 +24,7 @@ class UndecodableRequestInterceptor final
       // UNIMPLEMENTED of ours carries a message and details.
       if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED &&
           status.error_message().empty() && status.error_details().empty()) {
-        methods->ModifySendStatus(ToGrpcStatus(Error(
-            v1::INVALID_REQUEST,
-            "the request could not be decoded: a string field holds bytes "
-            "that are not valid UTF-8 (send text as UTF-8), or the message "
-            "is malformed")));
+        methods->ModifySendStatus(ToGrpcStatus(UndecodableRequestError()));
       }
     }
     methods->Proceed();
@@ -53,6 +49,13 @@ void LogProtobufLine(google::protobuf::LogLevel level, const char* filename,
 }
 
 }  // namespace
+
+absl::Status UndecodableRequestError() {
+  return Error(v1::INVALID_REQUEST,
+               "the request could not be decoded: a string field holds bytes "
+               "that are not valid UTF-8 (send text as UTF-8), or the message "
+               "is malformed");
+}
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 UndecodableRequestInterceptorFactory() {

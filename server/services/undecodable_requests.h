@@ -17,7 +17,13 @@
 
 #include <grpcpp/support/server_interceptor.h>
 
+#include "absl/status/status.h"
+
 namespace inspector::services {
+
+// What a request that could not be decoded is answered with
+// (INVALID_REQUEST, with what to fix).
+absl::Status UndecodableRequestError();
 
 // For ServerBuilder::experimental().SetInterceptorCreators().
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>

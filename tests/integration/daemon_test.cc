@@ -16,6 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "inspector/v1/config.grpc.pb.h"
+#include "inspector/v1/mcp.pb.h"
 #include "inspector/v1/intercept.grpc.pb.h"
 #include "inspector/v1/sessions.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
@@ -381,6 +382,40 @@ TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
   }
   // Nothing was imported, and stderr has no libprotobuf lines.
   EXPECT_TRUE(List().empty());
+  EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
+}
+
+// The same for Forward, which is served with gRPC's asynchronous API.
+TEST_F(DaemonTest, InvalidUtf8InAForwardIsAnInvalidRequest) {
+  v1::ForwardRequest request;
+  request.set_server_id("abc");
+  request.mutable_body()->set_data(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  std::string bytes = request.SerializeAsString();
+  size_t at = bytes.find("abc");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '\xff';
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer buffer(&slice, 1);
+  grpc::GenericStub stub(channel_);
+  auto context = Context();
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareUnaryCall(
+      context.get(), "/inspector.v1.McpService/Forward", buffer, &cq);
+  call->StartCall();
+  grpc::ByteBuffer reply;
+  grpc::Status status;
+  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_message();
+  EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "INVALID_REQUEST");
+  EXPECT_THAT(status.error_message(), HasSubstr("UTF-8"));
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  // The daemon still serves Forward afterwards.
   EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
 }
 

@@ -3,10 +3,13 @@
 // from npm) over stdio, Streamable HTTP and legacy SSE, driven over gRPC.
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "common/errors.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
@@ -396,6 +399,80 @@ TEST_F(EngineTest, HistoryIsAnsweredBySqlite3Alone) {
        "select method, target, success from requests where method = 'tools/call'"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("tools/call|echo|1"));
+}
+
+// Forward is served on its own completion queue and thread (the
+// asynchronous API): many callers at once each get their own answer, and
+// what it refuses carries the usual reasons.
+TEST_F(EngineTest, ForwardServesConcurrentCallersAndRefusesBadCalls) {
+  Add("fixture", StartFixture("stdio").config);
+  std::vector<std::thread> threads;
+  std::atomic<int> own{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        const std::string id = "c" + std::to_string(t) + "-" + std::to_string(i);
+        auto answer = Forward(
+            "fixture", R"({"jsonrpc":"2.0","id":")" + id +
+                           R"(","method":"tools/call","params":{"name":"echo",)"
+                           R"("arguments":{"message":")" + id + R"("}}})");
+        if (answer.ok() && json::parse(*answer)["id"] == id &&
+            answer->find(R"("text":")" + id + "\"") != std::string::npos) {
+          ++own;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(own.load(), 160);
+
+  // A notification has no answer: an empty body (REST turns it into 202).
+  auto notified = Forward(
+      "fixture", R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+  ASSERT_TRUE(notified.ok()) << notified.status();
+  EXPECT_EQ(*notified, "");
+
+  EXPECT_EQ(ErrorReason(Forward("", R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status()),
+            "INVALID_REQUEST");
+  EXPECT_EQ(ErrorReason(Forward("nobody", R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status()),
+            "SERVER_NOT_FOUND");
+  v1::ForwardRequest request;
+  request.set_server_id("fixture");
+  request.mutable_body()->set_data(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  google::api::HttpBody response;
+  grpc::ClientContext no_token;
+  grpc::Status status = mcp_->Forward(&no_token, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// A Forward still waiting for its server when the daemon is told to stop
+// gets an answer (an error), and the daemon still exits cleanly.
+TEST_F(EngineTest, AWaitingForwardIsAnsweredWhenTheDaemonStops) {
+  Add("silent", StartFixture("stdio", {"--never-answer"}).config);
+  std::atomic<bool> answered{false};
+  absl::Status outcome;
+  std::thread caller([&] {
+    outcome = Forward("silent", R"({"jsonrpc":"2.0","id":7,"method":"tools/call",)"
+                                R"("params":{"name":"echo","arguments":{"message":"x"}}})")
+                  .status();
+    answered = true;
+  });
+  // Wait until the request is in flight at the server.
+  bool in_flight = false;
+  for (int i = 0; i < 600 && !in_flight; ++i) {
+    v1::ListInflightRequest list;
+    list.set_server_id("silent");
+    v1::ListInflightResponse inflight;
+    auto context = Context();
+    in_flight = mcp_->ListInflight(context.get(), list, &inflight).ok() &&
+                inflight.requests_size() > 0;
+    if (!in_flight) absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_TRUE(in_flight);
+  EXPECT_EQ(daemon_->Stop(SIGTERM), 0) << daemon_->Stderr();
+  caller.join();
+  EXPECT_TRUE(answered.load());
+  EXPECT_FALSE(outcome.ok());
 }
 
 }  // namespace
