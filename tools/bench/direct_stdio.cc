@@ -141,6 +141,24 @@ void DirectStdio::Dispatch() {
   dispatcher_ = std::thread([this] { ReadAnswers(); });
 }
 
+void DirectStdio::Relay(std::function<void(std::string line)> on_line) {
+  if (dispatching_) return;
+  dispatching_ = true;
+  dispatcher_ = std::thread([this, on_line = std::move(on_line)] {
+    while (true) {
+      absl::StatusOr<std::string> line =
+          reader_->Next(absl::InfiniteDuration());
+      if (!line.ok()) return;
+      on_line(*std::move(line));
+    }
+  });
+}
+
+absl::Status DirectStdio::Post(const std::string& request) {
+  absl::MutexLock lock(&write_mu_);
+  return WriteAll(stdin_fd_, request + "\n");
+}
+
 absl::StatusOr<std::string> DirectStdio::Call(const std::string& request,
                                               int64_t id,
                                               absl::Duration timeout) {

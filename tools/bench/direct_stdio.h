@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -64,6 +65,12 @@ class DirectStdio {
   // and returns the answer with that id, skipping other lines.
   absl::StatusOr<std::string> Call(const std::string& request, int64_t id,
                                    absl::Duration timeout);
+
+  // The relay's way, instead of Call: Relay() starts the reader thread,
+  // which hands every line the server writes to `on_line`; Post() sends a
+  // request without waiting. Callers may post concurrently.
+  void Relay(std::function<void(std::string line)> on_line);
+  absl::Status Post(const std::string& request);
 
   // Closes stdin, sends SIGTERM and reaps the server; joins the reader.
   void Stop();

@@ -10,7 +10,12 @@
 //   (c) recording off: the same with inspectord --no-history;
 //   (d) recording, answered: (b) with --history-sync answered (answers
 //                      leave once their rows are committed; with the
-//                      default, async, before).
+//                      default, async, before);
+//   (e), (f) the floor: floor_relay, a relay that only passes lines
+//                      between Forward and the same command, on gRPC's
+//                      callback (e) or asynchronous (f) API, sequential
+//                      only, each with its own bare round trip: what any
+//                      relay built on gRPC and a stdio hop costs here.
 //
 // All four run side by side. Each mode (N requests sequentially, then N
 // spread over C concurrent callers) warms every target up with 200
@@ -123,6 +128,7 @@ struct Options {
   int requests = 2000;
   int concurrency = 8;
   std::string inspectord = INSPECTORD_PATH;
+  std::string floor_relay = FLOOR_RELAY_PATH;
   std::string node = "node";
   bool unix_socket = false;
   std::string fixture =
@@ -464,6 +470,86 @@ class LocalAnswerTarget : public ProbeTarget {
   }
 };
 
+// (e) and (f): floor_relay (floor_relay.cc), a relay that only passes
+// lines between Forward and the fixture, with gRPC's callback or
+// asynchronous API: what gRPC and the stdio hop cost on their own here.
+// With `bare`, the same process answers each call at once (server_id
+// "bare"): its own bare gRPC round trip.
+class FloorRelay {
+ public:
+  static absl::StatusOr<std::unique_ptr<FloorRelay>> Start(
+      const Options& options, const std::string& api) {
+    std::string error;
+    std::unique_ptr<inspector::testing::PeerProcess> process =
+        inspector::testing::PeerProcess::Start(
+            {options.floor_relay, "--api", api, "--", options.node,
+             options.fixture, "stdio"},
+            {}, "floor_relay listening on ", &error);
+    if (process == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("floor_relay did not start: ", error));
+    }
+    const std::string& line = process->ready_line();
+    std::string address = line.substr(line.rfind(' ') + 1);
+    std::unique_ptr<FloorRelay> relay(new FloorRelay());
+    relay->process_ = std::move(process);
+    relay->channel_ =
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    return relay;
+  }
+
+  pid_t pid() const { return process_->pid(); }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+
+ private:
+  FloorRelay() = default;
+  std::unique_ptr<inspector::testing::PeerProcess> process_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+class FloorTarget : public Target {
+ public:
+  FloorTarget(const FloorRelay& relay, bool bare)
+      : relay_(relay),
+        bare_(bare),
+        stub_(inspector::v1::McpService::NewStub(relay.channel())) {}
+
+  absl::Status BeginMode(int callers) override {
+    if (callers != 1) return absl::UnimplementedError("sequential only");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
+    inspector::v1::ForwardRequest request;
+    request.set_server_id(bare_ ? "bare" : "fixture");
+    request.mutable_body()->set_data(EchoRequest(id));
+    google::api::HttpBody response;
+    grpc::ClientContext context;
+    grpc::Status status = stub_->Forward(&context, request, &response);
+    if (!status.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("floor_relay: ", status.error_message()));
+    }
+    return std::move(*response.mutable_data());
+  }
+
+  absl::Status Check(const std::string& answer, int64_t id) override {
+    if (bare_) {
+      return answer == EchoRequest(id)
+                 ? absl::OkStatus()
+                 : absl::DataLossError("floor_relay's bare answer differs");
+    }
+    return CheckEchoAnswer(answer, id);
+  }
+
+  pid_t daemon_pid() const override { return relay_.pid(); }
+
+ private:
+  const FloorRelay& relay_;
+  const bool bare_;
+  const std::unique_ptr<inspector::v1::McpService::Stub> stub_;
+};
+
 struct Figures {
   double p50_ms = 0;
   double p90_ms = 0;
@@ -606,6 +692,13 @@ struct Scenario {
   double settle_seconds = 0;
 };
 
+// (e) and (f): floor_relay's relayed and bare calls, sequential.
+struct Floor {
+  std::string label;
+  Figures relayed;
+  Figures bare;
+};
+
 void PrintRow(const std::string& label, const std::string& mode,
               const Figures& f) {
   std::printf("%-30s %-12s %9.3f %9.3f %9.3f %11.0f", label.c_str(),
@@ -641,7 +734,8 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
 // Starts the four targets side by side, runs both modes interleaved
 // across them, then reads each daemon's settled memory.
 absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
-                    Scenario& off, Scenario& answered) {
+                    Scenario& off, Scenario& answered, Floor& callback_floor,
+                    Floor& async_floor) {
   TempDir direct_dir, on_dir, off_dir, answered_dir;
   absl::StatusOr<std::unique_ptr<DirectTarget>> direct_target =
       DirectTarget::Start(options, direct_dir);
@@ -664,11 +758,22 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   StatusTarget answered_probe(**answered_target);
   LocalAnswerTarget on_local(**on_target);
   LocalAnswerTarget off_local(**off_target);
+  absl::StatusOr<std::unique_ptr<FloorRelay>> callback_relay =
+      FloorRelay::Start(options, "callback");
+  if (!callback_relay.ok()) return callback_relay.status();
+  absl::StatusOr<std::unique_ptr<FloorRelay>> async_relay =
+      FloorRelay::Start(options, "async");
+  if (!async_relay.ok()) return async_relay.status();
+  FloorTarget callback_relayed(**callback_relay, /*bare=*/false);
+  FloorTarget callback_bare(**callback_relay, /*bare=*/true);
+  FloorTarget async_relayed(**async_relay, /*bare=*/false);
+  FloorTarget async_bare(**async_relay, /*bare=*/true);
 
   absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
        answered_target->get(), &on_probe, &off_probe, &answered_probe,
-       &on_local, &off_local},
+       &on_local, &off_local, &callback_relayed, &callback_bare,
+       &async_relayed, &async_bare},
       1, options.requests);
   if (!sequential.ok()) return sequential.status();
   direct.sequential = (*sequential)[0];
@@ -680,6 +785,10 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   answered.grpc_only = (*sequential)[6];
   on.local_answer = (*sequential)[7];
   off.local_answer = (*sequential)[8];
+  callback_floor.relayed = (*sequential)[9];
+  callback_floor.bare = (*sequential)[10];
+  async_floor.relayed = (*sequential)[11];
+  async_floor.bare = (*sequential)[12];
   absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
        answered_target->get()},
@@ -702,6 +811,10 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
       PrintRow("  Forward answered by daemon", "sequential",
                scenario->local_answer);
     }
+  }
+  for (const Floor* floor : {&callback_floor, &async_floor}) {
+    PrintRow(floor->label, "sequential", floor->relayed);
+    PrintRow("  its bare gRPC round trip", "sequential", floor->bare);
   }
 
   // Which of the daemon's threads do the work, per request.
@@ -777,7 +890,8 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
 void PrintBars(const Options& options, const Scenario& direct,
                const Scenario& on, const Scenario& off,
-               const Scenario& answered) {
+               const Scenario& answered, const Floor& callback_floor,
+               const Floor& async_floor) {
   std::printf("\n");
   const double own = on.sequential.p50_ms - on.grpc_only.p50_ms -
                      direct.sequential.p50_ms;
@@ -817,6 +931,18 @@ void PrintBars(const Options& options, const Scenario& direct,
         off.sequential.cpu_us - off.grpc_only.cpu_us, off.sequential.cpu_us,
         off.grpc_only.cpu_us, options.concurrency, on.concurrent.cpu_us,
         off.concurrent.cpu_us);
+  }
+  // The same two figures for a relay that does nothing but pass lines:
+  // how far under them any relay built on gRPC and a stdio hop can go here.
+  for (const Floor* floor : {&callback_floor, &async_floor}) {
+    std::printf(
+        "  the floor, %s: its own work at p50 %.3f ms = %.3f - %.3f - %.3f; "
+        "its CPU beyond its bare call %.1f us = %.1f - %.1f\n",
+        floor->label.c_str(),
+        floor->relayed.p50_ms - direct.sequential.p50_ms - floor->bare.p50_ms,
+        floor->relayed.p50_ms, direct.sequential.p50_ms, floor->bare.p50_ms,
+        floor->relayed.cpu_us - floor->bare.cpu_us, floor->relayed.cpu_us,
+        floor->bare.cpu_us);
   }
   double sequential_share =
       on.sequential.per_second / off.sequential.per_second;
@@ -941,12 +1067,16 @@ int main(int argc, char** argv) {
   answered.label = "(d) inspectord, answered";
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
-  absl::Status status = RunAll(options, direct, on, off, answered);
+  Floor callback_floor, async_floor;
+  callback_floor.label = "(e) floor relay, callback API";
+  async_floor.label = "(f) floor relay, async API";
+  absl::Status status = RunAll(options, direct, on, off, answered,
+                               callback_floor, async_floor);
   if (!status.ok()) {
     std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
     return 1;
   }
-  PrintBars(options, direct, on, off, answered);
+  PrintBars(options, direct, on, off, answered, callback_floor, async_floor);
   std::printf("load average at the end: %s\n", LoadAverage().c_str());
   return 0;
 }
