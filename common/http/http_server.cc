@@ -30,6 +30,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/json_text.h"
+#include "common/thread_name.h"
 #include "common/net/listen_address.h"
 
 namespace inspector::http {
@@ -939,7 +940,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   absl::Status status = loop->Init();
   if (!status.ok()) return status;
   std::unique_ptr<HttpServer> server(new HttpServer(loop, loop->port()));
-  server->thread_ = std::thread([loop] { loop->Run(); });
+  server->thread_ = std::thread([loop] {
+    NameThisThread("http");
+    loop->Run();
+  });
   return server;
 }
 
