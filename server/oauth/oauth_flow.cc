@@ -629,7 +629,24 @@ absl::Status OAuthFlow::Register() {
     Log(absl::StrCat("pre-registered client ", client.client_id, " (",
                      client.auth_method, ")"));
   } else if (strategy == "dcr") {
-    if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
+    // A registration that names its scopes covers only those: an
+    // authorization server may refuse others for it (a step up asks for
+    // more), so such a client registers again.
+    std::string uncovered;
+    if (settings_.stored_client) {
+      Json registered =
+          Json::parse(settings_.stored_client->registration_json, nullptr, false);
+      std::string scope = registered.is_object() ? StringField(registered, "scope") : "";
+      std::vector<std::string> allowed = absl::StrSplit(scope, ' ', absl::SkipEmpty());
+      for (const std::string& wanted : requested_scopes_) {
+        if (!scope.empty() && !Contains(allowed, wanted)) uncovered = wanted;
+      }
+    }
+    if (!uncovered.empty()) {
+      Log(absl::StrCat("the registration of client ",
+                       settings_.stored_client->client_id, " does not cover scope ",
+                       uncovered, ": registering again"));
+    } else if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
         TrimSlash(settings_.stored_client->issuer) == TrimSlash(issuer_) &&
         settings_.stored_client->redirect_uri == settings_.redirect_uri) {
       client_ = settings_.stored_client;

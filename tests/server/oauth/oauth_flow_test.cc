@@ -335,6 +335,30 @@ TEST_F(OAuthFlowTest, HeadlessStopsAtAPageThatNeedsAPerson) {
   EXPECT_TRUE(absl::StrContains(flow.latest_error(), "needs a person"));
 }
 
+// A dynamic registration that names its scopes is reused while it covers
+// the scopes asked for, and made again when a step up asks for more.
+TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
+  ClientRegistration stored;
+  stored.issuer = kIssuer;
+  stored.client_id = "client-old";
+  stored.strategy = "dcr";
+  stored.auth_method = "none";
+  stored.redirect_uri = kRedirect;
+  stored.registration_json = R"({"client_id":"client-old","scope":"mcp:read"})";
+  FlowSettings settings = Settings();
+  settings.stored_client = stored;
+  OAuthFlow reused(settings, &http_);
+  ToCode(reused);
+  EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
+  EXPECT_EQ(reused.client()->client_id, "client-old");
+
+  settings.scopes = {"mcp:read", "mcp:admin"};
+  OAuthFlow stepped_up(settings, &http_);
+  ToCode(stepped_up);
+  EXPECT_TRUE(http_.Requested("POST https://auth.example.com/register"));
+  EXPECT_EQ(stepped_up.client()->client_id, "client-1");
+}
+
 TEST(OAuthCryptoTest, Sha256AndPkceVectors) {
   auto hex = [](const std::string& s) {
     std::string out;
