@@ -1287,6 +1287,20 @@ void UpstreamSession::OnSendFailed(const std::string& raw,
                                 identity_.server_name, ": ", status.message()));
     return;
   }
+  // The server's name among the details, so that a hint can name it (run
+  // `inspectorctl auth login NAME` after an HTTP 401).
+  std::map<std::string, std::string> details = GetErrorDetails(status);
+  v1::ErrorCode code = v1::ERROR_CODE_UNSPECIFIED;
+  if (details.count("serverName") == 0 &&
+      v1::ErrorCode_Parse(ErrorReason(status), &code) &&
+      code != v1::ERROR_CODE_UNSPECIFIED) {
+    ErrorDetails with_server(details.begin(), details.end());
+    with_server.emplace_back("serverName", identity_.server_name);
+    if (details.count("serverId") == 0) {
+      with_server.emplace_back("serverId", identity_.server_id);
+    }
+    status = Error(code, std::string(status.message()), with_server);
+  }
   InflightRequests::Request request;
   if (inflight_->Take(upstream_id, &request))
     Finish(request, std::move(status));

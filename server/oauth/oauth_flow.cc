@@ -629,7 +629,24 @@ absl::Status OAuthFlow::Register() {
     Log(absl::StrCat("pre-registered client ", client.client_id, " (",
                      client.auth_method, ")"));
   } else if (strategy == "dcr") {
-    if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
+    // A registration that names its scopes covers only those: an
+    // authorization server may refuse others for it (a step up asks for
+    // more), so such a client registers again.
+    std::string uncovered;
+    if (settings_.stored_client) {
+      Json registered =
+          Json::parse(settings_.stored_client->registration_json, nullptr, false);
+      std::string scope = registered.is_object() ? StringField(registered, "scope") : "";
+      std::vector<std::string> allowed = absl::StrSplit(scope, ' ', absl::SkipEmpty());
+      for (const std::string& wanted : requested_scopes_) {
+        if (!scope.empty() && !Contains(allowed, wanted)) uncovered = wanted;
+      }
+    }
+    if (!uncovered.empty()) {
+      Log(absl::StrCat("the registration of client ",
+                       settings_.stored_client->client_id, " does not cover scope ",
+                       uncovered, ": registering again"));
+    } else if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
         TrimSlash(settings_.stored_client->issuer) == TrimSlash(issuer_) &&
         settings_.stored_client->redirect_uri == settings_.redirect_uri) {
       client_ = settings_.stored_client;
@@ -742,37 +759,98 @@ absl::Status OAuthFlow::BuildAuthorizationUrl() {
 
 // --- AUTHORIZATION_CODE ------------------------------------------------------
 
-absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
-  std::map<std::string, std::string> params = input.params;
-  if (input.follow_redirect) {
+// What a browser does that approves without a person: GET the authorization
+// URL and follow its redirects (on the authorization endpoint's origin only,
+// carrying the cookies that origin set, as a login or consent step needs)
+// until one goes to the callback.
+absl::StatusOr<Url> OAuthFlow::FollowToCallback() {
+  constexpr int kMaxHops = 10;
+  auto expected = ParseUrl(settings_.redirect_uri, "the redirect URI");
+  auto start = ParseUrl(authorization_url_, "the authorization URL");
+  if (!expected.ok() || !start.ok()) {
+    absl::Status status = !expected.ok() ? expected.status() : start.status();
+    Fail(status, "");
+    return status;
+  }
+  std::map<std::string, std::string> cookies;
+  std::string url = authorization_url_;
+  for (int hop = 0; hop < kMaxHops; ++hop) {
     HttpRequest request;
-    request.url = authorization_url_;
+    request.url = url;
+    if (!cookies.empty()) {
+      std::vector<std::string> pairs;
+      for (const auto& [name, value] : cookies) {
+        pairs.push_back(absl::StrCat(name, "=", value));
+      }
+      request.headers.emplace_back("Cookie", absl::StrJoin(pairs, "; "));
+    }
     auto response = Exchange(std::move(request));
     if (!response.ok()) {
       Fail(response.status(), "");
       return response.status();
     }
+    for (const auto& [name, value] : response->headers) {
+      if (name != "set-cookie") continue;
+      absl::string_view pair = absl::string_view(value).substr(0, value.find(';'));
+      size_t eq = pair.find('=');
+      if (eq == absl::string_view::npos || eq == 0) continue;
+      cookies[std::string(absl::StripAsciiWhitespace(pair.substr(0, eq)))] =
+          std::string(absl::StripAsciiWhitespace(pair.substr(eq + 1)));
+    }
     std::string location = response->Header("location");
     if (response->status < 300 || response->status >= 400 || location.empty()) {
       absl::Status status = Error(
           v1::FAILED_PRECONDITION,
-          absl::StrCat("the authorization endpoint answered HTTP ",
+          absl::StrCat("the authorization server answered HTTP ",
                        response->status,
                        " instead of redirecting to the callback: it needs a "
                        "person"));
       Fail(status, "run `inspectorctl auth login NAME` without automation");
       return status;
     }
+    auto current = ParseUrl(url, "the authorization URL");
+    if (!current.ok()) {
+      Fail(current.status(), "");
+      return current.status();
+    }
+    if (absl::StartsWith(location, "/") && !absl::StartsWith(location, "//")) {
+      location = absl::StrCat(current->Origin(), location);
+    } else if (!absl::StrContains(location, "://")) {
+      size_t slash = current->path.rfind('/');
+      location = absl::StrCat(
+          current->Origin(),
+          slash == std::string::npos ? "/" : current->path.substr(0, slash + 1),
+          location);
+    }
     auto target = ParseUrl(location, "the redirect");
-    auto expected = ParseUrl(settings_.redirect_uri, "the redirect URI");
-    if (!target.ok() || !expected.ok() || !target->SameOrigin(*expected) ||
-        target->path != expected->path) {
+    if (target.ok() && target->SameOrigin(*expected) &&
+        target->path == expected->path) {
+      return *target;
+    }
+    if (!target.ok() || !target->SameOrigin(*start) ||
+        !CheckFetchableUrl(location, "the redirect").ok()) {
       absl::Status status = Error(
           v1::INVALID_RESPONSE,
           "the authorization endpoint redirected elsewhere than the callback");
       Fail(status, "");
       return status;
     }
+    url = location;
+  }
+  absl::Status status = Error(
+      v1::INVALID_RESPONSE,
+      absl::StrCat("the authorization server redirected more than ", kMaxHops,
+                   " times without reaching the callback"));
+  Fail(status, "");
+  return status;
+}
+
+
+absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
+  std::map<std::string, std::string> params = input.params;
+  if (input.follow_redirect) {
+    auto target = FollowToCallback();
+    if (!target.ok()) return target.status();
     params = ParseQuery(target->query);
   } else if (!input.redirect_url.empty()) {
     auto target = ParseUrl(input.redirect_url, "the pasted URL");

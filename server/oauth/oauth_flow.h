@@ -36,10 +36,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "inspector/v1/oauth.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/oauth_http.h"
+#include "server/oauth/urls.h"
 
 namespace inspector::oauth {
 
@@ -134,6 +136,7 @@ class OAuthFlow {
   absl::Status Register();
   absl::Status BuildAuthorizationUrl();
   absl::Status ReceiveCode(const CodeInput& input);
+  absl::StatusOr<Url> FollowToCallback();
   absl::Status RequestToken();
 
   // Makes one request, records it for the current step, and returns the

@@ -6,9 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "server/logging.h"
 #include "server/oauth/urls.h"
 
 namespace inspector::oauth {
@@ -466,6 +468,77 @@ absl::StatusOr<TokenSet> OAuthManager::Refresh(const std::string& server) {
   return RefreshLocked(config.id(), *tokens);
 }
 
+absl::StatusOr<std::string> OAuthManager::RevocationEndpoint(
+    const std::string& issuer) {
+  ASSIGN_OR_RETURN(Url url, ParseUrl(issuer, "the issuer"));
+  std::string path(absl::StripSuffix(url.path, "/"));
+  const std::string origin = url.Origin();
+  // RFC 8414 (path inserted) and OpenID discovery, as the flow looks.
+  for (const std::string& candidate :
+       {absl::StrCat(origin, "/.well-known/oauth-authorization-server", path),
+        absl::StrCat(origin, "/.well-known/openid-configuration", path),
+        absl::StrCat(origin, path, "/.well-known/openid-configuration")}) {
+    if (!CheckFetchableUrl(candidate, "metadata").ok()) continue;
+    HttpRequest request;
+    request.url = candidate;
+    request.headers.emplace_back("Accept", "application/json");
+    auto response = http_->Fetch(request);
+    if (!response.ok() || response->status != 200) continue;
+    Json metadata = Json::parse(response->body, nullptr, false);
+    if (!metadata.is_object() ||
+        absl::StripSuffix(metadata.value("issuer", ""), "/") !=
+            absl::StripSuffix(issuer, "/")) {
+      continue;
+    }
+    const Json& endpoint = metadata["revocation_endpoint"];
+    return endpoint.is_string() ? endpoint.get<std::string>() : "";
+  }
+  return "";
+}
+
+absl::Status OAuthManager::RevokeLocked(const std::string& server_id,
+                                        const TokenSet& tokens) {
+  if (tokens.issuer.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::string endpoint, RevocationEndpoint(tokens.issuer));
+  if (endpoint.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckFetchableUrl(endpoint, "revocation_endpoint"));
+  ASSIGN_OR_RETURN(auto client_row, store_->GetClient(server_id));
+  ClientRegistration client;
+  if (client_row) {
+    client.client_id = client_row->client_id;
+    client.client_secret = client_row->client_secret;
+    client.auth_method = client_row->token_endpoint_auth_method;
+  }
+  // The refresh token first: revoking it ends the grant at most servers.
+  std::vector<std::pair<std::string, std::string>> to_revoke;
+  if (!tokens.refresh_token.empty()) {
+    to_revoke.emplace_back(tokens.refresh_token, "refresh_token");
+  }
+  if (!tokens.access_token.empty()) {
+    to_revoke.emplace_back(tokens.access_token, "access_token");
+  }
+  for (const auto& [token, hint] : to_revoke) {
+    std::vector<std::pair<std::string, std::string>> fields = {
+        {"token", token}, {"token_type_hint", hint}};
+    HttpRequest request;
+    request.method = "POST";
+    request.url = endpoint;
+    request.headers.emplace_back("Content-Type",
+                                 "application/x-www-form-urlencoded");
+    AddClientAuthentication(client, &request.headers, &fields);
+    request.body = FormEncode(fields);
+    ASSIGN_OR_RETURN(HttpResponse response, http_->Fetch(request));
+    // RFC 7009 2.2: 200 whether or not the token was valid.
+    if (response.status != 200) {
+      return Error(v1::INVALID_RESPONSE,
+                   absl::StrCat("the revocation endpoint ", endpoint,
+                                " answered HTTP ", response.status, " for the ",
+                                hint));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status OAuthManager::Logout(const std::string& server,
                                   bool forget_client) {
   ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
@@ -474,6 +547,16 @@ absl::Status OAuthManager::Logout(const std::string& server,
     flows_.erase(config.id());
   }
   absl::MutexLock lock(&token_mu_);
+  ASSIGN_OR_RETURN(auto tokens, LoadTokensLocked(config.id()));
+  if (tokens) {
+    // Best effort: the tokens are forgotten whatever the server says.
+    absl::Status revoked = RevokeLocked(config.id(), *tokens);
+    if (!revoked.ok()) {
+      LogWarn(absl::StrCat("server '", config.name(),
+                           "': tokens not revoked at the authorization server: ",
+                           revoked.message()));
+    }
+  }
   RETURN_IF_ERROR(store_->DeleteTokens(config.id()));
   token_cache_.erase(config.id());
   if (forget_client) RETURN_IF_ERROR(store_->DeleteClient(config.id()));

@@ -83,7 +83,8 @@ class OAuthManager {
   // Refreshes the server's tokens now (refresh token rotation honoured).
   absl::StatusOr<TokenSet> Refresh(const std::string& server);
   // Forgets the server's tokens (and the registration with `forget_client`),
-  // revoking them first where the server offers a revocation endpoint.
+  // revoking them first (RFC 7009) when the issuer's metadata names a
+  // revocation_endpoint; a failed revocation is logged, not an error.
   absl::Status Logout(const std::string& server, bool forget_client);
   // The server's tokens, if any (secret values included: callers mask).
   absl::StatusOr<std::optional<TokenSet>> Tokens(const std::string& server);
@@ -130,6 +131,13 @@ class OAuthManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);
   absl::StatusOr<std::optional<TokenSet>> LoadTokensLocked(
       const std::string& server_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);
+  // RFC 7009: the issuer's revocation_endpoint from its metadata ("" when
+  // it names none or has no metadata).
+  absl::StatusOr<std::string> RevocationEndpoint(const std::string& issuer);
+  // Revokes the refresh and access tokens at the authorization server when
+  // it has a revocation endpoint.
+  absl::Status RevokeLocked(const std::string& server_id, const TokenSet& tokens)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);
 
   const OAuthManagerOptions options_;
   const std::unique_ptr<HttpFetcher> http_;

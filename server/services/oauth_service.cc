@@ -7,6 +7,7 @@
 #include "absl/time/time.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "server/oauth/metadata_proxy.h"
 #include "server/services/call_tracker.h"
 #include "server/services/unary.h"
 
@@ -187,6 +188,17 @@ grpc::ServerUnaryReactor* OAuthService::AdvanceFlow(
     input.redirect_url = request->redirect_url();
     input.follow_redirect = request->follow_redirect();
     ASSIGN_OR_RETURN(*response, manager_->AdvanceFlow(request->server_id(), input));
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* OAuthService::GetMetadata(
+    grpc::CallbackServerContext* context, const v1::GetMetadataRequest* request,
+    google::api::HttpBody* response) {
+  return Run(context, false, [request, response] {
+    ASSIGN_OR_RETURN(std::string json, oauth::FetchMetadata(request->url()));
+    response->set_content_type("application/json");
+    response->set_data(std::move(json));
     return absl::OkStatus();
   });
 }

@@ -55,6 +55,10 @@ class OAuthService final : public v1::OAuthService::CallbackService {
   grpc::ServerUnaryReactor* AdvanceFlow(grpc::CallbackServerContext* context,
                                         const v1::AdvanceFlowRequest* request,
                                         v1::OAuthFlow* response) override;
+  // The seed's metadata proxy (server/oauth/metadata_proxy.h).
+  grpc::ServerUnaryReactor* GetMetadata(grpc::CallbackServerContext* context,
+                                        const v1::GetMetadataRequest* request,
+                                        google::api::HttpBody* response) override;
 
  private:
   // Authenticates (unless `token_free`), then runs `body` on a thread and

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/untrusted_input.h"
@@ -65,6 +66,10 @@ struct StreamableHttpTransport::Exchange {
   bool after_version = false;  // issued after SetProtocolVersion
   bool resuming = false;       // the current request is a resuming GET
   bool sent_session = false;   // the current request carried a session id
+  // The Authorization the current POST carried, and whether a 401 already
+  // made it try once more with a refreshed token.
+  std::string sent_authorization;
+  bool retried_after_401 = false;
   Mode mode = Mode::kNone;
   HttpResponseHead head;  // kError
   std::string body;       // kJson body or kError snippet
@@ -174,7 +179,13 @@ void StreamableHttpTransport::IssueExchangeRequest(Exchange* ex) {
   request.body = ex->message;
   request.headers.emplace_back("Content-Type", "application/json");
   request.headers.emplace_back("Accept", "application/json, text/event-stream");
-  for (auto& header : BaseHeaders()) request.headers.push_back(header);
+  ex->sent_authorization.clear();
+  for (auto& header : BaseHeaders()) {
+    if (absl::AsciiStrToLower(header.first) == "authorization") {
+      ex->sent_authorization = header.second;
+    }
+    request.headers.push_back(header);
+  }
   for (auto& header : ex->extra_headers) request.headers.push_back(header);
   ex->stream.transfer =
       loop()->StartTransfer(std::move(request), std::move(handlers));
@@ -319,6 +330,22 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
         return;
       }
       NoteAuthChallenge(ex->head);
+      // A 401 to a request with a token: the challenge observer refreshed
+      // it (OAuth); with a new token the POST is tried once more.
+      if (ex->head.status == 401 && !ex->resuming && !ex->retried_after_401 &&
+          !ex->sent_authorization.empty()) {
+        std::string now;
+        for (auto& header : ConfiguredHeaders()) {
+          if (absl::AsciiStrToLower(header.first) == "authorization") {
+            now = header.second;
+          }
+        }
+        if (!now.empty() && now != ex->sent_authorization) {
+          ex->retried_after_401 = true;
+          IssueExchangeRequest(ex);
+          return;
+        }
+      }
       FailExchange(ex_id, http_internal::HttpStatusError(
                               ex->resuming ? "the server (GET resuming a "
                                              "POST stream)"

@@ -142,6 +142,9 @@ TEST_F(RealRoutesTest, FindsVerbRoutes) {
   RouteTable::Match flow = Find("POST", "/api/oauth/s1/flow");
   ASSERT_EQ(flow.kind, RouteTable::Match::kFound);
   EXPECT_EQ(flow.route->method->name(), "StartFlow");
+  RouteTable::Match metadata = Find("GET", "/api/mcp/oauth/metadata");
+  ASSERT_EQ(metadata.kind, RouteTable::Match::kFound);
+  EXPECT_EQ(metadata.route->method->name(), "GetMetadata");
 }
 
 TEST_F(RealRoutesTest, ForwardTakesAnHttpBodyField) {

@@ -278,6 +278,87 @@ TEST_F(OAuthFlowTest, InvalidClientKeepsTheStepWithAHint) {
   EXPECT_EQ(flow.state(), v1::COMPLETE);
 }
 
+// --headless against an authorization server whose approval takes a few
+// redirects (an interaction page, then a resume URL) bound by cookies.
+TEST_F(OAuthFlowTest, HeadlessFollowsTheServersRedirectsWithItsCookies) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  http_.Json("GET https://auth.example.com/authorize", 303, "",
+             {{"location", "/interaction/1"},
+              {"set-cookie", "_interaction=one; path=/interaction/1; httponly"}});
+  http_.Json("GET https://auth.example.com/interaction/1", 303, "",
+             {{"location", "https://auth.example.com/authorize/resume"},
+              {"set-cookie", "_resume=two; path=/authorize"}});
+  http_.Json("GET https://auth.example.com/authorize/resume", 303, "",
+             {{"location", Redirect(flow.oauth_state(),
+                                    "&iss=https%3A%2F%2Fauth.example.com")}});
+  CodeInput input;
+  input.follow_redirect = true;
+  ASSERT_TRUE(flow.Advance(input).ok()) << flow.latest_error();
+  EXPECT_EQ(flow.state(), v1::TOKEN_REQUEST);
+  std::map<std::string, std::string> cookie_sent;
+  for (const HttpRequest& r : http_.requests) {
+    for (const auto& [name, value] : r.headers) {
+      if (name == "Cookie") cookie_sent[r.url] = value;
+    }
+  }
+  EXPECT_EQ(cookie_sent["https://auth.example.com/interaction/1"], "_interaction=one");
+  EXPECT_EQ(cookie_sent["https://auth.example.com/authorize/resume"],
+            "_interaction=one; _resume=two");
+  ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
+  EXPECT_EQ(flow.state(), v1::COMPLETE);
+}
+
+TEST_F(OAuthFlowTest, HeadlessRefusesARedirectToAnotherOrigin) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  http_.Json("GET https://auth.example.com/authorize", 302, "",
+             {{"location", absl::StrCat("https://elsewhere.example.net/cb?code=c&state=",
+                                        flow.oauth_state())}});
+  CodeInput input;
+  input.follow_redirect = true;
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_EQ(flow.state(), v1::AUTHORIZATION_CODE);
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "elsewhere"));
+  EXPECT_FALSE(http_.Requested("GET https://elsewhere.example.net"));
+}
+
+TEST_F(OAuthFlowTest, HeadlessStopsAtAPageThatNeedsAPerson) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  http_.Json("GET https://auth.example.com/authorize", 302, "",
+             {{"location", "/login"}});
+  http_.Json("GET https://auth.example.com/login", 200, "<form>");
+  CodeInput input;
+  input.follow_redirect = true;
+  EXPECT_FALSE(flow.Advance(input).ok());
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "needs a person"));
+}
+
+// A dynamic registration that names its scopes is reused while it covers
+// the scopes asked for, and made again when a step up asks for more.
+TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
+  ClientRegistration stored;
+  stored.issuer = kIssuer;
+  stored.client_id = "client-old";
+  stored.strategy = "dcr";
+  stored.auth_method = "none";
+  stored.redirect_uri = kRedirect;
+  stored.registration_json = R"({"client_id":"client-old","scope":"mcp:read"})";
+  FlowSettings settings = Settings();
+  settings.stored_client = stored;
+  OAuthFlow reused(settings, &http_);
+  ToCode(reused);
+  EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
+  EXPECT_EQ(reused.client()->client_id, "client-old");
+
+  settings.scopes = {"mcp:read", "mcp:admin"};
+  OAuthFlow stepped_up(settings, &http_);
+  ToCode(stepped_up);
+  EXPECT_TRUE(http_.Requested("POST https://auth.example.com/register"));
+  EXPECT_EQ(stepped_up.client()->client_id, "client-1");
+}
+
 TEST(OAuthCryptoTest, Sha256AndPkceVectors) {
   auto hex = [](const std::string& s) {
     std::string out;

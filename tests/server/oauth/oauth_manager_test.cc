@@ -33,7 +33,12 @@ class Fetcher : public HttpFetcher {
       r.body = R"({"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"]})";
     } else if (url == "https://auth.example.com/.well-known/oauth-authorization-server") {
       r.status = 200;
-      r.body = R"({"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token","registration_endpoint":"https://auth.example.com/register"})";
+      r.body = R"({"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token","registration_endpoint":"https://auth.example.com/register")";
+      if (revocation) r.body += R"(,"revocation_endpoint":"https://auth.example.com/revoke")";
+      r.body += "}";
+    } else if (url == "https://auth.example.com/revoke" && request.method == "POST") {
+      revoked.push_back(ParseQuery(request.body));
+      r.status = revocation_status;
     } else if (url == "https://auth.example.com/register") {
       r.status = 201;
       r.body = R"({"client_id":"c1"})";
@@ -61,6 +66,9 @@ class Fetcher : public HttpFetcher {
   int token_requests = 0;
   int expires_in = 3600;
   bool fail_refresh = false;
+  bool revocation = false;  // the metadata names a revocation endpoint
+  int revocation_status = 200;
+  std::vector<std::map<std::string, std::string>> revoked;
 };
 
 class OAuthManagerTest : public ::testing::Test {
@@ -201,6 +209,38 @@ TEST_F(OAuthManagerTest, LogoutForgetsTokensAndOptionallyTheClient) {
   client = manager->Client("remote");
   ASSERT_TRUE(client.ok());
   EXPECT_FALSE(client->has_value());
+}
+
+TEST_F(OAuthManagerTest, LogoutRevokesAtTheRevocationEndpoint) {
+  auto manager = NewManager();
+  fetcher_->revocation = true;
+  LogIn(*manager);
+  ASSERT_TRUE(manager->Logout("remote", false).ok());
+  ASSERT_EQ(fetcher_->revoked.size(), 2u);
+  EXPECT_EQ(fetcher_->revoked[0]["token"], "RT-first");
+  EXPECT_EQ(fetcher_->revoked[0]["token_type_hint"], "refresh_token");
+  EXPECT_EQ(fetcher_->revoked[1]["token"], "AT-first");
+  EXPECT_EQ(fetcher_->revoked[1]["token_type_hint"], "access_token");
+  EXPECT_EQ(fetcher_->revoked[0]["client_id"], "c1");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+}
+
+TEST_F(OAuthManagerTest, LogoutForgetsEvenWhenRevocationFails) {
+  auto manager = NewManager();
+  fetcher_->revocation = true;
+  fetcher_->revocation_status = 503;
+  LogIn(*manager);
+  ASSERT_TRUE(manager->Logout("remote", false).ok());
+  EXPECT_EQ(fetcher_->revoked.size(), 1u);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+}
+
+TEST_F(OAuthManagerTest, LogoutWithoutARevocationEndpointRevokesNothing) {
+  auto manager = NewManager();
+  LogIn(*manager);
+  ASSERT_TRUE(manager->Logout("remote", false).ok());
+  EXPECT_TRUE(fetcher_->revoked.empty());
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
 }
 
 }  // namespace
