@@ -228,6 +228,10 @@ Clock* InterceptStage::clock() {
 }
 
 void InterceptStage::UpdateDemand() {
+  if (closed_) {
+    demand_.store(0, std::memory_order_release);
+    return;
+  }
   int demand = mode_ == v1::INTERCEPT ? 1 : 0;
   for (const auto& b : breakpoints_) demand += b->proto.enabled() ? 1 : 0;
   demand += static_cast<int>(lanes_.size());
@@ -245,6 +249,7 @@ bool InterceptStage::Matches(const v1::Breakpoint& breakpoint,
 
 bool InterceptStage::Passes(const InterceptView& view) {
   absl::MutexLock lock(&mu_);
+  if (closed_) return true;
   if (mode_ == v1::INTERCEPT) return false;
   if (!lanes_.empty() &&
       lanes_.count({std::string(view.session_id), view.client_to_server}) >
@@ -260,6 +265,11 @@ bool InterceptStage::Passes(const InterceptView& view) {
 bool InterceptStage::ShouldHold(const InterceptView& subject,
                                 std::string* breakpoint_id,
                                 bool* leave_unanswered) {
+  if (closed_) {
+    breakpoint_id->clear();
+    *leave_unanswered = false;
+    return false;
+  }
   for (const auto& b : breakpoints_) {
     if (!b->proto.enabled() || !b->Matches(subject)) continue;
     b->proto.set_hits(b->proto.hits() + 1);
@@ -515,6 +525,21 @@ void InterceptStage::SessionEnded(const std::string& session_id) {
     }
     item.next(std::move(outcome));
   }
+}
+
+void InterceptStage::Close() {
+  std::vector<std::string> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    UpdateDemand();
+    for (const auto& [key, lane] : lanes_) {
+      if (sessions.empty() || sessions.back() != key.first) {
+        sessions.push_back(key.first);
+      }
+    }
+  }
+  for (const std::string& session : sessions) SessionEnded(session);
 }
 
 v1::InterceptState InterceptStage::GetState() {

@@ -136,6 +136,11 @@ class InterceptStage {
   // (resolved_by "session_ended"), their continuations run with DROP.
   void SessionEnded(const std::string& session_id);
 
+  // The daemon is shutting down: nothing is held any more from now on,
+  // and what is held or queued is dropped as by SessionEnded, so that the
+  // calls waiting on it (a replay, a Forward) can end.
+  void Close();
+
   // InterceptService.
   v1::InterceptState GetState();
   // Mode UNSPECIFIED keeps the mode; switching to PASSTHROUGH forwards all
@@ -213,6 +218,7 @@ class InterceptStage {
 
   absl::Mutex mu_;
   v1::InterceptMode mode_ ABSL_GUARDED_BY(mu_) = v1::PASSTHROUGH;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t hold_timeout_ms_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::shared_ptr<Compiled>> breakpoints_ ABSL_GUARDED_BY(mu_);
   uint64_t next_breakpoint_ ABSL_GUARDED_BY(mu_) = 1;

@@ -75,12 +75,14 @@ void InterceptGlue::SubmitClientMessage(
     MessageInfo info, CallLimits limits,
     UpstreamSession::ResponseCallback done) {
   InterceptStage* stage = session->pipeline_->intercept();
-  std::string method = info.method;
+  std::string_view method = info.method;
+  std::string answered;  // a client's answer: its server request's method
   if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
     // A client's answer to a server request matches the request's method.
     absl::MutexLock lock(&session->mu_);
     if (const auto* request = session->server_requests_.Find(info.id)) {
-      method = request->method;
+      answered = request->method;
+      method = answered;
     }
   }
   const SessionIdentity& identity = session->identity_;
@@ -97,7 +99,7 @@ void InterceptGlue::SubmitClientMessage(
   subject.server_name = identity.server_name;
   subject.session_id = identity.session_id;
   subject.client_to_server = true;
-  subject.method = std::move(method);
+  subject.method = std::string(method);
   subject.target = info.target;
   subject.info = info;
   subject.raw = std::move(raw);

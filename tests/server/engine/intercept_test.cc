@@ -373,5 +373,25 @@ TEST_F(InterceptStageTest, SessionEndDropsHeldAndQueued) {
   EXPECT_EQ(events[2].held().resolved_by(), "session_ended");
 }
 
+TEST_F(InterceptStageTest, CloseDropsEverythingAndHoldsNothingMore) {
+  stage_.SetState(v1::INTERCEPT, std::nullopt);
+  ASSERT_TRUE(stage_.AddBreakpoint(Spec("method=tools/call")).ok());
+  stage_.Submit(Subject(Call(1)), rec_.Next());
+  stage_.Submit(Subject(Call(2)), rec_.Next());
+  stage_.Submit(Subject(Call(3), false, "s-2"), rec_.Next());
+  ASSERT_EQ(stage_.ListHeld("").size(), 2u);
+  stage_.Close();
+  EXPECT_THAT(rec_.Sent(), ElementsAre("drop:" + Call(1), "drop:" + Call(2),
+                                       "drop:" + Call(3)));
+  EXPECT_THAT(stage_.ListHeld(""), IsEmpty());
+  // Still INTERCEPT with a matching breakpoint, yet nothing is held now.
+  EXPECT_FALSE(stage_.active());
+  const InterceptSubject next = Subject(Call(4));
+  EXPECT_TRUE(stage_.Passes(next.View()));
+  stage_.Submit(Subject(Call(4)), rec_.Next());
+  EXPECT_EQ(rec_.Sent().back(), ":" + Call(4));
+  EXPECT_THAT(stage_.ListHeld(""), IsEmpty());
+}
+
 }  // namespace
 }  // namespace inspector::engine
