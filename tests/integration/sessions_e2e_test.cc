@@ -6,11 +6,15 @@
 // differently configured one (differences found), replays one edited
 // request (given, and edited in $EDITOR), and refuses bad input with the
 // documented exit codes.
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -374,6 +378,45 @@ TEST_F(SessionsE2eTest, ReplaysARequestEditedInTheEditor) {
   EXPECT_EQ(
       CtlJson({"sessions", "list", "--kind", "replay"})["sessions"].size(),
       sessions_before);
+}
+
+// A replay whose request a breakpoint holds does not keep inspectord from
+// shutting down: the held request is dropped, the replay ends, and the
+// daemon exits on SIGTERM.
+TEST_F(SessionsE2eTest, AHeldReplayDoesNotKeepTheDaemonFromExiting) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  json session = CtlJson({"sessions", "show", id});
+  std::string echo_id;
+  for (const json& m : session["page"]) {
+    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
+      echo_id = m["id"].get<std::string>();
+    }
+  }
+  ASSERT_FALSE(echo_id.empty()) << session.dump();
+  ASSERT_EQ(Ctl({"break", "add", "method=tools/call,target=echo"}).exit_code,
+            0);
+  std::future<ProcessResult> replay = std::async(
+      std::launch::async, [this, echo_id] { return Ctl({"replay", echo_id}); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool held = false;
+  while (!held && std::chrono::steady_clock::now() < deadline) {
+    held = Ctl({"held"}).out.find("tools/call") != std::string::npos;
+    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(held);
+
+  const pid_t pid = daemon_->pid();
+  std::future<int> stopped = std::async(
+      std::launch::async, [this] { return daemon_->Stop(SIGTERM); });
+  if (stopped.wait_for(std::chrono::seconds(60)) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "inspectord did not exit within 60 s of SIGTERM";
+    kill(pid, SIGKILL);
+  }
+  EXPECT_EQ(stopped.get(), 0);
+  ProcessResult result = replay.get();
+  EXPECT_NE(result.exit_code, 0) << result.out;
 }
 
 TEST_F(SessionsE2eTest, RefusesBadInputWithTheDocumentedCodes) {
