@@ -120,8 +120,10 @@ class InterceptStage {
 
   // Whether the message `view` passes now: no enabled breakpoint matches
   // it, the mode is PASSTHROUGH and nothing waits in its lane. The caller
-  // then carries on itself (nothing is counted, nothing copied); else it
-  // hands the message to Submit(), which decides again.
+  // then carries on itself (nothing is counted; nothing is copied unless
+  // some lane holds messages, when the session id is, to look its lane
+  // up); else it hands the message to Submit(), which decides again. After
+  // Close(): always true.
   bool Passes(const InterceptView& view);
 
   // Takes a message of `subject.session_id` in its direction. Runs `next`
