@@ -559,6 +559,9 @@ void Daemon::Shutdown() {
     LogWarn(absl::StrCat("cancelling ", state_->calls.active(),
                          " call(s) still running after the grace period"));
   }
+  // A call waiting on a held message (a replay, a Forward) ends only once
+  // the message is released: drop what is held, hold nothing more.
+  state_->intercept->Close();
   state_->server->Shutdown(std::chrono::system_clock::now());
   // Conversions next: their endpoints' client sessions are engine sessions.
   state_->bridges->Shutdown();

@@ -31,17 +31,44 @@ const char* InterceptActionName(v1::InterceptAction action) {
   }
 }
 
-// A breakpoint with its expressions compiled and its value parsed once.
+// A breakpoint compiled once, when it is added: its expressions, its
+// pointer's tokens, its value parsed; its conditions ordered cheapest
+// first. Matching a message allocates nothing unless a pointer finds a
+// value that must be compared with something other than its own text.
 struct InterceptStage::Compiled {
   v1::Breakpoint proto;
+  // Direction: 0 any, 1 client to server, 2 server to client.
+  int direction = 0;
+  std::optional<MessageKind> kind;
+  bool kind_unknown = false;  // a kind no message has: matches nothing
   std::unique_ptr<RE2> pattern;
   std::unique_ptr<RE2> value_pattern;
-  std::optional<Json::json_pointer> pointer;
+  std::optional<std::vector<std::string>> pointer;
+  // The pointer's last key as it must appear in a message that has it,
+  // quoted ("path" for /params/arguments/path), unless it is an array
+  // index or needs escaping: a text without it (and without a backslash,
+  // so without escaped keys) cannot match, and is not scanned.
+  std::string pointer_key;
   Json value;
+  // `value` as compact JSON text: a found value with this very text is
+  // equal without being parsed.
+  std::string value_text;
   bool has_value = false;
 
   static std::shared_ptr<Compiled> Make(v1::Breakpoint proto) {
     auto c = std::make_shared<Compiled>();
+    if (proto.direction() != v1::DIRECTION_UNSPECIFIED) {
+      c->direction = proto.direction() == v1::CLIENT_TO_SERVER ? 1 : 2;
+    }
+    if (!proto.kind().empty()) {
+      for (MessageKind k :
+           {MessageKind::kRequest, MessageKind::kNotification,
+            MessageKind::kResponse, MessageKind::kError, MessageKind::kBatch,
+            MessageKind::kInvalid}) {
+        if (proto.kind() == KindName(k)) c->kind = k;
+      }
+      c->kind_unknown = !c->kind.has_value();
+    }
     if (!proto.pattern().empty()) {
       c->pattern = std::make_unique<RE2>(proto.pattern(), RE2::Quiet);
     }
@@ -50,49 +77,79 @@ struct InterceptStage::Compiled {
           std::make_unique<RE2>(proto.value_pattern(), RE2::Quiet);
     }
     if (!proto.json_pointer().empty()) {
-      c->pointer.emplace(proto.json_pointer());
+      c->pointer = PointerTokens(proto.json_pointer());
+      // ValidateBreakpoint refuses a bad pointer; should one get here, it
+      // points at nothing.
+      if (!c->pointer.has_value()) c->pointer.emplace(1, std::string());
+      const std::string& last = c->pointer->empty() ? std::string()
+                                                    : c->pointer->back();
+      const bool index = !last.empty() &&
+                         last.find_first_not_of("0123456789") ==
+                             std::string::npos;
+      const bool plain = std::none_of(last.begin(), last.end(), [](char ch) {
+        return ch == '"' || ch == '\\' ||
+               static_cast<unsigned char>(ch) < 0x20;
+      });
+      if (!c->pointer->empty() && !index && plain) {
+        c->pointer_key = absl::StrCat("\"", last, "\"");
+      }
     }
     if (!proto.value().empty()) {
       c->value = Json::parse(proto.value(), nullptr, false);
+      c->value_text =
+          c->value.dump(-1, ' ', false, Json::error_handler_t::replace);
       c->has_value = true;
     }
     c->proto = std::move(proto);
     return c;
   }
 
-  // `parsed` caches the message's JSON for the breakpoints that need it.
-  bool Matches(const InterceptSubject& s,
-               std::optional<Json>* parsed) const {
+  // `s.raw` is valid JSON (InspectMessage accepted it).
+  bool Matches(const InterceptView& s) const {
     const v1::Breakpoint& b = proto;
+    // Fields first: a comparison each, no look at the text.
+    if (direction != 0 && (direction == 1) != s.client_to_server) return false;
+    if (kind_unknown || (kind.has_value() && *kind != s.info->kind)) {
+      return false;
+    }
+    if (!b.method().empty() && b.method() != s.method) return false;
+    if (!b.target().empty() && b.target() != s.target) return false;
+    if (!b.session_id().empty() && b.session_id() != s.session_id) {
+      return false;
+    }
     if (!b.server_id().empty() && b.server_id() != s.server_id &&
         b.server_id() != s.server_name) {
       return false;
     }
-    if (!b.session_id().empty() && b.session_id() != s.session_id) {
-      return false;
-    }
-    if (b.direction() != v1::DIRECTION_UNSPECIFIED &&
-        (b.direction() == v1::CLIENT_TO_SERVER) != s.client_to_server) {
-      return false;
-    }
-    if (!b.kind().empty() && b.kind() != KindName(s.info.kind)) return false;
-    if (!b.method().empty() && b.method() != s.method) return false;
-    if (!b.target().empty() && b.target() != s.target) return false;
+    // Then the text: one RE2 search, or one scan down the pointer's path.
     if (pattern != nullptr && !RE2::PartialMatch(s.raw, *pattern)) {
       return false;
     }
     if (!pointer.has_value()) return true;
-    if (!parsed->has_value()) {
-      parsed->emplace(Json::parse(s.raw, nullptr, false));
+    if (!pointer_key.empty() &&
+        s.raw.find(pointer_key) == std::string_view::npos &&
+        s.raw.find('\\') == std::string_view::npos) {
+      return false;
     }
-    const Json& doc = **parsed;
-    if (doc.is_discarded() || !doc.contains(*pointer)) return false;
-    const Json& at = doc.at(*pointer);
-    if (has_value) return at == value;
+    std::optional<std::string_view> at = FindByPointer(s.raw, *pointer);
+    if (!at.has_value()) return false;
+    if (has_value) {
+      if (*at == value_text) return true;
+      Json found = Json::parse(*at, nullptr, false);
+      return !found.is_discarded() && found == value;
+    }
     if (value_pattern != nullptr) {
-      const std::string text = at.is_string() ? at.get<std::string>()
-                                              : at.dump(-1, ' ', false,
-                                                        Json::error_handler_t::replace);
+      if (!at->empty() && at->front() == '"' &&
+          at->find('\\') == std::string_view::npos) {
+        return RE2::PartialMatch(at->substr(1, at->size() - 2),
+                                 *value_pattern);
+      }
+      Json found = Json::parse(*at, nullptr, false);
+      if (found.is_discarded()) return false;
+      const std::string text =
+          found.is_string()
+              ? found.get<std::string>()
+              : found.dump(-1, ' ', false, Json::error_handler_t::replace);
       return RE2::PartialMatch(text, *value_pattern);
     }
     return true;
@@ -171,6 +228,10 @@ Clock* InterceptStage::clock() {
 }
 
 void InterceptStage::UpdateDemand() {
+  if (closed_) {
+    demand_.store(0, std::memory_order_release);
+    return;
+  }
   int demand = mode_ == v1::INTERCEPT ? 1 : 0;
   for (const auto& b : breakpoints_) demand += b->proto.enabled() ? 1 : 0;
   demand += static_cast<int>(lanes_.size());
@@ -183,16 +244,34 @@ void InterceptStage::Publish(v1::Event event) {
 
 bool InterceptStage::Matches(const v1::Breakpoint& breakpoint,
                              const InterceptSubject& subject) {
-  std::optional<Json> parsed;
-  return Compiled::Make(breakpoint)->Matches(subject, &parsed);
+  return Compiled::Make(breakpoint)->Matches(subject.View());
 }
 
-bool InterceptStage::ShouldHold(const InterceptSubject& subject,
+bool InterceptStage::Passes(const InterceptView& view) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return true;
+  if (mode_ == v1::INTERCEPT) return false;
+  if (!lanes_.empty() &&
+      lanes_.count({std::string(view.session_id), view.client_to_server}) >
+          0) {
+    return false;
+  }
+  for (const auto& b : breakpoints_) {
+    if (b->proto.enabled() && b->Matches(view)) return false;
+  }
+  return true;
+}
+
+bool InterceptStage::ShouldHold(const InterceptView& subject,
                                 std::string* breakpoint_id,
                                 bool* leave_unanswered) {
-  std::optional<Json> parsed;
+  if (closed_) {
+    breakpoint_id->clear();
+    *leave_unanswered = false;
+    return false;
+  }
   for (const auto& b : breakpoints_) {
-    if (!b->proto.enabled() || !b->Matches(subject, &parsed)) continue;
+    if (!b->proto.enabled() || !b->Matches(subject)) continue;
     b->proto.set_hits(b->proto.hits() + 1);
     if (b->proto.once()) b->proto.set_enabled(false);
     *breakpoint_id = b->proto.id();
@@ -244,7 +323,7 @@ void InterceptStage::Submit(InterceptSubject subject, Continuation next,
     }
     std::string breakpoint_id;
     bool leave = false;
-    if (ShouldHold(subject, &breakpoint_id, &leave)) {
+    if (ShouldHold(subject.View(), &breakpoint_id, &leave)) {
       Lane& lane = lanes_[key];
       lane.items.push_back(
           {std::move(subject), std::move(next), std::move(on_held), nullptr});
@@ -285,7 +364,7 @@ void InterceptStage::Drain(const LaneKey& key) {
       }
       std::string breakpoint_id;
       bool leave = false;
-      if (ShouldHold(front.subject, &breakpoint_id, &leave)) {
+      if (ShouldHold(front.subject.View(), &breakpoint_id, &leave)) {
         event = MakeHeld(front, breakpoint_id, leave);
         event.mutable_held()->set_queued_behind(lane.items.size() - 1);
         held_hook = front.on_held;
@@ -446,6 +525,21 @@ void InterceptStage::SessionEnded(const std::string& session_id) {
     }
     item.next(std::move(outcome));
   }
+}
+
+void InterceptStage::Close() {
+  std::vector<std::string> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    UpdateDemand();
+    for (const auto& [key, lane] : lanes_) {
+      if (sessions.empty() || sessions.back() != key.first) {
+        sessions.push_back(key.first);
+      }
+    }
+  }
+  for (const std::string& session : sessions) SessionEnded(session);
 }
 
 v1::InterceptState InterceptStage::GetState() {

@@ -12,9 +12,13 @@
 //
 // Cost: while nothing can hold (PASSTHROUGH, no enabled breakpoint,
 // nothing held) active() is one atomic load and callers skip Submit(). With
-// breakpoints, each message is matched against the enabled ones, cheapest
-// conditions first; the JSON is parsed only for a breakpoint with a
-// pointer whose other conditions matched.
+// breakpoints, callers first ask Passes() with a view of the message
+// (pointers into what they hold: nothing is copied or allocated); only a
+// message that a breakpoint matches, or that must queue behind a held one,
+// is copied into a subject for Submit(). Each breakpoint is compiled when
+// it is added (expressions, pointer tokens, value) and checks its cheap
+// fields before the text; a pointer is followed by scanning the raw text
+// (which InspectMessage validated) down its path, without a parse.
 //
 // Thread-safe. Continuations and on_held callbacks run without the stage's
 // lock held.
@@ -44,6 +48,21 @@ namespace inspector::engine {
 
 class Pipeline;
 
+// What a breakpoint looks at, borrowed from the caller for the time of
+// one call.
+struct InterceptView {
+  std::string_view server_id;
+  std::string_view server_name;
+  std::string_view session_id;
+  bool client_to_server = true;
+  const MessageInfo* info = nullptr;
+  // Valid JSON (InspectMessage accepted it).
+  std::string_view raw;
+  // As in InterceptSubject.
+  std::string_view method;
+  std::string_view target;
+};
+
 // What the stage knows of a message when it decides whether to hold it.
 struct InterceptSubject {
   std::string server_id;
@@ -56,6 +75,11 @@ struct InterceptSubject {
   // a response or error its request's.
   std::string method;
   std::string target;
+
+  InterceptView View() const {
+    return {server_id, server_name,    session_id, client_to_server,
+            &info,     raw,            method,     target};
+  }
 };
 
 // What happened to a message, given to its continuation.
@@ -94,6 +118,14 @@ class InterceptStage {
   // False when nothing can be held now: callers then skip Submit().
   bool active() const { return demand_.load(std::memory_order_acquire) != 0; }
 
+  // Whether the message `view` passes now: no enabled breakpoint matches
+  // it, the mode is PASSTHROUGH and nothing waits in its lane. The caller
+  // then carries on itself (nothing is counted; nothing is copied unless
+  // some lane holds messages, when the session id is, to look its lane
+  // up); else it hands the message to Submit(), which decides again. After
+  // Close(): always true.
+  bool Passes(const InterceptView& view);
+
   // Takes a message of `subject.session_id` in its direction. Runs `next`
   // at once on this thread if it is not held and nothing is held before it
   // in its lane; else later, when it is released. `on_held` (optional)
@@ -105,6 +137,11 @@ class InterceptStage {
   // The session ended: its held and queued messages are dropped
   // (resolved_by "session_ended"), their continuations run with DROP.
   void SessionEnded(const std::string& session_id);
+
+  // The daemon is shutting down: nothing is held any more from now on,
+  // and what is held or queued is dropped as by SessionEnded, so that the
+  // calls waiting on it (a replay, a Forward) can end.
+  void Close();
 
   // InterceptService.
   v1::InterceptState GetState();
@@ -160,7 +197,7 @@ class InterceptStage {
 
   // The breakpoint that holds `subject` (nullptr in INTERCEPT mode, when
   // it holds all), counting its hit; false if nothing holds it.
-  bool ShouldHold(const InterceptSubject& subject, std::string* breakpoint_id,
+  bool ShouldHold(const InterceptView& subject, std::string* breakpoint_id,
                   bool* leave_unanswered) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes `item` held: its id, its HELD event (returned, published by the
   // caller after unlocking), its hold timeout.
@@ -183,6 +220,7 @@ class InterceptStage {
 
   absl::Mutex mu_;
   v1::InterceptMode mode_ ABSL_GUARDED_BY(mu_) = v1::PASSTHROUGH;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t hold_timeout_ms_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::shared_ptr<Compiled>> breakpoints_ ABSL_GUARDED_BY(mu_);
   uint64_t next_breakpoint_ ABSL_GUARDED_BY(mu_) = 1;

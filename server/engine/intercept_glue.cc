@@ -75,20 +75,32 @@ void InterceptGlue::SubmitClientMessage(
     MessageInfo info, CallLimits limits,
     UpstreamSession::ResponseCallback done) {
   InterceptStage* stage = session->pipeline_->intercept();
-  InterceptSubject subject;
-  subject.server_id = session->identity_.server_id;
-  subject.server_name = session->identity_.server_name;
-  subject.session_id = session->identity_.session_id;
-  subject.client_to_server = true;
-  subject.method = info.method;
-  subject.target = info.target;
+  std::string_view method = info.method;
+  std::string answered;  // a client's answer: its server request's method
   if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
     // A client's answer to a server request matches the request's method.
     absl::MutexLock lock(&session->mu_);
     if (const auto* request = session->server_requests_.Find(info.id)) {
-      subject.method = request->method;
+      answered = request->method;
+      method = answered;
     }
   }
+  const SessionIdentity& identity = session->identity_;
+  if (stage->Passes({identity.server_id, identity.server_name,
+                     identity.session_id, true, &info, raw, method,
+                     info.target})) {
+    // Nothing holds it: on as if there were no stage, nothing copied.
+    session->SendChecked(std::move(raw), std::move(info), std::move(limits),
+                         std::move(done));
+    return;
+  }
+  InterceptSubject subject;
+  subject.server_id = identity.server_id;
+  subject.server_name = identity.server_name;
+  subject.session_id = identity.session_id;
+  subject.client_to_server = true;
+  subject.method = std::string(method);
+  subject.target = info.target;
   subject.info = info;
   subject.raw = std::move(raw);
   stage->Submit(
@@ -128,10 +140,6 @@ void InterceptGlue::SubmitServerMessage(
     MessageInfo info) {
   InterceptStage* stage = session->pipeline_->intercept();
   InterceptSubject subject;
-  subject.server_id = session->identity_.server_id;
-  subject.server_name = session->identity_.server_name;
-  subject.session_id = session->identity_.session_id;
-  subject.client_to_server = false;
   subject.method = info.method;
   subject.target = info.target;
   if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
@@ -154,6 +162,18 @@ void InterceptGlue::SubmitServerMessage(
       return;
     }
   }
+  const SessionIdentity& identity = session->identity_;
+  if (stage->Passes({identity.server_id, identity.server_name,
+                     identity.session_id, false, &info, raw, subject.method,
+                     subject.target})) {
+    // Nothing holds it: on as if there were no stage, nothing copied.
+    session->OnServerMessage(raw, info);
+    return;
+  }
+  subject.server_id = identity.server_id;
+  subject.server_name = identity.server_name;
+  subject.session_id = identity.session_id;
+  subject.client_to_server = false;
   subject.info = info;
   subject.raw = std::move(raw);
   auto pause = std::make_shared<PauseState>();

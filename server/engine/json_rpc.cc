@@ -230,6 +230,98 @@ std::string ReplaceId(std::string_view raw, const MessageInfo& info,
   return out;
 }
 
+std::optional<std::vector<std::string>> PointerTokens(
+    std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  if (pointer.front() != '/') return std::nullopt;
+  size_t start = 1;
+  while (true) {
+    size_t end = pointer.find('/', start);
+    std::string_view raw = pointer.substr(
+        start, end == std::string_view::npos ? std::string_view::npos
+                                             : end - start);
+    std::string token;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '~') {
+        token.push_back(raw[i]);
+      } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        token.push_back(raw[++i] == '0' ? '~' : '/');
+      } else {
+        return std::nullopt;  // "~" must be "~0" or "~1"
+      }
+    }
+    tokens.push_back(std::move(token));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return tokens;
+}
+
+std::optional<std::string_view> FindByPointer(
+    std::string_view raw, const std::vector<std::string>& tokens) {
+  size_t begin = SkipSpace(raw, 0);
+  size_t end = SkipValue(raw, begin);
+  if (end == std::string_view::npos) return std::nullopt;
+  for (const std::string& token : tokens) {
+    if (raw[begin] == '{') {
+      bool found = false;
+      size_t found_begin = 0, found_end = 0;
+      size_t i = SkipSpace(raw, begin + 1);
+      while (i < end && raw[i] == '"') {
+        const size_t key_end = SkipString(raw, i);
+        if (key_end == std::string_view::npos) return std::nullopt;
+        const std::string_view quoted = raw.substr(i, key_end - i);
+        i = SkipSpace(raw, key_end);
+        if (i >= end || raw[i] != ':') return std::nullopt;
+        i = SkipSpace(raw, i + 1);
+        const size_t value_end = SkipValue(raw, i);
+        if (value_end == std::string_view::npos) return std::nullopt;
+        // An escaped key ("\u0070ath") is decoded; others compare as
+        // they are.
+        const bool same =
+            quoted.find('\\') == std::string_view::npos
+                ? quoted.substr(1, quoted.size() - 2) == token
+                : StringValue(quoted) == token;
+        if (same) {  // the last duplicate wins, as when parsed
+          found = true;
+          found_begin = i;
+          found_end = value_end;
+        }
+        i = SkipSpace(raw, value_end);
+        if (i < end && raw[i] == ',') i = SkipSpace(raw, i + 1);
+      }
+      if (!found) return std::nullopt;
+      begin = found_begin;
+      end = found_end;
+    } else if (raw[begin] == '[') {
+      if (token.empty() || token.size() > 18 ||
+          (token.size() > 1 && token[0] == '0') ||
+          token.find_first_not_of("0123456789") != std::string::npos) {
+        return std::nullopt;  // not an index (or "-", past the end)
+      }
+      size_t index = std::stoull(token);
+      size_t i = SkipSpace(raw, begin + 1);
+      while (true) {
+        if (i >= end || raw[i] == ']') return std::nullopt;
+        const size_t value_end = SkipValue(raw, i);
+        if (value_end == std::string_view::npos) return std::nullopt;
+        if (index == 0) {
+          begin = i;
+          end = value_end;
+          break;
+        }
+        --index;
+        i = SkipSpace(raw, value_end);
+        if (i < end && raw[i] == ',') i = SkipSpace(raw, i + 1);
+      }
+    } else {
+      return std::nullopt;  // a scalar has nothing inside
+    }
+  }
+  return raw.substr(begin, end - begin);
+}
+
 std::string JsonQuote(std::string_view text) {
   return json(std::string(text)).dump(-1, ' ', false,
                                      json::error_handler_t::replace);

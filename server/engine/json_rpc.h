@@ -10,8 +10,10 @@
 #define INSPECTOR_SERVER_ENGINE_JSON_RPC_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -61,6 +63,18 @@ absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw);
 // `new_id_json`. Everything else is kept byte for byte.
 std::string ReplaceId(std::string_view raw, const MessageInfo& info,
                       std::string_view new_id_json);
+
+// The reference tokens of an RFC 6901 JSON Pointer ("/a/b~1c" -> a, b/c;
+// "" -> none: the whole document); nullopt if `pointer` is not one.
+std::optional<std::vector<std::string>> PointerTokens(std::string_view pointer);
+
+// The text of the value `tokens` (PointerTokens) point at in `raw`, which
+// InspectMessage accepted (valid JSON), found by scanning: nothing is
+// parsed or copied on the way. Arrays take decimal indexes without
+// leading zeros; of duplicate keys the last wins. nullopt if there is no
+// such value.
+std::optional<std::string_view> FindByPointer(
+    std::string_view raw, const std::vector<std::string>& tokens);
 
 // JSON text of `text` as a JSON string (quoted and escaped).
 std::string JsonQuote(std::string_view text);

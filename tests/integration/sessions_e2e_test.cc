@@ -4,10 +4,17 @@
 // not), imports it into a second daemon and exports it again (the same
 // bytes), replays it against a fresh server (no differences) and against a
 // differently configured one (differences found), replays one edited
-// request, and refuses bad input with the documented exit codes.
+// request (given, and edited in $EDITOR), and refuses bad input with the
+// documented exit codes.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -284,6 +291,132 @@ TEST_F(SessionsE2eTest, ReplaysOneEditedRequest) {
   ProcessResult response = Ctl({"replay", response_id});
   EXPECT_EQ(response.exit_code, 5) << response.out;
   EXPECT_THAT(response.err, HasSubstr("only client-to-server requests"));
+}
+
+// `replay --edit`: the recorded request opens in $EDITOR (here a script
+// that changes the argument, as a person would), and what it saved goes.
+TEST_F(SessionsE2eTest, ReplaysARequestEditedInTheEditor) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  json session = CtlJson({"sessions", "show", id});
+  std::string echo_id;
+  for (const json& m : session["page"]) {
+    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
+      echo_id = m["id"].get<std::string>();
+    }
+  }
+  ASSERT_FALSE(echo_id.empty()) << session.dump();
+  auto with_editor = [&](const std::string& script,
+                         std::vector<std::string> args) {
+    const std::string editor = dir_.File("editor.sh");
+    testing::WriteFile(editor, "#!/bin/sh\n" + script);
+    EXPECT_EQ(chmod(editor.c_str(), 0755), 0);
+    args.insert(args.begin(), INSPECTORCTL_PATH);
+    return testing::RunProcess(
+        args, {{"INSPECTOR_ADDR", daemon_->address()},
+               {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
+               {"NO_COLOR", "1"},
+               {"VISUAL", ""},
+               {"EDITOR", editor}});
+  };
+
+  // The editor sees the recorded request, indented; its edit is sent.
+  const std::string seen = dir_.File("seen.json");
+  ProcessResult edited = with_editor(
+      "cp \"$1\" '" + seen + "'\n"
+      "sed -i 's/\"message\": \"hi\"/\"message\": \"edited in the editor\"/' "
+      "\"$1\"\n",
+      {"replay", echo_id, "--edit", "-o", "json"});
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  const std::string shown = testing::ReadFile(seen);
+  EXPECT_THAT(shown, HasSubstr("\n  \"method\": \"tools/call\""));
+  EXPECT_THAT(shown, HasSubstr("\"message\": \"hi\""));
+  json answer = json::parse(edited.out, nullptr, false);
+  ASSERT_FALSE(answer.is_discarded()) << edited.out;
+  EXPECT_THAT(answer["request"]["raw"].get<std::string>(),
+              HasSubstr("edited in the editor"));
+  EXPECT_THAT(answer["response"]["raw"].get<std::string>(),
+              HasSubstr("edited in the editor"));
+  json replayed = CtlJson({"sessions", "show",
+                           answer["sessionId"].get<std::string>(),
+                           "--no-messages"});
+  EXPECT_EQ(replayed["replayOf"], id);
+
+  // Leaving the editor without a change sends nothing.
+  const size_t sessions_before =
+      CtlJson({"sessions", "list", "--kind", "replay"})["sessions"].size();
+  ProcessResult unchanged =
+      with_editor("exit 0\n", {"replay", echo_id, "--edit"});
+  EXPECT_EQ(unchanged.exit_code, 0) << unchanged.err;
+  EXPECT_THAT(unchanged.err, HasSubstr("unchanged: nothing sent"));
+  EXPECT_EQ(
+      CtlJson({"sessions", "list", "--kind", "replay"})["sessions"].size(),
+      sessions_before);
+
+  // An edit that is no request is refused (not a terminal: no second
+  // try), and nothing is sent.
+  ProcessResult broken =
+      with_editor("echo 'not json' > \"$1\"\n", {"replay", echo_id, "--edit"});
+  EXPECT_EQ(broken.exit_code, 5) << broken.err;
+  EXPECT_THAT(broken.err, HasSubstr("JSON-RPC request"));
+  EXPECT_EQ(
+      CtlJson({"sessions", "list", "--kind", "replay"})["sessions"].size(),
+      sessions_before);
+
+  // An editor that fails sends nothing; --edit and --raw exclude each
+  // other; an unknown message id is not found.
+  EXPECT_NE(with_editor("exit 3\n", {"replay", echo_id, "--edit"}).exit_code,
+            0);
+  EXPECT_EQ(with_editor("exit 0\n",
+                        {"replay", echo_id, "--edit", "--raw", "{}"})
+                .exit_code,
+            1);
+  ProcessResult unknown =
+      with_editor("exit 0\n", {"replay", "987654", "--edit"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_THAT(unknown.err, HasSubstr("no recorded message has id 987654"));
+  EXPECT_EQ(
+      CtlJson({"sessions", "list", "--kind", "replay"})["sessions"].size(),
+      sessions_before);
+}
+
+// A replay whose request a breakpoint holds does not keep inspectord from
+// shutting down: the held request is dropped, the replay ends, and the
+// daemon exits on SIGTERM.
+TEST_F(SessionsE2eTest, AHeldReplayDoesNotKeepTheDaemonFromExiting) {
+  const std::string id = Record();
+  ASSERT_FALSE(id.empty());
+  json session = CtlJson({"sessions", "show", id});
+  std::string echo_id;
+  for (const json& m : session["page"]) {
+    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
+      echo_id = m["id"].get<std::string>();
+    }
+  }
+  ASSERT_FALSE(echo_id.empty()) << session.dump();
+  ASSERT_EQ(Ctl({"break", "add", "method=tools/call,target=echo"}).exit_code,
+            0);
+  std::future<ProcessResult> replay = std::async(
+      std::launch::async, [this, echo_id] { return Ctl({"replay", echo_id}); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool held = false;
+  while (!held && std::chrono::steady_clock::now() < deadline) {
+    held = Ctl({"held"}).out.find("tools/call") != std::string::npos;
+    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(held);
+
+  const pid_t pid = daemon_->pid();
+  std::future<int> stopped = std::async(
+      std::launch::async, [this] { return daemon_->Stop(SIGTERM); });
+  if (stopped.wait_for(std::chrono::seconds(60)) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "inspectord did not exit within 60 s of SIGTERM";
+    kill(pid, SIGKILL);
+  }
+  EXPECT_EQ(stopped.get(), 0);
+  ProcessResult result = replay.get();
+  EXPECT_NE(result.exit_code, 0) << result.out;
 }
 
 TEST_F(SessionsE2eTest, RefusesBadInputWithTheDocumentedCodes) {

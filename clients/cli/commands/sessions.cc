@@ -1,16 +1,24 @@
 // `inspectorctl sessions list|show|update|export|import|replay|diff` and
 // `inspectorctl replay MESSAGE_ID`: recorded sessions as evidence, replay
 // and comparison (SessionService).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
+#include "clients/cli/exit_codes.h"
 #include "clients/cli/files.h"
 #include "clients/cli/history_views.h"
+#include "clients/cli/intercept_views.h"
 #include "clients/cli/session_views.h"
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
@@ -247,7 +255,101 @@ struct ReplayFlags {
   int64_t message_id = 0;
   std::string server;
   std::string raw;
+  bool edit = false;
 };
+
+// The recorded message `id`. ListMessages has no filter by id, but lists
+// all messages newest first (by time, then id), which is id order save
+// where messages recorded at nearly the same time were written out of
+// order: so a binary search over the list's offsets (one message per
+// call, about log2(total) calls) lands on or next to it, and a page
+// around that spot finds it.
+absl::StatusOr<v1::McpMessage> RecordedMessage(Context& context, int64_t id) {
+  auto at = [&](uint32_t offset,
+                uint32_t limit) -> absl::StatusOr<v1::ListMessagesResponse> {
+    v1::ListMessagesRequest request;
+    request.set_offset(offset);
+    request.set_limit(limit);
+    v1::ListMessagesResponse response;
+    RETURN_IF_ERROR(context.Call(context.history(),
+                                 &v1::HistoryService::Stub::ListMessages,
+                                 request, &response));
+    return response;
+  };
+  ASSIGN_OR_RETURN(v1::ListMessagesResponse first, at(0, 1));
+  uint32_t low = 0, high = first.total();  // ids fall as offsets grow
+  while (low < high) {
+    const uint32_t middle = low + (high - low) / 2;
+    ASSIGN_OR_RETURN(v1::ListMessagesResponse page, at(middle, 1));
+    if (page.messages().empty()) {
+      high = middle;
+    } else if (page.messages(0).id() > id) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  constexpr uint32_t kWindow = 100;
+  const uint32_t start = low > kWindow ? low - kWindow : 0;
+  ASSIGN_OR_RETURN(v1::ListMessagesResponse window, at(start, 2 * kWindow));
+  for (const v1::McpMessage& message : window.messages()) {
+    if (message.id() == id) return message;
+  }
+  return LocalError(v1::NOT_FOUND,
+                    absl::StrCat("no recorded message has id ", id),
+                    "`inspectorctl sessions show ID` lists a session's "
+                    "messages with their ids");
+}
+
+// Asks on the terminal whether to edit again; true for yes (the default).
+bool AskEditAgain() {
+  std::cerr << "Edit again? [Y/n] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
+  return answer.empty() || answer == "y" || answer == "yes";
+}
+
+// --edit: the recorded request in $VISUAL/$EDITOR, then sent as edited;
+// refused edits can be edited again (on a terminal). Nothing is sent if
+// the editor changed nothing. Returns nullopt when nothing was sent.
+absl::StatusOr<std::optional<v1::ReplayResponse>> ReplayEdited(
+    Context& context, v1::ReplayRequest request) {
+  ASSIGN_OR_RETURN(v1::McpMessage recorded,
+                   RecordedMessage(context, request.message_id()));
+  if (recorded.truncated()) {
+    return LocalError(
+        v1::INVALID_REQUEST,
+        absl::StrCat("message ", recorded.id(),
+                     " was recorded truncated: its whole text is not known"),
+        "write the request to a file and send it with --raw @FILE");
+  }
+  v1::HeldMessage shown;
+  *shown.mutable_message() = recorded;
+  std::string text = HeldMessageForEditing(shown);
+  const std::string editor =
+      ChooseEditor(std::getenv("VISUAL"), std::getenv("EDITOR"));
+  const bool interactive = isatty(STDIN_FILENO) == 1;
+  while (true) {
+    ASSIGN_OR_RETURN(std::string edited, EditInEditor(editor, text));
+    if (EditUnchanged(text, edited)) {
+      std::cerr << "unchanged: nothing sent (`inspectorctl replay "
+                << recorded.id() << "` sends it as it was)\n";
+      return std::nullopt;
+    }
+    request.set_raw(edited);
+    v1::ReplayResponse response;
+    absl::Status status = context.CallServer(
+        context.sessions(), &SessionStub::Replay, request, &response);
+    if (status.ok()) return response;
+    const bool refused = ErrorReason(status) == "INVALID_REQUEST" ||
+                         status.code() == absl::StatusCode::kInvalidArgument;
+    if (!refused || !interactive) return status;
+    context.PrintFailure(DescribeError(status, context.error_context()));
+    if (!AskEditAgain()) return AlreadyReported(kExitInvalidInput);
+    text = edited;
+  }
+}
 
 absl::Status RunReplay(Context& context, const ReplayFlags& flags) {
   v1::ReplayRequest request;
@@ -262,8 +364,15 @@ absl::Status RunReplay(Context& context, const ReplayFlags& flags) {
     request.set_raw(std::move(raw));
   }
   v1::ReplayResponse response;
-  RETURN_IF_ERROR(context.CallServer(context.sessions(), &SessionStub::Replay,
-                                     request, &response));
+  if (flags.edit) {
+    ASSIGN_OR_RETURN(std::optional<v1::ReplayResponse> sent,
+                     ReplayEdited(context, request));
+    if (!sent.has_value()) return absl::OkStatus();
+    response = *std::move(sent);
+  } else {
+    RETURN_IF_ERROR(context.CallServer(
+        context.sessions(), &SessionStub::Replay, request, &response));
+  }
   if (context.json()) return context.PrintJson(response);
   nlohmann::json answer =
       nlohmann::json::parse(response.response().raw(), nullptr, false);
@@ -382,9 +491,25 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
   one->add_option("--server", one_flags->server,
                   "Send to this server (default: the recorded one)")
       ->type_name("SERVER");
-  one->add_option("--raw", one_flags->raw,
-                  "Send this JSON-RPC request instead (@FILE reads a file)")
-      ->type_name("JSON");
+  CLI::Option* raw =
+      one->add_option("--raw", one_flags->raw,
+                      "Send this JSON-RPC request instead (@FILE reads a file)")
+          ->type_name("JSON");
+  one->add_flag("--edit", one_flags->edit,
+                "Edit the recorded request in $VISUAL/$EDITOR (vi) first, "
+                "then send it")
+      ->excludes(raw);
+  one->footer(
+      "The answer is printed; both are recorded in a new session of kind\n"
+      "replay. With --edit the request opens in the editor as indented JSON;\n"
+      "what you save is sent (nothing if you change nothing). An edit the\n"
+      "daemon refuses (not JSON, not a request) can be edited again on a\n"
+      "terminal; elsewhere it exits 5.\n"
+      "\n"
+      "Examples:\n"
+      "  inspectorctl replay 42\n"
+      "  inspectorctl replay 42 --edit --server everything-next\n"
+      "  inspectorctl replay 42 --raw @edited.json");
   OnSelected(one, context, one_flags, RunReplay);
 }
 

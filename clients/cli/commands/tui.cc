@@ -1,6 +1,7 @@
 // `inspectorctl tui`: a full-screen view of the live traffic (ncursesw)
 // with the intercept controls: forward, modify or drop held messages,
-// switch the mode, replay a request, export a session.
+// switch the mode, replay a request or a whole session (its diff against
+// the recording shown in the detail pane), export a session.
 //
 // One thread reads EventsService.Watch (with its backlog) into a queue;
 // the main thread owns the TuiModel and the screen, drains the queue,
@@ -11,11 +12,14 @@
 // and end the loop), or an error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <clocale>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +35,7 @@
 #include "clients/cli/files.h"
 #include "clients/cli/history_views.h"
 #include "clients/cli/intercept_views.h"
+#include "clients/cli/session_views.h"
 #include "clients/cli/text.h"
 #include "clients/cli/tui_model.h"
 #include "common/status_macros.h"
@@ -45,6 +50,9 @@ namespace {
 
 constexpr int kKeyTimeoutMs = 100;
 constexpr double kTuiCallSeconds = 5;
+// A session's replay sends every recorded request again, one after the
+// other, and may start the server first.
+constexpr double kReplaySessionSeconds = 300;
 // How often the mode and the held messages are asked again, in case an
 // event was missed or another client changed the mode.
 constexpr auto kStatePollInterval = std::chrono::seconds(2);
@@ -69,7 +77,10 @@ constexpr char kTuiHelp[] =
     "  F6               modify it in $VISUAL/$EDITOR (vi), then send it\n"
     "  F8               drop it (a request's caller gets an error)\n"
     "  r                replay the selected request (SessionService)\n"
+    "  R                replay the selected message's whole session and\n"
+    "                   show what changed against the recording (Esc closes)\n"
     "  s                export the selected message's session to a file\n"
+    "                   (session-ID.json in the current directory)\n"
     "  F1 or ?          this help           q  quit\n"
     "\n"
     "List: ► client to server, ◄ server to client, ⏸ held; ✓/✗ and the\n"
@@ -208,8 +219,31 @@ class TuiApp {
   void Resolve(v1::InterceptAction action);
   void Modify();
   void ToggleMode();
+  // Runs `call` on a thread of its own, with a call context made ready
+  // (token, deadline `seconds`), so that the screen stays live: a replayed
+  // request a breakpoint holds can be forwarded meanwhile. The closure
+  // `call` returns runs on the screen's thread once it is done. One at a
+  // time; false (with a status) if one is running.
+  bool StartBackground(
+      std::function<std::function<void()>(grpc::ClientContext*)> call,
+      double seconds);
+  // Applies the background call's result if it is done (`wait`: waits).
+  void FinishBackground(bool wait);
   void Replay();
+  void ReplaySession();
+  void ShowReplayReport(const std::string& session_id,
+                        const v1::ReplaySessionResponse& response);
   void Export();
+  // The report's lines cut to `width` columns.
+  std::vector<std::string> ReportLines(size_t width) const {
+    std::vector<std::string> lines;
+    for (const std::string& line : report_) {
+      for (std::string& piece : WrapColumns(line, width)) {
+        lines.push_back(std::move(piece));
+      }
+    }
+    return lines;
+  }
   void SetStatus(std::string text, bool error = false) {
     status_ = std::move(text);
     status_error_ = error;
@@ -239,6 +273,13 @@ class TuiApp {
   bool status_error_ = false;
   // Texts refused by the daemon, per hold id, to edit again from.
   std::map<std::string, std::string> drafts_;
+  // A report shown in the detail pane instead of the selected message
+  // (a session's replay and its diff) until a key other than the detail
+  // scrolling keys is pressed.
+  std::vector<std::string> report_;
+  size_t report_scroll_ = 0;
+  std::unique_ptr<grpc::ClientContext> background_call_;
+  std::future<std::function<void()>> background_;
 };
 
 void TuiApp::StartWatch() {
@@ -259,6 +300,10 @@ void TuiApp::StartWatch() {
 void TuiApp::StopWatch() {
   watch_call_.TryCancel();
   if (watch_thread_.joinable()) watch_thread_.join();
+  if (background_.valid()) {
+    background_call_->TryCancel();
+    background_.wait();
+  }
 }
 
 void TuiApp::DrainEvents() {
@@ -408,6 +453,41 @@ void TuiApp::ToggleMode() {
   PollState(/*force=*/true);
 }
 
+bool TuiApp::StartBackground(
+    std::function<std::function<void()>(grpc::ClientContext*)> call,
+    double seconds) {
+  if (background_.valid()) {
+    SetStatus("a replay is still running: wait for it (F5 forwards a held "
+              "message it sent)",
+              true);
+    return false;
+  }
+  background_call_ = std::make_unique<grpc::ClientContext>();
+  if (absl::Status prepared = context_.PrepareStream(background_call_.get());
+      !prepared.ok()) {
+    ShowFailure(prepared, "replay");
+    return false;
+  }
+  background_call_->set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  background_ = std::async(std::launch::async,
+                           [call = std::move(call),
+                            ctx = background_call_.get()] { return call(ctx); });
+  return true;
+}
+
+void TuiApp::FinishBackground(bool wait) {
+  if (!background_.valid()) return;
+  if (!wait && background_.wait_for(std::chrono::seconds(0)) !=
+                   std::future_status::ready) {
+    return;
+  }
+  std::function<void()> apply = background_.get();
+  background_call_.reset();
+  if (apply) apply();
+}
+
 void TuiApp::Replay() {
   const TuiRow* row = model_.selected();
   if (row == nullptr || row->message.direction() != v1::CLIENT_TO_SERVER ||
@@ -415,25 +495,102 @@ void TuiApp::Replay() {
     SetStatus("select a recorded client-to-server request to replay", true);
     return;
   }
-  v1::ReplayRequest request;
-  request.set_message_id(row->message.id());
-  v1::ReplayResponse response;
-  absl::Status status =
-      Call(context_.sessions(), &v1::SessionService::Stub::Replay, request,
-           &response);
-  if (!status.ok()) {
-    ShowFailure(status, "replay");
+  const int64_t id = row->message.id();
+  auto request = std::make_shared<v1::ReplayRequest>();
+  request->set_message_id(id);
+  v1::SessionService::Stub* stub = context_.sessions();
+  if (!StartBackground(
+          [this, stub, request, id](grpc::ClientContext* call)
+              -> std::function<void()> {
+            auto response = std::make_shared<v1::ReplayResponse>();
+            absl::Status status =
+                FromGrpcStatus(stub->Replay(call, *request, response.get()));
+            return [this, status, response, id] {
+              if (!status.ok()) {
+                ShowFailure(status, "replay");
+                return;
+              }
+              model_.AddMessage(response->request());
+              if (response->has_response()) {
+                model_.AddMessage(response->response());
+              }
+              SetStatus(absl::StrCat(
+                  "replayed #", id, " as #", response->request().id(),
+                  response->has_response()
+                      ? absl::StrCat(": answer #", response->response().id(),
+                                     response->response().kind() == "error"
+                                         ? " (error)"
+                                         : "")
+                      : ""));
+            };
+          },
+          kTuiCallSeconds * 12)) {
     return;
   }
-  model_.AddMessage(response.request());
-  if (response.has_response()) model_.AddMessage(response.response());
-  SetStatus(absl::StrCat(
-      "replayed #", row->message.id(), " as #", response.request().id(),
-      response.has_response()
-          ? absl::StrCat(": answer #", response.response().id(),
-                         response.response().kind() == "error" ? " (error)"
-                                                               : "")
-          : ""));
+  SetStatus(absl::StrCat("replaying #", id, "..."));
+}
+
+void TuiApp::ReplaySession() {
+  const TuiRow* row = model_.selected();
+  if (row == nullptr || row->message.session_id().empty()) {
+    SetStatus("select a message of a recorded session to replay it", true);
+    return;
+  }
+  const std::string session_id = row->message.session_id();
+  auto request = std::make_shared<v1::ReplaySessionRequest>();
+  request->set_id(session_id);
+  v1::SessionService::Stub* stub = context_.sessions();
+  if (!StartBackground(
+          [this, stub, request, session_id](grpc::ClientContext* call)
+              -> std::function<void()> {
+            auto response = std::make_shared<v1::ReplaySessionResponse>();
+            absl::Status status = FromGrpcStatus(
+                stub->ReplaySession(call, *request, response.get()));
+            return [this, status, response, session_id] {
+              if (!status.ok()) {
+                ShowFailure(status, "replay");
+                return;
+              }
+              ShowReplayReport(session_id, *response);
+            };
+          },
+          kReplaySessionSeconds)) {
+    return;
+  }
+  // The call takes as long as the session's requests (and any a
+  // breakpoint holds): the screen stays live meanwhile.
+  SetStatus(absl::StrCat("replaying session ", session_id, "..."));
+}
+
+void TuiApp::ShowReplayReport(const std::string& session_id,
+                              const v1::ReplaySessionResponse& response) {
+  const v1::DiffSessionsResponse& diff = response.diff();
+  report_.clear();
+  report_scroll_ = 0;
+  report_.push_back(absl::StrCat("REPLAY of session ", session_id));
+  report_.push_back(absl::StrCat("as session ", response.session().id(), " (",
+                                 response.session().messages(),
+                                 " messages)"));
+  report_.push_back(diff.identical()
+                        ? "the answers are the same as recorded"
+                        : absl::StrCat(diff.differing(), " of ",
+                                       diff.pairs_size(),
+                                       " answers changed:"));
+  report_.push_back("");
+  const std::string text = DiffText(diff, /*only_differences=*/true);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    report_.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  report_.push_back("");
+  report_.push_back("(J/K scroll, Esc or any other key closes)");
+  SetStatus(absl::StrCat("replayed as session ", response.session().id(), ": ",
+                         diff.identical()
+                             ? "same answers"
+                             : absl::StrCat(diff.differing(), " changed")));
 }
 
 void TuiApp::Export() {
@@ -506,6 +663,25 @@ bool TuiApp::HandleKey(int key) {
   TuiLayout layout = ComputeTuiLayout(COLS, LINES);
   const int page = std::max(1, layout.list_height - 1);
   const int detail_page = std::max(1, layout.detail_height / 2);
+  if (!report_.empty()) {
+    // The report takes the detail pane's scrolling keys; any other key
+    // closes it (Esc only that).
+    const int delta = key == 'J' ? 1 : key == 'K' ? -1 : key == 4 ? detail_page
+                      : key == 21                           ? -detail_page
+                                                            : 0;
+    if (delta != 0) {
+      const int lines = static_cast<int>(
+          ReportLines(static_cast<size_t>(std::max(1, layout.detail_width)))
+              .size());
+      const int most = std::max(0, lines - layout.detail_height);
+      report_scroll_ = static_cast<size_t>(std::clamp(
+          static_cast<int>(report_scroll_) + delta, 0, most));
+      return true;
+    }
+    report_.clear();
+    report_scroll_ = 0;
+    if (key == 27) return true;
+  }
   switch (key) {
     case 'q':
     case 'Q':
@@ -569,6 +745,9 @@ bool TuiApp::HandleKey(int key) {
       break;
     case 'r':
       Replay();
+      break;
+    case 'R':
+      ReplaySession();
       break;
     case 's':
       Export();
@@ -649,15 +828,21 @@ void TuiApp::Draw() {
     }
   }
 
-  // Detail pane.
+  // Detail pane: the report if there is one, else the selected message.
+  const bool report = !report_.empty();
   std::vector<std::string> detail =
-      model_.DetailLines(static_cast<size_t>(layout.detail_width));
-  model_.ScrollDetail(0, detail.size(),
-                      static_cast<size_t>(layout.detail_height));
+      report ? ReportLines(static_cast<size_t>(layout.detail_width))
+             : model_.DetailLines(static_cast<size_t>(layout.detail_width));
+  if (!report) {
+    model_.ScrollDetail(0, detail.size(),
+                        static_cast<size_t>(layout.detail_height));
+  }
+  const size_t scroll = report ? report_scroll_ : model_.detail_scroll();
   for (int line = 0; line < layout.detail_height; ++line) {
-    const size_t index = model_.detail_scroll() + static_cast<size_t>(line);
+    const size_t index = scroll + static_cast<size_t>(line);
     if (index >= detail.size()) break;
-    const bool held_line = detail[index].rfind("HELD ", 0) == 0;
+    const bool held_line = detail[index].rfind("HELD ", 0) == 0 ||
+                           detail[index].rfind("REPLAY ", 0) == 0;
     if (held_line) attron(Attr(kPairHeld) | A_BOLD);
     Put(layout.detail_top + line, layout.detail_left, detail[index],
         layout.detail_width);
@@ -675,8 +860,8 @@ void TuiApp::Draw() {
 
   // Status bar: the last result, else the keys.
   const std::string keys =
-      " F1 Help F2 Filter F5 Fwd F6 Modify F8 Drop i Mode r Replay s Export "
-      "q Quit";
+      " F1 Help F2 Filter F5 Fwd F6 Modify F8 Drop i Mode r/R Replay s Export"
+      " q Quit";
   const int status_attr =
       status_.empty() ? Attr(kPairBar)
                       : (status_error_ ? Attr(kPairError) | A_BOLD : A_BOLD);
@@ -740,6 +925,7 @@ absl::Status TuiApp::Run() {
     bool running = true;
     while (running && InterruptSignal() == 0) {
       DrainEvents();
+      FinishBackground(/*wait=*/false);
       PollState(/*force=*/false);
       Draw();
       const int key = getch();

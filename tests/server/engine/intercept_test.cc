@@ -119,6 +119,46 @@ TEST(InterceptMatch, EachConditionNarrowsTheMatch) {
   EXPECT_FALSE(matches("method=tools/call,target=add"));
 }
 
+TEST(InterceptMatch, PointerValuesCompareAsJsonNotAsText) {
+  const InterceptSubject call = Subject(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":)"
+      R"("echo","arguments":{"n": 1.0, "o": { "b":2, "a":1 },)"
+      R"( "q": "say \"hi\"", "list": ["x", "y"]}}})");
+  // value: JSON compared as JSON; value_pattern: on the decoded string,
+  // or on the compact JSON text of anything else.
+  auto matches = [&](const std::string& pointer, const std::string& value,
+                     const std::string& value_pattern = "") {
+    v1::Breakpoint bp;
+    bp.set_enabled(true);
+    bp.set_json_pointer(pointer);
+    bp.set_value(value);
+    bp.set_value_pattern(value_pattern);
+    EXPECT_TRUE(intercept::ValidateBreakpoint(bp).ok());
+    return InterceptStage::Matches(bp, call);
+  };
+  EXPECT_TRUE(matches("/params/arguments/n", "1"));
+  EXPECT_FALSE(matches("/params/arguments/n", "2"));
+  EXPECT_TRUE(matches("/params/arguments/o", R"({"a":1,"b":2})"));
+  EXPECT_FALSE(matches("/params/arguments/o", R"({"a":1})"));
+  EXPECT_TRUE(matches("/params/arguments/list/1", R"("y")"));
+  EXPECT_FALSE(matches("/params/arguments/list/2", ""));
+  EXPECT_TRUE(matches("/params/arguments/q", R"("say \"hi\"")"));
+  EXPECT_TRUE(matches("/params/arguments/q", "", R"(^say "hi"$)"));
+  EXPECT_TRUE(matches("/params/arguments/o", "", R"(^\{"a":1,"b":2\}$)"));
+  EXPECT_TRUE(matches("/params/arguments/n", "", "^1"));
+
+  // A key written with escapes is still found.
+  const InterceptSubject escaped = Subject(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":)"
+      R"("read","arguments":{"\u0070ath":"/etc/passwd"}}})");
+  v1::Breakpoint path;
+  path.set_enabled(true);
+  path.set_json_pointer("/params/arguments/path");
+  path.set_value_pattern("^/etc/");
+  EXPECT_TRUE(InterceptStage::Matches(path, escaped));
+  EXPECT_FALSE(InterceptStage::Matches(path, call));
+}
+
 TEST(InterceptMatch, AResponseMatchesItsRequestsMethod) {
   InterceptSubject response =
       Subject(R"({"jsonrpc":"2.0","id":3,"result":{}})", false);
@@ -331,6 +371,26 @@ TEST_F(InterceptStageTest, SessionEndDropsHeldAndQueued) {
   EXPECT_EQ(events[0].held().action(), v1::INTERCEPT_ACTION_UNSPECIFIED);
   EXPECT_EQ(events[2].held().action(), v1::DROP);
   EXPECT_EQ(events[2].held().resolved_by(), "session_ended");
+}
+
+TEST_F(InterceptStageTest, CloseDropsEverythingAndHoldsNothingMore) {
+  stage_.SetState(v1::INTERCEPT, std::nullopt);
+  ASSERT_TRUE(stage_.AddBreakpoint(Spec("method=tools/call")).ok());
+  stage_.Submit(Subject(Call(1)), rec_.Next());
+  stage_.Submit(Subject(Call(2)), rec_.Next());
+  stage_.Submit(Subject(Call(3), false, "s-2"), rec_.Next());
+  ASSERT_EQ(stage_.ListHeld("").size(), 2u);
+  stage_.Close();
+  EXPECT_THAT(rec_.Sent(), ElementsAre("drop:" + Call(1), "drop:" + Call(2),
+                                       "drop:" + Call(3)));
+  EXPECT_THAT(stage_.ListHeld(""), IsEmpty());
+  // Still INTERCEPT with a matching breakpoint, yet nothing is held now.
+  EXPECT_FALSE(stage_.active());
+  const InterceptSubject next = Subject(Call(4));
+  EXPECT_TRUE(stage_.Passes(next.View()));
+  stage_.Submit(Subject(Call(4)), rec_.Next());
+  EXPECT_EQ(rec_.Sent().back(), ":" + Call(4));
+  EXPECT_THAT(stage_.ListHeld(""), IsEmpty());
 }
 
 }  // namespace

@@ -70,6 +70,51 @@ TEST(ReplaceIdTest, SplicesTheIdAndKeepsEverythingElse) {
   EXPECT_EQ(ReplaceId(replaced, *again, "\"caller-1\""), raw);
 }
 
+TEST(PointerTest, TokensUnescapeAndRefuseABadTilde) {
+  EXPECT_EQ(PointerTokens("")->size(), 0u);
+  EXPECT_EQ(*PointerTokens("/a/b~1c/~0d/"),
+            (std::vector<std::string>{"a", "b/c", "~d", ""}));
+  EXPECT_FALSE(PointerTokens("a/b").has_value());
+  EXPECT_FALSE(PointerTokens("/a~2").has_value());
+  EXPECT_FALSE(PointerTokens("/a~").has_value());
+}
+
+TEST(PointerTest, FindsValuesByScanning) {
+  const std::string raw =
+      R"( {"jsonrpc":"2.0", "id" : 7, "params": {"name":"echo",)"
+      R"("arguments": {"list": [10, {"x": "y"}, [true]], "a/b": 1,)"
+      R"( "t~": 2, "": 3, "dup": 1, "dup": {"k": null}, "\u0070ath": "p",)"
+      R"( "s": "a,b]}"}}} )";
+  auto find = [&](const std::string& pointer) -> std::string {
+    auto tokens = PointerTokens(pointer);
+    EXPECT_TRUE(tokens.has_value()) << pointer;
+    auto found = FindByPointer(raw, *tokens);
+    return found.has_value() ? std::string(*found) : "(none)";
+  };
+  EXPECT_EQ(find("/id"), "7");
+  EXPECT_EQ(find("/params/name"), "\"echo\"");
+  EXPECT_EQ(find("/params/arguments/list/0"), "10");
+  EXPECT_EQ(find("/params/arguments/list/1/x"), "\"y\"");
+  EXPECT_EQ(find("/params/arguments/list/2"), "[true]");
+  EXPECT_EQ(find("/params/arguments/list/2/0"), "true");
+  EXPECT_EQ(find("/params/arguments/list/3"), "(none)");
+  EXPECT_EQ(find("/params/arguments/list/-"), "(none)");
+  EXPECT_EQ(find("/params/arguments/list/01"), "(none)");
+  EXPECT_EQ(find("/params/arguments/list/x"), "(none)");
+  EXPECT_EQ(find("/params/arguments/a~1b"), "1");
+  EXPECT_EQ(find("/params/arguments/t~0"), "2");
+  EXPECT_EQ(find("/params/arguments/"), "3");
+  EXPECT_EQ(find("/params/arguments/dup"), "{\"k\": null}");  // the last
+  EXPECT_EQ(find("/params/arguments/dup/k"), "null");
+  EXPECT_EQ(find("/params/arguments/path"), "\"p\"");  // escaped key
+  EXPECT_EQ(find("/params/arguments/s"), "\"a,b]}\"");
+  EXPECT_EQ(find("/params/arguments/missing"), "(none)");
+  EXPECT_EQ(find("/id/0"), "(none)");  // inside a scalar
+  EXPECT_EQ(find("/jsonrpc/x"), "(none)");
+  EXPECT_EQ(find("/params/arguments/list/1/x/y"), "(none)");
+  EXPECT_EQ(find("").substr(0, 12), "{\"jsonrpc\":\"");
+}
+
 TEST(JsonQuoteTest, QuotesAndUnquotes) {
   EXPECT_EQ(JsonQuote("a\"b"), R"("a\"b")");
   EXPECT_EQ(UnquoteJson(R"("a\"b")"), "a\"b");
