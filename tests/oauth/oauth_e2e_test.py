@@ -26,11 +26,13 @@ daemon and the watchers are stopped at the end, however it ends.
 import argparse
 import base64
 import hashlib
+import http.client
 import http.server
 import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -38,7 +40,6 @@ import tempfile
 import threading
 import time
 import urllib.parse
-import urllib.request
 
 SECRET = "SECRET-"
 DEADLINE_S = 30
@@ -342,31 +343,29 @@ class Watcher:
 
 
 class RestWatcher:
-    """GET /api/events?kinds=oauth as Server-Sent Events, read on
-    a thread into a list."""
+    """GET /api/events?kinds=oauth as Server-Sent Events, read on a thread
+    into a list; open (headers received) before the constructor returns."""
 
     def __init__(self, daemon):
         self.lines = []
-        self.opened = threading.Event()
         self.error = None
-        url = f"http://{daemon.http}/api/events?kinds=oauth"
-        self.request = urllib.request.Request(
-            url, headers={"X-Session-Token": daemon.token, "Accept": "text/event-stream"})
-        self.response = None
+        host, port = daemon.http.rsplit(":", 1)
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=DEADLINE_S * 2)
+        self.connection.request("GET", "/api/events?kinds=oauth",
+                                headers={"X-Session-Token": daemon.token,
+                                         "Accept": "text/event-stream"})
+        self.response = self.connection.getresponse()
+        if self.response.status != 200:
+            fail(f"GET /api/events answered {self.response.status}: {self.response.read()!r}")
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
-        if not self.opened.wait(DEADLINE_S):
-            fail(f"GET /api/events did not open: {self.error}")
 
     def _read(self):
         try:
-            self.response = urllib.request.urlopen(self.request, timeout=DEADLINE_S * 2)
-            self.opened.set()
             for raw in self.response:
                 self.lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
-        except Exception as e:  # the stream ends when the test closes it
+        except Exception as e:  # the stream ends when the test hangs up
             self.error = e
-            self.opened.set()
 
     def events(self):
         out = []
@@ -379,11 +378,13 @@ class RestWatcher:
         return out
 
     def stop(self):
-        if self.response is not None:
-            try:
-                self.response.close()
-            except Exception:
-                pass
+        # Hang up: the reading thread sees the end of the stream at once.
+        try:
+            self.connection.sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, AttributeError):
+            pass
+        self.thread.join(timeout=DEADLINE_S)
+        self.connection.close()
 
 
 def oauth_of(event):
