@@ -385,6 +385,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   oauth_options.find_server = [raw_state](const std::string& server) {
     return raw_state->config_manager->Get(server);
   };
+  oauth_options.publish = [raw_state](v1::Event event) {
+    raw_state->event_bus.Publish(std::move(event));
+  };
   ASSIGN_OR_RETURN(state->oauth,
                    oauth::OAuthManager::Create(std::move(oauth_options)));
   engine::SetAuthorizationProvider(

@@ -128,6 +128,11 @@ std::string LevelStyle(const std::string& level) {
   return "";
 }
 
+std::string FlowStateName(v1::OAuthFlowState state) {
+  if (state == v1::OAUTH_FLOW_STATE_UNSPECIFIED) return "unspecified";
+  return absl::AsciiStrToLower(v1::OAuthFlowState_Name(state));
+}
+
 std::string Lower(const std::string& name) {
   return absl::AsciiStrToLower(name);
 }
@@ -247,6 +252,51 @@ std::string FormatEventLine(const v1::Event& event, const ServerNames& names,
       line.Add(names.Display(event.resource_updated().server_id()) + ":");
       line.Append(absl::StrCat(" resource updated ",
                                OneLine(event.resource_updated().uri())));
+      return line.str();
+    }
+    case v1::Event::kOauth: {
+      const v1::OAuthFlowEvent& oauth = event.oauth();
+      const std::string server = oauth.server_name().empty()
+                                     ? names.Display(oauth.server_id())
+                                     : oauth.server_name();
+      LineBuilder line(options.color);
+      line.Add(Time(timestamp, options));
+      line.Add(server + ":");
+      line.Append(" oauth");
+      if (oauth.has_transition()) {
+        const v1::OAuthFlowTransition& t = oauth.transition();
+        if (!t.error().empty()) {
+          line.Add(absl::StrCat(FlowStateName(t.from()), " failed: ",
+                                OneLine(t.error())),
+                   kRed);
+          line.Add(OneLine(t.hint()), kDim);
+        } else if (t.cause() == "started") {
+          line.Add(absl::StrCat("flow started at ", FlowStateName(t.to())));
+        } else if (t.cause() == "refresh") {
+          line.Add("tokens refreshed", kGreen);
+        } else if (t.from() == t.to()) {
+          line.Add(FlowStateName(t.to()));
+        } else {
+          line.Add(absl::StrCat(FlowStateName(t.from()), " → ",
+                                FlowStateName(t.to())),
+                   t.to() == v1::COMPLETE ? kGreen : "");
+        }
+      } else if (oauth.has_exchange()) {
+        const v1::OAuthHttpExchange& ex = oauth.exchange();
+        const bool failed = !ex.error().empty() || ex.status() >= 400;
+        line.Add(absl::StrCat("[", FlowStateName(ex.step()), "]"), kDim);
+        line.Add(ex.method().empty() ? std::string("GET") : ex.method());
+        line.Add(OneLine(ex.url()));
+        line.Add(ex.error().empty() ? absl::StrCat(ex.status())
+                                    : OneLine(ex.error()),
+                 failed ? kRed : kGreen);
+        line.Add(absl::StrCat("(", FormatMilliseconds(ex.duration_ms()), ")"),
+                 kDim);
+      } else if (oauth.has_step()) {
+        const v1::OAuthFlowStep& step = oauth.step();
+        line.Add(absl::StrCat("[", FlowStateName(step.state()), "]"), kDim);
+        line.Add(OneLine(step.message()), step.error().empty() ? "" : kRed);
+      }
       return line.str();
     }
     case v1::Event::kDropped: {

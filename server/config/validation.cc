@@ -438,12 +438,13 @@ absl::Status ValidateOAuth(const v1::OAuthConfig& oauth) {
   }
   const std::string& version = oauth.protocol_version();
   if (!version.empty() && version != "2025-03-26" && version != "2025-06-18" &&
-      version != "2025-11-25") {
+      version != "2025-11-25" && version != "2026-07-28") {
     return ConfigError("oauth.protocolVersion",
                        absl::StrCat(Quote(version),
                                     " is not supported; use \"2025-03-26\", "
-                                    "\"2025-06-18\", \"2025-11-25\" or leave "
-                                    "it empty to negotiate"));
+                                    "\"2025-06-18\", \"2025-11-25\", "
+                                    "\"2026-07-28\" or leave it empty to "
+                                    "negotiate"));
   }
   const std::string& strategy = oauth.registration_strategy();
   if (!strategy.empty() && strategy != "dcr" && strategy != "preregistered" &&

@@ -38,8 +38,14 @@ std::string Mask(absl::string_view value) {
   return absl::StrCat("***(", value.size(), " chars)");
 }
 
+std::string MaskUrl(absl::string_view url);
+
 std::string MaskHeader(absl::string_view name, absl::string_view value) {
   std::string lower = absl::AsciiStrToLower(name);
+  // The authorization endpoint's redirect carries the code in its query.
+  if (lower == "location" || lower == "content-location") {
+    return MaskUrl(value);
+  }
   if (lower == "authorization" || lower == "cookie" || lower == "set-cookie" ||
       lower == "proxy-authorization") {
     auto space = value.find(' ');
@@ -98,6 +104,13 @@ std::string StringField(const Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// A metadata flag: true only for a JSON true (a string "true" or any other
+// type is not, and never throws).
+bool BoolField(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::vector<std::string> StringList(const Json& j, const char* key) {
   std::vector<std::string> out;
   auto it = j.find(key);
@@ -118,6 +131,19 @@ bool Contains(const std::vector<std::string>& list, absl::string_view v) {
 std::string TrimSlash(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
   return s;
+}
+
+// Whether an authorization server at `issuer` can fetch the client ID
+// metadata document at `url`: an https URL with a path, or an http one on
+// this machine when the authorization server is on this machine too.
+bool ClientDocumentUsable(const std::string& url, const std::string& issuer) {
+  if (url.empty()) return false;
+  auto parsed = ParseUrl(url, "client metadata document");
+  if (!parsed.ok() || TrimSlash(parsed->path).empty()) return false;
+  if (parsed->scheme == "https") return true;
+  if (parsed->scheme != "http" || !parsed->IsLoopback()) return false;
+  auto as = ParseUrl(issuer, "issuer");
+  return as.ok() && as->IsLoopback();
 }
 
 }  // namespace
@@ -233,7 +259,16 @@ void OAuthFlow::Log(std::string message, std::string error) {
   step.set_state(state_);
   step.set_message(std::move(message));
   step.set_error(std::move(error));
-  log_.push_back(std::move(step));
+  log_.push_back(step);
+  v1::OAuthFlowEvent event;
+  *event.mutable_step() = std::move(step);
+  Notify(std::move(event));
+}
+
+void OAuthFlow::Notify(v1::OAuthFlowEvent event) const {
+  if (!observer_) return;
+  event.set_state(state_);
+  observer_(std::move(event));
 }
 
 void OAuthFlow::Fail(const absl::Status& status, std::string hint) {
@@ -242,10 +277,10 @@ void OAuthFlow::Fail(const absl::Status& status, std::string hint) {
   Log(absl::StrCat("step failed: ", status.message()), latest_error_);
 }
 
-absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
+v1::OAuthHttpExchange MaskedExchange(const HttpRequest& request,
+                                     const absl::StatusOr<HttpResponse>& response,
+                                     absl::Time start, absl::Duration duration) {
   v1::OAuthHttpExchange ex;
-  ex.set_step(state_);
-  absl::Time start = now_();
   ex.set_timestamp(UnixSeconds(start));
   ex.set_method(request.method);
   ex.set_url(MaskUrl(request.url));
@@ -253,8 +288,7 @@ absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
     (*ex.mutable_request_headers())[name] = MaskHeader(name, value);
   }
   ex.set_request_body(MaskBody(request.body));
-  absl::StatusOr<HttpResponse> response = http_->Fetch(request);
-  ex.set_duration_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
+  ex.set_duration_ms(absl::ToDoubleMilliseconds(duration));
   if (!response.ok()) {
     ex.set_error(std::string(response.status().message()));
   } else {
@@ -264,7 +298,20 @@ absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
     }
     ex.set_response_body(MaskBody(response->body));
   }
-  exchanges_.push_back(std::move(ex));
+  return ex;
+}
+
+absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
+  absl::Time start = now_();
+  absl::Time wall_start = absl::Now();
+  absl::StatusOr<HttpResponse> response = http_->Fetch(request);
+  v1::OAuthHttpExchange ex =
+      MaskedExchange(request, response, start, absl::Now() - wall_start);
+  ex.set_step(state_);
+  exchanges_.push_back(ex);
+  v1::OAuthFlowEvent event;
+  *event.mutable_exchange() = std::move(ex);
+  Notify(std::move(event));
   return response;
 }
 
@@ -296,6 +343,7 @@ absl::Status OAuthFlow::Advance(const CodeInput& input) {
   absl::Status status;
   latest_error_.clear();
   hint_.clear();
+  const v1::OAuthFlowState from = state_;
   switch (state_) {
     case v1::METADATA_DISCOVERY:
       status = Discover();
@@ -320,6 +368,14 @@ absl::Status OAuthFlow::Advance(const CodeInput& input) {
     default:
       return absl::OkStatus();
   }
+  v1::OAuthFlowEvent event;
+  v1::OAuthFlowTransition* transition = event.mutable_transition();
+  transition->set_from(from);
+  transition->set_to(state_);
+  transition->set_error(latest_error_);
+  transition->set_hint(hint_);
+  transition->set_cause("step");
+  Notify(std::move(event));
   return status;
 }
 
@@ -363,6 +419,35 @@ absl::Status OAuthFlow::Discover() {
                          ? " without a WWW-Authenticate challenge"
                          : absl::StrCat(" with WWW-Authenticate: ",
                                         www_authenticate_)));
+    if (www_authenticate_.empty() &&
+        (protocol_version_.empty() || protocol_version_ >= "2026-07-28")) {
+      // A server that lets initialize through unauthenticated, or speaks
+      // only 2026-07-28 (no initialize at all), shows its challenge to the
+      // request a 2026-07-28 client starts with.
+      HttpRequest discover;
+      discover.method = "POST";
+      discover.url = settings_.server_url;
+      for (const auto& [name, value] : settings_.server_headers) {
+        if (absl::AsciiStrToLower(name) != "authorization") {
+          discover.headers.emplace_back(name, value);
+        }
+      }
+      discover.headers.emplace_back("Content-Type", "application/json");
+      discover.headers.emplace_back("Accept",
+                                    "application/json, text/event-stream");
+      discover.headers.emplace_back("MCP-Protocol-Version", "2026-07-28");
+      discover.headers.emplace_back("Mcp-Method", "server/discover");
+      discover.body =
+          R"({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"inspectord-oauth-probe","version":"1"}}}})";
+      auto answer = Exchange(std::move(discover));
+      if (answer.ok()) {
+        www_authenticate_ = answer->Header("www-authenticate");
+        if (!www_authenticate_.empty()) {
+          Log(absl::StrCat("server/discover was answered HTTP ", answer->status,
+                           " with WWW-Authenticate: ", www_authenticate_));
+        }
+      }
+    }
   }
 
   std::vector<std::string> candidates;
@@ -397,13 +482,18 @@ absl::Status OAuthFlow::Discover() {
     }
   }
   if (!found) {
-    if (protocol_version_.empty()) {
+    // Only metadata that is absent everywhere means an older server; a
+    // document that is there but unusable (not JSON, too large, ...) is
+    // an error of its own, not a reason to guess endpoints.
+    if (protocol_version_.empty() && ErrorReason(last) == "NOT_FOUND") {
       Log("no protected resource metadata: falling back to the 2025-03-26 "
           "discovery");
       return DiscoverLegacy();
     }
-    Fail(last, "the server publishes no RFC 9728 metadata; try "
-               "--protocol 2025-03-26");
+    Fail(last, ErrorReason(last) == "NOT_FOUND"
+                   ? "the server publishes no RFC 9728 metadata; try "
+                     "--protocol 2025-03-26"
+                   : "the server's protected resource metadata is unusable");
     return last;
   }
   if (protocol_version_.empty()) protocol_version_ = "2025-11-25";
@@ -572,7 +662,7 @@ absl::Status OAuthFlow::DiscoverLegacy() {
 absl::Status OAuthFlow::Register() {
   std::string strategy = settings_.registration_strategy;
   const bool cimd_offered =
-      as_metadata_.value("client_id_metadata_document_supported", false);
+      BoolField(as_metadata_, "client_id_metadata_document_supported");
   const std::vector<std::string> methods =
       StringList(as_metadata_, "token_endpoint_auth_methods_supported");
   auto pick_method = [&](bool has_secret) -> std::string {
@@ -586,13 +676,29 @@ absl::Status OAuthFlow::Register() {
     if (Contains(methods, "client_secret_post")) return "client_secret_post";
     return "none";
   };
+  // The order of the 2026-07-28 revision: a pre-registered client, else a
+  // client ID metadata document when the authorization server supports
+  // them and can fetch ours, else dynamic registration.
+  const bool document_usable =
+      ClientDocumentUsable(settings_.client_metadata_url, issuer_);
   if (strategy.empty()) {
-    if (cimd_offered && !settings_.client_metadata_url.empty()) {
-      strategy = "cimd";
-    } else if (!settings_.client_id.empty()) {
+    if (!settings_.client_id.empty()) {
       strategy = "preregistered";
+    } else if (cimd_offered && document_usable) {
+      strategy = "cimd";
+      Log("the authorization server supports client ID metadata documents: "
+          "using ours instead of dynamic registration");
     } else {
       strategy = "dcr";
+      if (cimd_offered) {
+        Log(absl::StrCat(
+            "the authorization server supports client ID metadata documents, "
+            "but ",
+            settings_.client_metadata_url.empty()
+                ? std::string("no document URL is known")
+                : absl::StrCat("it cannot fetch ", settings_.client_metadata_url),
+            ": registering dynamically"));
+      }
     }
   }
   ClientRegistration client;
@@ -623,6 +729,27 @@ absl::Status OAuthFlow::Register() {
                    "server's configuration");
       return status;
     }
+    // Pre-registered credentials belong to the authorization server they
+    // were first used with: when the server names another one, say so
+    // rather than present them there.
+    if (settings_.stored_client &&
+        settings_.stored_client->strategy == "preregistered" &&
+        settings_.stored_client->client_id == settings_.client_id &&
+        !settings_.stored_client->issuer.empty() &&
+        settings_.stored_client->issuer != issuer_) {
+      absl::Status status = Error(
+          v1::FAILED_PRECONDITION,
+          absl::StrCat("the pre-registered client ", settings_.client_id,
+                       " was used with the authorization server ",
+                       settings_.stored_client->issuer,
+                       "; the server now names ", issuer_,
+                       ", and credentials are never presented to another "
+                       "authorization server"));
+      Fail(status, "configure the client registered with the new "
+                   "authorization server, or, if this one is, run "
+                   "`inspectorctl auth logout NAME --all` first");
+      return status;
+    }
     client.client_id = settings_.client_id;
     client.client_secret = settings_.client_secret;
     client.auth_method = pick_method(!client.client_secret.empty());
@@ -647,12 +774,18 @@ absl::Status OAuthFlow::Register() {
                        settings_.stored_client->client_id, " does not cover scope ",
                        uncovered, ": registering again"));
     } else if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
-        TrimSlash(settings_.stored_client->issuer) == TrimSlash(issuer_) &&
+        settings_.stored_client->issuer == issuer_ &&
         settings_.stored_client->redirect_uri == settings_.redirect_uri) {
       client_ = settings_.stored_client;
       Log(absl::StrCat("reusing the registration of client ",
                        client_->client_id, " with ", issuer_));
       return absl::OkStatus();
+    }
+    if (settings_.stored_client && settings_.stored_client->strategy == "dcr" &&
+        settings_.stored_client->issuer != issuer_) {
+      Log(absl::StrCat("the stored client ", settings_.stored_client->client_id,
+                       " belongs to ", settings_.stored_client->issuer,
+                       ", not to ", issuer_, ": registering with ", issuer_));
     }
     std::string endpoint = StringField(as_metadata_, "registration_endpoint");
     if (endpoint.empty()) {
@@ -696,10 +829,13 @@ absl::Status OAuthFlow::Register() {
     if (response->status < 200 || response->status >= 300 ||
         !answer.is_object() || StringField(answer, "client_id").empty()) {
       std::string error = answer.is_object() ? StringField(answer, "error") : "";
+      std::string description =
+          answer.is_object() ? StringField(answer, "error_description") : "";
       absl::Status status = Error(
           v1::AUTHENTICATION_FAILED,
           absl::StrCat("dynamic client registration answered HTTP ",
-                       response->status, error.empty() ? "" : ": ", error));
+                       response->status, error.empty() ? "" : ": ", error,
+                       description.empty() ? "" : absl::StrCat(" (", description, ")")));
       Fail(status, error.empty() ? "the flow's exchanges show the answer"
                                  : HintForOAuthError(error));
       return status;
@@ -899,12 +1035,14 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
       return status;
     }
     state_used_ = true;
-    // RFC 9207: the issuer of the answer, checked before the code is used.
+    // RFC 9207: the issuer of the answer, checked before the code is used,
+    // whether or not the server advertises it, by simple string comparison
+    // (no case folding, default ports or trailing slashes: a variant of the
+    // issuer is another issuer).
     auto iss = params.find("iss");
-    bool iss_required = as_metadata_.value(
-        "authorization_response_iss_parameter_supported", false);
-    if (iss != params.end() ? TrimSlash(iss->second) != TrimSlash(issuer_)
-                            : iss_required) {
+    bool iss_required = BoolField(
+        as_metadata_, "authorization_response_iss_parameter_supported");
+    if (iss != params.end() ? iss->second != issuer_ : iss_required) {
       absl::Status status = Error(
           v1::AUTHENTICATION_FAILED,
           iss == params.end()

@@ -29,6 +29,7 @@
 #ifndef INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_
 #define INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include "absl/strings/string_view.h"
@@ -99,6 +100,11 @@ struct FlowSettings {
   std::vector<std::string> previous_scopes;
 };
 
+// Sees every transition, log line and HTTP exchange of a flow as it
+// happens (secrets already masked); server id and name are left for the
+// observer to fill in. Called on the thread running the step.
+using FlowObserver = std::function<void(v1::OAuthFlowEvent)>;
+
 // What the AUTHORIZATION_CODE step is given.
 struct CodeInput {
   std::string code;          // a code pasted alone
@@ -129,6 +135,9 @@ class OAuthFlow {
   // The contract's view, secrets masked.
   v1::OAuthFlow ToProto() const;
 
+  // Receives the flow's events from now on (replacing any observer).
+  void set_observer(FlowObserver observer) { observer_ = std::move(observer); }
+
  private:
   absl::Status Discover();
   absl::Status DiscoverLegacy();
@@ -146,6 +155,7 @@ class OAuthFlow {
   absl::StatusOr<nlohmann::json> FetchJson(const std::string& url,
                                            absl::string_view what);
   void Log(std::string message, std::string error = "");
+  void Notify(v1::OAuthFlowEvent event) const;
   void Fail(const absl::Status& status, std::string hint);
 
   FlowSettings settings_;
@@ -174,6 +184,7 @@ class OAuthFlow {
   std::string status_message_;
   std::vector<v1::OAuthFlowStep> log_;
   std::vector<v1::OAuthHttpExchange> exchanges_;
+  FlowObserver observer_;
 };
 
 // Token endpoint auth: adds the client's credentials to `headers` or
@@ -192,6 +203,12 @@ std::string HintForOAuthError(absl::string_view error);
 
 // Masks secrets in a header value / form or JSON body for the flow log.
 std::string MaskBody(absl::string_view body);
+
+// The record of one HTTP request and its answer (or failure), with
+// authorization headers, cookies, secrets, codes and tokens masked.
+v1::OAuthHttpExchange MaskedExchange(const HttpRequest& request,
+                                     const absl::StatusOr<HttpResponse>& response,
+                                     absl::Time start, absl::Duration duration);
 
 }  // namespace inspector::oauth
 

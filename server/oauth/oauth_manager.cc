@@ -123,6 +123,25 @@ std::string OAuthManager::ClientMetadataDocument(
   return doc.dump(2);
 }
 
+void OAuthManager::Publish(const std::string& server_id,
+                           const std::string& server_name,
+                           v1::OAuthFlowEvent event) const {
+  if (!options_.publish) return;
+  event.set_server_id(server_id);
+  event.set_server_name(server_name);
+  v1::Event out;
+  *out.mutable_oauth() = std::move(event);
+  options_.publish(std::move(out));
+}
+
+FlowObserver OAuthManager::ObserverFor(const std::string& server_id,
+                                       const std::string& server_name) const {
+  if (!options_.publish) return {};
+  return [this, server_id, server_name](v1::OAuthFlowEvent event) {
+    Publish(server_id, server_name, std::move(event));
+  };
+}
+
 absl::StatusOr<std::string> OAuthManager::DefaultRedirectUri() {
   std::string base = options_.callback_base ? options_.callback_base() : "";
   if (!base.empty()) return absl::StrCat(base, "/oauth/callback");
@@ -206,6 +225,17 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   settings.protocol_version = !start.protocol_version.empty()
                                   ? start.protocol_version
                                   : oauth.protocol_version();
+  if (!settings.protocol_version.empty() &&
+      settings.protocol_version != "2025-03-26" &&
+      settings.protocol_version != "2025-06-18" &&
+      settings.protocol_version != "2025-11-25" &&
+      settings.protocol_version != "2026-07-28") {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("protocolVersion: '", settings.protocol_version,
+                              "' is not 2025-03-26, 2025-06-18, 2025-11-25 "
+                              "or 2026-07-28"),
+                 {{"field", "protocolVersion"}});
+  }
   settings.registration_strategy = !start.registration_strategy.empty()
                                        ? start.registration_strategy
                                        : oauth.registration_strategy();
@@ -270,7 +300,17 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   }
   auto entry = std::make_shared<Entry>();
   entry->flow = std::make_unique<OAuthFlow>(std::move(settings), http_.get());
+  entry->flow->set_observer(ObserverFor(config.id(), config.name()));
   v1::OAuthFlow view = entry->flow->ToProto();
+  {
+    v1::OAuthFlowEvent started;
+    started.set_state(view.state());
+    v1::OAuthFlowTransition* transition = started.mutable_transition();
+    transition->set_from(v1::OAUTH_FLOW_STATE_UNSPECIFIED);
+    transition->set_to(view.state());
+    transition->set_cause("started");
+    Publish(config.id(), config.name(), std::move(started));
+  }
   absl::MutexLock lock(&mu_);
   flows_[config.id()] = std::move(entry);
   return view;
@@ -434,15 +474,48 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
   request.headers.emplace_back("Accept", "application/json");
   AddClientAuthentication(client, &request.headers, &fields);
   request.body = FormEncode(fields);
-  ASSIGN_OR_RETURN(HttpResponse response, http_->Fetch(request));
+  // Watch shows the refresh like a flow's token request (masked).
+  std::string server_name;
+  if (options_.publish) {
+    auto config = options_.find_server(server_id);
+    if (config.ok()) server_name = config->name();
+  }
+  absl::Time start = absl::Now();
+  absl::StatusOr<HttpResponse> answer = http_->Fetch(request);
+  {
+    v1::OAuthFlowEvent event;
+    event.set_state(v1::TOKEN_REQUEST);
+    *event.mutable_exchange() =
+        MaskedExchange(request, answer, start, absl::Now() - start);
+    event.mutable_exchange()->set_step(v1::TOKEN_REQUEST);
+    Publish(server_id, server_name, std::move(event));
+  }
+  auto publish_outcome = [&](const absl::Status& outcome, std::string hint) {
+    v1::OAuthFlowEvent event;
+    event.set_state(outcome.ok() ? v1::COMPLETE : v1::TOKEN_REQUEST);
+    v1::OAuthFlowTransition* transition = event.mutable_transition();
+    transition->set_from(v1::TOKEN_REQUEST);
+    transition->set_to(event.state());
+    transition->set_cause("refresh");
+    if (!outcome.ok()) transition->set_error(std::string(outcome.message()));
+    transition->set_hint(std::move(hint));
+    Publish(server_id, server_name, std::move(event));
+  };
+  if (!answer.ok()) {
+    publish_outcome(answer.status(), "");
+    return answer.status();
+  }
+  const HttpResponse& response = *answer;
   auto fresh = ParseTokenResponse(response, absl::Now());
   if (!fresh.ok()) {
     std::string error = GetErrorDetails(fresh.status())["oauthError"];
     std::string hint = HintForOAuthError(error);
+    publish_outcome(fresh.status(), hint);
     return Error(v1::AUTHENTICATION_FAILED,
                  absl::StrCat("token refresh failed: ", fresh.status().message(),
                               hint.empty() ? "" : absl::StrCat("; ", hint)));
   }
+  publish_outcome(absl::OkStatus(), "");
   // Rotation: a new refresh token replaces the old one; without one the
   // old one stays valid.
   if (fresh->refresh_token.empty()) fresh->refresh_token = tokens.refresh_token;
@@ -604,17 +677,32 @@ void OAuthManager::NoteChallenge(const std::string& server_id, int status,
 
 std::string OAuthManager::AuthorizationFor(const std::string& server_id,
                                            const std::string& url) {
+  std::string checked_resource;
+  {
+    absl::MutexLock lock(&token_mu_);
+    auto tokens = LoadTokensLocked(server_id);
+    if (!tokens.ok() || !tokens->has_value()) return "";
+    checked_resource = (*tokens)->resource;
+  }
+  std::string resource_url = checked_resource;
+  // Tokens without a resource indicator (2025-03-26) belong to the
+  // server's configured URL.
+  if (resource_url.empty() && options_.find_server) {
+    auto config = options_.find_server(server_id);
+    if (config.ok()) resource_url = config->url();
+  }
+  // Only the protected resource's origin ever sees the token.
+  auto target = ParseUrl(url, "url");
+  auto resource = ParseUrl(resource_url, "resource");
+  if (!target.ok() || !resource.ok() || !target->SameOrigin(*resource)) {
+    return "";
+  }
   absl::MutexLock lock(&token_mu_);
   auto tokens = LoadTokensLocked(server_id);
   if (!tokens.ok() || !tokens->has_value()) return "";
   TokenSet current = **tokens;
-  // Only the protected resource's origin ever sees the token.
-  auto target = ParseUrl(url, "url");
-  auto resource = ParseUrl(current.resource.empty() ? url : current.resource,
-                           "resource");
-  if (!target.ok() || !resource.ok() || !target->SameOrigin(*resource)) {
-    return "";
-  }
+  // Tokens replaced meanwhile (another login) are checked again next time.
+  if (current.resource != checked_resource) return "";
   if (current.expires_at &&
       *current.expires_at - options_.refresh_margin < absl::Now() &&
       !current.refresh_token.empty()) {

@@ -29,6 +29,7 @@
 #include "absl/time/time.h"
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
+#include "inspector/v1/events.pb.h"
 #include "inspector/v1/oauth.pb.h"
 #include "server/oauth/oauth_flow.h"
 #include "server/oauth/oauth_http.h"
@@ -46,6 +47,10 @@ struct OAuthManagerOptions {
   // Looks a server up by id or name.
   std::function<absl::StatusOr<v1::ServerConfig>(const std::string&)>
       find_server;
+  // Publishes an event on Watch (may be empty): every transition, log
+  // line and HTTP exchange of the flows and token refreshes, as an
+  // Event.oauth with secrets masked. Must not block.
+  std::function<void(v1::Event)> publish;
 };
 
 struct StartOptions {
@@ -126,6 +131,12 @@ class OAuthManager {
   // Saves what a completed flow obtained.
   absl::Status SaveCompleted(const OAuthFlow& flow);
   absl::StatusOr<std::string> DefaultRedirectUri();
+  // Publishes `event` for the server (no-op without options_.publish).
+  void Publish(const std::string& server_id, const std::string& server_name,
+               v1::OAuthFlowEvent event) const;
+  // The flow observer that publishes a server's flow events.
+  FlowObserver ObserverFor(const std::string& server_id,
+                           const std::string& server_name) const;
   absl::StatusOr<TokenSet> RefreshLocked(const std::string& server_id,
                                          const TokenSet& tokens)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);

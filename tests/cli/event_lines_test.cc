@@ -79,6 +79,50 @@ TEST(FormatEventLineTest, ProgressAndResourceUpdates) {
             "12:00:04.600  everything: resource updated fixture://counter");
 }
 
+TEST(FormatEventLineTest, OAuthFlows) {
+  v1::Event event;
+  event.set_timestamp(kNowMs + 4700);
+  v1::OAuthFlowEvent* oauth = event.mutable_oauth();
+  oauth->set_server_id(kEverything);
+  oauth->mutable_transition()->set_from(v1::OAUTH_FLOW_STATE_UNSPECIFIED);
+  oauth->mutable_transition()->set_to(v1::METADATA_DISCOVERY);
+  oauth->mutable_transition()->set_cause("started");
+  EXPECT_EQ(Line(event),
+            "12:00:04.700  everything: oauth  flow started at metadata_discovery");
+
+  oauth->mutable_transition()->set_from(v1::METADATA_DISCOVERY);
+  oauth->mutable_transition()->set_to(v1::CLIENT_REGISTRATION);
+  oauth->mutable_transition()->set_cause("step");
+  EXPECT_EQ(Line(event),
+            "12:00:04.700  everything: oauth  metadata_discovery → "
+            "client_registration");
+
+  oauth->mutable_transition()->set_from(v1::TOKEN_REQUEST);
+  oauth->mutable_transition()->set_to(v1::TOKEN_REQUEST);
+  oauth->mutable_transition()->set_error("the token endpoint answered HTTP 401: invalid_client");
+  oauth->mutable_transition()->set_hint("check oauth.clientId");
+  EXPECT_EQ(Line(event),
+            "12:00:04.700  everything: oauth  token_request failed: the token "
+            "endpoint answered HTTP 401: invalid_client  check oauth.clientId");
+
+  oauth->set_server_name("named");
+  v1::OAuthHttpExchange* exchange = oauth->mutable_exchange();
+  exchange->set_step(v1::CLIENT_REGISTRATION);
+  exchange->set_method("POST");
+  exchange->set_url("https://auth.example.com/register");
+  exchange->set_status(201);
+  exchange->set_duration_ms(20);
+  EXPECT_EQ(Line(event),
+            "12:00:04.700  named: oauth  [client_registration]  POST  "
+            "https://auth.example.com/register  201  (20 ms)");
+
+  oauth->mutable_step()->set_state(v1::METADATA_DISCOVERY);
+  oauth->mutable_step()->set_message("protected resource metadata found at x");
+  EXPECT_EQ(Line(event),
+            "12:00:04.700  named: oauth  [metadata_discovery]  protected "
+            "resource metadata found at x");
+}
+
 TEST(FormatEventLineTest, ErrorsNotificationsAndMarkers) {
   v1::Event error = Message(v1::SERVER_TO_CLIENT, "error", "");
   error.mutable_message()->set_jsonrpc_id("9");

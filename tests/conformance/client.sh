@@ -52,6 +52,7 @@ fi
 WORK="" # temporary directory: our daemon's files, a background call's output
 DAEMON_PID=""
 CALL_PID="" # an `inspectorctl call` running in the background
+WATCH_PID="" # an `inspectorctl watch` recording the OAuth events
 SERVER_NAME=""
 SERVER_ID=""
 
@@ -65,6 +66,7 @@ cleanup() {
     kill "$CALL_PID" 2>/dev/null || true
     wait "$CALL_PID" 2>/dev/null || true
   fi
+  stop_watch
   if [ -z "$DAEMON_PID" ] && [ -n "$SERVER_NAME" ]; then
     "$INSPECTORCTL" --timeout 10 servers rm --force "$SERVER_NAME" >/dev/null 2>&1 || true
   fi
@@ -292,21 +294,74 @@ json.dump({"servers": [server]}, open(sys.argv[4], "w"))
   [ -n "$SERVER_ID" ] || die "could not read the id of server $SERVER_NAME"
 }
 
+# Records the daemon's OAuth events (inspectorctl watch --kind oauth) from
+# now until stop_watch, in $WORK/watch.ndjson.
+start_watch() {
+  [ -n "$DAEMON_PID" ] || return 0
+  "$INSPECTORCTL" --no-color watch --kind oauth --kind config --json \
+    >"$WORK/watch.ndjson" 2>"$WORK/watch.err" &
+  WATCH_PID=$!
+}
+
+# Waits until the watch started by start_watch is subscribed: changes our
+# server's configuration until the watch shows a configuration event.
+wait_for_watch() {
+  [ -n "$WATCH_PID" ] || return 0
+  local deadline=$((SECONDS + STEP_TIMEOUT)) n=0
+  until grep -q '"config"' "$WORK/watch.ndjson"; do
+    kill -0 "$WATCH_PID" 2>/dev/null ||
+      die "inspectorctl watch exited: $(cat "$WORK/watch.err")"
+    [ "$SECONDS" -lt "$deadline" ] ||
+      die "inspectorctl watch showed no configuration event within ${STEP_TIMEOUT} s"
+    n=$((n + 1))
+    ctl servers update "$SERVER_NAME" --request-timeout $((60000 + n)) >/dev/null ||
+      die "inspectorctl servers update $SERVER_NAME failed"
+    sleep 0.1 # the next probe, if this one's event is still on its way
+  done
+}
+
+stop_watch() {
+  [ -n "$WATCH_PID" ] || return 0
+  kill "$WATCH_PID" 2>/dev/null || true
+  wait "$WATCH_PID" 2>/dev/null || true
+  WATCH_PID=""
+}
+
+# The secrets of the scenarios: their tokens start with "test-token", their
+# client secrets end in "client-secret", and MCP_CONFORMANCE_CONTEXT may
+# hold one more. None may show in the daemon's log, its recorded messages
+# and logs, the flow it reports, or what Watch showed of the flows.
+SECRET_PATTERN="test-token|client-secret"
 check_no_token_leak() {
   [ -n "$DAEMON_PID" ] || return 0
-  if grep -q "test-token" "$WORK/inspectord.log"; then
-    die "an access token appears in inspectord's log"
+  local context_secret
+  context_secret="$(json_get client_secret <<<"${MCP_CONFORMANCE_CONTEXT:-{\}}")"
+  [ -z "$context_secret" ] || SECRET_PATTERN+="|$context_secret"
+  if grep -Eq -- "$SECRET_PATTERN" "$WORK/inspectord.log"; then
+    die "a token or client secret appears in inspectord's log"
   fi
   python3 -c '
-import sqlite3, sys
+import re, sqlite3, sys
+pattern = re.compile(sys.argv[2])
 db = sqlite3.connect(sys.argv[1])
 for table, column in (("messages", "raw"), ("logs", "message"), ("logs", "data_json")):
     for (value,) in db.execute(f"SELECT {column} FROM {table}"):
-        if value and "test-token" in value:
-            sys.exit(f"an access token appears in {table}.{column}")
-' "$WORK/inspector.db" || die "token leak check failed"
-  if ctl -o json auth status "$SERVER_NAME" | grep -q "test-token"; then
-    die "inspectorctl auth status shows the token"
+        if value and pattern.search(value):
+            sys.exit(f"a token or client secret appears in {table}.{column}")
+' "$WORK/inspector.db" "$SECRET_PATTERN" || die "token leak check failed"
+  if ctl -o json auth status "$SERVER_NAME" | grep -Eq -- "$SECRET_PATTERN"; then
+    die "inspectorctl auth status shows a token or secret"
+  fi
+  if grep -Eq -- "$SECRET_PATTERN" <<<"${LOGIN_OUT:-}"; then
+    die "inspectorctl auth login printed a token or secret"
+  fi
+  if [ -n "$WATCH_PID" ]; then
+    stop_watch
+    grep -q '"oauth"' "$WORK/watch.ndjson" ||
+      die "inspectorctl watch --kind oauth showed no OAuth event during the login"
+    if grep -Eq -- "$SECRET_PATTERN" "$WORK/watch.ndjson"; then
+      die "a token or client secret appears in the OAuth events on Watch"
+    fi
   fi
 }
 
@@ -319,7 +374,9 @@ call_test_tool() {
 }
 
 # Runs a step; when it fails for want of a scope (403 insufficient_scope),
-# logs in again and runs it once more.
+# or because the server no longer accepts the token (401: it moved to
+# another authorization server, say), logs in again, as a person would,
+# and runs it once more.
 with_step_up() {
   local out
   if out="$("$@" 2>&1)"; then
@@ -327,8 +384,13 @@ with_step_up() {
     return 0
   fi
   printf '%s\n' "$out" >&2
-  grep -q "insufficient_scope" <<<"$out" || return 1
-  note "step up: $* needs more scopes; logging in again"
+  if grep -q "insufficient_scope" <<<"$out"; then
+    note "step up: $* needs more scopes; logging in again"
+  elif grep -Eqi "401|invalid_token|unauthori[sz]ed" <<<"$out"; then
+    note "$* was refused the token (401); logging in again"
+  else
+    return 1
+  fi
   ctl auth login "$SERVER_NAME" --headless >&2 || return 1
   "$@" >&2
 }
@@ -470,9 +532,27 @@ for t in data.get("tools", []) if isinstance(data, dict) else data:
     # its authorization server approves at once, so `auth login --headless`
     # (the daemon GETs the authorization URL and follows the redirect to
     # its callback) runs the whole flow without a browser.
+    start_watch
     register_auth_server
-    ctl auth login "$SERVER_NAME" --headless >&2 ||
+    wait_for_watch
+    if ! LOGIN_OUT="$(ctl auth login "$SERVER_NAME" --headless 2>&1)"; then
+      printf '%s\n' "$LOGIN_OUT" >&2
+      # Scenarios whose authorization server misbehaves (a wrong or missing
+      # iss, metadata naming another issuer) pass when the login is refused
+      # before the code is redeemed; the daemon must say why.
+      case "$SCENARIO" in
+        auth/iss-supported-missing | auth/iss-wrong-issuer | auth/iss-unexpected | \
+          auth/iss-normalized | auth/metadata-issuer-mismatch)
+          grep -Eq "iss|issuer" <<<"$LOGIN_OUT" ||
+            die "inspectorctl auth login $SERVER_NAME failed without naming the issuer"
+          check_no_token_leak
+          note "login refused as the scenario expects"
+          exit 0
+          ;;
+      esac
       die "inspectorctl auth login $SERVER_NAME --headless failed"
+    fi
+    printf '%s\n' "$LOGIN_OUT" >&2
     ctl auth status "$SERVER_NAME" >&2 || die "inspectorctl auth status $SERVER_NAME failed"
     connect
     # A 403 insufficient_scope is a step up: log in again (the daemon

@@ -89,11 +89,7 @@ def listed_client_scenarios(installation, suite):
 
 def check_list(installation, scenario_file, suite):
     expected = read_scenario_file(scenario_file, include_skipped=True)
-    everything, non_auth = listed_client_scenarios(installation, suite)
-    if suite == "next":
-        # The next suite's list holds the non-auth scenarios; the auth ones
-        # of that revision are run by hand for now (README, OAuth).
-        everything = non_auth
+    everything, _ = listed_client_scenarios(installation, suite)
     print(f"@modelcontextprotocol/conformance {installation.version}: "
           f"{len(everything)} client scenarios: {' '.join(everything)}")
     missing = [name for name in everything if name not in expected]
@@ -200,7 +196,7 @@ def main():
     parser.add_argument("--suite", choices=sorted(PACKAGES), default="release",
                         help="release, or next (the pre-release, at the 2026-07-28 wire)")
     parser.add_argument("--check-list", metavar="FILE",
-                        help="compare FILE with the package's non-auth client scenarios")
+                        help="compare FILE with the package's client scenarios")
     args = parser.parse_args()
     installation = Installation(os.path.abspath(args.node_modules), PACKAGES[args.suite])
     if args.check_list:

@@ -305,13 +305,15 @@ absl::Status RunLogout(Context& context, const AuthFlags& flags) {
 
 void AddFlowOptions(CLI::App* cmd, AuthFlags* flags) {
   cmd->add_option("--protocol", flags->protocol,
-                  "Authorization revision: 2025-03-26, 2025-06-18, 2025-11-25 "
-                  "(default: 2025-11-25, falling back to 2025-03-26)")
+                  "Authorization revision: 2025-03-26, 2025-06-18, 2025-11-25, "
+                  "2026-07-28 (default: 2025-11-25's discovery, with "
+                  "2026-07-28's checks, falling back to 2025-03-26)")
       ->type_name("REV");
   cmd->add_option("--registration", flags->registration,
-                  "dcr, preregistered or cimd (default: cimd when offered "
-                  "and a document URL is known, preregistered when the "
-                  "server has oauth.clientId, else dcr)")
+                  "dcr, preregistered or cimd (default: preregistered when "
+                  "the server has oauth.clientId, else cimd when the "
+                  "authorization server supports it and can fetch the "
+                  "document, else dcr)")
       ->type_name("STRATEGY");
   cmd->add_option("--scope", flags->scopes,
                   "A scope to request (repeatable; default: from the server)")

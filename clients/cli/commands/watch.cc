@@ -125,12 +125,12 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       ->add_option("--kind", flags->kinds,
                    "Only these events (repeatable): message, state, log, "
                    "pending, held, list-changed, config, resource-updated, "
-                   "progress")
+                   "progress, oauth")
       ->allow_extra_args(false)
       ->check(CLI::IsMember({"message", "messages", "state", "log", "logs",
                              "pending", "held", "list-changed", "list_changed",
                              "config", "resource-updated", "resource_updated",
-                             "progress"}))
+                             "progress", "oauth"}))
       ->type_name("KIND");
   watch
       ->add_option("--backlog", flags->backlog,
@@ -148,6 +148,10 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       "  12:00:04.500  everything: progress 2/5 of tools/call slow "
       "\"inspectord-7\"  step 2 of 5\n"
       "  12:00:04.600  everything: resource updated fixture://counter\n"
+      "  12:00:04.700  remote: oauth  metadata_discovery → "
+      "client_registration\n"
+      "  12:00:04.720  remote: oauth  [client_registration]  POST  "
+      "https://auth.example.com/register  201  (20 ms)\n"
       "  12:00:05.000  … 12 events dropped (reader too slow)\n"
       "A progress or resources/updated notification is shown twice unless\n"
       "--kind picks: as a message and as its own event.\n"
@@ -164,6 +168,8 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       "--backlog 20\n"
       "  inspectorctl watch --kind state --kind log\n"
       "  inspectorctl watch --server everything --kind progress\n"
+      "  inspectorctl watch --server remote --kind oauth   (OAuth flows live, "
+      "secrets masked)\n"
       "  inspectorctl watch --json | jq -c 'select(.message.method == "
       "\"tools/call\")'");
   OnSelected(watch, context, flags, RunWatch);

@@ -29,6 +29,26 @@ v1::Event Message(const std::string& server_id) {
   return event;
 }
 
+v1::Event OAuth(const std::string& server_id) {
+  v1::Event event;
+  event.mutable_oauth()->set_server_id(server_id);
+  event.mutable_oauth()->mutable_transition()->set_to(v1::CLIENT_REGISTRATION);
+  return event;
+}
+
+TEST(EventsFilterTest, OAuthFlowsAreAKindOfTheirOwnChosenByServer) {
+  v1::WatchRequest oauth_only;
+  oauth_only.add_kinds(v1::EVENT_KIND_OAUTH);
+  EXPECT_TRUE(EventsService::Matches(oauth_only, "", OAuth("s1")));
+  EXPECT_FALSE(EventsService::Matches(oauth_only, "", Progress("s1")));
+  EXPECT_FALSE(EventsService::Matches(oauth_only, "", Message("s1")));
+  v1::WatchRequest messages_only;
+  messages_only.add_kinds(v1::EVENT_KIND_MESSAGE);
+  EXPECT_FALSE(EventsService::Matches(messages_only, "", OAuth("s1")));
+  EXPECT_TRUE(EventsService::Matches(oauth_only, "s1", OAuth("s1")));
+  EXPECT_FALSE(EventsService::Matches(oauth_only, "s1", OAuth("s2")));
+}
+
 TEST(EventsFilterTest, ProgressAndResourceUpdatesAreKindsOfTheirOwn) {
   v1::WatchRequest progress_only;
   progress_only.add_kinds(v1::EVENT_KIND_PROGRESS);

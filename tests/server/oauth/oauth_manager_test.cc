@@ -12,6 +12,8 @@
 #include "gtest/gtest.h"
 #include "server/oauth/urls.h"
 #include "storage/database.h"
+#include "storage/oauth_store.h"
+#include "absl/synchronization/mutex.h"
 
 namespace inspector::oauth {
 namespace {
@@ -95,6 +97,10 @@ class OAuthManagerTest : public ::testing::Test {
 
   std::unique_ptr<OAuthManager> NewManager() {
     OAuthManagerOptions options;
+    options.publish = [this](v1::Event event) {
+      absl::MutexLock lock(&events_mu_);
+      events_.push_back(std::move(event));
+    };
     options.database_path = path_;
     options.callback_base = [] { return std::string("http://127.0.0.1:4000"); };
     options.find_server =
@@ -123,6 +129,13 @@ class OAuthManagerTest : public ::testing::Test {
     return state;
   }
 
+  std::vector<v1::Event> Events() {
+    absl::MutexLock lock(&events_mu_);
+    return events_;
+  }
+
+  absl::Mutex events_mu_;
+  std::vector<v1::Event> events_;
   std::filesystem::path dir_;
   std::string path_;
   v1::ServerConfig config_;
@@ -241,6 +254,66 @@ TEST_F(OAuthManagerTest, LogoutWithoutARevocationEndpointRevokesNothing) {
   ASSERT_TRUE(manager->Logout("remote", false).ok());
   EXPECT_TRUE(fetcher_->revoked.empty());
   EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+}
+
+TEST_F(OAuthManagerTest, FlowsAndRefreshesArePublishedMasked) {
+  auto manager = NewManager();
+  LogIn(*manager);
+  ASSERT_TRUE(manager->Refresh("remote").ok());
+  std::vector<v1::Event> events = Events();
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.front().has_oauth());
+  const v1::OAuthFlowEvent& first = events.front().oauth();
+  EXPECT_EQ(first.transition().cause(), "started");
+  EXPECT_EQ(first.transition().to(), v1::METADATA_DISCOVERY);
+  bool completed = false, refresh_exchange = false, refreshed = false;
+  for (const auto& event : events) {
+    ASSERT_TRUE(event.has_oauth());
+    const v1::OAuthFlowEvent& oauth = event.oauth();
+    EXPECT_EQ(oauth.server_id(), "id-1");
+    EXPECT_EQ(oauth.server_name(), "remote");
+    if (oauth.has_transition() && oauth.transition().to() == v1::COMPLETE) {
+      if (oauth.transition().cause() == "refresh") {
+        refreshed = true;
+      } else {
+        completed = true;
+      }
+    }
+    if (oauth.has_exchange() &&
+        absl::StrContains(oauth.exchange().request_body(), "grant_type=refresh_token")) {
+      refresh_exchange = true;
+      EXPECT_EQ(oauth.exchange().status(), 200);
+      EXPECT_TRUE(absl::StrContains(oauth.exchange().request_body(), "refresh_token=***"));
+    }
+    std::string text = oauth.DebugString();
+    for (const char* secret : {"AT-first", "RT-first", "AT-refreshed", "RT-rotated", "code-1"}) {
+      EXPECT_FALSE(absl::StrContains(text, secret)) << secret << " in " << text;
+    }
+  }
+  EXPECT_TRUE(completed);
+  EXPECT_TRUE(refresh_exchange);
+  EXPECT_TRUE(refreshed);
+}
+
+TEST_F(OAuthManagerTest, TokensWithoutAResourceGoOnlyToTheServersOrigin) {
+  {
+    // A 2025-03-26 login: no resource indicator is kept with the tokens.
+    auto db = storage::Database::Open(path_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    storage::OAuthStore store(db->get());
+    storage::OAuthTokenRow row;
+    row.server_id = "id-1";
+    row.access_token = "AT-legacy";
+    row.issuer = "https://mcp.example.com";
+    row.token_endpoint = "https://mcp.example.com/token";
+    ASSERT_TRUE(store.PutTokens(row).ok());
+  }
+  auto manager = NewManager();
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-legacy");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "https://mcp.example.com/other"),
+            "Bearer AT-legacy");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "https://evil.example.com/mcp"), "");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", "https://mcp.example.com:8443/mcp"), "");
 }
 
 }  // namespace
