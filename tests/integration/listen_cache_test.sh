@@ -99,10 +99,12 @@ print("cache" if data.get("fromCache") else "server",
 }
 
 "$INSPECTORD" --listen 127.0.0.1:0 --db "$WORK/inspector.db" \
-  --token-file "$WORK/token" --ready-file "$WORK/address" \
+  --token-file "$WORK/token" --ready-file "$WORK/address" --http 127.0.0.1:0 \
   --log-level debug </dev/null >"$WORK/inspectord.log" 2>&1 &
 DAEMON_PID=$!
 wait_for_file "$WORK/address" inspectord
+REST="$(sed -n 's/.* and REST on \([^ ]*:[0-9]*\) .*/\1/p' "$WORK/inspectord.log" | head -n 1)"
+[ -n "$REST" ] || die "the daemon's log does not say where REST is served"
 export INSPECTOR_ADDR="$(head -n 1 "$WORK/address")"
 export INSPECTOR_TOKEN_FILE="$WORK/token"
 unset INSPECTOR_TOKEN
@@ -154,6 +156,14 @@ refreshed="$(tools_from --refresh)"
 ctl -o json resources fixture | grep -q fixture://config || die "resources lists no fixture://config"
 ctl -o json resources fixture | grep -q '"fromCache": *true' ||
   die "the second resources list did not come from the cache"
+# REST: the same cache; ?refresh=true asks the server.
+rest_source() {
+  curl -sf -H "Authorization: Bearer $(cat "$WORK/token")" \
+    "http://$REST/api/servers/fixture/tools$1" |
+    python3 -c 'import json, sys; print("cache" if json.load(sys.stdin).get("fromCache") else "server")'
+}
+[ "$(rest_source "")" = cache ] || die "GET .../tools did not come from the cache"
+[ "$(rest_source "?refresh=true")" = server ] || die "GET .../tools?refresh=true came from the cache"
 note "cache: $first / $second / $refreshed"
 
 # --- list_changed reaches Watch and invalidates the cache -------------------
