@@ -48,8 +48,11 @@
 // as ServerRequests (answered with AnswerServerRequest() like the
 // handshake era's) and the request is retried with inputResponses and
 // requestState until the final result, which the caller gets alone
-// (modern_protocol.h, mrtr.h). `auto` falls back to the handshake when
-// the probe finds no modern server.
+// (modern_protocol.h, mrtr.h). Change notifications come on a
+// subscriptions/listen stream the session keeps open, and callers'
+// resources/subscribe and unsubscribe change its filter (listen_stream.h,
+// upstream_listen.cc). `auto` falls back to the handshake when the probe
+// finds no modern server.
 //
 // A session is used once: Connect(), traffic, then it ends (Close(), the
 // server going away, or a failed handshake) and reports its final state.
