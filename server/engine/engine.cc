@@ -280,6 +280,8 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
       auto c = weak_connection.lock();
       auto s = holder->lock();
       if (s && (to == v1::ERROR || to == v1::DISCONNECTED)) {
+        // No notification reaches a cache without a session.
+        list_cache_.Drop(s->identity().server_id);
         // Whatever the server asked of its client dies with the session;
         // nothing is sent for it.
         pending_.EndSession(s->identity().session_id,
@@ -301,6 +303,10 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
         pending_.Withdraw(s->identity().session_id, id, reason);
       }
     };
+    hooks.on_list_changed =
+        [this, server_id = connection->config.id()](const std::string& list) {
+          list_cache_.Invalidate(server_id, list);
+        };
     hooks.on_activity = [this, weak_connection] {
       if (auto c = weak_connection.lock()) {
         absl::MutexLock lock(&c->mu);

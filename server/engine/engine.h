@@ -50,6 +50,7 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/clock.h"
 #include "server/engine/event_bus.h"
+#include "server/engine/list_cache.h"
 #include "server/engine/pending_requests.h"
 #include "server/engine/pipeline.h"
 #include "server/engine/request_counters.h"
@@ -185,6 +186,10 @@ class Engine {
   // before the call returns.
   config::ConfigManager* configs() { return &configs_; }
 
+  // The typed list RPCs' cache (list_cache.h): the daemon's sessions
+  // invalidate it on list_changed and when they end.
+  ListCache* list_cache() { return &list_cache_; }
+
   // Ends all sessions and waits for their transports to close.
   void Shutdown();
 
@@ -269,6 +274,7 @@ class Engine {
   // Between timers_ and work_: sessions that end while work_ drains still
   // report to it, and it stops its deadlines before timers_ goes.
   PendingRequests pending_;
+  ListCache list_cache_{clock_};
   WorkQueue work_;
 
   absl::Mutex mu_;

@@ -51,6 +51,9 @@ class InflightRequests {
     absl::Time created;
     std::string caller;
     ResponseCallback done;
+    // A subscriptions/listen stream relayed for a client: the request as
+    // sent, to close its HTTP stream when it is cancelled.
+    std::string stream_raw;
   };
 
   // A request ran out of time and was removed: `total` says whether it was

@@ -145,7 +145,14 @@ std::string UpstreamSession::protocol_version() const {
 }
 
 size_t UpstreamSession::pending_requests() const {
-  return inflight_->size();
+  // The listen streams stay open for the session's life: not work.
+  size_t streams;
+  {
+    absl::MutexLock lock(&mu_);
+    streams = (listen_.active != 0) + (listen_.pending != 0);
+  }
+  const size_t all = inflight_->size();
+  return all > streams ? all - streams : 0;
 }
 
 size_t UpstreamSession::server_requests_waiting() const {
@@ -431,6 +438,8 @@ void UpstreamSession::MarkConnected() {
   // Never cancel timers under mu_: a running timer callback may need it.
   clock_->Cancel(connect_timer);
   hooks_.on_state(v1::CONNECTING, v1::CONNECTED, absl::OkStatus());
+  // The modern era's change notifications come on a listen stream.
+  if (!relay() && modern()) OpenListen();
   for (Queued& q : queued) Dispatch(std::move(q));
 }
 
@@ -624,6 +633,12 @@ void UpstreamSession::SendNow(Queued message) {
       AnswerLocally(info, raw, "{}", std::move(done));
       return;
     }
+    if (is_modern && (info.method == "resources/subscribe" ||
+                      info.method == "resources/unsubscribe")) {
+      // The revision replaced both with subscriptions/listen's filter.
+      ModernSubscribe(std::move(message));
+      return;
+    }
     if (is_modern) {
       std::string log_level;
       {
@@ -674,11 +689,17 @@ void UpstreamSession::SendNow(Queued message) {
     request.done = std::move(done);
     request.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
     const int64_t upstream_id = inflight_->NextId();
+    std::string upstream_raw = ReplaceId(raw, info, absl::StrCat(upstream_id));
+    // A client's subscriptions/listen is a stream: open until cancelled,
+    // never timed out.
+    const bool stream = info.method == kListenMethod;
+    if (stream) request.stream_raw = upstream_raw;
     inflight_->Add(upstream_id, std::move(request),
-                   Or(limits.request_timeout, limits_.request_timeout),
-                   Or(limits.max_total, limits_.max_total));
-    absl::Status sent = TransportSend(
-        ReplaceId(raw, info, absl::StrCat(upstream_id)), is_modern);
+                   stream ? absl::InfiniteDuration()
+                          : Or(limits.request_timeout, limits_.request_timeout),
+                   stream ? absl::InfiniteDuration()
+                          : Or(limits.max_total, limits_.max_total));
+    absl::Status sent = TransportSend(std::move(upstream_raw), is_modern);
     if (!sent.ok()) {
       InflightRequests::Request failed;
       if (inflight_->Take(upstream_id, &failed)) Finish(failed, sent);
@@ -816,6 +837,8 @@ v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
   if (upstream_id != 0 && inflight_->Take(upstream_id, &request)) {
     json params = {{"requestId", upstream_id}, {"reason", reason}};
     SendInternalNotification("notifications/cancelled", params.dump());
+    // Over Streamable HTTP a listen stream ends when its POST is closed.
+    if (!request.stream_raw.empty()) transport_->AbortSend(request.stream_raw);
     Finish(
         request,
         Error(v1::CANCELLED,
@@ -1186,6 +1209,11 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
   pipeline_->Observe(MakeEnvelope(false, &info, raw));
   if (relay()) hooks_.relay_to_client(raw);
   const std::string& method = info.method;
+  if (!relay() &&
+      (method == kListenAcknowledged || IsChangeNotification(method)) &&
+      !OnListenNotification(raw, info)) {
+    return;  // an acknowledgment, or a stream no longer delivering
+  }
   if (method == "notifications/cancelled" &&
       !info.cancelled_request_id.empty()) {
     // The server gave up on one of its requests: it must not be answered.
@@ -1237,6 +1265,8 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
     v1::Event event;
     event.mutable_list_changed()->set_server_id(identity_.server_id);
     event.mutable_list_changed()->set_list(list);
+    // Caches first: whoever sees the event and asks again gets the news.
+    if (hooks_.on_list_changed) hooks_.on_list_changed(list);
     pipeline_->Publish(std::move(event));
   };
   if (method == "notifications/tools/list_changed") list_changed("tools");
@@ -1338,6 +1368,7 @@ void UpstreamSession::OnClosed(absl::Status status) {
   bool requested;
   absl::Status failure;
   Clock::TimerId ping_timer, connect_timer;
+  std::vector<ListenWaiter> listen_waiters;
   {
     // Ending, the reason and taking the waiters happen together, so a
     // Send() racing with this either is taken here or sees the reason.
@@ -1369,6 +1400,7 @@ void UpstreamSession::OnClosed(absl::Status status) {
     // Server requests die with the session; the owner learns it from the
     // state change and answers nothing.
     server_requests_.Clear();
+    listen_waiters.swap(listen_.waiters);
     ping_timer = ping_timer_;
     connect_timer = connect_timer_;
   }
@@ -1382,6 +1414,7 @@ void UpstreamSession::OnClosed(absl::Status status) {
     if (q.entry != 0) counters_->Ended(failure);
     q.done(failure);
   }
+  for (ListenWaiter& waiter : listen_waiters) waiter.done(failure);
   // What the intercept stage holds of this session is dropped, its callers
   // answered.
   InterceptGlue::SessionEnded(*this);

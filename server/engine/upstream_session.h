@@ -48,8 +48,11 @@
 // as ServerRequests (answered with AnswerServerRequest() like the
 // handshake era's) and the request is retried with inputResponses and
 // requestState until the final result, which the caller gets alone
-// (modern_protocol.h, mrtr.h). `auto` falls back to the handshake when
-// the probe finds no modern server.
+// (modern_protocol.h, mrtr.h). Change notifications come on a
+// subscriptions/listen stream the session keeps open, and callers'
+// resources/subscribe and unsubscribe change its filter (listen_stream.h,
+// upstream_listen.cc). `auto` falls back to the handshake when the probe
+// finds no modern server.
 //
 // A session is used once: Connect(), traffic, then it ends (Close(), the
 // server going away, or a failed handshake) and reports its final state.
@@ -75,15 +78,16 @@
 #include "absl/time/time.h"
 #include "inspector/v1/mcp.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/json_rpc.h"
-#include "server/engine/pipeline.h"
-#include "server/engine/server_requests.h"
 #include "server/engine/clock.h"
 #include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
+#include "server/engine/json_rpc.h"
+#include "server/engine/listen_stream.h"
 #include "server/engine/modern_protocol.h"
 #include "server/engine/mrtr.h"
+#include "server/engine/pipeline.h"
 #include "server/engine/request_counters.h"
+#include "server/engine/server_requests.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
@@ -176,6 +180,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // still (the person-in-the-loop rule above). on_server_request is not
     // used. Must not block.
     std::function<void(std::string raw)> relay_to_client;
+    // The server said a list changed ("tools", "resources" or "prompts"),
+    // after the event was published. Optional.
+    std::function<void(const std::string& list)> on_list_changed;
   };
 
   // The pointers must outlive the session. `counters` tallies how the
@@ -365,6 +372,29 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void OnSendFailed(const std::string& raw, absl::Status status);
   void OnClosed(absl::Status status);
 
+  // subscriptions/listen, the modern era's change notifications
+  // (upstream_listen.cc; listen_stream.h describes the streams).
+  // Opens a stream with the current filter; it replaces the one open once
+  // acknowledged. A stream still waiting for its acknowledgment is
+  // cancelled and its waiters move to the new one.
+  void OpenListen() ABSL_LOCKS_EXCLUDED(mu_);
+  // The listen request `id` ended: an error answer, a graceful end, or a
+  // transport failure.
+  void OnListenEnded(int64_t id, absl::StatusOr<std::string> answer)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the listen stream `id` (`raw`: its request as sent) without a
+  // callback: notifications/cancelled on stdio, closing the POST over HTTP.
+  void CancelListen(int64_t id, const std::string& raw);
+  void ScheduleListenReopen() ABSL_LOCKS_EXCLUDED(mu_);
+  // A change notification or acknowledgment of the server: false when it
+  // belongs to a stream no longer (or not yet) delivering, so no event is
+  // published for it.
+  bool OnListenNotification(const std::string& raw, const MessageInfo& info)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A caller's resources/subscribe or unsubscribe in the modern era:
+  // answered once the stream with the new filter is acknowledged.
+  void ModernSubscribe(Queued message) ABSL_LOCKS_EXCLUDED(mu_);
+
   // A request of inflight_ ran out of time: fails it and (unless it is
   // the daemon's own) cancels it upstream.
   void OnRequestTimeout(int64_t upstream_id, InflightRequests::Request request,
@@ -422,6 +452,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Modern era: requests waiting for a person's input, by call number.
   std::map<uint64_t, InputCall> input_calls_ ABSL_GUARDED_BY(mu_);
   uint64_t next_input_call_ ABSL_GUARDED_BY(mu_) = 1;
+  // Modern era: the subscriptions/listen streams.
+  ListenState listen_ ABSL_GUARDED_BY(mu_);
   // Server requests given to the owner and not answered yet, and those
   // answered lately. Each one waiting for a person pauses inflight_ once.
   ServerRequests server_requests_ ABSL_GUARDED_BY(mu_);

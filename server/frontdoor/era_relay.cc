@@ -3,6 +3,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/version.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/listen_stream.h"
 #include "server/frontdoor/mcp_versions.h"
 
 namespace inspector::frontdoor {
@@ -45,8 +47,40 @@ class EraRelay : public Relay,
 
   void SetInner(std::shared_ptr<Relay> inner) { inner_ = std::move(inner); }
 
-  // What the server sends, on its way to the client.
-  void FromServer(std::string raw) { to_client_(std::move(raw)); }
+  // What the server sends, on its way to the client. In the modern era the
+  // listen stream's acknowledgment stays here, and its notifications reach
+  // the client only from the stream that delivers now, without the
+  // revision's subscription id.
+  void FromServer(std::string raw) {
+    bool modern;
+    {
+      absl::MutexLock lock(&mu_);
+      modern = modern_;
+    }
+    if (modern && raw.find("notifications/") != std::string::npos) {
+      Json message = Json::parse(raw, nullptr, false);
+      const std::string method =
+          message.is_object() ? message.value("method", "") : "";
+      if (method == engine::kListenAcknowledged) {
+        return Acknowledged(message);
+      }
+      if (engine::IsChangeNotification(method) &&
+          message["params"].is_object() &&
+          message["params"].contains("_meta") &&
+          message["params"]["_meta"].is_object() &&
+          message["params"]["_meta"].contains(engine::kSubscriptionIdKey)) {
+        Json& meta = message["params"]["_meta"];
+        {
+          absl::MutexLock lock(&mu_);
+          if (meta[engine::kSubscriptionIdKey] != listen_subscription_) return;
+        }
+        meta.erase(engine::kSubscriptionIdKey);
+        if (meta.empty()) message["params"].erase("_meta");
+        raw = Dump(message);
+      }
+    }
+    to_client_(std::move(raw));
+  }
 
   void Send(std::string raw, ResponseCallback done) override {
     Json message = Json::parse(raw, nullptr, false);
@@ -202,9 +236,7 @@ class EraRelay : public Relay,
       return done(Result(id, Json::object()));
     }
     if (method == "resources/subscribe" || method == "resources/unsubscribe") {
-      return done(Error(id, -32601,
-                        "Resource subscriptions are not carried to this "
-                        "server (it speaks MCP 2026-07-28)"));
+      return Subscribe(message, std::move(done));
     }
     auto call = std::make_shared<Call>();
     call->client_id = id;
@@ -217,6 +249,143 @@ class EraRelay : public Relay,
       calls_[id.dump()] = call;
     }
     SendRound(call);
+  }
+
+  // resources/subscribe or unsubscribe: the client's set of URIs becomes
+  // the filter of one subscriptions/listen stream (replaced by a new one
+  // at every change, answered when the server acknowledges it).
+  void Subscribe(const Json& message, ResponseCallback done) {
+    const Json id = message["id"];
+    const bool subscribe = message["method"] == "resources/subscribe";
+    const Json params = message.value("params", Json::object());
+    const std::string uri = params.is_object() && params.contains("uri") &&
+                                    params["uri"].is_string()
+                                ? params["uri"].get<std::string>()
+                                : "";
+    if (uri.empty()) return done(Error(id, -32602, "params.uri is required"));
+    std::vector<std::string> to_cancel;
+    std::vector<Waiter> settled;  // answered now: no stream is needed
+    bool open = false;
+    bool waits = false;
+    {
+      absl::MutexLock lock(&mu_);
+      const bool changed =
+          subscribe ? uris_.insert(uri).second : uris_.erase(uri) > 0;
+      if (uris_.empty()) {
+        // Nothing left to listen for: the streams end.
+        for (std::string* stream : {&listen_id_, &pending_listen_}) {
+          if (!stream->empty()) to_cancel.push_back(std::move(*stream));
+          stream->clear();
+        }
+        listen_subscription_ = Json();
+        settled.swap(waiters_);
+      } else {
+        open = changed || (listen_id_.empty() && pending_listen_.empty());
+        // A stream on its way carries this filter already.
+        waits = open || !pending_listen_.empty();
+        if (waits)
+          waiters_.push_back(Waiter{id, uri, subscribe, std::move(done)});
+      }
+    }
+    for (const std::string& stream : to_cancel) {
+      inner_->Cancel(stream, "no resource subscriptions left");
+    }
+    for (Waiter& waiter : settled) {
+      waiter.done(Result(waiter.id, Json::object()));
+    }
+    if (open) return OpenListen();
+    if (!waits) done(Result(id, Json::object()));
+  }
+
+  void OpenListen() {
+    Json meta = Meta();
+    std::string replaced;
+    std::string key;
+    Json notifications = Json::object();
+    {
+      absl::MutexLock lock(&mu_);
+      replaced = std::move(pending_listen_);
+      key = Dump(Json(absl::StrCat("era-listen-", next_id_++)));
+      pending_listen_ = key;
+      notifications["resourceSubscriptions"] =
+          Json(std::vector<std::string>(uris_.begin(), uris_.end()));
+    }
+    if (!replaced.empty()) inner_->Cancel(replaced, "replaced by a new filter");
+    Json request = {{"jsonrpc", "2.0"},
+                    {"id", Json::parse(key)},
+                    {"method", engine::kListenMethod},
+                    {"params",
+                     {{"_meta", std::move(meta)},
+                      {"notifications", std::move(notifications)}}}};
+    std::weak_ptr<EraRelay> weak_self = weak_from_this();
+    inner_->Send(Dump(request),
+                 [weak_self, key](absl::StatusOr<std::string> answer) {
+                   if (auto self = weak_self.lock()) {
+                     self->ListenEnded(key, std::move(answer));
+                   }
+                 });
+  }
+
+  // The server acknowledged a listen stream: the newest one opened takes
+  // over; the one it replaces is cancelled.
+  void Acknowledged(const Json& message) {
+    const Json params = message.value("params", Json::object());
+    Json subscription;
+    if (params.is_object() && params.contains("_meta") &&
+        params["_meta"].is_object()) {
+      subscription = params["_meta"].value(engine::kSubscriptionIdKey, Json());
+    }
+    std::set<std::string> honored = engine::AcknowledgedUris(params);
+    std::string old;
+    std::vector<Waiter> waiters;
+    {
+      absl::MutexLock lock(&mu_);
+      if (pending_listen_.empty()) return;
+      old = std::move(listen_id_);
+      listen_id_ = std::move(pending_listen_);
+      pending_listen_.clear();
+      listen_subscription_ = subscription;
+      waiters.swap(waiters_);
+    }
+    if (!old.empty()) inner_->Cancel(old, "replaced by a new filter");
+    for (Waiter& waiter : waiters) {
+      if (waiter.subscribe && honored.count(waiter.uri) == 0) {
+        waiter.done(Error(waiter.id, -32601,
+                          absl::StrCat("The server did not acknowledge a "
+                                       "subscription to ",
+                                       waiter.uri)));
+      } else {
+        waiter.done(Result(waiter.id, Json::object()));
+      }
+    }
+  }
+
+  // A listen stream ended: refused, closed by the server, or cut.
+  void ListenEnded(const std::string& key, absl::StatusOr<std::string> answer) {
+    std::vector<Waiter> waiters;
+    {
+      absl::MutexLock lock(&mu_);
+      if (key == listen_id_) {
+        listen_id_.clear();
+        listen_subscription_ = Json();
+      }
+      if (key != pending_listen_) return;
+      pending_listen_.clear();
+      waiters.swap(waiters_);
+    }
+    Json error = {
+        {"code", -32603},
+        {"message", answer.ok() ? std::string("The server ended the "
+                                              "subscriptions/listen stream")
+                                : std::string(answer.status().message())}};
+    if (answer.ok()) {
+      Json reply = Json::parse(*answer, nullptr, false);
+      if (reply.is_object() && reply.contains("error")) error = reply["error"];
+    }
+    for (Waiter& waiter : waiters) {
+      waiter.done(
+          Dump({{"jsonrpc", "2.0"}, {"id", waiter.id}, {"error", error}}));
+    }
   }
 
   void SendRound(const std::shared_ptr<Call>& call) {
@@ -337,6 +506,20 @@ class EraRelay : public Relay,
   std::map<std::string, std::shared_ptr<Call>> calls_ ABSL_GUARDED_BY(mu_);
   // Input requests put to the client, by their id (JSON text).
   std::map<std::string, std::shared_ptr<Call>> asking_ ABSL_GUARDED_BY(mu_);
+  // The client's resource subscriptions and the listen streams carrying
+  // them: the one delivering (its request id as JSON text, and the
+  // subscription id its acknowledgment gave) and one opened to replace it.
+  struct Waiter {
+    Json id;
+    std::string uri;
+    bool subscribe;
+    ResponseCallback done;
+  };
+  std::set<std::string> uris_ ABSL_GUARDED_BY(mu_);
+  std::string listen_id_ ABSL_GUARDED_BY(mu_);
+  Json listen_subscription_ ABSL_GUARDED_BY(mu_);
+  std::string pending_listen_ ABSL_GUARDED_BY(mu_);
+  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -21,8 +21,14 @@
 //     answered them all, the request is sent again with `inputResponses`
 //     and the `requestState`, for at most 10 rounds. The client sees one
 //     final response, with its own id.
-//   - resources/subscribe and unsubscribe are refused (-32601): the
-//     revision's subscriptions/listen is not carried for these clients yet.
+//   - resources/subscribe and unsubscribe become the filter of one
+//     `subscriptions/listen` stream of this client's session (replaced by a
+//     new one at every change, the old one cancelled once the new one is
+//     acknowledged); each is answered when the server acknowledges the
+//     stream (-32601 if it did not take the URI). The acknowledgment stays
+//     here; notifications/resources/updated reach this client only, from
+//     the stream in force, without the subscription id. A stream the
+//     server ends is not reopened (the client subscribes again).
 #ifndef INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
 #define INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
 

@@ -44,6 +44,18 @@ const Json& Field(const Json& object, const char* key) {
   return it != object.end() ? *it : kNull;
 }
 
+// What the caller presented to the daemon (its authorization or
+// x-session-token metadata): private cached pages are kept per value.
+std::string CallerCredential(const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  for (const char* key : {"authorization", "x-session-token"}) {
+    auto it = metadata.find(key);
+    if (it != metadata.end())
+      return std::string(it->second.data(), it->second.size());
+  }
+  return "";
+}
+
 void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status) {
   reactor->Finish(ToGrpcStatus(status));
 }
@@ -133,41 +145,70 @@ void McpService::Call(const std::string& server, const std::string& method,
 
 void McpService::List(
     const v1::ListRequest& request, const std::string& caller,
-    const std::string& method, const std::string& key,
-    std::function<void(absl::StatusOr<std::vector<Json>>, std::string)> done) {
+    const std::string& credential, const std::string& method,
+    const std::string& key,
+    std::function<void(absl::StatusOr<std::vector<Json>>, std::string, bool)>
+        done) {
   struct State {
     std::vector<Json> items;
+    bool all_cached = true;
     std::function<void(const std::string& cursor)> next;
+    std::function<void(const Json& result, bool cached)> take;
   };
   auto state = std::make_shared<State>();
   const std::string server = request.server_id();
+  // The cache knows servers by id; a name is resolved (an unknown server
+  // is the call's to report).
+  absl::StatusOr<v1::ServerStatus> status = engine_->GetStatus(server);
+  const std::string server_id = status.ok() && !status->server_id().empty()
+                                    ? status->server_id()
+                                    : server;
   const bool all = request.all();
+  const bool refresh = request.refresh();
   const v1::CallOptions options = request.options();
-  // `next` holds the state weakly (no cycle); each call in flight holds it
-  // strongly until its answer arrives.
+  engine::ListCache* cache = engine_->list_cache();
+  // `next` and `take` hold the state weakly (no cycle); each call in
+  // flight holds it strongly until its answer arrives.
   std::weak_ptr<State> weak = state;
-  state->next = [this, weak, server, caller, method, key, all, options,
-                 done](const std::string& cursor) {
+  state->take = [weak, key, all, done](const Json& result, bool cached) {
     auto state = weak.lock();
     if (!state) return;
+    state->all_cached = state->all_cached && cached;
+    const Json& items = Field(result, key.c_str());
+    if (items.is_array()) {
+      for (const Json& item : items) state->items.push_back(item);
+    }
+    std::string next_cursor = StringField(result, "nextCursor");
+    if (all && !next_cursor.empty() && state->items.size() < 100000) {
+      state->next(next_cursor);
+      return;
+    }
+    done(std::move(state->items), next_cursor, state->all_cached);
+  };
+  state->next = [this, weak, server, server_id, caller, credential, method,
+                 refresh, options, cache, done](const std::string& cursor) {
+    auto state = weak.lock();
+    if (!state) return;
+    if (!refresh) {
+      if (std::optional<Json> hit =
+              cache->Get(server_id, method, cursor, credential)) {
+        state->take(*hit, true);
+        return;
+      }
+    }
+    const uint64_t generation = cache->Generation(server_id);
     Json params = Json::object();
     if (!cursor.empty()) params["cursor"] = cursor;
     Call(server, method, std::move(params), options, caller,
-         [this, state, key, all, done](absl::StatusOr<Json> result, double) {
+         [state, cache, server_id, method, cursor, credential, generation,
+          done](absl::StatusOr<Json> result, double) {
            if (!result.ok()) {
-             done(result.status(), "");
+             done(result.status(), "", false);
              return;
            }
-           const Json& items = Field(*result, key.c_str());
-           if (items.is_array()) {
-             for (const Json& item : items) state->items.push_back(item);
-           }
-           std::string next_cursor = StringField(*result, "nextCursor");
-           if (all && !next_cursor.empty() && state->items.size() < 100000) {
-             state->next(next_cursor);
-             return;
-           }
-           done(std::move(state->items), next_cursor);
+           cache->Put(server_id, method, cursor, credential, *result,
+                      generation);
+           state->take(*result, false);
          });
   };
   state->next(request.cursor());
@@ -181,15 +222,16 @@ grpc::ServerUnaryReactor* McpService::ListInto(
   bool ok;
   auto* reactor = Start(context, request->server_id(), &ok);
   if (!ok) return reactor;
-  List(*request, context->peer(), method, key,
+  List(*request, context->peer(), CallerCredential(*context), method, key,
        [reactor, response, add](absl::StatusOr<std::vector<Json>> items,
-                                std::string next_cursor) {
+                                std::string next_cursor, bool from_cache) {
          if (!items.ok()) {
            Finish(reactor, items.status());
            return;
          }
          for (const Json& item : *items) add(item, response);
          response->set_next_cursor(next_cursor);
+         response->set_from_cache(from_cache);
          Finish(reactor, absl::OkStatus());
        });
   return reactor;

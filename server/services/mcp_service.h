@@ -146,10 +146,15 @@ class McpService final : public McpServiceBase {
             ResultCallback done);
   // Lists a paginated collection (`key` is "tools", "resources", ...),
   // following nextCursor when `all`.
+  // Pages the server said may be reused (ttlMs) come from the engine's
+  // ListCache unless request.refresh(); `credential` is what the caller
+  // presented to the daemon (private pages are kept per credential).
+  // `from_cache`: every page came from the cache.
   void List(const v1::ListRequest& request, const std::string& caller,
-            const std::string& method, const std::string& key,
+            const std::string& credential, const std::string& method,
+            const std::string& key,
             std::function<void(absl::StatusOr<std::vector<Json>> items,
-                               std::string next_cursor)>
+                               std::string next_cursor, bool from_cache)>
                 done);
   // The list RPCs: starts the call, lists `key` items with `method`, adds
   // each to `response` with `add`, sets next_cursor and finishes.

@@ -445,6 +445,17 @@ void StreamableHttpTransport::FailExchange(uint64_t ex_id,
   SendFailed(message, std::move(status));
 }
 
+void StreamableHttpTransport::AbortSend(const std::string& message) {
+  RunOnWorker([this, message] {
+    for (auto it = exchanges_.begin(); it != exchanges_.end(); ++it) {
+      if (it->second->message != message) continue;
+      CancelEventStream(&it->second->stream);
+      exchanges_.erase(it);
+      return;
+    }
+  });
+}
+
 // --- The standalone GET stream -----------------------------------------------
 
 void StreamableHttpTransport::MaybeOpenGetStream() {

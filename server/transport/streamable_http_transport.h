@@ -123,6 +123,9 @@ class StreamableHttpTransport final : public HttpStreamTransport {
   // Sets MCP-Protocol-Version for every request issued after this call.
   void SetProtocolVersion(const std::string& version) override;
 
+  // See Transport::AbortSend.
+  void AbortSend(const std::string& message) override;
+
   // See Transport::SetStateless.
   void SetStateless(bool stateless) override;
 

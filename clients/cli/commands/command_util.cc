@@ -23,12 +23,22 @@ void AddPageFlags(CLI::App* command, PageFlags* flags) {
       ->add_option("--cursor", flags->cursor,
                    "Start at this page (the cursor a previous page gave)")
       ->type_name("CURSOR");
+  command->add_flag("--refresh", flags->refresh,
+                    "Ask the server even if the daemon holds a fresh copy "
+                    "(servers of MCP 2026-07-28 say how long a list stays "
+                    "fresh)");
 }
 
 void PrintMoreHint(Context& context, const std::string& next_cursor) {
   if (next_cursor.empty()) return;
   context.out() << "more: --cursor " << ShellQuote(next_cursor)
                 << " (or --all)\n";
+}
+
+void PrintCacheNote(Context& context, bool from_cache) {
+  if (!from_cache) return;
+  context.out() << "from cache (the server said it stays fresh; --refresh "
+                   "asks it again)\n";
 }
 
 absl::Status PrintMcpResult(

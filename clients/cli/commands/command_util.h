@@ -40,11 +40,14 @@ void AddServerArgument(CLI::App* command, std::string* server);
 struct PageFlags {
   bool all = false;
   std::string cursor;
+  bool refresh = false;  // --refresh: ask the server, not the cache
 };
 void AddPageFlags(CLI::App* command, PageFlags* flags);
 
 // After one page of a list: "more: --cursor C" when the server has more.
 void PrintMoreHint(Context& context, const std::string& next_cursor);
+// After a list: "from cache" when the daemon answered from its list cache.
+void PrintCacheNote(Context& context, bool from_cache);
 
 // Prints an MCP result: its `result` as indented JSON with -o json,
 // otherwise `render(result as JSON)`.

@@ -30,6 +30,7 @@ absl::Status RunPrompts(Context& context, const PromptsFlags& flags) {
   request.set_server_id(flags.server);
   request.set_cursor(flags.page.cursor);
   request.set_all(flags.page.all);
+  request.set_refresh(flags.page.refresh);
   v1::ListPromptsResponse response;
   RETURN_IF_ERROR(context.CallServer(context.mcp(), &McpStub::ListPrompts,
                                      request, &response));
@@ -40,6 +41,7 @@ absl::Status RunPrompts(Context& context, const PromptsFlags& flags) {
     context.PrintTable(PromptsTable(response), kPromptsDescriptionColumn);
   }
   if (!flags.page.all) PrintMoreHint(context, response.next_cursor());
+  PrintCacheNote(context, response.from_cache());
   return absl::OkStatus();
 }
 

@@ -26,6 +26,7 @@ v1::ListRequest MakeListRequest(const ListFlags& flags) {
   request.set_server_id(flags.server);
   request.set_cursor(flags.page.cursor);
   request.set_all(flags.page.all);
+  request.set_refresh(flags.page.refresh);
   return request;
 }
 
@@ -41,6 +42,7 @@ absl::Status RunResources(Context& context, const ListFlags& flags) {
     context.PrintTable(ResourcesTable(response), kDescriptionColumn);
   }
   if (!flags.page.all) PrintMoreHint(context, response.next_cursor());
+  PrintCacheNote(context, response.from_cache());
   return absl::OkStatus();
 }
 
@@ -57,6 +59,7 @@ absl::Status RunTemplates(Context& context, const ListFlags& flags) {
     context.PrintTable(TemplatesTable(response), kDescriptionColumn);
   }
   if (!flags.page.all) PrintMoreHint(context, response.next_cursor());
+  PrintCacheNote(context, response.from_cache());
   return absl::OkStatus();
 }
 

@@ -32,6 +32,7 @@ absl::Status RunTools(Context& context, const ToolsFlags& flags) {
   request.set_server_id(flags.server);
   request.set_cursor(flags.page.cursor);
   request.set_all(flags.page.all);
+  request.set_refresh(flags.page.refresh);
   v1::ListToolsResponse response;
   RETURN_IF_ERROR(context.CallServer(context.mcp(), &McpStub::ListTools,
                                      request, &response));
@@ -42,6 +43,7 @@ absl::Status RunTools(Context& context, const ToolsFlags& flags) {
     context.PrintTable(ToolsTable(response), kToolsDescriptionColumn);
   }
   if (!flags.page.all) PrintMoreHint(context, response.next_cursor());
+  PrintCacheNote(context, response.from_cache());
   return absl::OkStatus();
 }
 

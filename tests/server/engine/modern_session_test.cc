@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/listen_stream.h"
 #include "server/engine/modern_protocol.h"
 #include "server/engine/mrtr.h"
 #include "server/engine/testing/fake_clock.h"
@@ -28,6 +29,7 @@ using testing::FakeTransport;
 using testing::FakeWire;
 
 constexpr char kMetaVersion[] = "io.modelcontextprotocol/protocolVersion";
+constexpr char kSubscriptionId[] = "io.modelcontextprotocol/subscriptionId";
 
 // --- modern_protocol.h ------------------------------------------------------
 
@@ -204,6 +206,10 @@ class ModernSessionTest : public ::testing::Test {
       absl::MutexLock lock(&mu_);
       withdrawn_.push_back(id);
     };
+    hooks.on_list_changed = [this](const std::string& list) {
+      absl::MutexLock lock(&mu_);
+      lists_changed_.push_back(list);
+    };
     ClientFeatures features;
     features.elicitation_form = true;
     features.sampling = true;
@@ -246,6 +252,20 @@ class ModernSessionTest : public ::testing::Test {
     wire_->Reply(discover, {{"supportedVersions", {"2026-07-28"}},
                             {"capabilities", {{"tools", json::object()}}}});
     ASSERT_TRUE(WaitForState(v1::CONNECTED));
+    // The change notifications' stream opens first.
+    listen_ = json::parse(wire_->NextSent());
+    ASSERT_EQ(listen_["method"], "subscriptions/listen");
+  }
+
+  // Acknowledges the listen request `request` with its own filter.
+  void Acknowledge(const json& request) {
+    wire_->Deliver(
+        json({{"jsonrpc", "2.0"},
+              {"method", "notifications/subscriptions/acknowledged"},
+              {"params",
+               {{"_meta", {{kSubscriptionId, request["id"]}}},
+                {"notifications", request["params"]["notifications"]}}}})
+            .dump());
   }
 
   static json InputRequired(const std::string& state) {
@@ -264,10 +284,12 @@ class ModernSessionTest : public ::testing::Test {
   Pipeline pipeline_{nullptr, &bus_};
   std::shared_ptr<FakeWire> wire_;
   std::shared_ptr<UpstreamSession> session_;
+  json listen_;  // the subscriptions/listen request sent on connecting
   absl::Mutex mu_;
   std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
   std::vector<ServerRequest> server_requests_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> lists_changed_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -462,6 +484,164 @@ TEST_F(ModernSessionTest, PingAndSetLevelAreAnsweredLocally) {
   json sent = json::parse(wire_->NextSent());
   EXPECT_EQ(sent["method"], "tools/list");
   EXPECT_EQ(sent["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "debug");
+}
+
+// --- subscriptions/listen (listen_stream.h, upstream_listen.cc) ------------
+
+json ChangeNotification(const std::string& method, const json& subscription,
+                        json params = json::object()) {
+  params["_meta"] = {{kSubscriptionId, subscription}};
+  return {{"jsonrpc", "2.0"}, {"method", method}, {"params", params}};
+}
+
+bool IsChange(const v1::Event& event) {
+  return event.has_list_changed() || event.has_resource_updated();
+}
+
+TEST(ListenStreamTest, ParamsAskForEveryListAndTheSubscribedResources) {
+  json params = ListenParams({"file:///b", "file:///a"}, {{"k", 1}});
+  EXPECT_EQ(params["_meta"], json({{"k", 1}}));
+  EXPECT_EQ(params["notifications"]["toolsListChanged"], true);
+  EXPECT_EQ(params["notifications"]["promptsListChanged"], true);
+  EXPECT_EQ(params["notifications"]["resourcesListChanged"], true);
+  EXPECT_EQ(params["notifications"]["resourceSubscriptions"],
+            json({"file:///a", "file:///b"}));
+  EXPECT_FALSE(ListenParams({}, json::object())["notifications"].contains(
+      "resourceSubscriptions"));
+  EXPECT_EQ(SubscriptionIdOf({{"_meta", {{kSubscriptionId, 7}}}}), 7);
+  EXPECT_EQ(SubscriptionIdOf({{"_meta", {{kSubscriptionId, "7"}}}}),
+            std::nullopt);
+  EXPECT_EQ(SubscriptionIdOf(json::object()), std::nullopt);
+  EXPECT_EQ(AcknowledgedUris(
+                {{"notifications", {{"resourceSubscriptions", {"x", 3}}}}}),
+            std::set<std::string>({"x"}));
+  EXPECT_TRUE(IsChangeNotification("notifications/resources/updated"));
+  EXPECT_FALSE(IsChangeNotification("notifications/progress"));
+}
+
+TEST_F(ModernSessionTest, TheListenStreamsNotificationsAreEvents) {
+  auto events = bus_.Subscribe(100, IsChange);
+  ConnectModern();
+  EXPECT_EQ(listen_["params"]["notifications"]["toolsListChanged"], true);
+  EXPECT_EQ(listen_["params"]["_meta"][kMetaVersion], "2026-07-28");
+  // A stream is not work in progress: the server may still go idle.
+  EXPECT_EQ(session_->pending_requests(), 0u);
+  Acknowledge(listen_);
+  wire_->Deliver(
+      ChangeNotification("notifications/tools/list_changed", listen_["id"])
+          .dump());
+  std::optional<v1::Event> event = events->PopWait(absl::Seconds(10));
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->list_changed().list(), "tools");
+  EXPECT_EQ(event->list_changed().server_id(), "server-1");
+  absl::MutexLock lock(&mu_);
+  EXPECT_THAT(lists_changed_, ::testing::ElementsAre("tools"));
+}
+
+TEST_F(ModernSessionTest, SubscribeReplacesTheStreamWithoutLosingOrDoubling) {
+  auto events = bus_.Subscribe(100, IsChange);
+  ConnectModern();
+  Acknowledge(listen_);
+  Answer subscribe;
+  session_->Send(
+      R"({"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}})",
+      {}, subscribe.Callback());
+  json second = json::parse(wire_->NextSent());
+  ASSERT_EQ(second["method"], "subscriptions/listen");
+  EXPECT_EQ(second["params"]["notifications"]["resourceSubscriptions"],
+            json({"file:///a"}));
+  // Until the new stream is acknowledged the old one delivers, and the
+  // caller waits.
+  EXPECT_FALSE(subscribe.done.HasBeenNotified());
+  wire_->Deliver(
+      ChangeNotification("notifications/prompts/list_changed", listen_["id"])
+          .dump());
+  std::optional<v1::Event> event = events->PopWait(absl::Seconds(10));
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->list_changed().list(), "prompts");
+  Acknowledge(second);
+  ASSERT_TRUE(subscribe.Wait());
+  ASSERT_TRUE(subscribe.value.ok()) << subscribe.value.status();
+  json answer = json::parse(*subscribe.value);
+  EXPECT_EQ(answer["id"], "s");
+  EXPECT_EQ(answer["result"], json::object());
+  // The old stream is cancelled (stdio: notifications/cancelled).
+  json cancelled = json::parse(wire_->NextSent());
+  EXPECT_EQ(cancelled["method"], "notifications/cancelled");
+  EXPECT_EQ(cancelled["params"]["requestId"], listen_["id"]);
+  // What still comes tagged with the old stream is not delivered twice.
+  wire_->Deliver(ChangeNotification("notifications/resources/updated",
+                                    listen_["id"], {{"uri", "file:///a"}})
+                     .dump());
+  wire_->Deliver(ChangeNotification("notifications/resources/updated",
+                                    second["id"], {{"uri", "file:///a"}})
+                     .dump());
+  event = events->PopWait(absl::Seconds(10));
+  ASSERT_TRUE(event.has_value());
+  ASSERT_TRUE(event->has_resource_updated());
+  EXPECT_EQ(event->resource_updated().uri(), "file:///a");
+  EXPECT_FALSE(events->PopWait(absl::Milliseconds(100)).has_value());
+
+  // Unsubscribing takes the URI out of the next stream's filter.
+  Answer unsubscribe;
+  session_->Send(
+      R"({"jsonrpc":"2.0","id":"u","method":"resources/unsubscribe","params":{"uri":"file:///a"}})",
+      {}, unsubscribe.Callback());
+  json third = json::parse(wire_->NextSent());
+  ASSERT_EQ(third["method"], "subscriptions/listen");
+  EXPECT_FALSE(
+      third["params"]["notifications"].contains("resourceSubscriptions"));
+  Acknowledge(third);
+  ASSERT_TRUE(unsubscribe.Wait());
+  ASSERT_TRUE(unsubscribe.value.ok());
+  EXPECT_EQ(json::parse(*unsubscribe.value)["result"], json::object());
+}
+
+TEST_F(ModernSessionTest, ASubscriptionTheServerDoesNotAcknowledgeFails) {
+  ConnectModern();
+  Acknowledge(listen_);
+  Answer subscribe;
+  session_->Send(
+      R"({"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}})",
+      {}, subscribe.Callback());
+  json second = json::parse(wire_->NextSent());
+  json without = second;
+  without["params"]["notifications"].erase("resourceSubscriptions");
+  Acknowledge(without);
+  ASSERT_TRUE(subscribe.Wait());
+  ASSERT_TRUE(subscribe.value.ok());
+  json answer = json::parse(*subscribe.value);
+  EXPECT_EQ(answer["error"]["code"], -32601);
+  EXPECT_THAT(answer["error"]["message"].get<std::string>(),
+              HasSubstr("did not acknowledge a subscription to file:///a"));
+}
+
+TEST_F(ModernSessionTest, AStreamTheServerEndsIsOpenedAgainAfterADelay) {
+  ConnectModern();
+  Acknowledge(listen_);
+  wire_->Deliver(json({{"jsonrpc", "2.0"},
+                       {"id", listen_["id"]},
+                       {"result", {{"resultType", "complete"}}}})
+                     .dump());
+  {
+    absl::MutexLock lock(&wire_->mu);
+    EXPECT_TRUE(wire_->sent.empty());
+  }
+  clock_.Advance(kListenInitialBackoff);
+  json again = json::parse(wire_->NextSent());
+  EXPECT_EQ(again["method"], "subscriptions/listen");
+  EXPECT_NE(again["id"], listen_["id"]);
+}
+
+TEST_F(ModernSessionTest, AServerRefusingListenIsNotAskedAgain) {
+  ConnectModern();
+  wire_->Deliver(json({{"jsonrpc", "2.0"},
+                       {"id", listen_["id"]},
+                       {"error", {{"code", -32601}, {"message", "nope"}}}})
+                     .dump());
+  clock_.Advance(absl::Minutes(5));
+  absl::MutexLock lock(&wire_->mu);
+  EXPECT_TRUE(wire_->sent.empty());
 }
 
 }  // namespace
