@@ -380,6 +380,7 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
   }
   if (request.since() > 0) where.Add("ts >= ?", request.since());
   if (!request.text().empty()) where.Add("instr(raw, ?) > 0", request.text());
+  if (request.message_id() != 0) where.Add("id = ?", request.message_id());
   const std::string count_sql =
       absl::StrCat("SELECT count(*) FROM messages", where.Sql());
   const std::string sql = absl::StrCat(

@@ -435,6 +435,12 @@ TEST_F(HistoryReaderTest, ListMessagesFilters) {
   EXPECT_THAT(MessageIds(Messages(request)), IsEmpty());
 
   request.Clear();
+  request.set_message_id(r2_);
+  EXPECT_THAT(MessageIds(Messages(request)), ElementsAre(r2_));
+  request.set_message_id(r2_ + 1000);
+  EXPECT_THAT(MessageIds(Messages(request)), IsEmpty());
+
+  request.Clear();
   request.set_limit(3);
   request.set_offset(3);
   response = Messages(request);

@@ -258,47 +258,22 @@ struct ReplayFlags {
   bool edit = false;
 };
 
-// The recorded message `id`. ListMessages has no filter by id, but lists
-// all messages newest first (by time, then id), which is id order save
-// where messages recorded at nearly the same time were written out of
-// order: so a binary search over the list's offsets (one message per
-// call, about log2(total) calls) lands on or next to it, and a page
-// around that spot finds it.
+// The recorded message `id`.
 absl::StatusOr<v1::McpMessage> RecordedMessage(Context& context, int64_t id) {
-  auto at = [&](uint32_t offset,
-                uint32_t limit) -> absl::StatusOr<v1::ListMessagesResponse> {
-    v1::ListMessagesRequest request;
-    request.set_offset(offset);
-    request.set_limit(limit);
-    v1::ListMessagesResponse response;
-    RETURN_IF_ERROR(context.Call(context.history(),
-                                 &v1::HistoryService::Stub::ListMessages,
-                                 request, &response));
-    return response;
-  };
-  ASSIGN_OR_RETURN(v1::ListMessagesResponse first, at(0, 1));
-  uint32_t low = 0, high = first.total();  // ids fall as offsets grow
-  while (low < high) {
-    const uint32_t middle = low + (high - low) / 2;
-    ASSIGN_OR_RETURN(v1::ListMessagesResponse page, at(middle, 1));
-    if (page.messages().empty()) {
-      high = middle;
-    } else if (page.messages(0).id() > id) {
-      low = middle + 1;
-    } else {
-      high = middle;
-    }
+  v1::ListMessagesRequest request;
+  request.set_message_id(id);
+  request.set_limit(1);
+  v1::ListMessagesResponse response;
+  RETURN_IF_ERROR(context.Call(context.history(),
+                               &v1::HistoryService::Stub::ListMessages,
+                               request, &response));
+  if (response.messages().empty()) {
+    return LocalError(v1::NOT_FOUND,
+                      absl::StrCat("no recorded message has id ", id),
+                      "`inspectorctl sessions show ID` lists a session's "
+                      "messages with their ids");
   }
-  constexpr uint32_t kWindow = 100;
-  const uint32_t start = low > kWindow ? low - kWindow : 0;
-  ASSIGN_OR_RETURN(v1::ListMessagesResponse window, at(start, 2 * kWindow));
-  for (const v1::McpMessage& message : window.messages()) {
-    if (message.id() == id) return message;
-  }
-  return LocalError(v1::NOT_FOUND,
-                    absl::StrCat("no recorded message has id ", id),
-                    "`inspectorctl sessions show ID` lists a session's "
-                    "messages with their ids");
+  return response.messages(0);
 }
 
 // Asks on the terminal whether to edit again; true for yes (the default).
