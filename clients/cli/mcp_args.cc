@@ -182,9 +182,10 @@ absl::StatusOr<v1::EventKind> ParseEventKind(std::string_view text) {
     return v1::EVENT_KIND_RESOURCE_UPDATED;
   }
   if (text == "progress") return v1::EVENT_KIND_PROGRESS;
+  if (text == "task") return v1::EVENT_KIND_TASK;
   return UsageError(absl::StrCat("unknown event kind \"", AbslView(text), "\""),
                     "kinds: message, state, log, pending, held, list-changed, "
-                    "config, resource-updated, progress");
+                    "config, resource-updated, progress, task");
 }
 
 bool IsMcpLogLevel(std::string_view level) {

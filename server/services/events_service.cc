@@ -30,6 +30,8 @@ v1::EventKind KindOf(const v1::Event& event) {
       return v1::EVENT_KIND_RESOURCE_UPDATED;
     case v1::Event::kProgress:
       return v1::EVENT_KIND_PROGRESS;
+    case v1::Event::kTask:
+      return v1::EVENT_KIND_TASK;
     default:
       return v1::EVENT_KIND_UNSPECIFIED;
   }
@@ -55,6 +57,8 @@ const std::string* ServerOf(const v1::Event& event) {
       return &event.resource_updated().server_id();
     case v1::Event::kProgress:
       return &event.progress().server_id();
+    case v1::Event::kTask:
+      return &event.task().server_id();
     default:
       return nullptr;
   }
