@@ -165,6 +165,9 @@ updates="$(ctl -o json history --server fixture --method tasks/update | python3 
 import json, sys
 print(len(json.load(sys.stdin).get("entries", [])))')"
 [ "$updates" -eq 1 ] || die "$updates tasks/update requests in history, expected 1"
+ctl history --server fixture --method tasks/update | grep -q 'task-' ||
+  die "the tasks/update in history does not name its task"
+
 
 # A task that never ends: the call is cancelled by its queue entry.
 ctl call fixture endless_job >"$WORK/call.out" 2>&1 &

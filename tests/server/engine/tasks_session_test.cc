@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/json_rpc.h"
 #include "server/engine/modern_protocol.h"
 #include "server/engine/tasks.h"
 #include "server/engine/testing/fake_clock.h"
@@ -123,6 +124,13 @@ TEST(TasksTest, TheFinalAnswerIsTheTasksResultOrError) {
   TaskState working;
   working.status = "working";
   EXPECT_FALSE(TaskFinalResponse(Response(handle), working).ok());
+}
+
+TEST(TasksTest, TaskRequestsNameTheirTaskAsTarget) {
+  absl::StatusOr<MessageInfo> info = InspectMessage(
+      R"({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-9"}})");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->target, "t-9");
 }
 
 // --- UpstreamSession following tasks ------------------------------------------
