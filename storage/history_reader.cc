@@ -230,7 +230,8 @@ v1::Direction DirectionFromText(const std::string& text) {
 constexpr char kMessageColumns[] =
     "id, ts, server_id, session_id, direction, kind, jsonrpc_id, method,"
     " target, raw, correlated_id, duration_ms, success, error_code,"
-    " truncated, raw_size, modified, original_raw, intercept_action";
+    " truncated, raw_size, modified, original_raw, intercept_action, era,"
+    " input_round, first_round_id";
 
 v1::McpMessage ReadMessage(const Statement& row) {
   v1::McpMessage message;
@@ -254,6 +255,12 @@ v1::McpMessage ReadMessage(const Statement& row) {
   message.set_modified(row.ColumnInt64(16) != 0);
   message.set_original_raw(ValidUtf8(row.ColumnText(17)));
   message.set_intercept_action(ValidUtf8(row.ColumnText(18)));
+  message.set_era(ValidUtf8(row.ColumnText(19)));
+  if (!row.ColumnIsNull(20)) {
+    message.set_input_round(
+        static_cast<uint32_t>(std::max<int64_t>(0, row.ColumnInt64(20))));
+  }
+  message.set_first_round_id(row.ColumnInt64(21));
   return message;
 }
 
@@ -314,8 +321,8 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   }
   const std::string sql = absl::StrCat(
       "SELECT id, ts, server_id, session_id, direction, jsonrpc_id, method,"
-      " target, request_raw, response_raw, duration_ms, success"
-      " FROM requests",
+      " target, request_raw, response_raw, duration_ms, success, era,"
+      " input_round, first_round_id FROM requests",
       where.Sql(),
       NewestFirst(!request.session_id().empty() && request.method().empty() &&
                   request.server_id().empty()),
@@ -360,6 +367,10 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
     if (!statement.ColumnIsNull(11)) {
       entry->set_success(statement.ColumnInt64(11) != 0);
     }
+    entry->set_era(ValidUtf8(statement.ColumnText(12)));
+    entry->set_input_round(static_cast<uint32_t>(
+        std::max<int64_t>(0, statement.ColumnInt64(13))));
+    entry->set_first_round_id(statement.ColumnInt64(14));
   }
   return response;
 }

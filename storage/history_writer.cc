@@ -22,7 +22,7 @@ constexpr size_t kAllocationOverhead = 64;
 // Consecutive messages of a batch are inserted this many per statement (one
 // multi-row INSERT runs markedly faster than as many single-row ones).
 constexpr int kMessagesPerInsert = 32;
-constexpr int kMessageColumns = 19;
+constexpr int kMessageColumns = 22;
 
 // Cuts `*text` to at most `max` bytes without splitting a UTF-8 character.
 // Returns true if it was cut.
@@ -103,9 +103,10 @@ class HistoryWriter::Statements {
         "INSERT INTO messages (id, ts, server_id, session_id, direction, kind,"
         " jsonrpc_id, method, target, raw, raw_size, truncated,"
         " correlated_id, duration_ms, success, error_code, modified,"
-        " original_raw, intercept_action) VALUES ";
+        " original_raw, intercept_action, era, input_round, first_round_id)"
+        " VALUES ";
     const std::string row =
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     std::string rows = row;
     for (int i = 1; i < kMessagesPerInsert; ++i)
       absl::StrAppend(&rows, ", ", row);
@@ -245,7 +246,7 @@ void HistoryWriter::Append(MessageRecord record) {
                record.kind.size() + record.jsonrpc_id.size() +
                record.method.size() + record.target.size() + record.raw.size() +
                record.error_code.size() + record.original_raw.size() +
-               record.intercept_action.size();
+               record.intercept_action.size() + record.era.size();
   message.record = std::move(record);
   item.record = std::move(message);
   Enqueue(std::move(item));
@@ -607,6 +608,17 @@ absl::Status HistoryWriter::BindMessage(Statement& st, int first,
   RETURN_IF_ERROR(st.Bind(p + 17, m.modified ? 1 : 0));
   RETURN_IF_ERROR(BindTextOrNull(st, p + 18, m.original_raw));
   RETURN_IF_ERROR(BindTextOrNull(st, p + 19, m.intercept_action));
+  RETURN_IF_ERROR(BindTextOrNull(st, p + 20, m.era));
+  if (m.input_round.has_value()) {
+    RETURN_IF_ERROR(st.Bind(p + 21, static_cast<int64_t>(*m.input_round)));
+  } else {
+    RETURN_IF_ERROR(st.Bind(p + 21, nullptr));
+  }
+  if (m.first_round_id != 0) {
+    RETURN_IF_ERROR(st.Bind(p + 22, m.first_round_id));
+  } else {
+    RETURN_IF_ERROR(st.Bind(p + 22, nullptr));
+  }
   return absl::OkStatus();
 }
 

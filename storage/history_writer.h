@@ -117,6 +117,14 @@ struct MessageRecord {
   // "forward", "modify" or "drop" for a message the intercept stage held;
   // empty otherwise.
   std::string intercept_action;
+  // "legacy" or "modern"; empty: not known (NULL).
+  std::string era;
+  // Requests and their answers: the input round (0 the first send, n the
+  // nth retry); nullopt: NULL.
+  std::optional<int> input_round;
+  // Rounds >= 1 and their answers: the row id of round 0's request; 0 ->
+  // NULL.
+  int64_t first_round_id = 0;
 };
 
 // One row of `logs`. level: debug, info, warn or error; source: daemon,

@@ -306,6 +306,52 @@ constexpr std::string_view kMigration8 = R"sql(
 ALTER TABLE servers ADD COLUMN protocol TEXT;
 )sql";
 
+// Each message's protocol era, and the rounds of MCP 2026-07-28 multi
+// round-trip requests: every retry is a request of its own, tied to the
+// first send.
+constexpr std::string_view kMigration9 = R"sql(
+-- 'legacy' (the initialize handshake era) or 'modern' (MCP 2026-07-28);
+-- NULL: not known (recorded before this version)
+ALTER TABLE messages ADD COLUMN era TEXT;
+-- requests and their answers: 0 for the first send, n for the nth retry
+-- with inputResponses/requestState; NULL for other messages
+ALTER TABLE messages ADD COLUMN input_round INTEGER;
+-- rounds >= 1 and their answers: messages.id of round 0's request
+ALTER TABLE messages ADD COLUMN first_round_id INTEGER;
+CREATE INDEX messages_first_round ON messages(first_round_id);
+DROP VIEW requests;
+CREATE VIEW requests AS
+SELECT
+  q.id          AS id,              -- messages.id of the request
+  q.ts          AS ts,              -- unix ms of the request
+  q.server_id   AS server_id,
+  q.session_id  AS session_id,
+  q.direction   AS direction,       -- who sent the request
+  q.jsonrpc_id  AS jsonrpc_id,
+  q.method      AS method,
+  q.target      AS target,
+  q.raw         AS request_raw,     -- the request's JSON text
+  r.id          AS response_id,     -- messages.id of the response
+  r.ts          AS response_ts,     -- unix ms of the response
+  r.raw         AS response_raw,    -- the response's JSON text
+  r.duration_ms AS duration_ms,
+  r.success     AS success,         -- 1 result, 0 error, NULL pending
+  r.error_code  AS error_code,
+  q.era         AS era,             -- 'legacy' or 'modern'; NULL: unknown
+  -- the request's round: 0 its first send, n the nth retry carrying the
+  -- answers to a server's input requests (MCP 2026-07-28)
+  q.input_round AS input_round,
+  -- messages.id of round 0's request: the same for every round of one
+  -- request (the request's own id for round 0 and for messages before
+  -- schema version 9)
+  coalesce(q.first_round_id, q.id) AS first_round_id
+FROM messages AS q
+LEFT JOIN messages AS r
+  ON r.id = (SELECT min(a.id) FROM messages AS a
+             WHERE a.correlated_id = q.id AND a.kind IN ('response', 'error'))
+WHERE q.kind = 'request';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -317,6 +363,8 @@ constexpr Migration kMigrations[] = {
     {6, "add OAuth issuer, endpoints and client authentication", kMigration6},
     {7, "add the intercept action to messages", kMigration7},
     {8, "add the protocol era setting to servers", kMigration8},
+    {9, "add each message's era and input round, and pair rounds in requests",
+     kMigration9},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

@@ -109,6 +109,9 @@ std::string MessageLine(double timestamp, const v1::McpMessage& message,
                  : absl::StrCat("error ", message.error_code()),
              kRed);
   }
+  if (message.input_round() > 0) {
+    line.Add(absl::StrCat("[round ", message.input_round(), "]"), kYellow);
+  }
   if (message.modified()) line.Add("[modified]", kYellow);
   if (message.truncated()) {
     line.Add(absl::StrCat("[truncated, ", message.raw_size(), " bytes]"), kDim);
@@ -244,6 +247,30 @@ std::string FormatEventLine(const v1::Event& event, const ServerNames& names,
       line.Add(names.Display(progress.server_id()) + ":", kDim);
       line.Append(text, kDim);
       line.Add(OneLine(progress.message()), kDim);
+      return line.str();
+    }
+    case v1::Event::kTask: {
+      const v1::TaskStatus& task = event.task();
+      std::string text = absl::StrCat(" task ", OneLine(task.task_id()), " ",
+                                      task.status());
+      if (!task.method().empty()) {
+        absl::StrAppend(&text, " (", task.method());
+        if (!task.target().empty()) {
+          absl::StrAppend(&text, " ", OneLine(task.target()));
+        }
+        absl::StrAppend(&text, ")");
+      }
+      if (task.input_keys_size() > 0) {
+        absl::StrAppend(&text, " asks ",
+                        OneLine(absl::StrJoin(task.input_keys(), ", ")));
+      }
+      LineBuilder line(options.color);
+      line.Add(Time(timestamp, options));
+      line.Add(names.Display(task.server_id()) + ":");
+      line.Append(text);
+      if (!task.status_message().empty()) {
+        line.Add(OneLine(task.status_message()), kDim);
+      }
       return line.str();
     }
     case v1::Event::kResourceUpdated: {

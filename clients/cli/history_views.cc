@@ -18,6 +18,11 @@ std::string Footer(size_t shown, uint32_t total, uint32_t offset) {
 
 }  // namespace
 
+std::string EraText(const std::string& era, uint32_t input_round) {
+  if (input_round == 0) return era;
+  return absl::StrCat(era.empty() ? "" : era + " ", "round ", input_round);
+}
+
 ServerNames::ServerNames(const v1::ListServersResponse& servers) {
   for (const auto& server : servers.servers()) {
     Learn(server.id(), server.name());
@@ -46,18 +51,30 @@ std::string ServerNames::Resolve(const std::string& name_or_id) const {
 Table HistoryTable(const v1::QueryHistoryResponse& response,
                    const ServerNames& names, const TableTimes& times,
                    bool symbols) {
-  Table table({"TIME", "SERVER", "METHOD", "TARGET", "DURATION", "OK", "ID"});
+  // The era column only when some entry knows its era (history recorded
+  // before schema version 9 does not).
+  bool eras = false;
+  for (const auto& entry : response.entries()) {
+    eras = eras || !entry.era().empty();
+  }
+  std::vector<std::string> columns = {"TIME",     "SERVER", "METHOD", "TARGET",
+                                      "DURATION", "OK",     "ID"};
+  if (eras) columns.push_back("ERA");
+  Table table(columns);
   for (const auto& entry : response.entries()) {
     std::string ok = "pending";
     if (entry.has_success()) {
       ok = entry.success() ? (symbols ? "✓" : "yes") : (symbols ? "✗" : "no");
     }
-    table.AddRow({FormatTableTime(entry.timestamp(), times.now, times.zone),
-                  names.Display(entry.server_id()), entry.method(),
-                  OneLine(entry.target()),
-                  entry.has_duration() ? FormatMilliseconds(entry.duration())
-                                       : std::string(),
-                  ok, entry.id()});
+    std::vector<std::string> row = {
+        FormatTableTime(entry.timestamp(), times.now, times.zone),
+        names.Display(entry.server_id()), entry.method(),
+        OneLine(entry.target()),
+        entry.has_duration() ? FormatMilliseconds(entry.duration())
+                             : std::string(),
+        ok, entry.id()};
+    if (eras) row.push_back(EraText(entry.era(), entry.input_round()));
+    table.AddRow(row);
   }
   return table;
 }

@@ -41,7 +41,13 @@ struct TableTimes {
 
 // TIME, SERVER, METHOD, TARGET, DURATION, OK, ID per entry, in the order
 // given (the daemon's: newest first). OK is ✓ / ✗ with `symbols`, else
-// yes / no; "pending" while no response came.
+// yes / no; "pending" while no response came. ERA is added when some entry
+// knows its protocol era (see EraText).
+
+// "legacy", "modern", and for a retry of a multi round-trip request
+// "modern round N".
+std::string EraText(const std::string& era, uint32_t input_round);
+
 Table HistoryTable(const v1::QueryHistoryResponse& response,
                    const ServerNames& names, const TableTimes& times,
                    bool symbols);

@@ -41,6 +41,10 @@ class InflightRequests {
     std::string target;
     std::string progress_token;
     int64_t message_id = 0;  // history row of the request
+    // Its input round (MCP 2026-07-28 multi round-trip requests) and round
+    // 0's history row (0 for round 0), recorded with the answer too.
+    int input_round = 0;
+    int64_t first_round_id = 0;
     absl::Time started;      // set by Add()
     // A caller's request: its clocks stand still while the table is
     // paused.

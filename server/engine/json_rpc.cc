@@ -136,6 +136,8 @@ void FillTarget(std::string_view params, MessageInfo* info) {
     } else if (auto uri = FindPath(params, {"ref", "uri"})) {
       info->target = StringValue(*uri);
     }
+  } else if (m == "tasks/get" || m == "tasks/update" || m == "tasks/cancel") {
+    if (auto id = FindPath(params, {"taskId"})) info->target = StringValue(*id);
   } else if (m == "notifications/message") {
     if (auto level = FindPath(params, {"level"})) {
       info->level = StringValue(*level);

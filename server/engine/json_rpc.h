@@ -40,7 +40,8 @@ struct MessageInfo {
   size_t id_length = 0;
   std::string method;
   // tools/call and prompts/get: params.name; resources/read, subscribe and
-  // unsubscribe: params.uri; completion/complete: params.ref.name or uri.
+  // unsubscribe: params.uri; completion/complete: params.ref.name or uri;
+  // tasks/get, tasks/update and tasks/cancel: params.taskId.
   std::string target;
   // JSON text of the progress token: params._meta.progressToken of a
   // request, params.progressToken of notifications/progress.

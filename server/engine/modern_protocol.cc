@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "common/untrusted_input.h"
 #include "common/version.h"
+#include "server/engine/tasks.h"
 
 namespace inspector::engine {
 namespace {
@@ -159,6 +160,9 @@ json ModernRequestMeta(const ClientFeatures& features,
   }
   // No listChanged: the revision removed notifications/roots/list_changed.
   if (features.roots) capabilities["roots"] = json::object();
+  // The tasks extension: a tools/call may be answered with a task, which
+  // the session follows (tasks.h).
+  capabilities["extensions"] = {{kTasksExtension, json::object()}};
   json meta = {{kMetaVersion, version},
                {kMetaCapabilities, std::move(capabilities)},
                {kMetaClientInfo,
@@ -341,6 +345,10 @@ std::vector<std::pair<std::string, std::string>> ModernRequestHeaders(
   const char* key = nullptr;
   if (name == "tools/call" || name == "prompts/get") key = "name";
   if (name == "resources/read") key = "uri";
+  // The tasks extension routes by task (SEP-2663's Streamable HTTP binding).
+  if (name == "tasks/get" || name == "tasks/update" || name == "tasks/cancel") {
+    key = "taskId";
+  }
   if (key != nullptr && params->contains(key) && (*params)[key].is_string()) {
     headers.emplace_back("Mcp-Name",
                          EncodeHeaderValue((*params)[key].get<std::string>()));

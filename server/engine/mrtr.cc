@@ -42,25 +42,35 @@ absl::StatusOr<std::optional<InputRequired>> ParseInputRequired(
     out.request_state = state->get<std::string>();
   }
   if (requests != result->end() && !requests->is_null()) {
-    if (!requests->is_object()) {
+    absl::StatusOr<std::vector<InputRequest>> parsed =
+        ParseInputRequests(*requests);
+    if (!parsed.ok()) return parsed.status();
+    out.requests = *std::move(parsed);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<InputRequest>> ParseInputRequests(
+    const json& requests) {
+  if (!requests.is_object()) {
+    return Error(v1::INVALID_RESPONSE,
+                 "the server's inputRequests is not an object");
+  }
+  std::vector<InputRequest> out;
+  for (auto& [key, value] : requests.items()) {
+    if (!value.is_object() || !value.contains("method") ||
+        !value["method"].is_string()) {
       return Error(v1::INVALID_RESPONSE,
-                   "the server's inputRequests is not an object");
+                   absl::StrCat("the server's input request ", QuoteInput(key),
+                                " has no method"));
     }
-    for (auto& [key, value] : requests->items()) {
-      if (!value.is_object() || !value.contains("method") ||
-          !value["method"].is_string()) {
-        return Error(v1::INVALID_RESPONSE,
-                     absl::StrCat("the server's input request ",
-                                  QuoteInput(key), " has no method"));
-      }
-      InputRequest request;
-      request.key = key;
-      request.method = value["method"].get<std::string>();
-      if (value.contains("params") && value["params"].is_object()) {
-        request.params = value["params"];
-      }
-      out.requests.push_back(std::move(request));
+    InputRequest request;
+    request.key = key;
+    request.method = value["method"].get<std::string>();
+    if (value.contains("params") && value["params"].is_object()) {
+      request.params = value["params"];
     }
+    out.push_back(std::move(request));
   }
   return out;
 }

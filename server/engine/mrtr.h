@@ -44,6 +44,12 @@ struct InputRequired {
 absl::StatusOr<std::optional<InputRequired>> ParseInputRequired(
     const std::string& response);
 
+// The entries of an inputRequests object (of an InputRequiredResult, or of
+// a task waiting for input), in key order. INVALID_RESPONSE if it is not an
+// object or an entry has no method string.
+absl::StatusOr<std::vector<InputRequest>> ParseInputRequests(
+    const nlohmann::json& requests);
+
 // The retry of `request` (a JSON-RPC request's text): the same method and
 // params, with params.inputResponses set to `responses` (left out when it
 // is empty) and params.requestState to `request_state` (left out when

@@ -146,6 +146,9 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
       record.modified = !envelope.original_raw.empty();
       record.original_raw = std::string(envelope.original_raw);
     }
+    record.era = std::string(envelope.era);
+    record.input_round = envelope.input_round;
+    record.first_round_id = std::max<int64_t>(0, envelope.first_round_id);
     history_->Append(std::move(record));
   } else {
     // Still give each message a distinct id so correlation works in events.
@@ -186,6 +189,13 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     message->set_modified(!envelope.original_raw.empty());
     message->set_original_raw(std::string(envelope.original_raw.substr(
         0, std::min(envelope.original_raw.size(), kMaxEventRawBytes))));
+  }
+  message->set_era(std::string(envelope.era));
+  if (envelope.input_round.has_value()) {
+    message->set_input_round(static_cast<uint32_t>(*envelope.input_round));
+  }
+  if (envelope.first_round_id > 0) {
+    message->set_first_round_id(envelope.first_round_id);
   }
   bus_->Publish(std::move(event));
   return id;

@@ -46,6 +46,13 @@ struct Envelope {
   // sent and original_raw what was received.
   std::string_view intercept_action;
   std::string_view original_raw;
+  // The protocol era it travels in: "legacy" or "modern"; empty: unknown.
+  std::string_view era;
+  // Requests and their answers: the input round (0 the first send, n the
+  // nth retry of a multi round-trip request) and round 0's message id
+  // (0 for round 0).
+  std::optional<int> input_round;
+  int64_t first_round_id = 0;
 };
 
 class InterceptStage;

@@ -113,6 +113,11 @@ Envelope UpstreamSession::MakeEnvelope(bool client_to_server,
   envelope.client_to_server = client_to_server;
   envelope.info = info;
   envelope.raw = raw;
+  envelope.era = era_name_.load(std::memory_order_relaxed);
+  // Every request is round 0 unless SendNow says it is a retry.
+  if (info != nullptr && info->kind == MessageKind::kRequest) {
+    envelope.input_round = 0;
+  }
   InterceptNoteScope::Apply(&envelope);
   return envelope;
 }
@@ -256,6 +261,7 @@ void UpstreamSession::DoConnect() {
       absl::MutexLock lock(&mu_);
       era_ = Era::kLegacy;
     }
+    era_name_.store("legacy");
     StartInitialize();
     return;
   }
@@ -263,6 +269,8 @@ void UpstreamSession::DoConnect() {
     absl::MutexLock lock(&mu_);
     era_ = Era::kProbing;
   }
+  // The probe is a request of the stateless era.
+  era_name_.store("modern");
   transport_->SetStateless(true);
   transport_->SetProtocolVersion(kModernProtocolVersion);
   SendDiscover(0);
@@ -317,6 +325,7 @@ void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
         absl::MutexLock lock(&mu_);
         if (state_ != v1::CONNECTING) return;  // timed out or closed
         era_ = Era::kModern;
+        era_name_.store("modern");
         protocol_version_ = kModernProtocolVersion;
         initialize_result_ = InitializeResultFromDiscover(outcome.result_json);
         handshake_ = std::move(outcome.status);
@@ -380,6 +389,7 @@ void UpstreamSession::FallBackToLegacy(const std::string& why) {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTING || ended_) return;
     era_ = Era::kLegacy;
+    era_name_.store("legacy");
     protocol_note_ = note;
   }
   pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
@@ -619,6 +629,9 @@ void UpstreamSession::SendNow(Queued message) {
       return;
     }
     const bool is_modern = !relay() && modern();
+    // Round 0's history row, for the rounds that follow (filled in once
+    // it is recorded, before anything is sent).
+    auto first_round = std::make_shared<int64_t>(message.first_round_id);
     if (is_modern && (info.method == "ping" || info.method == "logging/setLevel")) {
       // Both were removed by the 2026-07-28 revision: liveness needs no
       // ping, and the log level travels in every request's _meta.
@@ -664,13 +677,14 @@ void UpstreamSession::SendNow(Queued message) {
       sent.created = message.created;
       sent.input_round = message.input_round;
       std::weak_ptr<UpstreamSession> weak = weak_from_this();
-      done = [weak, sent = std::move(sent), done = std::move(done)](
-                 absl::StatusOr<std::string> answer) mutable {
+      done = [weak, sent = std::move(sent), first_round = first_round,
+              done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
         auto self = weak.lock();
         if (self == nullptr || !answer.ok()) {
           done(std::move(answer));
           return;
         }
+        sent.first_round_id = *first_round;
         self->OnModernAnswer(std::move(sent), *std::move(answer),
                              std::move(done));
       };
@@ -687,7 +701,15 @@ void UpstreamSession::SendNow(Queued message) {
     request.created = message.created;
     request.caller = limits.caller;
     request.done = std::move(done);
-    request.message_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
+    request.input_round = message.input_round;
+    request.first_round_id = message.first_round_id;
+    Envelope envelope = MakeEnvelope(true, &info, raw);
+    envelope.input_round = message.input_round;
+    envelope.first_round_id = message.first_round_id;
+    request.message_id = pipeline_->Observe(envelope);
+    if (*first_round == 0 && request.message_id > 0) {
+      *first_round = request.message_id;
+    }
     const int64_t upstream_id = inflight_->NextId();
     std::string upstream_raw = ReplaceId(raw, info, absl::StrCat(upstream_id));
     // A client's subscriptions/listen is a stream: open until cancelled,
@@ -829,6 +851,8 @@ bool UpstreamSession::Cancel(const std::string& caller_id,
 v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
                                                 uint64_t entry,
                                                 const std::string& reason) {
+  // A task the server runs for it: tasks/cancel, the extension's way.
+  if (CancelTask(caller_id, entry, reason)) return v1::REQUEST_STATE_IN_PROGRESS;
   // In progress: the server is asked to stop (the MCP way); a late answer
   // is recorded, not delivered.
   const int64_t upstream_id =
@@ -903,6 +927,14 @@ void UpstreamSession::ListQueue(absl::Time now,
           q.info.progress_token, q.limits.caller, q.created)
           .set_state(v1::REQUEST_STATE_PENDING);
     }
+    // Followed tasks: in progress on the server.
+    for (const auto& [number, task] : tasks_) {
+      const Queued& q = task.request;
+      if (q.entry == 0) continue;
+      add(q.entry, q.info.id, q.info.method, q.info.target,
+          q.info.progress_token, q.limits.caller, q.created)
+          .set_state(v1::REQUEST_STATE_IN_PROGRESS);
+    }
   }
   inflight_->ForEach([&](int64_t id, const InflightRequests::Request& r) {
     if (r.entry == 0) return;
@@ -921,6 +953,12 @@ void UpstreamSession::CountQueue(v1::QueueStatus* status) const {
     for (const Queued& q : queued_) pending += q.entry != 0 ? 1 : 0;
   }
   uint32_t in_progress = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [number, task] : tasks_) {
+      in_progress += task.request.entry != 0 ? 1 : 0;
+    }
+  }
   inflight_->ForEach([&](int64_t, const InflightRequests::Request& r) {
     in_progress += r.entry != 0 ? 1 : 0;
   });
@@ -1025,6 +1063,8 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   envelope.duration_ms = Millis(clock_->Now() - pending.started);
   envelope.success = info.kind == MessageKind::kResponse;
   envelope.error_code = info.error_code;
+  envelope.input_round = pending.input_round;
+  envelope.first_round_id = pending.first_round_id;
   pipeline_->Observe(envelope);
   if (relay() && pending.method == "initialize" &&
       info.kind == MessageKind::kResponse) {
@@ -1065,6 +1105,9 @@ absl::Status UpstreamSession::AnswerServerRequest(
                               member));
   }
   if (absl::Status input; AnswerInput(id, member, value_json, &input)) {
+    return input;
+  }
+  if (absl::Status input; AnswerTaskInput(id, member, value_json, &input)) {
     return input;
   }
   ServerRequests::Request inbound;
@@ -1406,6 +1449,7 @@ void UpstreamSession::OnClosed(absl::Status status) {
   }
   clock_->Cancel(ping_timer);
   clock_->Cancel(connect_timer);
+  for (TaskFollow& task : TakeAllTasks()) task.request.done(failure);
   // Outside mu_: taking a request waits for its timeout if one is running.
   for (InflightRequests::Request& request : inflight_->TakeAll()) {
     Finish(request, failure);
@@ -1492,11 +1536,31 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
     done(std::move(answer));
     return;
   }
-  absl::StatusOr<std::optional<InputRequired>> input =
-      ParseInputRequired(answer);
   const ErrorDetails details = {{"serverId", identity_.server_id},
                                 {"serverName", identity_.server_name},
                                 {"method", sent.info.method}};
+  // A task handle instead of the result (the tasks extension): followed
+  // until the task ends, and the caller gets what it ends with.
+  absl::StatusOr<std::optional<TaskState>> task = ParseCreateTaskResult(answer);
+  if (!task.ok()) {
+    done(Error(v1::INVALID_RESPONSE, std::string(task.status().message()), details));
+    return;
+  }
+  if (task->has_value()) {
+    if (sent.info.method != "tools/call") {
+      done(Error(v1::INVALID_RESPONSE,
+                 absl::StrCat(identity_.server_name, " answered ",
+                              sent.info.method,
+                              " with a task, which only tools/call may"),
+                 details));
+      return;
+    }
+    sent.done = std::move(done);
+    FollowTask(std::move(sent), std::move(answer), **std::move(task));
+    return;
+  }
+  absl::StatusOr<std::optional<InputRequired>> input =
+      ParseInputRequired(answer);
   if (!input.ok()) {
     done(Error(v1::INVALID_RESPONSE, std::string(input.status().message()), details));
     return;
@@ -1521,20 +1585,7 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
     return;
   }
   for (const InputRequest& request : required.requests) {
-    bool declared = false;
-    if (request.method == "elicitation/create") {
-      std::string mode = "form";
-      if (request.params.contains("mode") && request.params["mode"].is_string()) {
-        mode = request.params["mode"].get<std::string>();
-      }
-      declared = mode == "url" ? features_.elicitation_url
-                               : features_.elicitation_form;
-    } else if (request.method == "sampling/createMessage") {
-      declared = features_.sampling;
-    } else if (request.method == "roots/list") {
-      declared = features_.roots;
-    }
-    if (!declared || !hooks_.on_server_request) {
+    if (!DeclaresInput(request)) {
       done(Error(v1::PROTOCOL_ERROR,
                  absl::StrCat(identity_.server_name, " asks for ",
                               QuoteInput(request.method), " (input request ",
@@ -1592,6 +1643,20 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
     return;
   }
   for (ServerRequest& ask : asks) hooks_.on_server_request(std::move(ask));
+}
+
+bool UpstreamSession::DeclaresInput(const InputRequest& request) const {
+  if (!hooks_.on_server_request) return false;
+  if (request.method == "elicitation/create") {
+    std::string mode = "form";
+    if (request.params.contains("mode") && request.params["mode"].is_string()) {
+      mode = request.params["mode"].get<std::string>();
+    }
+    return mode == "url" ? features_.elicitation_url : features_.elicitation_form;
+  }
+  if (request.method == "sampling/createMessage") return features_.sampling;
+  if (request.method == "roots/list") return features_.roots;
+  return false;
 }
 
 void UpstreamSession::RetryWithInputs(uint64_t number) {

@@ -63,6 +63,7 @@
 #ifndef INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_
 #define INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -88,6 +89,7 @@
 #include "server/engine/pipeline.h"
 #include "server/engine/request_counters.h"
 #include "server/engine/server_requests.h"
+#include "server/engine/tasks.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
@@ -283,6 +285,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     std::shared_ptr<const InterceptNote> note;
     // Modern era: which input round this request is (0: the first send).
     int input_round = 0;
+    // Rounds >= 1: round 0's history row (0: none recorded).
+    int64_t first_round_id = 0;
   };
   // The intercept stage's hooks (server/engine/intercept_glue.cc).
   friend class InterceptGlue;
@@ -293,6 +297,22 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     std::optional<std::string> request_state;
     std::map<std::string, std::string> pending;  // pending item id -> key
     nlohmann::json responses = nlohmann::json::object();
+  };
+  // A tools/call the server runs as a task (the tasks extension): polled
+  // with tasks/get until it ends; its input requests are pending items
+  // answered with tasks/update. The caller's entry has ended (the handle
+  // was its answer) but its done waits for the task.
+  struct TaskFollow {
+    Queued request;
+    std::string handle_answer;  // the response that carried the handle
+    std::string task_id;
+    std::string status;
+    std::string status_message;
+    absl::Time deadline;
+    Clock::TimerId timer = 0;
+    bool polling = false;  // a tasks/get is out
+    std::set<std::string> asked;                 // inputRequests keys shown
+    std::map<std::string, std::string> pending;  // pending item id -> key
   };
   enum class Era { kUnknown, kProbing, kLegacy, kModern };
 
@@ -330,6 +350,28 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Sends `raw` (an internal or caller request) with the modern headers if
   // the era is modern.
   absl::Status TransportSend(std::string raw, bool modern);
+  bool DeclaresInput(const InputRequest& request) const;
+  // The tasks extension (tasks_session.cc).
+  void FollowTask(Queued sent, std::string answer, TaskState task)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void ApplyTaskState(uint64_t number, TaskState task) ABSL_LOCKS_EXCLUDED(mu_);
+  void ScheduleTaskPoll(uint64_t number, absl::Duration delay)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void PollTask(uint64_t number) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnTaskPolled(uint64_t number, absl::StatusOr<std::string> answer)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void EndTask(uint64_t number, absl::StatusOr<std::string> outcome,
+               const std::string& cancel_reason) ABSL_LOCKS_EXCLUDED(mu_);
+  bool AnswerTaskInput(const std::string& id, const std::string& member,
+                       const std::string& value_json, absl::Status* result)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  bool CancelTask(const std::string& caller_id, uint64_t entry,
+                  const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
+  void SendTaskRequest(const std::string& method, nlohmann::json params,
+                       ResponseCallback done) ABSL_LOCKS_EXCLUDED(mu_);
+  void PublishTaskStatus(const TaskFollow& follow,
+                         std::vector<std::string> input_keys);
+  std::vector<TaskFollow> TakeAllTasks() ABSL_LOCKS_EXCLUDED(mu_);
   void OnInitializeResult(absl::StatusOr<std::string> response);
   // CONNECTING → CONNECTED: stops the connect timer and sends what waited.
   void MarkConnected() ABSL_LOCKS_EXCLUDED(mu_);
@@ -425,6 +467,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // The requests sent and not answered yet (set by Create(); its timeout
   // handler holds a weak pointer to the session).
   std::unique_ptr<InflightRequests> inflight_;
+  // The era recorded with each message: "legacy", "modern", or "" until
+  // known (era_ itself is under mu_, which MakeEnvelope may not take).
+  std::atomic<const char*> era_name_{""};
 
   mutable absl::Mutex mu_;
   v1::ConnectionState state_ ABSL_GUARDED_BY(mu_) = v1::DISCONNECTED;
@@ -454,6 +499,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   uint64_t next_input_call_ ABSL_GUARDED_BY(mu_) = 1;
   // Modern era: the subscriptions/listen streams.
   ListenState listen_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, TaskFollow> tasks_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_task_ ABSL_GUARDED_BY(mu_) = 1;
   // Server requests given to the owner and not answered yet, and those
   // answered lately. Each one waiting for a person pauses inflight_ once.
   ServerRequests server_requests_ ABSL_GUARDED_BY(mu_);

@@ -32,6 +32,8 @@ v1::EventKind KindOf(const v1::Event& event) {
       return v1::EVENT_KIND_PROGRESS;
     case v1::Event::kOauth:
       return v1::EVENT_KIND_OAUTH;
+    case v1::Event::kTask:
+      return v1::EVENT_KIND_TASK;
     default:
       return v1::EVENT_KIND_UNSPECIFIED;
   }
@@ -59,6 +61,8 @@ const std::string* ServerOf(const v1::Event& event) {
       return &event.progress().server_id();
     case v1::Event::kOauth:
       return &event.oauth().server_id();
+    case v1::Event::kTask:
+      return &event.task().server_id();
     default:
       return nullptr;
   }

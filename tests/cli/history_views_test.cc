@@ -77,6 +77,20 @@ TEST(HistoryTableTest, Columns) {
       "                                      pending   8\n");
 }
 
+TEST(HistoryTableTest, EraColumnWhenEntriesKnowTheirEra) {
+  v1::QueryHistoryResponse response = History();
+  response.mutable_entries(0)->set_era("modern");
+  response.mutable_entries(0)->set_input_round(2);
+  response.mutable_entries(1)->set_era("legacy");
+  const std::string table =
+      HistoryTable(response, Names(), Times(), /*symbols=*/false).Render({});
+  EXPECT_NE(table.find("   ID    ERA\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("   7     modern round 2\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("   \"a\"   legacy\n"), std::string::npos) << table;
+  EXPECT_EQ(EraText("modern", 0), "modern");
+  EXPECT_EQ(EraText("", 1), "round 1");
+}
+
 TEST(HistoryTableTest, SymbolsOnAColorTerminal) {
   const std::string table =
       HistoryTable(History(), Names(), Times(), /*symbols=*/true).Render({});

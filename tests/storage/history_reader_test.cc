@@ -579,6 +579,53 @@ TEST_F(HistoryReaderTest, KeepsWhatInterceptDidWithAMessage) {
   EXPECT_EQ(response.messages(0).original_raw(), "");
 }
 
+TEST_F(HistoryReaderTest, RoundsOfARequestShareTheirFirstRound) {
+  ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, {}));
+  MessageRecord first;
+  first.id = writer->NextMessageId();
+  first.ts_ms = 9000;
+  first.server_id = "srv-r";
+  first.kind = "request";
+  first.method = "tools/call";
+  first.raw = R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})";
+  first.era = "modern";
+  first.input_round = 0;
+  writer->Append(first);
+  MessageRecord retry = first;
+  retry.id = writer->NextMessageId();
+  retry.ts_ms = 9001;
+  retry.input_round = 1;
+  retry.first_round_id = first.id;
+  writer->Append(retry);
+  MessageRecord old = first;  // as recorded before schema version 9
+  old.id = writer->NextMessageId();
+  old.ts_ms = 9002;
+  old.era.clear();
+  old.input_round.reset();
+  writer->Append(old);
+  ASSERT_OK(writer->Flush());
+  v1::ListMessagesRequest list;
+  list.set_server_id("srv-r");
+  v1::ListMessagesResponse messages = Messages(list);
+  ASSERT_EQ(messages.messages_size(), 3);
+  EXPECT_EQ(messages.messages(1).era(), "modern");
+  EXPECT_EQ(messages.messages(1).input_round(), 1u);
+  EXPECT_EQ(messages.messages(1).first_round_id(), first.id);
+  EXPECT_FALSE(messages.messages(0).has_input_round());
+  v1::QueryHistoryRequest query;
+  query.set_server_id("srv-r");
+  ASSERT_OK_AND_ASSIGN(v1::QueryHistoryResponse history,
+                       reader_->QueryHistory(query));
+  ASSERT_EQ(history.entries_size(), 3);  // newest first
+  EXPECT_EQ(history.entries(0).era(), "");
+  EXPECT_EQ(history.entries(0).first_round_id(), old.id);
+  EXPECT_EQ(history.entries(1).era(), "modern");
+  EXPECT_EQ(history.entries(1).input_round(), 1u);
+  EXPECT_EQ(history.entries(1).first_round_id(), first.id);
+  EXPECT_EQ(history.entries(2).input_round(), 0u);
+  EXPECT_EQ(history.entries(2).first_round_id(), first.id);
+}
+
 TEST_F(HistoryReaderTest, NewestFirstByTimestampThenId) {
   HistoryWriterOptions options;
   ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));

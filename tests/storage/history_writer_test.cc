@@ -165,6 +165,9 @@ TEST_F(HistoryWriterTest, WritesEveryMessageColumn) {
   response.error_code = "-32601";
   response.modified = true;
   response.original_raw = R"({"jsonrpc":"2.0","id":"abc","result":{}})";
+  response.era = "modern";
+  response.input_round = 2;
+  response.first_round_id = 77;
   const int64_t request_id = request.id;
   const int64_t response_id = response.id;
   writer->Append(request);
@@ -176,7 +179,8 @@ TEST_F(HistoryWriterTest, WritesEveryMessageColumn) {
       db_->Prepare("SELECT id, ts, server_id, session_id, direction, kind,"
                    " jsonrpc_id, method, target, raw, raw_size, truncated,"
                    " correlated_id, duration_ms, success, error_code,"
-                   " modified, original_raw FROM messages ORDER BY id"));
+                   " modified, original_raw, era, input_round,"
+                   " first_round_id FROM messages ORDER BY id"));
   ASSERT_OK_AND_ASSIGN(bool has_row, row.Step());
   ASSERT_TRUE(has_row);
   EXPECT_EQ(row.ColumnInt64(0), request_id);
@@ -197,6 +201,9 @@ TEST_F(HistoryWriterTest, WritesEveryMessageColumn) {
   EXPECT_TRUE(row.ColumnIsNull(15));
   EXPECT_EQ(row.ColumnInt64(16), 0);
   EXPECT_TRUE(row.ColumnIsNull(17));
+  EXPECT_TRUE(row.ColumnIsNull(18));
+  EXPECT_TRUE(row.ColumnIsNull(19));
+  EXPECT_TRUE(row.ColumnIsNull(20));
 
   ASSERT_OK_AND_ASSIGN(has_row, row.Step());
   ASSERT_TRUE(has_row);
@@ -212,6 +219,9 @@ TEST_F(HistoryWriterTest, WritesEveryMessageColumn) {
   EXPECT_EQ(row.ColumnText(15), "-32601");
   EXPECT_EQ(row.ColumnInt64(16), 1);
   EXPECT_EQ(row.ColumnText(17), response.original_raw);
+  EXPECT_EQ(row.ColumnText(18), "modern");
+  EXPECT_EQ(row.ColumnInt64(19), 2);
+  EXPECT_EQ(row.ColumnInt64(20), 77);
   ASSERT_OK_AND_ASSIGN(has_row, row.Step());
   EXPECT_FALSE(has_row);
 

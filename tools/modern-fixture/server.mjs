@@ -34,6 +34,18 @@
 //                      and sends notifications/resources/updated for it
 //
 // Resources: fixture://config ("version N"), subscribable.
+//
+// Tasks (the io.modelcontextprotocol/tasks extension; only for a client
+// that declares it in its per-request capabilities; for others the tool
+// fails with "Missing required client capability"):
+//   slow_job {steps}   a task that reports "step i of N" for N polls, then
+//                      completes with "job done after N steps"
+//   approve_job {action}
+//                      a task that asks (input_required, key "approve")
+//                      for a confirmation, then completes with "approved
+//                      ACTION for NAME" or "rejected ACTION"
+//   endless_job        a task that works until it is cancelled (tasks/cancel)
+// Each task suggests pollIntervalMs 50 and moves one step per tasks/get.
 
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -82,9 +94,129 @@ function registerExtraTool(server, n) {
   }, async () => ({ content: [{ type: 'text', text: `extra ${n}` }] }));
 }
 
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+// Tasks live in the process, not in a server instance: over HTTP every
+// request gets a fresh McpServer.
+const tasks = new Map();
+let nextTask = 1;
+
+function declaresTasks(ctx) {
+  const key = 'io.modelcontextprotocol/clientCapabilities';
+  const capabilities = ctx.mcpReq.envelope?.[key] ?? ctx.mcpReq._meta?.[key] ?? {};
+  return Boolean(capabilities.extensions?.[TASKS_EXTENSION]);
+}
+
+function createTask(ctx, kind, fields) {
+  if (!declaresTasks(ctx)) {
+    throw new sdk.ProtocolError(-32021, 'Missing required client capability',
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+  }
+  const now = new Date().toISOString();
+  const task = {
+    taskId: `task-${process.pid}-${nextTask++}`, status: 'working',
+    statusMessage: 'started', createdAt: now, lastUpdatedAt: now,
+    ttlMs: 600000, pollIntervalMs: 50, kind, polls: 0, ...fields,
+  };
+  tasks.set(task.taskId, task);
+  return { resultType: 'task', ...publicTask(task) };
+}
+
+function publicTask(task) {
+  const out = {
+    taskId: task.taskId, status: task.status, createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+  };
+  if (task.statusMessage !== undefined) out.statusMessage = task.statusMessage;
+  if (task.status === 'input_required') out.inputRequests = task.inputRequests;
+  if (task.status === 'completed') out.result = task.result;
+  if (task.status === 'failed') out.error = task.error;
+  return out;
+}
+
+function setStatus(task, status, message) {
+  task.status = status;
+  task.statusMessage = message;
+  task.lastUpdatedAt = new Date().toISOString();
+}
+
+function complete(task, text) {
+  task.result = { content: [{ type: 'text', text }] };
+  setStatus(task, 'completed', text);
+}
+
+// One step of a task's work, taken on each tasks/get.
+function advance(task) {
+  if (['completed', 'failed', 'cancelled', 'input_required'].includes(task.status)) return;
+  task.polls += 1;
+  if (task.kind === 'slow') {
+    if (task.polls > task.steps) complete(task, `job done after ${task.steps} steps`);
+    else setStatus(task, 'working', `step ${task.polls} of ${task.steps}`);
+  } else if (task.kind === 'approve') {
+    if (task.answer === undefined) {
+      task.inputRequests = {
+        approve: inputRequired.elicit({
+          message: `Approve ${task.action}?`,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              name: { type: 'string', description: 'Who approves', default: 'nobody' },
+              ok: { type: 'boolean', description: 'Approve?', default: true },
+            },
+            required: ['name'],
+          },
+        }),
+      };
+      setStatus(task, 'input_required', `waiting for approval of ${task.action}`);
+    } else if (task.answer.action !== 'accept' || task.answer.content?.ok === false) {
+      complete(task, `rejected ${task.action}`);
+    } else {
+      complete(task, `approved ${task.action} for ${task.answer.content?.name}`);
+    }
+  } else {
+    setStatus(task, 'working', `still working (poll ${task.polls})`);
+  }
+}
+
+function knownTask(taskId) {
+  const task = tasks.get(taskId);
+  if (task === undefined) throw new sdk.ProtocolError(-32602, `unknown task ${taskId}`);
+  return task;
+}
+
+function addTaskMethods(server) {
+  const params = z.object({ taskId: z.string() }).passthrough();
+  server.server.setRequestHandler('tasks/get', { params }, async ({ taskId }) => {
+    const task = knownTask(taskId);
+    advance(task);
+    return publicTask(task);
+  });
+  server.server.setRequestHandler('tasks/update', { params }, async ({ taskId }, ctx) => {
+    const task = knownTask(taskId);
+    // The SDK lifts inputResponses out of the params, as for MRTR retries.
+    const answer = inputResponse(ctx.mcpReq.inputResponses, 'approve');
+    if (task.status === 'input_required' && answer.kind === 'elicit') {
+      task.answer = answer;
+      delete task.inputRequests;
+      setStatus(task, 'working', 'input received');
+    }
+    return {};
+  });
+  server.server.setRequestHandler('tasks/cancel', { params }, async ({ taskId }) => {
+    const task = knownTask(taskId);
+    if (!['completed', 'failed', 'cancelled'].includes(task.status)) {
+      delete task.inputRequests;
+      setStatus(task, 'cancelled', 'cancelled by the client');
+    }
+    return {};
+  });
+}
+
 function createServer() {
   const options = { capabilities: { tools: { listChanged: true },
-    resources: { subscribe: true, listChanged: true } } };
+    resources: { subscribe: true, listChanged: true },
+    extensions: { [TASKS_EXTENSION]: {} } } };
   if (ttlMs !== undefined) {
     options.cacheHints = {
       'tools/list': { ttlMs, cacheScope: 'public' },
@@ -192,6 +324,22 @@ function createServer() {
     return { content: [{ type: 'text', text: 'state intact' }] };
   });
 
+  server.registerTool('slow_job', {
+    description: 'A task that takes STEPS polls to finish',
+    inputSchema: z.object({ steps: z.number().int().min(0).max(100) }),
+  }, async ({ steps }, ctx) => createTask(ctx, 'slow', { steps }));
+
+  server.registerTool('approve_job', {
+    description: 'A task that asks for approval of ACTION (input_required)',
+    inputSchema: z.object({ action: z.string() }),
+  }, async ({ action }, ctx) => createTask(ctx, 'approve', { action }));
+
+  server.registerTool('endless_job', {
+    description: 'A task that works until it is cancelled',
+    inputSchema: z.object({}),
+  }, async (_args, ctx) => createTask(ctx, 'endless', {}));
+
+  addTaskMethods(server);
   return server;
 }
 

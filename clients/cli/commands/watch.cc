@@ -125,12 +125,12 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       ->add_option("--kind", flags->kinds,
                    "Only these events (repeatable): message, state, log, "
                    "pending, held, list-changed, config, resource-updated, "
-                   "progress, oauth")
+                   "progress, oauth, task")
       ->allow_extra_args(false)
       ->check(CLI::IsMember({"message", "messages", "state", "log", "logs",
                              "pending", "held", "list-changed", "list_changed",
                              "config", "resource-updated", "resource_updated",
-                             "progress", "oauth"}))
+                             "progress", "oauth", "task"}))
       ->type_name("KIND");
   watch
       ->add_option("--backlog", flags->backlog,

@@ -39,7 +39,9 @@ TEST(ModernProtocolTest, MetaCarriesVersionCapabilitiesAndClientInfo) {
   json meta = ModernRequestMeta(features, kModernProtocolVersion, "debug");
   EXPECT_EQ(meta[kMetaVersion], "2026-07-28");
   EXPECT_EQ(meta["io.modelcontextprotocol/clientCapabilities"],
-            json({{"elicitation", {{"form", json::object()}}}}));
+            json({{"elicitation", {{"form", json::object()}}},
+                  {"extensions",
+                   {{"io.modelcontextprotocol/tasks", json::object()}}}}));
   EXPECT_EQ(meta["io.modelcontextprotocol/clientInfo"]["name"], "inspectord");
   EXPECT_EQ(meta["io.modelcontextprotocol/logLevel"], "debug");
 }
