@@ -180,12 +180,17 @@ class TaskSessionTest : public ::testing::Test {
                               {"extensions",
                                {{"io.modelcontextprotocol/tasks",
                                  json::object()}}}}}});
-    absl::MutexLock lock(&mu_);
-    auto connected = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !states_.empty() && states_.back() == v1::CONNECTED;
-    };
-    ASSERT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&connected),
-                                     absl::Seconds(10)));
+    {
+      absl::MutexLock lock(&mu_);
+      auto connected = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !states_.empty() && states_.back() == v1::CONNECTED;
+      };
+      ASSERT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&connected),
+                                       absl::Seconds(10)));
+    }
+    // The change notifications' stream opens first; it stays unanswered.
+    json listen = json::parse(wire_->NextSent());
+    ASSERT_EQ(listen["method"], "subscriptions/listen");
   }
 
   void TearDown() override { session_->Close(); }
