@@ -352,34 +352,47 @@ TEST_F(DaemonTest, HugeIdIsNotFoundWithABoundedMessage) {
 
 // A proto3 string holding invalid UTF-8 cannot be decoded: the caller is
 // told its input is invalid, and the daemon logs no protobuf errors.
-TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
-  v1::ImportServersRequest request;
-  request.set_content(R"({"mcpServers": {"a": {"command": "x"}}})");
+// Sends `request`, serialized with the byte after the first `marker` made
+// 0xff (invalid UTF-8 in a string field), to `method`; returns the status.
+grpc::Status CallWithInvalidUtf8(const std::shared_ptr<grpc::Channel>& channel,
+                                 grpc::ClientContext* context,
+                                 const std::string& method,
+                                 const google::protobuf::Message& request,
+                                 const std::string& marker) {
   std::string bytes = request.SerializeAsString();
-  size_t at = bytes.find("\"a\"");
-  ASSERT_NE(at, std::string::npos);
+  size_t at = bytes.find(marker);
+  EXPECT_NE(at, std::string::npos);
+  if (at == std::string::npos) return grpc::Status::CANCELLED;
   bytes[at + 1] = '\xff';
   grpc::Slice slice(bytes);
   grpc::ByteBuffer buffer(&slice, 1);
-  grpc::GenericStub stub(channel_);
-  auto context = Context();
+  grpc::GenericStub stub(channel);
   grpc::CompletionQueue cq;
-  auto call = stub.PrepareUnaryCall(
-      context.get(), "/inspector.v1.ConfigService/ImportServers", buffer, &cq);
+  auto call = stub.PrepareUnaryCall(context, method, buffer, &cq);
   call->StartCall();
   grpc::ByteBuffer reply;
   grpc::Status status;
   call->Finish(&reply, &status, reinterpret_cast<void*>(1));
   void* tag;
   bool ok;
-  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_TRUE(cq.Next(&tag, &ok));
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
+}
+
+TEST_F(DaemonTest, InvalidUtf8InAStringFieldIsAnInvalidRequest) {
+  v1::ImportServersRequest request;
+  request.set_content(R"({"mcpServers": {"a": {"command": "x"}}})");
+  auto context = Context();
+  grpc::Status status = CallWithInvalidUtf8(
+      channel_, context.get(), "/inspector.v1.ConfigService/ImportServers",
+      request, "\"a\"");
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
       << status.error_message();
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "INVALID_REQUEST");
   EXPECT_THAT(status.error_message(), HasSubstr("UTF-8"));
-  cq.Shutdown();
-  while (cq.Next(&tag, &ok)) {
-  }
   // Nothing was imported, and stderr has no libprotobuf lines.
   EXPECT_TRUE(List().empty());
   EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
@@ -390,32 +403,14 @@ TEST_F(DaemonTest, InvalidUtf8InAForwardIsAnInvalidRequest) {
   v1::ForwardRequest request;
   request.set_server_id("abc");
   request.mutable_body()->set_data(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
-  std::string bytes = request.SerializeAsString();
-  size_t at = bytes.find("abc");
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 1] = '\xff';
-  grpc::Slice slice(bytes);
-  grpc::ByteBuffer buffer(&slice, 1);
-  grpc::GenericStub stub(channel_);
   auto context = Context();
-  grpc::CompletionQueue cq;
-  auto call = stub.PrepareUnaryCall(
-      context.get(), "/inspector.v1.McpService/Forward", buffer, &cq);
-  call->StartCall();
-  grpc::ByteBuffer reply;
-  grpc::Status status;
-  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
-  void* tag;
-  bool ok;
-  ASSERT_TRUE(cq.Next(&tag, &ok));
+  grpc::Status status = CallWithInvalidUtf8(
+      channel_, context.get(), "/inspector.v1.McpService/Forward", request,
+      "abc");
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
       << status.error_message();
   EXPECT_EQ(ErrorReason(FromGrpcStatus(status)), "INVALID_REQUEST");
   EXPECT_THAT(status.error_message(), HasSubstr("UTF-8"));
-  cq.Shutdown();
-  while (cq.Next(&tag, &ok)) {
-  }
-  // The daemon still serves Forward afterwards.
   EXPECT_THAT(daemon_->Stderr(), ::testing::Not(HasSubstr("libprotobuf")));
 }
 

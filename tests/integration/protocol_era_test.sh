@@ -33,12 +33,8 @@ readonly HERE="$(cd "$(dirname "$0")" && pwd)"
 readonly ROOT="$(cd "$HERE/../.." && pwd)"
 CASE="${1:?usage: $SCRIPT CASE}"
 STEP_TIMEOUT=30
-
-die() {
-  echo "$SCRIPT [$CASE]: FAIL: $*" >&2
-  exit 1
-}
-note() { echo "$SCRIPT [$CASE]: $*" >&2; }
+# die, note, ctl, wait_for_file, wait_for_line
+. "$HERE/e2e_helpers.sh"
 
 for v in INSPECTORD INSPECTORCTL NODE22 NODE_MODULES; do
   [ -n "${!v:-}" ] || die "\$$v is not set (CTest sets it)"
@@ -71,8 +67,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ctl() { "$INSPECTORCTL" --no-color --timeout "$STEP_TIMEOUT" "$@"; }
-
 json_get() {
   python3 -c '
 import json, sys
@@ -81,14 +75,6 @@ for key in sys.argv[1].split("."):
     value = value.get(key) if isinstance(value, dict) else None
 print("" if value is None else (value if isinstance(value, str) else json.dumps(value)))
 ' "$1"
-}
-
-wait_for_file() {
-  local file="$1" what="$2" deadline=$((SECONDS + STEP_TIMEOUT))
-  until [ -s "$file" ]; do
-    [ "$SECONDS" -lt "$deadline" ] || die "$what did not start within ${STEP_TIMEOUT} s"
-    sleep 0.05
-  done
 }
 
 start_daemon() {

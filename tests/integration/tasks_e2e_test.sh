@@ -22,12 +22,8 @@ readonly HERE="$(cd "$(dirname "$0")" && pwd)"
 readonly ROOT="$(cd "$HERE/../.." && pwd)"
 CASE="${1:?usage: $SCRIPT stdio|http}"
 STEP_TIMEOUT=30
-
-die() {
-  echo "$SCRIPT [$CASE]: FAIL: $*" >&2
-  exit 1
-}
-note() { echo "$SCRIPT [$CASE]: $*" >&2; }
+# die, note, ctl, wait_for_file, wait_for_line
+. "$HERE/e2e_helpers.sh"
 
 for v in INSPECTORD INSPECTORCTL NODE22; do
   [ -n "${!v:-}" ] || die "\$$v is not set (CTest sets it)"
@@ -60,25 +56,6 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-
-ctl() { "$INSPECTORCTL" --no-color --timeout "$STEP_TIMEOUT" "$@"; }
-
-wait_for_file() {
-  local file="$1" what="$2" deadline=$((SECONDS + STEP_TIMEOUT))
-  until [ -s "$file" ]; do
-    [ "$SECONDS" -lt "$deadline" ] || die "$what did not start within ${STEP_TIMEOUT} s"
-    sleep 0.05
-  done
-}
-
-# Waits until `grep -Eq PATTERN FILE` holds.
-wait_for_line() {
-  local file="$1" pattern="$2" deadline=$((SECONDS + STEP_TIMEOUT))
-  until grep -Eq -- "$pattern" "$file" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || die "no /$pattern/ in $(basename "$file"): $(cat "$file")"
-    sleep 0.05
-  done
-}
 
 "$INSPECTORD" --listen 127.0.0.1:0 --db "$WORK/inspector.db" \
   --token-file "$WORK/token" --ready-file "$WORK/address" \
@@ -161,13 +138,24 @@ out="$(cat "$WORK/call.out")"
 [ "$out" = "approved deploy for ada" ] || die "approve_job printed '$out'"
 grep -q '"inputKeys": \?\["approve"\]' "$WORK/watch.ndjson" ||
   die "the input_required event does not name its input request: $(cat "$WORK/watch.ndjson")"
-updates="$(ctl -o json history --server fixture --method tasks/update | python3 -c '
+# History is committed within ~50 ms of the answer: wait for the row.
+updates_of() {
+  ctl -o json history --server fixture --method tasks/update | python3 -c '
 import json, sys
-print(len(json.load(sys.stdin).get("entries", [])))')"
+entries = json.load(sys.stdin).get("entries", [])
+print(len(entries), " ".join(e.get("target", "") for e in entries))'
+}
+deadline=$((SECONDS + STEP_TIMEOUT))
+until [ "$(updates_of | cut -d" " -f1)" -ge 1 ]; do
+  [ "$SECONDS" -lt "$deadline" ] || die "no tasks/update request in history"
+  sleep 0.05
+done
+read -r updates targets <<<"$(updates_of)"
 [ "$updates" -eq 1 ] || die "$updates tasks/update requests in history, expected 1"
-ctl history --server fixture --method tasks/update | grep -q 'task-' ||
-  die "the tasks/update in history does not name its task"
-
+case "$targets" in
+  task-*) ;;
+  *) die "the tasks/update in history does not name its task: '$targets'" ;;
+esac
 
 # A task that never ends: the call is cancelled by its queue entry.
 ctl call fixture endless_job >"$WORK/call.out" 2>&1 &
