@@ -232,6 +232,16 @@ std::vector<std::string> SessionFiles(const std::string& dir) {
 TEST_F(TuiE2eTest, ReplayARequestAndExportItsSession) {
   ASSERT_EQ(Ctl({"call", "fixture", "echo", "message=first-call"}).exit_code,
             0);
+  // The TUI's backlog is read from history, which commits up to ~50 ms
+  // after the answer: wait for the call's row first.
+  bool recorded = false;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       !recorded && std::chrono::steady_clock::now() < deadline;) {
+    recorded = Ctl({"history", "--method", "tools/call"}).out.find("echo") !=
+               std::string::npos;
+    if (!recorded) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(recorded);
   Tmux tmux(dir_.File("tmux.sock"));
   ASSERT_TRUE(tmux.Start(TuiCommand("true")));
   ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
