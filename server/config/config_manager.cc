@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/config/export_secrets.h"
 #include "server/config/formats.h"
 #include "server/config/validation.h"
 
@@ -133,6 +134,8 @@ absl::StatusOr<v1::ImportServersResponse> ConfigManager::Import(
             response.add_skipped(server.name());
             continue;
           case v1::CONFLICT_POLICY_REPLACE: {
+            // A file exported here has no secrets: keep the stored ones.
+            KeepOmittedSecrets(*existing, &server);
             server.set_id(existing->id());
             *server.mutable_created_at() = existing->created_at();
             *server.mutable_updated_at() = now;
@@ -276,10 +279,25 @@ absl::StatusOr<v1::ExportServersResponse> ConfigManager::Export(
   v1::ConfigFormat format = request.format() == v1::CONFIG_FORMAT_AUTO
                                 ? v1::CONFIG_FORMAT_INSPECTOR
                                 : request.format();
+  // No secret leaves the daemon in an export (export_secrets.h).
+  std::vector<std::string> omitted;
+  for (v1::ServerConfig& server : servers) {
+    for (std::string& path : OmitSecretsForExport(&server)) {
+      omitted.push_back(std::move(path));
+    }
+  }
+  google::protobuf::Struct file_extra;
+  if (!omitted.empty() && format == v1::CONFIG_FORMAT_INSPECTOR) {
+    auto* list = (*file_extra.mutable_fields())["omittedSecrets"]
+                     .mutable_list_value();
+    for (const std::string& path : omitted) {
+      list->add_values()->set_string_value(path);
+    }
+  }
   v1::ExportServersResponse response;
   response.set_format(format);
   ASSIGN_OR_RETURN(*response.mutable_content(),
-                   SerializeConfigFile(servers, format));
+                   SerializeConfigFile(servers, format, file_extra));
   return response;
 }
 

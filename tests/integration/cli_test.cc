@@ -175,6 +175,43 @@ TEST_F(CliTest, InspectorFormatCarriesEverythingToAnotherDaemon) {
   EXPECT_EQ(json::parse(from_other.out), original);
 }
 
+// An export never carries an OAuth client secret (nor any oauth setting
+// named like one); importing the export over the same server keeps the
+// stored secret instead of losing it or storing a stand-in.
+TEST_F(CliTest, ExportOmitsOAuthSecretsAndAReplacingImportKeepsThem) {
+  testing::WriteFile(dir_.File("protected.json"), R"({
+    "version": "2.0",
+    "servers": [{
+      "name": "protected", "transport": "streamableHttp",
+      "url": "https://mcp.example.com/mcp",
+      "oauth": {"clientId": "client-1", "clientSecret": "cs-7f3a9e1d",
+                "tokenEndpointAuthMethod": "client_secret_post"}
+    }]
+  })");
+  ASSERT_EQ(Ctl({"servers", "import", dir_.File("protected.json")}).exit_code,
+            0);
+  ProcessResult exported = Ctl({"servers", "export"});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_THAT(exported.out, ::testing::Not(HasSubstr("cs-7f3a9e1d")));
+  json file = json::parse(exported.out, nullptr, false);
+  ASSERT_FALSE(file.is_discarded()) << exported.out;
+  EXPECT_EQ(file["omittedSecrets"], json::array({"protected.oauth.clientSecret"}));
+  EXPECT_EQ(file["servers"][0]["oauth"],
+            json({{"clientId", "client-1"},
+                  {"tokenEndpointAuthMethod", "client_secret_post"}}));
+  ASSERT_EQ(Ctl({"servers", "export", "--out", dir_.File("out.json")}).exit_code,
+            0);
+  EXPECT_THAT(testing::ReadFile(dir_.File("out.json")),
+              ::testing::Not(HasSubstr("cs-7f3a9e1d")));
+
+  ProcessResult again = Ctl({"servers", "import", dir_.File("out.json"),
+                             "--on-conflict", "replace"});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  json stored = CtlJson({"servers", "get", "protected"});
+  EXPECT_EQ(stored["oauth"].value("clientSecret", ""), "cs-7f3a9e1d")
+      << stored.dump();
+}
+
 TEST_F(CliTest, ExitCodesSayWhatWentWrong) {
   ASSERT_EQ(Ctl({"servers", "add", "one", "--", "echo"}).exit_code, 0);
 
