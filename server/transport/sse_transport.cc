@@ -48,12 +48,33 @@ void SseTransport::SetEndpoint(std::string endpoint) {
 
 // --- The event stream --------------------------------------------------------
 
+std::string SseTransport::CurrentAuthorization() const {
+  for (auto& header : ConfiguredHeaders()) {
+    if (absl::AsciiStrToLower(header.first) == "authorization") {
+      return header.second;
+    }
+  }
+  return "";
+}
+
 void SseTransport::ConnectStream() {
   HttpHeaders headers = {{"Cache-Control", "no-cache"}};
-  for (auto& header : ConfiguredHeaders()) headers.push_back(header);
+  stream_authorization_.clear();
+  stream_unauthorized_ = false;
+  for (auto& header : ConfiguredHeaders()) {
+    if (absl::AsciiStrToLower(header.first) == "authorization") {
+      stream_authorization_ = header.second;
+    }
+    headers.push_back(header);
+  }
   HttpHandlers handlers;
   handlers.on_head = [this](const HttpResponseHead& head) {
     if (ending()) return false;
+    if (head.status == 401 && !stream_authorization_.empty()) {
+      // OnStreamDone refreshes and reconnects with the new token.
+      stream_unauthorized_ = true;
+      stream_401_head_ = head;
+    }
     return AcceptEventStream(head, "SSE GET", &stream_);
   };
   handlers.on_body = [this](std::string_view chunk) {
@@ -151,6 +172,20 @@ void SseTransport::OnStreamDone(absl::Status status) {
     loop()->CancelTimer(endpoint_timer_);
     endpoint_timer_ = 0;
   }
+  if (stream_unauthorized_) NoteAuthChallenge(stream_401_head_);
+  if (stream_unauthorized_ && !stream_retried_after_401_) {
+    std::string now = CurrentAuthorization();
+    if (!now.empty() && now != stream_authorization_) {
+      // A 401 to the GET with a token that was refreshed since: connect
+      // again at once with the new one (not counted as a failure).
+      Log("SSE GET answered 401; connecting again with the refreshed "
+          "authorization");
+      stream_retried_after_401_ = true;
+      ConnectStream();
+      return;
+    }
+  }
+  stream_retried_after_401_ = false;
   absl::Status failure = stream_.failure;
   if (failure.ok()) failure = status;
   if (failure.ok()) {
@@ -191,10 +226,11 @@ void SseTransport::StreamLost(const std::string& reason) {
 
 // --- POSTs -------------------------------------------------------------------
 
-void SseTransport::SendPost(std::string message) {
+void SseTransport::SendPost(std::string message, bool retried_after_401) {
   uint64_t id = next_post_id_++;
   PendingPost& post = posts_[id];
   post.message = std::move(message);
+  post.retried_after_401 = retried_after_401;
 
   HttpRequest request;
   request.method = "POST";
@@ -202,7 +238,12 @@ void SseTransport::SendPost(std::string message) {
   request.connect_timeout = options().connect_timeout;
   request.body = post.message;
   request.headers.emplace_back("Content-Type", "application/json");
-  for (auto& header : ConfiguredHeaders()) request.headers.push_back(header);
+  for (auto& header : ConfiguredHeaders()) {
+    if (absl::AsciiStrToLower(header.first) == "authorization") {
+      post.sent_authorization = header.second;
+    }
+    request.headers.push_back(header);
+  }
 
   HttpHandlers handlers;
   handlers.on_head = [this, id](const HttpResponseHead& head) {
@@ -228,6 +269,21 @@ void SseTransport::SendPost(std::string message) {
     if (ending()) return;
     if (p.error) {
       NoteAuthChallenge(p.head);
+      // A 401 to a POST with a token: the challenge observer refreshed it
+      // (OAuth); with a new token the POST is sent once more, to the
+      // current endpoint (or when the stream has one again).
+      if (p.head.status == 401 && !p.retried_after_401 &&
+          !p.sent_authorization.empty()) {
+        std::string now = CurrentAuthorization();
+        if (!now.empty() && now != p.sent_authorization) {
+          if (endpoint_.empty()) {
+            waiting_.push_back(std::move(p.message));
+          } else {
+            SendPost(std::move(p.message), /*retried_after_401=*/true);
+          }
+          return;
+        }
+      }
       SendFailed(p.message, http_internal::HttpStatusError("the server (POST)",
                                                            p.head, p.body));
     } else if (!status.ok()) {

@@ -12,7 +12,12 @@
 // later `endpoint` event on the same origin replaces the endpoint.
 //
 // Send() POSTs with Content-Type: application/json and the configured
-// headers. A 2xx answer is success (its body is ignored). Otherwise
+// headers. A 2xx answer is success (its body is ignored). A 401 to a POST
+// that carried an Authorization is passed to on_auth_challenge (which
+// refreshes OAuth tokens); when the Authorization has changed since, the
+// POST is sent once more with it. A 401 to the GET stream does the same:
+// the stream reconnects at once with the new Authorization (once per 401).
+// Otherwise
 // on_send_failed gets TRANSPORT_ERROR (details httpStatus, body snippet,
 // wwwAuthenticate) or the network error (CONNECTION_REFUSED,
 // CONNECTION_TIMEOUT, TRANSPORT_ERROR). Messages sent while the stream is
@@ -94,6 +99,9 @@ class SseTransport final : public HttpStreamTransport {
   struct PendingPost {
     uint64_t transfer = 0;
     std::string message;
+    // The Authorization it carried, and whether it is the resend after a 401.
+    std::string sent_authorization;
+    bool retried_after_401 = false;
     http_internal::HttpResponseHead head;
     std::string body;  // error snippet
     bool error = false;
@@ -115,7 +123,9 @@ class SseTransport final : public HttpStreamTransport {
   void StreamLost(const std::string& reason);
   bool HandleEndpoint(const std::string& data);
   void SetEndpoint(std::string endpoint);
-  void SendPost(std::string message);
+  void SendPost(std::string message, bool retried_after_401 = false);
+  // The Authorization header the next request would carry ("" for none).
+  std::string CurrentAuthorization() const;
 
   mutable absl::Mutex endpoint_mu_;
   std::string endpoint_copy_ ABSL_GUARDED_BY(endpoint_mu_);
@@ -123,6 +133,12 @@ class SseTransport final : public HttpStreamTransport {
   // Worker thread only.
   std::string endpoint_;
   EventStream stream_;  // failures: reconnects without an endpoint
+  // The Authorization the current GET carried; whether that GET was the
+  // reconnect right after a 401 (not again), and whether it got a 401.
+  std::string stream_authorization_;
+  bool stream_retried_after_401_ = false;
+  bool stream_unauthorized_ = false;
+  http_internal::HttpResponseHead stream_401_head_;
   uint64_t endpoint_timer_ = 0;  // waiting for the endpoint event
   std::vector<std::string> waiting_;  // messages waiting for an endpoint
   uint64_t next_post_id_ = 1;

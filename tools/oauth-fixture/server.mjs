@@ -15,7 +15,8 @@
 // interaction step approves at once (user "alice") and grants exactly the
 // scopes asked for, so a client can follow the redirects without a person.
 //
-// The MCP server (/mcp, Streamable HTTP, stateless) accepts only access
+// The MCP server (/mcp, Streamable HTTP, stateless; /sse and /messages,
+// the legacy HTTP+SSE transport, a resource of its own at /sse) accepts only access
 // tokens of that authorization server issued for its own URL: without one it
 // answers 401 with `WWW-Authenticate: Bearer resource_metadata=...,
 // scope="mcp:read"`; its RFC 9728 metadata is at
@@ -33,6 +34,9 @@
 //   GET  /_fixture/big     a 2 MiB JSON document
 //   GET  /_fixture/stream  an event stream: one JSON event, then it stays
 //                          open
+//   POST /_fixture/drop-sse  ends every open legacy SSE stream (the client
+//                          reconnects); counters.sseStreams counts the SSE
+//                          streams opened
 // Exits 0 on SIGTERM/SIGINT and when stdin (a pipe) closes.
 
 import { createRequire } from 'node:module';
@@ -55,6 +59,7 @@ const { default: Provider, errors } = await import(
   path.join(nodeModules, 'oidc-provider', 'lib', 'index.js'));
 const { Server } = fixtureRequire('@modelcontextprotocol/sdk/server/index.js');
 const { StreamableHTTPServerTransport } = fixtureRequire('@modelcontextprotocol/sdk/server/streamableHttp.js');
+const { SSEServerTransport } = fixtureRequire('@modelcontextprotocol/sdk/server/sse.js');
 const { CallToolRequestSchema, ListToolsRequestSchema } = fixtureRequire('@modelcontextprotocol/sdk/types.js');
 
 let accessTtl = 3600;
@@ -86,12 +91,17 @@ const issuer = `http://127.0.0.1:${asPort}`;
 const mcpOrigin = `http://127.0.0.1:${mcpPort}`;
 const resourceUrl = `${mcpOrigin}/mcp`;
 const metadataUrl = `${mcpOrigin}/.well-known/oauth-protected-resource/mcp`;
+const sseUrl = `${mcpOrigin}/sse`;
+const sseMetadataUrl = `${mcpOrigin}/.well-known/oauth-protected-resource/sse`;
+// Open legacy SSE sessions by id.
+const sseSessions = new Map();
 
 // What the tests read back.
 const issued = { accessTokens: [], refreshTokens: [] };
 const counters = {
   registrations: 0, authorizationCodeGrants: 0, refreshTokenGrants: 0,
   revocations: 0, rejectedBearers: 0, insufficientScope: 0, toolCalls: 0,
+  sseStreams: 0,
 };
 
 const provider = new Provider(issuer, {
@@ -118,10 +128,12 @@ const provider = new Provider(issuer, {
       defaultResource: async (_ctx, _client, oneOf) => oneOf,
       useGrantedResource: async () => true,
       getResourceServerInfo: async (_ctx, resource) => {
-        if (resource !== resourceUrl) throw new errors.InvalidTarget(`unknown resource ${resource}`);
+        if (resource !== resourceUrl && resource !== sseUrl) {
+          throw new errors.InvalidTarget(`unknown resource ${resource}`);
+        }
         return {
           scope: `${READ_SCOPE} ${ADMIN_SCOPE}`,
-          audience: resourceUrl,
+          audience: resource,
           accessTokenTTL: accessTtl,
           accessTokenFormat: 'opaque',
         };
@@ -173,8 +185,8 @@ asServer.on('request', provider.callback());
 
 // --- the protected MCP server ----------------------------------------------
 
-function challenge(res, status, error, scope) {
-  const parts = [`resource_metadata="${metadataUrl}"`, `scope="${scope}"`];
+function challenge(res, status, error, scope, metadata = metadataUrl) {
+  const parts = [`resource_metadata="${metadata}"`, `scope="${scope}"`];
   if (error) parts.unshift(`error="${error}"`);
   res.writeHead(status, {
     'Content-Type': 'application/json',
@@ -184,14 +196,14 @@ function challenge(res, status, error, scope) {
 
 // The token's scopes when it is a live access token of our issuer for this
 // resource, else undefined.
-async function validBearer(req) {
+async function validBearer(req, resource = resourceUrl) {
   const header = req.headers.authorization ?? '';
   const match = /^Bearer (\S+)$/i.exec(header);
   if (!match) return undefined;
   const token = await provider.AccessToken.find(match[1]);
   if (!token || token.isExpired) return undefined;
   const audience = [].concat(token.aud ?? []);
-  if (!audience.includes(resourceUrl)) return undefined;
+  if (!audience.includes(resource)) return undefined;
   return new Set(String(token.scope ?? '').split(' ').filter(Boolean));
 }
 
@@ -256,6 +268,42 @@ async function handleMcp(req, res, url) {
     res.write(': hello\n\n');
     res.write(`event: message\ndata: ${JSON.stringify({ resource: resourceUrl, streamed: true })}\n\n`);
     return undefined;
+  }
+  if (url.pathname === '/.well-known/oauth-protected-resource/sse') {
+    return json(res, 200, {
+      resource: sseUrl,
+      authorization_servers: [issuer],
+      scopes_supported: [READ_SCOPE, ADMIN_SCOPE],
+      bearer_methods_supported: ['header'],
+    });
+  }
+  if (url.pathname === '/_fixture/drop-sse' && req.method === 'POST') {
+    const dropped = sseSessions.size;
+    for (const transport of sseSessions.values()) await transport.close();
+    sseSessions.clear();
+    return json(res, 200, { dropped });
+  }
+  if (url.pathname === '/sse' || url.pathname === '/messages') {
+    // The legacy HTTP+SSE transport: every request needs a token for /sse.
+    const sseScopes = await validBearer(req, sseUrl);
+    if (!sseScopes) {
+      if (req.headers.authorization) counters.rejectedBearers += 1;
+      return challenge(res, 401, req.headers.authorization ? 'invalid_token' : '',
+        READ_SCOPE, sseMetadataUrl);
+    }
+    if (url.pathname === '/sse' && req.method === 'GET') {
+      const transport = new SSEServerTransport('/messages', res);
+      sseSessions.set(transport.sessionId, transport);
+      counters.sseStreams += 1;
+      res.on('close', () => { sseSessions.delete(transport.sessionId); });
+      await newMcpServer(sseScopes).connect(transport);
+      return undefined;
+    }
+    const transport = sseSessions.get(url.searchParams.get('sessionId') ?? '');
+    if (url.pathname !== '/messages' || req.method !== 'POST' || !transport) {
+      return json(res, 404, { error: 'no such SSE session' });
+    }
+    return transport.handlePostMessage(req, res, JSON.parse(await readBody(req)));
   }
   if (url.pathname !== '/mcp') return json(res, 404, { error: 'not found' });
 
