@@ -119,4 +119,93 @@ absl::Status OAuthStore::DeleteTokens(const std::string& server_id) {
   return s.Run();
 }
 
+absl::Status OAuthStore::PutFlow(const OAuthFlowRow& row) {
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare(
+          "INSERT OR REPLACE INTO oauth_flows (id, server_id, state, "
+          "protocol_version, data_json, latest_error, created_at, updated_at, "
+          "oauth_state, code_verifier, client_secret, expires_at) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  RETURN_IF_ERROR(s.Bind(1, std::string_view(row.id)));
+  RETURN_IF_ERROR(BindText(s, 2, row.server_id));
+  RETURN_IF_ERROR(s.Bind(3, std::string_view(row.state)));
+  RETURN_IF_ERROR(BindText(s, 4, row.protocol_version));
+  RETURN_IF_ERROR(BindText(s, 5, row.data_json));
+  RETURN_IF_ERROR(BindText(s, 6, row.latest_error));
+  RETURN_IF_ERROR(s.Bind(7, Ms(row.created_at)));
+  RETURN_IF_ERROR(s.Bind(8, Ms(row.updated_at)));
+  RETURN_IF_ERROR(BindText(s, 9, row.oauth_state));
+  RETURN_IF_ERROR(BindText(s, 10, row.code_verifier));
+  RETURN_IF_ERROR(BindText(s, 11, row.client_secret));
+  if (row.expires_at) {
+    RETURN_IF_ERROR(s.Bind(12, Ms(*row.expires_at)));
+  } else {
+    RETURN_IF_ERROR(s.Bind(12, nullptr));
+  }
+  return s.Run();
+}
+
+absl::StatusOr<std::vector<OAuthFlowRow>> OAuthStore::ListFlows() {
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("SELECT id, server_id, state, protocol_version, data_json, "
+                   "latest_error, created_at, updated_at, oauth_state, "
+                   "code_verifier, client_secret, expires_at "
+                   "FROM oauth_flows ORDER BY created_at, id"));
+  std::vector<OAuthFlowRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, s.Step());
+    if (!more) break;
+    OAuthFlowRow row;
+    row.id = s.ColumnText(0);
+    row.server_id = s.ColumnText(1);
+    row.state = s.ColumnText(2);
+    row.protocol_version = s.ColumnText(3);
+    row.data_json = s.ColumnText(4);
+    row.latest_error = s.ColumnText(5);
+    row.created_at = absl::FromUnixMillis(s.ColumnInt64(6));
+    row.updated_at = absl::FromUnixMillis(s.ColumnInt64(7));
+    row.oauth_state = s.ColumnText(8);
+    row.code_verifier = s.ColumnText(9);
+    row.client_secret = s.ColumnText(10);
+    if (!s.ColumnIsNull(11)) {
+      row.expires_at = absl::FromUnixMillis(s.ColumnInt64(11));
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+absl::Status OAuthStore::DeleteFlow(const std::string& id) {
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("DELETE FROM oauth_flows WHERE id = ?"));
+  RETURN_IF_ERROR(s.Bind(1, std::string_view(id)));
+  return s.Run();
+}
+
+absl::Status OAuthStore::DeleteFlowsOfServer(const std::string& server_id,
+                                             const std::string& keep_id) {
+  ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("DELETE FROM oauth_flows WHERE server_id = ? AND id <> ?"));
+  RETURN_IF_ERROR(s.Bind(1, std::string_view(server_id)));
+  RETURN_IF_ERROR(s.Bind(2, std::string_view(keep_id)));
+  return s.Run();
+}
+
+absl::StatusOr<int> OAuthStore::DeleteExpiredFlows(absl::Time now) {
+  ASSIGN_OR_RETURN(
+      Statement count,
+      db_->Prepare("SELECT count(*) FROM oauth_flows WHERE expires_at < ?"));
+  RETURN_IF_ERROR(count.Bind(1, Ms(now)));
+  ASSIGN_OR_RETURN(bool row, count.Step());
+  int expired = row ? static_cast<int>(count.ColumnInt64(0)) : 0;
+  ASSIGN_OR_RETURN(Statement s,
+                   db_->Prepare("DELETE FROM oauth_flows WHERE expires_at < ?"));
+  RETURN_IF_ERROR(s.Bind(1, Ms(now)));
+  RETURN_IF_ERROR(s.Run());
+  return expired;
+}
+
 }  // namespace inspector::storage

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,6 +44,23 @@ struct OAuthTokenRow {
   std::string resource;
 };
 
+// An unfinished OAuth flow (the oauth_flows table). data_json holds what
+// the flow gathered, without secrets; the secrets have columns of their own.
+struct OAuthFlowRow {
+  std::string id;
+  std::string server_id;
+  std::string state;  // an OAuthFlowState name
+  std::string protocol_version;
+  std::string data_json;
+  std::string latest_error;
+  std::string oauth_state;    // the authorization request's `state`
+  std::string code_verifier;  // secret
+  std::string client_secret;  // secret
+  std::optional<absl::Time> expires_at;
+  absl::Time created_at = absl::UnixEpoch();
+  absl::Time updated_at = absl::UnixEpoch();
+};
+
 class OAuthStore {
  public:
   explicit OAuthStore(Database* db) : db_(db) {}
@@ -57,6 +75,17 @@ class OAuthStore {
   absl::StatusOr<std::optional<OAuthTokenRow>> GetTokens(
       const std::string& server_id);
   absl::Status DeleteTokens(const std::string& server_id);
+
+  // Inserts or replaces the flow with row.id.
+  absl::Status PutFlow(const OAuthFlowRow& row);
+  // Every stored flow, oldest first.
+  absl::StatusOr<std::vector<OAuthFlowRow>> ListFlows();
+  absl::Status DeleteFlow(const std::string& id);
+  // Deletes the server's flows (all of them, or all but `keep_id`).
+  absl::Status DeleteFlowsOfServer(const std::string& server_id,
+                                   const std::string& keep_id = "");
+  // Deletes the flows whose expires_at is before `now`; returns how many.
+  absl::StatusOr<int> DeleteExpiredFlows(absl::Time now);
 
  private:
   Database* const db_;

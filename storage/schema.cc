@@ -352,6 +352,22 @@ LEFT JOIN messages AS r
 WHERE q.kind = 'request';
 )sql";
 
+// OAuth flows survive a restart: what the redirect's callback and the
+// guided debugger need to go on with an unfinished flow.
+constexpr std::string_view kMigration10 = R"sql(
+-- the random `state` of the authorization request; NULL before it is built
+ALTER TABLE oauth_flows ADD COLUMN oauth_state TEXT;
+-- secret: the PKCE code verifier; NULL before the authorization request
+ALTER TABLE oauth_flows ADD COLUMN code_verifier TEXT;
+-- secret: the client secret of a registration the flow made (saved to
+-- oauth_clients when the flow completes); NULL for public clients
+ALTER TABLE oauth_flows ADD COLUMN client_secret TEXT;
+-- unix ms after which the flow is dropped (its state's 10-minute lifetime,
+-- or 10 minutes after its last step before the state exists)
+ALTER TABLE oauth_flows ADD COLUMN expires_at INTEGER;
+CREATE INDEX oauth_flows_oauth_state ON oauth_flows(oauth_state);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -365,6 +381,7 @@ constexpr Migration kMigrations[] = {
     {8, "add the protocol era setting to servers", kMigration8},
     {9, "add each message's era and input round, and pair rounds in requests",
      kMigration9},
+    {10, "keep unfinished OAuth flows across restarts", kMigration10},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

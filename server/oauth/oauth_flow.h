@@ -31,6 +31,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include "absl/strings/string_view.h"
 #include <string>
@@ -113,6 +114,20 @@ struct CodeInput {
   bool follow_redirect = false;
 };
 
+// What a flow keeps across a daemon restart (OAuthManager stores it in the
+// oauth_flows table): `data` has no secret; the PKCE verifier and a client
+// secret the flow holds are apart, for columns of their own.
+struct FlowSnapshot {
+  v1::OAuthFlowState state = v1::METADATA_DISCOVERY;
+  nlohmann::json data;
+  std::string latest_error;
+  std::string oauth_state;
+  std::string code_verifier;
+  std::string client_secret;
+  // When the state expires (unset before the authorization request).
+  std::optional<absl::Time> state_expires_at;
+};
+
 class OAuthFlow {
  public:
   OAuthFlow(FlowSettings settings, HttpFetcher* http,
@@ -134,6 +149,16 @@ class OAuthFlow {
 
   // The contract's view, secrets masked.
   v1::OAuthFlow ToProto() const;
+
+  // The flow as stored, and a flow rebuilt from it. Restore takes from
+  // `settings` only what the snapshot does not hold (the server's headers,
+  // the configured client secret, a stored registration); a flow stored
+  // between the code and the token request (the code is not kept) goes
+  // back to AUTHORIZATION_REDIRECT.
+  FlowSnapshot Snapshot() const;
+  static std::unique_ptr<OAuthFlow> Restore(
+      FlowSettings settings, HttpFetcher* http, const FlowSnapshot& snapshot,
+      std::function<absl::Time()> now = absl::Now);
 
   // Receives the flow's events from now on (replacing any observer).
   void set_observer(FlowObserver observer) { observer_ = std::move(observer); }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/errors.h"
+#include "common/ids.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
@@ -83,8 +84,112 @@ std::string CallbackPage(const v1::CallbackResponse& response) {
 absl::StatusOr<std::unique_ptr<OAuthManager>> OAuthManager::Create(
     OAuthManagerOptions options, std::unique_ptr<HttpFetcher> http) {
   ASSIGN_OR_RETURN(auto db, storage::Database::Open(options.database_path));
-  return std::unique_ptr<OAuthManager>(
+  auto manager = std::unique_ptr<OAuthManager>(
       new OAuthManager(std::move(options), std::move(http), std::move(db)));
+  RETURN_IF_ERROR(manager->LoadStoredFlows());
+  return manager;
+}
+
+absl::Status OAuthManager::LoadStoredFlows() {
+  std::vector<storage::OAuthFlowRow> rows;
+  {
+    absl::MutexLock lock(&token_mu_);
+    ASSIGN_OR_RETURN(int expired, store_->DeleteExpiredFlows(absl::Now()));
+    if (expired > 0) {
+      LogInfo(absl::StrCat("dropped ", expired,
+                           " expired unfinished OAuth flow(s)"));
+    }
+    ASSIGN_OR_RETURN(rows, store_->ListFlows());
+  }
+  for (storage::OAuthFlowRow& row : rows) {
+    auto config = options_.find_server ? options_.find_server(row.server_id)
+                                       : absl::StatusOr<v1::ServerConfig>(
+                                             absl::NotFoundError("no servers"));
+    v1::OAuthFlowState state;
+    Json data = Json::parse(row.data_json, nullptr, false);
+    if (!config.ok() || !v1::OAuthFlowState_Parse(row.state, &state) ||
+        !data.is_object()) {
+      absl::MutexLock lock(&token_mu_);
+      RETURN_IF_ERROR(store_->DeleteFlow(row.id));
+      continue;
+    }
+    FlowSettings settings;
+    settings.server_id = config->id();
+    settings.server_name = config->name();
+    settings.server_headers.insert(config->headers().begin(),
+                                   config->headers().end());
+    settings.client_secret = config->oauth().client_secret();
+    {
+      absl::MutexLock lock(&token_mu_);
+      ASSIGN_OR_RETURN(auto client, store_->GetClient(config->id()));
+      if (client) {
+        ClientRegistration stored;
+        stored.issuer = client->issuer;
+        stored.client_id = client->client_id;
+        stored.client_secret = client->client_secret;
+        stored.auth_method = client->token_endpoint_auth_method;
+        stored.strategy = client->strategy;
+        stored.redirect_uri = client->redirect_uri;
+        stored.registration_json = client->registration_json;
+        settings.stored_client = std::move(stored);
+      }
+    }
+    FlowSnapshot snapshot;
+    snapshot.state = state;
+    snapshot.data = std::move(data);
+    snapshot.latest_error = row.latest_error;
+    snapshot.oauth_state = row.oauth_state;
+    snapshot.code_verifier = row.code_verifier;
+    snapshot.client_secret = row.client_secret;
+    if (!row.oauth_state.empty()) snapshot.state_expires_at = row.expires_at;
+    auto entry = std::make_shared<Entry>();
+    entry->id = row.id;
+    entry->created_at = row.created_at;
+    entry->flow = OAuthFlow::Restore(std::move(settings), http_.get(), snapshot);
+    entry->flow->set_observer(ObserverFor(config->id(), config->name()));
+    LogInfo(absl::StrCat("server '", config->name(),
+                         "': unfinished OAuth flow restored at ",
+                         v1::OAuthFlowState_Name(entry->flow->state())));
+    absl::MutexLock lock(&mu_);
+    // Rows come oldest first: a newer flow of the same server replaces.
+    flows_[config->id()] = std::move(entry);
+  }
+  return absl::OkStatus();
+}
+
+void OAuthManager::Persist(Entry& entry) {
+  const OAuthFlow& flow = *entry.flow;
+  absl::Status status;
+  absl::MutexLock lock(&token_mu_);
+  const bool expired = !flow.oauth_state().empty() && flow.StateExpired() &&
+                       flow.state() == v1::AUTHORIZATION_CODE;
+  if (flow.state() == v1::COMPLETE || expired) {
+    status = store_->DeleteFlow(entry.id);
+  } else {
+    FlowSnapshot snapshot = flow.Snapshot();
+    storage::OAuthFlowRow row;
+    row.id = entry.id;
+    row.server_id = flow.settings().server_id;
+    row.state = v1::OAuthFlowState_Name(snapshot.state);
+    row.protocol_version = snapshot.data.value("protocolVersion", "");
+    row.data_json = snapshot.data.dump();
+    row.latest_error = snapshot.latest_error;
+    row.oauth_state = snapshot.oauth_state;
+    row.code_verifier = snapshot.code_verifier;
+    row.client_secret = snapshot.client_secret;
+    row.created_at = entry.created_at;
+    row.updated_at = absl::Now();
+    row.expires_at = snapshot.state_expires_at
+                         ? *snapshot.state_expires_at
+                         : row.updated_at + kStateLifetime;
+    status = store_->PutFlow(row);
+  }
+  if (!status.ok()) {
+    LogWarn(absl::StrCat("server '", flow.settings().server_name,
+                         "': the OAuth flow could not be stored (it goes on "
+                         "until the daemon stops): ",
+                         status.message()));
+  }
 }
 
 OAuthManager::OAuthManager(OAuthManagerOptions options,
@@ -299,8 +404,19 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
     }
   }
   auto entry = std::make_shared<Entry>();
+  entry->id = NewUuid();
+  entry->created_at = absl::Now();
   entry->flow = std::make_unique<OAuthFlow>(std::move(settings), http_.get());
   entry->flow->set_observer(ObserverFor(config.id(), config.name()));
+  {
+    absl::MutexLock flow_lock(&entry->mu);
+    Persist(*entry);
+  }
+  {
+    absl::MutexLock lock(&token_mu_);
+    absl::Status replaced = store_->DeleteFlowsOfServer(config.id(), entry->id);
+    if (!replaced.ok()) LogWarn(replaced.ToString());
+  }
   v1::OAuthFlow view = entry->flow->ToProto();
   {
     v1::OAuthFlowEvent started;
@@ -324,6 +440,7 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::AdvanceFlow(
   if (step.ok() && entry->flow->state() == v1::COMPLETE) {
     RETURN_IF_ERROR(SaveCompleted(*entry->flow));
   }
+  Persist(*entry);
   return entry->flow->ToProto();
 }
 
@@ -342,6 +459,7 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::RunFlow(const std::string& server,
       RETURN_IF_ERROR(SaveCompleted(*entry->flow));
     }
   }
+  Persist(*entry);
   return entry->flow->ToProto();
 }
 
@@ -386,6 +504,7 @@ v1::CallbackResponse OAuthManager::Callback(
   if (step.ok() && entry->flow->state() == v1::COMPLETE) {
     step = SaveCompleted(*entry->flow);
   }
+  Persist(*entry);
   if (!step.ok()) {
     auto error = params.find("error");
     response.set_error(error != params.end() ? error->second : "flow_failed");
@@ -620,6 +739,7 @@ absl::Status OAuthManager::Logout(const std::string& server,
     flows_.erase(config.id());
   }
   absl::MutexLock lock(&token_mu_);
+  RETURN_IF_ERROR(store_->DeleteFlowsOfServer(config.id()));
   ASSIGN_OR_RETURN(auto tokens, LoadTokensLocked(config.id()));
   if (tokens) {
     // Best effort: the tokens are forgotten whatever the server says.

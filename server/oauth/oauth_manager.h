@@ -7,6 +7,13 @@
 // refreshed when they expire within refresh_margin, and forgotten on
 // logout. Nothing here logs a token or secret.
 //
+// Unfinished flows are kept in the oauth_flows table (the PKCE verifier
+// and a registration's client secret in columns of their own, like tokens)
+// from their start and after each step, and deleted when they complete,
+// are replaced or logged out, or their state expires. Create() drops the
+// expired ones and loads the rest, so that a redirect arriving after a
+// restart, or the guided debugger's next step, carries on with the flow.
+//
 // Redirect URI: <callback base>/oauth/callback when the daemon has an HTTP
 // listener; otherwise a temporary loopback listener started for the flow
 // and stopped when it completes (or by the next flow).
@@ -122,12 +129,19 @@ class OAuthManager {
  private:
   struct Entry {
     std::unique_ptr<OAuthFlow> flow;
+    std::string id;  // oauth_flows.id
+    absl::Time created_at = absl::UnixEpoch();
     absl::Mutex mu;  // serialises steps of this flow
   };
 
   OAuthManager(OAuthManagerOptions options, std::unique_ptr<HttpFetcher> http,
                std::unique_ptr<storage::Database> db);
   absl::StatusOr<std::shared_ptr<Entry>> FindEntry(const std::string& server);
+  // Loads the stored unfinished flows (dropping the expired ones).
+  absl::Status LoadStoredFlows();
+  // Stores the entry's flow as it is now, or deletes it once it completed
+  // or its state expired. Failures are logged: the flow goes on in memory.
+  void Persist(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
   // Saves what a completed flow obtained.
   absl::Status SaveCompleted(const OAuthFlow& flow);
   absl::StatusOr<std::string> DefaultRedirectUri();

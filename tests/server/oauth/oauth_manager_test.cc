@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "gtest/gtest.h"
+#include "server/oauth/crypto.h"
 #include "server/oauth/urls.h"
 #include "storage/database.h"
 #include "storage/oauth_store.h"
@@ -43,7 +44,10 @@ class Fetcher : public HttpFetcher {
       r.status = revocation_status;
     } else if (url == "https://auth.example.com/register") {
       r.status = 201;
-      r.body = R"({"client_id":"c1"})";
+      r.body = registered_secret.empty()
+                   ? R"({"client_id":"c1"})"
+                   : absl::StrCat(R"({"client_id":"c1","client_secret":")",
+                                  registered_secret, R"("})");
     } else if (url == "https://auth.example.com/token") {
       ++token_requests;
       auto form = ParseQuery(request.body);
@@ -65,6 +69,7 @@ class Fetcher : public HttpFetcher {
   }
   std::vector<HttpRequest> requests;
   std::map<std::string, std::string> last_form;
+  std::string registered_secret;  // the DCR answer's client_secret
   int token_requests = 0;
   int expires_in = 3600;
   bool fail_refresh = false;
@@ -141,6 +146,154 @@ class OAuthManagerTest : public ::testing::Test {
   v1::ServerConfig config_;
   Fetcher* fetcher_ = nullptr;
 };
+
+// The text of one column of the only oauth_flows row ("" without one).
+std::string StoredFlowColumn(const std::string& path, const std::string& column) {
+  auto db = storage::Database::Open(path);
+  if (!db.ok()) return "";
+  auto s = (*db)->Prepare("SELECT " + column + " FROM oauth_flows");
+  if (!s.ok()) return "";
+  auto row = s->Step();
+  return row.ok() && *row ? s->ColumnText(0) : "";
+}
+
+int StoredFlows(const std::string& path) {
+  auto db = storage::Database::Open(path);
+  if (!db.ok()) return -1;
+  auto s = (*db)->Prepare("SELECT count(*) FROM oauth_flows");
+  if (!s.ok()) return -1;
+  auto row = s->Step();
+  return row.ok() && *row ? static_cast<int>(s->ColumnInt64(0)) : -1;
+}
+
+// Starts a flow and runs it to the browser leg; returns its state.
+std::string WaitForCode(OAuthManager& manager) {
+  auto flow = manager.StartFlow("remote", {});
+  EXPECT_TRUE(flow.ok()) << flow.status();
+  flow = manager.RunFlow("remote", {});
+  EXPECT_TRUE(flow.ok());
+  EXPECT_EQ(flow->state(), v1::AUTHORIZATION_CODE) << flow->latest_error();
+  return flow->oauth_state();
+}
+
+TEST_F(OAuthManagerTest, AFlowIsStoredAsItAdvancesWithItsSecretsApart) {
+  auto manager = NewManager();
+  fetcher_->registered_secret = "dcr-secret-9";
+  ASSERT_TRUE(manager->StartFlow("remote", {}).ok());
+  EXPECT_EQ(StoredFlowColumn(path_, "state"), "METADATA_DISCOVERY");
+  ASSERT_TRUE(manager->AdvanceFlow("remote", {}).ok());
+  EXPECT_EQ(StoredFlowColumn(path_, "state"), "CLIENT_REGISTRATION");
+  auto flow = manager->RunFlow("remote", {});
+  ASSERT_TRUE(flow.ok());
+  ASSERT_EQ(flow->state(), v1::AUTHORIZATION_CODE);
+  EXPECT_EQ(StoredFlowColumn(path_, "state"), "AUTHORIZATION_CODE");
+  EXPECT_EQ(StoredFlowColumn(path_, "oauth_state"), flow->oauth_state());
+  const std::string verifier = StoredFlowColumn(path_, "code_verifier");
+  EXPECT_GE(verifier.size(), 43u);
+  EXPECT_EQ(StoredFlowColumn(path_, "client_secret"), "dcr-secret-9");
+  const std::string data = StoredFlowColumn(path_, "data_json");
+  EXPECT_NE(data.find("https://auth.example.com"), std::string::npos) << data;
+  EXPECT_EQ(data.find(verifier), std::string::npos);
+  EXPECT_EQ(data.find("dcr-secret-9"), std::string::npos);
+  // Nor in the flow's view or on Watch.
+  EXPECT_EQ(flow->DebugString().find(verifier), std::string::npos);
+  for (const v1::Event& event : Events()) {
+    EXPECT_EQ(event.DebugString().find(verifier), std::string::npos);
+  }
+  // A new flow of the server replaces the stored one.
+  ASSERT_TRUE(manager->StartFlow("remote", {}).ok());
+  EXPECT_EQ(StoredFlows(path_), 1);
+  EXPECT_EQ(StoredFlowColumn(path_, "state"), "METADATA_DISCOVERY");
+  // Logging out forgets it.
+  ASSERT_TRUE(manager->Logout("remote", false).ok());
+  EXPECT_EQ(StoredFlows(path_), 0);
+}
+
+TEST_F(OAuthManagerTest, TheCallbackCompletesAStoredFlowAfterARestart) {
+  std::string state;
+  std::string verifier;
+  {
+    auto manager = NewManager();
+    fetcher_->registered_secret = "dcr-secret-9";
+    state = WaitForCode(*manager);
+    verifier = StoredFlowColumn(path_, "code_verifier");
+  }
+  auto manager = NewManager();
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+  auto flow = manager->GetFlow("remote");
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::AUTHORIZATION_CODE);
+  EXPECT_NE(flow->authorization_url().find(CodeChallengeS256(verifier)),
+            std::string::npos);
+  v1::CallbackResponse response = manager->Callback(
+      {{"code", "code-1"}, {"state", state}, {"iss", "https://auth.example.com"}});
+  ASSERT_TRUE(response.success()) << response.error_description();
+  EXPECT_EQ(response.server_id(), "id-1");
+  EXPECT_EQ(fetcher_->last_form["code_verifier"], verifier);
+  EXPECT_EQ(fetcher_->last_form["redirect_uri"],
+            "http://127.0.0.1:4000/oauth/callback");
+  // The registration's secret came back with the flow.
+  const HttpRequest& token_request = fetcher_->requests.back();
+  bool basic = false;
+  for (const auto& [name, value] : token_request.headers) {
+    if (name == "Authorization") {
+      basic = value == "Basic " + Base64("c1:dcr-secret-9");
+    }
+  }
+  EXPECT_TRUE(basic);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-first");
+  auto client = manager->Client("remote");
+  ASSERT_TRUE(client.ok() && client->has_value());
+  EXPECT_EQ((*client)->client_secret, "dcr-secret-9");
+  EXPECT_EQ(StoredFlows(path_), 0);
+  // Still single use.
+  EXPECT_EQ(manager->Callback({{"code", "code-2"}, {"state", state}}).error(),
+            "invalid_state");
+}
+
+TEST_F(OAuthManagerTest, TheDebuggerAdvancesAStoredFlowAfterARestart) {
+  std::string state;
+  {
+    auto manager = NewManager();
+    state = WaitForCode(*manager);
+  }
+  auto manager = NewManager();
+  CodeInput input;
+  input.redirect_url = absl::StrCat(
+      "http://127.0.0.1:4000/oauth/callback?code=code-1&state=", state,
+      "&iss=https%3A%2F%2Fauth.example.com");
+  auto flow = manager->AdvanceFlow("remote", input);
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::TOKEN_REQUEST) << flow->latest_error();
+  flow = manager->AdvanceFlow("remote", {});
+  ASSERT_TRUE(flow.ok());
+  EXPECT_EQ(flow->state(), v1::COMPLETE) << flow->latest_error();
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-first");
+  EXPECT_EQ(StoredFlows(path_), 0);
+}
+
+TEST_F(OAuthManagerTest, AnExpiredStoredFlowIsDroppedAtStart) {
+  std::string state;
+  {
+    auto manager = NewManager();
+    state = WaitForCode(*manager);
+  }
+  {
+    auto db = storage::Database::Open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE oauth_flows SET expires_at = 1").ok());
+  }
+  auto manager = NewManager();
+  EXPECT_EQ(StoredFlows(path_), 0);
+  auto flow = manager->GetFlow("remote");
+  EXPECT_FALSE(flow.ok());
+  EXPECT_EQ(ErrorReason(flow.status()), "NOT_FOUND");
+  v1::CallbackResponse response = manager->Callback(
+      {{"code", "code-1"}, {"state", state}, {"iss", "https://auth.example.com"}});
+  EXPECT_FALSE(response.success());
+  EXPECT_EQ(response.error(), "invalid_state");
+  EXPECT_EQ(fetcher_->token_requests, 0);
+}
 
 TEST_F(OAuthManagerTest, CallbackStoresTokensSentOnlyToTheResourceOrigin) {
   auto manager = NewManager();
