@@ -4,6 +4,7 @@
 // refresh token rotation, revocation), all on 127.0.0.1 with ports chosen by
 // the system. `auth login --headless` follows the authorization server's
 // redirects (its interaction approves at once) to the daemon's callback.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -147,6 +148,69 @@ class OAuthOidcTest : public ::testing::Test {
     return got.out.substr(0, last);
   }
 
+  // POST `body` to `path` on the daemon's REST gateway: the parsed answer.
+  json RestPost(const std::string& path, const std::string& body) {
+    ProcessResult got = testing::RunProcess(
+        {"curl", "-sS", "--max-time", "60", "-X", "POST", "-H",
+         "X-Session-Token: " + daemon_->token(), "-H",
+         "Content-Type: application/json", "--data-binary", body,
+         "http://" + daemon_->http_address() + path});
+    EXPECT_EQ(got.exit_code, 0) << got.err;
+    json parsed = json::parse(got.out, nullptr, false);
+    EXPECT_TRUE(parsed.is_object()) << got.out;
+    return parsed;
+  }
+
+  std::string ServerId(const std::string& name) {
+    ProcessResult got = Ctl({"servers", "get", name, "-o", "json"});
+    EXPECT_EQ(got.exit_code, 0) << got.err;
+    return json::parse(got.out, nullptr, false).value("id", "");
+  }
+
+  // The guided debugger's steps up to the browser leg: the flow, waiting
+  // for the authorization code.
+  json FlowWaitingForTheCode(const std::string& server_id) {
+    json flow = RestPost("/api/oauth/" + server_id + "/flow", "{}");
+    for (int i = 0; i < 3 && flow.value("state", "") != "AUTHORIZATION_CODE";
+         ++i) {
+      flow = RestPost("/api/oauth/" + server_id + "/flow:advance", "{}");
+    }
+    EXPECT_EQ(flow.value("state", ""), "AUTHORIZATION_CODE") << flow.dump();
+    return flow;
+  }
+
+  // Stops the daemon (SIGKILL: nothing is written on the way out) and
+  // starts it again on the same database.
+  void RestartDaemon() {
+    ASSERT_EQ(daemon_->Stop(SIGKILL), 128 + SIGKILL);
+    std::string error;
+    daemon_ = DaemonProcess::Start(
+        INSPECTORD_PATH, dir_,
+        {"--http", "127.0.0.1:0", "--log-level", "debug", "--log-format", "json"},
+        &error);
+    ASSERT_NE(daemon_, nullptr) << error;
+  }
+
+  // What a browser does with the authorization URL: follows the
+  // authorization server's redirects (with its cookies) and returns the
+  // redirect to `callback_prefix`, not fetched.
+  std::string FollowToCallback(const std::string& url,
+                               const std::string& callback_prefix) {
+    std::string next = url;
+    const std::string jar = dir_.File("cookies.txt");
+    for (int hop = 0; hop < 10; ++hop) {
+      if (absl::StartsWith(next, callback_prefix)) return next;
+      ProcessResult got = testing::RunProcess(
+          {"curl", "-sS", "--max-time", "30", "-o", "/dev/null", "-b", jar,
+           "-c", jar, "-w", "%{redirect_url}", next});
+      EXPECT_EQ(got.exit_code, 0) << got.err;
+      if (got.out.empty()) break;
+      next = got.out;
+    }
+    ADD_FAILURE() << "no redirect to " << callback_prefix << " from " << url;
+    return "";
+  }
+
   // GET /api/mcp/oauth/metadata?url=URL: the parsed body and its status.
   json Metadata(const std::string& url, int* status) {
     std::string body = RestGet(
@@ -267,6 +331,122 @@ TEST_F(OAuthOidcTest, LogoutRevokesThenToolsFailsWithAClearAuthError) {
   EXPECT_THAT(tools.err, HasSubstr("auth login oidc"));
   ProcessResult status = Ctl({"auth", "status", "oidc"});
   EXPECT_NE(status.exit_code, 0) << status.out;
+}
+
+// A login waiting for the browser when the daemon stops: the redirect that
+// reaches the restarted daemon completes it, with the PKCE verifier kept
+// only in the database.
+TEST_F(OAuthOidcTest, ARedirectAfterARestartCompletesTheStoredFlow) {
+  const std::string id = ServerId("oidc");
+  json flow = FlowWaitingForTheCode(id);
+  const std::string callback_prefix =
+      "http://" + daemon_->http_address() + "/oauth/callback?";
+  const std::string authorization_url = flow.value("authorizationUrl", "");
+  ASSERT_THAT(authorization_url, HasSubstr("code_challenge="));
+  std::string stored = Table("oauth_flows");
+  EXPECT_THAT(stored, HasSubstr("AUTHORIZATION_CODE"));
+  EXPECT_THAT(stored, HasSubstr(flow.value("oauthState", "?")));
+
+  RestartDaemon();
+  std::string redirect = FollowToCallback(authorization_url, callback_prefix);
+  ASSERT_FALSE(redirect.empty());
+  // The same callback, on the restarted daemon's listener.
+  ProcessResult page = testing::RunProcess(
+      {"curl", "-sS", "--max-time", "60", "-w", "\n%{http_code}",
+       "http://" + daemon_->http_address() + "/oauth/callback?" +
+           redirect.substr(callback_prefix.size())});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_THAT(page.out, HasSubstr("Signed in"));
+  EXPECT_TRUE(absl::EndsWith(page.out, "\n200")) << page.out;
+
+  EXPECT_EQ(Counter("authorizationCodeGrants"), 1);
+  EXPECT_THAT(WhoAmI(), HasSubstr("alice with mcp:read"));
+  ProcessResult status = Ctl({"auth", "status", "oidc", "-o", "json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(json::parse(status.out).value("authenticated", false), true);
+  // A completed flow is not kept; the verifier never left the database.
+  EXPECT_EQ(Table("oauth_flows"), "");
+  EXPECT_THAT(daemon_->Stderr(), Not(HasSubstr("code_verifier\":\"")));
+}
+
+// The guided debugger goes on after a restart with the flow it had.
+TEST_F(OAuthOidcTest, TheDebuggerAdvancesAStoredFlowAfterARestart) {
+  const std::string id = ServerId("oidc");
+  json before = FlowWaitingForTheCode(id);
+  RestartDaemon();
+  json flow = json::parse(RestGet("/api/oauth/" + id + "/flow"), nullptr, false);
+  ASSERT_TRUE(flow.is_object());
+  EXPECT_EQ(flow.value("state", ""), "AUTHORIZATION_CODE") << flow.dump();
+  EXPECT_EQ(flow.value("authorizationUrl", ""),
+            before.value("authorizationUrl", "?"));
+  EXPECT_EQ(flow["log"].size(), before["log"].size()) << flow.dump();
+  flow = RestPost("/api/oauth/" + id + "/flow:advance",
+                  R"({"followRedirect": true})");
+  EXPECT_EQ(flow.value("state", ""), "TOKEN_REQUEST") << flow.dump();
+  flow = RestPost("/api/oauth/" + id + "/flow:advance", "{}");
+  EXPECT_EQ(flow.value("state", ""), "COMPLETE") << flow.dump();
+  EXPECT_THAT(WhoAmI(), HasSubstr("alice with mcp:read"));
+  EXPECT_EQ(Table("oauth_flows"), "");
+}
+
+// The legacy HTTP+SSE transport with OAuth: the fixture's /sse resource.
+class OAuthOidcSseTest : public OAuthOidcTest {
+ protected:
+  void SetUp() override {
+    StartAll({});
+    ProcessResult added = Ctl({"servers", "add", "legacy", "--transport", "sse",
+                               "--url", fixture_origin_ + "/sse"});
+    ASSERT_EQ(added.exit_code, 0) << added.err;
+    ProcessResult login = Ctl({"auth", "login", "legacy", "--headless"});
+    ASSERT_EQ(login.exit_code, 0) << login.out << login.err;
+    ASSERT_THAT(LegacyWhoAmI(), HasSubstr("alice with mcp:read"));
+    ASSERT_EQ(Counter("sseStreams"), 1);
+  }
+
+  std::string LegacyWhoAmI() {
+    ProcessResult call = Ctl({"call", "legacy", "whoami"});
+    EXPECT_EQ(call.exit_code, 0) << call.out << call.err;
+    return call.out;
+  }
+
+  // Waits (at most 60 s) until the fixture counter reaches `value`.
+  bool WaitForCounter(const std::string& name, int value) {
+    absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline) {
+      if (Counter(name) >= value) return true;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return false;
+  }
+};
+
+// The access token ends at the authorization server while the stream stays
+// open: the next POST gets 401, the daemon refreshes and sends it again,
+// and the caller sees the answer.
+TEST_F(OAuthOidcSseTest, APostRefusedWith401IsSentAgainWithTheRefreshedToken) {
+  EXPECT_EQ(Counter("refreshTokenGrants"), 0);
+  ExpireAccessTokens();
+  EXPECT_THAT(LegacyWhoAmI(), HasSubstr("alice with mcp:read"));
+  json state = FixtureState();
+  EXPECT_GE(state["counters"]["rejectedBearers"], 1) << state.dump();
+  EXPECT_EQ(state["counters"]["refreshTokenGrants"], 1) << state.dump();
+  EXPECT_EQ(state["counters"]["sseStreams"], 1) << state.dump();
+  EXPECT_THAT(LegacyWhoAmI(), HasSubstr("alice with mcp:read"));
+}
+
+// The stream breaks after the token ended: the reconnecting GET gets 401,
+// the daemon refreshes and connects again with the new token.
+TEST_F(OAuthOidcSseTest, TheStreamReconnectsWithTheRefreshedTokenAfterA401) {
+  ExpireAccessTokens();
+  ProcessResult dropped = testing::RunProcess(
+      {"curl", "-sS", "--max-time", "30", "-X", "POST",
+       fixture_origin_ + "/_fixture/drop-sse"});
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_THAT(dropped.out, HasSubstr("\"dropped\":1"));
+  ASSERT_TRUE(WaitForCounter("sseStreams", 2)) << FixtureState().dump();
+  EXPECT_GE(Counter("rejectedBearers"), 1);
+  EXPECT_EQ(Counter("refreshTokenGrants"), 1);
+  EXPECT_THAT(LegacyWhoAmI(), HasSubstr("alice with mcp:read"));
 }
 
 // Access tokens live 30 s: always within the daemon's 60 s margin, so every
