@@ -389,6 +389,24 @@ TEST_F(OAuthOidcTest, TheDebuggerAdvancesAStoredFlowAfterARestart) {
   EXPECT_EQ(Table("oauth_flows"), "");
 }
 
+// `auth login --resume` goes on with the flow the daemon kept.
+TEST_F(OAuthOidcTest, LoginResumesTheStoredFlowAfterARestart) {
+  json before = FlowWaitingForTheCode(ServerId("oidc"));
+  RestartDaemon();
+  ProcessResult login = Ctl({"auth", "login", "oidc", "--resume", "--headless"});
+  ASSERT_EQ(login.exit_code, 0) << login.out << login.err;
+  EXPECT_THAT(login.out, HasSubstr("Authorized oidc"));
+  // The stored flow, not a new one: one registration, one code grant.
+  EXPECT_EQ(Counter("registrations"), 1);
+  EXPECT_EQ(Counter("authorizationCodeGrants"), 1);
+  EXPECT_THAT(WhoAmI(), HasSubstr("alice with mcp:read"));
+  // Without a flow to resume, the error says how to start one.
+  ASSERT_EQ(Ctl({"auth", "logout", "oidc"}).exit_code, 0);
+  ProcessResult none = Ctl({"auth", "login", "oidc", "--resume"});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_THAT(none.err, HasSubstr("auth login oidc"));
+}
+
 // The legacy HTTP+SSE transport with OAuth: the fixture's /sse resource.
 class OAuthOidcSseTest : public OAuthOidcTest {
  protected:

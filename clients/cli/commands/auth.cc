@@ -38,6 +38,7 @@ struct AuthFlags {
   std::vector<std::string> scopes;
   bool all = false;
   bool step = false;
+  bool resume = false;
 };
 
 std::string StateName(v1::OAuthFlowState state) {
@@ -132,8 +133,18 @@ absl::Status RunLogin(Context& context, const AuthFlags& flags, bool debug) {
   start.set_registration_strategy(flags.registration);
   for (const auto& s : flags.scopes) start.add_scopes(s);
   v1::OAuthFlow flow;
-  RETURN_IF_ERROR(context.Call(context.oauth(), &v1::OAuthService::Stub::StartFlow,
-                               start, &flow));
+  if (flags.resume) {
+    // The server's unfinished flow, where it stopped (also after a
+    // restart of the daemon).
+    v1::GetFlowRequest get;
+    get.set_server_id(flags.server);
+    RETURN_IF_ERROR(context.Call(context.oauth(),
+                                 &v1::OAuthService::Stub::GetFlow, get, &flow));
+  } else {
+    RETURN_IF_ERROR(context.Call(context.oauth(),
+                                 &v1::OAuthService::Stub::StartFlow, start,
+                                 &flow));
+  }
   int shown_exchanges = 0, shown_log = 0;
   const bool verbose = debug && !context.json();
   auto pause = [&]() {
@@ -321,6 +332,10 @@ void AddFlowOptions(CLI::App* cmd, AuthFlags* flags) {
   cmd->add_flag("--no-browser", flags->no_browser,
                 "Print the authorization URL and read the redirected URL "
                 "(or code) pasted back on stdin");
+  cmd->add_flag("--resume", flags->resume,
+                "Go on with the server's unfinished flow where it stopped "
+                "(flows are kept across daemon restarts) instead of starting "
+                "a new one");
   cmd->add_flag("--headless", flags->headless,
                 "The daemon GETs the authorization URL itself and follows its "
                 "redirect (for authorization servers that approve without a "
