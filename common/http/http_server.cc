@@ -46,6 +46,10 @@ constexpr uint64_t kFirstConnectionId = 1000;
 
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr int kMaxEvents = 256;
+// How long an exchange's completion queued without a wake-up (PostLazy)
+// may wait for the loop's next turn: the keep-alive timer of a connection
+// whose client sends nothing more starts at most this late.
+constexpr int kLazyBoundMs = 1000;
 constexpr int kMaxIov = 64;
 constexpr int kAcceptBatch = 64;
 // Input read while a request is in flight (pipelined requests) is
@@ -169,6 +173,9 @@ struct Connection {
   bool cut = false;                // to be closed by Service()
   bool closed = false;
   bool dirty = false;  // in Loop::dirty_
+  // Counted in Loop::open_exchanges_: a request is being answered with a
+  // whole response (not a stream).
+  bool open_counted = false;
   uint32_t events = 0;
 
   int timer = kTimerNone;
@@ -228,6 +235,15 @@ class Loop : public std::enable_shared_from_this<Loop> {
     ready_.push_back(std::move(exchange));
     if (wake) Wake();
   }
+  // Queues `exchange` for the loop's next turn without waking it: its
+  // response is already written, only the connection's bookkeeping is left.
+  // Any thread.
+  void PostLazy(std::shared_ptr<HttpExchange> exchange) {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    lazy_.push_back(std::move(exchange));
+    lazy_pending_.store(true, std::memory_order_release);
+  }
   // Loop thread: applies `op` of `exchange` to its connection.
   void Apply(HttpExchange* exchange, HttpExchange::Op op);
 
@@ -281,6 +297,12 @@ class Loop : public std::enable_shared_from_this<Loop> {
            !c->closed && !c->cut && c->out_bytes < kPipelineOutputLimit;
   }
   void DrainReady();
+  // Applies what PostLazy queued.
+  void DrainLazy();
+  void ApplyQueued(std::vector<std::shared_ptr<HttpExchange>>& exchanges);
+  // epoll_wait's timeout: the next timer, bounded while an exchange is
+  // open (its completion may be queued by PostLazy without a wake-up).
+  int WaitTimeoutMs() const;
   void ProcessDirty();
 
   // Timers: one list per kind; deadlines in a list grow from head to tail
@@ -307,6 +329,8 @@ class Loop : public std::enable_shared_from_this<Loop> {
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::shared_ptr<HttpExchange>> ready_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<HttpExchange>> lazy_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> lazy_pending_{false};
 
   // Loop thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
@@ -314,6 +338,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
   std::vector<uint64_t> dirty_;
   std::vector<std::unique_ptr<Connection>> graveyard_;  // freed per turn
   std::vector<std::shared_ptr<HttpExchange>> ready_batch_;
+  size_t open_exchanges_ = 0;  // connections with open_counted
   std::unique_ptr<char[]> read_buffer_{new char[kReadChunk]};
   Clock::time_point now_ = Clock::now();
   Connection* timer_head_[kTimerKinds] = {};
@@ -416,9 +441,12 @@ void Loop::Run() {
   loop_thread_.store(std::this_thread::get_id(), std::memory_order_release);
   epoll_event events[kMaxEvents];
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    int n = epoll_wait(epoll_fd_, events, kMaxEvents, NextTimeoutMs());
+    int n = epoll_wait(epoll_fd_, events, kMaxEvents, WaitTimeoutMs());
     now_ = Clock::now();
     if (n < 0 && errno != EINTR) break;
+    // Before the events: a connection whose answer went out from another
+    // thread is ready for its next request.
+    if (lazy_pending_.load(std::memory_order_acquire)) DrainLazy();
     for (int i = 0; i < n; ++i) {
       uint64_t tag = events[i].data.u64;
       if (tag == kWakeTag) {
@@ -438,6 +466,7 @@ void Loop::Run() {
   // last chunk, say) is still written, as far as each socket takes it
   // without waiting; then every connection ends and unfinished exchanges
   // learn it.
+  DrainLazy();
   DrainReady();
   std::vector<Connection*> all;
   all.reserve(connections_.size());
@@ -450,11 +479,14 @@ void Loop::Run() {
   for (int fd : listeners_) close(fd);
   listeners_.clear();
   std::vector<std::shared_ptr<HttpExchange>> dropped;
+  std::vector<std::shared_ptr<HttpExchange>> dropped_lazy;
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
     dropped.swap(ready_);
+    dropped_lazy.swap(lazy_);
   }
+  dropped_lazy.clear();
   dropped.clear();
   loop_thread_.store(std::thread::id(), std::memory_order_release);
 }
@@ -614,10 +646,12 @@ size_t Loop::ParseAndDispatch(Connection* c, std::string_view input) {
 void Loop::Dispatch(Connection* c, http::Request request) {
   c->served_any = true;
   SetTimer(c, kTimerNone);  // re-armed afresh once the response is out
-  std::shared_ptr<HttpExchange> exchange(
-      new HttpExchange(shared_from_this(), c->id, std::move(request), c->peer));
+  std::shared_ptr<HttpExchange> exchange(new HttpExchange(
+      shared_from_this(), c->id, c->fd, std::move(request), c->peer));
   exchange->unsent_.store(c->out_bytes, std::memory_order_relaxed);
   c->exchange = exchange;
+  c->open_counted = true;
+  ++open_exchanges_;
   MarkDirty(c);
   handler_(std::move(exchange));
 }
@@ -667,6 +701,10 @@ void Loop::Apply(HttpExchange* exchange, HttpExchange::Op op) {
     if (piece.empty()) continue;
     c->out_bytes += piece.size();
     c->out.push_back(std::move(piece));
+  }
+  if ((op.last || op.stream_start) && c->open_counted) {
+    c->open_counted = false;
+    --open_exchanges_;
   }
   if (op.last) {
     if (!op.keep_alive) c->close_after_flush = true;
@@ -784,18 +822,24 @@ void Loop::Close(Connection* c) {
   if (c->closed) return;
   c->closed = true;
   SetTimer(c, kTimerNone);
+  if (c->open_counted) {
+    c->open_counted = false;
+    --open_exchanges_;
+  }
+  // The exchange learns that the client is gone before the socket closes:
+  // a thread writing its answer to the socket holds the exchange's lock,
+  // so the descriptor cannot be closed (and reused) under it.
+  std::shared_ptr<HttpExchange> exchange = std::move(c->exchange);
+  std::function<void()> callback;
+  if (exchange != nullptr) callback = exchange->MarkGone();
   close(c->fd);
   c->fd = -1;
-  std::shared_ptr<HttpExchange> exchange = std::move(c->exchange);
   auto it = connections_.find(c->id);
   if (it != connections_.end()) {
     graveyard_.push_back(std::move(it->second));
     connections_.erase(it);
   }
-  if (exchange != nullptr) {
-    std::function<void()> callback = exchange->MarkGone();
-    if (callback) callback();
-  }
+  if (callback) callback();
 }
 
 void Loop::DrainReady() {
@@ -806,16 +850,39 @@ void Loop::DrainReady() {
     absl::MutexLock lock(&mu_);
     ready_batch_.swap(ready_);
   }
+  ApplyQueued(ready_batch_);
+}
+
+void Loop::DrainLazy() {
+  {
+    absl::MutexLock lock(&mu_);
+    ready_batch_.swap(lazy_);
+    lazy_pending_.store(false, std::memory_order_relaxed);
+  }
+  ApplyQueued(ready_batch_);
+}
+
+void Loop::ApplyQueued(std::vector<std::shared_ptr<HttpExchange>>& exchanges) {
   std::vector<HttpExchange::Op> ops;
-  for (auto& exchange : ready_batch_) {
+  for (auto& exchange : exchanges) {
     {
+      // Waits for a thread still writing this exchange's answer.
       absl::MutexLock lock(&exchange->mu_);
       ops.swap(exchange->queued_);
     }
     for (auto& op : ops) Apply(exchange.get(), std::move(op));
     ops.clear();
   }
-  ready_batch_.clear();
+  exchanges.clear();
+}
+
+int Loop::WaitTimeoutMs() const {
+  if (lazy_pending_.load(std::memory_order_acquire)) return 0;
+  int timeout = NextTimeoutMs();
+  if (open_exchanges_ > 0 && (timeout < 0 || timeout > kLazyBoundMs)) {
+    timeout = kLazyBoundMs;
+  }
+  return timeout;
 }
 
 void Loop::ProcessDirty() {
@@ -966,10 +1033,11 @@ void HttpServer::Shutdown() {
 // HttpExchange
 
 HttpExchange::HttpExchange(std::shared_ptr<internal::Loop> loop,
-                           uint64_t connection_id, http::Request request,
-                           std::string peer)
+                           uint64_t connection_id, int fd,
+                           http::Request request, std::string peer)
     : loop_(std::move(loop)),
       connection_id_(connection_id),
+      fd_(fd),
       request_(std::move(request)),
       peer_(std::move(peer)) {}
 
@@ -986,23 +1054,49 @@ bool HttpExchange::Submit(Op op, Phase expected, Phase next) {
     if (gone_ || cut_ || phase_ != expected) return false;
     phase_ = next;
     if (next == Phase::kDone) dropped = std::move(on_gone_);
-    size_t bytes = 0;
-    for (const std::string& piece : op.pieces) bytes += piece.size();
-    size_t unsent = unsent_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    if (expected == Phase::kStreaming && next == Phase::kStreaming &&
-        unsent > loop_->options().max_stream_backlog) {
-      // The client reads slower than the stream is produced: cut it rather
-      // than buffer without bound. OnClientGone runs when the loop closes.
-      cut_ = true;
-      accepted = false;
-      op = Op();
-      op.cut = true;
-    }
-    if (on_loop && queued_.empty()) {
-      direct = true;
+    if (!on_loop && expected == Phase::kNew && op.last && op.keep_alive &&
+        queued_.empty() && unsent_.load(std::memory_order_relaxed) == 0) {
+      // A whole answer from another thread with nothing ahead of it: write
+      // it from here rather than wake the loop for it. The loop's part (the
+      // connection's next request, its keep-alive timer) is queued first,
+      // so that the client's next request cannot find it missing; the loop
+      // takes mu_ to apply it, so it waits for this write to end.
+      Op completion;
+      completion.last = true;
+      completion.keep_alive = true;
+      queued_.push_back(std::move(completion));
+      loop_->PostLazy(shared_from_this());
+      if (!SendNow(&op) || !op.pieces.empty()) {
+        // The socket did not take it all (or refused it): the loop sends
+        // the rest, then completes the exchange as queued above.
+        size_t rest = 0;
+        for (const std::string& piece : op.pieces) rest += piece.size();
+        unsent_.fetch_add(rest, std::memory_order_relaxed);
+        op.last = false;
+        queued_.insert(queued_.begin(), std::move(op));
+        post = true;
+      }
     } else {
-      queued_.push_back(std::move(op));
-      post = queued_.size() == 1;
+      size_t bytes = 0;
+      for (const std::string& piece : op.pieces) bytes += piece.size();
+      size_t unsent =
+          unsent_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+      if (expected == Phase::kStreaming && next == Phase::kStreaming &&
+          unsent > loop_->options().max_stream_backlog) {
+        // The client reads slower than the stream is produced: cut it
+        // rather than buffer without bound. OnClientGone runs when the loop
+        // closes.
+        cut_ = true;
+        accepted = false;
+        op = Op();
+        op.cut = true;
+      }
+      if (on_loop && queued_.empty()) {
+        direct = true;
+      } else {
+        queued_.push_back(std::move(op));
+        post = queued_.size() == 1;
+      }
     }
   }
   if (direct) {
@@ -1011,6 +1105,39 @@ bool HttpExchange::Submit(Op op, Phase expected, Phase next) {
     loop_->Post(shared_from_this());
   }
   return accepted;
+}
+
+bool HttpExchange::SendNow(Op* op) {
+  iovec iov[4];
+  int count = 0;
+  for (const std::string& piece : op->pieces) {
+    if (piece.empty()) continue;
+    if (count == 4) break;
+    iov[count].iov_base = const_cast<char*>(piece.data());
+    iov[count].iov_len = piece.size();
+    ++count;
+  }
+  if (count == 0) {
+    op->pieces.clear();
+    return true;
+  }
+  msghdr message{};
+  message.msg_iov = iov;
+  message.msg_iovlen = static_cast<size_t>(count);
+  ssize_t n;
+  do {
+    n = sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;  // EAGAIN, or an error the loop will see
+  size_t written = static_cast<size_t>(n);
+  auto it = op->pieces.begin();
+  while (it != op->pieces.end() && written >= it->size()) {
+    written -= it->size();
+    ++it;
+  }
+  op->pieces.erase(op->pieces.begin(), it);
+  if (written > 0) op->pieces.front().erase(0, written);
+  return true;
 }
 
 void HttpExchange::Respond(int status, http::Headers headers,
@@ -1055,6 +1182,7 @@ void HttpExchange::StartStream(int status, http::Headers headers) {
     stream_chunked_ = chunked;
     stream_keep_alive_ = keep_alive;
   }
+  op.stream_start = true;
   Submit(std::move(op), Phase::kNew, Phase::kStreaming);
 }
 

@@ -10,10 +10,14 @@
 //
 // Each complete request becomes an HttpExchange handed to the handler on
 // the loop thread. The handler must not block: it answers at once
-// (Respond) or keeps the exchange and answers later from any thread; a
-// response given from another thread is queued and the loop is woken
-// through an eventfd. A response given on the loop thread is written
-// without any queueing or thread hop.
+// (Respond) or keeps the exchange and answers later from any thread. A
+// response given on the loop thread is written without any queueing or
+// thread hop. A whole response (Respond) given on another thread, with
+// nothing unsent ahead of it on a keep-alive connection, is written to
+// the socket by that thread; the loop learns that the exchange is over at
+// its next turn, without being woken for it (at most a second later while
+// requests are open). Anything else from another thread is queued and the
+// loop is woken through an eventfd.
 //
 // The server frames responses itself (Content-Length for Respond, chunked
 // coding for streams to HTTP/1.1 clients, close-delimited bodies for
@@ -181,22 +185,31 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
     bool last = false;        // the response is complete after these bytes
     bool keep_alive = false;  // with `last`: the connection may be reused
     bool cut = false;         // cut the connection (backlog exceeded)
+    bool stream_start = false;  // the head of a stream (StartStream)
   };
   enum class Phase { kNew, kStreaming, kDone };
 
   HttpExchange(std::shared_ptr<internal::Loop> loop, uint64_t connection_id,
-               http::Request request, std::string peer);
+               int fd, http::Request request, std::string peer);
 
   // Moves the exchange from phase `expected` to `next` and hands `op` to
   // the loop: applied at once on the loop thread when nothing is queued
   // ahead of it, queued otherwise. False if the phase was not `expected`,
   // the client is gone, or (for a stream write) the backlog limit was hit.
   bool Submit(Op op, Phase expected, Phase next);
+  // Off the loop thread, with mu_ held and nothing unsent: writes what the
+  // socket takes of `op` at once and drops it from `op`. False if nothing
+  // could be written.
+  bool SendNow(Op* op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called by the loop: the client is gone; returns the callback to run.
   std::function<void()> MarkGone();
 
   const std::shared_ptr<internal::Loop> loop_;
   const uint64_t connection_id_;
+  // The connection's socket. Written to by SendNow only while the exchange
+  // is unanswered and not gone, under mu_: the loop marks the exchange gone
+  // (taking mu_) before it closes the socket.
+  const int fd_;
   const http::Request request_;
   const std::string peer_;
   // Unsent bytes of this connection: added by producers, subtracted by the

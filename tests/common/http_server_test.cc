@@ -411,6 +411,57 @@ TEST(HttpServerTest, AnswersPipelinedRequestsInOrderFromAnotherThread) {
   EXPECT_EQ(max_in_flight.load(), 1);
 }
 
+// An answer given on another thread is written by that thread; the loop
+// must still serve the connection's next request (it is not woken for the
+// answer) and start the keep-alive timer afterwards.
+TEST(HttpServerTest, ServesEachNextRequestAfterAnswersFromAnotherThread) {
+  Worker worker;
+  HttpServerOptions options;
+  options.idle_timeout = absl::Milliseconds(200);
+  auto server = StartServer(
+      [&](std::shared_ptr<HttpExchange> exchange) {
+        worker.Post([exchange] { Echo(exchange); });
+      },
+      options);
+  ASSERT_NE(server, nullptr);
+  TestClient client(server->port());
+  for (int i = 0; i < 200; ++i) {
+    const std::string path = "/r" + std::to_string(i);
+    ASSERT_TRUE(client.Send("GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n"));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response) << i;
+    EXPECT_EQ(response->body, "GET " + path + " ");
+  }
+  // Nothing more is sent: the keep-alive timer closes the connection.
+  EXPECT_TRUE(client.WaitForClose());
+  EXPECT_EQ(client.buffer(), "");
+}
+
+// A large answer from another thread that the socket cannot take at once is
+// finished by the loop, whole and in order with the next one.
+TEST(HttpServerTest, FinishesALargeAnswerFromAnotherThreadOnTheLoop) {
+  Worker worker;
+  const std::string big(8 * 1024 * 1024, 'x');
+  auto server = StartServer([&](std::shared_ptr<HttpExchange> exchange) {
+    worker.Post([exchange, &big] {
+      const bool large = exchange->request().target == "/big";
+      exchange->Respond(200, {{"content-type", "text/plain"}},
+                        large ? big : std::string("small"));
+    });
+  });
+  ASSERT_NE(server, nullptr);
+  TestClient client(server->port());
+  ASSERT_TRUE(client.Send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n"
+                          "GET /small HTTP/1.1\r\nHost: a\r\n\r\n"));
+  auto first = client.ReadResponse();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->body.size(), big.size());
+  EXPECT_EQ(first->body, big);
+  auto second = client.ReadResponse();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->body, "small");
+}
+
 TEST(HttpServerTest, SendsContinueBeforeReadingTheBody) {
   HttpServerOptions options;
   options.max_body_bytes = 1000;

