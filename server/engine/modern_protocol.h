@@ -25,6 +25,9 @@ namespace inspector::engine {
 
 // The modern protocol version the inspector speaks.
 inline constexpr char kModernProtocolVersion[] = "2026-07-28";
+// The `_meta` key naming a request's protocol version.
+inline constexpr char kModernVersionMetaKey[] =
+    "io.modelcontextprotocol/protocolVersion";
 
 // Error codes the 2026-07-28 revision defines.
 inline constexpr int kHeaderMismatch = -32020;

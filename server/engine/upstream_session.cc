@@ -629,6 +629,19 @@ void UpstreamSession::SendNow(Queued message) {
       return;
     }
     const bool is_modern = !relay() && modern();
+    const bool relay_modern =
+        relay() && identity_.transport == "streamableHttp" &&
+        RelayModernWire(raw, info);
+    if (relay_modern && info.method == "tools/list") {
+      // The tools' x-mcp-header parameters, for this relay's tools/call.
+      std::weak_ptr<UpstreamSession> weak = weak_from_this();
+      done = [weak, done = std::move(done)](
+                 absl::StatusOr<std::string> answer) mutable {
+        auto self = weak.lock();
+        if (self != nullptr && answer.ok()) self->LearnToolHeaders(*answer);
+        done(std::move(answer));
+      };
+    }
     // Round 0's history row, for the rounds that follow (filled in once
     // it is recorded, before anything is sent).
     auto first_round = std::make_shared<int64_t>(message.first_round_id);
@@ -715,13 +728,15 @@ void UpstreamSession::SendNow(Queued message) {
     // A client's subscriptions/listen is a stream: open until cancelled,
     // never timed out.
     const bool stream = info.method == kListenMethod;
-    if (stream) request.stream_raw = upstream_raw;
+    if (stream || relay_modern) request.stream_raw = upstream_raw;
+    request.cancel_by_close = relay_modern;
     inflight_->Add(upstream_id, std::move(request),
                    stream ? absl::InfiniteDuration()
                           : Or(limits.request_timeout, limits_.request_timeout),
                    stream ? absl::InfiniteDuration()
                           : Or(limits.max_total, limits_.max_total));
-    absl::Status sent = TransportSend(std::move(upstream_raw), is_modern);
+    absl::Status sent =
+        TransportSend(std::move(upstream_raw), is_modern || relay_modern);
     if (!sent.ok()) {
       InflightRequests::Request failed;
       if (inflight_->Take(upstream_id, &failed)) Finish(failed, sent);
@@ -859,8 +874,10 @@ v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
       entry != 0 ? inflight_->FindEntry(entry) : inflight_->Newest(caller_id);
   InflightRequests::Request request;
   if (upstream_id != 0 && inflight_->Take(upstream_id, &request)) {
-    json params = {{"requestId", upstream_id}, {"reason", reason}};
-    SendInternalNotification("notifications/cancelled", params.dump());
+    if (!request.cancel_by_close) {
+      json params = {{"requestId", upstream_id}, {"reason", reason}};
+      SendInternalNotification("notifications/cancelled", params.dump());
+    }
     // Over Streamable HTTP a listen stream ends when its POST is closed.
     if (!request.stream_raw.empty()) transport_->AbortSend(request.stream_raw);
     Finish(
@@ -970,7 +987,9 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
                                        InflightRequests::Request request,
                                        bool total) {
   absl::Duration elapsed = clock_->Now() - request.started;
-  if (request.method != "initialize" && request.method != "ping") {
+  if (request.cancel_by_close) {
+    transport_->AbortSend(request.stream_raw);
+  } else if (request.method != "initialize" && request.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
     SendInternalNotification("notifications/cancelled", params.dump());
@@ -1481,6 +1500,66 @@ absl::Status UpstreamSession::TransportSend(std::string raw, bool modern) {
     headers = ModernRequestHeaders(message, tool_headers_);
   }
   return transport_->SendWithHeaders(std::move(raw), std::move(headers));
+}
+
+bool UpstreamSession::RelayModernWire(const std::string& raw,
+                                      const MessageInfo& info) {
+  if (info.method == "initialize") {
+    bool was_stateless;
+    {
+      absl::MutexLock lock(&mu_);
+      was_stateless = relay_stateless_;
+      relay_stateless_ = false;
+      relay_version_.clear();
+    }
+    if (was_stateless) {
+      // A probe found a handshake-era server: its session starts here.
+      transport_->SetStateless(false);
+      transport_->SetProtocolVersion("");
+    }
+    return false;
+  }
+  // Cheap test first: most relayed requests of the handshake era never
+  // name the key.
+  if (raw.find(kModernVersionMetaKey) == std::string::npos) return false;
+  json params = ParamsOf(raw);
+  auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return false;
+  auto version = meta->find(kModernVersionMetaKey);
+  if (version == meta->end() || !version->is_string()) return false;
+  const std::string wanted = version->get<std::string>();
+  bool change;
+  {
+    absl::MutexLock lock(&mu_);
+    change = !relay_stateless_ || relay_version_ != wanted;
+    relay_stateless_ = true;
+    relay_version_ = wanted;
+  }
+  if (change) {
+    transport_->SetStateless(true);
+    transport_->SetProtocolVersion(wanted);
+  }
+  return true;
+}
+
+void UpstreamSession::LearnToolHeaders(const std::string& answer) {
+  json parsed = json::parse(answer, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("result") ||
+      !parsed["result"].is_object() || !parsed["result"].contains("tools") ||
+      !parsed["result"]["tools"].is_array()) {
+    return;
+  }
+  std::map<std::string, std::vector<HeaderParam>> learned;
+  for (const json& tool : parsed["result"]["tools"]) {
+    if (!tool.is_object() || !tool.contains("name") ||
+        !tool["name"].is_string()) {
+      continue;
+    }
+    absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
+    if (params.ok()) learned[tool["name"].get<std::string>()] = *std::move(params);
+  }
+  absl::MutexLock lock(&mu_);
+  for (auto& [name, params] : learned) tool_headers_[name] = std::move(params);
 }
 
 void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
