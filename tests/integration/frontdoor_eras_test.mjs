@@ -17,6 +17,11 @@
 //                    (without the subscription id) when a tool changes the
 //                    tool list, and notifications/resources/updated for a
 //                    resource it subscribed to, on one listen stream
+//   http-handshake-server
+//                    a handshake-era server over Streamable HTTP
+//                    (tools/fixture-server, SDK 1.x) behind the same front
+//                    door: the probe that now goes with the 2026-07-28 wire
+//                    finds it one, and both clients still list and call
 //   listen-reopen    the fixture ends its listen streams; the front door
 //                    opens the client's again (and logs it), so a later
 //                    list_changed and resource update still arrive
@@ -47,6 +52,7 @@ const {
   ElicitRequestSchema, ToolListChangedNotificationSchema, ResourceUpdatedNotificationSchema,
 } = sdkRequire('@modelcontextprotocol/sdk/types.js');
 const fixtureScript = path.join(sourceDir, 'tools', 'modern-fixture', 'server.mjs');
+const handshakeFixture = path.join(sourceDir, 'tools', 'fixture-server', 'server.mjs');
 
 const STEP_MS = 30000;
 const VERSION = '2026-07-28';
@@ -105,6 +111,16 @@ async function startHttpFixture() {
   child.stderr.setEncoding('utf8');
   const match = await waitForOutput(child, /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/, 'the HTTP fixture');
   return match[1];
+}
+
+async function startHandshakeHttpFixture() {
+  const child = spawn(process.execPath, [handshakeFixture, 'streamableHttp'],
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PORT: '0' } });
+  children.push(child);
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  const match = await waitForOutput(child, /\{"listening": ?(\d+)\}/, 'the handshake-era HTTP fixture');
+  return `http://127.0.0.1:${match[1]}/mcp`;
 }
 
 async function startDaemon(servers) {
@@ -249,6 +265,25 @@ async function httpWire() {
   await sdk.client.close();
 }
 
+async function httpHandshakeServer() {
+  const fixtureUrl = await startHandshakeHttpFixture();
+  const base = await startDaemon({ fixture: { type: 'http', url: fixtureUrl } });
+  const url = `${base}/servers/fixture/mcp`;
+  const discover = await modernRequest(url, 'server/discover');
+  check(discover.message?.result?.supportedVersions?.includes(VERSION),
+    'a modern client discovers the translated handshake-era HTTP server', discover.text);
+  const echo = await modernRequest(url, 'tools/call', { name: 'echo', arguments: { message: 'via translation' } });
+  check(textOf(echo.message?.result) === 'via translation' && echo.message?.result?.resultType === 'complete',
+    'a modern client calls a tool of the handshake-era HTTP server', echo.text);
+  const sdk = await connectSdk(url);
+  const tools = await sdk.client.listTools();
+  check(tools.tools.some((t) => t.name === 'echo'), 'the SDK client lists the handshake-era server\'s tools');
+  const sdkEcho = await sdk.client.callTool({ name: 'echo', arguments: { message: 'as ever' } });
+  check(textOf(sdkEcho) === 'as ever', 'the SDK client calls a tool of the handshake-era HTTP server',
+    JSON.stringify(sdkEcho));
+  await sdk.client.close();
+}
+
 // Connects an SDK client that records its list_changed and resource
 // updates, subscribed to fixture://config.
 async function listeningClient(url) {
@@ -324,6 +359,7 @@ const cases = {
   'list-changed-http': () => listChanged('http'),
   'list-changed-stdio': () => listChanged('stdio'),
   'listen-reopen': listenReopen,
+  'http-handshake-server': httpHandshakeServer,
 };
 
 async function main() {
