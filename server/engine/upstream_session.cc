@@ -72,11 +72,16 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features,
-    std::shared_ptr<RequestCounters> counters) {
+    std::shared_ptr<RequestCounters> counters,
+    std::shared_ptr<ToolHeaderBook> tool_headers) {
   if (counters == nullptr) counters = std::make_shared<RequestCounters>();
+  if (tool_headers == nullptr) {
+    tool_headers = std::make_shared<ToolHeaderBook>();
+  }
   std::shared_ptr<UpstreamSession> session(new UpstreamSession(
       std::move(identity), limits, std::move(transport), pipeline, clock, work,
-      std::move(hooks), features, std::move(counters)));
+      std::move(hooks), features, std::move(counters),
+      std::move(tool_headers)));
   std::weak_ptr<UpstreamSession> weak = session;
   session->inflight_ = std::make_unique<InflightRequests>(
       clock,
@@ -92,10 +97,12 @@ UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features,
-    std::shared_ptr<RequestCounters> counters)
+    std::shared_ptr<RequestCounters> counters,
+    std::shared_ptr<ToolHeaderBook> tool_headers)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
       clock_(clock), work_(work), hooks_(std::move(hooks)), features_(features),
-      counters_(std::move(counters)), transport_(std::move(transport)) {}
+      counters_(std::move(counters)), tool_headers_(std::move(tool_headers)),
+      transport_(std::move(transport)) {}
 
 UpstreamSession::~UpstreamSession() {
   // The last owner may be a transport callback; a transport must not be
@@ -1494,12 +1501,8 @@ absl::Status UpstreamSession::TransportSend(std::string raw, bool modern) {
     return transport_->Send(std::move(raw));
   }
   json message = json::parse(raw, nullptr, false);
-  std::vector<std::pair<std::string, std::string>> headers;
-  {
-    absl::MutexLock lock(&mu_);
-    headers = ModernRequestHeaders(message, tool_headers_);
-  }
-  return transport_->SendWithHeaders(std::move(raw), std::move(headers));
+  return transport_->SendWithHeaders(std::move(raw),
+                                     tool_headers_->HeadersFor(message));
 }
 
 bool UpstreamSession::RelayModernWire(const std::string& raw,
@@ -1558,8 +1561,7 @@ void UpstreamSession::LearnToolHeaders(const std::string& answer) {
     absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
     if (params.ok()) learned[tool["name"].get<std::string>()] = *std::move(params);
   }
-  absl::MutexLock lock(&mu_);
-  for (auto& [name, params] : learned) tool_headers_[name] = std::move(params);
+  tool_headers_->Learn(std::move(learned));
 }
 
 void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
@@ -1599,12 +1601,7 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
         if (!params->empty()) learned[name] = *std::move(params);
         kept.push_back(std::move(tool));
       }
-      {
-        absl::MutexLock lock(&mu_);
-        for (auto& [name, params] : learned) {
-          tool_headers_[name] = std::move(params);
-        }
-      }
+      tool_headers_->Learn(std::move(learned));
       if (dropped) {
         *tools = std::move(kept);
         answer = parsed.dump();

@@ -194,12 +194,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
 
   // The pointers must outlive the session. `counters` tallies how the
   // callers' requests end (shared by the server's sessions); null: the
-  // session's own.
+  // session's own. `tool_headers` likewise holds what the server's
+  // tools/list answers said of x-mcp-header (shared by its sessions); null:
+  // the session's own.
   static std::shared_ptr<UpstreamSession> Create(
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
       Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features = {},
-      std::shared_ptr<RequestCounters> counters = nullptr);
+      std::shared_ptr<RequestCounters> counters = nullptr,
+      std::shared_ptr<ToolHeaderBook> tool_headers = nullptr);
 
   ~UpstreamSession();
 
@@ -325,7 +328,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
                   std::unique_ptr<transport::Transport> transport,
                   Pipeline* pipeline, Clock* clock, WorkQueue* work,
                   Hooks hooks, ClientFeatures features,
-                  std::shared_ptr<RequestCounters> counters);
+                  std::shared_ptr<RequestCounters> counters,
+                  std::shared_ptr<ToolHeaderBook> tool_headers);
 
   void DoConnect();
   // The handshake era's start: initialize.
@@ -475,6 +479,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   const Hooks hooks_;
   const ClientFeatures features_;
   const std::shared_ptr<RequestCounters> counters_;
+  // Modern era over HTTP: the x-mcp-header parameters of the server's
+  // tools, from the tools/list answers seen (by any session sharing it).
+  const std::shared_ptr<ToolHeaderBook> tool_headers_;
   // Set at construction and only released by the destructor, so transport
   // calls need no lock.
   std::unique_ptr<transport::Transport> transport_;
@@ -508,10 +515,6 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // relayed 2026-07-28 requests of this protocol version.
   bool relay_stateless_ ABSL_GUARDED_BY(mu_) = false;
   std::string relay_version_ ABSL_GUARDED_BY(mu_);
-  // Modern era over HTTP: the x-mcp-header parameters of each tool, from
-  // the last tools/list seen.
-  std::map<std::string, std::vector<HeaderParam>> tool_headers_
-      ABSL_GUARDED_BY(mu_);
   // Modern era: requests waiting for a person's input, by call number.
   std::map<uint64_t, InputCall> input_calls_ ABSL_GUARDED_BY(mu_);
   uint64_t next_input_call_ ABSL_GUARDED_BY(mu_) = 1;

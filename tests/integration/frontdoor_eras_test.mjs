@@ -10,8 +10,10 @@
 // Cases:
 //   http-wire        the fixture over Streamable HTTP: the modern client's
 //                    server/discover, tools/list, tools/call and an
-//                    input_required round pass through; the SDK client
-//                    lists and calls tools, an elicitation included
+//                    input_required round pass through (a tool whose
+//                    argument rides in an Mcp-Param header included, on
+//                    every relay of the pool); the SDK client lists and
+//                    calls tools, an elicitation included
 //   list-changed-http, list-changed-stdio
 //                    the SDK client gets notifications/tools/list_changed
 //                    (without the subscription id) when a tool changes the
@@ -238,6 +240,14 @@ async function httpWire() {
   });
   check(textOf(retried.message?.result) === 'confirmed deploy for ada',
     'the retry with inputResponses completes', retried.text);
+  // x-mcp-header: the argument rides in Mcp-Param-Region, on whichever
+  // relay of the pool the call gets (several at once).
+  const regions = ['eu', 'us', 'ap', 'sa'];
+  const wheres = await Promise.all(regions.map((region) => modernRequest(url, 'tools/call',
+    { name: 'where', arguments: { region } }, { 'Mcp-Param-Region': region })));
+  check(wheres.every((w, i) => textOf(w.message?.result) === `region ${regions[i]}`),
+    'a tool with an Mcp-Param header is called through any relay',
+    wheres.map((w) => w.text).join(' | '));
   const mismatch = await modernRequest(url, 'tools/call', { name: 'echo', arguments: { text: 'x' } },
     { 'Mcp-Name': 'confirm' });
   check(mismatch.status === 400 && mismatch.message?.error?.code === -32020,
@@ -253,6 +263,9 @@ async function httpWire() {
   check(sdkTools.tools.some((t) => t.name === 'echo'), 'the SDK client lists tools');
   const sdkEcho = await sdk.client.callTool({ name: 'echo', arguments: { text: 'hi handshake' } });
   check(textOf(sdkEcho) === 'hi handshake', 'the SDK client calls a tool', JSON.stringify(sdkEcho));
+  const sdkWhere = await sdk.client.callTool({ name: 'where', arguments: { region: 'eu' } });
+  check(textOf(sdkWhere) === 'region eu', 'the SDK client calls a tool with an Mcp-Param header',
+    JSON.stringify(sdkWhere));
   let elicited = 0;
   sdk.client.setRequestHandler(ElicitRequestSchema, async (request) => {
     elicited++;

@@ -32,6 +32,9 @@
 //                      subscriptions/listen streams that asked for it)
 //   touch_config       bumps the version of the resource fixture://config
 //                      and sends notifications/resources/updated for it
+//   where {region}     "region REGION"; the argument is mirrored in the
+//                      Mcp-Param-Region header (x-mcp-header), which the
+//                      SDK checks over HTTP
 //   end_listens        (HTTP) ends every open subscriptions/listen stream
 //                      the way a server ends one on its own: the listen
 //                      request's result (resultType complete, the
@@ -261,6 +264,11 @@ function createServer() {
     else await server.server.sendResourceUpdated({ uri: CONFIG_URI });
     return { content: [{ type: 'text', text: `config version ${configVersion}` }] };
   });
+
+  server.registerTool('where', {
+    description: 'Says its region, which HTTP requests mirror in Mcp-Param-Region',
+    inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }),
+  }, async ({ region }) => ({ content: [{ type: 'text', text: `region ${region}` }] }));
 
   server.registerTool('end_listens', {
     description: 'Ends every open subscriptions/listen stream (HTTP only)',

@@ -275,6 +275,55 @@ TEST_F(RelaySessionTest, ModernRequestsOverHttpTakeTheStatelessWire) {
   EXPECT_EQ(wire->version, "2025-11-25");
 }
 
+// What one relay's tools/list said of x-mcp-header serves the calls of
+// every relay of the server (the front door's pool lends any of them).
+TEST_F(RelaySessionTest, ToolHeadersLearntOnOneRelayServeTheOthers) {
+  v1::ServerConfig config;
+  config.set_name("remote");
+  config.set_transport("streamableHttp");
+  config.set_url("http://127.0.0.1:9/mcp");
+  ASSERT_TRUE(configs_->Create(config).ok());
+  const std::string meta =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+  ClientSide& a = NewClient();
+  auto relay_a = engine_->OpenRelay("remote", a.Options());
+  ASSERT_TRUE(relay_a.ok());
+  std::shared_ptr<FakeWire> wire_a = Wire(0);
+  Answer listed;
+  (*relay_a)->Send(
+      absl::StrCat(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)",
+                   meta, "}}"),
+      {}, listed.Callback());
+  wire_a->Reply(json::parse(wire_a->NextSent()),
+                {{"tools",
+                  {{{"name", "where"},
+                    {"inputSchema",
+                     {{"type", "object"},
+                      {"properties",
+                       {{"region",
+                         {{"type", "string"}, {"x-mcp-header", "Region"}}}}}}}}}}});
+  ASSERT_TRUE(listed.Wait());
+  ClientSide& b = NewClient();
+  auto relay_b = engine_->OpenRelay("remote", b.Options());
+  ASSERT_TRUE(relay_b.ok());
+  std::shared_ptr<FakeWire> wire_b = Wire(1);
+  Answer called;
+  (*relay_b)->Send(
+      absl::StrCat(
+          R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"where","arguments":{"region":"us"},)",
+          meta, "}}"),
+      {}, called.Callback());
+  const std::string call_raw = wire_b->NextSent();
+  {
+    absl::MutexLock lock(&wire_b->mu);
+    EXPECT_THAT(wire_b->headers[call_raw],
+                ::testing::Contains(std::make_pair(
+                    std::string("Mcp-Param-Region"), std::string("us"))));
+  }
+  wire_b->Reply(json::parse(call_raw), {{"content", json::array()}});
+  ASSERT_TRUE(called.Wait());
+}
+
 TEST_F(RelaySessionTest, TheClientsAnswerIsRecordedWithTheServersRequest) {
   ClientSide& client = NewClient();
   std::shared_ptr<FakeWire> wire;
