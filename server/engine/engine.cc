@@ -316,7 +316,8 @@ std::shared_ptr<UpstreamSession> Engine::SessionFor(
     session = UpstreamSession::Create(
         std::move(identity), connection->limits, *std::move(transport),
         pipeline_, clock_, &work_, std::move(hooks), connection->features,
-        CountersFor(connection->config.id()));
+        CountersFor(connection->config.id()),
+        ToolHeadersFor(connection->config.id()));
     *holder = session;
     connection->session = session;
     connection->state = v1::CONNECTING;
@@ -467,7 +468,8 @@ absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(
   hooks.relay_to_client = std::move(options.to_client);
   auto session = UpstreamSession::Create(
       std::move(identity), c->limits, std::move(transport), pipeline_, clock_,
-      &work_, std::move(hooks), c->features, CountersFor(c->config.id()));
+      &work_, std::move(hooks), c->features, CountersFor(c->config.id()),
+      ToolHeadersFor(c->config.id()));
   {
     absl::MutexLock lock(&mu_);
     if (shut_down_) {
@@ -685,6 +687,14 @@ std::shared_ptr<RequestCounters> Engine::CountersFor(
   std::shared_ptr<RequestCounters>& counters = counters_[server_id];
   if (counters == nullptr) counters = std::make_shared<RequestCounters>();
   return counters;
+}
+
+std::shared_ptr<ToolHeaderBook> Engine::ToolHeadersFor(
+    const std::string& server_id) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<ToolHeaderBook>& book = tool_headers_[server_id];
+  if (book == nullptr) book = std::make_shared<ToolHeaderBook>();
+  return book;
 }
 
 std::vector<std::shared_ptr<UpstreamSession>> Engine::SessionsOf(
@@ -1219,6 +1229,7 @@ void Engine::OnConfigChanged(const std::string& server_id,
     CloseRelays(server_id);
     absl::MutexLock lock(&mu_);
     counters_.erase(server_id);
+    tool_headers_.erase(server_id);
   }
   if (c == nullptr) return;
   std::shared_ptr<UpstreamSession> session;

@@ -258,6 +258,9 @@ class Engine {
   v1::ServerStatus StatusOf(Connection& connection);
   // The request counters of a server (by id), made on first use.
   std::shared_ptr<RequestCounters> CountersFor(const std::string& server_id);
+  // The x-mcp-header parameters of the server's tools, shared by its
+  // sessions (the daemon's and the relays).
+  std::shared_ptr<ToolHeaderBook> ToolHeadersFor(const std::string& server_id);
   // The sessions of a server (by id) that may hold requests: the daemon's
   // own, if any, and its relays.
   std::vector<std::shared_ptr<UpstreamSession>> SessionsOf(
@@ -298,6 +301,9 @@ class Engine {
   // How the requests of each server (by id) ended, over its sessions and
   // reconnects; dropped when its configuration is deleted.
   std::map<std::string, std::shared_ptr<RequestCounters>> counters_
+      ABSL_GUARDED_BY(mu_);
+  // Likewise what each server's tools/list answers said of x-mcp-header.
+  std::map<std::string, std::shared_ptr<ToolHeaderBook>> tool_headers_
       ABSL_GUARDED_BY(mu_);
 };
 

@@ -55,9 +55,13 @@ class InflightRequests {
     absl::Time created;
     std::string caller;
     ResponseCallback done;
-    // A subscriptions/listen stream relayed for a client: the request as
+    // A subscriptions/listen stream relayed for a client, or any request
+    // relayed in the stateless era over Streamable HTTP: the request as
     // sent, to close its HTTP stream when it is cancelled.
     std::string stream_raw;
+    // Cancelled by closing that stream alone: the stateless era over
+    // Streamable HTTP expects no notifications/cancelled.
+    bool cancel_by_close = false;
   };
 
   // A request ran out of time and was removed: `total` says whether it was

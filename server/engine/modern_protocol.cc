@@ -379,6 +379,18 @@ std::vector<std::pair<std::string, std::string>> ModernRequestHeaders(
   return headers;
 }
 
+void ToolHeaderBook::Learn(
+    std::map<std::string, std::vector<HeaderParam>> learned) {
+  absl::MutexLock lock(&mu_);
+  for (auto& [name, params] : learned) tools_[name] = std::move(params);
+}
+
+std::vector<std::pair<std::string, std::string>> ToolHeaderBook::HeadersFor(
+    const json& message) const {
+  absl::MutexLock lock(&mu_);
+  return ModernRequestHeaders(message, tools_);
+}
+
 std::string ModernErrorMeaning(int code) {
   switch (code) {
     case kHeaderMismatch:

@@ -16,7 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "inspector/v1/mcp.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/handshake.h"
@@ -25,6 +27,9 @@ namespace inspector::engine {
 
 // The modern protocol version the inspector speaks.
 inline constexpr char kModernProtocolVersion[] = "2026-07-28";
+// The `_meta` key naming a request's protocol version.
+inline constexpr char kModernVersionMetaKey[] =
+    "io.modelcontextprotocol/protocolVersion";
 
 // Error codes the 2026-07-28 revision defines.
 inline constexpr int kHeaderMismatch = -32020;
@@ -103,6 +108,24 @@ std::string EncodeHeaderValue(const std::string& value);
 std::vector<std::pair<std::string, std::string>> ModernRequestHeaders(
     const nlohmann::json& message,
     const std::map<std::string, std::vector<HeaderParam>>& tool_headers);
+
+// The x-mcp-header parameters of one server's tools, learnt from the
+// tools/list answers of any of its sessions over Streamable HTTP (the
+// daemon's own and the front doors' relays), so that a tools/call on
+// any of them carries its Mcp-Param-* headers. Thread-safe.
+class ToolHeaderBook {
+ public:
+  // Adds (or replaces) what `learned` says of its tools.
+  void Learn(std::map<std::string, std::vector<HeaderParam>> learned)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // ModernRequestHeaders of `message` with the tools known now.
+  std::vector<std::pair<std::string, std::string>> HeadersFor(
+      const nlohmann::json& message) const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::vector<HeaderParam>> tools_ ABSL_GUARDED_BY(mu_);
+};
 
 // What a 2026-07-28 error code means ("" for other codes), for messages.
 std::string ModernErrorMeaning(int code);

@@ -72,11 +72,16 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features,
-    std::shared_ptr<RequestCounters> counters) {
+    std::shared_ptr<RequestCounters> counters,
+    std::shared_ptr<ToolHeaderBook> tool_headers) {
   if (counters == nullptr) counters = std::make_shared<RequestCounters>();
+  if (tool_headers == nullptr) {
+    tool_headers = std::make_shared<ToolHeaderBook>();
+  }
   std::shared_ptr<UpstreamSession> session(new UpstreamSession(
       std::move(identity), limits, std::move(transport), pipeline, clock, work,
-      std::move(hooks), features, std::move(counters)));
+      std::move(hooks), features, std::move(counters),
+      std::move(tool_headers)));
   std::weak_ptr<UpstreamSession> weak = session;
   session->inflight_ = std::make_unique<InflightRequests>(
       clock,
@@ -92,10 +97,12 @@ UpstreamSession::UpstreamSession(
     SessionIdentity identity, SessionLimits limits,
     std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
     Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features,
-    std::shared_ptr<RequestCounters> counters)
+    std::shared_ptr<RequestCounters> counters,
+    std::shared_ptr<ToolHeaderBook> tool_headers)
     : identity_(std::move(identity)), limits_(limits), pipeline_(pipeline),
       clock_(clock), work_(work), hooks_(std::move(hooks)), features_(features),
-      counters_(std::move(counters)), transport_(std::move(transport)) {}
+      counters_(std::move(counters)), tool_headers_(std::move(tool_headers)),
+      transport_(std::move(transport)) {}
 
 UpstreamSession::~UpstreamSession() {
   // The last owner may be a transport callback; a transport must not be
@@ -629,6 +636,19 @@ void UpstreamSession::SendNow(Queued message) {
       return;
     }
     const bool is_modern = !relay() && modern();
+    const bool relay_modern =
+        relay() && identity_.transport == "streamableHttp" &&
+        RelayModernWire(raw, info);
+    if (relay_modern && info.method == "tools/list") {
+      // The tools' x-mcp-header parameters, for this relay's tools/call.
+      std::weak_ptr<UpstreamSession> weak = weak_from_this();
+      done = [weak, done = std::move(done)](
+                 absl::StatusOr<std::string> answer) mutable {
+        auto self = weak.lock();
+        if (self != nullptr && answer.ok()) self->LearnToolHeaders(*answer);
+        done(std::move(answer));
+      };
+    }
     // Round 0's history row, for the rounds that follow (filled in once
     // it is recorded, before anything is sent).
     auto first_round = std::make_shared<int64_t>(message.first_round_id);
@@ -715,13 +735,15 @@ void UpstreamSession::SendNow(Queued message) {
     // A client's subscriptions/listen is a stream: open until cancelled,
     // never timed out.
     const bool stream = info.method == kListenMethod;
-    if (stream) request.stream_raw = upstream_raw;
+    if (stream || relay_modern) request.stream_raw = upstream_raw;
+    request.cancel_by_close = relay_modern;
     inflight_->Add(upstream_id, std::move(request),
                    stream ? absl::InfiniteDuration()
                           : Or(limits.request_timeout, limits_.request_timeout),
                    stream ? absl::InfiniteDuration()
                           : Or(limits.max_total, limits_.max_total));
-    absl::Status sent = TransportSend(std::move(upstream_raw), is_modern);
+    absl::Status sent =
+        TransportSend(std::move(upstream_raw), is_modern || relay_modern);
     if (!sent.ok()) {
       InflightRequests::Request failed;
       if (inflight_->Take(upstream_id, &failed)) Finish(failed, sent);
@@ -859,8 +881,10 @@ v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
       entry != 0 ? inflight_->FindEntry(entry) : inflight_->Newest(caller_id);
   InflightRequests::Request request;
   if (upstream_id != 0 && inflight_->Take(upstream_id, &request)) {
-    json params = {{"requestId", upstream_id}, {"reason", reason}};
-    SendInternalNotification("notifications/cancelled", params.dump());
+    if (!request.cancel_by_close) {
+      json params = {{"requestId", upstream_id}, {"reason", reason}};
+      SendInternalNotification("notifications/cancelled", params.dump());
+    }
     // Over Streamable HTTP a listen stream ends when its POST is closed.
     if (!request.stream_raw.empty()) transport_->AbortSend(request.stream_raw);
     Finish(
@@ -970,7 +994,9 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
                                        InflightRequests::Request request,
                                        bool total) {
   absl::Duration elapsed = clock_->Now() - request.started;
-  if (request.method != "initialize" && request.method != "ping") {
+  if (request.cancel_by_close) {
+    transport_->AbortSend(request.stream_raw);
+  } else if (request.method != "initialize" && request.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
     SendInternalNotification("notifications/cancelled", params.dump());
@@ -1475,12 +1501,67 @@ absl::Status UpstreamSession::TransportSend(std::string raw, bool modern) {
     return transport_->Send(std::move(raw));
   }
   json message = json::parse(raw, nullptr, false);
-  std::vector<std::pair<std::string, std::string>> headers;
+  return transport_->SendWithHeaders(std::move(raw),
+                                     tool_headers_->HeadersFor(message));
+}
+
+bool UpstreamSession::RelayModernWire(const std::string& raw,
+                                      const MessageInfo& info) {
+  if (info.method == "initialize") {
+    bool was_stateless;
+    {
+      absl::MutexLock lock(&mu_);
+      was_stateless = relay_stateless_;
+      relay_stateless_ = false;
+      relay_version_.clear();
+    }
+    if (was_stateless) {
+      // A probe found a handshake-era server: its session starts here.
+      transport_->SetStateless(false);
+      transport_->SetProtocolVersion("");
+    }
+    return false;
+  }
+  // Cheap test first: most relayed requests of the handshake era never
+  // name the key.
+  if (raw.find(kModernVersionMetaKey) == std::string::npos) return false;
+  json params = ParamsOf(raw);
+  auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return false;
+  auto version = meta->find(kModernVersionMetaKey);
+  if (version == meta->end() || !version->is_string()) return false;
+  const std::string wanted = version->get<std::string>();
+  bool change;
   {
     absl::MutexLock lock(&mu_);
-    headers = ModernRequestHeaders(message, tool_headers_);
+    change = !relay_stateless_ || relay_version_ != wanted;
+    relay_stateless_ = true;
+    relay_version_ = wanted;
   }
-  return transport_->SendWithHeaders(std::move(raw), std::move(headers));
+  if (change) {
+    transport_->SetStateless(true);
+    transport_->SetProtocolVersion(wanted);
+  }
+  return true;
+}
+
+void UpstreamSession::LearnToolHeaders(const std::string& answer) {
+  json parsed = json::parse(answer, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("result") ||
+      !parsed["result"].is_object() || !parsed["result"].contains("tools") ||
+      !parsed["result"]["tools"].is_array()) {
+    return;
+  }
+  std::map<std::string, std::vector<HeaderParam>> learned;
+  for (const json& tool : parsed["result"]["tools"]) {
+    if (!tool.is_object() || !tool.contains("name") ||
+        !tool["name"].is_string()) {
+      continue;
+    }
+    absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
+    if (params.ok()) learned[tool["name"].get<std::string>()] = *std::move(params);
+  }
+  tool_headers_->Learn(std::move(learned));
 }
 
 void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
@@ -1520,12 +1601,7 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
         if (!params->empty()) learned[name] = *std::move(params);
         kept.push_back(std::move(tool));
       }
-      {
-        absl::MutexLock lock(&mu_);
-        for (auto& [name, params] : learned) {
-          tool_headers_[name] = std::move(params);
-        }
-      }
+      tool_headers_->Learn(std::move(learned));
       if (dropped) {
         *tools = std::move(kept);
         answer = parsed.dump();

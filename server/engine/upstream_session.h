@@ -177,7 +177,12 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
     // and notifications/initialized go to the server as sent (the session
     // takes the protocol version and server info from initialize's
     // result), and the client's answers to the server's requests pass
-    // through as sent. While the server's sampling or elicitation request
+    // through as sent. Over Streamable HTTP a relayed request whose _meta
+    // names a protocol version (MCP 2026-07-28) goes stateless, without a
+    // session id, with MCP-Protocol-Version, Mcp-Method, Mcp-Name and the
+    // Mcp-Param-* headers of the tools seen in this session's tools/list
+    // answers; it is cancelled by closing its POST. initialize turns the
+    // transport back to the handshake era's session. While the server's sampling or elicitation request
     // waits for the client's answer, the client's requests' clocks stand
     // still (the person-in-the-loop rule above). on_server_request is not
     // used. Must not block.
@@ -189,12 +194,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
 
   // The pointers must outlive the session. `counters` tallies how the
   // callers' requests end (shared by the server's sessions); null: the
-  // session's own.
+  // session's own. `tool_headers` likewise holds what the server's
+  // tools/list answers said of x-mcp-header (shared by its sessions); null:
+  // the session's own.
   static std::shared_ptr<UpstreamSession> Create(
       SessionIdentity identity, SessionLimits limits,
       std::unique_ptr<transport::Transport> transport, Pipeline* pipeline,
       Clock* clock, WorkQueue* work, Hooks hooks, ClientFeatures features = {},
-      std::shared_ptr<RequestCounters> counters = nullptr);
+      std::shared_ptr<RequestCounters> counters = nullptr,
+      std::shared_ptr<ToolHeaderBook> tool_headers = nullptr);
 
   ~UpstreamSession();
 
@@ -320,7 +328,8 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
                   std::unique_ptr<transport::Transport> transport,
                   Pipeline* pipeline, Clock* clock, WorkQueue* work,
                   Hooks hooks, ClientFeatures features,
-                  std::shared_ptr<RequestCounters> counters);
+                  std::shared_ptr<RequestCounters> counters,
+                  std::shared_ptr<ToolHeaderBook> tool_headers);
 
   void DoConnect();
   // The handshake era's start: initialize.
@@ -350,6 +359,15 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Sends `raw` (an internal or caller request) with the modern headers if
   // the era is modern.
   absl::Status TransportSend(std::string raw, bool modern);
+  // Relay mode over Streamable HTTP: the wire a relayed request takes. One
+  // whose params._meta names a protocol version (MCP 2026-07-28) turns the
+  // transport stateless with that version and goes with the revision's
+  // headers (true); `initialize` turns it back to the handshake era's
+  // session (false); anything else keeps the wire as it is (false).
+  bool RelayModernWire(const std::string& raw, const MessageInfo& info)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Learns the x-mcp-header parameters of a tools/list answer's tools.
+  void LearnToolHeaders(const std::string& answer) ABSL_LOCKS_EXCLUDED(mu_);
   bool DeclaresInput(const InputRequest& request) const;
   // The tasks extension (tasks_session.cc).
   void FollowTask(Queued sent, std::string answer, TaskState task)
@@ -461,6 +479,9 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   const Hooks hooks_;
   const ClientFeatures features_;
   const std::shared_ptr<RequestCounters> counters_;
+  // Modern era over HTTP: the x-mcp-header parameters of the server's
+  // tools, from the tools/list answers seen (by any session sharing it).
+  const std::shared_ptr<ToolHeaderBook> tool_headers_;
   // Set at construction and only released by the destructor, so transport
   // calls need no lock.
   std::unique_ptr<transport::Transport> transport_;
@@ -490,10 +511,10 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // Modern era: the log level sent in every request's _meta (set by the
   // caller's logging/setLevel, which the revision removed); "" none.
   std::string log_level_ ABSL_GUARDED_BY(mu_);
-  // Modern era over HTTP: the x-mcp-header parameters of each tool, from
-  // the last tools/list seen.
-  std::map<std::string, std::vector<HeaderParam>> tool_headers_
-      ABSL_GUARDED_BY(mu_);
+  // Relay mode over Streamable HTTP: the transport is stateless, for
+  // relayed 2026-07-28 requests of this protocol version.
+  bool relay_stateless_ ABSL_GUARDED_BY(mu_) = false;
+  std::string relay_version_ ABSL_GUARDED_BY(mu_);
   // Modern era: requests waiting for a person's input, by call number.
   std::map<uint64_t, InputCall> input_calls_ ABSL_GUARDED_BY(mu_);
   uint64_t next_input_call_ ABSL_GUARDED_BY(mu_) = 1;

@@ -1,6 +1,7 @@
 // EraRelay (era_relay.h): handshake-era clients before a 2026-07-28 server.
 #include "server/frontdoor/era_relay.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,10 +41,13 @@ class EraRelay : public Relay,
                  public std::enable_shared_from_this<EraRelay> {
  public:
   EraRelay(std::function<void(std::string)> to_client, KnownEra known,
-           std::function<void(KnownEra)> learnt)
+           std::function<void(KnownEra)> learnt, Scheduler after,
+           std::function<void(std::string)> log)
       : to_client_(std::move(to_client)),
         known_(known),
-        learnt_(std::move(learnt)) {}
+        learnt_(std::move(learnt)),
+        after_(std::move(after)),
+        log_(std::move(log)) {}
 
   void SetInner(std::shared_ptr<Relay> inner) { inner_ = std::move(inner); }
 
@@ -116,7 +120,13 @@ class EraRelay : public Relay,
     return inner_->Cancel(upstream, reason);
   }
 
-  void Close() override { inner_->Close(); }
+  void Close() override {
+    {
+      absl::MutexLock lock(&mu_);
+      closed_ = true;
+    }
+    inner_->Close();
+  }
 
  private:
   // One request of the client, through its rounds.
@@ -197,8 +207,37 @@ class EraRelay : public Relay,
           if (result.contains("instructions")) {
             init["instructions"] = result["instructions"];
           }
+          // The list_changed notifications the server can send reach this
+          // client from a listen stream of its own, as a handshake-era
+          // server would send them unasked.
+          Json kinds = ListKinds(result.value("capabilities", Json::object()));
+          bool listen;
+          {
+            absl::MutexLock lock(&self->mu_);
+            self->list_kinds_ = kinds;
+            listen = !kinds.empty();
+          }
           done(Result(message["id"], std::move(init)));
+          if (listen) self->OpenListen();
         });
+  }
+
+  // The listen filter's list_changed kinds a server with `capabilities`
+  // can send.
+  static Json ListKinds(const Json& capabilities) {
+    Json kinds = Json::object();
+    if (!capabilities.is_object()) return kinds;
+    for (const auto& [list, key] :
+         {std::pair<const char*, const char*>{"tools", "toolsListChanged"},
+          {"prompts", "promptsListChanged"},
+          {"resources", "resourcesListChanged"}}) {
+      auto it = capabilities.find(list);
+      if (it != capabilities.end() && it->is_object() &&
+          it->value("listChanged", false) == true) {
+        kinds[key] = true;
+      }
+    }
+    return kinds;
   }
 
   Json Meta() {
@@ -271,7 +310,9 @@ class EraRelay : public Relay,
       absl::MutexLock lock(&mu_);
       const bool changed =
           subscribe ? uris_.insert(uri).second : uris_.erase(uri) > 0;
-      if (uris_.empty()) {
+      // A server that refused a stream is asked again on a change.
+      if (changed) refused_ = false;
+      if (uris_.empty() && list_kinds_.empty()) {
         // Nothing left to listen for: the streams end.
         for (std::string* stream : {&listen_id_, &pending_listen_}) {
           if (!stream->empty()) to_cancel.push_back(std::move(*stream));
@@ -307,8 +348,12 @@ class EraRelay : public Relay,
       replaced = std::move(pending_listen_);
       key = Dump(Json(absl::StrCat("era-listen-", next_id_++)));
       pending_listen_ = key;
-      notifications["resourceSubscriptions"] =
-          Json(std::vector<std::string>(uris_.begin(), uris_.end()));
+      reopen_scheduled_ = false;
+      notifications = list_kinds_;
+      if (!uris_.empty()) {
+        notifications["resourceSubscriptions"] =
+            Json(std::vector<std::string>(uris_.begin(), uris_.end()));
+      }
     }
     if (!replaced.empty()) inner_->Cancel(replaced, "replaced by a new filter");
     Json request = {{"jsonrpc", "2.0"},
@@ -345,6 +390,7 @@ class EraRelay : public Relay,
       listen_id_ = std::move(pending_listen_);
       pending_listen_.clear();
       listen_subscription_ = subscription;
+      backoff_ = absl::ZeroDuration();
       waiters.swap(waiters_);
     }
     if (!old.empty()) inner_->Cancel(old, "replaced by a new filter");
@@ -360,32 +406,93 @@ class EraRelay : public Relay,
     }
   }
 
-  // A listen stream ended: refused, closed by the server, or cut.
+  // A listen stream ended: refused, closed by the server, or cut (or
+  // cancelled here, which is neither the stream in force nor the one
+  // awaited any more).
   void ListenEnded(const std::string& key, absl::StatusOr<std::string> answer) {
+    Json error;
+    if (answer.ok()) {
+      Json reply = Json::parse(*answer, nullptr, false);
+      if (reply.is_object() && reply.contains("error")) error = reply["error"];
+    }
     std::vector<Waiter> waiters;
+    bool reopen;
     {
       absl::MutexLock lock(&mu_);
       if (key == listen_id_) {
         listen_id_.clear();
         listen_subscription_ = Json();
+      } else if (key == pending_listen_) {
+        pending_listen_.clear();
+        waiters.swap(waiters_);
+      } else {
+        return;
       }
-      if (key != pending_listen_) return;
-      pending_listen_.clear();
-      waiters.swap(waiters_);
+      // An error answer means the server does not offer the stream: asking
+      // again would get the same answer.
+      if (!error.is_null()) refused_ = true;
+      reopen = !closed_ && !refused_ && after_ != nullptr &&
+               (answer.ok() ||
+                answer.status().code() != absl::StatusCode::kCancelled) &&
+               listen_id_.empty() && pending_listen_.empty() &&
+               (!uris_.empty() || !list_kinds_.empty());
     }
-    Json error = {
-        {"code", -32603},
-        {"message", answer.ok() ? std::string("The server ended the "
-                                              "subscriptions/listen stream")
-                                : std::string(answer.status().message())}};
-    if (answer.ok()) {
-      Json reply = Json::parse(*answer, nullptr, false);
-      if (reply.is_object() && reply.contains("error")) error = reply["error"];
+    if (!waiters.empty()) {
+      Json failure = error;
+      if (failure.is_null()) {
+        failure = {{"code", -32603},
+                   {"message",
+                    answer.ok()
+                        ? std::string("The server ended the "
+                                      "subscriptions/listen stream")
+                        : std::string(answer.status().message())}};
+      }
+      for (Waiter& waiter : waiters) {
+        waiter.done(Dump(
+            {{"jsonrpc", "2.0"}, {"id", waiter.id}, {"error", failure}}));
+      }
     }
-    for (Waiter& waiter : waiters) {
-      waiter.done(
-          Dump({{"jsonrpc", "2.0"}, {"id", waiter.id}, {"error", error}}));
+    if (reopen) ScheduleReopen(answer);
+  }
+
+  // Opens the stream again after the backoff (250 ms, doubling to 30 s
+  // while it keeps failing; back to the start once acknowledged).
+  void ScheduleReopen(const absl::StatusOr<std::string>& why) {
+    absl::Duration delay;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reopen_scheduled_) return;
+      if (backoff_ <= absl::ZeroDuration()) {
+        backoff_ = engine::kListenInitialBackoff;
+      }
+      delay = backoff_;
+      backoff_ = std::min(backoff_ * 2, engine::kListenMaxBackoff);
+      reopen_scheduled_ = true;
     }
+    if (log_) {
+      log_(absl::StrCat(
+          "front door: the server ended the subscriptions/listen stream of a "
+          "handshake-era client's session (",
+          why.ok() ? std::string("closed by the server")
+                   : std::string(why.status().message()),
+          "); opening it again in ", absl::FormatDuration(delay)));
+    }
+    std::weak_ptr<EraRelay> weak_self = weak_from_this();
+    after_(delay, [weak_self] {
+      auto self = weak_self.lock();
+      if (self == nullptr) return;
+      {
+        absl::MutexLock lock(&self->mu_);
+        if (!self->reopen_scheduled_) return;  // a change opened one
+        self->reopen_scheduled_ = false;
+        if (self->closed_ || !self->listen_id_.empty() ||
+            !self->pending_listen_.empty() ||
+            (self->uris_.empty() && self->list_kinds_.empty())) {
+          return;
+        }
+      }
+      self->OpenListen();
+    });
   }
 
   void SendRound(const std::shared_ptr<Call>& call) {
@@ -494,6 +601,8 @@ class EraRelay : public Relay,
   const std::function<void(std::string)> to_client_;
   const KnownEra known_;
   const std::function<void(KnownEra)> learnt_;
+  const Scheduler after_;
+  const std::function<void(std::string)> log_;
   std::shared_ptr<Relay> inner_;
 
   absl::Mutex mu_;
@@ -520,17 +629,30 @@ class EraRelay : public Relay,
   Json listen_subscription_ ABSL_GUARDED_BY(mu_);
   std::string pending_listen_ ABSL_GUARDED_BY(mu_);
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  // The list_changed kinds of the filter (toolsListChanged, ...: true),
+  // from the server's capabilities.
+  Json list_kinds_ ABSL_GUARDED_BY(mu_) = Json::object();
+  // The server answered subscriptions/listen with an error.
+  bool refused_ ABSL_GUARDED_BY(mu_) = false;
+  // Reopening a stream the server ended: the next delay, and whether a
+  // reopening is on its way.
+  absl::Duration backoff_ ABSL_GUARDED_BY(mu_);
+  bool reopen_scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace
 
 RelayOpener EraRelayOpener(RelayOpener open, std::function<KnownEra()> known,
-                           std::function<void(KnownEra)> learnt) {
+                           std::function<void(KnownEra)> learnt,
+                           Scheduler after,
+                           std::function<void(std::string)> log) {
   return [open = std::move(open), known = std::move(known),
-          learnt = std::move(learnt)](engine::RelayOptions options)
+          learnt = std::move(learnt), after = std::move(after),
+          log = std::move(log)](engine::RelayOptions options)
              -> absl::StatusOr<std::shared_ptr<Relay>> {
     auto relay = std::make_shared<EraRelay>(std::move(options.to_client),
-                                            known(), learnt);
+                                            known(), learnt, after, log);
     std::weak_ptr<EraRelay> weak_relay = relay;
     options.to_client = [weak_relay](std::string raw) {
       if (auto relay = weak_relay.lock()) relay->FromServer(std::move(raw));

@@ -21,14 +21,23 @@
 //     answered them all, the request is sent again with `inputResponses`
 //     and the `requestState`, for at most 10 rounds. The client sees one
 //     final response, with its own id.
-//   - resources/subscribe and unsubscribe become the filter of one
-//     `subscriptions/listen` stream of this client's session (replaced by a
-//     new one at every change, the old one cancelled once the new one is
-//     acknowledged); each is answered when the server acknowledges the
-//     stream (-32601 if it did not take the URI). The acknowledgment stays
-//     here; notifications/resources/updated reach this client only, from
-//     the stream in force, without the subscription id. A stream the
-//     server ends is not reopened (the client subscribes again).
+//   - One `subscriptions/listen` stream of this client's session carries
+//     what a handshake-era server would send the client unasked or
+//     subscribed: from initialize on, the list_changed kinds the server's
+//     discover capabilities offer (tools, prompts, resources
+//     `listChanged`), and the client's resources/subscribe set as its
+//     `resourceSubscriptions`. A change of the set opens a new stream with
+//     the new filter; the old one is cancelled once the new one is
+//     acknowledged. Each subscribe or unsubscribe is answered when the
+//     server acknowledges the stream (-32601 if it did not take the URI).
+//     The acknowledgment stays here; the notifications reach this client
+//     only, from the stream in force, without the subscription id. No
+//     stream is open while the filter is empty.
+//   - A stream the server ends (a graceful end or a cut) while the filter
+//     is not empty is opened again after 250 ms, doubling to 30 s while
+//     it keeps failing (back to 250 ms once acknowledged), with a log
+//     line; a server that answers subscriptions/listen with an error is
+//     not asked again until the client's subscriptions change.
 #ifndef INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
 #define INSPECTOR_SERVER_FRONTDOOR_ERA_RELAY_H_
 
@@ -36,6 +45,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
 #include "server/frontdoor/mcp_endpoint.h"
 
 namespace inspector::frontdoor {
@@ -43,11 +53,20 @@ namespace inspector::frontdoor {
 // What the endpoint knows of the server's era (ModernFront learns it).
 enum class KnownEra { kUnknown, kModern, kLegacy };
 
+// Runs a function after a delay, on a thread of the caller's (never
+// inline).
+using Scheduler =
+    std::function<void(absl::Duration delay, std::function<void()> fn)>;
+
 // Opens relays through `open` wrapped in an EraRelay; `known` tells each
 // new one what the endpoint has learnt so far, and each tells `learnt`
-// what its server/discover found.
+// what its server/discover found. `after` times the reopening of listen
+// streams (null: a stream the server ends is not reopened); `log` gets a
+// line when one is (optional).
 RelayOpener EraRelayOpener(RelayOpener open, std::function<KnownEra()> known,
-                           std::function<void(KnownEra)> learnt);
+                           std::function<void(KnownEra)> learnt,
+                           Scheduler after = nullptr,
+                           std::function<void(std::string)> log = nullptr);
 
 }  // namespace inspector::frontdoor
 

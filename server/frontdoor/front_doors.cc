@@ -9,6 +9,7 @@
 #include "common/http/percent_decoding.h"
 #include "common/strings.h"
 #include "server/engine/json_rpc.h"
+#include "server/logging.h"
 
 namespace inspector::frontdoor {
 namespace {
@@ -33,7 +34,12 @@ void NotFound(http::HttpExchange& exchange, http::Headers headers,
 }  // namespace
 
 FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults)
-    : engine_(engine), defaults_(std::move(defaults)) {}
+    : engine_(engine), defaults_([&] {
+        if (!defaults.log) {
+          defaults.log = [](std::string line) { LogInfo(line); };
+        }
+        return std::move(defaults);
+      }()) {}
 
 FrontDoors::~FrontDoors() { CloseAll(); }
 

@@ -257,8 +257,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   void StopReaper() {
     {
-      absl::MutexLock lock(&mu_);
-      stopping_ = true;
+      absl::MutexLock lock(&timers_->mu);
+      timers_->stopping = true;
     }
     if (reaper_.joinable()) reaper_.join();
   }
@@ -906,19 +906,54 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   // ---- Idle sessions and heartbeats ----
 
+  // Functions run later on the reaper's thread (Scheduler): what reopens
+  // a handshake-era session's listen streams. Shared with the relays'
+  // opener, which may outlive the thread (a relay's timer set after the
+  // endpoint stopped never runs).
+  struct Timers {
+    absl::Mutex mu;
+    std::multimap<absl::Time, std::function<void()>> due ABSL_GUARDED_BY(mu);
+    bool changed ABSL_GUARDED_BY(mu) = false;   // a timer was added
+    bool stopping ABSL_GUARDED_BY(mu) = false;  // the reaper ends
+  };
+  static Scheduler SchedulerOf(std::shared_ptr<Timers> timers) {
+    return [timers](absl::Duration delay, std::function<void()> fn) {
+      absl::MutexLock lock(&timers->mu);
+      if (timers->stopping) return;
+      timers->due.emplace(absl::Now() + delay, std::move(fn));
+      timers->changed = true;
+    };
+  }
+
   void ReaperLoop() {
     NameThisThread("frontdoor-reap");
     absl::Duration tick = std::min(
         {absl::Seconds(1), options_.heartbeat_interval,
          std::max(options_.session_idle_timeout / 4, absl::Milliseconds(50))});
     absl::Time next_heartbeat = absl::Now() + options_.heartbeat_interval;
+    absl::Time next_reap = absl::Now() + tick;
     while (true) {
+      std::vector<std::function<void()>> ready;
       {
-        absl::MutexLock lock(&mu_);
-        auto stop = [this]()
-                        ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
-        if (mu_.AwaitWithTimeout(absl::Condition(&stop), tick)) return;
+        Timers& timers = *timers_;
+        absl::MutexLock lock(&timers.mu);
+        absl::Time wake = next_reap;
+        if (!timers.due.empty()) wake = std::min(wake, timers.due.begin()->first);
+        timers.changed = false;
+        auto woken = [&timers]() ABSL_SHARED_LOCKS_REQUIRED(timers.mu) {
+          return timers.stopping || timers.changed;
+        };
+        timers.mu.AwaitWithDeadline(absl::Condition(&woken), wake);
+        if (timers.stopping) return;
+        const absl::Time now = absl::Now();
+        while (!timers.due.empty() && timers.due.begin()->first <= now) {
+          ready.push_back(std::move(timers.due.begin()->second));
+          timers.due.erase(timers.due.begin());
+        }
       }
+      for (auto& fn : ready) fn();
+      if (absl::Now() < next_reap) continue;
+      next_reap = absl::Now() + tick;
       std::vector<std::shared_ptr<ClientSession>> all;
       {
         absl::MutexLock lock(&mu_);
@@ -959,14 +994,15 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   const std::unique_ptr<ModernFront> modern_;
   // Handshake-era sessions' relays, translated when the server turns out
   // to speak 2026-07-28 only (era_relay.h).
+  const std::shared_ptr<Timers> timers_ = std::make_shared<Timers>();
   const RelayOpener open_session_ = EraRelayOpener(
       open_, [modern = modern_.get()] { return modern->era(); },
-      [modern = modern_.get()](KnownEra era) { modern->Learn(era); });
+      [modern = modern_.get()](KnownEra era) { modern->Learn(era); },
+      SchedulerOf(timers_), options_.log);
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<ClientSession>> sessions_
       ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;
 };
 

@@ -67,6 +67,9 @@ struct EndpointOptions {
   absl::Duration heartbeat_interval = absl::Seconds(15);
   // Without a bearer token only loopback peers are served (403 otherwise).
   // With one, any peer presenting it is.
+  // Told what the endpoint does on its own that the daemon's log should
+  // say (a listen stream opened again); null: nothing is said.
+  std::function<void(std::string)> log;
 };
 
 // What the endpoint needs of one client's relay session: the engine's

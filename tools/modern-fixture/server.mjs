@@ -32,6 +32,15 @@
 //                      subscriptions/listen streams that asked for it)
 //   touch_config       bumps the version of the resource fixture://config
 //                      and sends notifications/resources/updated for it
+//   where {region}     "region REGION"; the argument is mirrored in the
+//                      Mcp-Param-Region header (x-mcp-header), which the
+//                      SDK checks over HTTP
+//   end_listens        (HTTP) ends every open subscriptions/listen stream
+//                      the way a server ends one on its own: the listen
+//                      request's result (resultType complete, the
+//                      subscription id in _meta), then the end of the
+//                      stream; says "ended N listen streams"
+//   listen_count       (HTTP) "N listen streams open"
 //
 // Resources: fixture://config ("version N"), subscribable.
 //
@@ -86,6 +95,8 @@ let configVersion = 1;
 // HTTP: the handler's change-event publisher (stdio: null, the pinned
 // instance sends its own notifications).
 let notifier = null;
+// HTTP: the subscriptions/listen streams open now, each with its end().
+const listens = new Set();
 
 function registerExtraTool(server, n) {
   server.registerTool(`extra_${n}`, {
@@ -254,6 +265,25 @@ function createServer() {
     return { content: [{ type: 'text', text: `config version ${configVersion}` }] };
   });
 
+  server.registerTool('where', {
+    description: 'Says its region, which HTTP requests mirror in Mcp-Param-Region',
+    inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }),
+  }, async ({ region }) => ({ content: [{ type: 'text', text: `region ${region}` }] }));
+
+  server.registerTool('end_listens', {
+    description: 'Ends every open subscriptions/listen stream (HTTP only)',
+    inputSchema: z.object({}),
+  }, async () => {
+    const open = [...listens];
+    for (const listen of open) listen.end();
+    return { content: [{ type: 'text', text: `ended ${open.length} listen streams` }] };
+  });
+
+  server.registerTool('listen_count', {
+    description: 'How many subscriptions/listen streams are open (HTTP only)',
+    inputSchema: z.object({}),
+  }, async () => ({ content: [{ type: 'text', text: `${listens.size} listen streams open` }] }));
+
   server.registerTool('echo', {
     description: 'Returns its text',
     inputSchema: z.object({ text: z.string() }),
@@ -364,10 +394,40 @@ async function serveHttp() {
       });
       const response = await handler.fetch(request);
       res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
-      if (response.body) {
-        for await (const chunk of response.body) res.write(chunk);
+      if (!response.body) {
+        res.end();
+        return;
       }
-      res.end();
+      const reader = response.body.getReader();
+      // A listen stream's answer: kept so that end_listens can end it.
+      let listen = null;
+      let message = null;
+      try { message = JSON.parse(body.toString('utf8')); } catch { /* not JSON */ }
+      if (response.ok && message?.method === 'subscriptions/listen') {
+        const id = message.id;
+        listen = {
+          ended: false,
+          end() {
+            if (listen.ended) return;
+            listen.ended = true;
+            listens.delete(listen);
+            const result = { resultType: 'complete',
+              _meta: { 'io.modelcontextprotocol/subscriptionId': id } };
+            res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
+            res.end();
+            reader.cancel().catch(() => {});
+          },
+        };
+        listens.add(listen);
+        res.on('close', () => listens.delete(listen));
+      }
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || listen?.ended) break;
+        res.write(value);
+      }
+      if (listen !== null) listens.delete(listen);
+      if (!listen?.ended) res.end();
     } catch (error) {
       process.stderr.write(`modern-fixture: ${error?.stack ?? error}\n`);
       if (!res.headersSent) res.writeHead(500);

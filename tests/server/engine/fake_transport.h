@@ -5,8 +5,11 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -34,6 +37,12 @@ struct FakeWire {
   // and keeps it out of `sent`, so a test sees initialize first. Tests of
   // the 2026-07-28 era turn it off and answer the probe themselves.
   bool legacy_discover ABSL_GUARDED_BY(mu) = true;
+  // SetStateless's last word, the headers each SendWithHeaders carried
+  // (by message), and the messages whose sending AbortSend stopped.
+  bool stateless ABSL_GUARDED_BY(mu) = false;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>>
+      headers ABSL_GUARDED_BY(mu);
+  std::vector<std::string> aborted ABSL_GUARDED_BY(mu);
 
   // The next message the session sent, waiting up to 10 s ("" if none).
   std::string NextSent() {
@@ -111,6 +120,23 @@ class FakeTransport final : public transport::Transport {
                                      {"message", "Method not found"}}}})
                        .dump());
     return absl::OkStatus();
+  }
+  absl::Status SendWithHeaders(
+      std::string message,
+      std::vector<std::pair<std::string, std::string>> headers) override {
+    {
+      absl::MutexLock lock(&wire_->mu);
+      wire_->headers[message] = std::move(headers);
+    }
+    return Send(std::move(message));
+  }
+  void AbortSend(const std::string& message) override {
+    absl::MutexLock lock(&wire_->mu);
+    wire_->aborted.push_back(message);
+  }
+  void SetStateless(bool stateless) override {
+    absl::MutexLock lock(&wire_->mu);
+    wire_->stateless = stateless;
   }
   void SetProtocolVersion(const std::string& version) override {
     absl::MutexLock lock(&wire_->mu);

@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/errors.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
@@ -180,6 +182,146 @@ TEST_F(RelaySessionTest, EachRelayHasItsOwnTransportAndItsOwnServerMessages) {
   // Pings are the client's to answer too.
   wire_a->Deliver(R"({"jsonrpc":"2.0","id":7,"method":"ping"})");
   EXPECT_EQ(json::parse(a.Received(0))["method"], "ping");
+}
+
+// Over Streamable HTTP a relayed request with the 2026-07-28 `_meta` goes
+// stateless with that revision's headers, and is cancelled by closing its
+// POST; initialize turns the transport back to a session.
+TEST_F(RelaySessionTest, ModernRequestsOverHttpTakeTheStatelessWire) {
+  v1::ServerConfig config;
+  config.set_name("remote");
+  config.set_transport("streamableHttp");
+  config.set_url("http://127.0.0.1:9/mcp");
+  ASSERT_TRUE(configs_->Create(config).ok());
+  ClientSide& client = NewClient();
+  auto session = engine_->OpenRelay("remote", client.Options());
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::shared_ptr<FakeWire> wire = Wire(0);
+  ASSERT_NE(wire, nullptr);
+  {
+    absl::MutexLock lock(&wire->mu);
+    wire->legacy_discover = false;
+  }
+  const std::string meta =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+  Answer listed;
+  (*session)->Send(
+      absl::StrCat(R"({"jsonrpc":"2.0","id":"a","method":"tools/list","params":{)",
+                   meta, "}}"),
+      {}, listed.Callback());
+  const std::string list_raw = wire->NextSent();
+  json sent = json::parse(list_raw);
+  EXPECT_EQ(sent["method"], "tools/list");
+  {
+    absl::MutexLock lock(&wire->mu);
+    EXPECT_TRUE(wire->stateless);
+    EXPECT_EQ(wire->version, "2026-07-28");
+    EXPECT_THAT(wire->headers[list_raw],
+                ::testing::Contains(std::make_pair(std::string("Mcp-Method"),
+                                                   std::string("tools/list"))));
+  }
+  // A tool mirroring an argument in a header, learnt from the answer.
+  wire->Reply(sent, {{"tools",
+                      {{{"name", "where"},
+                        {"inputSchema",
+                         {{"type", "object"},
+                          {"properties",
+                           {{"region",
+                             {{"type", "string"},
+                              {"x-mcp-header", "Region"}}}}}}}}}}});
+  ASSERT_TRUE(listed.Wait());
+  Answer called;
+  (*session)->Send(
+      absl::StrCat(
+          R"({"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},)",
+          meta, "}}"),
+      {}, called.Callback());
+  std::string call_raw = wire->NextSent();
+  {
+    absl::MutexLock lock(&wire->mu);
+    EXPECT_THAT(wire->headers[call_raw],
+                ::testing::IsSupersetOf(
+                    {std::make_pair(std::string("Mcp-Name"), std::string("where")),
+                     std::make_pair(std::string("Mcp-Param-Region"),
+                                    std::string("eu"))}));
+  }
+  // Cancelled: its POST closed, no notifications/cancelled.
+  EXPECT_TRUE((*session)->Cancel(R"("b")", "the client left"));
+  ASSERT_TRUE(called.Wait());
+  EXPECT_FALSE(called.value.ok());
+  {
+    absl::MutexLock lock(&wire->mu);
+    EXPECT_THAT(wire->aborted, ::testing::ElementsAre(call_raw));
+    EXPECT_TRUE(wire->sent.empty()) << wire->sent.front();
+  }
+  // initialize: the handshake era's session again.
+  Answer init;
+  (*session)->Send(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+      {}, init.Callback());
+  json initialize = json::parse(wire->NextSent());
+  EXPECT_EQ(initialize["method"], "initialize");
+  {
+    absl::MutexLock lock(&wire->mu);
+    EXPECT_FALSE(wire->stateless);
+    EXPECT_EQ(wire->version, "");
+  }
+  wire->Reply(initialize, {{"protocolVersion", "2025-11-25"},
+                           {"capabilities", json::object()},
+                           {"serverInfo", {{"name", "r"}, {"version", "1"}}}});
+  ASSERT_TRUE(init.Wait());
+  EXPECT_TRUE(init.value.ok()) << init.value.status();
+  absl::MutexLock lock(&wire->mu);
+  EXPECT_EQ(wire->version, "2025-11-25");
+}
+
+// What one relay's tools/list said of x-mcp-header serves the calls of
+// every relay of the server (the front door's pool lends any of them).
+TEST_F(RelaySessionTest, ToolHeadersLearntOnOneRelayServeTheOthers) {
+  v1::ServerConfig config;
+  config.set_name("remote");
+  config.set_transport("streamableHttp");
+  config.set_url("http://127.0.0.1:9/mcp");
+  ASSERT_TRUE(configs_->Create(config).ok());
+  const std::string meta =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+  ClientSide& a = NewClient();
+  auto relay_a = engine_->OpenRelay("remote", a.Options());
+  ASSERT_TRUE(relay_a.ok());
+  std::shared_ptr<FakeWire> wire_a = Wire(0);
+  Answer listed;
+  (*relay_a)->Send(
+      absl::StrCat(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)",
+                   meta, "}}"),
+      {}, listed.Callback());
+  wire_a->Reply(json::parse(wire_a->NextSent()),
+                {{"tools",
+                  {{{"name", "where"},
+                    {"inputSchema",
+                     {{"type", "object"},
+                      {"properties",
+                       {{"region",
+                         {{"type", "string"}, {"x-mcp-header", "Region"}}}}}}}}}}});
+  ASSERT_TRUE(listed.Wait());
+  ClientSide& b = NewClient();
+  auto relay_b = engine_->OpenRelay("remote", b.Options());
+  ASSERT_TRUE(relay_b.ok());
+  std::shared_ptr<FakeWire> wire_b = Wire(1);
+  Answer called;
+  (*relay_b)->Send(
+      absl::StrCat(
+          R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"where","arguments":{"region":"us"},)",
+          meta, "}}"),
+      {}, called.Callback());
+  const std::string call_raw = wire_b->NextSent();
+  {
+    absl::MutexLock lock(&wire_b->mu);
+    EXPECT_THAT(wire_b->headers[call_raw],
+                ::testing::Contains(std::make_pair(
+                    std::string("Mcp-Param-Region"), std::string("us"))));
+  }
+  wire_b->Reply(json::parse(call_raw), {{"content", json::array()}});
+  ASSERT_TRUE(called.Wait());
 }
 
 TEST_F(RelaySessionTest, TheClientsAnswerIsRecordedWithTheServersRequest) {
