@@ -170,6 +170,11 @@ Engine::Engine(EngineOptions options, storage::ServerStore* store,
 
 Engine::~Engine() {
   Shutdown();
+  // The transports Shutdown() closes end on the work queue, and their
+  // sessions' hooks reach the engine (OnState() takes mu_, reads
+  // counters_). All of that runs now, while the members it touches are
+  // alive, not while work_ drains after them.
+  work_.Drain();
   // Relay sessions that end from now on find no engine.
   absl::MutexLock lock(&lifeline_->mu);
   lifeline_->engine = nullptr;

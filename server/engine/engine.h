@@ -274,8 +274,10 @@ class Engine {
   TimerQueue timers_;
   // options_.clock, or timers_.
   Clock* const clock_;
-  // Between timers_ and work_: sessions that end while work_ drains still
-  // report to it, and it stops its deadlines before timers_ goes.
+  // Between timers_ and work_: sessions that end while work_ drains (the
+  // transports its members' sessions close as they go) still report to
+  // it, and it stops its deadlines before timers_ goes. What reaches the
+  // engine itself has run before: the destructor drains work_ first.
   PendingRequests pending_;
   ListCache list_cache_{clock_};
   WorkQueue work_;

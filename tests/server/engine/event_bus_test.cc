@@ -1,7 +1,11 @@
 #include "server/engine/event_bus.h"
 
+#include <memory>
+#include <thread>
+
 #include "gtest/gtest.h"
 #include "server/engine/timer_queue.h"
+#include "server/engine/work_queue.h"
 #include "absl/synchronization/notification.h"
 
 namespace inspector::engine {
@@ -103,6 +107,43 @@ TEST(TimerQueueTest, EarlierTimerWakesTheSleeperAndCancelLosesNothing) {
   timers.Schedule(absl::Now() + absl::Milliseconds(5),
                   [&] { from_empty_ran.Notify(); });
   ASSERT_TRUE(from_empty_ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
+// Drain() returns only once the work running now, what it posts, and the
+// captures of both are gone: the engine relies on it before its members go.
+TEST(WorkQueueTest, DrainWaitsForRunningWorkAndWhatItPosts) {
+  WorkQueue work(2);
+  absl::Notification started, release, drained;
+  auto held = std::make_shared<int>(0);
+  bool second_ran = false;  // written on a work thread, read after Drain()
+  work.Post([&, held] {
+    started.Notify();
+    release.WaitForNotification();
+    work.Post([&second_ran, held] { second_ran = true; });
+  });
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::thread drainer([&] {
+    work.Drain();
+    drained.Notify();
+  });
+  // The queue is empty now, but the first item still runs.
+  EXPECT_FALSE(drained.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  release.Notify();
+  EXPECT_TRUE(drained.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  drainer.join();
+  EXPECT_TRUE(second_ran);
+  EXPECT_EQ(held.use_count(), 1);
+}
+
+// Work that drains its own queue waits for the others, not for itself.
+TEST(WorkQueueTest, DrainFromWorkDoesNotWaitForItself) {
+  WorkQueue work(2);
+  absl::Notification done;
+  work.Post([&] {
+    work.Drain();
+    done.Notify();
+  });
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
 }
 
 }  // namespace

@@ -193,7 +193,12 @@ class TaskSessionTest : public ::testing::Test {
     ASSERT_EQ(listen["method"], "subscriptions/listen");
   }
 
-  void TearDown() override { session_->Close(); }
+  // The close runs on work_, and its state change reaches states_: done
+  // before the members go.
+  void TearDown() override {
+    session_->Close();
+    work_.Drain();
+  }
 
   // Sends the caller's tools/call (entry 7) and answers it with a task
   // handle; returns the request as sent.
