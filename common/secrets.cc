@@ -154,9 +154,12 @@ v1::ServerConfig MaskSecrets(const v1::ServerConfig& config) {
   if (masked.has_url()) masked.set_url(MaskSecretsInUrl(masked.url()));
   if (masked.has_oauth()) {
     v1::OAuthConfig* oauth = masked.mutable_oauth();
-    if (!oauth->client_secret().empty()) {
-      oauth->set_client_secret(std::string(kRedacted));
+    for (std::string* secret :
+         {oauth->mutable_client_secret(), oauth->mutable_private_key(),
+          oauth->mutable_idp_client_secret(), oauth->mutable_id_token()}) {
+      if (!secret->empty()) *secret = std::string(kRedacted);
     }
+    oauth->set_idp_token_url(MaskSecretsInUrl(oauth->idp_token_url()));
     oauth->set_authorization_url(MaskSecretsInUrl(oauth->authorization_url()));
     oauth->set_token_url(MaskSecretsInUrl(oauth->token_url()));
   }

@@ -30,6 +30,7 @@
 #include "server/config/config_file.h"
 #include "server/config/config_manager.h"
 #include "server/config/path_policy.h"
+#include "server/oauth/client_credentials.h"
 #include "server/logging.h"
 #include "gateway/gateway.h"
 #include "server/frontdoor/front_doors.h"
@@ -270,6 +271,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
           return policy.CheckServer(config);
         });
   }
+  // A private key configured for private_key_jwt must load (after the
+  // allowed directories' check: a key file outside them is not read).
+  state->config_manager->AddValidator(&oauth::ValidateGrantKeys);
   State* raw_state = state.get();
 
   auto bridge_database = storage::Database::Open(options.database_path);

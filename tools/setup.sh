@@ -11,7 +11,7 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   g++ cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev
+  libabsl-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev libssl-dev
   libgoogle-common-protos-java golang-github-gogo-googleapis-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libre2-dev
   python3 python3-grpcio python3-protobuf

@@ -57,6 +57,17 @@ std::vector<std::string> OAuthLines(const v1::OAuthConfig& oauth) {
   add("redirect uri", oauth.redirect_uri());
   add("protocol version", oauth.protocol_version());
   add("registration", oauth.registration_strategy());
+  add("token endpoint auth", oauth.token_endpoint_auth_method());
+  add("grant", oauth.grant_type());
+  add("private key", oauth.private_key());
+  add("private key file", oauth.private_key_file());
+  add("signing algorithm", oauth.signing_algorithm());
+  add("key id", oauth.key_id());
+  add("idp token url", oauth.idp_token_url());
+  add("idp client id", oauth.idp_client_id());
+  add("idp client secret", oauth.idp_client_secret());
+  add("id token", oauth.id_token());
+  add("id token file", oauth.id_token_file());
   return lines;
 }
 

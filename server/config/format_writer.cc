@@ -128,6 +128,17 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
     put("registrationStrategy", o.registration_strategy());
     put("tokenEndpointAuthMethod", o.token_endpoint_auth_method());
     put("clientMetadataUrl", o.client_metadata_url());
+    put("grantType", o.grant_type());
+    // An inline private key is never written out: configurations that
+    // are exported name a key file instead.
+    put("privateKeyFile", o.private_key_file());
+    put("signingAlgorithm", o.signing_algorithm());
+    put("keyId", o.key_id());
+    put("idpTokenUrl", o.idp_token_url());
+    put("idpClientId", o.idp_client_id());
+    put("idpClientSecret", o.idp_client_secret());
+    put("idToken", o.id_token());
+    put("idTokenFile", o.id_token_file());
     if (!oauth.empty()) out["oauth"] = std::move(oauth);
   }
   if (s.has_client_capabilities()) {

@@ -198,6 +198,18 @@ std::string_view Canonical(std::string_view key) {
       {"registration_strategy", "registrationStrategy"},
       {"client_request", "clientRequest"},
       {"elicitation_url", "elicitationUrl"},
+      {"grant_type", "grantType"},
+      {"private_key", "privateKey"},
+      {"private_key_file", "privateKeyFile"},
+      {"signing_algorithm", "signingAlgorithm"},
+      {"key_id", "keyId"},
+      {"idp_token_url", "idpTokenUrl"},
+      {"idp_client_id", "idpClientId"},
+      {"idp_client_secret", "idpClientSecret"},
+      {"id_token", "idToken"},
+      {"id_token_file", "idTokenFile"},
+      {"token_endpoint_auth_method", "tokenEndpointAuthMethod"},
+      {"client_metadata_url", "clientMetadataUrl"},
   };
   for (const auto& [alias, name] : kAliases) {
     if (key == alias) return name;
@@ -273,12 +285,25 @@ absl::Status ReadOAuth(const ServerContext& ctx, const Json& j,
       target = out->mutable_token_endpoint_auth_method();
     }
     if (key == "clientMetadataUrl") target = out->mutable_client_metadata_url();
+    if (key == "grantType") target = out->mutable_grant_type();
+    if (key == "privateKey") target = out->mutable_private_key();
+    if (key == "privateKeyFile") target = out->mutable_private_key_file();
+    if (key == "signingAlgorithm") target = out->mutable_signing_algorithm();
+    if (key == "keyId") target = out->mutable_key_id();
+    if (key == "idpTokenUrl") target = out->mutable_idp_token_url();
+    if (key == "idpClientId") target = out->mutable_idp_client_id();
+    if (key == "idpClientSecret") target = out->mutable_idp_client_secret();
+    if (key == "idToken") target = out->mutable_id_token();
+    if (key == "idTokenFile") target = out->mutable_id_token_file();
     if (target == nullptr) {
       return ServerError(ctx, field,
                          "unknown key; oauth has clientId, clientSecret, "
                          "authorizationUrl, tokenUrl, scopes, redirectUri, "
                          "protocolVersion, registrationStrategy, "
-                         "tokenEndpointAuthMethod and clientMetadataUrl");
+                         "tokenEndpointAuthMethod, clientMetadataUrl, "
+                         "grantType, privateKey, privateKeyFile, "
+                         "signingAlgorithm, keyId, idpTokenUrl, idpClientId, "
+                         "idpClientSecret, idToken and idTokenFile");
     }
     RETURN_IF_ERROR(ReadString(ctx, value, field, target));
   }

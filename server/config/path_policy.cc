@@ -1,5 +1,7 @@
 #include "server/config/path_policy.h"
 
+#include "common/status_macros.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -130,9 +132,16 @@ absl::Status PathPolicy::Check(std::string_view what, std::string_view path,
 }
 
 absl::Status PathPolicy::CheckServer(const v1::ServerConfig& config) const {
-  if (dirs_.empty() || config.transport() != kTransportStdio) {
-    return absl::OkStatus();
+  if (dirs_.empty()) return absl::OkStatus();
+  // Files the OAuth grants read (any transport).
+  if (!config.oauth().private_key_file().empty()) {
+    RETURN_IF_ERROR(
+        Check("oauth.privateKeyFile", config.oauth().private_key_file()));
   }
+  if (!config.oauth().id_token_file().empty()) {
+    RETURN_IF_ERROR(Check("oauth.idTokenFile", config.oauth().id_token_file()));
+  }
+  if (config.transport() != kTransportStdio) return absl::OkStatus();
   const std::string cwd =
       config.cwd().empty() ? WorkingDirectory() : ResolvePath(config.cwd());
   if (absl::Status checked =

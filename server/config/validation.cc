@@ -382,6 +382,117 @@ bool IsScopeChar(char c) {
   return u == 0x21 || (u >= 0x23 && u <= 0x5B) || (u >= 0x5D && u <= 0x7E);
 }
 
+// The grant extensions' settings: names and the combinations each grant
+// needs. Whether a private key parses is the daemon's check
+// (server/oauth/client_credentials.h), since it reads key files.
+absl::Status ValidateOAuthGrant(const v1::OAuthConfig& oauth) {
+  const std::string& grant = oauth.grant_type();
+  if (!grant.empty() && grant != "authorization_code" &&
+      grant != "client_credentials" && grant != "cross_app_access") {
+    return ConfigError("oauth.grantType",
+                       absl::StrCat(Quote(grant),
+                                    " is not supported; use "
+                                    "\"authorization_code\", "
+                                    "\"client_credentials\", "
+                                    "\"cross_app_access\" or leave it empty"));
+  }
+  const std::string& method = oauth.token_endpoint_auth_method();
+  if (!method.empty() && method != "client_secret_basic" &&
+      method != "client_secret_post" && method != "none" &&
+      method != "private_key_jwt") {
+    return ConfigError("oauth.tokenEndpointAuthMethod",
+                       absl::StrCat(Quote(method),
+                                    " is not supported; use "
+                                    "\"client_secret_basic\", "
+                                    "\"client_secret_post\", "
+                                    "\"private_key_jwt\", \"none\" or "
+                                    "leave it empty"));
+  }
+  const std::string& alg = oauth.signing_algorithm();
+  if (!alg.empty() && alg != "RS256" && alg != "RS384" && alg != "RS512" &&
+      alg != "PS256" && alg != "ES256" && alg != "ES384" && alg != "ES512") {
+    return ConfigError("oauth.signingAlgorithm",
+                       absl::StrCat(Quote(alg),
+                                    " is not supported; use RS256, RS384, "
+                                    "RS512, PS256, ES256, ES384, ES512 or "
+                                    "leave it empty (from the key)"));
+  }
+  if (!oauth.private_key().empty() && !oauth.private_key_file().empty()) {
+    return ConfigError("oauth.privateKey",
+                       "give the key inline (privateKey) or as a file "
+                       "(privateKeyFile), not both");
+  }
+  if (!oauth.id_token().empty() && !oauth.id_token_file().empty()) {
+    return ConfigError("oauth.idToken",
+                       "give the ID token inline (idToken) or as a file "
+                       "(idTokenFile), not both");
+  }
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string*>{"oauth.keyId",
+                                                   &oauth.key_id()},
+        {"oauth.idpClientId", &oauth.idp_client_id()},
+        {"oauth.idpClientSecret", &oauth.idp_client_secret()},
+        {"oauth.idToken", &oauth.id_token()}}) {
+    RETURN_IF_ERROR(ValidateValueSize(field, value->size()));
+    for (char c : *value) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7F) {
+        return ConfigError(field, "contains a control character");
+      }
+    }
+  }
+  RETURN_IF_ERROR(
+      ValidateValueSize("oauth.privateKey", oauth.private_key().size()));
+  if (!oauth.idp_token_url().empty()) {
+    RETURN_IF_ERROR(
+        ValidateUrlField("oauth.idpTokenUrl", oauth.idp_token_url()));
+  }
+  const bool key_given =
+      !oauth.private_key().empty() || !oauth.private_key_file().empty();
+  if (method == "private_key_jwt" && !key_given) {
+    return ConfigError("oauth.privateKey",
+                       "tokenEndpointAuthMethod \"private_key_jwt\" needs the "
+                       "signing key: set oauth.privateKeyFile (a PEM file) or "
+                       "oauth.privateKey");
+  }
+  if (grant == "client_credentials" || grant == "cross_app_access") {
+    if (oauth.client_id().empty()) {
+      return ConfigError("oauth.clientId",
+                         absl::StrCat("grantType ", Quote(grant),
+                                      " needs a pre-registered client: set "
+                                      "oauth.clientId"));
+    }
+    if ((method == "client_secret_basic" || method == "client_secret_post") &&
+        oauth.client_secret().empty()) {
+      return ConfigError("oauth.clientSecret",
+                         absl::StrCat("tokenEndpointAuthMethod ", Quote(method),
+                                      " needs oauth.clientSecret"));
+    }
+    if (method.empty() && oauth.client_secret().empty() && !key_given) {
+      return ConfigError("oauth.clientSecret",
+                         absl::StrCat("grantType ", Quote(grant),
+                                      " needs client credentials: set "
+                                      "oauth.clientSecret, or "
+                                      "oauth.privateKeyFile with "
+                                      "tokenEndpointAuthMethod "
+                                      "\"private_key_jwt\""));
+    }
+  }
+  if (grant == "cross_app_access") {
+    if (oauth.idp_token_url().empty()) {
+      return ConfigError("oauth.idpTokenUrl",
+                         "grantType \"cross_app_access\" needs the identity "
+                         "provider's token endpoint (oauth.idpTokenUrl)");
+    }
+    if (oauth.id_token().empty() && oauth.id_token_file().empty()) {
+      return ConfigError("oauth.idToken",
+                         "grantType \"cross_app_access\" needs the ID token "
+                         "to exchange: set oauth.idTokenFile or oauth.idToken");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateOAuth(const v1::OAuthConfig& oauth) {
   if (!oauth.authorization_url().empty()) {
     RETURN_IF_ERROR(
@@ -455,7 +566,7 @@ absl::Status ValidateOAuth(const v1::OAuthConfig& oauth) {
                                     "\"preregistered\", \"cimd\" or leave it "
                                     "empty"));
   }
-  return absl::OkStatus();
+  return ValidateOAuthGrant(oauth);
 }
 
 absl::Status ValidateExtra(const google::protobuf::Struct& extra) {

@@ -27,7 +27,8 @@ double UnixSeconds(absl::Time t) { return absl::ToDoubleSeconds(t - absl::UnixEp
 bool IsSecretField(absl::string_view name) {
   static const char* const kNames[] = {
       "access_token", "refresh_token", "client_secret", "code",
-      "code_verifier", "id_token", "assertion", "password"};
+      "code_verifier", "id_token", "assertion", "password",
+      "client_assertion", "subject_token", "actor_token", "private_key"};
   for (const char* n : kNames) {
     if (name == n) return true;
   }
@@ -352,7 +353,10 @@ absl::Status OAuthFlow::Advance(const CodeInput& input) {
       break;
     case v1::CLIENT_REGISTRATION:
       status = Register();
-      if (status.ok()) state_ = v1::AUTHORIZATION_REDIRECT;
+      if (status.ok()) {
+        state_ = settings_.grant.NonInteractive() ? v1::TOKEN_REQUEST
+                                                  : v1::AUTHORIZATION_REDIRECT;
+      }
       break;
     case v1::AUTHORIZATION_REDIRECT:
       status = BuildAuthorizationUrl();
@@ -609,6 +613,11 @@ absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
     // Endpoints we would open in a browser or post secrets to must be
     // http(s) (no javascript: or data: URLs).
     for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+      // A grant without a browser never opens the authorization endpoint.
+      if (settings_.grant.NonInteractive() &&
+          absl::string_view(key) == "authorization_endpoint") {
+        continue;
+      }
       absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
       if (!ok.ok()) {
         Fail(ok, "the authorization server's metadata is unsafe or incomplete");
@@ -635,6 +644,11 @@ absl::Status OAuthFlow::DiscoverLegacy() {
     issuer_ = StringField(as_metadata_, "issuer");
     if (issuer_.empty()) issuer_ = origin;
     for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+      // A grant without a browser never opens the authorization endpoint.
+      if (settings_.grant.NonInteractive() &&
+          absl::string_view(key) == "authorization_endpoint") {
+        continue;
+      }
       absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
       if (!ok.ok()) {
         Fail(ok, "the authorization server's metadata is unsafe or incomplete");
@@ -1071,6 +1085,7 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
 // --- TOKEN_REQUEST -----------------------------------------------------------
 
 absl::Status OAuthFlow::RequestToken() {
+  if (settings_.grant.NonInteractive()) return RequestGrantToken();
   std::string endpoint = settings_.token_url.empty()
                              ? StringField(as_metadata_, "token_endpoint")
                              : settings_.token_url;
@@ -1090,7 +1105,8 @@ absl::Status OAuthFlow::RequestToken() {
   request.headers.emplace_back("Content-Type",
                                "application/x-www-form-urlencoded");
   request.headers.emplace_back("Accept", "application/json");
-  AddClientAuthentication(*client_, &request.headers, &fields);
+  absl::Status authenticated = AuthenticateClient(&request.headers, &fields);
+  if (!authenticated.ok()) return authenticated;
   request.body = FormEncode(fields);
   auto response = Exchange(std::move(request));
   if (!response.ok()) {

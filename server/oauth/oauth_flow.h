@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "inspector/v1/oauth.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/oauth/client_credentials.h"
 #include "server/oauth/oauth_http.h"
 #include "server/oauth/urls.h"
 
@@ -99,6 +100,9 @@ struct FlowSettings {
   std::string www_authenticate;
   // Scopes of the current token, kept when stepping up.
   std::vector<std::string> previous_scopes;
+  // The grant (client_credentials.h); non-interactive grants go from
+  // CLIENT_REGISTRATION straight to TOKEN_REQUEST.
+  GrantSettings grant;
 };
 
 // Sees every transition, log line and HTTP exchange of a flow as it
@@ -172,6 +176,11 @@ class OAuthFlow {
   absl::Status ReceiveCode(const CodeInput& input);
   absl::StatusOr<Url> FollowToCallback();
   absl::Status RequestToken();
+  // The token request of a non-interactive grant (client_credentials.cc).
+  absl::Status RequestGrantToken();
+  // Adds the client's token endpoint authentication (client_credentials.cc).
+  absl::Status AuthenticateClient(Headers* headers,
+                                  std::vector<std::pair<std::string, std::string>>* fields);
 
   // Makes one request, records it for the current step, and returns the
   // response (whatever its status).

@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
+#include "server/oauth/client_credentials.h"
 #include "server/oauth/urls.h"
 
 namespace inspector::oauth {
@@ -355,7 +356,13 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   settings.authorization_url = oauth.authorization_url();
   settings.token_url = oauth.token_url();
   settings.www_authenticate = start.www_authenticate;
-  if (!start.redirect_uri.empty()) {
+  settings.grant = GrantSettingsFrom(oauth);
+  if (settings.token_endpoint_auth_method.empty() && settings.grant.HasKey()) {
+    settings.token_endpoint_auth_method = "private_key_jwt";
+  }
+  if (settings.grant.NonInteractive()) {
+    // No redirect: the grant needs no callback.
+  } else if (!start.redirect_uri.empty()) {
     auto parsed = ParseUrl(start.redirect_uri, "redirectUri");
     if (!parsed.ok()) return parsed.status();
     if (!parsed->IsLoopback() || parsed->scheme != "http") {
@@ -591,7 +598,9 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
   request.headers.emplace_back("Content-Type",
                                "application/x-www-form-urlencoded");
   request.headers.emplace_back("Accept", "application/json");
-  AddClientAuthentication(client, &request.headers, &fields);
+  RETURN_IF_ERROR(AddClientCredentials(client, GrantFor(server_id),
+                                       tokens.issuer, absl::Now(),
+                                       &request.headers, &fields));
   request.body = FormEncode(fields);
   // Watch shows the refresh like a flow's token request (masked).
   std::string server_name;
@@ -649,13 +658,23 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
 
 absl::StatusOr<TokenSet> OAuthManager::Refresh(const std::string& server) {
   ASSIGN_OR_RETURN(v1::ServerConfig config, options_.find_server(server));
-  absl::MutexLock lock(&token_mu_);
+  absl::ReleasableMutexLock lock(&token_mu_);
   ASSIGN_OR_RETURN(auto tokens, LoadTokensLocked(config.id()));
   if (!tokens) {
     return Error(v1::FAILED_PRECONDITION,
                  absl::StrCat("server '", config.name(),
                               "' has no OAuth tokens: run `inspectorctl auth "
                               "login ", config.name(), "`"));
+  }
+  if (tokens->refresh_token.empty() &&
+      GrantSettingsFrom(config.oauth()).NonInteractive()) {
+    // No refresh token: the grant itself gives a new token.
+    lock.Release();
+    RETURN_IF_ERROR(Reacquire(config.id(), /*automatic=*/false));
+    absl::MutexLock relock(&token_mu_);
+    ASSIGN_OR_RETURN(auto fresh, LoadTokensLocked(config.id()));
+    if (!fresh) return Error(v1::AUTHENTICATION_FAILED, "no tokens were obtained");
+    return *fresh;
   }
   return RefreshLocked(config.id(), *tokens);
 }
@@ -781,6 +800,10 @@ absl::StatusOr<std::optional<ClientRegistration>> OAuthManager::Client(
 
 void OAuthManager::NoteChallenge(const std::string& server_id, int status,
                                  const std::string& challenge) {
+  if (status == 401 && GrantFor(server_id).NonInteractive()) {
+    ReacquireAfter401(server_id, challenge);
+    return;
+  }
   absl::MutexLock lock(&token_mu_);
   challenges_[server_id] = challenge;
   if (status != 401) return;
@@ -816,6 +839,15 @@ std::string OAuthManager::AuthorizationFor(const std::string& server_id,
   auto resource = ParseUrl(resource_url, "resource");
   if (!target.ok() || !resource.ok() || !target->SameOrigin(*resource)) {
     return "";
+  }
+  if (ExpiringWithoutRefresh(server_id) && GrantFor(server_id).NonInteractive()) {
+    // The grant gives a new token (there is no refresh token to use).
+    absl::Status renewed = Reacquire(server_id, /*automatic=*/true);
+    if (!renewed.ok()) {
+      LogWarn(absl::StrCat("server ", server_id,
+                           ": could not renew the expiring OAuth token: ",
+                           renewed.message()));
+    }
   }
   absl::MutexLock lock(&token_mu_);
   auto tokens = LoadTokensLocked(server_id);

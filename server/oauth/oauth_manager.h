@@ -164,6 +164,17 @@ class OAuthManager {
   absl::Status RevokeLocked(const std::string& server_id, const TokenSet& tokens)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);
 
+  // Grant extensions (defined in grant_renewal.cc): the server's grant
+  // settings; a new token from its non-interactive grant (a whole flow,
+  // published like a login; `automatic`: not within a pause after a
+  // failure); the same after a 401, once per token; and whether its token
+  // expires within refresh_margin with no refresh token to renew it.
+  GrantSettings GrantFor(const std::string& server_id);
+  absl::Status Reacquire(const std::string& server_id, bool automatic);
+  void ReacquireAfter401(const std::string& server_id,
+                         const std::string& challenge);
+  bool ExpiringWithoutRefresh(const std::string& server_id);
+
   const OAuthManagerOptions options_;
   const std::unique_ptr<HttpFetcher> http_;
 
@@ -184,6 +195,9 @@ class OAuthManager {
   // Access tokens a 401 already refreshed once (not again).
   std::map<std::string, std::string> refreshed_after_401_
       ABSL_GUARDED_BY(token_mu_);
+  // When a non-interactive grant last failed per server id: not tried
+  // again by itself for a while.
+  std::map<std::string, absl::Time> grant_failed_at_ ABSL_GUARDED_BY(token_mu_);
 };
 
 // Writes the small page the browser shows after the redirect.

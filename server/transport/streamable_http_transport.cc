@@ -330,10 +330,10 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
         return;
       }
       NoteAuthChallenge(ex->head);
-      // A 401 to a request with a token: the challenge observer refreshed
-      // it (OAuth); with a new token the POST is tried once more.
-      if (ex->head.status == 401 && !ex->resuming && !ex->retried_after_401 &&
-          !ex->sent_authorization.empty()) {
+      // A 401: the challenge observer refreshed the token it carried, or
+      // obtained one by a grant that needs no person (OAuth); with a new
+      // token the POST is tried once more.
+      if (ex->head.status == 401 && !ex->resuming && !ex->retried_after_401) {
         std::string now;
         for (auto& header : ConfiguredHeaders()) {
           if (absl::AsciiStrToLower(header.first) == "authorization") {

@@ -62,6 +62,26 @@ TEST(MaskSecretsTest, MasksSecretValuesOnly) {
   EXPECT_EQ(config.env().at("GITHUB_PERSONAL_ACCESS_TOKEN"), "ghp_123");
 }
 
+TEST(MaskSecretsTest, MasksTheGrantSecretsButNotTheirFiles) {
+  v1::ServerConfig config;
+  v1::OAuthConfig* oauth = config.mutable_oauth();
+  oauth->set_grant_type("cross_app_access");
+  oauth->set_private_key("-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n");
+  oauth->set_private_key_file("/etc/inspector/key.pem");
+  oauth->set_idp_client_id("inspector");
+  oauth->set_idp_client_secret("idp-s3cret");
+  oauth->set_id_token("eyJ.id.token");
+  oauth->set_id_token_file("/run/id-token");
+  v1::ServerConfig masked = MaskSecrets(config);
+  EXPECT_EQ(masked.oauth().private_key(), "[REDACTED]");
+  EXPECT_EQ(masked.oauth().idp_client_secret(), "[REDACTED]");
+  EXPECT_EQ(masked.oauth().id_token(), "[REDACTED]");
+  EXPECT_EQ(masked.oauth().private_key_file(), "/etc/inspector/key.pem");
+  EXPECT_EQ(masked.oauth().id_token_file(), "/run/id-token");
+  EXPECT_EQ(masked.oauth().idp_client_id(), "inspector");
+  EXPECT_EQ(masked.oauth().grant_type(), "cross_app_access");
+}
+
 TEST(MaskSecretsTest, EmptyClientSecretStaysEmpty) {
   v1::ServerConfig config;
   config.mutable_oauth()->set_client_id("public-client");

@@ -269,13 +269,17 @@ call_tool_answering() {
 # Registers the scenario's server with its OAuth settings: the
 # pre-registered client of MCP_CONFORMANCE_CONTEXT (client_id,
 # client_secret), and for auth/basic-cimd the client ID metadata document
-# URL the scenario expects.
+# URL the scenario expects. The extensions: auth/client-credentials-*
+# use the client credentials grant (with private_key_pem, the key goes to
+# a file of mode 0600 named by oauth.privateKeyFile, and private_key_jwt),
+# a context naming an identity provider (idp_token_endpoint, idp_id_token)
+# cross-app access (the ID token in a file named by oauth.idTokenFile).
 register_auth_server() {
   SERVER_NAME="conformance-${SCENARIO//\//-}-$$"
   local file="$WORK/server.json"
-  python3 -c '
+  (umask 077 && python3 -c '
 import json, os, sys
-name, url, scenario = sys.argv[1], sys.argv[2], sys.argv[3]
+name, url, scenario, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5]
 context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
 oauth = {}
 if context.get("client_id"):
@@ -284,11 +288,30 @@ if context.get("client_secret"):
     oauth["clientSecret"] = context["client_secret"]
 if scenario == "auth/basic-cimd":
     oauth["clientMetadataUrl"] = "https://conformance-test.local/client-metadata.json"
+if scenario.startswith("auth/client-credentials-"):
+    oauth["grantType"] = "client_credentials"
+if context.get("private_key_pem"):
+    key_file = os.path.join(work, "client-key.pem")
+    with open(key_file, "w") as f:
+        f.write(context["private_key_pem"])
+    oauth["privateKeyFile"] = key_file
+    oauth["tokenEndpointAuthMethod"] = "private_key_jwt"
+    if context.get("signing_algorithm"):
+        oauth["signingAlgorithm"] = context["signing_algorithm"]
+if context.get("idp_token_endpoint"):
+    oauth["grantType"] = "cross_app_access"
+    oauth["idpTokenUrl"] = context["idp_token_endpoint"]
+    if context.get("idp_client_id"):
+        oauth["idpClientId"] = context["idp_client_id"]
+    token_file = os.path.join(work, "id-token")
+    with open(token_file, "w") as f:
+        f.write(context.get("idp_id_token", ""))
+    oauth["idTokenFile"] = token_file
 server = {"name": name, "transport": "streamableHttp", "url": url}
 if oauth:
     server["oauth"] = oauth
 json.dump({"servers": [server]}, open(sys.argv[4], "w"))
-' "$SERVER_NAME" "$URL" "$SCENARIO" "$file"
+' "$SERVER_NAME" "$URL" "$SCENARIO" "$file" "$WORK")
   ctl servers import "$file" >&2 || die "inspectorctl servers import $file failed"
   SERVER_ID="$(ctl -o json servers get "$SERVER_NAME" | json_get id)"
   [ -n "$SERVER_ID" ] || die "could not read the id of server $SERVER_NAME"
@@ -331,7 +354,7 @@ stop_watch() {
 # client secrets end in "client-secret", and MCP_CONFORMANCE_CONTEXT may
 # hold one more. None may show in the daemon's log, its recorded messages
 # and logs, the flow it reports, or what Watch showed of the flows.
-SECRET_PATTERN="test-token|client-secret"
+SECRET_PATTERN="test-token|cc-token|client-secret"
 check_no_token_leak() {
   [ -n "$DAEMON_PID" ] || return 0
   local context_secret
@@ -363,6 +386,51 @@ for table, column in (("messages", "raw"), ("logs", "message"), ("logs", "data_j
       die "a token or client secret appears in the OAuth events on Watch"
     fi
   fi
+  check_no_context_secret_leak
+}
+
+# The context's secrets that are not plain words: the private key (its
+# longest line of base64) and the identity provider's ID token. Neither may
+# show in the daemon's log, its database, what the CLI printed (the login,
+# `auth status`, `servers get -o json`, `servers export` in every format)
+# or on Watch.
+check_no_context_secret_leak() {
+  local secrets
+  secrets="$(python3 -c '
+import json, os
+context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+pem = context.get("private_key_pem") or ""
+lines = [l for l in pem.splitlines() if l and not l.startswith("-----")]
+if lines:
+    print(max(lines, key=len))
+if context.get("idp_id_token"):
+    print(context["idp_id_token"])
+')"
+  [ -n "$secrets" ] || return 0
+  local where=("$WORK/inspectord.log" "$WORK/inspector.db")
+  [ ! -f "$WORK/inspector.db-wal" ] || where+=("$WORK/inspector.db-wal")
+  [ ! -f "$WORK/watch.ndjson" ] || where+=("$WORK/watch.ndjson")
+  local outputs="$WORK/cli-outputs.txt" format
+  {
+    printf '%s\n' "${LOGIN_OUT:-}"
+    ctl -o json auth status "$SERVER_NAME" || true
+    ctl -o json servers get "$SERVER_NAME" || true
+    for format in inspector mcp-servers claude cursor vscode; do
+      ctl servers export --format "$format" "$SERVER_NAME" ||
+        die "inspectorctl servers export --format $format failed"
+    done
+  } >"$outputs" 2>&1
+  where+=("$outputs")
+  local secret file
+  while IFS= read -r secret; do
+    [ -n "$secret" ] || continue
+    for file in "${where[@]}"; do
+      if grep -qF -- "$secret" "$file"; then
+        die "a private key or ID token of the scenario appears in ${file##*/}"
+      fi
+    done
+  done <<<"$secrets"
+  note "no private key or ID token in the log, database, CLI output, exports or Watch"
 }
 
 list_tools_once() {

@@ -16,6 +16,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // Structural equality: key order and number formatting (1 vs 1.0) do not
@@ -291,6 +292,41 @@ TEST(ParseConfigFileTest, InspectorFile) {
   EXPECT_TRUE(file.file_extra.fields().contains("$schema"));
   EXPECT_TRUE(file.file_extra.fields().contains("preferences"));
   EXPECT_FALSE(file.file_extra.fields().contains("version"));
+}
+
+TEST(ParseConfigFileTest, GrantSettingsAreReadAndAnInlineKeyIsNotWrittenBack) {
+  ParsedConfigFile file = MustParse(R"({"servers": [
+    {"name": "svc", "transport": "streamableHttp",
+     "url": "https://mcp.example.com/mcp",
+     "oauth": {"grantType": "client_credentials", "clientId": "svc",
+               "tokenEndpointAuthMethod": "private_key_jwt",
+               "privateKey": "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG\n-----END PRIVATE KEY-----\n",
+               "signingAlgorithm": "ES256", "keyId": "k1"}},
+    {"name": "xaa", "transport": "streamableHttp",
+     "url": "https://mcp.example.com/other",
+     "oauth": {"grant_type": "cross_app_access", "clientId": "xaa",
+               "clientSecret": "s", "idp_token_url": "https://idp.example.com/token",
+               "idpClientId": "inspector", "idTokenFile": "/run/id-token"}}]})");
+  ASSERT_EQ(file.servers.size(), 2u);
+  const v1::OAuthConfig& a = file.servers[0].oauth();
+  EXPECT_EQ(a.grant_type(), "client_credentials");
+  EXPECT_EQ(a.token_endpoint_auth_method(), "private_key_jwt");
+  EXPECT_THAT(a.private_key(), HasSubstr("MIGHAgEAMBMG"));
+  EXPECT_EQ(a.signing_algorithm(), "ES256");
+  EXPECT_EQ(a.key_id(), "k1");
+  const v1::OAuthConfig& b = file.servers[1].oauth();
+  EXPECT_EQ(b.grant_type(), "cross_app_access");
+  EXPECT_EQ(b.idp_token_url(), "https://idp.example.com/token");
+  EXPECT_EQ(b.idp_client_id(), "inspector");
+  EXPECT_EQ(b.id_token_file(), "/run/id-token");
+
+  auto written = SerializeConfigFile(file.servers, v1::CONFIG_FORMAT_INSPECTOR);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(*written, Not(HasSubstr("MIGHAgEAMBMG")));
+  EXPECT_THAT(*written, Not(HasSubstr("privateKey\"")));
+  EXPECT_THAT(*written, HasSubstr("\"grantType\": \"cross_app_access\""));
+  EXPECT_THAT(*written, HasSubstr("\"idTokenFile\": \"/run/id-token\""));
+  EXPECT_THAT(*written, HasSubstr("\"keyId\": \"k1\""));
 }
 
 TEST(ParseConfigFileTest, RetrySettingsAreReadAndWrittenBack) {

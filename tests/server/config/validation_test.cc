@@ -336,6 +336,65 @@ std::vector<InvalidCase> InvalidCases() {
       {"oauth client id control char",
        http([](auto* c) { c->mutable_oauth()->set_client_id("a\nb"); }),
        "oauth.clientId", "control character"},
+      {"oauth grant type", http([](auto* c) {
+         c->mutable_oauth()->set_grant_type("password");
+       }),
+       "oauth.grantType", "not supported"},
+      {"oauth token endpoint auth method", http([](auto* c) {
+         c->mutable_oauth()->set_token_endpoint_auth_method("tls_client_auth");
+       }),
+       "oauth.tokenEndpointAuthMethod", "not supported"},
+      {"oauth signing algorithm", http([](auto* c) {
+         c->mutable_oauth()->set_signing_algorithm("HS256");
+       }),
+       "oauth.signingAlgorithm", "not supported"},
+      {"oauth private key twice", http([](auto* c) {
+         c->mutable_oauth()->set_private_key("-----BEGIN PRIVATE KEY-----");
+         c->mutable_oauth()->set_private_key_file("/etc/key.pem");
+       }),
+       "oauth.privateKey", "not both"},
+      {"oauth private_key_jwt without key", http([](auto* c) {
+         c->mutable_oauth()->set_client_id("svc");
+         c->mutable_oauth()->set_token_endpoint_auth_method("private_key_jwt");
+       }),
+       "oauth.privateKey", "needs the signing key"},
+      {"oauth client credentials without client id", http([](auto* c) {
+         c->mutable_oauth()->set_grant_type("client_credentials");
+         c->mutable_oauth()->set_client_secret("s");
+       }),
+       "oauth.clientId", "needs a pre-registered client"},
+      {"oauth client credentials without credentials", http([](auto* c) {
+         c->mutable_oauth()->set_grant_type("client_credentials");
+         c->mutable_oauth()->set_client_id("svc");
+       }),
+       "oauth.clientSecret", "needs client credentials"},
+      {"oauth client_secret_post without secret", http([](auto* c) {
+         c->mutable_oauth()->set_grant_type("client_credentials");
+         c->mutable_oauth()->set_client_id("svc");
+         c->mutable_oauth()->set_token_endpoint_auth_method("client_secret_post");
+       }),
+       "oauth.clientSecret", "needs oauth.clientSecret"},
+      {"oauth cross-app access without IdP", http([](auto* c) {
+         c->mutable_oauth()->set_grant_type("cross_app_access");
+         c->mutable_oauth()->set_client_id("svc");
+         c->mutable_oauth()->set_client_secret("s");
+         c->mutable_oauth()->set_id_token_file("/run/id-token");
+       }),
+       "oauth.idpTokenUrl", "identity provider's token endpoint"},
+      {"oauth cross-app access without ID token", http([](auto* c) {
+         c->mutable_oauth()->set_grant_type("cross_app_access");
+         c->mutable_oauth()->set_client_id("svc");
+         c->mutable_oauth()->set_client_secret("s");
+         c->mutable_oauth()->set_idp_token_url("https://idp.example.com/token");
+       }),
+       "oauth.idToken", "needs the ID token"},
+      {"oauth IdP token url", http([](auto* c) {
+         c->mutable_oauth()->set_idp_token_url("ftp://idp.example.com/token");
+       }),
+       "oauth.idpTokenUrl", "is not an http(s) URL"},
+      {"oauth ID token control char",
+       http([](auto* c) { c->mutable_oauth()->set_id_token("a\nb"); }),
+       "oauth.idToken", "control character"},
       {"extra too large", stdio([](auto* c) {
          (*c->mutable_extra()->mutable_fields())["blob"].set_string_value(
              std::string(1024 * 1024 + 1, 'x'));
@@ -373,6 +432,33 @@ INSTANTIATE_TEST_SUITE_P(Rules, InvalidConfigTest,
                            }
                            return name;
                          });
+
+TEST(NormalizeAndValidateTest, AcceptsTheGrantExtensions) {
+  v1::ServerConfig basic = FromJson(R"({
+    "name": "svc", "transport": "streamableHttp",
+    "url": "https://mcp.example.com/mcp",
+    "oauth": {"grantType": "client_credentials", "clientId": "svc",
+              "clientSecret": "s"}})");
+  EXPECT_TRUE(NormalizeAndValidate(&basic).ok());
+  v1::ServerConfig jwt = FromJson(R"({
+    "name": "svc", "transport": "streamableHttp",
+    "url": "https://mcp.example.com/mcp",
+    "oauth": {"grantType": "client_credentials", "clientId": "svc",
+              "tokenEndpointAuthMethod": "private_key_jwt",
+              "privateKeyFile": "/etc/inspector/svc.pem",
+              "signingAlgorithm": "ES256", "keyId": "k1"}})");
+  absl::Status status = NormalizeAndValidate(&jwt);
+  EXPECT_TRUE(status.ok()) << status;
+  v1::ServerConfig xaa = FromJson(R"({
+    "name": "svc", "transport": "streamableHttp",
+    "url": "https://mcp.example.com/mcp",
+    "oauth": {"grantType": "cross_app_access", "clientId": "svc",
+              "clientSecret": "s",
+              "idpTokenUrl": "https://idp.example.com/oauth2/token",
+              "idpClientId": "inspector", "idTokenFile": "/run/id-token"}})");
+  status = NormalizeAndValidate(&xaa);
+  EXPECT_TRUE(status.ok()) << status;
+}
 
 TEST(NormalizeAndValidateTest, ErrorMessagesDoNotEchoHeaderValues) {
   v1::ServerConfig config = ValidHttp();

@@ -1,0 +1,70 @@
+#include "server/oauth/crypto_api.h"
+
+#include <dlfcn.h>
+
+#include <string>
+
+#include "absl/base/call_once.h"
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+
+namespace inspector::oauth {
+namespace {
+
+struct Loaded {
+  CryptoApi api{};
+  absl::Status status;
+};
+
+template <typename Fn>
+bool Resolve(void* library, const char* name, Fn* out, std::string* missing) {
+  void* symbol = dlsym(library, name);
+  if (symbol == nullptr) {
+    if (!missing->empty()) missing->append(", ");
+    missing->append(name);
+    return false;
+  }
+  *out = reinterpret_cast<Fn>(symbol);
+  return true;
+}
+
+void Load(Loaded* loaded) {
+  void* library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* reason = dlerror();
+    loaded->status = Error(
+        v1::FAILED_PRECONDITION,
+        absl::StrCat("private_key_jwt needs OpenSSL's libcrypto 3, which "
+                     "could not be loaded (install the libssl3 package): ",
+                     reason != nullptr ? reason : "libcrypto.so.3"));
+    return;
+  }
+  std::string missing;
+  bool ok = true;
+#define INSPECTOR_RESOLVE_CRYPTO(name) \
+  ok &= Resolve(library, #name, &loaded->api.name, &missing);
+  INSPECTOR_CRYPTO_FUNCTIONS(INSPECTOR_RESOLVE_CRYPTO)
+#undef INSPECTOR_RESOLVE_CRYPTO
+  if (!ok) {
+    loaded->status = Error(
+        v1::FAILED_PRECONDITION,
+        absl::StrCat("the libcrypto found lacks ", missing,
+                     " (OpenSSL 3.0 or newer is needed)"));
+  }
+}
+
+absl::once_flag load_once;
+Loaded* loaded = nullptr;
+
+}  // namespace
+
+absl::StatusOr<const CryptoApi*> LoadCrypto() {
+  absl::call_once(load_once, [] {
+    loaded = new Loaded;
+    Load(loaded);
+  });
+  if (!loaded->status.ok()) return loaded->status;
+  return &loaded->api;
+}
+
+}  // namespace inspector::oauth

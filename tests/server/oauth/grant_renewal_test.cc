@@ -1,0 +1,176 @@
+// Tests of the OAuth manager with a grant that needs no person
+// (oauth.grantType client_credentials): login without a browser, a new
+// token by itself after a 401 and before expiry, `auth refresh`, and the
+// pause after a failed grant. On a real SQLite file.
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "gtest/gtest.h"
+#include "server/oauth/oauth_manager.h"
+#include "server/oauth/urls.h"
+#include "storage/database.h"
+
+namespace inspector::oauth {
+namespace {
+
+constexpr char kServer[] = "https://mcp.example.com/mcp";
+
+class Fetcher : public HttpFetcher {
+ public:
+  absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
+    std::string url = request.url.substr(0, request.url.find('?'));
+    HttpResponse r;
+    r.status = 404;
+    if (request.method == "POST" && url == kServer) {
+      r.status = 401;
+      r.headers = {{"www-authenticate", "Bearer realm=\"x\""}};
+    } else if (url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp") {
+      r.status = 200;
+      r.body = R"({"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"]})";
+    } else if (url == "https://auth.example.com/.well-known/oauth-authorization-server") {
+      r.status = 200;
+      r.body = R"({"issuer":"https://auth.example.com","token_endpoint":"https://auth.example.com/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["client_secret_post"]})";
+    } else if (url == "https://auth.example.com/token" && request.method == "POST") {
+      ++token_requests;
+      last_form = ParseQuery(request.body);
+      if (fail) {
+        r.status = 401;
+        r.body = R"({"error":"invalid_client"})";
+      } else {
+        r.status = 200;
+        r.body = absl::StrCat(R"({"access_token":"AT-cc-)", token_requests,
+                              R"(","token_type":"Bearer","expires_in":)",
+                              expires_in, "}");
+      }
+    } else if (url == "https://auth.example.com/authorize" ||
+               url == "https://auth.example.com/register") {
+      browser_or_registration = true;
+    }
+    return r;
+  }
+  int token_requests = 0;
+  int expires_in = 3600;
+  bool fail = false;
+  bool browser_or_registration = false;
+  std::map<std::string, std::string> last_form;
+};
+
+class GrantRenewalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           absl::StrCat("grant-renewal-test-", getpid(), "-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "inspector.db").string();
+    auto db = storage::Database::Open(path_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Exec("INSERT INTO servers (id, name, transport, url, "
+                            "created_at, updated_at) VALUES ('id-1', 'svc', "
+                            "'streamableHttp', 'https://mcp.example.com/mcp', 0, 0)")
+                    .ok());
+    config_.set_id("id-1");
+    config_.set_name("svc");
+    config_.set_transport("streamableHttp");
+    config_.set_url(kServer);
+    config_.mutable_oauth()->set_grant_type("client_credentials");
+    config_.mutable_oauth()->set_client_id("svc-client");
+    config_.mutable_oauth()->set_client_secret("svc-client-secret");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<OAuthManager> NewManager() {
+    OAuthManagerOptions options;
+    options.database_path = path_;
+    // No HTTP listener: a browser flow would need a loopback callback;
+    // the grant must not start one.
+    options.callback_base = [] { return std::string(); };
+    options.find_server =
+        [this](const std::string& s) -> absl::StatusOr<v1::ServerConfig> {
+      if (s == "svc" || s == "id-1") return config_;
+      return Error(v1::SERVER_NOT_FOUND, "no such server");
+    };
+    auto fetcher = std::make_unique<Fetcher>();
+    fetcher_ = fetcher.get();
+    auto manager = OAuthManager::Create(std::move(options), std::move(fetcher));
+    EXPECT_TRUE(manager.ok()) << manager.status();
+    return manager.ok() ? *std::move(manager) : nullptr;
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+  v1::ServerConfig config_;
+  Fetcher* fetcher_ = nullptr;
+};
+
+TEST_F(GrantRenewalTest, LoginRunsTheGrantWithoutABrowser) {
+  auto manager = NewManager();
+  ASSERT_TRUE(manager->StartFlow("svc", {}).ok());
+  auto flow = manager->RunFlow("svc", {});
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::COMPLETE) << flow->latest_error();
+  EXPECT_TRUE(flow->redirect_uri().empty());
+  EXPECT_FALSE(fetcher_->browser_or_registration);
+  EXPECT_EQ(fetcher_->last_form["grant_type"], "client_credentials");
+  EXPECT_EQ(fetcher_->last_form["client_secret"], "svc-client-secret");
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-cc-1");
+}
+
+TEST_F(GrantRenewalTest, A401ObtainsATokenOncePerToken) {
+  auto manager = NewManager();
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+  manager->NoteChallenge("id-1", 401, "Bearer realm=\"x\"");
+  EXPECT_EQ(fetcher_->token_requests, 1);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-cc-1");
+  // The token is refused: one new grant for it.
+  manager->NoteChallenge("id-1", 401, "Bearer error=\"invalid_token\"");
+  EXPECT_EQ(fetcher_->token_requests, 2);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-cc-2");
+  // A 403 is no reason for a new token.
+  manager->NoteChallenge("id-1", 403, "Bearer error=\"insufficient_scope\"");
+  EXPECT_EQ(fetcher_->token_requests, 2);
+}
+
+TEST_F(GrantRenewalTest, AnExpiringTokenIsReplacedBeforeUse) {
+  auto manager = NewManager();
+  fetcher_->expires_in = 5;  // within the 60 s margin
+  ASSERT_TRUE(manager->StartFlow("svc", {}).ok());
+  ASSERT_EQ(manager->RunFlow("svc", {})->state(), v1::COMPLETE);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-cc-2");
+  EXPECT_EQ(fetcher_->token_requests, 2);
+}
+
+TEST_F(GrantRenewalTest, RefreshRunsTheGrantWhenThereIsNoRefreshToken) {
+  auto manager = NewManager();
+  ASSERT_TRUE(manager->StartFlow("svc", {}).ok());
+  ASSERT_EQ(manager->RunFlow("svc", {})->state(), v1::COMPLETE);
+  auto refreshed = manager->Refresh("svc");
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status();
+  EXPECT_EQ(refreshed->access_token, "AT-cc-2");
+}
+
+TEST_F(GrantRenewalTest, AFailedGrantIsNotRetriedByItselfAtOnce) {
+  auto manager = NewManager();
+  fetcher_->fail = true;
+  manager->NoteChallenge("id-1", 401, "Bearer realm=\"x\"");
+  EXPECT_EQ(fetcher_->token_requests, 1);
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "");
+  // Same (absent) token: not again; and not after a fresh expiry either.
+  manager->NoteChallenge("id-1", 401, "Bearer realm=\"x\"");
+  EXPECT_EQ(fetcher_->token_requests, 1);
+  // An explicit refresh or login runs it at once.
+  fetcher_->fail = false;
+  ASSERT_TRUE(manager->StartFlow("svc", {}).ok());
+  EXPECT_EQ(manager->RunFlow("svc", {})->state(), v1::COMPLETE);
+  EXPECT_EQ(fetcher_->token_requests, 2);
+}
+
+}  // namespace
+}  // namespace inspector::oauth
