@@ -189,12 +189,7 @@ absl::Status OAuthFlow::RequestGrantToken() {
     if (!requested_scopes_.empty()) {
       exchange.emplace_back("scope", absl::StrJoin(requested_scopes_, " "));
     }
-    HttpRequest request;
-    request.method = "POST";
-    request.url = grant.idp_token_url;
-    request.headers.emplace_back("Content-Type",
-                                 "application/x-www-form-urlencoded");
-    request.headers.emplace_back("Accept", "application/json");
+    HttpRequest request = FormPost(grant.idp_token_url);
     if (!grant.idp_client_id.empty()) {
       ClientRegistration idp_client;
       idp_client.client_id = grant.idp_client_id;
@@ -258,31 +253,10 @@ absl::Status OAuthFlow::RequestGrantToken() {
                        "; trying anyway"));
     }
   }
-  HttpRequest request;
-  request.method = "POST";
-  request.url = endpoint;
-  request.headers.emplace_back("Content-Type",
-                               "application/x-www-form-urlencoded");
-  request.headers.emplace_back("Accept", "application/json");
-  absl::Status authenticated = AuthenticateClient(&request.headers, &fields);
-  if (!authenticated.ok()) return authenticated;
-  request.body = FormEncode(fields);
-  auto response = Exchange(std::move(request));
-  if (!response.ok()) {
-    Fail(response.status(), "");
-    return response.status();
-  }
-  auto tokens = ParseTokenResponse(*response, now_());
-  if (!tokens.ok()) {
-    std::string error = GetErrorDetails(tokens.status())["oauthError"];
-    Fail(tokens.status(), HintForOAuthError(error));
-    return tokens.status();
-  }
-  tokens->issuer = issuer_;
-  tokens->token_endpoint = endpoint;
-  tokens->resource = resource_;
-  if (tokens->scope.empty()) tokens->scope = absl::StrJoin(requested_scopes_, " ");
-  tokens_ = *std::move(tokens);
+  std::string error;
+  auto tokens = RequestTokens(endpoint, std::move(fields), &error);
+  if (!tokens.ok()) return tokens.status();
+  KeepTokens(*std::move(tokens), endpoint);
   status_message_ = "authorized";
   Log(absl::StrCat("tokens obtained with the ",
                    grant.grant_type == kGrantClientCredentials

@@ -1099,12 +1099,28 @@ absl::Status OAuthFlow::RequestToken() {
                    {"redirect_uri", settings_.redirect_uri},
                    {"code_verifier", code_verifier_}};
   if (!resource_.empty()) fields.emplace_back("resource", resource_);
-  HttpRequest request;
-  request.method = "POST";
-  request.url = endpoint;
-  request.headers.emplace_back("Content-Type",
-                               "application/x-www-form-urlencoded");
-  request.headers.emplace_back("Accept", "application/json");
+  std::string error;
+  auto tokens = RequestTokens(endpoint, std::move(fields), &error);
+  if (!tokens.ok()) {
+    if (error == "invalid_grant") {
+      // A code is single use: a retry needs a new one.
+      state_ = v1::AUTHORIZATION_REDIRECT;
+    }
+    return tokens.status();
+  }
+  KeepTokens(*std::move(tokens), endpoint);
+  code_.clear();
+  code_verifier_.clear();
+  status_message_ = "authorized";
+  Log(absl::StrCat("tokens obtained",
+                   tokens_->refresh_token.empty() ? "" : " (with a refresh token)"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TokenSet> OAuthFlow::RequestTokens(const std::string& endpoint,
+                                                  Fields fields,
+                                                  std::string* oauth_error) {
+  HttpRequest request = FormPost(endpoint);
   absl::Status authenticated = AuthenticateClient(&request.headers, &fields);
   if (!authenticated.ok()) return authenticated;
   request.body = FormEncode(fields);
@@ -1115,25 +1131,18 @@ absl::Status OAuthFlow::RequestToken() {
   }
   auto tokens = ParseTokenResponse(*response, now_());
   if (!tokens.ok()) {
-    std::string error = GetErrorDetails(tokens.status())["oauthError"];
-    Fail(tokens.status(), HintForOAuthError(error));
-    if (error == "invalid_grant") {
-      // A code is single use: a retry needs a new one.
-      state_ = v1::AUTHORIZATION_REDIRECT;
-    }
-    return tokens.status();
+    *oauth_error = GetErrorDetails(tokens.status())["oauthError"];
+    Fail(tokens.status(), HintForOAuthError(*oauth_error));
   }
-  tokens->issuer = issuer_;
-  tokens->token_endpoint = endpoint;
-  tokens->resource = resource_;
-  if (tokens->scope.empty()) tokens->scope = absl::StrJoin(requested_scopes_, " ");
-  tokens_ = *std::move(tokens);
-  code_.clear();
-  code_verifier_.clear();
-  status_message_ = "authorized";
-  Log(absl::StrCat("tokens obtained",
-                   tokens_->refresh_token.empty() ? "" : " (with a refresh token)"));
-  return absl::OkStatus();
+  return tokens;
+}
+
+void OAuthFlow::KeepTokens(TokenSet tokens, const std::string& endpoint) {
+  tokens.issuer = issuer_;
+  tokens.token_endpoint = endpoint;
+  tokens.resource = resource_;
+  if (tokens.scope.empty()) tokens.scope = absl::StrJoin(requested_scopes_, " ");
+  tokens_ = std::move(tokens);
 }
 
 // --- view ----------------------------------------------------------------------

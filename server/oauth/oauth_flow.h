@@ -181,6 +181,16 @@ class OAuthFlow {
   // Adds the client's token endpoint authentication (client_credentials.cc).
   absl::Status AuthenticateClient(Headers* headers,
                                   std::vector<std::pair<std::string, std::string>>* fields);
+  // POSTs `fields` to the token endpoint with the client's authentication
+  // and reads the tokens. On an error the flow has failed (Fail, with a
+  // hint for the authorization server's OAuth error, which *oauth_error
+  // then holds).
+  absl::StatusOr<TokenSet> RequestTokens(
+      const std::string& endpoint,
+      std::vector<std::pair<std::string, std::string>> fields,
+      std::string* oauth_error);
+  // Keeps `tokens` as the flow's, with where they came from.
+  void KeepTokens(TokenSet tokens, const std::string& endpoint);
 
   // Makes one request, records it for the current step, and returns the
   // response (whatever its status).

@@ -105,4 +105,14 @@ absl::StatusOr<HttpResponse> CurlFetcher::Fetch(const HttpRequest& request) {
   return response;
 }
 
+HttpRequest FormPost(std::string url, bool json_answer) {
+  HttpRequest request;
+  request.method = "POST";
+  request.url = std::move(url);
+  request.headers.emplace_back("Content-Type",
+                               "application/x-www-form-urlencoded");
+  if (json_answer) request.headers.emplace_back("Accept", "application/json");
+  return request;
+}
+
 }  // namespace inspector::oauth

@@ -31,6 +31,10 @@ struct HttpRequest {
   std::string body;
 };
 
+// A POST of an HTML form (application/x-www-form-urlencoded) to `url`,
+// asking for JSON back when `json_answer`.
+HttpRequest FormPost(std::string url, bool json_answer = true);
+
 struct HttpResponse {
   int status = 0;
   Headers headers;  // names lower-cased, in arrival order

@@ -592,12 +592,7 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
   std::vector<std::pair<std::string, std::string>> fields = {
       {"grant_type", "refresh_token"}, {"refresh_token", tokens.refresh_token}};
   if (!tokens.resource.empty()) fields.emplace_back("resource", tokens.resource);
-  HttpRequest request;
-  request.method = "POST";
-  request.url = tokens.token_endpoint;
-  request.headers.emplace_back("Content-Type",
-                               "application/x-www-form-urlencoded");
-  request.headers.emplace_back("Accept", "application/json");
+  HttpRequest request = FormPost(tokens.token_endpoint);
   RETURN_IF_ERROR(AddClientCredentials(client, GrantFor(server_id),
                                        tokens.issuer, absl::Now(),
                                        &request.headers, &fields));
@@ -731,11 +726,7 @@ absl::Status OAuthManager::RevokeLocked(const std::string& server_id,
   for (const auto& [token, hint] : to_revoke) {
     std::vector<std::pair<std::string, std::string>> fields = {
         {"token", token}, {"token_type_hint", hint}};
-    HttpRequest request;
-    request.method = "POST";
-    request.url = endpoint;
-    request.headers.emplace_back("Content-Type",
-                                 "application/x-www-form-urlencoded");
+    HttpRequest request = FormPost(endpoint, /*json_answer=*/false);
     AddClientAuthentication(client, &request.headers, &fields);
     request.body = FormEncode(fields);
     ASSIGN_OR_RETURN(HttpResponse response, http_->Fetch(request));
