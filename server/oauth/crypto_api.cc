@@ -6,6 +6,7 @@
 
 #include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
+#include "common/dl_symbol.h"
 #include "common/errors.h"
 
 namespace inspector::oauth {
@@ -15,18 +16,6 @@ struct Loaded {
   CryptoApi api{};
   absl::Status status;
 };
-
-template <typename Fn>
-bool Resolve(void* library, const char* name, Fn* out, std::string* missing) {
-  void* symbol = dlsym(library, name);
-  if (symbol == nullptr) {
-    if (!missing->empty()) missing->append(", ");
-    missing->append(name);
-    return false;
-  }
-  *out = reinterpret_cast<Fn>(symbol);
-  return true;
-}
 
 void Load(Loaded* loaded) {
   void* library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
@@ -42,7 +31,7 @@ void Load(Loaded* loaded) {
   std::string missing;
   bool ok = true;
 #define INSPECTOR_RESOLVE_CRYPTO(name) \
-  ok &= Resolve(library, #name, &loaded->api.name, &missing);
+  ok &= ResolveSymbol(library, #name, &loaded->api.name, &missing);
   INSPECTOR_CRYPTO_FUNCTIONS(INSPECTOR_RESOLVE_CRYPTO)
 #undef INSPECTOR_RESOLVE_CRYPTO
   if (!ok) {

@@ -6,6 +6,7 @@
 
 #include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
+#include "common/dl_symbol.h"
 #include "common/errors.h"
 
 namespace inspector::transport::http_internal {
@@ -21,18 +22,6 @@ struct Loaded {
   CurlApi api{};
   absl::Status status;
 };
-
-template <typename Fn>
-bool Resolve(void* library, const char* name, Fn* out, std::string* missing) {
-  void* symbol = dlsym(library, name);
-  if (symbol == nullptr) {
-    if (!missing->empty()) missing->append(", ");
-    missing->append(name);
-    return false;
-  }
-  *out = reinterpret_cast<Fn>(symbol);
-  return true;
-}
 
 void Load(Loaded* loaded) {
   void* library = nullptr;
@@ -56,7 +45,7 @@ void Load(Loaded* loaded) {
   std::string missing;
   bool ok = true;
 #define INSPECTOR_RESOLVE_CURL(name) \
-  ok &= Resolve(library, "curl_" #name, &api.name, &missing);
+  ok &= ResolveSymbol(library, "curl_" #name, &api.name, &missing);
   INSPECTOR_CURL_FUNCTIONS(INSPECTOR_RESOLVE_CURL)
 #undef INSPECTOR_RESOLVE_CURL
   if (!ok) {
