@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/crypto.h"
+#include "server/oauth/json_fields.h"
 #include "server/oauth/oauth_flow.h"
 #include "server/oauth/urls.h"
 
@@ -20,28 +21,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Fields = std::vector<std::pair<std::string, std::string>>;
-
-std::string StringField(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::vector<std::string> StringList(const Json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const Json& v : *it) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-bool Contains(const std::vector<std::string>& list, const std::string& v) {
-  for (const auto& item : list) {
-    if (item == v) return true;
-  }
-  return false;
-}
 
 }  // namespace
 

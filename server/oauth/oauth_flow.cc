@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/oauth/crypto.h"
+#include "server/oauth/json_fields.h"
 #include "server/oauth/urls.h"
 
 namespace inspector::oauth {
@@ -99,35 +100,6 @@ std::vector<std::string> SplitScopes(absl::string_view scopes) {
 
 bool VersionAtLeast(absl::string_view version, absl::string_view min) {
   return version.empty() || version >= min;
-}
-
-std::string StringField(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-// A metadata flag: true only for a JSON true (a string "true" or any other
-// type is not, and never throws).
-bool BoolField(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::vector<std::string> StringList(const Json& j, const char* key) {
-  std::vector<std::string> out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const auto& v : *it) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-bool Contains(const std::vector<std::string>& list, absl::string_view v) {
-  for (const auto& s : list) {
-    if (s == v) return true;
-  }
-  return false;
 }
 
 std::string TrimSlash(std::string s) {

@@ -63,6 +63,19 @@ std::string HtmlEscape(absl::string_view s) {
   return out;
 }
 
+// The client registration a stored row describes.
+ClientRegistration ClientFromRow(const storage::OAuthClientRow& row) {
+  ClientRegistration client;
+  client.issuer = row.issuer;
+  client.client_id = row.client_id;
+  client.client_secret = row.client_secret;
+  client.auth_method = row.token_endpoint_auth_method;
+  client.strategy = row.strategy;
+  client.redirect_uri = row.redirect_uri;
+  client.registration_json = row.registration_json;
+  return client;
+}
+
 }  // namespace
 
 std::string CallbackPage(const v1::CallbackResponse& response) {
@@ -123,17 +136,7 @@ absl::Status OAuthManager::LoadStoredFlows() {
     {
       absl::MutexLock lock(&token_mu_);
       ASSIGN_OR_RETURN(auto client, store_->GetClient(config->id()));
-      if (client) {
-        ClientRegistration stored;
-        stored.issuer = client->issuer;
-        stored.client_id = client->client_id;
-        stored.client_secret = client->client_secret;
-        stored.auth_method = client->token_endpoint_auth_method;
-        stored.strategy = client->strategy;
-        stored.redirect_uri = client->redirect_uri;
-        stored.registration_json = client->registration_json;
-        settings.stored_client = std::move(stored);
-      }
+      if (client) settings.stored_client = ClientFromRow(*client);
     }
     FlowSnapshot snapshot;
     snapshot.state = state;
@@ -387,17 +390,7 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   {
     absl::MutexLock lock(&token_mu_);
     ASSIGN_OR_RETURN(auto client, store_->GetClient(config.id()));
-    if (client) {
-      ClientRegistration stored;
-      stored.issuer = client->issuer;
-      stored.client_id = client->client_id;
-      stored.client_secret = client->client_secret;
-      stored.auth_method = client->token_endpoint_auth_method;
-      stored.strategy = client->strategy;
-      stored.redirect_uri = client->redirect_uri;
-      stored.registration_json = client->registration_json;
-      settings.stored_client = std::move(stored);
-    }
+    if (client) settings.stored_client = ClientFromRow(*client);
     ASSIGN_OR_RETURN(auto tokens, LoadTokensLocked(config.id()));
     auto challenge = challenges_.find(config.id());
     if (settings.www_authenticate.empty() && challenge != challenges_.end() &&
@@ -585,10 +578,7 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
                  "the stored client was registered with another issuer; log "
                  "in again");
   }
-  ClientRegistration client;
-  client.client_id = client_row->client_id;
-  client.client_secret = client_row->client_secret;
-  client.auth_method = client_row->token_endpoint_auth_method;
+  ClientRegistration client = ClientFromRow(*client_row);
   std::vector<std::pair<std::string, std::string>> fields = {
       {"grant_type", "refresh_token"}, {"refresh_token", tokens.refresh_token}};
   if (!tokens.resource.empty()) fields.emplace_back("resource", tokens.resource);
@@ -710,11 +700,7 @@ absl::Status OAuthManager::RevokeLocked(const std::string& server_id,
   RETURN_IF_ERROR(CheckFetchableUrl(endpoint, "revocation_endpoint"));
   ASSIGN_OR_RETURN(auto client_row, store_->GetClient(server_id));
   ClientRegistration client;
-  if (client_row) {
-    client.client_id = client_row->client_id;
-    client.client_secret = client_row->client_secret;
-    client.auth_method = client_row->token_endpoint_auth_method;
-  }
+  if (client_row) client = ClientFromRow(*client_row);
   // The refresh token first: revoking it ends the grant at most servers.
   std::vector<std::pair<std::string, std::string>> to_revoke;
   if (!tokens.refresh_token.empty()) {
