@@ -111,6 +111,16 @@ std::string StringValue(std::string_view text) {
   return parsed.get<std::string>();
 }
 
+// StringValue of a value inside text json::accept has validated: without
+// an escape, a string's value is its text between the quotes.
+std::string ValidatedStringValue(std::string_view text) {
+  if (text.size() >= 2 && text.front() == '"' &&
+      text.find('\\') == std::string_view::npos) {
+    return std::string(text.substr(1, text.size() - 2));
+  }
+  return StringValue(text);
+}
+
 std::optional<std::string_view> FindPath(
     std::string_view s, std::initializer_list<std::string_view> path) {
   std::string_view current = s;
@@ -125,22 +135,25 @@ std::optional<std::string_view> FindPath(
 void FillTarget(std::string_view params, MessageInfo* info) {
   const std::string& m = info->method;
   if (m == "tools/call" || m == "prompts/get") {
-    if (auto name = FindPath(params, {"name"})) info->target = StringValue(*name);
+    if (auto name = FindPath(params, {"name"}))
+      info->target = ValidatedStringValue(*name);
   } else if (m == "resources/read" || m == "resources/subscribe" ||
              m == "resources/unsubscribe" ||
              m == "notifications/resources/updated") {
-    if (auto uri = FindPath(params, {"uri"})) info->target = StringValue(*uri);
+    if (auto uri = FindPath(params, {"uri"}))
+      info->target = ValidatedStringValue(*uri);
   } else if (m == "completion/complete") {
     if (auto name = FindPath(params, {"ref", "name"})) {
-      info->target = StringValue(*name);
+      info->target = ValidatedStringValue(*name);
     } else if (auto uri = FindPath(params, {"ref", "uri"})) {
-      info->target = StringValue(*uri);
+      info->target = ValidatedStringValue(*uri);
     }
   } else if (m == "tasks/get" || m == "tasks/update" || m == "tasks/cancel") {
-    if (auto id = FindPath(params, {"taskId"})) info->target = StringValue(*id);
+    if (auto id = FindPath(params, {"taskId"}))
+      info->target = ValidatedStringValue(*id);
   } else if (m == "notifications/message") {
     if (auto level = FindPath(params, {"level"})) {
-      info->level = StringValue(*level);
+      info->level = ValidatedStringValue(*level);
     }
   }
   if (info->kind == MessageKind::kRequest) {
@@ -205,11 +218,13 @@ absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw) {
       result = value;
     } else if (m.key == "error") {
       error = value;
+    } else if (m.key == "jsonrpc") {
+      info.jsonrpc_2_0 = ValidatedStringValue(value) == "2.0";
     }
   }
   if (id) info.id = std::string(*id);
   if (method) {
-    info.method = StringValue(*method);
+    info.method = ValidatedStringValue(*method);
     if (info.method.empty()) return info;  // kInvalid: method not a string
     info.kind = id ? MessageKind::kRequest : MessageKind::kNotification;
     if (params) FillTarget(*params, &info);

@@ -53,6 +53,8 @@ struct MessageInfo {
   // notifications/message: params.level; notifications/resources/updated:
   // params.uri is in target.
   std::string level;
+  // The top-level "jsonrpc" is the string "2.0".
+  bool jsonrpc_2_0 = false;
 };
 
 // PROTOCOL_ERROR (INTERNAL) if `raw` is not a single valid JSON value;

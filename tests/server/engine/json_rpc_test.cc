@@ -48,6 +48,29 @@ TEST(InspectMessageTest, TargetsOfResourcesPromptsAndCompletion) {
             "\"x\"");
 }
 
+TEST(InspectMessageTest, DecodesEscapedStringsAndNotesTheJsonRpcVersion) {
+  auto escaped = InspectMessage(
+      R"({"jsonrpc":"2\u002e0","id":1,"method":"tools\/call","params":{"name":"a\"b"}})");
+  ASSERT_TRUE(escaped.ok());
+  EXPECT_TRUE(escaped->jsonrpc_2_0);
+  EXPECT_EQ(escaped->method, "tools/call");
+  EXPECT_EQ(escaped->target, "a\"b");
+  EXPECT_TRUE(InspectMessage(R"({"jsonrpc":"2.0","method":"x"})")->jsonrpc_2_0);
+  for (const char* other :
+       {R"({"method":"x"})", R"({"jsonrpc":"2.1","method":"x"})",
+        R"({"jsonrpc":2.0,"method":"x"})", R"({"jsonrpc":"2.0 ","method":"x"})",
+        R"("2.0")", R"([{"jsonrpc":"2.0","method":"x"}])"}) {
+    auto info = InspectMessage(other);
+    ASSERT_TRUE(info.ok()) << other;
+    EXPECT_FALSE(info->jsonrpc_2_0) << other;
+  }
+  // A method that is not a string, or is empty, is not a request.
+  EXPECT_EQ(InspectMessage(R"({"jsonrpc":"2.0","id":1,"method":7})")->kind,
+            MessageKind::kInvalid);
+  EXPECT_EQ(InspectMessage(R"({"jsonrpc":"2.0","id":1,"method":""})")->kind,
+            MessageKind::kInvalid);
+}
+
 TEST(InspectMessageTest, RefusesWhatIsNotJson) {
   for (const char* bad : {"", "not json", "{\"id\":1", "{\"a\":}"}) {
     auto info = InspectMessage(bad);
