@@ -104,21 +104,16 @@ std::optional<std::string_view> Find(std::string_view s,
 }
 
 // The string value of a JSON string, or "" if `text` is not a string.
+// `text` is valid JSON (every caller holds a value of text json::accept
+// passed), so a string without an escape is its text between the quotes.
 std::string StringValue(std::string_view text) {
   if (text.empty() || text.front() != '"') return "";
+  if (text.find('\\') == std::string_view::npos) {
+    return std::string(text.substr(1, text.size() - 2));
+  }
   json parsed = json::parse(text, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_string()) return "";
   return parsed.get<std::string>();
-}
-
-// StringValue of a value inside text json::accept has validated: without
-// an escape, a string's value is its text between the quotes.
-std::string ValidatedStringValue(std::string_view text) {
-  if (text.size() >= 2 && text.front() == '"' &&
-      text.find('\\') == std::string_view::npos) {
-    return std::string(text.substr(1, text.size() - 2));
-  }
-  return StringValue(text);
 }
 
 std::optional<std::string_view> FindPath(
@@ -136,24 +131,22 @@ void FillTarget(std::string_view params, MessageInfo* info) {
   const std::string& m = info->method;
   if (m == "tools/call" || m == "prompts/get") {
     if (auto name = FindPath(params, {"name"}))
-      info->target = ValidatedStringValue(*name);
+      info->target = StringValue(*name);
   } else if (m == "resources/read" || m == "resources/subscribe" ||
              m == "resources/unsubscribe" ||
              m == "notifications/resources/updated") {
-    if (auto uri = FindPath(params, {"uri"}))
-      info->target = ValidatedStringValue(*uri);
+    if (auto uri = FindPath(params, {"uri"})) info->target = StringValue(*uri);
   } else if (m == "completion/complete") {
     if (auto name = FindPath(params, {"ref", "name"})) {
-      info->target = ValidatedStringValue(*name);
+      info->target = StringValue(*name);
     } else if (auto uri = FindPath(params, {"ref", "uri"})) {
-      info->target = ValidatedStringValue(*uri);
+      info->target = StringValue(*uri);
     }
   } else if (m == "tasks/get" || m == "tasks/update" || m == "tasks/cancel") {
-    if (auto id = FindPath(params, {"taskId"}))
-      info->target = ValidatedStringValue(*id);
+    if (auto id = FindPath(params, {"taskId"})) info->target = StringValue(*id);
   } else if (m == "notifications/message") {
     if (auto level = FindPath(params, {"level"})) {
-      info->level = ValidatedStringValue(*level);
+      info->level = StringValue(*level);
     }
   }
   if (info->kind == MessageKind::kRequest) {
@@ -219,12 +212,12 @@ absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw) {
     } else if (m.key == "error") {
       error = value;
     } else if (m.key == "jsonrpc") {
-      info.jsonrpc_2_0 = ValidatedStringValue(value) == "2.0";
+      info.jsonrpc_2_0 = StringValue(value) == "2.0";
     }
   }
   if (id) info.id = std::string(*id);
   if (method) {
-    info.method = ValidatedStringValue(*method);
+    info.method = StringValue(*method);
     if (info.method.empty()) return info;  // kInvalid: method not a string
     info.kind = id ? MessageKind::kRequest : MessageKind::kNotification;
     if (params) FillTarget(*params, &info);
@@ -294,13 +287,8 @@ std::optional<std::string_view> FindByPointer(
         i = SkipSpace(raw, i + 1);
         const size_t value_end = SkipValue(raw, i);
         if (value_end == std::string_view::npos) return std::nullopt;
-        // An escaped key ("\u0070ath") is decoded; others compare as
-        // they are.
-        const bool same =
-            quoted.find('\\') == std::string_view::npos
-                ? quoted.substr(1, quoted.size() - 2) == token
-                : StringValue(quoted) == token;
-        if (same) {  // the last duplicate wins, as when parsed
+        // An escaped key ("\u0070ath") is decoded.
+        if (StringValue(quoted) == token) {  // the last duplicate wins, as when parsed
           found = true;
           found_begin = i;
           found_end = value_end;

@@ -83,7 +83,7 @@ std::optional<std::string_view> FindByPointer(
 std::string JsonQuote(std::string_view text);
 
 // The string value of JSON string text (`"abc"` -> abc); the text itself if
-// it is not a JSON string (numbers: `7` -> 7).
+// it is not a JSON string (numbers: `7` -> 7). `json_text` is valid JSON.
 std::string UnquoteJson(std::string_view json_text);
 
 }  // namespace inspector::engine
