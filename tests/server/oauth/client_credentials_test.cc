@@ -26,6 +26,7 @@
 #include "server/oauth/crypto.h"
 #include "server/oauth/oauth_flow.h"
 #include "server/oauth/urls.h"
+#include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
 namespace {
@@ -37,43 +38,6 @@ constexpr char kServer[] = "https://mcp.example.com/mcp";
 constexpr char kIssuer[] = "https://auth.example.com";
 constexpr char kIdToken[] = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJlLWlkLXRva2Vu";
 constexpr char kIdJag[] = "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.eyJzdWIiOiJ1c2VyIn0.amFnLXNpZ25hdHVyZQ";
-
-class ScriptedFetcher : public HttpFetcher {
- public:
-  absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
-    requests.push_back(request);
-    auto it = routes.find(absl::StrCat(request.method, " ", request.url));
-    if (it == routes.end()) {
-      HttpResponse not_found;
-      not_found.status = 404;
-      return not_found;
-    }
-    return it->second;
-  }
-  void Json(const std::string& key, int status, const std::string& body,
-            Headers headers = {}) {
-    HttpResponse r;
-    r.status = status;
-    r.body = body;
-    r.headers = std::move(headers);
-    routes[key] = r;
-  }
-  // The last request to `method url`.
-  const HttpRequest* Last(const std::string& key) const {
-    for (auto it = requests.rbegin(); it != requests.rend(); ++it) {
-      if (absl::StrCat(it->method, " ", it->url) == key) return &*it;
-    }
-    return nullptr;
-  }
-  bool RequestedPath(absl::string_view fragment) const {
-    for (const auto& r : requests) {
-      if (absl::StrContains(r.url, fragment)) return true;
-    }
-    return false;
-  }
-  std::map<std::string, HttpResponse> routes;
-  std::vector<HttpRequest> requests;
-};
 
 std::string Header(const HttpRequest& request, const std::string& name) {
   for (const auto& [key, value] : request.headers) {

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "server/oauth/crypto.h"
 #include "server/oauth/urls.h"
+#include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
 namespace {
@@ -19,38 +20,6 @@ namespace {
 constexpr char kServer[] = "https://mcp.example.com/mcp";
 constexpr char kIssuer[] = "https://auth.example.com";
 constexpr char kRedirect[] = "http://127.0.0.1:4000/oauth/callback";
-
-// Answers by "METHOD URL-without-query"; records every request.
-class ScriptedFetcher : public HttpFetcher {
- public:
-  absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
-    requests.push_back(request);
-    std::string url = request.url.substr(0, request.url.find('?'));
-    auto it = routes.find(absl::StrCat(request.method, " ", url));
-    if (it == routes.end()) {
-      HttpResponse not_found;
-      not_found.status = 404;
-      return not_found;
-    }
-    return it->second;
-  }
-  void Json(const std::string& key, int status, const std::string& body,
-            Headers headers = {}) {
-    HttpResponse r;
-    r.status = status;
-    r.body = body;
-    r.headers = std::move(headers);
-    routes[key] = r;
-  }
-  bool Requested(const std::string& prefix) const {
-    for (const auto& r : requests) {
-      if (absl::StartsWith(absl::StrCat(r.method, " ", r.url), prefix)) return true;
-    }
-    return false;
-  }
-  std::map<std::string, HttpResponse> routes;
-  std::vector<HttpRequest> requests;
-};
 
 class OAuthFlowTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "server/oauth/oauth_flow.h"
 #include "server/oauth/urls.h"
+#include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
 namespace {
@@ -24,63 +25,37 @@ constexpr char kServer[] = "https://mcp.example.com/mcp";
 constexpr char kIssuer[] = "https://auth.example.com";
 constexpr char kRedirect[] = "http://127.0.0.1:4000/oauth/callback";
 
-class Fetcher : public HttpFetcher {
- public:
-  absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
-    requests.push_back(request);
-    std::string url = request.url.substr(0, request.url.find('?'));
-    auto it = routes.find(absl::StrCat(request.method, " ", url));
-    if (it == routes.end()) {
-      HttpResponse not_found;
-      not_found.status = 404;
-      return not_found;
-    }
-    return it->second;
-  }
-  void Set(const std::string& key, int status, const std::string& body,
-           Headers headers = {}) {
-    HttpResponse r;
-    r.status = status;
-    r.body = body;
-    r.headers = std::move(headers);
-    routes[key] = r;
-  }
-  int Count(const std::string& prefix) const {
-    int n = 0;
-    for (const auto& r : requests) {
-      if (absl::StartsWith(absl::StrCat(r.method, " ", r.url), prefix)) ++n;
-    }
-    return n;
-  }
-  std::map<std::string, HttpResponse> routes;
-  std::vector<HttpRequest> requests;
-};
-
 class OAuthRevisionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    http_.Set(absl::StrCat("POST ", kServer), 401, "{}",
-              {{"www-authenticate",
-                "Bearer resource_metadata=\"https://mcp.example.com/.well-known/"
-                "oauth-protected-resource/mcp\""}});
-    http_.Set("GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
-              200,
-              absl::StrCat(R"({"resource":")", kServer,
-                           R"(","authorization_servers":[")", kIssuer, R"("]})"));
+    http_.Json(
+        absl::StrCat("POST ", kServer), 401, "{}",
+        {{"www-authenticate",
+          "Bearer resource_metadata=\"https://mcp.example.com/.well-known/"
+          "oauth-protected-resource/mcp\""}});
+    http_.Json(
+        "GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+        200,
+        absl::StrCat(R"({"resource":")", kServer,
+                     R"(","authorization_servers":[")", kIssuer, R"("]})"));
     Metadata("");
-    http_.Set("POST https://auth.example.com/register", 201,
-              R"({"client_id":"client-new","client_secret":"sec-new-client"})");
-    http_.Set("POST https://auth.example.com/token", 200,
-              R"({"access_token":"AT-secret-1","refresh_token":"RT-secret-1","token_type":"Bearer"})");
+    http_.Json(
+        "POST https://auth.example.com/register", 201,
+        R"({"client_id":"client-new","client_secret":"sec-new-client"})");
+    http_.Json(
+        "POST https://auth.example.com/token", 200,
+        R"({"access_token":"AT-secret-1","refresh_token":"RT-secret-1","token_type":"Bearer"})");
   }
   void Metadata(const std::string& extra) {
-    http_.Set("GET https://auth.example.com/.well-known/oauth-authorization-server",
-              200,
-              absl::StrCat(R"({"issuer":")", kIssuer,
-                           R"(","authorization_endpoint":"https://auth.example.com/authorize",)",
-                           R"("token_endpoint":"https://auth.example.com/token",)",
-                           R"("registration_endpoint":"https://auth.example.com/register")",
-                           extra, "}"));
+    http_.Json(
+        "GET https://auth.example.com/.well-known/oauth-authorization-server",
+        200,
+        absl::StrCat(
+            R"({"issuer":")", kIssuer,
+            R"(","authorization_endpoint":"https://auth.example.com/authorize",)",
+            R"("token_endpoint":"https://auth.example.com/token",)",
+            R"("registration_endpoint":"https://auth.example.com/register")",
+            extra, "}"));
   }
   FlowSettings Settings() {
     FlowSettings s;
@@ -108,7 +83,7 @@ class OAuthRevisionTest : public ::testing::Test {
     auto url = ParseUrl(flow.authorization_url(), "url");
     return url.ok() ? ParseQuery(url->query)["client_id"] : "";
   }
-  Fetcher http_;
+  ScriptedFetcher http_;
 };
 
 TEST_F(OAuthRevisionTest, IssIsComparedWithoutNormalization) {
@@ -259,10 +234,11 @@ TEST_F(OAuthRevisionTest, ObserverSeesEveryTransitionAndExchangeMasked) {
   flow.set_observer([&events](v1::OAuthFlowEvent e) { events.push_back(std::move(e)); });
   ToCode(flow);
   // A failing step is an event too, and keeps its state.
-  http_.Set("POST https://auth.example.com/token", 400, R"({"error":"invalid_grant"})");
+  http_.Json("POST https://auth.example.com/token", 400,
+             R"({"error":"invalid_grant"})");
   EXPECT_FALSE(Redeem(flow, kIssuer).ok());
-  http_.Set("POST https://auth.example.com/token", 200,
-            R"({"access_token":"AT-secret-2","refresh_token":"RT-secret-2"})");
+  http_.Json("POST https://auth.example.com/token", 200,
+             R"({"access_token":"AT-secret-2","refresh_token":"RT-secret-2"})");
   ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();  // a new URL
   ASSERT_TRUE(Redeem(flow, kIssuer).ok()) << flow.latest_error();
   ASSERT_EQ(flow.state(), v1::COMPLETE);
@@ -311,9 +287,10 @@ TEST_F(OAuthRevisionTest, ObserverSeesEveryTransitionAndExchangeMasked) {
 TEST_F(OAuthRevisionTest, TheRedirectsCodeIsMaskedInTheExchange) {
   OAuthFlow flow(Settings(), &http_);
   ToCode(flow);
-  http_.Set("GET https://auth.example.com/authorize", 302, "",
-            {{"location", absl::StrCat(kRedirect, "?code=code-secret-9&state=",
-                                       flow.oauth_state(), "&iss=", kIssuer)}});
+  http_.Json(
+      "GET https://auth.example.com/authorize", 302, "",
+      {{"location", absl::StrCat(kRedirect, "?code=code-secret-9&state=",
+                                 flow.oauth_state(), "&iss=", kIssuer)}});
   CodeInput input;
   input.follow_redirect = true;
   ASSERT_TRUE(flow.Advance(input).ok()) << flow.latest_error();
