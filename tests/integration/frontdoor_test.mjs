@@ -10,25 +10,19 @@
 // Cases: sdk_clients, inspector_cli, isolation, bad_input,
 // cancel_on_disconnect, no_leaks, config_deleted.
 // Exits 0 when every check passed, 1 otherwise (each failure on stderr).
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []));
-if (!args.inspectord || !args['source-dir'] || !args.case) {
-  console.error('usage: frontdoor_test.mjs --inspectord PATH --source-dir DIR --case NAME');
-  process.exit(2);
-}
+import {
+  check, checks, eventually, npmTree, scriptArgs, startInspectord, stop, textOf,
+} from './frontdoor_harness.mjs';
+
+const args = scriptArgs('frontdoor_test.mjs');
 const sourceDir = path.resolve(args['source-dir']);
-const nodeModules = path.join(sourceDir, 'tools', 'npm', 'node_modules');
-const sdkRequire = createRequire(path.join(nodeModules, '..', 'package.json'));
+const { nodeModules, sdkRequire } = npmTree(sourceDir);
 const { Client } = sdkRequire('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = sdkRequire('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { SSEClientTransport } = sdkRequire('@modelcontextprotocol/sdk/client/sse.js');
@@ -38,79 +32,18 @@ const fixture = path.join(sourceDir, 'tools', 'fixture-server', 'server.mjs');
 const everything = path.join(nodeModules, '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const tiny = path.join(sourceDir, 'tests', 'integration', 'tiny_stdio_server.sh');
 
-let failures = 0;
-function check(ok, what, detail = '') {
-  if (ok) {
-    console.log(`ok: ${what}`);
-  } else {
-    console.error(`FAILED: ${what}${detail ? `: ${detail}` : ''}`);
-    failures++;
-  }
-}
-
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-frontdoor-'));
 let daemon = null;
 
 // Starts inspectord with the given servers and flags; resolves with
 // { base, token, pid } once it logs its REST address.
-function startDaemon(servers, flags = []) {
-  const config = path.join(dir, 'mcp.json');
-  fs.writeFileSync(config, JSON.stringify({ mcpServers: servers }));
-  const child = spawn(args.inspectord, [
-    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
-    '--db', path.join(dir, 'history.db'), '--token-file', path.join(dir, 'token'),
-    '--import', config, ...flags,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  daemon = child;
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`inspectord did not start:\n${seen}`)), 20000);
-    const onData = (chunk) => {
-      seen += chunk;
-      const match = seen.match(/REST on (127\.0\.0\.1:\d+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolve({
-          base: `http://${match[1]}`,
-          token: fs.readFileSync(path.join(dir, 'token'), 'utf8').trim(),
-          pid: child.pid,
-        });
-      }
-    };
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (chunk) => {
-      onData(chunk);
-      if (process.env.FRONTDOOR_TEST_VERBOSE) process.stderr.write(chunk);
-    });
-    child.once('exit', (code) => reject(new Error(`inspectord exited with ${code}:\n${seen}`)));
-  });
+async function startDaemon(servers, flags = []) {
+  const started = await startInspectord({ inspectord: args.inspectord, dir, servers, flags });
+  daemon = started.child;
+  return started;
 }
 
-function stopDaemon() {
-  if (daemon === null || daemon.exitCode !== null || daemon.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => daemon.kill('SIGKILL'), 10000);
-    daemon.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    daemon.kill('SIGTERM');
-  });
-}
-
-// Polls `probe` (async, returns a truthy value when done) until it
-// succeeds or `ms` pass; resolves with its last value.
-async function eventually(probe, ms = 15000) {
-  const end = Date.now() + ms;
-  let value;
-  for (;;) {
-    value = await probe();
-    if (value || Date.now() > end) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const stopDaemon = () => stop(daemon);
 
 async function messagesWith(d, text) {
   const response = await fetch(`${d.base}/api/messages?text=${encodeURIComponent(text)}&limit=100`, {
@@ -125,10 +58,6 @@ const servers = {
   everything: { command: 'node', args: [everything, 'stdio'] },
   tiny: { command: '/bin/sh', args: [tiny] },
 };
-
-function textOf(result) {
-  return (result.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('');
-}
 
 async function connect(d, server, { legacy = false, capabilities = {} } = {}) {
   const client = new Client({ name: 'frontdoor-test', version: '1.0.0' }, { capabilities });
@@ -515,5 +444,5 @@ try {
 await stopDaemon();
 clearTimeout(deadline);
 fs.rmSync(dir, { recursive: true, force: true });
-console.log(failures === 0 ? 'PASS' : `${failures} check(s) failed`);
-process.exit(failures === 0 ? 0 : 1);
+console.log(checks.failures === 0 ? 'PASS' : `${checks.failures} check(s) failed`);
+process.exit(checks.failures === 0 ? 0 : 1);
