@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/crypto.h"
 #include "server/oauth/json_fields.h"
@@ -123,14 +124,8 @@ absl::Status OAuthFlow::AuthenticateClient(Headers* headers, Fields* fields) {
 
 absl::Status OAuthFlow::RequestGrantToken() {
   const GrantSettings& grant = settings_.grant;
-  std::string endpoint = settings_.token_url.empty()
-                             ? StringField(as_metadata_, "token_endpoint")
-                             : settings_.token_url;
-  absl::Status allowed = CheckFetchableUrl(endpoint, "token_endpoint");
-  if (!allowed.ok()) {
-    Fail(allowed, "");
-    return allowed;
-  }
+  ASSIGN_OR_RETURN(std::string endpoint,
+                   Endpoint(settings_.token_url, "token_endpoint"));
   const std::vector<std::string> supported =
       StringList(as_metadata_, "grant_types_supported");
   Fields fields;

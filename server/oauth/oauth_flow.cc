@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/errors.h"
+#include "common/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/oauth/crypto.h"
 #include "server/oauth/json_fields.h"
@@ -849,15 +850,23 @@ absl::Status OAuthFlow::Register() {
 
 // --- AUTHORIZATION_REDIRECT --------------------------------------------------
 
-absl::Status OAuthFlow::BuildAuthorizationUrl() {
-  std::string endpoint = settings_.authorization_url.empty()
-                             ? StringField(as_metadata_, "authorization_endpoint")
-                             : settings_.authorization_url;
-  absl::Status allowed = CheckFetchableUrl(endpoint, "authorization_endpoint");
+absl::StatusOr<std::string> OAuthFlow::Endpoint(const std::string& configured,
+                                                const char* field,
+                                                absl::string_view hint) {
+  std::string endpoint =
+      configured.empty() ? StringField(as_metadata_, field) : configured;
+  absl::Status allowed = CheckFetchableUrl(endpoint, field);
   if (!allowed.ok()) {
-    Fail(allowed, "the authorization endpoint must be an https URL");
+    Fail(allowed, std::string(hint));
     return allowed;
   }
+  return endpoint;
+}
+
+absl::Status OAuthFlow::BuildAuthorizationUrl() {
+  ASSIGN_OR_RETURN(std::string endpoint,
+                   Endpoint(settings_.authorization_url, "authorization_endpoint",
+                            "the authorization endpoint must be an https URL"));
   code_verifier_ = RandomUrlSafe(48);
   code_challenge_ = CodeChallengeS256(code_verifier_);
   oauth_state_ = RandomUrlSafe(24);
@@ -1058,14 +1067,8 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
 
 absl::Status OAuthFlow::RequestToken() {
   if (settings_.grant.NonInteractive()) return RequestGrantToken();
-  std::string endpoint = settings_.token_url.empty()
-                             ? StringField(as_metadata_, "token_endpoint")
-                             : settings_.token_url;
-  absl::Status allowed = CheckFetchableUrl(endpoint, "token_endpoint");
-  if (!allowed.ok()) {
-    Fail(allowed, "");
-    return allowed;
-  }
+  ASSIGN_OR_RETURN(std::string endpoint,
+                   Endpoint(settings_.token_url, "token_endpoint"));
   Fields fields = {{"grant_type", "authorization_code"},
                    {"code", code_},
                    {"redirect_uri", settings_.redirect_uri},

@@ -175,6 +175,12 @@ class OAuthFlow {
   absl::Status BuildAuthorizationUrl();
   absl::Status ReceiveCode(const CodeInput& input);
   absl::StatusOr<Url> FollowToCallback();
+  // The endpoint the configuration names (`configured`), else the
+  // authorization server's metadata field `field`; the flow fails (with
+  // `hint`) unless it may be fetched.
+  absl::StatusOr<std::string> Endpoint(const std::string& configured,
+                                       const char* field,
+                                       absl::string_view hint = "");
   absl::Status RequestToken();
   // The token request of a non-interactive grant (client_credentials.cc).
   absl::Status RequestGrantToken();
