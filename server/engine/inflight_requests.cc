@@ -180,6 +180,12 @@ int64_t InflightRequests::FindEntry(uint64_t entry) const {
   return 0;
 }
 
+std::string InflightRequests::CallerId(int64_t id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  return it == entries_.end() ? std::string() : it->second.request.caller_id;
+}
+
 void InflightRequests::OnTimer(int64_t id, bool total) {
   Request request;
   Clock::TimerId request_timer, total_timer;

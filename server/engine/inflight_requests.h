@@ -114,6 +114,9 @@ class InflightRequests {
   // The id of the request with this queue entry id, or 0.
   int64_t FindEntry(uint64_t entry) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The caller's id (JSON text) of request `id`; empty if it is not here.
+  std::string CallerId(int64_t id) const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   struct Entry {
     Request request;

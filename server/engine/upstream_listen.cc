@@ -1,12 +1,16 @@
 // UpstreamSession's subscriptions/listen streams (MCP 2026-07-28): see
 // listen_stream.h.
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/strings.h"
 #include "server/engine/listen_stream.h"
 #include "server/engine/upstream_session.h"
 
@@ -175,6 +179,25 @@ void UpstreamSession::ScheduleListenReopen() {
     }
     self->OpenListen();
   });
+}
+
+std::string UpstreamSession::ToClientSubscription(std::string raw,
+                                                  const MessageInfo& info) {
+  if (info.method != kListenAcknowledged &&
+      !IsChangeNotification(info.method)) {
+    return raw;
+  }
+  static const std::vector<std::string> kPath = {"params", "_meta",
+                                                 kSubscriptionIdKey};
+  const std::optional<std::string_view> value = FindByPointer(raw, kPath);
+  int64_t upstream_id = 0;
+  if (!value.has_value() || !absl::SimpleAtoi(AbslView(*value), &upstream_id)) {
+    return raw;
+  }
+  const std::string caller_id = inflight_->CallerId(upstream_id);
+  if (caller_id.empty()) return raw;
+  const size_t offset = static_cast<size_t>(value->data() - raw.data());
+  return raw.replace(offset, value->size(), caller_id);
 }
 
 bool UpstreamSession::OnListenNotification(const std::string& raw,

@@ -1276,7 +1276,7 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
 void UpstreamSession::OnServerNotification(const std::string& raw,
                                            const MessageInfo& info) {
   pipeline_->Observe(MakeEnvelope(false, &info, raw));
-  if (relay()) hooks_.relay_to_client(raw);
+  if (relay()) hooks_.relay_to_client(ToClientSubscription(raw, info));
   const std::string& method = info.method;
   if (!relay() &&
       (method == kListenAcknowledged || IsChangeNotification(method)) &&

@@ -451,6 +451,11 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // published for it.
   bool OnListenNotification(const std::string& raw, const MessageInfo& info)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Relay mode: a listen stream's notification or acknowledgment names the
+  // stream by the id the server saw; `raw` with that subscription id
+  // replaced by the client's own id of the stream, as the answer's id is
+  // (unchanged when it names no stream in flight).
+  std::string ToClientSubscription(std::string raw, const MessageInfo& info);
   // A caller's resources/subscribe or unsubscribe in the modern era:
   // answered once the stream with the new filter is acknowledged.
   void ModernSubscribe(Queued message) ABSL_LOCKS_EXCLUDED(mu_);

@@ -371,8 +371,10 @@ class EraRelay : public Relay,
                  });
   }
 
-  // The server acknowledged a listen stream: the newest one opened takes
-  // over; the one it replaces is cancelled.
+  // The server acknowledged a listen stream: when it is the newest one
+  // opened, it takes over and the one it replaces is cancelled. (The
+  // engine gives the acknowledgment this relay's id of the stream; one of
+  // a stream replaced meanwhile is not the newest's.)
   void Acknowledged(const Json& message) {
     const Json params = message.value("params", Json::object());
     Json subscription;
@@ -385,7 +387,9 @@ class EraRelay : public Relay,
     std::vector<Waiter> waiters;
     {
       absl::MutexLock lock(&mu_);
-      if (pending_listen_.empty()) return;
+      if (pending_listen_.empty() || Dump(subscription) != pending_listen_) {
+        return;
+      }
       old = std::move(listen_id_);
       listen_id_ = std::move(pending_listen_);
       pending_listen_.clear();

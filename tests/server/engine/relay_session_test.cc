@@ -369,6 +369,45 @@ TEST_F(RelaySessionTest, RequestsGetTheirResponsesWithTheClientsIds) {
   EXPECT_EQ(json::parse(*call.value)["id"], "c-9");
 }
 
+TEST_F(RelaySessionTest, AListenStreamsNotificationsNameItByTheClientsId) {
+  ClientSide& client = NewClient();
+  std::shared_ptr<FakeWire> wire;
+  auto session = OpenInitialized(client, 0, &wire);
+  ASSERT_NE(session, nullptr);
+  Answer listen;
+  session->Send(
+      R"({"jsonrpc":"2.0","id":"l-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}})",
+      {}, listen.Callback());
+  json sent = json::parse(wire->NextSent());
+  ASSERT_NE(sent["id"], "l-1");  // the server knows it by its own id
+  const std::string upstream = sent["id"].dump();
+  wire->Deliver(absl::StrCat(
+      R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":)",
+      upstream, R"(},"notifications":{"toolsListChanged":true}}})"));
+  wire->Deliver(absl::StrCat(
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":)",
+      upstream, R"(}}})"));
+  // A stream that is not in flight keeps the id the server gave.
+  wire->Deliver(
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":987654}}})");
+  json ack = json::parse(client.Received(0));
+  EXPECT_EQ(ack["method"], "notifications/subscriptions/acknowledged");
+  EXPECT_EQ(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            "l-1");
+  EXPECT_EQ(ack["params"]["notifications"]["toolsListChanged"], true);
+  EXPECT_EQ(json::parse(client.Received(1))["params"]["_meta"]
+                ["io.modelcontextprotocol/subscriptionId"],
+            "l-1");
+  EXPECT_EQ(json::parse(client.Received(2))["params"]["_meta"]
+                ["io.modelcontextprotocol/subscriptionId"],
+            987654);
+  // The server ends the stream; its result has the client's id as ever.
+  wire->Reply(sent, json::object());
+  ASSERT_TRUE(listen.Wait());
+  ASSERT_TRUE(listen.value.ok()) << listen.value.status();
+  EXPECT_EQ(json::parse(*listen.value)["id"], "l-1");
+}
+
 TEST_F(RelaySessionTest, TheClientsCancellationReachesTheServer) {
   ClientSide& client = NewClient();
   std::shared_ptr<FakeWire> wire;

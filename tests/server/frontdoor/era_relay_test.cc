@@ -204,6 +204,30 @@ TEST_F(EraRelayTest, SubscriptionsJoinTheListChangedFilter) {
             (json{{"toolsListChanged", true}}));
 }
 
+TEST_F(EraRelayTest, AReplacedStreamsLateAcknowledgmentSettlesNothing) {
+  Initialize({{"tools", {{"listChanged", true}}},
+              {"resources", {{"subscribe", true}}}});
+  std::vector<json> answers;
+  // Subscribed before the first stream is acknowledged: a second stream
+  // replaces it, and the first one's acknowledgment arrives after.
+  relay_->Send(R"({"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"a://x"}})",
+               [&](absl::StatusOr<std::string> a) {
+                 answers.push_back(json::parse(*a));
+               });
+  auto listens = inner_->Of("subscriptions/listen");
+  ASSERT_EQ(listens.size(), 2u);
+  Acknowledge(listens[0]);
+  EXPECT_TRUE(answers.empty())
+      << "the replaced stream's acknowledgment does not answer the subscribe";
+  Acknowledge(listens[1]);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].contains("result")) << answers[0];
+  // Its notifications are the ones delivered.
+  ToolsChanged(listens[0]->message["id"]);
+  ToolsChanged(listens[1]->message["id"]);
+  EXPECT_EQ(to_client_.size(), 1u);
+}
+
 TEST_F(EraRelayTest, NoStreamWithoutListChangedOrSubscriptions) {
   Initialize({{"tools", json::object()}, {"resources", {{"subscribe", true}}}});
   EXPECT_TRUE(inner_->Of("subscriptions/listen").empty());
