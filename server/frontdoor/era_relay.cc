@@ -87,12 +87,19 @@ class EraRelay : public Relay,
   }
 
   void Send(std::string raw, ResponseCallback done) override {
-    Json message = Json::parse(raw, nullptr, false);
     bool modern;
     {
       absl::MutexLock lock(&mu_);
       modern = modern_;
     }
+    // In the handshake era only `initialize` is this relay's business, and
+    // a message whose text holds neither that word nor an escape cannot
+    // name it: pass it on without building a tree of it.
+    if (!modern && raw.find("initialize") == std::string::npos &&
+        raw.find("\\u") == std::string::npos) {
+      return inner_->Send(std::move(raw), std::move(done));
+    }
+    Json message = Json::parse(raw, nullptr, false);
     if (!message.is_object()) return inner_->Send(std::move(raw), std::move(done));
     const bool request = message.contains("method") && message.contains("id");
     if (request && message["method"] == "initialize") {
