@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/json_scan.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 
@@ -13,84 +14,11 @@ namespace {
 
 using nlohmann::json;
 
-struct Member {
-  std::string_view key;  // raw key text between the quotes
-  size_t begin = 0;      // value span in the scanned text
-  size_t end = 0;
-};
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t SkipSpace(std::string_view s, size_t i) {
-  while (i < s.size() && IsSpace(s[i])) ++i;
-  return i;
-}
-
-// Index just past the JSON string starting at s[i] == '"', or npos.
-size_t SkipString(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// Index just past the JSON value starting at s[i], or npos. The text is
-// known to be valid JSON, so this only needs to find the end.
-size_t SkipValue(std::string_view s, size_t i) {
-  if (i >= s.size()) return std::string_view::npos;
-  char c = s[i];
-  if (c == '"') return SkipString(s, i);
-  if (c == '{' || c == '[') {
-    int depth = 0;
-    for (; i < s.size(); ++i) {
-      char d = s[i];
-      if (d == '"') {
-        i = SkipString(s, i);
-        if (i == std::string_view::npos) return i;
-        --i;
-      } else if (d == '{' || d == '[') {
-        ++depth;
-      } else if (d == '}' || d == ']') {
-        if (--depth == 0) return i + 1;
-      }
-    }
-    return std::string_view::npos;
-  }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' &&
-         !IsSpace(s[i])) {
-    ++i;
-  }
-  return i;
-}
-
-// The members of the JSON object `s` (valid JSON), with value spans
-// relative to `s`. Empty if `s` is not an object.
-std::vector<Member> ScanObject(std::string_view s) {
-  std::vector<Member> members;
-  size_t i = SkipSpace(s, 0);
-  if (i >= s.size() || s[i] != '{') return members;
-  i = SkipSpace(s, i + 1);
-  while (i < s.size() && s[i] == '"') {
-    size_t key_end = SkipString(s, i);
-    if (key_end == std::string_view::npos) break;
-    Member member;
-    member.key = s.substr(i + 1, key_end - i - 2);
-    i = SkipSpace(s, key_end);
-    if (i >= s.size() || s[i] != ':') break;
-    i = SkipSpace(s, i + 1);
-    member.begin = i;
-    member.end = SkipValue(s, i);
-    if (member.end == std::string_view::npos) break;
-    members.push_back(member);
-    i = SkipSpace(s, member.end);
-    if (i < s.size() && s[i] == ',') i = SkipSpace(s, i + 1);
-  }
-  return members;
-}
+using json_scan::Member;
+using json_scan::ScanObject;
+using json_scan::SkipSpace;
+using json_scan::SkipString;
+using json_scan::SkipValue;
 
 std::optional<std::string_view> Find(std::string_view s,
                                      const std::vector<Member>& members,

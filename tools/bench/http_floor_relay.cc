@@ -46,6 +46,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_scan.h"
+
 extern char** environ;
 
 namespace {
@@ -54,7 +56,7 @@ constexpr size_t kNpos = std::string_view::npos;
 constexpr size_t kMaxHead = 64 * 1024;
 constexpr size_t kMaxBody = 64 * 1024 * 1024;
 
-// --- A scanner for the top-level keys of one JSON object. -----------------
+// --- The top-level id and method of a message. -----------------------------
 
 struct Message {
   bool object = false;  // the text is one JSON object
@@ -64,90 +66,22 @@ struct Message {
   std::string_view method;  // the method string's contents, escapes kept
 };
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t SkipSpace(std::string_view s, size_t i) {
-  while (i < s.size() && IsSpace(s[i])) ++i;
-  return i;
-}
-
-// s[i] is '"'; returns the index just past the closing quote, or kNpos.
-size_t SkipString(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
-  }
-  return kNpos;
-}
-
-// Returns the index just past the value starting at s[i], or kNpos.
-size_t SkipValue(std::string_view s, size_t i) {
-  if (i >= s.size()) return kNpos;
-  if (s[i] == '"') return SkipString(s, i);
-  if (s[i] == '{' || s[i] == '[') {
-    int depth = 0;
-    while (i < s.size()) {
-      char c = s[i];
-      if (c == '"') {
-        i = SkipString(s, i);
-        if (i == kNpos) return kNpos;
-        continue;
-      }
-      if (c == '{' || c == '[') {
-        ++depth;
-      } else if ((c == '}' || c == ']') && --depth == 0) {
-        return i + 1;
-      }
-      ++i;
-    }
-    return kNpos;
-  }
-  size_t start = i;  // a number, true, false or null
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' &&
-         !IsSpace(s[i])) {
-    ++i;
-  }
-  return i == start ? kNpos : i;
-}
-
 Message Scan(std::string_view s) {
   Message m;
-  size_t i = SkipSpace(s, 0);
-  if (i >= s.size() || s[i] != '{') return m;
-  i = SkipSpace(s, i + 1);
-  if (i < s.size() && s[i] == '}') {
-    m.object = true;
-    return m;
-  }
-  while (i < s.size() && s[i] == '"') {
-    size_t key_end = SkipString(s, i);
-    if (key_end == kNpos) return m;
-    std::string_view key = s.substr(i + 1, key_end - i - 2);
-    i = SkipSpace(s, key_end);
-    if (i >= s.size() || s[i] != ':') return m;
-    size_t start = SkipSpace(s, i + 1);
-    size_t end = SkipValue(s, start);
-    if (end == kNpos) return m;
-    std::string_view value = s.substr(start, end - start);
-    if (key == "id") {
+  const size_t first = inspector::json_scan::SkipSpace(s, 0);
+  m.object = first < s.size() && s[first] == '{';
+  for (const inspector::json_scan::Member& member :
+       inspector::json_scan::ScanObject(s)) {
+    std::string_view value = s.substr(member.begin, member.end - member.begin);
+    if (member.key == "id") {
       m.has_id = true;
       m.id = value;
-    } else if (key == "method") {
+    } else if (member.key == "method") {
       m.has_method = true;
       if (value.size() >= 2 && value[0] == '"') {
         m.method = value.substr(1, value.size() - 2);
       }
     }
-    i = SkipSpace(s, end);
-    if (i < s.size() && s[i] == '}') {
-      m.object = true;
-      return m;
-    }
-    if (i >= s.size() || s[i] != ',') return m;
-    i = SkipSpace(s, i + 1);
   }
   return m;
 }
