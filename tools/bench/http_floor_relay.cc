@@ -14,14 +14,15 @@
 // responses are written to the child and answered 202 at once. Lines the
 // child sends that carry a "method" are dropped. DELETE ends a session,
 // GET is 405. Prints "http_floor_relay listening on 127.0.0.1:PORT" once
-// listening; SIGTERM or SIGINT stops the children and exits 0.
+// listening; SIGTERM or SIGINT stops the children and exits 0. Requests
+// are read with the project's HTTP/1.1 codec (common/http/http1.h), as the
+// daemon's front door reads them.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <spawn.h>
-#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -46,15 +47,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/http/http1.h"
 #include "common/json_scan.h"
 
 extern char** environ;
 
 namespace {
-
-constexpr size_t kNpos = std::string_view::npos;
-constexpr size_t kMaxHead = 64 * 1024;
-constexpr size_t kMaxBody = 64 * 1024 * 1024;
 
 // --- The top-level id and method of a message. -----------------------------
 
@@ -130,49 +128,6 @@ bool Drain(int fd, std::string& queue) {
   return true;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
-  for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
-    if (EqualsIgnoreCase(haystack.substr(i, needle.size()), needle))
-      return true;
-  }
-  return false;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
-const char* Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 202:
-      return "Accepted";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 411:
-      return "Length Required";
-    case 413:
-      return "Content Too Large";
-    case 431:
-      return "Request Header Fields Too Large";
-    default:
-      return "Bad Gateway";
-  }
-}
-
 // --- The relay. ------------------------------------------------------------
 
 // What an epoll event's data says: the kind of fd in the top byte, the id
@@ -183,20 +138,14 @@ constexpr uint64_t kIdMask = (uint64_t{1} << kKindShift) - 1;
 
 struct Conn {
   int fd = -1;
-  std::string in;
+  std::string in;  // bytes not yet given to the parser
+  inspector::http::RequestParser parser;
   std::string out;
   bool out_armed = false;      // EPOLLOUT is on
   bool busy = false;           // a request waits for its session's answer
   bool close_after = false;    // the current request asked to close
   bool closing = false;        // close once `out` is written
   bool continue_sent = false;  // 100 Continue sent for the current request
-};
-
-struct Request {
-  std::string method;
-  std::string session_id;
-  std::string body;
-  bool close = false;
 };
 
 // An HTTP exchange waiting for the child's answer.
@@ -238,11 +187,10 @@ class Relay {
   void FlushConn(uint64_t id);
   void CloseConn(uint64_t id);
   void ProcessInput(uint64_t id);
-  int TakeRequest(Conn& c, Request* req);
-  void Handle(uint64_t id, Request& req);
-  void Respond(uint64_t id, int status, std::string_view headers,
+  void Handle(uint64_t id, const inspector::http::Request& req);
+  void Respond(uint64_t id, int status, inspector::http::Headers headers,
                std::string_view body);
-  void StartSession(uint64_t conn, Request& req, const Message& m);
+  void StartSession(uint64_t conn, const std::string& body, const Message& m);
   void WriteChild(uint64_t num, std::string_view body);
   void FlushChild(uint64_t num);
   ReadResult ReadChild(uint64_t num);
@@ -434,10 +382,12 @@ void Relay::ProcessInput(uint64_t id) {
     if (it == conns_.end()) return;
     Conn& c = it->second;
     if (c.busy || c.closing) return;  // answers go out in request order
-    Request req;
-    int got = TakeRequest(c, &req);
-    if (got == 0) return;
-    if (got == 100) {
+    size_t consumed = 0;
+    const auto status = c.parser.Parse(c.in, &consumed);
+    c.in.erase(0, consumed);
+    if (status == inspector::http::RequestParser::Status::kNeedMore) {
+      if (!c.parser.awaiting_continue() || c.continue_sent) return;
+      c.continue_sent = true;
       if (!WriteOrQueue(c.fd, c.out, "HTTP/1.1 100 Continue\r\n\r\n", {})) {
         return CloseConn(id);
       }
@@ -447,90 +397,29 @@ void Relay::ProcessInput(uint64_t id) {
       }
       return;
     }
-    if (got != 1) {
+    if (status == inspector::http::RequestParser::Status::kError) {
       c.close_after = true;
-      return Respond(id, got, {}, {});
+      return Respond(id, c.parser.error().status, {}, {});
     }
-    c.close_after = req.close;
+    const inspector::http::Request req = c.parser.TakeRequest();
+    c.continue_sent = false;
+    c.close_after = !req.keep_alive;
     Handle(id, req);
   }
 }
 
-// Returns 1 with *req filled and taken out of c.in, 0 if more bytes are
-// needed, 100 if they are and a 100 Continue is due, or else the status to
-// answer a malformed request with.
-int Relay::TakeRequest(Conn& c, Request* req) {
-  size_t skip = 0;  // stray CRLFs between requests
-  while (skip + 1 < c.in.size() && c.in[skip] == '\r' &&
-         c.in[skip + 1] == '\n') {
-    skip += 2;
-  }
-  if (skip) c.in.erase(0, skip);
-  size_t end = c.in.find("\r\n\r\n");
-  if (end == std::string::npos) return c.in.size() > kMaxHead ? 431 : 0;
-  std::string_view head(c.in.data(), end);
-  size_t line_end = std::min(head.find("\r\n"), end);
-  std::string_view line = head.substr(0, line_end);
-  size_t sp1 = line.find(' ');
-  size_t sp2 = line.rfind(' ');
-  if (sp1 == kNpos || sp1 == 0 || sp2 == sp1) return 400;
-  std::string_view version = line.substr(sp2 + 1);
-  bool keep_alive = version == "HTTP/1.1";
-  size_t length = 0;
-  bool expect = false;
-  std::string_view sid;
-  for (size_t pos = line_end + 2; pos < end;) {
-    size_t next = std::min(head.find("\r\n", pos), end);
-    std::string_view field = head.substr(pos, next - pos);
-    pos = next + 2;
-    size_t colon = field.find(':');
-    if (colon == kNpos) return 400;
-    std::string_view name = field.substr(0, colon);
-    std::string_view value = Trim(field.substr(colon + 1));
-    if (EqualsIgnoreCase(name, "content-length")) {
-      if (value.empty() || value.size() > 12) return 400;
-      length = 0;
-      for (char ch : value) {
-        if (ch < '0' || ch > '9') return 400;
-        length = length * 10 + static_cast<size_t>(ch - '0');
-      }
-    } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
-      return 411;
-    } else if (EqualsIgnoreCase(name, "mcp-session-id")) {
-      sid = value;
-    } else if (EqualsIgnoreCase(name, "connection")) {
-      if (ContainsIgnoreCase(value, "close")) keep_alive = false;
-      if (ContainsIgnoreCase(value, "keep-alive")) keep_alive = true;
-    } else if (EqualsIgnoreCase(name, "expect")) {
-      expect = ContainsIgnoreCase(value, "100-continue");
-    }
-  }
-  if (length > kMaxBody) return 413;
-  size_t total = end + 4 + length;
-  if (c.in.size() < total) {
-    if (!expect || c.continue_sent) return 0;
-    c.continue_sent = true;
-    return 100;
-  }
-  req->method.assign(line.substr(0, sp1));
-  req->session_id.assign(sid);
-  req->body.assign(c.in, end + 4, length);
-  req->close = !keep_alive;
-  c.in.erase(0, total);
-  c.continue_sent = false;
-  return 1;
-}
-
-void Relay::Handle(uint64_t id, Request& req) {
+void Relay::Handle(uint64_t id, const inspector::http::Request& req) {
+  const std::string* header = req.Header("mcp-session-id");
+  const std::string session_id = header != nullptr ? *header : "";
   if (req.method == "POST") {
     Message m = Scan(req.body);
-    if (req.session_id.empty()) {
+    if (session_id.empty()) {
       if (m.object && m.has_id && m.method == "initialize") {
-        return StartSession(id, req, m);
+        return StartSession(id, req.body, m);
       }
       return Respond(id, 400, {}, {});
     }
-    auto sid = sids_.find(req.session_id);
+    auto sid = sids_.find(session_id);
     if (sid == sids_.end()) return Respond(id, 404, {}, {});
     if (!m.object) return Respond(id, 400, {}, {});
     uint64_t num = sid->second;
@@ -543,29 +432,25 @@ void Relay::Handle(uint64_t id, Request& req) {
     return;
   }
   if (req.method == "DELETE") {
-    if (req.session_id.empty()) return Respond(id, 400, {}, {});
-    auto sid = sids_.find(req.session_id);
+    if (session_id.empty()) return Respond(id, 400, {}, {});
+    auto sid = sids_.find(session_id);
     if (sid == sids_.end()) return Respond(id, 404, {}, {});
     EndSession(sid->second);
     return Respond(id, 200, {}, {});
   }
-  Respond(id, 405, "Allow: POST, DELETE\r\n", {});
+  Respond(id, 405, {{"Allow", "POST, DELETE"}}, {});
 }
 
-void Relay::Respond(uint64_t id, int status, std::string_view headers,
+void Relay::Respond(uint64_t id, int status, inspector::http::Headers headers,
                     std::string_view body) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   Conn& c = it->second;
-  std::string head = "HTTP/1.1 ";
-  head.append(std::to_string(status)).append(" ").append(Reason(status));
-  head.append("\r\n");
-  if (status == 200 && !body.empty())
-    head.append("Content-Type: application/json\r\n");
-  head.append(headers);
-  if (c.close_after) head.append("Connection: close\r\n");
-  head.append("Content-Length: ").append(std::to_string(body.size()));
-  head.append("\r\n\r\n");
+  if (status == 200 && !body.empty()) {
+    headers.emplace_back("Content-Type", "application/json");
+  }
+  const std::string head = inspector::http::ResponseHead(
+      status, headers, body.size(), !c.close_after);
   if (!WriteOrQueue(c.fd, c.out, head, body)) return CloseConn(id);
   if (c.close_after) {
     if (c.out.empty()) return CloseConn(id);
@@ -577,7 +462,8 @@ void Relay::Respond(uint64_t id, int status, std::string_view headers,
   }
 }
 
-void Relay::StartSession(uint64_t conn, Request& req, const Message& m) {
+void Relay::StartSession(uint64_t conn, const std::string& body,
+                         const Message& m) {
   int in_pipe[2];
   int out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) < 0) return Respond(conn, 502, {}, {});
@@ -629,7 +515,7 @@ void Relay::StartSession(uint64_t conn, Request& req, const Message& m) {
   children_[pid] = num;
   Watch(EPOLL_CTL_ADD, s.from_child, EPOLLIN, kChildOut, num);
   conns_[conn].busy = true;
-  WriteChild(num, req.body);
+  WriteChild(num, body);
 }
 
 void Relay::WriteChild(uint64_t num, std::string_view body) {
@@ -695,9 +581,9 @@ void Relay::OnChildLine(Session& s, std::string_view line) {
   if (c == conns_.end()) return;  // the client left
   c->second.busy = false;
   resume_.push_back(done.conn);
-  std::string headers;
-  if (done.initialize) headers = "Mcp-Session-Id: " + s.sid + "\r\n";
-  Respond(done.conn, 200, headers, line);
+  inspector::http::Headers headers;
+  if (done.initialize) headers.emplace_back("Mcp-Session-Id", s.sid);
+  Respond(done.conn, 200, std::move(headers), line);
 }
 
 // Forgets session `num`: stops its child (unless reaped), closes its pipes
