@@ -700,31 +700,25 @@ function printRatios(sequential, concurrent) {
   if (oursC && baselineC) {
     console.log(`  ${options.concurrency}-session throughput, inspectord / the baseline: ${fmt(oursC.rps / baselineC.rps, 2)}`);
   }
-  if (oursC) {
-    const peers = ['supergateway', 'mcp-proxy'].map((name) => [name, byName(concurrent, name)]).filter(([, s]) => s);
-    if (peers.length) {
-      const [bestName, best] = peers.reduce((a, b) => (b[1].rps > a[1].rps ? b : a));
-      console.log(`  ${options.concurrency}-session throughput, inspectord / best bridge (${bestName}): ${fmt(oursC.rps / best.rps, 2)}`);
+  // The best bridge at C sessions, as [name, sample].
+  const best = ['supergateway', 'mcp-proxy'].map((name) => [name, byName(concurrent, name)]).filter(([, s]) => s)
+    .reduce((a, b) => (a && a[1].rps >= b[1].rps ? a : b), undefined);
+  const relayFloorC = byName(concurrent, 'relay-floor');
+  if (oursC && relayFloorC) {
+    console.log(`  ${options.concurrency}-session throughput, inspectord / relay-floor: ${fmt(oursC.rps / relayFloorC.rps, 2)}`);
+  }
+  for (const [name, sample] of [['inspectord', oursC], ['relay-floor', relayFloorC]]) {
+    if (!sample) continue;
+    if (best) {
+      console.log(`  ${options.concurrency}-session throughput, ${name} / best bridge (${best[0]}): ${fmt(sample.rps / best[1].rps, 2)}`);
     }
     if (directC) {
-      console.log(`  ${options.concurrency}-session throughput, inspectord / direct: ${fmt(oursC.rps / directC.rps, 2)}`);
+      console.log(`  ${options.concurrency}-session throughput, ${name} / direct: ${fmt(sample.rps / directC.rps, 2)}`);
     }
-    const relayFloorC = byName(concurrent, 'relay-floor');
-    if (relayFloorC) {
-      console.log(`  ${options.concurrency}-session throughput, inspectord / relay-floor: ${fmt(oursC.rps / relayFloorC.rps, 2)}`);
-      const peers = ['supergateway', 'mcp-proxy'].map((name) => [name, byName(concurrent, name)]).filter(([, s]) => s);
-      if (peers.length) {
-        const [bestName, best] = peers.reduce((a, b) => (b[1].rps > a[1].rps ? b : a));
-        console.log(`  ${options.concurrency}-session throughput, relay-floor / best bridge (${bestName}): ${fmt(relayFloorC.rps / best.rps, 2)}`);
-      }
-      if (directC) {
-        console.log(`  ${options.concurrency}-session throughput, relay-floor / direct: ${fmt(relayFloorC.rps / directC.rps, 2)}`);
-      }
-    }
-    const floorC = byName(concurrent, 'http-floor');
-    if (floorC && directC) {
-      console.log(`  ${options.concurrency}-session throughput, http-floor / direct: ${fmt(floorC.rps / directC.rps, 2)} (the most an HTTP bridge can reach with this client)`);
-    }
+  }
+  const floorC = byName(concurrent, 'http-floor');
+  if (floorC && directC) {
+    console.log(`  ${options.concurrency}-session throughput, http-floor / direct: ${fmt(floorC.rps / directC.rps, 2)} (the most an HTTP bridge can reach with this client)`);
   }
 }
 
