@@ -1,16 +1,21 @@
 // The floor under inspectord's Forward: a relay that does nothing but pass
-// lines. It serves McpService.Forward on 127.0.0.1, writes each request's body as one line to an MCP server it
-// spawned over stdio, and answers the call with the line that carries the
-// same JSON-RPC id. It prints "floor_relay listening on 127.0.0.1:PORT"
-// once serving. No token, no parsing beyond the id, no history, no
-// timers. A Forward whose server_id is "bare" is answered at once with its
-// own body: a bare gRPC round trip of the same process.
+// lines. It serves McpService.Forward on 127.0.0.1, writes each request's body
+// as one line to an MCP server it spawned over stdio, and answers the call with
+// the line that carries the same JSON-RPC id. It prints "floor_relay listening
+// on 127.0.0.1:PORT" once serving. No token, no parsing beyond the id, no
+// history, no timers. A Forward whose server_id is "bare" is answered at once
+// with its own body: a bare gRPC round trip of the same process.
 //
-//   floor_relay --api callback|async -- COMMAND ARGS...
+//   floor_relay --api callback|async|sync -- COMMAND ARGS...
+//
+// callback and async hand each answer to its call from a reader thread;
+// sync serves one call at a time, its handler thread writing the request
+// and reading the answer itself, so no other thread is woken on the way.
 //
 // forward_bench runs it beside inspectord in the same turns, so the
 // daemon's figures can be read against what gRPC and the stdio hop cost on
 // their own on this machine. Runs until its stdin closes.
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,8 +26,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
 #include "inspector/v1/mcp.grpc.pb.h"
@@ -128,11 +131,10 @@ void ServeAsync(inspector::v1::McpService::AsyncService* service,
       call->writer.Finish(call->response, grpc::Status::OK, call);
       continue;
     }
-    waiting->Add(IdOf(call->request.body().data()),
-                 [call](std::string answer) {
-                   call->response.set_data(std::move(answer));
-                   call->writer.Finish(call->response, grpc::Status::OK, call);
-                 });
+    waiting->Add(IdOf(call->request.body().data()), [call](std::string answer) {
+      call->response.set_data(std::move(answer));
+      call->writer.Finish(call->response, grpc::Status::OK, call);
+    });
     if (!server->Post(call->request.body().data()).ok()) {
       call->writer.FinishWithError(
           grpc::Status(grpc::UNAVAILABLE, "server gone"), call);
@@ -140,9 +142,37 @@ void ServeAsync(inspector::v1::McpService::AsyncService* service,
   }
 }
 
+// gRPC's synchronous API: the handler thread writes the request and reads
+// its own answer from the server's stdout, with no other thread between.
+class SyncRelay final : public inspector::v1::McpService::Service {
+ public:
+  explicit SyncRelay(DirectStdio* server) : server_(server) {}
+
+  grpc::Status Forward(grpc::ServerContext* context,
+                       const inspector::v1::ForwardRequest* request,
+                       google::api::HttpBody* response) override {
+    if (request->server_id() == "bare") {
+      response->set_data(request->body().data());
+      return grpc::Status::OK;
+    }
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<std::string> answer =
+        server_->Call(request->body().data(), IdOf(request->body().data()),
+                      absl::Seconds(30));
+    if (!answer.ok()) return grpc::Status(grpc::UNAVAILABLE, "server gone");
+    response->set_data(std::move(*answer));
+    return grpc::Status::OK;
+  }
+
+ private:
+  DirectStdio* const server_;
+  absl::Mutex mu_;
+};
+
 int Usage() {
-  std::fprintf(stderr,
-               "usage: floor_relay --api callback|async -- COMMAND ARGS...\n");
+  std::fprintf(
+      stderr,
+      "usage: floor_relay --api callback|async|sync -- COMMAND ARGS...\n");
   return 2;
 }
 
@@ -162,7 +192,8 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  if ((api != "callback" && api != "async") || command.empty()) {
+  if ((api != "callback" && api != "async" && api != "sync") ||
+      command.empty()) {
     return Usage();
   }
   inspector::testing::TempDir dir;
@@ -173,9 +204,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   Waiting waiting;
-  (*server)->Relay([&waiting](std::string line) {
-    waiting.Answer(std::move(line));
-  });
+  if (api != "sync") {
+    (*server)->Relay(
+        [&waiting](std::string line) { waiting.Answer(std::move(line)); });
+  }
 
   grpc::ServerBuilder builder;
   int port = 0;
@@ -184,8 +216,19 @@ int main(int argc, char** argv) {
   CallbackRelay callback_relay(server->get(), &waiting);
   inspector::v1::McpService::AsyncService async_relay;
   std::unique_ptr<grpc::ServerCompletionQueue> queue;
+  SyncRelay sync_relay(server->get());
   if (api == "callback") {
     builder.RegisterService(&callback_relay);
+  } else if (api == "sync") {
+    builder.RegisterService(&sync_relay);
+    // Pollers that stay: a thread that has run a call goes back to
+    // polling rather than ending while another is started, so no thread
+    // is created per call (which would cost CPU of its own and hide the
+    // threads from the per-thread counts).
+    builder.SetSyncServerOption(
+        grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+    builder.SetSyncServerOption(
+        grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   } else {
     builder.RegisterService(&async_relay);
     queue = builder.AddCompletionQueue();
@@ -199,8 +242,9 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   std::thread async_thread;
   if (queue != nullptr) {
-    async_thread = std::thread(
-        [&] { ServeAsync(&async_relay, queue.get(), server->get(), &waiting); });
+    async_thread = std::thread([&] {
+      ServeAsync(&async_relay, queue.get(), server->get(), &waiting);
+    });
   }
   // Serves until stdin closes (the bench ends, or dies).
   char byte;

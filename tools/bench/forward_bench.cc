@@ -11,11 +11,13 @@
 //   (d) recording, answered: (b) with --history-sync answered (answers
 //                      leave once their rows are committed; with the
 //                      default, async, before);
-//   (e), (f) the floor: floor_relay, a relay that only passes lines
+//   (e), (f), (g) the floor: floor_relay, a relay that only passes lines
 //                      between Forward and the same command, on gRPC's
-//                      callback (e) or asynchronous (f) API, sequential
-//                      only, each with its own bare round trip: what any
-//                      relay built on gRPC and a stdio hop costs here.
+//                      callback (e), asynchronous (f) or synchronous (g)
+//                      API, sequential only, each with its own bare round
+//                      trip: what any relay built on gRPC and a stdio hop
+//                      costs here. In (g) the handler thread reads its own
+//                      answer from the pipe: no thread hands the answer on.
 //
 // All four run side by side. Each mode (N requests sequentially, then N
 // spread over C concurrent callers) warms every target up with 200
@@ -625,8 +627,7 @@ absl::StatusOr<double> Drive(Target& target, int callers, int count,
 absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
     const std::vector<Target*>& targets, int callers, int count) {
   const size_t n = targets.size();
-  std::unique_ptr<std::atomic<int64_t>[]> next_ids(
-      new std::atomic<int64_t>[n]);
+  std::unique_ptr<std::atomic<int64_t>[]> next_ids(new std::atomic<int64_t>[n]);
   for (size_t i = 0; i < n; ++i) {
     next_ids[i] = 1;
     if (absl::Status status = targets[i]->BeginMode(callers); !status.ok()) {
@@ -735,7 +736,7 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
 // across them, then reads each daemon's settled memory.
 absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
                     Scenario& off, Scenario& answered, Floor& callback_floor,
-                    Floor& async_floor) {
+                    Floor& async_floor, Floor& sync_floor) {
   TempDir direct_dir, on_dir, off_dir, answered_dir;
   absl::StatusOr<std::unique_ptr<DirectTarget>> direct_target =
       DirectTarget::Start(options, direct_dir);
@@ -764,16 +765,21 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   absl::StatusOr<std::unique_ptr<FloorRelay>> async_relay =
       FloorRelay::Start(options, "async");
   if (!async_relay.ok()) return async_relay.status();
+  absl::StatusOr<std::unique_ptr<FloorRelay>> sync_relay =
+      FloorRelay::Start(options, "sync");
+  if (!sync_relay.ok()) return sync_relay.status();
   FloorTarget callback_relayed(**callback_relay, /*bare=*/false);
   FloorTarget callback_bare(**callback_relay, /*bare=*/true);
   FloorTarget async_relayed(**async_relay, /*bare=*/false);
   FloorTarget async_bare(**async_relay, /*bare=*/true);
+  FloorTarget sync_relayed(**sync_relay, /*bare=*/false);
+  FloorTarget sync_bare(**sync_relay, /*bare=*/true);
 
   absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
       {direct_target->get(), on_target->get(), off_target->get(),
        answered_target->get(), &on_probe, &off_probe, &answered_probe,
-       &on_local, &off_local, &callback_relayed, &callback_bare,
-       &async_relayed, &async_bare},
+       &on_local, &off_local, &callback_relayed, &callback_bare, &async_relayed,
+       &async_bare, &sync_relayed, &sync_bare},
       1, options.requests);
   if (!sequential.ok()) return sequential.status();
   direct.sequential = (*sequential)[0];
@@ -789,10 +795,12 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   callback_floor.bare = (*sequential)[10];
   async_floor.relayed = (*sequential)[11];
   async_floor.bare = (*sequential)[12];
-  absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
-      {direct_target->get(), on_target->get(), off_target->get(),
-       answered_target->get()},
-      options.concurrency, options.requests);
+  sync_floor.relayed = (*sequential)[13];
+  sync_floor.bare = (*sequential)[14];
+  absl::StatusOr<std::vector<Figures>> concurrent =
+      MeasureInterleaved({direct_target->get(), on_target->get(),
+                          off_target->get(), answered_target->get()},
+                         options.concurrency, options.requests);
   if (!concurrent.ok()) return concurrent.status();
   direct.concurrent = (*concurrent)[0];
   on.concurrent = (*concurrent)[1];
@@ -812,7 +820,7 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
                scenario->local_answer);
     }
   }
-  for (const Floor* floor : {&callback_floor, &async_floor}) {
+  for (const Floor* floor : {&callback_floor, &async_floor, &sync_floor}) {
     PrintRow(floor->label, "sequential", floor->relayed);
     PrintRow("  its bare gRPC round trip", "sequential", floor->bare);
   }
@@ -824,15 +832,13 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   std::printf("%-18s %18s %18s %18s\n", "thread", "Forward (b)",
               "Forward, no server", "bare gRPC");
   std::set<std::string> names;
-  for (const Figures* f :
-       {&on.sequential, &on.local_answer, &on.grpc_only}) {
+  for (const Figures* f : {&on.sequential, &on.local_answer, &on.grpc_only}) {
     for (const auto& [name, figures] : f->threads) names.insert(name);
   }
   auto cell = [](const Figures& f, const std::string& name) {
     auto it = f.threads.find(name);
     if (it == f.threads.end()) return std::string("-");
-    return absl::StrFormat("%.2f / %.1f", it->second.first,
-                           it->second.second);
+    return absl::StrFormat("%.2f / %.1f", it->second.first, it->second.second);
   };
   for (const std::string& name : names) {
     std::printf("%-18s %18s %18s %18s\n", name.c_str(),
@@ -891,16 +897,16 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 void PrintBars(const Options& options, const Scenario& direct,
                const Scenario& on, const Scenario& off,
                const Scenario& answered, const Floor& callback_floor,
-               const Floor& async_floor) {
+               const Floor& async_floor, const Floor& sync_floor) {
   std::printf("\n");
-  const double own = on.sequential.p50_ms - on.grpc_only.p50_ms -
-                     direct.sequential.p50_ms;
+  const double own =
+      on.sequential.p50_ms - on.grpc_only.p50_ms - direct.sequential.p50_ms;
   std::printf(
       "the daemon's own work at p50 (Forward - direct - bare gRPC, "
       "sequential, recording on): %.3f ms = %.3f - %.3f - %.3f (bar <= "
       "%.2f ms): %s\n",
-      own, on.sequential.p50_ms, direct.sequential.p50_ms,
-      on.grpc_only.p50_ms, kOwnWorkP50BarMs, Verdict(own <= kOwnWorkP50BarMs));
+      own, on.sequential.p50_ms, direct.sequential.p50_ms, on.grpc_only.p50_ms,
+      kOwnWorkP50BarMs, Verdict(own <= kOwnWorkP50BarMs));
   std::printf(
       "  for reference: Forward adds %.3f ms over direct (on), %.3f ms "
       "(off); the daemon's own work with recording off %.3f ms; %d-way adds "
@@ -934,7 +940,7 @@ void PrintBars(const Options& options, const Scenario& direct,
   }
   // The same two figures for a relay that does nothing but pass lines:
   // how far under them any relay built on gRPC and a stdio hop can go here.
-  for (const Floor* floor : {&callback_floor, &async_floor}) {
+  for (const Floor* floor : {&callback_floor, &async_floor, &sync_floor}) {
     std::printf(
         "  the floor, %s: its own work at p50 %.3f ms = %.3f - %.3f - %.3f; "
         "its CPU beyond its bare call %.1f us = %.1f - %.1f\n",
@@ -1067,16 +1073,18 @@ int main(int argc, char** argv) {
   answered.label = "(d) inspectord, answered";
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
-  Floor callback_floor, async_floor;
+  Floor callback_floor, async_floor, sync_floor;
   callback_floor.label = "(e) floor relay, callback API";
   async_floor.label = "(f) floor relay, async API";
+  sync_floor.label = "(g) floor relay, sync API";
   absl::Status status = RunAll(options, direct, on, off, answered,
-                               callback_floor, async_floor);
+                               callback_floor, async_floor, sync_floor);
   if (!status.ok()) {
     std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
     return 1;
   }
-  PrintBars(options, direct, on, off, answered, callback_floor, async_floor);
+  PrintBars(options, direct, on, off, answered, callback_floor, async_floor,
+            sync_floor);
   std::printf("load average at the end: %s\n", LoadAverage().c_str());
   return 0;
 }
