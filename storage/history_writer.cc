@@ -398,7 +398,6 @@ void HistoryWriter::Run() {
        options_.retention_age > absl::ZeroDuration()) &&
       options_.retention_interval > absl::ZeroDuration();
   std::vector<Item> batch;
-  batch.reserve(std::min<size_t>(options_.max_batch, 1 << 16));
   const bool release_enabled =
       options_.release_memory_after > absl::ZeroDuration();
   while (true) {
@@ -473,6 +472,10 @@ void HistoryWriter::Run() {
         // release is counted before on_idle runs, so that whoever on_idle
         // tells sees it in stats().
         mu_.Unlock();
+        // The batch vector keeps the capacity of the busiest spell (a few
+        // hundred bytes per record, thousands of records under load):
+        // give it back with the page cache.
+        std::vector<Item>().swap(batch);
         db_->ReleaseMemory();
         const size_t cache_bytes = db_->CacheBytes();
         mu_.Lock();
