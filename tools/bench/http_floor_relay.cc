@@ -5,7 +5,13 @@
 // no history, no validation beyond finding the top-level "id" and "method",
 // no timers, no TLS, no authentication.
 //
-//   http_floor_relay [--port N] -- COMMAND [ARGS...]
+//   http_floor_relay [--port N] [--reader-threads] -- COMMAND [ARGS...]
+//
+// --reader-threads gives each session's stdout a thread of its own that
+// reads the answers and writes them to the client, all state under one
+// lock: the same relay with the front door's thread layout (an HTTP loop
+// plus a stdout reader per server process), to tell what that layout
+// costs apart from the work the daemon does per message.
 //
 // Any path is served. POST initialize (without Mcp-Session-Id) spawns a
 // child and answers with its reply and a new Mcp-Session-Id; POST of a
@@ -21,6 +27,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/epoll.h>
@@ -41,8 +48,10 @@
 #include <cstring>
 #include <deque>
 #include <initializer_list>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -169,7 +178,8 @@ struct Session {
 
 class Relay {
  public:
-  explicit Relay(std::vector<char*> command) : command_(std::move(command)) {
+  Relay(std::vector<char*> command, bool reader_threads)
+      : command_(std::move(command)), reader_threads_(reader_threads) {
     command_.push_back(nullptr);
   }
 
@@ -196,9 +206,19 @@ class Relay {
   ReadResult ReadChild(uint64_t num);
   void OnChildLine(Session& s, std::string_view line);
   void EndSession(uint64_t num);
+  // --reader-threads: a thread of its own reads session `num`'s stdout
+  // (the fd `from_child`, which it closes at the end) and answers from
+  // there, under mu_.
+  void ReaderLoop(uint64_t num, int from_child);
+  void ResumeConnections();
   int Shutdown();
 
   std::vector<char*> command_;
+  const bool reader_threads_;
+  // With reader threads: held by whichever thread works on the state
+  // below (the loop for each batch of events, a reader for each read).
+  std::mutex mu_;
+  std::vector<std::thread> readers_;
   int epfd_ = -1;
   int listen_fd_ = -1;
   int signal_fd_ = -1;
@@ -267,6 +287,8 @@ int Relay::Run() {
       perror("http_floor_relay: epoll_wait");
       break;
     }
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    if (reader_threads_) lock.lock();
     for (int i = 0; i < n; ++i) {
       uint32_t ev = events[i].events;
       uint64_t id = events[i].data.u64 & kIdMask;
@@ -288,15 +310,32 @@ int Relay::Run() {
           FlushChild(id);
           break;
       }
-      // Connections whose answer went out may have further requests.
-      while (!resume_.empty()) {
-        uint64_t conn = resume_.back();
-        resume_.pop_back();
-        ProcessInput(conn);
-      }
+      ResumeConnections();
     }
   }
   return Shutdown();
+}
+
+// Connections whose answer went out may have further requests.
+void Relay::ResumeConnections() {
+  while (!resume_.empty()) {
+    uint64_t conn = resume_.back();
+    resume_.pop_back();
+    ProcessInput(conn);
+  }
+}
+
+void Relay::ReaderLoop(uint64_t num, int from_child) {
+  for (;;) {
+    pollfd fd = {from_child, POLLIN, 0};
+    if (poll(&fd, 1, -1) < 0 && errno != EINTR) break;
+    std::lock_guard<std::mutex> lock(mu_);
+    ReadResult result = kMore;
+    while (result == kMore) result = ReadChild(num);
+    ResumeConnections();
+    if (result == kEnd) break;
+  }
+  close(from_child);
 }
 
 void Relay::Accept() {
@@ -513,7 +552,12 @@ void Relay::StartSession(uint64_t conn, const std::string& body,
   s.pending.push_back({conn, std::string(m.id), true});
   sids_[s.sid] = num;
   children_[pid] = num;
-  Watch(EPOLL_CTL_ADD, s.from_child, EPOLLIN, kChildOut, num);
+  if (reader_threads_) {
+    readers_.emplace_back(
+        [this, num, fd = s.from_child] { ReaderLoop(num, fd); });
+  } else {
+    Watch(EPOLL_CTL_ADD, s.from_child, EPOLLIN, kChildOut, num);
+  }
   conns_[conn].busy = true;
   WriteChild(num, body);
 }
@@ -599,8 +643,11 @@ void Relay::EndSession(uint64_t num) {
     kill(s.pid, SIGTERM);
     child->second = 0;
   }
-  epoll_ctl(epfd_, EPOLL_CTL_DEL, s.from_child, nullptr);
-  close(s.from_child);
+  if (!reader_threads_) {
+    // (A reader thread closes its fd once the stopped child's end says so.)
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, s.from_child, nullptr);
+    close(s.from_child);
+  }
   if (s.to_armed) epoll_ctl(epfd_, EPOLL_CTL_DEL, s.to_child, nullptr);
   close(s.to_child);
   for (const Pending& p : s.pending) {
@@ -613,15 +660,17 @@ void Relay::EndSession(uint64_t num) {
 }
 
 int Relay::Shutdown() {
+  std::unique_lock<std::mutex> lock(mu_);
   close(listen_fd_);
   for (auto& [id, c] : conns_) close(c.fd);
   conns_.clear();
   for (auto& [num, s] : sessions_) {
-    close(s.from_child);
+    if (!reader_threads_) close(s.from_child);
     close(s.to_child);
   }
   sessions_.clear();
   for (auto& [pid, num] : children_) kill(pid, SIGTERM);
+  lock.unlock();
   // Give the children 5 s to exit, then kill what is left.
   timespec tick = {0, 2 * 1000 * 1000};
   for (int waited = 0; !children_.empty(); ++waited) {
@@ -640,13 +689,16 @@ int Relay::Shutdown() {
       break;
     }
   }
+  // Every child is gone, so every reader has seen its end.
+  for (std::thread& reader : readers_) reader.join();
   return 0;
 }
 
 int Usage(const char* message) {
   fprintf(stderr,
           "http_floor_relay: %s\n"
-          "usage: http_floor_relay [--port N] -- COMMAND [ARGS...]\n",
+          "usage: http_floor_relay [--port N] [--reader-threads] -- COMMAND "
+          "[ARGS...]\n",
           message);
   return 2;
 }
@@ -655,10 +707,15 @@ int Usage(const char* message) {
 
 int main(int argc, char** argv) {
   int port = 0;
+  bool reader_threads = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
+    if (arg == "--reader-threads") {
+      reader_threads = true;
+      continue;
+    }
     const char* value = nullptr;
     if (arg == "--port" && i + 1 < argc) {
       value = argv[++i];
@@ -684,7 +741,7 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  Relay relay(std::vector<char*>(argv + i + 1, argv + argc));
+  Relay relay(std::vector<char*>(argv + i + 1, argv + argc), reader_threads);
   if (int err = relay.Start(port)) return err;
   return relay.Run();
 }
