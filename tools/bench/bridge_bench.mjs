@@ -333,14 +333,43 @@ async function startTargets() {
 const PROTOCOL_VERSION = '2025-06-18';
 const CLIENT_INFO = { name: 'bridge-bench', version: '1.0.0' };
 
-class RawHttpSession {
+// What both HTTP clients do with a session, given post(message, id), which
+// resolves with the JSON-RPC message answering `id` (null for a
+// notification), and connect().
+class HttpSession {
+  async open() {
+    await this.connect();
+    const id = this.nextId++;
+    const answer = await this.post({
+      jsonrpc: '2.0', id, method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
+    }, id);
+    if (!answer.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
+    this.protocolVersion = answer.result.protocolVersion;
+    await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, null);
+  }
+
+  async echo(payload) {
+    const id = this.nextId++;
+    const answer = await this.post({
+      jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: payload } },
+    }, id);
+    if (answer.error) throw new Error(JSON.stringify(answer.error));
+    return answer.result?.content?.[0]?.text ?? '';
+  }
+}
+
+class RawHttpSession extends HttpSession {
   constructor(url) {
+    super();
     this.url = url;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     this.sessionId = null;
     this.protocolVersion = null;
     this.nextId = 1;
   }
+
+  async connect() {}
 
   // POSTs `message`; resolves with the JSON-RPC message answering `id`
   // (null for a notification), read from a JSON body or an SSE stream.
@@ -402,25 +431,6 @@ class RawHttpSession {
     });
   }
 
-  async open() {
-    const id = this.nextId++;
-    const answer = await this.post({
-      jsonrpc: '2.0', id, method: 'initialize',
-      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
-    }, id);
-    if (!answer.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
-    this.protocolVersion = answer.result.protocolVersion;
-    await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, null);
-  }
-
-  async echo(payload) {
-    const id = this.nextId++;
-    const answer = await this.post({
-      jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: payload } },
-    }, id);
-    if (answer.error) throw new Error(JSON.stringify(answer.error));
-    return answer.result?.content?.[0]?.text ?? '';
-  }
 
   async close() {
     if (this.sessionId) {
@@ -441,8 +451,9 @@ class RawHttpSession {
 // hand on one net.Socket (--client socket): a client that spends as little
 // as a Node client can per call, so that its share of the machine's CPU
 // hides as little as possible of what the bridges spend.
-class SocketHttpSession {
+class SocketHttpSession extends HttpSession {
   constructor(url) {
+    super();
     this.url = url;
     this.sessionId = null;
     this.protocolVersion = null;
@@ -572,26 +583,6 @@ class SocketHttpSession {
     return this.send('POST', JSON.stringify(message), id);
   }
 
-  async open() {
-    await this.connect();
-    const id = this.nextId++;
-    const answer = await this.post({
-      jsonrpc: '2.0', id, method: 'initialize',
-      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
-    }, id);
-    if (!answer.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
-    this.protocolVersion = answer.result.protocolVersion;
-    await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, null);
-  }
-
-  async echo(payload) {
-    const id = this.nextId++;
-    const answer = await this.post({
-      jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: payload } },
-    }, id);
-    if (answer.error) throw new Error(JSON.stringify(answer.error));
-    return answer.result?.content?.[0]?.text ?? '';
-  }
 
   async close() {
     if (this.sessionId) await this.send('DELETE', null, null).catch(() => {});
