@@ -431,7 +431,6 @@ class RawHttpSession extends HttpSession {
     });
   }
 
-
   async close() {
     if (this.sessionId) {
       await new Promise((resolve) => {
@@ -582,7 +581,6 @@ class SocketHttpSession extends HttpSession {
   post(message, id) {
     return this.send('POST', JSON.stringify(message), id);
   }
-
 
   async close() {
     if (this.sessionId) await this.send('DELETE', null, null).catch(() => {});
