@@ -39,7 +39,7 @@
 // Client over StreamableHTTPClientTransport (direct: StdioClientTransport).
 // The client shares the machine's cores with the bridges, and what it
 // spends per call is spent alike for every bridge, so the heavier the
-// client the closer every ratio comes to 1: node:http spends ~30-40 us per
+// client the closer every ratio comes to 1: node:http spends 32-45 us per
 // call where the socket client spends ~15, and the SDK ~0.2 ms, which
 // hides most of the differences between bridges. Every bridge gives each
 // client session a server process of its own. Two modes: sequential (one
@@ -741,9 +741,8 @@ function cpuNs(pid) {
   return total;
 }
 
-// The processes under `pid` (children, their children, ...), from each
-// process's parent in /proc/<pid>/stat.
-function descendants(pid) {
+// Every process's children, by parent pid, from /proc/<pid>/stat.
+function processTree() {
   const children = new Map();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -757,30 +756,31 @@ function descendants(pid) {
       // The process ended meanwhile.
     }
   }
-  const found = [];
-  const pending = [...(children.get(pid) ?? [])];
-  while (pending.length > 0) {
-    const next = pending.pop();
-    found.push(next);
-    pending.push(...(children.get(next) ?? []));
-  }
-  return found;
+  return children;
 }
 
 // The server processes behind `target`'s sessions: every process under the
-// bridge, or for direct the server processes this client spawned itself.
+// bridge (children, their children, ...), or for direct the server
+// processes this client spawned itself.
 function serverPids(target) {
-  if (target.pid) return descendants(target.pid);
-  return descendants(process.pid).filter((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return parent === process.pid &&
-        fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(EVERYTHING);
-    } catch {
-      return false;
-    }
-  });
+  const tree = processTree();
+  if (!target.pid) {
+    return (tree.get(process.pid) ?? []).filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(EVERYTHING);
+      } catch {
+        return false;
+      }
+    });
+  }
+  const found = [];
+  const pending = [...(tree.get(target.pid) ?? [])];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    found.push(next);
+    pending.push(...(tree.get(next) ?? []));
+  }
+  return found;
 }
 
 // Busy and total CPU time of the whole machine so far, in clock ticks,

@@ -57,7 +57,7 @@
 // requests): each target's processes sit idle while the others take their
 // turns, and a turn's first calls pay for waking them. With turns of 200
 // calls the floor relays' own work at p50 measured 0.11-0.17 ms, with
-// turns of 2,000 to 4,000 calls 0.014-0.08 ms. Everything runs on
+// turns of 2,000 to 4,000 calls 0.014-0.06 ms. Everything runs on
 // 127.0.0.1; every child process is stopped (SIGTERM) and reaped at the end.
 // Exits 0 when the runs complete, whatever the figures; 1 when something
 // breaks (a process does not start, a call fails, an answer is wrong);
