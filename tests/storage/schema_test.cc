@@ -152,10 +152,50 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
   EXPECT_THAT(ObjectNames(*db, "index"),
               IsSupersetOf({"messages_server_ts", "messages_method_ts",
                             "messages_session", "messages_correlated",
-                            "messages_ts", "logs_ts", "logs_server_ts",
-                            "sessions_started_at"}));
+                            "messages_first_round", "messages_ts", "logs_ts",
+                            "logs_server_ts", "sessions_started_at"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
               ElementsAre("sessions_capture_server"));
+}
+
+// The plan SQLite picks for `sql`, its detail lines joined with " | ".
+std::string QueryPlan(Database& db, const std::string& sql) {
+  std::string plan;
+  auto statement = db.Prepare("EXPLAIN QUERY PLAN " + sql);
+  EXPECT_TRUE(statement.ok()) << statement.status();
+  if (!statement.ok()) return plan;
+  while (true) {
+    auto row = statement->Step();
+    EXPECT_TRUE(row.ok()) << row.status();
+    if (!row.ok() || !*row) break;
+    if (!plan.empty()) plan += " | ";
+    plan += statement->ColumnText(3);
+  }
+  return plan;
+}
+
+// Rows leave out of an index what no lookup can find (a NULL method,
+// correlated_id or first_round_id), yet every lookup by those columns
+// still finds its index.
+TEST(SchemaTest, PartialMessageIndexesServeTheirLookups) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
+                       Database::Open(":memory:"));
+  ASSERT_OK_AND_ASSIGN(std::string correlated,
+                       QueryText(*db,
+                                 "SELECT sql FROM sqlite_master WHERE name = "
+                                 "'messages_correlated'"));
+  EXPECT_EQ(correlated,
+            "CREATE INDEX messages_correlated ON messages(correlated_id)\n"
+            "  WHERE correlated_id IS NOT NULL");
+  EXPECT_THAT(QueryPlan(*db, "SELECT * FROM requests WHERE id = 7"),
+              HasSubstr("INDEX messages_correlated (correlated_id=?)"));
+  EXPECT_THAT(QueryPlan(*db,
+                        "SELECT id FROM messages WHERE method = 'tools/call' "
+                        "ORDER BY ts DESC, id DESC LIMIT 5"),
+              HasSubstr("INDEX messages_method_ts (method=?)"));
+  EXPECT_THAT(
+      QueryPlan(*db, "SELECT id FROM messages WHERE first_round_id = 3"),
+      HasSubstr("INDEX messages_first_round (first_round_id=?)"));
 }
 
 TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
