@@ -1,6 +1,8 @@
 #include "server/engine/engine.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/inline_wait.h"
 #include "server/engine/json_rpc.h"
 #include "server/logging.h"
 
@@ -25,6 +28,12 @@ namespace {
 // defaultRetryableErrors).
 constexpr const char* kDefaultRetryableErrors[] = {"ECONNREFUSED", "ECONNRESET",
                                                    "ETIMEDOUT", "ENOTFOUND"};
+
+// How long a caller allowed to (see inline_wait.h) reads the server's
+// answer itself before leaving it to the transport's thread: a quick tool
+// answers well within it; a slow one costs the caller's thread this once,
+// after which the transport leaves the next few to its thread.
+constexpr absl::Duration kInlineWaitBudget = absl::Milliseconds(1);
 
 absl::Duration MsOr(uint32_t ms, absl::Duration fallback) {
   return ms > 0 ? absl::Milliseconds(ms) : fallback;
@@ -422,19 +431,32 @@ void Engine::ForwardHeld(const std::shared_ptr<Connection>& connection,
 void Engine::SendTo(const std::shared_ptr<UpstreamSession>& session,
                     std::string raw, CallLimits limits, ResponseCallback done) {
   // The answer leaves once its rows are recorded (see Pipeline).
-  if (!pipeline_->AnswersWaitForCommit()) {
-    session->Send(std::move(raw), limits, std::move(done));
-    return;
+  if (pipeline_->AnswersWaitForCommit()) {
+    done = [pipeline = pipeline_, done = std::move(done)](
+               absl::StatusOr<std::string> answer) mutable {
+      pipeline->WhenRecorded(
+          [done = std::move(done), answer = std::move(answer)]() mutable {
+            done(std::move(answer));
+          });
+    };
   }
-  session->Send(std::move(raw), limits,
-                [pipeline = pipeline_, done = std::move(done)](
-                    absl::StatusOr<std::string> answer) mutable {
-                  pipeline->WhenRecorded(
-                      [done = std::move(done),
-                       answer = std::move(answer)]() mutable {
-                        done(std::move(answer));
-                      });
-                });
+  // A caller that may wait takes the answer from the transport itself (see
+  // inline_wait.h).
+  std::shared_ptr<std::atomic<bool>> answered;
+  if (TakeInlineWait()) {
+    answered = std::make_shared<std::atomic<bool>>(false);
+    done = [answered, done = std::move(done)](
+               absl::StatusOr<std::string> answer) mutable {
+      answered->store(true, std::memory_order_release);
+      done(std::move(answer));
+    };
+  }
+  session->Send(std::move(raw), limits, std::move(done));
+  if (answered != nullptr && !answered->load(std::memory_order_acquire)) {
+    session->ReadInline(kInlineWaitBudget, [&answered] {
+      return answered->load(std::memory_order_acquire);
+    });
+  }
 }
 
 absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(

@@ -1417,6 +1417,16 @@ void UpstreamSession::FailConnection(absl::Status status) {
   work_->Post([self] { self->transport_->Close(); });
 }
 
+void UpstreamSession::ReadInline(absl::Duration budget,
+                                 const std::function<bool()>& done,
+                                 int interrupt_fd) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != v1::CONNECTED) return;
+  }
+  transport_->ReadInline(budget, done, interrupt_fd);
+}
+
 void UpstreamSession::Close() {
   {
     absl::MutexLock lock(&mu_);

@@ -1,6 +1,7 @@
 #include "server/services/mcp_service.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "common/errors.h"
 #include "common/json_proto.h"
 #include "common/thread_name.h"
+#include "server/engine/inline_wait.h"
 #include "server/engine/modern_protocol.h"
 #include "server/services/call_tracker.h"
 #include "server/services/unary.h"
@@ -256,6 +258,10 @@ void McpService::CallIntoResult(grpc::ServerUnaryReactor* reactor,
        });
 }
 
+// Calls started without an inline answer read after one that had one
+// found the next call waiting for the thread (see ForwardLoop).
+constexpr int kInlineCooldownCalls = 64;
+
 struct McpService::ForwardCall {
   grpc::ServerContext context;
   grpc::ByteBuffer request_bytes;
@@ -309,9 +315,27 @@ void McpService::AwaitForward() {
 
 void McpService::ForwardLoop() {
   NameThisThread("grpc-forward");
-  void* tag = nullptr;
-  bool ok = false;
-  while (forward_queue_->Next(&tag, &ok)) {
+  // Whether the last call started read its answer on this thread; if the
+  // next call was waiting meanwhile, the thread is needed by more than one
+  // caller at a time, and inline reads stop for a while.
+  bool read_inline = false;
+  while (true) {
+    void* tag = nullptr;
+    bool ok = false;
+    // After an inline read, what is already queued is taken without
+    // waiting first: a call found that way waited for the thread.
+    bool waiting = false;
+    grpc::CompletionQueue::NextStatus next = grpc::CompletionQueue::TIMEOUT;
+    if (read_inline) {
+      next = forward_queue_->AsyncNext(&tag, &ok,
+                                       gpr_inf_past(GPR_CLOCK_MONOTONIC));
+      if (next == grpc::CompletionQueue::SHUTDOWN) break;
+      waiting = next == grpc::CompletionQueue::GOT_EVENT;
+    }
+    if (next == grpc::CompletionQueue::TIMEOUT &&
+        !forward_queue_->Next(&tag, &ok)) {
+      break;
+    }
     auto* call = static_cast<ForwardCall*>(tag);
     if (call->finishing) {
       // Sent, or the caller went away: either way the call is over.
@@ -326,15 +350,19 @@ void McpService::ForwardLoop() {
     }
     AwaitForward();
     deps_.calls->Begin();
+    bool alone;
     {
       absl::MutexLock lock(&forward_mu_);
-      ++forward_unanswered_;
+      alone = ++forward_unanswered_ == 1;
     }
-    StartForward(call);
+    if (read_inline && waiting) inline_cooldown_ = kInlineCooldownCalls;
+    read_inline = alone && inline_cooldown_ == 0;
+    if (inline_cooldown_ > 0) --inline_cooldown_;
+    StartForward(call, read_inline);
   }
 }
 
-void McpService::StartForward(ForwardCall* call) {
+void McpService::StartForward(ForwardCall* call, bool may_read_answer) {
   absl::Status status =
       deps_.authenticator->Check(call->context.client_metadata());
   if (status.ok() && !grpc::SerializationTraits<v1::ForwardRequest>::Deserialize(
@@ -354,6 +382,11 @@ void McpService::StartForward(ForwardCall* call) {
   engine::CallLimits limits =
       LimitsOf(call->request.options(), call->context.peer());
   limits.pass_input_required = call->request.pass_input_required();
+  // A call that is the only one unanswered may read its own answer on this
+  // thread (see inline_wait.h): nothing else needs the thread meanwhile,
+  // and the answer skips the transport reader's wake-up and hand-over.
+  std::optional<engine::InlineWaitScope> may_wait;
+  if (may_read_answer) may_wait.emplace();
   engine_->Forward(call->request.server_id(), call->request.body().data(),
                    std::move(limits),
                    [this, call](absl::StatusOr<std::string> answer) {

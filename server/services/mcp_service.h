@@ -186,7 +186,9 @@ class McpService final : public McpServiceBase {
   // Drains the queue: starts arriving calls, deletes ended ones.
   void ForwardLoop();
   // Checks and sends an arrived call's message; its answer finishes it.
-  void StartForward(ForwardCall* call);
+  // `may_read_answer`: the call may read its answer on this thread (see
+  // StartForward).
+  void StartForward(ForwardCall* call, bool may_read_answer);
   void FinishForward(ForwardCall* call, absl::StatusOr<std::string> answer);
 
   engine::Engine* const engine_;
@@ -198,6 +200,9 @@ class McpService final : public McpServiceBase {
   // Calls started and not yet finished (their answer still to come).
   absl::Mutex forward_mu_;
   int forward_unanswered_ ABSL_GUARDED_BY(forward_mu_) = 0;
+  // Only ForwardLoop's thread: calls still to start without reading their
+  // answer inline, after one that did found the next call already waiting.
+  int inline_cooldown_ = 0;
 };
 
 }  // namespace inspector::services

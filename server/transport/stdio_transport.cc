@@ -1,5 +1,4 @@
 #include "server/transport/stdio_transport.h"
-#include "common/thread_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "common/thread_name.h"
 
 extern char** environ;
 
@@ -33,6 +34,9 @@ namespace {
 constexpr int kExitPollMillis = 10;
 // Bytes read from a pipe at a time.
 constexpr size_t kReadChunk = 64 << 10;
+// ReadInline calls that return at once after one found nothing in its
+// budget: a server that answers slowly is left to the reader thread.
+constexpr int kInlineSkipsAfterMiss = 16;
 // Where a command without a slash is searched when PATH is not set (what
 // execvp uses).
 constexpr char kDefaultPath[] = "/bin:/usr/bin";
@@ -223,6 +227,15 @@ void PollRetry(pollfd* fds, nfds_t count, int timeout_millis) {
 
 }  // namespace
 
+struct StdioTransport::StdoutState {
+  explicit StdoutState(size_t max_line)
+      : lines(max_line, LineBuffer::Overflow::kFail), chunk(kReadChunk) {}
+  LineBuffer lines;
+  std::vector<char> chunk;
+  bool eof = false;       // stdout reached its end
+  bool too_long = false;  // a line over the limit; the child was killed
+};
+
 std::unique_ptr<StdioTransport> StdioTransport::Create(StdioOptions options,
                                                        StdioTuning tuning) {
   return std::unique_ptr<StdioTransport>(
@@ -230,7 +243,9 @@ std::unique_ptr<StdioTransport> StdioTransport::Create(StdioOptions options,
 }
 
 StdioTransport::StdioTransport(StdioOptions options, StdioTuning tuning)
-    : options_(std::move(options)), tuning_(tuning) {}
+    : options_(std::move(options)),
+      tuning_(tuning),
+      stdout_state_(std::make_unique<StdoutState>(tuning.max_line_bytes)) {}
 
 StdioTransport::~StdioTransport() { Close(); }
 
@@ -345,9 +360,10 @@ absl::Status StdioTransport::Spawn() {
   int err[2] = {-1, -1};
   int wake_fd = -1;
   int exited_fd = -1;
+  int epoll_fd = -1;
   auto close_all = [&] {
     for (int* fd : {&in[0], &in[1], &out[0], &out[1], &err[0], &err[1],
-                    &wake_fd, &exited_fd}) {
+                    &wake_fd, &exited_fd, &epoll_fd}) {
       CloseFd(*fd);
     }
   };
@@ -357,7 +373,8 @@ absl::Status StdioTransport::Spawn() {
   if (error == 0) {
     wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     exited_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd < 0 || exited_fd < 0) error = errno;
+    epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (wake_fd < 0 || exited_fd < 0 || epoll_fd < 0) error = errno;
   }
   if (error != 0) {
     close_all();
@@ -419,6 +436,20 @@ absl::Status StdioTransport::Spawn() {
     pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     if (pidfd_ < 0) pidfd_ = -1;
   }
+  // The reader thread's interest, both level-triggered: stdout (taken out
+  // while an inline reader owns it, and for good at its end; see
+  // ClaimStdout and ReleaseStdout) and the exit.
+  stdout_epoll_fd_ = epoll_fd;
+  {
+    absl::MutexLock lock(&read_mu_);
+    WatchStdout(true);
+  }
+  if (pidfd_ >= 0) {
+    epoll_event exit_event{};
+    exit_event.events = EPOLLIN;
+    exit_event.data.fd = pidfd_;
+    epoll_ctl(stdout_epoll_fd_, EPOLL_CTL_ADD, pidfd_, &exit_event);
+  }
   return absl::OkStatus();
 }
 
@@ -432,56 +463,132 @@ bool StdioTransport::ChildHasExited() {
   return info.si_pid != 0;
 }
 
-void StdioTransport::StdoutLoop() {
-  current_transport = this;
-  LineBuffer lines(tuning_.max_line_bytes, LineBuffer::Overflow::kFail);
+StdioTransport::StdoutRead StdioTransport::ReadStdoutOnce() {
+  StdoutState& state = *stdout_state_;
+  if (state.eof || state.too_long) return StdoutRead::kEnd;
   auto deliver = [this](std::string line) {
     RunCallback([&] {
       if (callbacks_.on_message) callbacks_.on_message(std::move(line));
     });
   };
-  std::vector<char> chunk(kReadChunk);
-  bool eof = false;
-  bool too_long = false;
-  // Reads once; returns false when nothing more is available right now.
-  auto read_once = [&]() -> bool {
-    size_t size = 0;
-    switch (ReadChunk(stdout_fd_, chunk, &size)) {
-      case ReadResult::kData:
-        if (!too_long && !lines.Append(chunk.data(), size, deliver)) {
-          too_long = true;
-          // Only this thread reaps the child, so it is not reaped yet.
-          kill(-child_pid_, SIGKILL);
-          kill(child_pid_, SIGKILL);
-        }
-        return true;
-      case ReadResult::kAgain:
-        return false;
-      case ReadResult::kEnd:
-        eof = true;
-        return false;
-    }
-    return false;
-  };
+  size_t size = 0;
+  switch (ReadChunk(stdout_fd_, state.chunk, &size)) {
+    case ReadResult::kData:
+      if (!state.lines.Append(state.chunk.data(), size, deliver)) {
+        state.too_long = true;
+        // Only the reader thread reaps the child, and it waits for this
+        // reader to let go first, so the child is not reaped yet.
+        kill(-child_pid_, SIGKILL);
+        kill(child_pid_, SIGKILL);
+        return StdoutRead::kEnd;
+      }
+      return StdoutRead::kData;
+    case ReadResult::kAgain:
+      return StdoutRead::kNothing;
+    case ReadResult::kEnd:
+      state.eof = true;
+      return StdoutRead::kEnd;
+  }
+  return StdoutRead::kNothing;
+}
 
+void StdioTransport::WatchStdout(bool watch) {
+  if (watch == stdout_watched_) return;
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = stdout_fd_;
+  epoll_ctl(stdout_epoll_fd_, watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, stdout_fd_,
+            &event);
+  stdout_watched_ = watch;
+}
+
+bool StdioTransport::ClaimStdout(Reader who) {
+  absl::MutexLock lock(&read_mu_);
+  if (reader_ != Reader::kNone) return false;
+  reader_ = who;
+  // An inline reader alone is woken by the answer. (The thread may have
+  // been woken already; it then finds stdout taken and waits again.) The
+  // thread's own reads leave its interest alone: no system call.
+  if (who == Reader::kInline) WatchStdout(false);
+  return true;
+}
+
+void StdioTransport::ReleaseStdout() {
+  absl::MutexLock lock(&read_mu_);
+  reader_ = Reader::kNone;
+  const StdoutState& state = *stdout_state_;
+  // At its end stdout stays readable: watched, it would wake the thread
+  // again and again.
+  WatchStdout(!state.eof && !state.too_long);
+}
+
+void StdioTransport::ReadInline(absl::Duration budget,
+                                const std::function<bool()>& done,
+                                int interrupt_fd) {
+  if (budget <= absl::ZeroDuration() || OnTransportThread()) return;
+  if (inline_skips_.load(std::memory_order_relaxed) > 0) {
+    inline_skips_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!started_ || exited_ || close_requested_) return;
+  }
+  if (!ClaimStdout(Reader::kInline)) return;
+  // Callbacks run here as on the reader thread: a Close() from one of them
+  // only asks for the end.
+  const StdioTransport* previous = current_transport;
+  current_transport = this;
+  const absl::Time deadline = absl::Now() + budget;
+  bool timed_out = false;
+  while (!done()) {
+    const StdoutRead read = ReadStdoutOnce();
+    if (read == StdoutRead::kData) continue;
+    if (read == StdoutRead::kEnd) break;  // the reader thread takes over
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+    const timespec wait = absl::ToTimespec(left);
+    const int ready =
+        ppoll(fds, interrupt_fd >= 0 ? 2 : 1, &wait, nullptr);  // EINTR: again
+    if (ready > 0 && interrupt_fd >= 0 && fds[1].revents != 0) break;
+  }
+  current_transport = previous;
+  ReleaseStdout();
+  if (timed_out) inline_skips_.store(kInlineSkipsAfterMiss);
+}
+
+void StdioTransport::StdoutLoop() {
+  current_transport = this;
   for (;;) {
-    pollfd fds[2];
-    nfds_t count = 0;
-    int stdout_index = -1;
-    int pidfd_index = -1;
-    if (!eof) {
-      stdout_index = static_cast<int>(count);
-      fds[count++] = {stdout_fd_, POLLIN, 0};
+    epoll_event events[2];
+    int count = epoll_wait(stdout_epoll_fd_, events, 2,
+                           pidfd_ >= 0 ? -1 : kExitPollMillis);
+    if (count < 0) count = 0;  // EINTR
+    bool readable = false;
+    bool exited = false;
+    for (int i = 0; i < count; ++i) {
+      if (events[i].data.fd == stdout_fd_) readable = true;
+      if (events[i].data.fd == pidfd_) exited = true;
     }
-    if (pidfd_ >= 0) {
-      pidfd_index = static_cast<int>(count);
-      fds[count++] = {pidfd_, POLLIN, 0};
+    if (pidfd_ < 0) exited = ChildHasExited();
+    if (readable && ClaimStdout(Reader::kThread)) {
+      ReadStdoutOnce();
+      ReleaseStdout();
     }
-    PollRetry(fds, count, pidfd_ >= 0 ? -1 : kExitPollMillis);
-    if (stdout_index >= 0 && fds[stdout_index].revents != 0) read_once();
-    bool exited =
-        pidfd_index >= 0 ? fds[pidfd_index].revents != 0 : ChildHasExited();
     if (exited) break;
+  }
+
+  // Stdout is this thread's from now on: an inline reader finishes first
+  // (its budget bounds the wait), later ones find it taken.
+  {
+    absl::MutexLock lock(&read_mu_);
+    read_mu_.Await(absl::Condition(
+        +[](Reader* reader) { return *reader == Reader::kNone; }, &reader_));
+    reader_ = Reader::kDone;
   }
 
   // The child is a zombie: kill whatever else runs in its group (orphaned
@@ -497,13 +604,18 @@ void StdioTransport::StdoutLoop() {
   eventfd_write(writer_wake_fd_, 1);
 
   // Everything the child wrote is in the pipe by now.
-  if (!eof) {
-    while (read_once()) {
-    }
+  StdoutState& state = *stdout_state_;
+  while (ReadStdoutOnce() == StdoutRead::kData) {
   }
-  if (!too_long) {
-    if (!lines.Flush(deliver)) too_long = true;
+  if (!state.too_long) {
+    auto deliver = [this](std::string line) {
+      RunCallback([&] {
+        if (callbacks_.on_message) callbacks_.on_message(std::move(line));
+      });
+    };
+    if (!state.lines.Flush(deliver)) state.too_long = true;
   }
+  const bool too_long = state.too_long;
   stderr_thread_.join();
   writer_thread_.join();
 
@@ -579,10 +691,9 @@ void StdioTransport::StderrLoop() {
 }
 
 StdioTransport::WriteResult StdioTransport::WriteSome(const std::string& data,
-                                                     size_t* offset) {
+                                                      size_t* offset) {
   while (*offset < data.size()) {
-    ssize_t n =
-        write(stdin_fd_, data.data() + *offset, data.size() - *offset);
+    ssize_t n = write(stdin_fd_, data.data() + *offset, data.size() - *offset);
     if (n > 0) {
       *offset += static_cast<size_t>(n);
       continue;
@@ -785,6 +896,7 @@ void StdioTransport::Close() {
   CloseFd(stdout_fd_);
   CloseFd(stderr_fd_);
   CloseFd(pidfd_);
+  CloseFd(stdout_epoll_fd_);
   CloseFd(writer_wake_fd_);
   CloseFd(exited_event_fd_);
 }

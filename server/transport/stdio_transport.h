@@ -25,6 +25,13 @@
 // Callbacks run one at a time (never concurrently with each other), on_message
 // in stdout order; on_closed comes last, after every on_message and on_log.
 //
+// ReadInline() lets a caller that has just sent a request read stdout itself
+// for a short while: one reader at a time, either the stdout reader thread
+// or an inline caller, owns stdout and its line buffer. While an inline
+// caller owns it, stdout is out of the thread's epoll set (the answer does
+// not wake it); it goes back in when the caller lets go, so what the
+// caller left unread wakes the thread as before.
+//
 // Exit of the child (Close() not called): on_closed gets PROCESS_CRASHED,
 // "Server process exited unexpectedly with code N" with detail exitCode=N,
 // or "Server process was killed by signal SIGKILL" with detail
@@ -49,8 +56,10 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -114,6 +123,14 @@ class StdioTransport final : public Transport {
   absl::Status CheckFraming(std::string_view message) const override;
   absl::Status Send(std::string message) override;
 
+  // See the file comment and Transport::ReadInline. Returns at once when the
+  // stdout reader thread (or another caller) is reading, when the child has
+  // exited, and after a caller's wait found nothing within its budget (the
+  // next few calls then return at once too: a slow server is left to the
+  // reader thread rather than holding callers' threads).
+  void ReadInline(absl::Duration budget, const std::function<bool()>& done,
+                  int interrupt_fd) override;
+
   // See the file comment. Idempotent; blocks for at most about
   // shutdown_grace (plus the time a SIGKILLed group takes to die).
   void Close() override;
@@ -127,10 +144,29 @@ class StdioTransport final : public Transport {
 
   // kFull: the pipe takes no more now (only from WriteSome).
   enum class WriteResult { kWritten, kFull, kStopped, kBroken };
+  // Who reads stdout (see the file comment); kDone: the reader thread, for
+  // good, once the child has exited.
+  enum class Reader { kNone, kThread, kInline, kDone };
+  // What one read of stdout found: data (delivered), nothing now, or the
+  // end (end of file, or a line over the limit).
+  enum class StdoutRead { kData, kNothing, kEnd };
+  // The stdout line buffer and what the reads found; only the reader of the
+  // moment touches it.
+  struct StdoutState;
 
   // Creates the pipes and the child; fills the fds and child_pid_.
   absl::Status Spawn();
   void StdoutLoop();
+  // Reads stdout once and delivers the lines completed; the caller owns
+  // stdout.
+  StdoutRead ReadStdoutOnce();
+  // Takes stdout for `who` if nobody reads it; an inline reader also
+  // disarms the thread's interest.
+  bool ClaimStdout(Reader who);
+  // Lets go of stdout and restores the thread's interest unless it ended.
+  void ReleaseStdout();
+  // Adds stdout to the reader thread's epoll set, or takes it out.
+  void WatchStdout(bool watch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   void StderrLoop();
   void WriterLoop();
   // Writes what the non-blocking pipe takes now of `data` from *offset on,
@@ -196,6 +232,14 @@ class StdioTransport final : public Transport {
   bool writer_busy_ ABSL_GUARDED_BY(mu_) = false;
   // Bytes in queue_ plus the message being written.
   size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::unique_ptr<StdoutState> stdout_state_;
+  int stdout_epoll_fd_ = -1;  // the reader thread's: stdout, pidfd
+  absl::Mutex read_mu_;
+  Reader reader_ ABSL_GUARDED_BY(read_mu_) = Reader::kNone;
+  bool stdout_watched_ ABSL_GUARDED_BY(read_mu_) = false;
+  // Inline reads still to skip after one that found nothing in its budget.
+  std::atomic<int> inline_skips_{0};
 
   std::thread stdout_thread_;  // joins the other two before on_closed
   std::thread stderr_thread_;

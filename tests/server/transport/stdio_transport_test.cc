@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -46,6 +47,7 @@ class Recorder {
     callbacks.on_message = [this](std::string message) {
       absl::MutexLock lock(&mu_);
       messages_.push_back(std::move(message));
+      message_threads_.push_back(std::this_thread::get_id());
       events_.push_back("message");
     };
     callbacks.on_log = [this](std::string line) {
@@ -122,10 +124,20 @@ class Recorder {
     absl::MutexLock lock(&mu_);
     return closed_count_;
   }
+  size_t message_count() {
+    absl::MutexLock lock(&mu_);
+    return messages_.size();
+  }
+  // The thread each message was delivered on.
+  std::vector<std::thread::id> message_threads() {
+    absl::MutexLock lock(&mu_);
+    return message_threads_;
+  }
 
  private:
   absl::Mutex mu_;
   std::vector<std::string> messages_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread::id> message_threads_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> logs_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> events_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, absl::Status>> send_failed_
@@ -444,11 +456,11 @@ TEST(StdioTransportTest, ConcurrentSendersKeepLinesWholeAndInOrder) {
       for (int i = 0; i < kPerThread; ++i) {
         // Every tenth line is 200 KB, more than a pipe holds.
         const size_t pad = i % 10 == 0 ? 200 << 10 : 10;
-        ASSERT_TRUE(transport
-                        ->Send(absl::StrCat(R"({"t":)", t, R"(,"i":)", i,
-                                            R"(,"pad":")",
-                                            std::string(pad, 'p'), "\"}"))
-                        .ok());
+        ASSERT_TRUE(
+            transport
+                ->Send(absl::StrCat(R"({"t":)", t, R"(,"i":)", i, R"(,"pad":")",
+                                    std::string(pad, 'p'), "\"}"))
+                .ok());
       }
     });
   }
@@ -753,6 +765,200 @@ TEST(StdioTransportTest, CloseFromCallbackDoesNotDeadlock) {
   EXPECT_TRUE(closed->ok()) << *closed;
   transport->Close();
   EXPECT_FALSE(ProcessEntryExists(pid));
+}
+
+// ReadInline: a caller that sent a request reads the answer itself.
+
+// The child answers the first line only once the second arrives; the test
+// sends the second from inside `done`, which ReadInline first calls once it
+// owns stdout, so the answer can only be read by the caller.
+TEST_P(StdioTransportExitTest, ReadInlineDeliversOnTheCallersThread) {
+  Recorder recorder;
+  auto transport = StartOrFail(
+      Sh(R"(while read a && read b; do echo "$a"; done)"), recorder, Tuning());
+  ASSERT_NE(transport, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const std::string request = absl::StrCat(R"({"id":)", i, "}");
+    ASSERT_TRUE(transport->Send(request).ok());
+    bool released = false;
+    transport->ReadInline(
+        kWait,
+        [&] {
+          if (!released) {
+            released = true;
+            EXPECT_TRUE(transport->Send("{}").ok());
+          }
+          return recorder.message_count() > static_cast<size_t>(i);
+        },
+        /*interrupt_fd=*/-1);
+    ASSERT_EQ(recorder.message_count(), static_cast<size_t>(i + 1));
+  }
+  EXPECT_THAT(recorder.messages(),
+              ElementsAre(R"({"id":0})", R"({"id":1})", R"({"id":2})"));
+  for (std::thread::id id : recorder.message_threads()) {
+    EXPECT_EQ(id, std::this_thread::get_id());
+  }
+}
+
+// What arrives after the caller's answer goes to the reader thread, which
+// the caller re-armed when it let go.
+TEST_P(StdioTransportExitTest, ReadInlineLeavesTheRestToTheReaderThread) {
+  Recorder recorder;
+  auto transport = StartOrFail(
+      Sh(R"(read a; read b; echo "$a"; read c; echo "$c"; exec cat)"), recorder,
+      Tuning());
+  ASSERT_NE(transport, nullptr);
+  ASSERT_TRUE(transport->Send(R"({"n":1})").ok());
+  bool released = false;
+  transport->ReadInline(
+      kWait,
+      [&] {
+        if (!released) {
+          released = true;
+          EXPECT_TRUE(transport->Send("{}").ok());
+        }
+        return recorder.message_count() >= 1;
+      },
+      /*interrupt_fd=*/-1);
+  ASSERT_EQ(recorder.message_count(), 1u);
+  ASSERT_TRUE(transport->Send(R"({"n":2})").ok());
+  ASSERT_TRUE(recorder.WaitForMessages(2));
+  EXPECT_THAT(recorder.messages(), ElementsAre(R"({"n":1})", R"({"n":2})"));
+  std::vector<std::thread::id> threads = recorder.message_threads();
+  EXPECT_EQ(threads[0], std::this_thread::get_id());
+  EXPECT_NE(threads[1], std::this_thread::get_id());
+}
+
+// A caller whose answer does not come in its budget gives up; the next few
+// return at once, and the reader thread delivers the late answer.
+TEST(StdioTransportTest, ReadInlineGivesUpAfterItsBudget) {
+  Recorder recorder;
+  auto transport =
+      StartOrFail(Sh(R"(read a; read b; echo "$a"; exec cat)"), recorder);
+  ASSERT_NE(transport, nullptr);
+  ASSERT_TRUE(transport->Send(R"({"late":true})").ok());
+  const absl::Duration budget = absl::Milliseconds(50);
+  absl::Time start = absl::Now();
+  transport->ReadInline(
+      budget, [] { return false; }, /*interrupt_fd=*/-1);
+  EXPECT_GE(absl::Now() - start, budget);
+  start = absl::Now();
+  transport->ReadInline(
+      kWait, [] { return false; }, /*interrupt_fd=*/-1);
+  EXPECT_LT(absl::Now() - start, kWait / 2) << "the next call should skip";
+  ASSERT_TRUE(transport->Send("{}").ok());
+  ASSERT_TRUE(recorder.WaitForMessages(1));
+  EXPECT_NE(recorder.message_threads()[0], std::this_thread::get_id());
+}
+
+// A caller that passes an interrupt descriptor stops waiting as soon as it
+// becomes readable (an event loop with other work), without giving up on
+// later calls.
+TEST(StdioTransportTest, ReadInlineStopsWhenInterrupted) {
+  Recorder recorder;
+  auto transport =
+      StartOrFail(Sh(R"(read a; read b; echo "$a"; exec cat)"), recorder);
+  ASSERT_NE(transport, nullptr);
+  int interrupt[2];
+  ASSERT_EQ(pipe2(interrupt, O_CLOEXEC), 0);
+  ASSERT_TRUE(transport->Send(R"({"n":1})").ok());
+  bool signalled = false;
+  const absl::Time start = absl::Now();
+  transport->ReadInline(
+      kWait,
+      [&] {
+        if (!signalled) {
+          signalled = true;
+          EXPECT_EQ(write(interrupt[1], "x", 1), 1);
+        }
+        return false;
+      },
+      interrupt[0]);
+  EXPECT_LT(absl::Now() - start, kWait / 2);
+  EXPECT_EQ(recorder.message_count(), 0u);
+  close(interrupt[0]);
+  close(interrupt[1]);
+  // Not a miss: the next call waits and gets its answer.
+  bool released = false;
+  transport->ReadInline(
+      kWait,
+      [&] {
+        if (!released) {
+          released = true;
+          EXPECT_TRUE(transport->Send("{}").ok());
+        }
+        return recorder.message_count() >= 1;
+      },
+      /*interrupt_fd=*/-1);
+  ASSERT_EQ(recorder.message_count(), 1u);
+  EXPECT_EQ(recorder.message_threads()[0], std::this_thread::get_id());
+}
+
+// The child exits while a caller reads: the caller returns, and the
+// reader thread reports the exit after the last line.
+TEST_P(StdioTransportExitTest, ExitWhileReadingInline) {
+  Recorder recorder;
+  auto transport =
+      StartOrFail(Sh(R"(read a; echo "$a"; exit 3)"), recorder, Tuning());
+  ASSERT_NE(transport, nullptr);
+  ASSERT_TRUE(transport->Send(R"({"bye":1})").ok());
+  const absl::Time start = absl::Now();
+  transport->ReadInline(
+      kWait, [] { return false; }, /*interrupt_fd=*/-1);
+  EXPECT_LT(absl::Now() - start, kWait / 2);
+  std::optional<absl::Status> closed = recorder.WaitForClosed();
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(ErrorReason(*closed), "PROCESS_CRASHED") << *closed;
+  EXPECT_THAT(recorder.events(), ElementsAre("message", "closed"));
+  EXPECT_THAT(recorder.messages(), ElementsAre(R"({"bye":1})"));
+}
+
+// Many callers reading inline and the reader thread together: every line
+// is delivered once, in order, whoever reads it.
+TEST(StdioTransportTest, ConcurrentInlineReadersDeliverEachLineOnceInOrder) {
+  Recorder recorder;
+  auto transport = StartOrFail(Cat(), recorder);
+  ASSERT_NE(transport, nullptr);
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 300;
+  absl::Mutex mu;
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string line =
+            absl::StrCat(R"({"t":)", t, R"(,"i":)", i, "}");
+        {
+          // Sends in one order across threads, so the echo order is known.
+          absl::MutexLock lock(&mu);
+          ASSERT_TRUE(transport->Send(line).ok());
+        }
+        transport->ReadInline(
+            absl::Milliseconds(5),
+            [&] {
+              std::vector<std::string> seen = recorder.messages();
+              return std::find(seen.begin(), seen.end(), line) != seen.end();
+            },
+            /*interrupt_fd=*/-1);
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  ASSERT_TRUE(recorder.WaitForMessages(kThreads * kPerThread));
+  std::vector<int> next(kThreads, 0);
+  for (const std::string& line : recorder.messages()) {
+    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << line;
+    const int t = parsed["t"].get<int>();
+    EXPECT_EQ(parsed["i"].get<int>(), next[t]) << "thread " << t;
+    next[t] = parsed["i"].get<int>() + 1;
+  }
+  EXPECT_EQ(next, std::vector<int>(kThreads, kPerThread));
+  transport->Close();
+  std::optional<absl::Status> closed = recorder.WaitForClosed();
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_TRUE(closed->ok()) << *closed;
+  EXPECT_EQ(recorder.message_count(), size_t{kThreads * kPerThread});
 }
 
 }  // namespace
