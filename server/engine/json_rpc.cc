@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/json_scan.h"
+#include "common/json_valid.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 
@@ -32,7 +33,7 @@ std::optional<std::string_view> Find(std::string_view s,
 }
 
 // The string value of a JSON string, or "" if `text` is not a string.
-// `text` is valid JSON (every caller holds a value of text json::accept
+// `text` is valid JSON (every caller holds a value of text IsValidJson
 // passed), so a string without an escape is its text between the quotes.
 std::string StringValue(std::string_view text) {
   if (text.empty() || text.front() != '"') return "";
@@ -113,7 +114,7 @@ const char* KindName(MessageKind kind) {
 }
 
 absl::StatusOr<MessageInfo> InspectMessage(std::string_view raw) {
-  if (!json::accept(raw)) {
+  if (!json_scan::IsValidJson(raw)) {
     return Error(v1::PROTOCOL_ERROR,
                  absl::StrCat("not valid JSON: ", QuoteInput(raw, 120)));
   }
