@@ -1,5 +1,6 @@
 #include "server/services/mcp_service.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -258,10 +259,6 @@ void McpService::CallIntoResult(grpc::ServerUnaryReactor* reactor,
        });
 }
 
-// Calls started without an inline answer read after one that had one
-// found the next call waiting for the thread (see ForwardLoop).
-constexpr int kInlineCooldownCalls = 64;
-
 struct McpService::ForwardCall {
   grpc::ServerContext context;
   grpc::ByteBuffer request_bytes;
@@ -355,7 +352,17 @@ void McpService::ForwardLoop() {
       absl::MutexLock lock(&forward_mu_);
       alone = ++forward_unanswered_ == 1;
     }
-    if (read_inline && waiting) inline_cooldown_ = kInlineCooldownCalls;
+    if (read_inline) {
+      if (waiting) {
+        // Each time in a row the wait is seen, the pause doubles: a single
+        // caller's next call sometimes looks queued (its request arrived
+        // as the last answer left), concurrent callers' calls always do.
+        inline_cooldown_ = inline_pause_;
+        inline_pause_ = std::min(2 * inline_pause_, kInlineMaxPause);
+      } else {
+        inline_pause_ = kInlineMinPause;
+      }
+    }
     read_inline = alone && inline_cooldown_ == 0;
     if (inline_cooldown_ > 0) --inline_cooldown_;
     StartForward(call, read_inline);

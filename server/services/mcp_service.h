@@ -200,9 +200,15 @@ class McpService final : public McpServiceBase {
   // Calls started and not yet finished (their answer still to come).
   absl::Mutex forward_mu_;
   int forward_unanswered_ ABSL_GUARDED_BY(forward_mu_) = 0;
+  // Calls started without an inline answer read after one that had one
+  // found the next call waiting for the thread (see ForwardLoop): at first
+  // this many, doubling up to the most while calls keep waiting.
+  static constexpr int kInlineMinPause = 4;
+  static constexpr int kInlineMaxPause = 256;
   // Only ForwardLoop's thread: calls still to start without reading their
-  // answer inline, after one that did found the next call already waiting.
+  // answer inline, and how many the next such pause lasts.
   int inline_cooldown_ = 0;
+  int inline_pause_ = kInlineMinPause;
 };
 
 }  // namespace inspector::services
