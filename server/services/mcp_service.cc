@@ -1,6 +1,5 @@
 #include "server/services/mcp_service.h"
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -312,10 +311,6 @@ void McpService::AwaitForward() {
 
 void McpService::ForwardLoop() {
   NameThisThread("grpc-forward");
-  // Whether the last call started read its answer on this thread; if the
-  // next call was waiting meanwhile, the thread is needed by more than one
-  // caller at a time, and inline reads stop for a while.
-  bool read_inline = false;
   while (true) {
     void* tag = nullptr;
     bool ok = false;
@@ -323,7 +318,7 @@ void McpService::ForwardLoop() {
     // waiting first: a call found that way waited for the thread.
     bool waiting = false;
     grpc::CompletionQueue::NextStatus next = grpc::CompletionQueue::TIMEOUT;
-    if (read_inline) {
+    if (inline_reads_.last_read_inline()) {
       next = forward_queue_->AsyncNext(&tag, &ok,
                                        gpr_inf_past(GPR_CLOCK_MONOTONIC));
       if (next == grpc::CompletionQueue::SHUTDOWN) break;
@@ -352,20 +347,7 @@ void McpService::ForwardLoop() {
       absl::MutexLock lock(&forward_mu_);
       alone = ++forward_unanswered_ == 1;
     }
-    if (read_inline) {
-      if (waiting) {
-        // Each time in a row the wait is seen, the pause doubles: a single
-        // caller's next call sometimes looks queued (its request arrived
-        // as the last answer left), concurrent callers' calls always do.
-        inline_cooldown_ = inline_pause_;
-        inline_pause_ = std::min(2 * inline_pause_, kInlineMaxPause);
-      } else {
-        inline_pause_ = kInlineMinPause;
-      }
-    }
-    read_inline = alone && inline_cooldown_ == 0;
-    if (inline_cooldown_ > 0) --inline_cooldown_;
-    StartForward(call, read_inline);
+    StartForward(call, inline_reads_.Next(waiting, alone));
   }
 }
 

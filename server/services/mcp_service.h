@@ -30,6 +30,7 @@
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
+#include "server/services/inline_read_pacer.h"
 #include "server/services/service_deps.h"
 
 namespace inspector::services {
@@ -200,15 +201,8 @@ class McpService final : public McpServiceBase {
   // Calls started and not yet finished (their answer still to come).
   absl::Mutex forward_mu_;
   int forward_unanswered_ ABSL_GUARDED_BY(forward_mu_) = 0;
-  // Calls started without an inline answer read after one that had one
-  // found the next call waiting for the thread (see ForwardLoop): at first
-  // this many, doubling up to the most while calls keep waiting.
-  static constexpr int kInlineMinPause = 4;
-  static constexpr int kInlineMaxPause = 256;
-  // Only ForwardLoop's thread: calls still to start without reading their
-  // answer inline, and how many the next such pause lasts.
-  int inline_cooldown_ = 0;
-  int inline_pause_ = kInlineMinPause;
+  // Only ForwardLoop's thread: which calls read their answer inline.
+  InlineReadPacer inline_reads_;
 };
 
 }  // namespace inspector::services
