@@ -769,9 +769,26 @@ TEST(StdioTransportTest, CloseFromCallbackDoesNotDeadlock) {
 
 // ReadInline: a caller that sent a request reads the answer itself.
 
-// The child answers the first line only once the second arrives; the test
-// sends the second from inside `done`, which ReadInline first calls once it
-// owns stdout, so the answer can only be read by the caller.
+// Reads inline until `count` messages have arrived, sending the line that
+// releases the child's answer ("{}") from inside `done`, which ReadInline
+// first calls once it owns stdout: the answer can only come while the
+// caller reads.
+void ReadReleasedAnswerInline(StdioTransport& transport, Recorder& recorder,
+                              size_t count) {
+  bool released = false;
+  transport.ReadInline(
+      kWait,
+      [&] {
+        if (!released) {
+          released = true;
+          EXPECT_TRUE(transport.Send("{}").ok());
+        }
+        return recorder.message_count() >= count;
+      },
+      /*interrupt_fd=*/-1);
+}
+
+// The child answers the first line only once the second arrives.
 TEST_P(StdioTransportExitTest, ReadInlineDeliversOnTheCallersThread) {
   Recorder recorder;
   auto transport = StartOrFail(
@@ -780,17 +797,7 @@ TEST_P(StdioTransportExitTest, ReadInlineDeliversOnTheCallersThread) {
   for (int i = 0; i < 3; ++i) {
     const std::string request = absl::StrCat(R"({"id":)", i, "}");
     ASSERT_TRUE(transport->Send(request).ok());
-    bool released = false;
-    transport->ReadInline(
-        kWait,
-        [&] {
-          if (!released) {
-            released = true;
-            EXPECT_TRUE(transport->Send("{}").ok());
-          }
-          return recorder.message_count() > static_cast<size_t>(i);
-        },
-        /*interrupt_fd=*/-1);
+    ReadReleasedAnswerInline(*transport, recorder, i + 1);
     ASSERT_EQ(recorder.message_count(), static_cast<size_t>(i + 1));
   }
   EXPECT_THAT(recorder.messages(),
@@ -800,8 +807,8 @@ TEST_P(StdioTransportExitTest, ReadInlineDeliversOnTheCallersThread) {
   }
 }
 
-// What arrives after the caller's answer goes to the reader thread, which
-// the caller re-armed when it let go.
+// What arrives after the caller's answer goes to the reader thread, whose
+// epoll set the caller put stdout back into when it let go.
 TEST_P(StdioTransportExitTest, ReadInlineLeavesTheRestToTheReaderThread) {
   Recorder recorder;
   auto transport = StartOrFail(
@@ -809,17 +816,7 @@ TEST_P(StdioTransportExitTest, ReadInlineLeavesTheRestToTheReaderThread) {
       Tuning());
   ASSERT_NE(transport, nullptr);
   ASSERT_TRUE(transport->Send(R"({"n":1})").ok());
-  bool released = false;
-  transport->ReadInline(
-      kWait,
-      [&] {
-        if (!released) {
-          released = true;
-          EXPECT_TRUE(transport->Send("{}").ok());
-        }
-        return recorder.message_count() >= 1;
-      },
-      /*interrupt_fd=*/-1);
+  ReadReleasedAnswerInline(*transport, recorder, 1);
   ASSERT_EQ(recorder.message_count(), 1u);
   ASSERT_TRUE(transport->Send(R"({"n":2})").ok());
   ASSERT_TRUE(recorder.WaitForMessages(2));
@@ -879,17 +876,7 @@ TEST(StdioTransportTest, ReadInlineStopsWhenInterrupted) {
   close(interrupt[0]);
   close(interrupt[1]);
   // Not a miss: the next call waits and gets its answer.
-  bool released = false;
-  transport->ReadInline(
-      kWait,
-      [&] {
-        if (!released) {
-          released = true;
-          EXPECT_TRUE(transport->Send("{}").ok());
-        }
-        return recorder.message_count() >= 1;
-      },
-      /*interrupt_fd=*/-1);
+  ReadReleasedAnswerInline(*transport, recorder, 1);
   ASSERT_EQ(recorder.message_count(), 1u);
   EXPECT_EQ(recorder.message_threads()[0], std::this_thread::get_id());
 }
