@@ -281,6 +281,17 @@ class OpenContainers {
   std::vector<uint64_t> deeper_;
 };
 
+// The byte just past a member's key and the colon after it, p at the
+// key's opening quote; nullptr when they are not there.
+const Byte* SkipKeyAndColon(const Byte* p, const Byte* end) {
+  if (p == end || *p != '"') return nullptr;
+  p = SkipString(p + 1, end);
+  if (p == nullptr) return nullptr;
+  p = SkipSpace(p, end);
+  if (p == end || *p != ':') return nullptr;
+  return p + 1;
+}
+
 }  // namespace
 
 bool IsValidJson(std::string_view text) {
@@ -304,13 +315,8 @@ bool IsValidJson(std::string_view text) {
           break;
         }
         open.Push(true);
-        // The first key and its colon.
-        if (p == end || *p != '"') return false;
-        p = SkipString(p + 1, end);
+        p = SkipKeyAndColon(p, end);  // the first member's
         if (p == nullptr) return false;
-        p = SkipSpace(p, end);
-        if (p == end || *p != ':') return false;
-        ++p;
         continue;
       case '[':
         p = SkipSpace(p + 1, end);
@@ -364,13 +370,8 @@ bool IsValidJson(std::string_view text) {
       if (*p != ',') return false;
       p = SkipSpace(p + 1, end);
       if (in_object) {
-        // The next key and its colon.
-        if (p == end || *p != '"') return false;
-        p = SkipString(p + 1, end);
+        p = SkipKeyAndColon(p, end);  // the next member's
         if (p == nullptr) return false;
-        p = SkipSpace(p, end);
-        if (p == end || *p != ':') return false;
-        ++p;
       }
       break;
     }
