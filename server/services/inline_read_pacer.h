@@ -7,8 +7,8 @@
 // waits in gRPC's queue, where it cannot be seen: it is still "alone" when
 // its turn comes, and would read inline too, one call at a time. So after an
 // inline read the caller tells the pacer whether the next call had already
-// arrived (it waited); if so, the next few alone calls leave their answers
-// to the transport's reader: the next 4 calls at first, doubling up to 256 for as long as
+// arrived (it waited); if so, the next calls leave their answers to the
+// transport's reader: 4 calls at first, doubling up to 256 for as long as
 // calls keep waiting, back to 4 once an inline read finds nothing waiting.
 // (A single caller's next request sometimes arrives just as the answer
 // leaves and looks as if it waited; concurrent callers' always do.)

@@ -8,8 +8,8 @@
 namespace inspector::services {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::Each;
+using ::testing::ElementsAre;
 
 TEST(InlineReadPacerTest, ACallThatIsNotAloneNeverReadsInline) {
   InlineReadPacer pacer;
