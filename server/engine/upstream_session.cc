@@ -1418,13 +1418,12 @@ void UpstreamSession::FailConnection(absl::Status status) {
 }
 
 void UpstreamSession::ReadInline(absl::Duration budget,
-                                 const std::function<bool()>& done,
-                                 int interrupt_fd) {
+                                 const std::function<bool()>& done) {
   {
     absl::MutexLock lock(&mu_);
     if (state_ != v1::CONNECTED) return;
   }
-  transport_->ReadInline(budget, done, interrupt_fd);
+  transport_->ReadInline(budget, done);
 }
 
 void UpstreamSession::Close() {

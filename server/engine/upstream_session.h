@@ -265,11 +265,10 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // queue.
   void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Reads the server's messages on the calling thread until `done()`,
-  // `budget` or `interrupt_fd` (Transport::ReadInline), while the session
-  // is connected.
-  void ReadInline(absl::Duration budget, const std::function<bool()>& done,
-                  int interrupt_fd = -1) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads the server's messages on the calling thread until `done()` or
+  // `budget` (Transport::ReadInline), while the session is connected.
+  void ReadInline(absl::Duration budget, const std::function<bool()>& done)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   v1::ConnectionState state() const ABSL_LOCKS_EXCLUDED(mu_);
   // True once the session has ended (closed, crashed, failed). It turns

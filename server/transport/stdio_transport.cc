@@ -523,8 +523,7 @@ void StdioTransport::ReleaseStdout() {
 }
 
 void StdioTransport::ReadInline(absl::Duration budget,
-                                const std::function<bool()>& done,
-                                int interrupt_fd) {
+                                const std::function<bool()>& done) {
   if (budget <= absl::ZeroDuration() || OnTransportThread()) return;
   if (inline_skips_.load(std::memory_order_relaxed) > 0) {
     inline_skips_.fetch_sub(1, std::memory_order_relaxed);
@@ -550,11 +549,9 @@ void StdioTransport::ReadInline(absl::Duration budget,
       timed_out = true;
       break;
     }
-    pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+    pollfd stdout_ready = {stdout_fd_, POLLIN, 0};
     const timespec wait = absl::ToTimespec(left);
-    const int ready =
-        ppoll(fds, interrupt_fd >= 0 ? 2 : 1, &wait, nullptr);  // EINTR: again
-    if (ready > 0 && interrupt_fd >= 0 && fds[1].revents != 0) break;
+    ppoll(&stdout_ready, 1, &wait, nullptr);  // EINTR: again
   }
   current_transport = previous;
   ReleaseStdout();

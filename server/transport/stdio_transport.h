@@ -128,8 +128,8 @@ class StdioTransport final : public Transport {
   // exited, and after a caller's wait found nothing within its budget (the
   // next few calls then return at once too: a slow server is left to the
   // reader thread rather than holding callers' threads).
-  void ReadInline(absl::Duration budget, const std::function<bool()>& done,
-                  int interrupt_fd) override;
+  void ReadInline(absl::Duration budget,
+                  const std::function<bool()>& done) override;
 
   // See the file comment. Idempotent; blocks for at most about
   // shutdown_grace (plus the time a SIGKILLed group takes to die).

@@ -104,11 +104,8 @@ class Transport {
   virtual void Close() = 0;
 
   // Reads what the server writes and delivers it (on_message) on the calling
-  // thread, until `done()` is true, `budget` has passed or `interrupt_fd`
-  // (when not -1) becomes readable, provided no other thread is reading at
-  // that moment; returns at once otherwise. An event loop passes its own
-  // epoll descriptor as `interrupt_fd`, so that it waits only while it has
-  // nothing else to do. A caller
+  // thread, until `done()` is true or `budget` has passed, provided no other
+  // thread is reading at that moment; returns at once otherwise. A caller
   // that just sent a request and may wait briefly uses it to take the answer
   // itself, which saves waking the transport's reader thread and then the
   // caller's (see the README's "Where the time goes"). Callbacks keep their
@@ -116,8 +113,7 @@ class Transport {
   // callback or with a lock held that a callback takes. Default: nothing
   // (the transport's own threads deliver everything).
   virtual void ReadInline(absl::Duration budget,
-                          const std::function<bool()>& done, int interrupt_fd) {
-  }
+                          const std::function<bool()>& done) {}
 
   // stdio: the child's process id while it runs; 0 otherwise.
   virtual int pid() const { return 0; }

@@ -776,16 +776,13 @@ TEST(StdioTransportTest, CloseFromCallbackDoesNotDeadlock) {
 void ReadReleasedAnswerInline(StdioTransport& transport, Recorder& recorder,
                               size_t count) {
   bool released = false;
-  transport.ReadInline(
-      kWait,
-      [&] {
-        if (!released) {
-          released = true;
-          EXPECT_TRUE(transport.Send("{}").ok());
-        }
-        return recorder.message_count() >= count;
-      },
-      /*interrupt_fd=*/-1);
+  transport.ReadInline(kWait, [&] {
+    if (!released) {
+      released = true;
+      EXPECT_TRUE(transport.Send("{}").ok());
+    }
+    return recorder.message_count() >= count;
+  });
 }
 
 // The child answers the first line only once the second arrives.
@@ -836,49 +833,14 @@ TEST(StdioTransportTest, ReadInlineGivesUpAfterItsBudget) {
   ASSERT_TRUE(transport->Send(R"({"late":true})").ok());
   const absl::Duration budget = absl::Milliseconds(50);
   absl::Time start = absl::Now();
-  transport->ReadInline(
-      budget, [] { return false; }, /*interrupt_fd=*/-1);
+  transport->ReadInline(budget, [] { return false; });
   EXPECT_GE(absl::Now() - start, budget);
   start = absl::Now();
-  transport->ReadInline(
-      kWait, [] { return false; }, /*interrupt_fd=*/-1);
+  transport->ReadInline(kWait, [] { return false; });
   EXPECT_LT(absl::Now() - start, kWait / 2) << "the next call should skip";
   ASSERT_TRUE(transport->Send("{}").ok());
   ASSERT_TRUE(recorder.WaitForMessages(1));
   EXPECT_NE(recorder.message_threads()[0], std::this_thread::get_id());
-}
-
-// A caller that passes an interrupt descriptor stops waiting as soon as it
-// becomes readable (an event loop with other work), without giving up on
-// later calls.
-TEST(StdioTransportTest, ReadInlineStopsWhenInterrupted) {
-  Recorder recorder;
-  auto transport =
-      StartOrFail(Sh(R"(read a; read b; echo "$a"; exec cat)"), recorder);
-  ASSERT_NE(transport, nullptr);
-  int interrupt[2];
-  ASSERT_EQ(pipe2(interrupt, O_CLOEXEC), 0);
-  ASSERT_TRUE(transport->Send(R"({"n":1})").ok());
-  bool signalled = false;
-  const absl::Time start = absl::Now();
-  transport->ReadInline(
-      kWait,
-      [&] {
-        if (!signalled) {
-          signalled = true;
-          EXPECT_EQ(write(interrupt[1], "x", 1), 1);
-        }
-        return false;
-      },
-      interrupt[0]);
-  EXPECT_LT(absl::Now() - start, kWait / 2);
-  EXPECT_EQ(recorder.message_count(), 0u);
-  close(interrupt[0]);
-  close(interrupt[1]);
-  // Not a miss: the next call waits and gets its answer.
-  ReadReleasedAnswerInline(*transport, recorder, 1);
-  ASSERT_EQ(recorder.message_count(), 1u);
-  EXPECT_EQ(recorder.message_threads()[0], std::this_thread::get_id());
 }
 
 // The child exits while a caller reads: the caller returns, and the
@@ -890,8 +852,7 @@ TEST_P(StdioTransportExitTest, ExitWhileReadingInline) {
   ASSERT_NE(transport, nullptr);
   ASSERT_TRUE(transport->Send(R"({"bye":1})").ok());
   const absl::Time start = absl::Now();
-  transport->ReadInline(
-      kWait, [] { return false; }, /*interrupt_fd=*/-1);
+  transport->ReadInline(kWait, [] { return false; });
   EXPECT_LT(absl::Now() - start, kWait / 2);
   std::optional<absl::Status> closed = recorder.WaitForClosed();
   ASSERT_TRUE(closed.has_value());
@@ -920,13 +881,10 @@ TEST(StdioTransportTest, ConcurrentInlineReadersDeliverEachLineOnceInOrder) {
           absl::MutexLock lock(&mu);
           ASSERT_TRUE(transport->Send(line).ok());
         }
-        transport->ReadInline(
-            absl::Milliseconds(5),
-            [&] {
-              std::vector<std::string> seen = recorder.messages();
-              return std::find(seen.begin(), seen.end(), line) != seen.end();
-            },
-            /*interrupt_fd=*/-1);
+        transport->ReadInline(absl::Milliseconds(5), [&] {
+          std::vector<std::string> seen = recorder.messages();
+          return std::find(seen.begin(), seen.end(), line) != seen.end();
+        });
       }
     });
   }
