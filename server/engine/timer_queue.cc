@@ -14,6 +14,7 @@ TimerQueue::~TimerQueue() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    first_changed_.Signal();
   }
   thread_.join();
 }
@@ -29,13 +30,10 @@ void TimerQueue::Run() {
       // never wakes this thread (it finds nothing due and sleeps again),
       // and neither does a timer due later: most timers are request
       // timeouts that are cancelled long before they are due, and waking
-      // for each would cost a thread switch per request. Only an earlier
-      // timer, or stopping, wakes it.
-      const absl::Time until = timers_.next_due();
-      auto earlier = [this, until]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || timers_.next_due() < until;
-      };
-      mu_.AwaitWithDeadline(absl::Condition(&earlier), until);
+      // for each would cost a thread switch per request. Only a new first
+      // timer, or stopping, wakes it (first_changed_); a spurious wake-up
+      // just goes round again.
+      first_changed_.WaitWithDeadline(&mu_, timers_.next_due());
       continue;
     }
     mu_.Unlock();

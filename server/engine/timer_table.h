@@ -85,7 +85,12 @@ class TableClock : public Clock {
   TimerId Schedule(absl::Time when, std::function<void()> callback) override
       ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    return timers_.Add(when, std::move(callback));
+    const bool first = when < timers_.next_due();
+    const TimerId id = timers_.Add(when, std::move(callback));
+    // Only a new first timer changes how long the runner sleeps. Signal()
+    // with nobody waiting is one atomic load.
+    if (first) first_changed_.Signal();
+    return id;
   }
 
   bool Cancel(TimerId id) override ABSL_LOCKS_EXCLUDED(mu_) {
@@ -102,6 +107,11 @@ class TableClock : public Clock {
  protected:
   mutable absl::Mutex mu_;
   TimerTable timers_ ABSL_GUARDED_BY(mu_);
+  // Signalled when a timer is added before all others. The runner waits on
+  // a condition variable rather than with Mutex::Await: a thread waiting in
+  // Await makes every other unlock of mu_ evaluate its condition, and
+  // Schedule() and Cancel() run twice per forwarded request.
+  absl::CondVar first_changed_;
 };
 
 }  // namespace inspector::engine

@@ -596,6 +596,7 @@ void StdioTransport::StdoutLoop() {
     kill(-child_pid_, SIGKILL);
     exited_ = true;
     stop_writer_ = true;
+    writer_cv_.Signal();
   }
   eventfd_write(exited_event_fd_, 1);
   eventfd_write(writer_wake_fd_, 1);
@@ -726,14 +727,11 @@ void StdioTransport::WriterLoop() {
   sigaddset(&pipe_signal, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
 
-  auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stop_writer_ || !queue_.empty();
-  };
   for (;;) {
     std::string message;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(&has_work));
+      while (!stop_writer_ && queue_.empty()) writer_cv_.Wait(&mu_);
       if (stop_writer_) break;
       message = std::move(queue_.front());
       queue_.pop_front();
@@ -822,6 +820,7 @@ absl::Status StdioTransport::Send(std::string message) {
   }
   queued_bytes_ += message.size();
   queue_.push_back(std::move(message));
+  writer_cv_.Signal();
   return absl::OkStatus();
 }
 
@@ -860,6 +859,7 @@ void StdioTransport::Close() {
     close_requested_ = true;
     if (started_ && !stop_writer_) {
       stop_writer_ = true;
+      writer_cv_.Signal();
       eventfd_write(writer_wake_fd_, 1);
     }
     SignalGroupLocked(SIGKILL);
@@ -873,6 +873,7 @@ void StdioTransport::Close() {
     close_requested_ = true;
     started = started_;
     stop_writer_ = true;
+    writer_cv_.Signal();
   }
   joined_ = true;
   if (!started) return;

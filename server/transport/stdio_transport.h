@@ -228,6 +228,10 @@ class StdioTransport final : public Transport {
   bool stop_writer_ ABSL_GUARDED_BY(mu_) = false;
   bool stdin_broken_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  // The writer thread waits on it for queue_ or stop_writer_. Not
+  // Mutex::Await: a waiter there makes every unlock of mu_ (each Send())
+  // evaluate its condition.
+  absl::CondVar writer_cv_;
   // The writer thread holds a message it is writing (outside mu_).
   bool writer_busy_ ABSL_GUARDED_BY(mu_) = false;
   // Bytes in queue_ plus the message being written.
