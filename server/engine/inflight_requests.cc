@@ -1,7 +1,10 @@
 #include "server/engine/inflight_requests.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <utility>
+#include <vector>
 
 namespace inspector::engine {
 
@@ -16,13 +19,53 @@ int64_t InflightRequests::NextId() {
 }
 
 void InflightRequests::Arm(int64_t id, Entry& entry) {
+  entry.running = true;
   if (entry.request_deadline != absl::InfiniteFuture()) {
-    entry.request_timer = clock_->Schedule(
-        entry.request_deadline, [this, id] { OnTimer(id, false); });
+    Track(entry.request_deadline, id, false);
   }
   if (entry.total_deadline != absl::InfiniteFuture()) {
-    entry.total_timer = clock_->Schedule(entry.total_deadline,
-                                         [this, id] { OnTimer(id, true); });
+    Track(entry.total_deadline, id, true);
+  }
+}
+
+void InflightRequests::Track(absl::Time due, int64_t id, bool total) {
+  // Stale deadlines pile up behind a long-lived one at the top; past a
+  // bound the heap is rebuilt from the live ones.
+  if (deadlines_.size() >= 4 * entries_.size() + 64) {
+    std::vector<Deadline> live;
+    for (const Deadline& deadline : deadlines_) {
+      if (Live(deadline)) live.push_back(deadline);
+    }
+    deadlines_.swap(live);
+    std::make_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+  }
+  deadlines_.push_back({due, next_order_++, id, total});
+  std::push_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+  ArmSweep(due);
+}
+
+void InflightRequests::ArmSweep(absl::Time due) {
+  if (!sweeps_.empty() && sweeps_.begin()->first <= due) return;
+  const uint64_t number = next_order_++;
+  sweeps_.emplace(
+      due, std::make_pair(clock_->Schedule(
+                              due, [this, due, number] { Sweep(due, number); }),
+                          number));
+}
+
+bool InflightRequests::Live(const Deadline& deadline) const {
+  auto it = entries_.find(deadline.id);
+  if (it == entries_.end()) return false;
+  const Entry& entry = it->second;
+  return entry.running &&
+         (deadline.total ? entry.total_deadline : entry.request_deadline) ==
+             deadline.due;
+}
+
+void InflightRequests::DropStaleTop() {
+  while (!deadlines_.empty() && !Live(deadlines_.front())) {
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+    deadlines_.pop_back();
   }
 }
 
@@ -44,41 +87,38 @@ void InflightRequests::Add(int64_t id, Request request,
     if (max_total != absl::InfiniteDuration()) {
       entry.total_deadline = entry.request.started + max_total;
     }
-    Arm(id, entry);
   }
-  entries_.insert_or_assign(id, std::move(entry));
+  auto [it, added] = entries_.insert_or_assign(id, std::move(entry));
+  if (!(it->second.request.pausable && paused())) Arm(id, it->second);
 }
 
 bool InflightRequests::Take(int64_t id, Request* out) {
-  Clock::TimerId request_timer, total_timer;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = entries_.find(id);
-    if (it == entries_.end()) return false;
-    *out = std::move(it->second.request);
-    request_timer = it->second.request_timer;
-    total_timer = it->second.total_timer;
-    entries_.erase(it);
-  }
-  // Outside mu_: a timer that is firing takes it.
-  clock_->Cancel(request_timer);
-  clock_->Cancel(total_timer);
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return false;
+  *out = std::move(it->second.request);
+  entries_.erase(it);
+  // Its deadlines stay behind, stale; those on top go now, which keeps
+  // the heap small when requests end in the order they started.
+  DropStaleTop();
   return true;
 }
 
 std::vector<InflightRequests::Request> InflightRequests::TakeAll() {
   std::map<int64_t, Entry> entries;
+  std::map<absl::Time, std::pair<Clock::TimerId, uint64_t>> sweeps;
   {
     absl::MutexLock lock(&mu_);
     entries.swap(entries_);
+    sweeps.swap(sweeps_);
+    deadlines_.clear();
   }
+  // Outside mu_: a sweep that is running takes it.
+  for (const auto& [due, armed] : sweeps) clock_->Cancel(armed.first);
   std::vector<Request> requests;
   requests.reserve(entries.size());
-  for (auto& [id, entry] : entries) {
-    clock_->Cancel(entry.request_timer);
-    clock_->Cancel(entry.total_timer);
+  for (auto& [id, entry] : entries)
     requests.push_back(std::move(entry.request));
-  }
   return requests;
 }
 
@@ -94,50 +134,35 @@ int64_t InflightRequests::Newest(const std::string& caller_id) const {
 }
 
 void InflightRequests::Progress(const std::string& token) {
-  std::vector<Clock::TimerId> replaced;
-  {
-    absl::MutexLock lock(&mu_);
-    const absl::Time now = clock_->Now();
-    for (auto& [id, entry] : entries_) {
-      if (entry.request.progress_token != token) continue;
-      // Paused requests have no clock running; they get a full one when
-      // they resume.
-      if (entry.request.pausable && paused()) continue;
-      if (entry.request_timeout == absl::InfiniteDuration()) continue;
-      replaced.push_back(entry.request_timer);
-      entry.request_deadline = now + entry.request_timeout;
-      const int64_t entry_id = id;
-      entry.request_timer = clock_->Schedule(
-          entry.request_deadline, [this, entry_id] { OnTimer(entry_id, false); });
-    }
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_->Now();
+  for (auto& [id, entry] : entries_) {
+    if (entry.request.progress_token != token) continue;
+    // Paused requests have no clock running; they get a full one when
+    // they resume.
+    if (!entry.running) continue;
+    if (entry.request_timeout == absl::InfiniteDuration()) continue;
+    // The old deadline turns stale.
+    entry.request_deadline = now + entry.request_timeout;
+    Track(entry.request_deadline, id, false);
   }
-  for (Clock::TimerId timer : replaced) clock_->Cancel(timer);
 }
 
 void InflightRequests::Pause() {
-  std::vector<Clock::TimerId> stopped;
-  {
-    absl::MutexLock lock(&mu_);
-    if (++pauses_ != 1) return;
-    const absl::Time now = clock_->Now();
-    for (auto& [id, entry] : entries_) {
-      if (!entry.request.pausable) continue;
-      if (entry.request_timer == 0 && entry.total_timer == 0) continue;
-      entry.total_left =
-          entry.total_deadline == absl::InfiniteFuture()
-              ? absl::InfiniteDuration()
-              : std::max(absl::ZeroDuration(), entry.total_deadline - now);
-      entry.request_deadline = absl::InfiniteFuture();
-      entry.total_deadline = absl::InfiniteFuture();
-      stopped.push_back(entry.request_timer);
-      stopped.push_back(entry.total_timer);
-      entry.request_timer = 0;
-      entry.total_timer = 0;
-    }
+  absl::MutexLock lock(&mu_);
+  if (++pauses_ != 1) return;
+  const absl::Time now = clock_->Now();
+  for (auto& [id, entry] : entries_) {
+    if (!entry.request.pausable || !entry.running) continue;
+    entry.total_left =
+        entry.total_deadline == absl::InfiniteFuture()
+            ? absl::InfiniteDuration()
+            : std::max(absl::ZeroDuration(), entry.total_deadline - now);
+    // Its deadlines turn stale; a sweep that runs meanwhile skips them.
+    entry.request_deadline = absl::InfiniteFuture();
+    entry.total_deadline = absl::InfiniteFuture();
+    entry.running = false;
   }
-  // Outside mu_ (a firing timer takes it). One that fires meanwhile finds
-  // the table paused and does nothing.
-  for (Clock::TimerId timer : stopped) clock_->Cancel(timer);
 }
 
 void InflightRequests::Resume() {
@@ -145,10 +170,7 @@ void InflightRequests::Resume() {
   if (--pauses_ != 0) return;
   const absl::Time now = clock_->Now();
   for (auto& [id, entry] : entries_) {
-    if (!entry.request.pausable || entry.request_timer != 0 ||
-        entry.total_timer != 0) {
-      continue;
-    }
+    if (!entry.request.pausable || entry.running) continue;
     entry.request_deadline = entry.request_timeout == absl::InfiniteDuration()
                                  ? absl::InfiniteFuture()
                                  : now + entry.request_timeout;
@@ -186,38 +208,41 @@ std::string InflightRequests::CallerId(int64_t id) const {
   return it == entries_.end() ? std::string() : it->second.request.caller_id;
 }
 
-void InflightRequests::OnTimer(int64_t id, bool total) {
-  Request request;
-  Clock::TimerId request_timer, total_timer;
-  // Once the entry is out, the table may be destroyed by another thread
-  // (its destructor finds nothing to wait for), so what is needed after
-  // that is copied first.
-  Clock* clock;
+void InflightRequests::Sweep(absl::Time armed, uint64_t number) {
+  struct Expired {
+    int64_t id;
+    Request request;
+    bool total;
+  };
+  std::vector<Expired> expired;
+  // Once the requests are out, the table may be destroyed by another
+  // thread (TakeAll finds this sweep gone from sweeps_ and does not wait),
+  // so the handler is copied first and nothing of the table is touched
+  // after the lock.
   TimeoutHandler handler;
   {
     absl::MutexLock lock(&mu_);
-    auto it = entries_.find(id);
-    if (it == entries_.end()) return;
-    Entry& entry = it->second;
-    // Paused for a person, or a timer replaced by a later deadline.
-    if (entry.request.pausable && paused()) return;
-    if (clock_->Now() <
-        (total ? entry.total_deadline : entry.request_deadline)) {
-      return;
+    // Unless TakeAll took it (a later sweep may have the same time).
+    if (auto it = sweeps_.find(armed);
+        it != sweeps_.end() && it->second.second == number) {
+      sweeps_.erase(it);
     }
-    request = std::move(entry.request);
-    request_timer = entry.request_timer;
-    total_timer = entry.total_timer;
-    entries_.erase(it);
-    clock = clock_;
-    handler = on_timeout_;
+    const absl::Time now = clock_->Now();
+    while (!deadlines_.empty() && deadlines_.front().due <= now) {
+      const Deadline deadline = deadlines_.front();
+      std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<>());
+      deadlines_.pop_back();
+      if (!Live(deadline)) continue;
+      auto it = entries_.find(deadline.id);
+      expired.push_back(
+          {deadline.id, std::move(it->second.request), deadline.total});
+      entries_.erase(it);
+    }
+    DropStaleTop();
+    if (!deadlines_.empty()) ArmSweep(deadlines_.front().due);
+    if (!expired.empty()) handler = on_timeout_;
   }
-  // Cancelling the timer that is running, from its own callback, is a
-  // no-op; the other one is stopped (it cannot be running: a clock runs
-  // one callback at a time).
-  clock->Cancel(request_timer);
-  clock->Cancel(total_timer);
-  handler(id, std::move(request), total);
+  for (Expired& e : expired) handler(e.id, std::move(e.request), e.total);
 }
 
 }  // namespace inspector::engine

@@ -5,7 +5,14 @@
 // and their completion (taken out by the answer, a failure or a timeout).
 //
 // A request times out when either clock runs out; the table then removes
-// it and hands it to the timeout handler, which answers it. A pausable
+// it and hands it to the timeout handler, which answers it. The clocks are
+// deadlines in the table's own heap, not one Clock timer each: one timer
+// at a time (two when a new deadline comes before the armed one) sweeps
+// what fell due and is armed again for the next deadline. Answered
+// requests leave their deadlines behind as stale ones, dropped when they
+// reach the top of the heap; a request therefore costs no Clock call.
+// With one timeout for every request, as usual, a new deadline is never
+// the earliest, so traffic arms the Clock about once per timeout. A pausable
 // request (a caller's) has no clock running while the table is paused: on
 // resume its request timeout restarts in full and its absolute maximum
 // resumes with the time it had left. Requests that are not pausable (the
@@ -13,8 +20,8 @@
 //
 // Thread-safe. The handler runs on the clock's thread without the table's
 // lock; a request is handed out at most once (by Take, TakeAll or the
-// handler). Do not call the table holding a lock the handler takes: Take
-// and TakeAll wait for a running timeout of the requests they take.
+// handler). Do not call the table holding a lock the handler takes:
+// TakeAll waits for a running sweep.
 #ifndef INSPECTOR_SERVER_ENGINE_INFLIGHT_REQUESTS_H_
 #define INSPECTOR_SERVER_ENGINE_INFLIGHT_REQUESTS_H_
 
@@ -22,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -88,7 +96,7 @@ class InflightRequests {
   // (answered, timed out or never added).
   bool Take(int64_t id, Request* out) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Removes every request, oldest first.
+  // Removes every request, oldest first, and stops the table's timers.
   std::vector<Request> TakeAll() ABSL_LOCKS_EXCLUDED(mu_);
 
   // The id of the newest caller request (one with a queue entry id) with
@@ -121,20 +129,42 @@ class InflightRequests {
   struct Entry {
     Request request;
     absl::Duration request_timeout;
-    // When the timers are due. A timer that fires before its deadline is
-    // a stale one (replaced after a pause or progress) and is ignored.
+    // When the clocks run out (InfiniteFuture: no limit, or stopped). A
+    // deadline in deadlines_ that is not the entry's own any more (replaced
+    // after progress or a pause) is a stale one and is ignored.
     absl::Time request_deadline = absl::InfiniteFuture();
     absl::Time total_deadline = absl::InfiniteFuture();
     // While paused: what was left of the absolute maximum.
     absl::Duration total_left = absl::InfiniteDuration();
-    Clock::TimerId request_timer = 0;
-    Clock::TimerId total_timer = 0;
+    // Its clocks run (false: pausable and added or stopped while paused).
+    bool running = false;
+  };
+  struct Deadline {
+    absl::Time due;
+    uint64_t order;  // ties run in the order the deadlines were set
+    int64_t id;
+    bool total;
+    // For a min-heap with std::push_heap and friends.
+    bool operator>(const Deadline& other) const {
+      return due != other.due ? due > other.due : order > other.order;
+    }
   };
 
-  void OnTimer(int64_t id, bool total) ABSL_LOCKS_EXCLUDED(mu_);
-  // Arms the timers of `entry` for its deadlines. Scheduling never runs a
-  // callback inline, so this is safe under mu_.
+  // Runs what fell due by the clock's time, then arms the next sweep.
+  // `armed` and `number` say which entry of sweeps_ this is.
+  void Sweep(absl::Time armed, uint64_t number) ABSL_LOCKS_EXCLUDED(mu_);
+  // Arms a sweep at `due` unless one comes at or before it.
+  void ArmSweep(absl::Time due) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the clocks of `entry` for its deadlines.
   void Arm(int64_t id, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds a deadline; arms a sweep for it if it is the earliest. Scheduling
+  // never runs a callback inline, so this is safe under mu_.
+  void Track(absl::Time due, int64_t id, bool total)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a deadline is still its request's.
+  bool Live(const Deadline& deadline) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Pops stale deadlines off the top of the heap.
+  void DropStaleTop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool paused() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pauses_ > 0; }
 
   Clock* const clock_;
@@ -146,6 +176,14 @@ class InflightRequests {
   // Pause() calls not yet balanced by Resume(); > 0: paused. A Resume()
   // may come first (the answer overtaking the pause), hence signed.
   int pauses_ ABSL_GUARDED_BY(mu_) = 0;
+  // Every running clock's deadline, earliest on top (a min-heap), among
+  // stale ones.
+  std::vector<Deadline> deadlines_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_order_ ABSL_GUARDED_BY(mu_) = 0;
+  // The Clock timers armed to sweep, by due time, with their numbers
+  // (drawn from next_order_).
+  std::map<absl::Time, std::pair<Clock::TimerId, uint64_t>> sweeps_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::engine

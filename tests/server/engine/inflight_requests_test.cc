@@ -79,9 +79,52 @@ TEST_F(InflightRequestsTest, TakingARequestStopsItsClocks) {
   ASSERT_TRUE(table_.Take(id, &request));
   EXPECT_EQ(request.caller_id, "a");
   EXPECT_FALSE(table_.Take(id, &request));  // once
-  EXPECT_EQ(clock_.scheduled(), 0u);
   clock_.Advance(absl::Minutes(10));
   EXPECT_TRUE(timeouts_.empty());
+  // The sweep armed for it found nothing and armed no other.
+  EXPECT_EQ(clock_.scheduled(), 0u);
+}
+
+TEST_F(InflightRequestsTest, RequestsArmTheClockOnlyForAnEarlierDeadline) {
+  for (int i = 0; i < 1000; ++i) {
+    Add(absl::StrCat("r", i), absl::Seconds(10), absl::Minutes(5));
+    clock_.Advance(absl::Milliseconds(1));
+  }
+  // One sweep, at the first deadline; not two timers per request.
+  EXPECT_EQ(clock_.scheduled(), 1u);
+  Add("short", absl::Seconds(1), absl::Minutes(5));
+  EXPECT_EQ(clock_.scheduled(), 2u);  // its deadline comes first
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_THAT(timeouts_, ElementsAre("short request"));
+  clock_.Advance(absl::Seconds(8));  // 10 s after the first one
+  ASSERT_EQ(timeouts_.size(), 2u);
+  EXPECT_EQ(timeouts_[1], "r0 request");
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(timeouts_.size(), 1001u);
+  EXPECT_EQ(timeouts_.back(), "r999 request");
+  EXPECT_EQ(clock_.scheduled(), 0u);
+}
+
+TEST_F(InflightRequestsTest, ALongRequestTimesOutAmongManyAnsweredOnes) {
+  // Its deadline sits on top while the answered requests' stale ones
+  // pile up behind it, past the bound that rebuilds the heap.
+  Add("long", absl::Seconds(30), absl::Minutes(5));
+  for (int i = 0; i < 5000; ++i) {
+    const int64_t id =
+        Add(absl::StrCat("r", i), absl::Seconds(10), absl::Minutes(5));
+    if (i == 4999) break;  // the last one is never answered
+    InflightRequests::Request request;
+    ASSERT_TRUE(table_.Take(id, &request));
+    clock_.Advance(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(table_.size(), 2u);
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_THAT(timeouts_, ElementsAre("r4999 request"));
+  clock_.Advance(absl::Seconds(15));  // 29.999 s
+  EXPECT_THAT(timeouts_, ElementsAre("r4999 request"));
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_THAT(timeouts_, ElementsAre("r4999 request", "long request"));
+  EXPECT_EQ(clock_.scheduled(), 0u);
 }
 
 TEST_F(InflightRequestsTest, ProgressRestartsTheRequestTimeoutButNotTheMaximum) {
