@@ -506,6 +506,8 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
       // What the server was found to speak is learnt again.
       if (era_ != Era::kProbing) era_ = Era::kUnknown;
       for (auto& [no, flow] : lent_) flows.push_back(flow);
+      for (Waiting& waiting : waiting_) flows.push_back(waiting.flow);
+      waiting_.clear();
       for (auto& [no, pooled] : open_relays_) relays.push_back(pooled);
       open_relays_.clear();
       idle_.clear();
@@ -602,11 +604,42 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
 
   void EraKnown(absl::Status status) {
     std::vector<std::function<void(absl::Status)>> waiters;
+    std::shared_ptr<Pooled> spare;
+    Era era;
     {
       absl::MutexLock lock(&mu_);
       waiters.swap(era_waiters_);
+      spare.swap(prestarted_);
+      era = era_;
     }
     for (auto& waiter : waiters) waiter(status);
+    // The spare opened beside the probe gets ready the way the era asks
+    // (after the waiters, which take the probe's relay first).
+    if (spare != nullptr) {
+      if (era == Era::kLegacy) {
+        std::weak_ptr<Impl> weak_self = weak_from_this();
+        Handshake(spare, [weak_self, spare](absl::Status status) {
+          if (auto self = weak_self.lock()) self->SpareReady(spare, status);
+        });
+      } else {
+        SpareReady(spare, era == Era::kModern
+                              ? absl::OkStatus()
+                              : absl::UnavailableError("era unknown"));
+      }
+    }
+  }
+
+  // A spare relay finished starting (or failed to).
+  void SpareReady(const std::shared_ptr<Pooled>& pooled, absl::Status status) {
+    {
+      absl::MutexLock lock(&mu_);
+      warming_ = false;
+    }
+    if (status.ok()) {
+      ReturnRelay(pooled);
+    } else {
+      Discard(pooled);
+    }
   }
 
   std::shared_ptr<Pooled> OpenPooled(absl::Status* status) {
@@ -679,6 +712,25 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
         era_ = Era::kUnknown;
       }
       return EraKnown(status);
+    }
+    // A spare starts beside the probe (a stdio server's process takes
+    // most of a relay's start), so that the first request to hold its
+    // relay (an input round, a long call) does not leave the next one
+    // waiting for a process to start. EraKnown() finishes it.
+    bool spare = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!warming_ && options_.max_idle_relays > 1) spare = warming_ = true;
+    }
+    if (spare) {
+      absl::Status ignored;
+      std::shared_ptr<Pooled> opened = OpenPooled(&ignored);
+      absl::MutexLock lock(&mu_);
+      if (opened == nullptr) {
+        warming_ = false;
+      } else {
+        prestarted_ = std::move(opened);
+      }
     }
     Json discover = {{"jsonrpc", "2.0"},
                      {"id", "inspector-discover"},
@@ -810,17 +862,44 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
     absl::Status status;
     pooled = OpenPooled(&status);
     if (pooled == nullptr) return then(status);
+    if (!legacy) {
+      {
+        absl::MutexLock lock(&mu_);
+        lent_[pooled->no] = flow;
+      }
+      flow->relay = pooled;
+      then(absl::OkStatus());
+      return WarmSpare();
+    }
+    // A legacy server's relay is ready after its handshake (a stdio
+    // server's process starts first). The flow takes whichever relay is
+    // ready first: this one, the spare that was warming, or one another
+    // flow gives back. Each relay opened for a waiting flow, once ready
+    // or failed, settles the oldest waiting flow, so none is left behind.
     {
       absl::MutexLock lock(&mu_);
-      lent_[pooled->no] = flow;
+      waiting_.push_back({flow, std::move(then)});
     }
-    flow->relay = pooled;
-    if (!legacy) {
-      then(absl::OkStatus());
-    } else {
-      Handshake(pooled, std::move(then));
-    }
+    std::weak_ptr<Impl> weak_self = weak_from_this();
+    Handshake(pooled, [weak_self, pooled](absl::Status status) {
+      auto self = weak_self.lock();
+      if (self == nullptr) return;
+      if (status.ok()) return self->ReturnRelay(pooled);
+      self->Discard(pooled);
+      self->FailOldestWaiting(status);
+    });
     WarmSpare();
+  }
+
+  void FailOldestWaiting(const absl::Status& status) {
+    Waiting waiting;
+    {
+      absl::MutexLock lock(&mu_);
+      if (waiting_.empty()) return;
+      waiting = std::move(waiting_.front());
+      waiting_.pop_front();
+    }
+    waiting.then(status);
   }
 
   // Keeps one relay ready when none is idle, so that the next request
@@ -847,17 +926,7 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
     }
     std::weak_ptr<Impl> weak_self = weak_from_this();
     auto ready = [weak_self, pooled](absl::Status status) {
-      auto self = weak_self.lock();
-      if (self == nullptr) return;
-      {
-        absl::MutexLock lock(&self->mu_);
-        self->warming_ = false;
-      }
-      if (status.ok()) {
-        self->ReturnRelay(pooled);
-      } else {
-        self->Discard(pooled);
-      }
+      if (auto self = weak_self.lock()) self->SpareReady(pooled, status);
     };
     if (legacy) return Handshake(pooled, std::move(ready));
     ready(absl::OkStatus());
@@ -865,11 +934,16 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
 
   void ReturnRelay(const std::shared_ptr<Pooled>& pooled) {
     bool close = false;
+    Waiting waiting;
     {
       absl::MutexLock lock(&mu_);
       lent_.erase(pooled->no);
       if (pooled->dead || closed_) {
         open_relays_.erase(pooled->no);
+      } else if (!waiting_.empty()) {
+        waiting = std::move(waiting_.front());
+        waiting_.pop_front();
+        lent_[pooled->no] = waiting.flow;
       } else if (idle_.size() >= options_.max_idle_relays) {
         open_relays_.erase(pooled->no);
         close = true;
@@ -879,6 +953,10 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
       }
     }
     if (close) pooled->relay->Close();
+    if (waiting.flow != nullptr) {
+      waiting.flow->relay = pooled;
+      waiting.then(absl::OkStatus());
+    }
   }
 
   void Discard(const std::shared_ptr<Pooled>& pooled) {
@@ -1744,6 +1822,8 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool warming_ ABSL_GUARDED_BY(mu_) = false;  // a spare relay is starting
+  // The spare opened beside the probe, until the era is known.
+  std::shared_ptr<Pooled> prestarted_ ABSL_GUARDED_BY(mu_);
   Era era_ ABSL_GUARDED_BY(mu_) = Era::kUnknown;
   std::vector<std::function<void(absl::Status)>> era_waiters_
       ABSL_GUARDED_BY(mu_);
@@ -1758,6 +1838,12 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
   std::map<uint64_t, std::shared_ptr<Pooled>> open_relays_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<Pooled>> idle_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, std::shared_ptr<Flow>> lent_ ABSL_GUARDED_BY(mu_);
+  // Flows waiting for a legacy server's relay, oldest first.
+  struct Waiting {
+    std::shared_ptr<Flow> flow;
+    std::function<void(absl::Status)> then;
+  };
+  std::deque<Waiting> waiting_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Flow>> rounds_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Listener> listeners_ ABSL_GUARDED_BY(mu_);
 };
