@@ -6,9 +6,10 @@
 //
 // A request times out when either clock runs out; the table then removes
 // it and hands it to the timeout handler, which answers it. The clocks are
-// deadlines in the table's own heap, not one Clock timer each: one timer
-// at a time (two when a new deadline comes before the armed one) sweeps
-// what fell due and is armed again for the next deadline. Answered
+// deadlines in the table's own heap, not one Clock timer each: a timer
+// armed for the earliest deadline (and one more whenever a new deadline
+// comes before every armed one) sweeps what fell due and is armed again
+// for the next deadline. Answered
 // requests leave their deadlines behind as stale ones, dropped when they
 // reach the top of the heap; a request therefore costs no Clock call.
 // With one timeout for every request, as usual, a new deadline is never
