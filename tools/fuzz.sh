@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (into $BUILD_DIR/fuzz) and runs
-# each for SECONDS (default 20), starting from its seed corpus in
-# tests/fuzz/corpus/<name>/ (copied, so new inputs do not dirty the tree).
+# each for SECONDS (default 20), as many at once as there are cores,
+# starting from its seed corpus in tests/fuzz/corpus/<name>/ (copied, so new
+# inputs do not dirty the tree).
 # A crash, leak or timeout fails the run and leaves the input in
 # $BUILD_DIR/fuzz/artifacts/. tools/test.sh runs this after the tests.
 #
@@ -26,25 +27,39 @@ fi
 cmake --build "$FUZZ_DIR" -j "$(nproc)" --target "${TARGETS[@]}"
 
 mkdir -p "$FUZZ_DIR/artifacts"
-status=0
-for target in "${TARGETS[@]}"; do
-  name="${target%_fuzzer}"
-  corpus="$FUZZ_DIR/corpus/$name"
+
+# Runs one fuzzer; its verdict and figures go to stderr when it ends.
+fuzz_one() {
+  local target="$1" name="${1%_fuzzer}"
+  local corpus="$FUZZ_DIR/corpus/$name"
   mkdir -p "$corpus"
   if [ -d "$ROOT/tests/fuzz/corpus/$name" ]; then
     cp -n "$ROOT/tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null || true
   fi
-  echo "fuzz: $target for ${SECONDS_EACH}s" >&2
   if ! (cd "$FUZZ_DIR" && "./tests/fuzz/$target" -max_total_time="$SECONDS_EACH" \
         -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$FUZZ_DIR/artifacts/$name-" "$corpus" \
         >"$FUZZ_DIR/$name.log" 2>&1); then
     echo "fuzz: $target FAILED; see $FUZZ_DIR/$name.log and $FUZZ_DIR/artifacts/" >&2
     tail -n 40 "$FUZZ_DIR/$name.log" >&2
-    status=1
-  else
-    grep -E "stat::number_of_executed_units|cov:" "$FUZZ_DIR/$name.log" |
-      tail -n 2 | sed "s/^/fuzz: $target: /" >&2
+    return 1
+  fi
+  grep -E "stat::number_of_executed_units|cov:" "$FUZZ_DIR/$name.log" |
+    tail -n 2 | sed "s/^/fuzz: $target: /" >&2
+}
+
+# One fuzzer per core at a time: each is single-threaded, so every one
+# still gets a whole core for its SECONDS.
+status=0
+running=()
+for target in "${TARGETS[@]}"; do
+  echo "fuzz: $target for ${SECONDS_EACH}s" >&2
+  fuzz_one "$target" &
+  running+=("$!")
+  if ((${#running[@]} >= $(nproc))); then
+    for pid in "${running[@]}"; do wait "$pid" || status=1; done
+    running=()
   fi
 done
+for pid in "${running[@]}"; do wait "$pid" || status=1; done
 exit "$status"

@@ -42,7 +42,18 @@ if ((${#missing[@]})); then
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The npm peers download while the build compiles: one waits on the
+# network, the other on the CPU. Their output comes after the build's.
+npm_log="$(mktemp)"
+"$ROOT/tools/npm/install.sh" >"$npm_log" 2>&1 &
+npm_pid=$!
+trap 'kill "$npm_pid" 2>/dev/null || true; rm -f "$npm_log"' EXIT
+
 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
-"$ROOT/tools/npm/install.sh"
+
+npm_status=0
+wait "$npm_pid" || npm_status=$?
+cat "$npm_log" >&2
+exit "$npm_status"
