@@ -279,13 +279,19 @@ TEST_F(GatewayTest, MetadataChoosesRedirect) {
 
 TEST_F(GatewayTest, StreamSendsEventsAndHeartbeatsAndCancelsOnHangUp) {
   std::string error;
-  // The heartbeat comes every 50 ms once both events are out.
+  // The heartbeat comes every 50 ms from the stream's start, so under load
+  // it may come before the events: wait for each on its own.
   auto stream = PeerProcess::Start({"curl", "-sS", "-N", base_ + "/api/events"},
-                                   {}, ": ping", &error);
+                                   {}, ": ", &error);
   ASSERT_NE(stream, nullptr) << error;
-  std::string output = stream->Output();
-  EXPECT_THAT(output, HasSubstr("data: {\"sequence\":\"1\""));
-  EXPECT_THAT(output, HasSubstr("data: {\"sequence\":\"2\""));
+  EXPECT_TRUE(
+      stream->WaitForOutput("data: {\"sequence\":\"1\"", absl::Seconds(30)))
+      << stream->Output();
+  EXPECT_TRUE(
+      stream->WaitForOutput("data: {\"sequence\":\"2\"", absl::Seconds(30)))
+      << stream->Output();
+  EXPECT_TRUE(stream->WaitForOutput(": ping", absl::Seconds(30)))
+      << stream->Output();
   EXPECT_FALSE(events_.cancelled.HasBeenNotified());
   stream->Stop(SIGKILL);
   EXPECT_TRUE(

@@ -399,6 +399,16 @@ std::string PeerProcess::Output() const {
   return output_;
 }
 
+bool PeerProcess::WaitForOutput(const std::string& text,
+                                absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto done = [this, &text]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return eof_ || output_.find(text) != std::string::npos;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+  return output_.find(text) != std::string::npos;
+}
+
 RefusingPort::RefusingPort() {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace inspector::testing {
 
@@ -119,6 +120,9 @@ class PeerProcess {
   pid_t pid() const { return pid_; }
   int Stop(int signal_number);
   std::string Output() const;
+  // Waits until everything printed so far contains `text`; false if the
+  // process closes its output, or `timeout` passes, first.
+  bool WaitForOutput(const std::string& text, absl::Duration timeout) const;
 
  private:
   PeerProcess() = default;
