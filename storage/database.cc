@@ -226,6 +226,14 @@ absl::Status Statement::Bind(int index, std::string_view text) {
                    index);
 }
 
+absl::Status Statement::BindUncopied(int index, std::string_view text) {
+  RETURN_IF_ERROR(CheckUsable());
+  const char* data = text.data() != nullptr ? text.data() : "";
+  return CheckBind(sqlite3_bind_text64(stmt_, index, data, text.size(),
+                                       SQLITE_STATIC, SQLITE_UTF8),
+                   index);
+}
+
 absl::Status Statement::Bind(int index, std::nullptr_t) {
   RETURN_IF_ERROR(CheckUsable());
   return CheckBind(sqlite3_bind_null(stmt_, index), index);

@@ -99,6 +99,10 @@ class Statement {
   absl::Status Bind(int index, std::string_view text);
   absl::Status Bind(int index, std::nullptr_t);
   absl::Status BindBlob(int index, std::string_view bytes);
+  // Binds text without copying it: SQLite reads `text` where it is when the
+  // statement runs, so it must stay unchanged until the statement has run
+  // and this parameter was bound again or ClearBindings was called.
+  absl::Status BindUncopied(int index, std::string_view text);
 
   // The same for named parameters (":name", "@name", "$name"; the prefix is
   // part of the name). Fails (kInternal) if the statement has no such
