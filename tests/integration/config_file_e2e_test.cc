@@ -282,7 +282,9 @@ TEST_F(FilesTest, LiveMcpJsonFollowsHandEditsAndApiChanges) {
   EXPECT_EQ(file["$schema"], "https://example.com/my-schema.json");
   ASSERT_EQ(file["servers"].size(), 2u) << file;
   for (const json& server : file["servers"]) {
-    if (server["name"] == "from-file") EXPECT_EQ(server["favourite"], true);
+    if (server["name"] == "from-file") {
+      EXPECT_EQ(server["favourite"], true);
+    }
   }
 
   // By hand, while the daemon runs.

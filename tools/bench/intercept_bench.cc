@@ -284,8 +284,10 @@ int main(int argc, char** argv) {
   }
   if (rounds == 0) rounds = std::max(kRounds, requests / kTurnRequests);
   if (requests < rounds || concurrency < 1) return 2;
-  Target none{"none"};
-  Target ten{control ? "none (again)" : "10 breakpoints"};
+  Target none;
+  none.name = "none";
+  Target ten;
+  ten.name = control ? "none (again)" : "10 breakpoints";
   std::vector<std::string> flags;
   for (const std::string& spec : control ? std::vector<std::string>{}
                                          : kBreakpoints) {
