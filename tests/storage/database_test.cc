@@ -154,6 +154,32 @@ TEST(DatabaseTest, BindsAndReadsEveryType) {
   EXPECT_EQ(select.ColumnInt64(0), 1);
 }
 
+// BindUncopied leaves the text where it is: SQLite reads it when the
+// statement runs, which the writer relies on to skip a copy per column.
+TEST(DatabaseTest, BindsTextUncopied) {
+  std::unique_ptr<Database> db = OpenMemoryWithTable();
+  ASSERT_NE(db, nullptr);
+  ASSERT_OK_AND_ASSIGN(Statement insert,
+                       db->Prepare("INSERT INTO t (name, n) VALUES (?1, ?2)"));
+  std::string text = "before";
+  ASSERT_OK(insert.BindUncopied(1, text));
+  ASSERT_OK(insert.Bind(2, 1));
+  text.replace(0, text.size(), "after!");  // same size: same buffer
+  ASSERT_OK(insert.Run());
+  insert.ClearBindings();
+  ASSERT_OK(insert.BindUncopied(1, std::string_view()));
+  ASSERT_OK(insert.Bind(2, 2));
+  ASSERT_OK(insert.Run());
+  insert.ClearBindings();
+  ASSERT_OK(insert.Bind(2, 3));
+  ASSERT_OK(insert.Run());
+  EXPECT_EQ(*QueryText(*db,
+                       "SELECT group_concat(n || '=' || quote(name), ' ')"
+                       " FROM (SELECT * FROM t ORDER BY n)"),
+            "1='after!' 2='' 3=NULL");
+  EXPECT_EQ(insert.BindUncopied(9, "x").code(), absl::StatusCode::kInternal);
+}
+
 TEST(DatabaseTest, BindsNamedParameters) {
   std::unique_ptr<Database> db = OpenMemoryWithTable();
   ASSERT_NE(db, nullptr);
