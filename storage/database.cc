@@ -24,6 +24,15 @@ constexpr char kInMemoryPath[] = ":memory:";
 // Longest stretch of SQL quoted in an error message.
 constexpr size_t kMaxSqlInError = 240;
 
+// Binds `text` as UTF-8, copied (SQLITE_TRANSIENT) or read in place
+// (SQLITE_STATIC). A null data pointer would bind NULL; an empty string must
+// stay "".
+int BindTextAs(sqlite3_stmt* stmt, int index, std::string_view text,
+               sqlite3_destructor_type how) {
+  const char* data = text.data() != nullptr ? text.data() : "";
+  return sqlite3_bind_text64(stmt, index, data, text.size(), how, SQLITE_UTF8);
+}
+
 std::string QuoteSql(std::string_view sql) {
   while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.front())))
     sql.remove_prefix(1);
@@ -219,19 +228,12 @@ absl::Status Statement::Bind(int index, double value) {
 
 absl::Status Statement::Bind(int index, std::string_view text) {
   RETURN_IF_ERROR(CheckUsable());
-  // A null data pointer would bind NULL; an empty string must stay "".
-  const char* data = text.data() != nullptr ? text.data() : "";
-  return CheckBind(sqlite3_bind_text64(stmt_, index, data, text.size(),
-                                       SQLITE_TRANSIENT, SQLITE_UTF8),
-                   index);
+  return CheckBind(BindTextAs(stmt_, index, text, SQLITE_TRANSIENT), index);
 }
 
 absl::Status Statement::BindUncopied(int index, std::string_view text) {
   RETURN_IF_ERROR(CheckUsable());
-  const char* data = text.data() != nullptr ? text.data() : "";
-  return CheckBind(sqlite3_bind_text64(stmt_, index, data, text.size(),
-                                       SQLITE_STATIC, SQLITE_UTF8),
-                   index);
+  return CheckBind(BindTextAs(stmt_, index, text, SQLITE_STATIC), index);
 }
 
 absl::Status Statement::Bind(int index, std::nullptr_t) {
