@@ -49,7 +49,7 @@ absl::Status BindTextOrNull(Statement& statement, int index,
 }
 
 // The same without a copy, for message rows: their text stays in the batch
-// until the row is written (copying it into SQLite was 11% of the writer's
+// until the row is written (skipping the copy saved 11% of the writer's
 // instructions). Whoever binds with these clears the statement's bindings
 // once it has run.
 absl::Status BindTextUncopied(Statement& statement, int index,

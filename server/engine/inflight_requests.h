@@ -4,20 +4,19 @@
 // pause of caller requests' clocks while the server waits for a person,
 // and their completion (taken out by the answer, a failure or a timeout).
 //
-// A request times out when either clock runs out; the table then removes
-// it and hands it to the timeout handler, which answers it. The clocks are
-// deadlines in the table's own heap, not one Clock timer each: a timer
-// armed for the earliest deadline (and one more whenever a new deadline
-// comes before every armed one) sweeps what fell due and is armed again
-// for the next deadline. Answered
-// requests leave their deadlines behind as stale ones, dropped when they
-// reach the top of the heap; a request therefore costs no Clock call.
-// With one timeout for every request, as usual, a new deadline is never
-// the earliest, so traffic arms the Clock about once per timeout. A pausable
-// request (a caller's) has no clock running while the table is paused: on
-// resume its request timeout restarts in full and its absolute maximum
-// resumes with the time it had left. Requests that are not pausable (the
-// daemon's own initialize and pings) keep their clocks.
+// A request times out when either clock runs out; the table then removes it
+// and hands it to the timeout handler, which answers it. The clocks are
+// deadlines in the table's own heap, not one Clock timer each: a timer armed
+// for the earliest deadline (and one more whenever a new deadline comes
+// before every armed one) sweeps what fell due and is armed again for the
+// next deadline. Answered requests leave their deadlines behind as stale
+// ones, dropped when they reach the top of the heap; a request therefore
+// costs no Clock call. With one timeout for every request, as usual, a new
+// deadline is never the earliest, so traffic arms the Clock about once per
+// timeout. A pausable request (a caller's) has no clock running while the
+// table is paused: on resume its request timeout restarts in full and its
+// absolute maximum resumes with the time it had left. Requests that are not
+// pausable (the daemon's own initialize and pings) keep their clocks.
 //
 // Thread-safe. The handler runs on the clock's thread without the table's
 // lock; a request is handed out at most once (by Take, TakeAll or the
