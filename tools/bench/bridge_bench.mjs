@@ -105,8 +105,13 @@ const LOOPBACK_ONLY = path.join(SOURCE_DIR, 'tools', 'npm', 'loopback-only.mjs')
 const ALL_TARGETS = ['direct', 'http-floor', 'relay-floor', 'inspectord', 'supergateway', 'mcp-proxy'];
 const HTTP_FLOOR = path.join(SOURCE_DIR, 'tools', 'bench', 'http_floor_server.mjs');
 
+// Every child process started here (see startChild below).
+const children = new Set();
+
 function die(message, code = 1) {
   process.stderr.write(`bridge_bench: ${message}\n`);
+  // The bridges stop their own server processes on SIGTERM.
+  for (const child of children) child.kill('SIGTERM');
   process.exit(code);
 }
 
@@ -182,9 +187,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------
 // Processes: every child started here is stopped (SIGTERM, then SIGKILL)
-// and reaped at the end, however the run ends.
-
-const children = new Set();
+// and reaped at the end, however the run ends (`children` is declared
+// above, beside die()).
 
 function startChild(name, command, args, extra = {}) {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...extra });
@@ -706,19 +710,37 @@ async function echo(target, session) {
   return { ms, own: said === `Echo: ${payload}` };
 }
 
+// A turn in which no call is answered for this long has lost an answer:
+// the run stops and says whose, instead of waiting for ever.
+const STALL_MS = 30000;
+
 // `count` calls spread over the sessions, each session sending its next
 // call when its last was answered.
 async function burst(target, sessions, count, sample) {
   const perSession = count / sessions.length;
-  await Promise.all(sessions.map(async (session) => {
-    for (let i = 0; i < perSession; i++) {
-      const { ms, own } = await echo(target, session);
-      if (sample) {
-        sample.latencies.push(ms);
-        if (!own) sample.wrong++;
-      }
+  let answered = 0;
+  let seen = -1;
+  const watchdog = setInterval(() => {
+    if (answered === seen) {
+      die(`${target.name}: no answer for ${STALL_MS / 1000} s ` +
+          `(${answered} of ${count} calls of this turn answered)`);
     }
-  }));
+    seen = answered;
+  }, STALL_MS);
+  try {
+    await Promise.all(sessions.map(async (session) => {
+      for (let i = 0; i < perSession; i++) {
+        const { ms, own } = await echo(target, session);
+        answered++;
+        if (sample) {
+          sample.latencies.push(ms);
+          if (!own) sample.wrong++;
+        }
+      }
+    }));
+  } finally {
+    clearInterval(watchdog);
+  }
 }
 
 // CPU time of every thread of the process `pid` (not its children: a
