@@ -48,7 +48,7 @@ std::string Resolve(absl::string_view base, absl::string_view reference) {
 }
 
 struct Sink {
-  size_t limit;
+  size_t limit = 0;
   std::string content_type;
   std::string body;
   bool too_large = false;
@@ -150,7 +150,8 @@ absl::StatusOr<std::string> FetchMetadata(absl::string_view url,
     return Error(v1::INTERNAL_ERROR, "libcurl could not create a handle");
   }
   const std::string target(url);
-  Sink sink{options.max_bytes};
+  Sink sink;
+  sink.limit = options.max_bytes;
   curl_slist* headers = nullptr;
   headers = curl->slist_append(
       headers, "Accept: application/json, text/event-stream");
