@@ -105,13 +105,20 @@ const LOOPBACK_ONLY = path.join(SOURCE_DIR, 'tools', 'npm', 'loopback-only.mjs')
 const ALL_TARGETS = ['direct', 'http-floor', 'relay-floor', 'inspectord', 'supergateway', 'mcp-proxy'];
 const HTTP_FLOOR = path.join(SOURCE_DIR, 'tools', 'bench', 'http_floor_server.mjs');
 
-// Every child process started here (see startChild below).
+// Every child process started here (see startChild below), and the run's
+// temporary directory once made.
 const children = new Set();
+let runDir = null;
+
+function removeRunDir() {
+  if (runDir) fs.rmSync(runDir, { recursive: true, force: true });
+}
 
 function die(message, code = 1) {
   process.stderr.write(`bridge_bench: ${message}\n`);
   // The bridges stop their own server processes on SIGTERM.
   for (const child of children) child.kill('SIGTERM');
+  removeRunDir();
   process.exit(code);
 }
 
@@ -220,8 +227,8 @@ async function stopAll() {
   await Promise.all([...children].map(stopChild));
 }
 
-process.on('SIGINT', () => { stopAll().finally(() => process.exit(130)); });
-process.on('SIGTERM', () => { stopAll().finally(() => process.exit(143)); });
+process.on('SIGINT', () => { stopAll().finally(() => { removeRunDir(); process.exit(130); }); });
+process.on('SIGTERM', () => { stopAll().finally(() => { removeRunDir(); process.exit(143); }); });
 
 // A port nobody listens on now (the bridges take a port number, not 0).
 function freePort() {
@@ -276,6 +283,7 @@ const everythingArgs = [EVERYTHING, 'stdio'];
 async function startTargets() {
   const targets = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-bench-'));
+  runDir = dir;
   const names = [...options.only];
   if (options.baseline) names.splice(names.indexOf('inspectord') + 1, 0, 'baseline');
   for (const name of names) {
@@ -329,7 +337,7 @@ async function startTargets() {
                      raw: () => httpSession(url) });
     }
   }
-  return { targets, dir };
+  return { targets };
 }
 
 // The raw client: the least a Streamable HTTP client must do, so that the
@@ -1003,7 +1011,7 @@ async function main() {
   console.log(`bridge_bench: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, Node ${process.versions.node}, ` +
               `${options.requests} calls per target and mode in ${options.rounds} interleaved rounds, ` +
               `${options.client} client`);
-  const { targets, dir } = await startTargets();
+  const { targets } = await startTargets();
   try {
     const sequential = await runMode(targets, 1);
     printTable('Sequential (1 session)', sequential);
@@ -1019,7 +1027,7 @@ async function main() {
     }
   } finally {
     await stopAll();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeRunDir();
   }
 }
 
