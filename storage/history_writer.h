@@ -175,8 +175,10 @@ struct HistoryWriterOptions {
   bool start_paused = false;
   // Once nothing has been written for this long, the writer gives its
   // connection's page cache back (up to 16 MiB after a busy spell) and then
-  // runs `on_idle`; once per quiet spell. Zero or less: never.
-  absl::Duration release_memory_after = absl::Milliseconds(500);
+  // runs `on_idle`; once per quiet spell. Zero or less: never. Long enough
+  // that traffic in bursts a few seconds apart does not pay for the page
+  // cache, the heap and their page faults again at the start of each burst.
+  absl::Duration release_memory_after = absl::Seconds(10);
   // Run on the writer thread after it released its memory, e.g. to return
   // freed heap to the system (malloc_trim). Must not call back into the
   // writer. Empty: nothing.

@@ -33,8 +33,10 @@
 // McpService.GetServerStatus on (b) and (c), which the daemon answers
 // alone: the gRPC round trip under every Forward, printed as a reference
 // row. Each daemon's VmRSS is read from /proc right after its start (idle,
-// no server connected) and once the load has stopped and the figure has
-// settled (the stdio server is a separate process and does not count).
+// no server connected) and once the load has stopped, the history writer
+// has given its memory back (10 s after its last write, by default) and
+// the figure has settled (the stdio server is a separate process and does
+// not count).
 //
 // Prints the machine facts, a table with p50, p90, p99 (ms), requests/s,
 // and the daemon's context switches and CPU time (µs, from each thread's
@@ -99,6 +101,7 @@
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "storage/history_writer.h"
 #include "tests/testing/subprocess.h"
 #include "tools/bench/direct_stdio.h"
 #include "tools/bench/proc_counts.h"
@@ -270,7 +273,7 @@ std::unique_ptr<grpc::ClientContext> AuthorizedContext(
     const std::string& token) {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() +
-                        absl::ToChronoSeconds(kAnswerTimeout));
+                        absl::ToChronoMilliseconds(kAnswerTimeout));
   context->AddMetadata("authorization", "Bearer " + token);
   return context;
 }
@@ -714,12 +717,19 @@ void PrintRow(const std::string& label, const std::string& mode,
   std::fflush(stdout);
 }
 
-// Waits until the daemon's VmRSS stops moving once the load is over: at
-// least 1 s, then until two readings 250 ms apart differ by under 64 KiB
-// (at most 10 s).
-absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
-  Clock::time_point start = Clock::now();
-  absl::SleepFor(absl::Seconds(1));
+// Waits until the daemon's VmRSS stops moving once the load is over: until
+// the history writer has given its memory back (the daemon's default
+// delay after the last write, plus 1 s), then until two readings 250 ms
+// apart differ by under 64 KiB (at most 10 s more). `load_end` is when the
+// last turn ended; `waited_seconds` is counted from it.
+absl::StatusOr<Rss> SettledRss(pid_t pid, Clock::time_point load_end,
+                               double* waited_seconds) {
+  const auto released_by =
+      load_end +
+      absl::ToChronoMilliseconds(
+          inspector::storage::HistoryWriterOptions().release_memory_after +
+          absl::Seconds(1));
+  std::this_thread::sleep_until(released_by);
   absl::StatusOr<Rss> previous = ReadRss(pid);
   if (!previous.ok()) return previous;
   while (true) {
@@ -727,9 +737,9 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, double* waited_seconds) {
     absl::StatusOr<Rss> current = ReadRss(pid);
     if (!current.ok()) return current;
     *waited_seconds =
-        std::chrono::duration<double>(Clock::now() - start).count();
+        std::chrono::duration<double>(Clock::now() - load_end).count();
     if (std::fabs(current->total - previous->total) < 64.0 / 1024 ||
-        *waited_seconds > 10) {
+        Clock::now() - released_by > std::chrono::seconds(10)) {
       return current;
     }
     previous = current;
@@ -853,11 +863,12 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   std::fflush(stdout);
 
   (*direct_target)->Stop();
+  const Clock::time_point load_end = Clock::now();
   for (auto [target, scenario] :
        {std::pair{on_target->get(), &on}, std::pair{off_target->get(), &off},
         std::pair{answered_target->get(), &answered}}) {
     absl::StatusOr<Rss> settled =
-        SettledRss(target->daemon_pid(), &scenario->settle_seconds);
+        SettledRss(target->daemon_pid(), load_end, &scenario->settle_seconds);
     if (!settled.ok()) return settled.status();
     absl::StatusOr<double> peak = MemoryMiB(target->daemon_pid(), "VmHWM");
     if (!peak.ok()) return peak.status();

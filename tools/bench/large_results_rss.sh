@@ -1,8 +1,8 @@
 #!/bin/bash
 # inspectord's RSS around large tool results, through gRPC (inspectorctl)
 # and through the hosted REST gateway (POST /mcp): fresh, right after three
-# 20 MB results from the fixture server (stdio), 3 s later with the session
-# still open, and 3 s after a disconnect (the daemon trims its heap 500 ms
+# 20 MB results from the fixture server (stdio), 11 s later with the session
+# still open, and 11 s after a disconnect (the daemon trims its heap 10 s
 # after the last history write; README: Footprint). Prints figures only.
 # Usage: tools/bench/large_results_rss.sh [BUILD_DIR]
 set -euo pipefail
@@ -34,11 +34,11 @@ measure() {
   ctl servers add fixture -- node "$fixture" stdio >/dev/null
   for i in 1 2 3; do "$1" "$i"; done
   echo "  after three 20 MB results: $(rss)"
-  sleep 3
-  echo "  3 s later, session still open: $(rss)"
+  sleep 11
+  echo "  11 s later, session still open: $(rss)"
   "$2"
-  sleep 3
-  echo "  3 s after disconnect: $(rss)"
+  sleep 11
+  echo "  11 s after disconnect: $(rss)"
 }
 
 grpc_call() { ctl call fixture large bytes=20000000 >/dev/null; }
