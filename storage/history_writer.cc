@@ -517,7 +517,9 @@ void HistoryWriter::Run() {
       }
       in_flight_seq_ = batch.empty() ? 0 : batch.front().seq;
       holds_memory_ = true;
-      last_write_ = absl::Now();
+      // A retention step alone (once a minute on an idle daemon) does not
+      // put off a release that is due: records written do.
+      if (!batch.empty()) last_write_ = absl::Now();
     }
     if (begin_pass) BeginRetentionPass();
     WriteBatch(batch, retention_step);
