@@ -56,6 +56,7 @@
 #include "server/services/session_service.h"
 #include "server/services/intercept_service.h"
 #include "server/services/unimplemented_service.h"
+#include "server/transport/stdio_transport.h"
 #include "storage/bridge_store.h"
 #include "storage/database.h"
 #include "storage/history_reader.h"
@@ -491,10 +492,26 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
          [oauth](std::shared_ptr<http::HttpExchange> exchange, http::Headers) {
            oauth->ServeClientMetadata(std::move(exchange));
          }});
+    // While it runs, the HTTP loop reads the stdio servers' stdout itself:
+    // a front door's answer is then read and sent by one thread, with no
+    // thread woken in between. When it ends, stdout goes back to the
+    // transports' own reader thread.
+    transport::StdoutHub& stdout_hub = transport::StdoutHub::Get();
+    const bool drives_stdout = stdout_hub.Drive();
+    if (drives_stdout) {
+      gateway_options.http.extra_fd = stdout_hub.epoll_fd();
+      gateway_options.http.on_extra_ready = [&stdout_hub] {
+        stdout_hub.ServeReady();
+      };
+      gateway_options.http.on_loop_end = [&stdout_hub] {
+        stdout_hub.Release();
+      };
+    }
     auto gateway = gateway::Gateway::Start(
         std::move(gateway_options),
         state->server->InProcessChannel(gateway::GatewayChannelArguments()));
     if (!gateway.ok()) {
+      if (drives_stdout) stdout_hub.Release();
       state->server->Shutdown(std::chrono::system_clock::now());
       state->engine->Shutdown();
       state->mcp_service->StopForwarding(options.shutdown_grace);

@@ -43,6 +43,8 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kWakeTag = 0;
 constexpr uint64_t kFirstListenerTag = 1;
 constexpr uint64_t kFirstConnectionId = 1000;
+// HttpServerOptions::extra_fd; above every listener's tag.
+constexpr uint64_t kExtraTag = kFirstConnectionId - 1;
 
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr int kMaxEvents = 256;
@@ -434,6 +436,13 @@ absl::Status Loop::Init() {
       return Errno("epoll_ctl");
     }
   }
+  if (options_.extra_fd >= 0) {
+    ev.events = EPOLLIN;
+    ev.data.u64 = kExtraTag;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, options_.extra_fd, &ev) != 0) {
+      return Errno("epoll_ctl");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -451,6 +460,8 @@ void Loop::Run() {
       uint64_t tag = events[i].data.u64;
       if (tag == kWakeTag) {
         DrainReady();
+      } else if (tag == kExtraTag) {
+        if (options_.on_extra_ready) options_.on_extra_ready();
       } else if (tag < kFirstConnectionId) {
         Accept(listeners_[tag - kFirstListenerTag]);
       } else if (Connection* c = Find(tag)) {
@@ -488,6 +499,7 @@ void Loop::Run() {
   }
   dropped_lazy.clear();
   dropped.clear();
+  if (options_.on_loop_end) options_.on_loop_end();
   loop_thread_.store(std::thread::id(), std::memory_order_release);
 }
 

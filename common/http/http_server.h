@@ -89,6 +89,16 @@ struct HttpServerOptions {
   size_t max_stream_backlog = 8 * 1024 * 1024;
   // Open connections; beyond it new ones get 503 and are closed.
   size_t max_connections = 4096;
+  // A descriptor the loop thread waits on as well (readable,
+  // level-triggered), and what it runs there when it is: another epoll set
+  // whose ready descriptors the loop serves itself, say. Must not block.
+  // -1: none.
+  int extra_fd = -1;
+  std::function<void()> on_extra_ready;
+  // Run on the loop thread as the loop ends (Shutdown(), or a failed
+  // epoll_wait), after its last on_extra_ready; not run when Start()
+  // fails.
+  std::function<void()> on_loop_end;
 };
 
 class HttpExchange;

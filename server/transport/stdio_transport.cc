@@ -227,6 +227,111 @@ void PollRetry(pollfd* fds, nfds_t count, int timeout_millis) {
 
 }  // namespace
 
+StdoutHub& StdoutHub::Get() {
+  // Never destroyed: the thread sleeps in epoll_wait when no child runs.
+  static StdoutHub* const hub = new StdoutHub();
+  return *hub;
+}
+
+StdoutHub::StdoutHub() {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  park_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || park_fd_ < 0) {
+    error_ = errno;
+    CloseFd(epoll_fd_);
+    CloseFd(park_fd_);
+    return;
+  }
+  epoll_event park{};
+  park.events = EPOLLIN;
+  park.data.u64 = 0;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, park_fd_, &park);
+  std::thread([this] {
+    NameThisThread("stdio-out");
+    Loop();
+  }).detach();
+}
+
+bool StdoutHub::Drive() {
+  if (epoll_fd_ < 0) return false;
+  absl::MutexLock lock(&mu_);
+  if (driven_) return false;
+  driven_ = true;
+  eventfd_write(park_fd_, 1);
+  mu_.Await(absl::Condition(&parked_));
+  return true;
+}
+
+void StdoutHub::Release() {
+  absl::MutexLock lock(&mu_);
+  driven_ = false;
+}
+
+void StdoutHub::ServeReady() {
+  epoll_event events[64];
+  int count;
+  do {
+    count = epoll_wait(epoll_fd_, events, 64, 0);
+  } while (count < 0 && errno == EINTR);
+  Serve(events, count);
+}
+
+void StdoutHub::Loop() {
+  epoll_event events[64];
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      parked_ = true;
+      mu_.Await(absl::Condition(
+          +[](bool* driven) { return !*driven; }, &driven_));
+      parked_ = false;
+    }
+    Serve(events, epoll_wait(epoll_fd_, events, 64, -1));
+  }
+}
+
+void StdoutHub::Serve(const epoll_event* events, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (events[i].data.u64 == 0) {
+      // Drive() woke the thread. Whoever sees it first takes it, or it
+      // would stay readable.
+      eventfd_t ignored;
+      eventfd_read(park_fd_, &ignored);
+      continue;
+    }
+    StdioTransport* transport = nullptr;
+    {
+      // Claimed under mu_: Unregister cannot come between the lookup and
+      // the claim, and the exit watcher waits for the claim to be let go
+      // before the transport can end.
+      absl::MutexLock lock(&mu_);
+      auto it = transports_.find(events[i].data.u64);
+      if (it == transports_.end() ||
+          !it->second->ClaimStdout(StdioTransport::Reader::kThread)) {
+        continue;
+      }
+      transport = it->second;
+    }
+    const StdioTransport* previous = current_transport;
+    current_transport = transport;
+    transport->ReadStdoutOnce();
+    current_transport = previous;
+    transport->ReleaseStdout();
+  }
+}
+
+uint64_t StdoutHub::Register(StdioTransport* transport) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t key = ++last_key_;
+  transports_[key] = transport;
+  return key;
+}
+
+void StdoutHub::Unregister(uint64_t key) {
+  absl::MutexLock lock(&mu_);
+  transports_.erase(key);
+}
+
 struct StdioTransport::StdoutState {
   explicit StdoutState(size_t max_line)
       : lines(max_line, LineBuffer::Overflow::kFail), chunk(kReadChunk) {}
@@ -282,6 +387,8 @@ absl::Status StdioTransport::Start(TransportCallbacks callbacks) {
     start_called_ = true;
   }
   callbacks_ = std::move(callbacks);
+  StdoutHub& hub = StdoutHub::Get();
+  if (hub.epoll_fd() < 0) return SpawnError(options_.command, hub.error());
   absl::Status spawned = Spawn();
   if (!spawned.ok()) return spawned;
   {
@@ -297,9 +404,17 @@ absl::Status StdioTransport::Start(TransportCallbacks callbacks) {
     NameThisThread("stdio-err");
     StderrLoop();
   });
-  stdout_thread_ = std::thread([this] {
-    NameThisThread("stdio-out");
-    StdoutLoop();
+  // Stdout goes into the shared reader's set (taken out while an inline
+  // reader owns it, and for good at its end; see ClaimStdout and
+  // ReleaseStdout) before the exit watcher, which takes it out, starts.
+  hub_key_ = hub.Register(this);
+  {
+    absl::MutexLock lock(&read_mu_);
+    WatchStdout(true);
+  }
+  exit_thread_ = std::thread([this] {
+    NameThisThread("stdio-exit");
+    ExitLoop();
   });
   return absl::OkStatus();
 }
@@ -436,19 +551,13 @@ absl::Status StdioTransport::Spawn() {
     pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     if (pidfd_ < 0) pidfd_ = -1;
   }
-  // The reader thread's interest, both level-triggered: stdout (taken out
-  // while an inline reader owns it, and for good at its end; see
-  // ClaimStdout and ReleaseStdout) and the exit.
-  stdout_epoll_fd_ = epoll_fd;
-  {
-    absl::MutexLock lock(&read_mu_);
-    WatchStdout(true);
-  }
+  // The exit watcher's interest: the exit, when a pidfd tells it.
+  exit_epoll_fd_ = epoll_fd;
   if (pidfd_ >= 0) {
     epoll_event exit_event{};
     exit_event.events = EPOLLIN;
     exit_event.data.fd = pidfd_;
-    epoll_ctl(stdout_epoll_fd_, EPOLL_CTL_ADD, pidfd_, &exit_event);
+    epoll_ctl(exit_epoll_fd_, EPOLL_CTL_ADD, pidfd_, &exit_event);
   }
   return absl::OkStatus();
 }
@@ -496,9 +605,9 @@ void StdioTransport::WatchStdout(bool watch) {
   if (watch == stdout_watched_) return;
   epoll_event event{};
   event.events = EPOLLIN;
-  event.data.fd = stdout_fd_;
-  epoll_ctl(stdout_epoll_fd_, watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, stdout_fd_,
-            &event);
+  event.data.u64 = hub_key_;
+  epoll_ctl(StdoutHub::Get().epoll_fd(), watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+            stdout_fd_, &event);
   stdout_watched_ = watch;
 }
 
@@ -558,34 +667,25 @@ void StdioTransport::ReadInline(absl::Duration budget,
   if (timed_out) inline_skips_.store(kInlineSkipsAfterMiss);
 }
 
-void StdioTransport::StdoutLoop() {
+void StdioTransport::ExitLoop() {
   current_transport = this;
   for (;;) {
-    epoll_event events[2];
-    int count = epoll_wait(stdout_epoll_fd_, events, 2,
-                           pidfd_ >= 0 ? -1 : kExitPollMillis);
-    if (count < 0) count = 0;  // EINTR
-    bool readable = false;
-    bool exited = false;
-    for (int i = 0; i < count; ++i) {
-      if (events[i].data.fd == stdout_fd_) readable = true;
-      if (events[i].data.fd == pidfd_) exited = true;
-    }
-    if (pidfd_ < 0) exited = ChildHasExited();
-    if (readable && ClaimStdout(Reader::kThread)) {
-      ReadStdoutOnce();
-      ReleaseStdout();
-    }
-    if (exited) break;
+    epoll_event event;
+    const int count = epoll_wait(exit_epoll_fd_, &event, 1,
+                                 pidfd_ >= 0 ? -1 : kExitPollMillis);
+    if (pidfd_ >= 0 ? count > 0 : ChildHasExited()) break;
   }
 
-  // Stdout is this thread's from now on: an inline reader finishes first
-  // (its budget bounds the wait), later ones find it taken.
+  // Stdout is this thread's from now on: the shared reader or an inline
+  // reader finishes its read first (an inline reader's budget bounds the
+  // wait), later ones find it taken.
+  StdoutHub::Get().Unregister(hub_key_);
   {
     absl::MutexLock lock(&read_mu_);
     read_mu_.Await(absl::Condition(
         +[](Reader* reader) { return *reader == Reader::kNone; }, &reader_));
     reader_ = Reader::kDone;
+    WatchStdout(false);
   }
 
   // The child is a zombie: kill whatever else runs in its group (orphaned
@@ -890,11 +990,11 @@ void StdioTransport::Close() {
       }
     }
   }
-  stdout_thread_.join();  // joins the other two, reaps, calls on_closed
+  exit_thread_.join();  // joins the other two, reaps, calls on_closed
   CloseFd(stdout_fd_);
   CloseFd(stderr_fd_);
   CloseFd(pidfd_);
-  CloseFd(stdout_epoll_fd_);
+  CloseFd(exit_epoll_fd_);
   CloseFd(writer_wake_fd_);
   CloseFd(exited_event_fd_);
 }

@@ -11,13 +11,19 @@
 // searched in the PATH of the merged environment, as Node's spawn does, so a
 // configuration that sets PATH finds its own executables.
 //
-// Three threads serve a running child:
+// Stdout is read by one thread shared by every stdio transport of the
+// process (`stdio-out`, one epoll set, so that many busy children do not
+// each wake a thread of their own; another event loop may take its place,
+// see StdoutHub), and three threads serve each child:
 //  - the stdout reader splits stdout into lines (LF or CRLF), skips empty
 //    lines and passes each line to on_message without looking at it (the
 //    engine validates JSON). A line longer than StdioTuning::max_line_bytes
 //    ends the connection: the process group is killed and on_closed gets
-//    TRANSPORT_ERROR. The same thread notices the child's exit, kills what
-//    is left of its process group, reaps it and calls on_closed;
+//    TRANSPORT_ERROR. Callbacks on the shared thread must not wait for
+//    another child's output;
+//  - the exit watcher (`stdio-exit`) notices the child's exit, takes
+//    stdout over for good and reads what is left of it, kills what is left
+//    of its process group, reaps it and calls on_closed;
 //  - the stderr reader passes each stderr line to on_log (empty lines are
 //    skipped; lines longer than max_log_line_bytes are split);
 //  - the writer writes queued messages to stdin, so Send() never waits for
@@ -26,11 +32,11 @@
 // in stdout order; on_closed comes last, after every on_message and on_log.
 //
 // ReadInline() lets a caller that has just sent a request read stdout itself
-// for a short while: one reader at a time, either the stdout reader thread
+// for a short while: one reader at a time, either the shared stdout reader
 // or an inline caller, owns stdout and its line buffer. While an inline
-// caller owns it, stdout is out of the thread's epoll set (the answer does
+// caller owns it, stdout is out of the reader's epoll set (the answer does
 // not wake it); it goes back in when the caller lets go, so what the
-// caller left unread wakes the thread as before.
+// caller left unread wakes the reader as before.
 //
 // Exit of the child (Close() not called): on_closed gets PROCESS_CRASHED,
 // "Server process exited unexpectedly with code N" with detail exitCode=N,
@@ -54,12 +60,15 @@
 #ifndef INSPECTOR_SERVER_TRANSPORT_STDIO_TRANSPORT_H_
 #define INSPECTOR_SERVER_TRANSPORT_STDIO_TRANSPORT_H_
 
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -85,6 +94,61 @@ struct StdioTuning {
   // Wait for the child's exit with a pidfd (Linux 5.3+). When false, or when
   // the kernel refuses pidfd_open, the exit is polled every 10 ms instead.
   bool use_pidfd = true;
+};
+
+class StdioTransport;
+
+// The reader of every stdio child's stdout: an epoll set of their stdout
+// pipes, level-triggered, each keyed by a number never reused (an event
+// read just before its transport let go of the pipe finds no transport and
+// is dropped), served by a thread of its own (`stdio-out`, started at the
+// first Get()). Another event loop may serve it instead, so that a child's
+// answer is read and passed on by the thread that will send it: Drive()
+// parks the thread; the loop then waits for epoll_fd() to be readable and
+// calls ServeReady() on its own thread, until Release() hands the set back
+// to the thread. The callbacks it runs must not block.
+class StdoutHub {
+ public:
+  static StdoutHub& Get();
+
+  // -1 when the epoll set could not be made (errno in error()).
+  int epoll_fd() const { return epoll_fd_; }
+  int error() const { return error_; }
+
+  // Whether the caller now drives the set (false: another loop does). Once
+  // it returns true the thread has stopped serving the set. Not from a
+  // callback of a transport.
+  bool Drive();
+  // Gives the set back to the thread. Idempotent.
+  void Release();
+  // Reads what is ready now, without waiting, and delivers it; on the
+  // driving loop's thread.
+  void ServeReady();
+
+ private:
+  friend class StdioTransport;
+
+  StdoutHub();
+  void Loop();
+  // Serves `count` events: claims each transport's stdout and reads it
+  // once.
+  void Serve(const ::epoll_event* events, int count);
+  uint64_t Register(StdioTransport* transport);
+  // After it returns the set's events for `key` are dropped; a read
+  // already claimed may still run (the caller waits for the claim to be
+  // let go).
+  void Unregister(uint64_t key);
+
+  int epoll_fd_ = -1;
+  int error_ = 0;
+  // Written by Drive() to take the thread out of epoll_wait (key 0).
+  int park_fd_ = -1;
+  absl::Mutex mu_;
+  bool driven_ ABSL_GUARDED_BY(mu_) = false;
+  // The thread waits for Release() (and serves nothing).
+  bool parked_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t last_key_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, StdioTransport*> transports_ ABSL_GUARDED_BY(mu_);
 };
 
 class StdioTransport final : public Transport {
@@ -154,18 +218,22 @@ class StdioTransport final : public Transport {
   // moment touches it.
   struct StdoutState;
 
+  friend class StdoutHub;
+
   // Creates the pipes and the child; fills the fds and child_pid_.
   absl::Status Spawn();
-  void StdoutLoop();
+  // The exit watcher: waits for the child's exit, then ends the transport.
+  void ExitLoop();
   // Reads stdout once and delivers the lines completed; the caller owns
   // stdout.
   StdoutRead ReadStdoutOnce();
   // Takes stdout for `who` if nobody reads it; an inline reader also
-  // disarms the thread's interest.
+  // disarms the shared reader's interest.
   bool ClaimStdout(Reader who);
-  // Lets go of stdout and restores the thread's interest unless it ended.
+  // Lets go of stdout and restores the shared reader's interest unless it
+  // ended.
   void ReleaseStdout();
-  // Adds stdout to the reader thread's epoll set, or takes it out.
+  // Adds stdout to the shared reader's epoll set, or takes it out.
   void WatchStdout(bool watch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   void StderrLoop();
   void WriterLoop();
@@ -238,14 +306,16 @@ class StdioTransport final : public Transport {
   size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::unique_ptr<StdoutState> stdout_state_;
-  int stdout_epoll_fd_ = -1;  // the reader thread's: stdout, pidfd
+  int exit_epoll_fd_ = -1;  // the exit watcher's: pidfd
+  // This transport's key in the shared reader's epoll set; 0: none.
+  uint64_t hub_key_ = 0;
   absl::Mutex read_mu_;
   Reader reader_ ABSL_GUARDED_BY(read_mu_) = Reader::kNone;
   bool stdout_watched_ ABSL_GUARDED_BY(read_mu_) = false;
   // Inline reads still to skip after one that found nothing in its budget.
   std::atomic<int> inline_skips_{0};
 
-  std::thread stdout_thread_;  // joins the other two before on_closed
+  std::thread exit_thread_;  // joins the other two before on_closed
   std::thread stderr_thread_;
   std::thread writer_thread_;
 };

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -1034,6 +1036,58 @@ TEST(HttpServerTest, ReportsBadAndBusyListenAddresses) {
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
       << second.status();
+}
+
+// The loop also waits on extra_fd and serves it on its own thread; as it
+// ends it says so, after the last on_extra_ready.
+TEST(HttpServerTest, ServesTheExtraDescriptorOnTheLoopThread) {
+  const int extra = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(extra, 0);
+  absl::Mutex mu;
+  std::thread::id loop_thread;
+  std::vector<std::thread::id> ready_threads;
+  std::vector<std::string> order;
+  HttpServerOptions options;
+  options.extra_fd = extra;
+  options.on_extra_ready = [&] {
+    eventfd_t value = 0;
+    if (eventfd_read(extra, &value) != 0) return;
+    absl::MutexLock lock(&mu);
+    ready_threads.push_back(std::this_thread::get_id());
+    order.push_back(absl::StrCat("ready ", value));
+  };
+  options.on_loop_end = [&] {
+    absl::MutexLock lock(&mu);
+    order.push_back("end");
+  };
+  auto server = StartServer(
+      [&](std::shared_ptr<HttpExchange> exchange) {
+        {
+          absl::MutexLock lock(&mu);
+          loop_thread = std::this_thread::get_id();
+        }
+        Echo(std::move(exchange));
+      },
+      std::move(options));
+  ASSERT_NE(server, nullptr);
+  TestClient client(server->port());
+  ASSERT_TRUE(client.Send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  ASSERT_TRUE(client.ReadResponse());
+  ASSERT_EQ(eventfd_write(extra, 3), 0);
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(
+        absl::Condition(
+            +[](std::vector<std::string>* o) { return !o->empty(); }, &order),
+        kWait));
+  }
+  server->Shutdown();
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(order, ::testing::ElementsAre("ready 3", "end"));
+  ASSERT_EQ(ready_threads.size(), 1u);
+  EXPECT_EQ(ready_threads[0], loop_thread);
+  EXPECT_NE(ready_threads[0], std::this_thread::get_id());
+  close(extra);
 }
 
 }  // namespace

@@ -906,5 +906,42 @@ TEST(StdioTransportTest, ConcurrentInlineReadersDeliverEachLineOnceInOrder) {
   EXPECT_EQ(recorder.message_count(), size_t{kThreads * kPerThread});
 }
 
+// Another loop may serve every child's stdout instead of the shared
+// reader thread: while it drives, answers are delivered on its thread and
+// only when it serves them; once it lets go, the thread delivers again.
+TEST(StdioTransportTest, ADrivingLoopDeliversOnItsOwnThread) {
+  StdoutHub& hub = StdoutHub::Get();
+  ASSERT_GE(hub.epoll_fd(), 0);
+  ASSERT_TRUE(hub.Drive());
+  EXPECT_FALSE(hub.Drive());  // one driver at a time
+  Recorder recorder;
+  auto transport = StartOrFail(Cat(), recorder);
+  if (transport == nullptr) hub.Release();
+  ASSERT_NE(transport, nullptr);
+  ASSERT_TRUE(transport->Send(R"({"n":1})").ok());
+  // The thread is parked: nothing arrives until this thread serves it.
+  pollfd ready = {hub.epoll_fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, static_cast<int>(absl::ToInt64Milliseconds(kWait))),
+            1);
+  EXPECT_EQ(recorder.message_count(), 0u);
+  const absl::Time deadline = absl::Now() + kWait;
+  while (recorder.message_count() < 1 && absl::Now() < deadline) {
+    ready.revents = 0;
+    poll(&ready, 1, 100);
+    hub.ServeReady();
+  }
+  hub.Release();
+  ASSERT_EQ(recorder.message_count(), 1u);
+  EXPECT_EQ(recorder.message_threads()[0], std::this_thread::get_id());
+
+  ASSERT_TRUE(transport->Send(R"({"n":2})").ok());
+  ASSERT_TRUE(recorder.WaitForMessages(2));
+  EXPECT_THAT(recorder.messages(), ElementsAre(R"({"n":1})", R"({"n":2})"));
+  EXPECT_NE(recorder.message_threads()[1], std::this_thread::get_id());
+  // And it may be driven again.
+  ASSERT_TRUE(hub.Drive());
+  hub.Release();
+}
+
 }  // namespace
 }  // namespace inspector::transport
