@@ -20,6 +20,10 @@ namespace {
 // Bytes charged per queued record beyond its size and its strings' lengths.
 constexpr size_t kAllocationOverhead = 64;
 
+// A batch of at least this many records is a busy spell's: it puts off the
+// memory release (HistoryWriterOptions::release_memory_after).
+constexpr size_t kBusyBatchRecords = 16;
+
 // Consecutive messages of a batch are inserted this many per statement (one
 // multi-row INSERT runs markedly faster than as many single-row ones).
 constexpr int kMessagesPerInsert = 32;
@@ -403,6 +407,16 @@ void HistoryWriter::Resume() {
   work_cv_.Signal();
 }
 
+absl::Time HistoryWriter::NextRelease(size_t records, absl::Time now,
+                                      absl::Time due, bool holds_memory,
+                                      absl::Duration delay) {
+  if (records >= kBusyBatchRecords ||
+      (records > 0 && (!holds_memory || now >= due))) {
+    return now + delay;
+  }
+  return due;
+}
+
 HistoryWriter::Stats HistoryWriter::stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;
@@ -472,8 +486,7 @@ void HistoryWriter::Run() {
         }
         if (retention_enabled) deadline = std::min(deadline, next_retention_);
         if (!has_items && holds_memory_ && release_enabled) {
-          const absl::Time release_at =
-              last_write_ + options_.release_memory_after;
+          const absl::Time release_at = release_at_;
           if (now >= release_at) {
             release_memory = true;
             holds_memory_ = false;
@@ -516,10 +529,11 @@ void HistoryWriter::Run() {
         queue_.pop_front();
       }
       in_flight_seq_ = batch.empty() ? 0 : batch.front().seq;
+      // A retention step alone (once a minute on an idle daemon) or a
+      // small batch does not put off a release that is due.
+      release_at_ = NextRelease(batch.size(), absl::Now(), release_at_,
+                                holds_memory_, options_.release_memory_after);
       holds_memory_ = true;
-      // A retention step alone (once a minute on an idle daemon) does not
-      // put off a release that is due: records written do.
-      if (!batch.empty()) last_write_ = absl::Now();
     }
     if (begin_pass) BeginRetentionPass();
     WriteBatch(batch, retention_step);

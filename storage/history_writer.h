@@ -178,6 +178,9 @@ struct HistoryWriterOptions {
   // runs `on_idle`; once per quiet spell. Zero or less: never. Long enough
   // that traffic in bursts a few seconds apart does not pay for the page
   // cache, the heap and their page faults again at the start of each burst.
+  // A small batch (under 16 records: a ping, a call now and then) does not
+  // put off a release that is already due to come, so an idle daemon's
+  // pings do not keep a busy spell's memory.
   absl::Duration release_memory_after = absl::Seconds(10);
   // Run on the writer thread after it released its memory, e.g. to return
   // freed heap to the system (malloc_trim). Must not call back into the
@@ -256,6 +259,14 @@ class HistoryWriter {
     size_t cache_bytes = 0;  // page cache left after the last release
   };
   Stats stats() const;
+
+  // When the memory release is due once a batch of `records` has been
+  // written at `now` (see release_memory_after), given when it was due
+  // before (`due`) and whether memory was held: a batch of 16 records or
+  // more, or any batch once no release is pending, sets `delay` going from
+  // `now`; a smaller batch (or a retention step, 0 records) leaves `due`.
+  static absl::Time NextRelease(size_t records, absl::Time now, absl::Time due,
+                                bool holds_memory, absl::Duration delay);
 
  private:
   // (No default member initializers: a nested class's are not usable by
@@ -339,9 +350,10 @@ class HistoryWriter {
   std::deque<std::pair<uint64_t, std::function<void()>>> written_callbacks_
       ABSL_GUARDED_BY(mu_);
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
-  // A batch has been written since the memory was last released, and when.
+  // A batch has been written since the memory was last released, and when
+  // the release is due (see release_memory_after).
   bool holds_memory_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time last_write_ ABSL_GUARDED_BY(mu_);
+  absl::Time release_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time next_retention_ ABSL_GUARDED_BY(mu_);
   bool retention_running_ ABSL_GUARDED_BY(mu_) = false;

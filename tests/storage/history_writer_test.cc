@@ -414,6 +414,27 @@ TEST_F(HistoryWriterTest, AQuietSpellReleasesTheCacheOnce) {
   EXPECT_EQ(writer->stats().memory_releases, 2u);
 }
 
+// A small batch (a ping now and then on an idle daemon) leaves a pending
+// release where it was; a busy batch puts it off, and so does any batch
+// once nothing is pending.
+TEST(HistoryWriterReleaseTest, OnlyABusyBatchPutsAPendingReleaseOff) {
+  const absl::Time t = absl::FromUnixSeconds(1000);
+  const absl::Duration delay = absl::Seconds(10);
+  const absl::Time due = t + absl::Seconds(4);
+  // Pending (due in 4 s): a ping's two records and a retention step leave
+  // it; 16 records put it off.
+  EXPECT_EQ(HistoryWriter::NextRelease(2, t, due, true, delay), due);
+  EXPECT_EQ(HistoryWriter::NextRelease(15, t, due, true, delay), due);
+  EXPECT_EQ(HistoryWriter::NextRelease(0, t, due, true, delay), due);
+  EXPECT_EQ(HistoryWriter::NextRelease(16, t, due, true, delay), t + delay);
+  // Nothing pending (released, or due already): any records start it.
+  EXPECT_EQ(HistoryWriter::NextRelease(1, t, due, false, delay), t + delay);
+  EXPECT_EQ(HistoryWriter::NextRelease(1, due, due, true, delay), due + delay);
+  EXPECT_EQ(
+      HistoryWriter::NextRelease(0, t, absl::InfinitePast(), false, delay),
+      absl::InfinitePast());
+}
+
 TEST_F(HistoryWriterTest, DestructorWritesWhatIsQueued) {
   {
     ASSERT_OK_AND_ASSIGN(auto writer,
