@@ -495,7 +495,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     // While it runs, the HTTP loop reads the stdio servers' stdout itself:
     // a front door's answer is then read and sent by one thread, with no
     // thread woken in between. When it ends, stdout goes back to the
-    // transports' own reader thread.
+    // shared reader thread (transport::StdoutHub).
     transport::StdoutHub& stdout_hub = transport::StdoutHub::Get();
     const bool drives_stdout = stdout_hub.Drive();
     if (drives_stdout) {
