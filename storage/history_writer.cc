@@ -486,13 +486,12 @@ void HistoryWriter::Run() {
         }
         if (retention_enabled) deadline = std::min(deadline, next_retention_);
         if (!has_items && holds_memory_ && release_enabled) {
-          const absl::Time release_at = release_at_;
-          if (now >= release_at) {
+          if (now >= release_at_) {
             release_memory = true;
             holds_memory_ = false;
             break;
           }
-          deadline = std::min(deadline, release_at);
+          deadline = std::min(deadline, release_at_);
         }
         work_cv_.WaitWithDeadline(&mu_, deadline);
       }

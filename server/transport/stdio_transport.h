@@ -14,8 +14,10 @@
 // Stdout is read by one thread shared by every stdio transport of the
 // process (`stdio-out`, one epoll set, so that many busy children do not
 // each wake a thread of their own; another event loop may take its place,
-// see StdoutHub), and three threads serve each child:
-//  - the stdout reader splits stdout into lines (LF or CRLF), skips empty
+// see StdoutHub), and three threads serve each child (the exit watcher,
+// the stderr reader, the writer):
+//  - the shared stdout reader splits stdout into lines (LF or CRLF), skips
+//  empty
 //    lines and passes each line to on_message without looking at it (the
 //    engine validates JSON). A line longer than StdioTuning::max_line_bytes
 //    ends the connection: the process group is killed and on_closed gets
