@@ -127,6 +127,12 @@ class Context {
   v1::SessionService::Stub* sessions();
   v1::OAuthService::Stub* oauth();
   v1::InterceptService::Stub* intercept();
+  // A new stub of `Service` on the same channel, for a service without an
+  // accessor above.
+  template <typename Service>
+  std::unique_ptr<typename Service::Stub> NewStub() {
+    return Service::NewStub(Channel());
+  }
 
   // The session token: $INSPECTOR_TOKEN if set, otherwise the content of
   // --token-file. Failures are LocalErrors with SESSION_INVALID (exit 3).

@@ -41,7 +41,7 @@ const char* Color(v1::CheckStatus status) {
   }
 }
 
-std::string Time(double ms) {
+std::string CheckDuration(double ms) {
   if (ms >= 1000) return absl::StrFormat("%.1f s", ms / 1000);
   if (ms >= 10) return absl::StrFormat("%.0f ms", ms);
   return absl::StrFormat("%.1f ms", ms);
@@ -78,7 +78,7 @@ std::string DoctorSummary(const v1::Diagnosis& diagnosis) {
     parts.push_back(absl::StrCat(counts[v1::CHECK_SKIP], " skipped"));
   }
   std::string out = absl::StrCat(absl::StrJoin(parts, ", "), " in ",
-                                 Time(diagnosis.duration_ms()));
+                                 CheckDuration(diagnosis.duration_ms()));
   if (diagnosis.timed_out()) absl::StrAppend(&out, " (timed out)");
   return out;
 }
@@ -103,7 +103,7 @@ std::string DoctorReport(const v1::Diagnosis& diagnosis,
     std::string color = options.color ? Color(check.status()) : "";
     std::string time = check.status() == v1::CHECK_SKIP
                            ? std::string("-")
-                           : Time(check.duration_ms());
+                           : CheckDuration(check.duration_ms());
     absl::StrAppend(&out, color, Word(check.status()), reset, "  ",
                     PadRight(SanitizeForTerminal(check.name()), kNameWidth),
                     "  ", PadLeft(time, kTimeWidth), "  ",

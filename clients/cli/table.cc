@@ -10,8 +10,8 @@ namespace {
 
 constexpr size_t kColumnGap = 3;
 constexpr size_t kMinFlexibleWidth = 10;
-constexpr char kBold[] = "\033[1m";
-constexpr char kReset[] = "\033[0m";
+constexpr char kBoldStyle[] = "\033[1m";
+constexpr char kResetStyle[] = "\033[0m";
 
 void AppendPadded(std::string* out, const std::string& cell, size_t width) {
   out->append(cell);
@@ -78,7 +78,7 @@ std::string Table::Render(const RenderOptions& options) const {
 
   auto render_row = [&](const std::vector<std::string>& row, bool header) {
     std::string line;
-    if (header && options.bold_header) line += kBold;
+    if (header && options.bold_header) line += kBoldStyle;
     for (size_t i = 0; i < columns; ++i) {
       std::string cell =
           limits[i] > 0 ? TruncateToWidth(row[i], limits[i]) : row[i];
@@ -91,7 +91,7 @@ std::string Table::Render(const RenderOptions& options) const {
     }
     // Cells may be empty at the end of the line: no trailing blanks.
     while (!line.empty() && line.back() == ' ') line.pop_back();
-    if (header && options.bold_header) line += kReset;
+    if (header && options.bold_header) line += kResetStyle;
     line += '\n';
     return line;
   };

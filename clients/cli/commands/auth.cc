@@ -1,8 +1,6 @@
 // `inspectorctl auth login|status|refresh|logout|debug`: OAuth for
 // protected HTTP servers. The daemon is the OAuth client; these commands
 // drive its flow (OAuthService) and open the browser on this machine.
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -18,13 +16,12 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/text.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
-
-extern char** environ;
 
 namespace inspector::cli {
 namespace {
@@ -57,19 +54,6 @@ bool HasDesktop() {
   const char* x = std::getenv("DISPLAY");
   const char* w = std::getenv("WAYLAND_DISPLAY");
   return (x != nullptr && *x) || (w != nullptr && *w);
-}
-
-// Opens `url` with xdg-open (argv, no shell); false if it could not start.
-bool OpenInBrowser(const std::string& url) {
-  pid_t pid = 0;
-  std::vector<char*> argv = {const_cast<char*>("xdg-open"),
-                             const_cast<char*>(url.c_str()), nullptr};
-  if (posix_spawnp(&pid, "xdg-open", nullptr, nullptr, argv.data(), environ) != 0) {
-    return false;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // Prints what the flow did since `shown_exchanges`/`shown_log`.
@@ -194,7 +178,7 @@ absl::Status RunLogin(Context& context, const AuthFlags& flags, bool debug) {
     } else {
       std::cerr << "Opening the browser to sign in to "
                 << SanitizeForTerminal(flags.server) << "...\n";
-      if (!OpenInBrowser(flow.authorization_url())) {
+      if (!OpenInBrowser(flow.authorization_url()).ok()) {
         std::cerr << "Could not open a browser; open this URL:\n\n  "
                   << flow.authorization_url() << "\n\n";
       }
@@ -240,7 +224,7 @@ absl::Status RunLogin(Context& context, const AuthFlags& flags, bool debug) {
   return absl::OkStatus();
 }
 
-absl::Status RunStatus(Context& context, const AuthFlags& flags) {
+absl::Status RunAuthStatus(Context& context, const AuthFlags& flags) {
   v1::GetAuthStatusRequest request;
   request.set_server_id(flags.server);
   v1::AuthStatus status;
@@ -400,7 +384,9 @@ void AddAuthCommands(CLI::App* app, Context* context) {
   status->footer("Exits 0 when the server has tokens, 3 when it has none.");
   status->callback([context, status_flags] {
     context->SetAction(
-        [context, status_flags] { return RunStatus(*context, *status_flags); },
+        [context, status_flags] {
+          return RunAuthStatus(*context, *status_flags);
+        },
         false);
   });
 

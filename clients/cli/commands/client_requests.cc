@@ -27,7 +27,6 @@
 #include "clients/cli/respond_args.h"
 #include "clients/cli/text.h"
 #include "common/status_macros.h"
-#include "common/version.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "inspector/v1/client_requests.grpc.pb.h"
 
@@ -35,30 +34,6 @@ namespace inspector::cli {
 namespace {
 
 using ClientRequestsStub = v1::ClientRequestsService::Stub;
-
-// Same limits as Context's own channel: big sampling requests (images)
-// come back whole.
-constexpr int kMaxReceiveBytes = 64 << 20;
-
-// A stub of ClientRequestsService on a channel to --addr. Context has no
-// accessor for this service; gRPC shares the connection between channels
-// with equal arguments, so this costs no second connection in practice.
-std::unique_ptr<ClientRequestsStub> NewClientRequestsStub(Context& context) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
-  args.SetString(GRPC_ARG_PRIMARY_USER_AGENT_STRING,
-                 absl::StrCat("inspectorctl/", Version()));
-  return v1::ClientRequestsService::NewStub(grpc::CreateCustomChannel(
-      context.options().addr, grpc::InsecureChannelCredentials(), args));
-}
-
-absl::StatusOr<ServerNames> LoadServerNames(Context& context) {
-  v1::ListServersResponse servers;
-  RETURN_IF_ERROR(context.Call(context.config(),
-                               &v1::ConfigService::Stub::ListServers,
-                               v1::ListServersRequest(), &servers));
-  return ServerNames(servers);
-}
 
 absl::StatusOr<std::vector<v1::PendingRequest>> ListPending(
     Context& context, ClientRequestsStub* stub,
@@ -172,7 +147,8 @@ absl::Status RunFollow(Context& context, ClientRequestsStub* stub,
 }
 
 absl::Status RunPending(Context& context, const PendingFlags& flags) {
-  std::unique_ptr<ClientRequestsStub> stub = NewClientRequestsStub(context);
+  std::unique_ptr<ClientRequestsStub> stub =
+      context.NewStub<v1::ClientRequestsService>();
   ServerNames names;
   if (!flags.server.empty() || !context.json() || flags.follow) {
     ASSIGN_OR_RETURN(names, LoadServerNames(context));
@@ -309,7 +285,8 @@ absl::Status RunRespond(Context& context, const RespondFlags& flags) {
   ASSIGN_OR_RETURN(RespondOptions options, ReadRespondOptions(flags));
   ASSIGN_OR_RETURN(AnswerMode mode,
                    ChooseAnswerMode(options, isatty(STDIN_FILENO) == 1));
-  std::unique_ptr<ClientRequestsStub> stub = NewClientRequestsStub(context);
+  std::unique_ptr<ClientRequestsStub> stub =
+      context.NewStub<v1::ClientRequestsService>();
   ASSIGN_OR_RETURN(std::vector<v1::PendingRequest> items,
                    ListPending(context, stub.get(), v1::ListPendingRequest()));
   ASSIGN_OR_RETURN(const v1::PendingRequest* item,
@@ -399,7 +376,8 @@ absl::StatusOr<std::vector<v1::Root>> ParseRoots(
 }
 
 absl::Status RunRoots(Context& context, const RootsFlags& flags) {
-  std::unique_ptr<ClientRequestsStub> stub = NewClientRequestsStub(context);
+  std::unique_ptr<ClientRequestsStub> stub =
+      context.NewStub<v1::ClientRequestsService>();
   v1::GetRootsRequest get;
   get.set_server_id(flags.server);
   if (flags.words.empty()) {

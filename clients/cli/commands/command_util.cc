@@ -1,11 +1,24 @@
 #include "clients/cli/commands/command_util.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/json_values.h"
 #include "clients/cli/text.h"
 #include "common/errors.h"
+#include "common/status_macros.h"
+
+extern char** environ;
 
 namespace inspector::cli {
 
@@ -76,6 +89,46 @@ absl::Status EventStreamEnded(Context& context, const grpc::Status& finished,
                              context.options().addr));
   }
   return status;
+}
+
+absl::StatusOr<ServerNames> LoadServerNames(Context& context) {
+  v1::ListServersResponse servers;
+  RETURN_IF_ERROR(context.Call(context.config(),
+                               &v1::ConfigService::Stub::ListServers,
+                               v1::ListServersRequest(), &servers));
+  return ServerNames(servers);
+}
+
+TableTimes LocalTimes() {
+  TableTimes times;
+  times.now = absl::Now();
+  times.zone = absl::LocalTimeZone();
+  return times;
+}
+
+bool AskEditAgain() {
+  std::cerr << "Edit again? [Y/n] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
+  return answer.empty() || answer == "y" || answer == "yes";
+}
+
+absl::Status OpenInBrowser(const std::string& url) {
+  const char* argv[] = {"xdg-open", url.c_str(), nullptr};
+  pid_t pid = 0;
+  int error = posix_spawnp(&pid, "xdg-open", nullptr, nullptr,
+                           const_cast<char* const*>(argv), environ);
+  if (error != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot start xdg-open: ", std::strerror(error)));
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return absl::UnavailableError("xdg-open could not open a browser");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace inspector::cli

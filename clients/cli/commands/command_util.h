@@ -1,17 +1,20 @@
-// Helpers shared by the command groups that talk to MCP servers: storing a
-// command's action, the SERVER argument, paging flags and printing MCP
-// results. Used from main's thread only.
+// Helpers shared by the command groups: storing a command's action, the
+// SERVER argument, paging flags, printing MCP results, server names, local
+// times, questions on the terminal and the browser. Used from main's thread
+// only.
 #ifndef INSPECTOR_CLIENTS_CLI_COMMANDS_COMMAND_UTIL_H_
 #define INSPECTOR_CLIENTS_CLI_COMMANDS_COMMAND_UTIL_H_
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/support/status.h>
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "clients/cli/context.h"
+#include "clients/cli/history_views.h"
 #include "inspector/v1/mcp.pb.h"
 
 namespace inspector::cli {
@@ -23,13 +26,14 @@ inline constexpr char kMcpGroup[] = "Talking to MCP servers";
 inline constexpr char kTrafficGroup[] = "Traffic and logs";
 
 // Stores `run(*context, *flags)` as the context's action when `command` is
-// selected.
+// selected; `takes_command_line`: whether it accepts the words after "--".
 template <typename Flags, typename Run>
 void OnSelected(CLI::App* command, Context* context,
-                std::shared_ptr<Flags> flags, Run run) {
-  command->callback([context, flags, run] {
+                std::shared_ptr<Flags> flags, Run run,
+                bool takes_command_line = false) {
+  command->callback([context, flags, run, takes_command_line] {
     context->SetAction([context, flags, run] { return run(*context, *flags); },
-                       /*takes_command_line=*/false);
+                       takes_command_line);
   });
 }
 
@@ -63,6 +67,21 @@ absl::Status PrintMcpResult(
 // arrived before it.
 absl::Status EventStreamEnded(Context& context, const grpc::Status& finished,
                               bool received, const char* again);
+
+// The configured servers, to show names for the ids that history, pending
+// requests and sessions hold.
+absl::StatusOr<ServerNames> LoadServerNames(Context& context);
+
+// Now, in the local time zone: how tables show times.
+TableTimes LocalTimes();
+
+// Asks "Edit again? [Y/n]" on stderr and reads the answer from stdin: true
+// for yes or an empty line, false for anything else or end of input.
+bool AskEditAgain();
+
+// Starts xdg-open URL (argv, no shell) and waits for it: it returns as soon
+// as it has handed the URL to the browser. An error says why it could not.
+absl::Status OpenInBrowser(const std::string& url);
 
 }  // namespace inspector::cli
 

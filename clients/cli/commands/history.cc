@@ -21,25 +21,9 @@ constexpr char kSinceHelp[] =
     "Only entries since then: a duration ago (10m, 2h, 1d) or a time "
     "(2025-06-01T12:00:00Z, 2025-06-01T14:00, 2025-06-01)";
 
-// The configured servers, to show names for the ids the history holds.
-absl::StatusOr<ServerNames> LoadServerNames(Context& context) {
-  v1::ListServersResponse servers;
-  RETURN_IF_ERROR(context.Call(context.config(),
-                               &v1::ConfigService::Stub::ListServers,
-                               v1::ListServersRequest(), &servers));
-  return ServerNames(servers);
-}
-
 absl::StatusOr<double> SinceMillis(const std::string& since) {
   if (since.empty()) return 0.0;
   return ParseSince(since, absl::Now(), absl::LocalTimeZone());
-}
-
-TableTimes LocalTimes() {
-  TableTimes times;
-  times.now = absl::Now();
-  times.zone = absl::LocalTimeZone();
-  return times;
 }
 
 struct HistoryFlags {

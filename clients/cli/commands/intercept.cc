@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "clients/cli/commands/command_util.h"
@@ -286,14 +285,6 @@ struct ModifyFlags {
 };
 
 // Asks on the terminal whether to edit again; true for yes (the default).
-bool AskEditAgain() {
-  std::cerr << "Edit again? [Y/n] " << std::flush;
-  std::string answer;
-  if (!std::getline(std::cin, answer)) return false;
-  answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
-  return answer.empty() || answer == "y" || answer == "yes";
-}
-
 absl::Status RunModify(Context& context, const ModifyFlags& flags) {
   v1::ResolveHeldRequest request;
   request.set_id(flags.id);

@@ -21,7 +21,7 @@ struct ListFlags {
   PageFlags page;
 };
 
-v1::ListRequest MakeListRequest(const ListFlags& flags) {
+v1::ListRequest MakeResourceListRequest(const ListFlags& flags) {
   v1::ListRequest request;
   request.set_server_id(flags.server);
   request.set_cursor(flags.page.cursor);
@@ -33,7 +33,8 @@ v1::ListRequest MakeListRequest(const ListFlags& flags) {
 absl::Status RunResources(Context& context, const ListFlags& flags) {
   v1::ListResourcesResponse response;
   RETURN_IF_ERROR(context.CallServer(context.mcp(), &McpStub::ListResources,
-                                     MakeListRequest(flags), &response));
+                                     MakeResourceListRequest(flags),
+                                     &response));
   if (context.json()) return context.PrintJson(response);
   if (response.resources().empty()) {
     context.out() << SanitizeForTerminal(flags.server)
@@ -48,9 +49,9 @@ absl::Status RunResources(Context& context, const ListFlags& flags) {
 
 absl::Status RunTemplates(Context& context, const ListFlags& flags) {
   v1::ListResourceTemplatesResponse response;
-  RETURN_IF_ERROR(context.CallServer(context.mcp(),
-                                     &McpStub::ListResourceTemplates,
-                                     MakeListRequest(flags), &response));
+  RETURN_IF_ERROR(
+      context.CallServer(context.mcp(), &McpStub::ListResourceTemplates,
+                         MakeResourceListRequest(flags), &response));
   if (context.json()) return context.PrintJson(response);
   if (response.resource_templates().empty()) {
     context.out() << SanitizeForTerminal(flags.server)

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "clients/cli/args.h"
 #include "clients/cli/cli_errors.h"
+#include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/files.h"
@@ -430,17 +431,6 @@ absl::Status RunExport(Context& context, const ExportFlags& flags) {
                   << " format, mode 0600: it contains secrets)\n";
   }
   return absl::OkStatus();
-}
-
-// Stores `run` as the context's action when `command` is selected.
-template <typename Flags, typename Run>
-void OnSelected(CLI::App* command, Context* context,
-                std::shared_ptr<Flags> flags, Run run,
-                bool takes_command_line = false) {
-  command->callback([context, flags, run, takes_command_line] {
-    context->SetAction([context, flags, run] { return run(*context, *flags); },
-                       takes_command_line);
-  });
 }
 
 }  // namespace

@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/time/clock.h"
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
@@ -28,32 +26,17 @@ namespace {
 
 using SessionStub = v1::SessionService::Stub;
 
-TableTimes LocalTimes() {
-  TableTimes times;
-  times.now = absl::Now();
-  times.zone = absl::LocalTimeZone();
-  return times;
-}
-
-absl::StatusOr<ServerNames> LoadNames(Context& context) {
-  v1::ListServersResponse servers;
-  RETURN_IF_ERROR(context.Call(context.config(),
-                               &v1::ConfigService::Stub::ListServers,
-                               v1::ListServersRequest(), &servers));
-  return ServerNames(servers);
-}
-
 // --- list -------------------------------------------------------------------
 
-struct ListFlags {
+struct ListSessionsFlags {
   std::string server;
   std::string kind;
   uint32_t limit = 0;
   uint32_t offset = 0;
 };
 
-absl::Status RunList(Context& context, const ListFlags& flags) {
-  ASSIGN_OR_RETURN(ServerNames names, LoadNames(context));
+absl::Status RunListSessions(Context& context, const ListSessionsFlags& flags) {
+  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
   v1::ListSessionsRequest request;
   if (!flags.server.empty()) request.set_server_id(names.Resolve(flags.server));
   request.set_kind(flags.kind);
@@ -95,7 +78,7 @@ absl::Status RunShow(Context& context, const ShowFlags& flags) {
   RETURN_IF_ERROR(context.Call(context.sessions(), &SessionStub::GetSession,
                                request, &session));
   if (context.json()) return context.PrintJson(session);
-  ASSIGN_OR_RETURN(ServerNames names, LoadNames(context));
+  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
   const TableTimes times = LocalTimes();
   context.out() << SessionDetails(session, names, times);
   if (session.page_size() > 0) {
@@ -111,13 +94,14 @@ absl::Status RunShow(Context& context, const ShowFlags& flags) {
 
 // --- update -----------------------------------------------------------------
 
-struct UpdateFlags {
+struct UpdateSessionFlags {
   std::string id;
   std::optional<std::string> name;
   std::optional<std::string> notes;
 };
 
-absl::Status RunUpdate(Context& context, const UpdateFlags& flags) {
+absl::Status RunUpdateSession(Context& context,
+                              const UpdateSessionFlags& flags) {
   if (!flags.name.has_value() && !flags.notes.has_value()) {
     return UsageError("nothing to change", "give --name and/or --notes");
   }
@@ -135,13 +119,14 @@ absl::Status RunUpdate(Context& context, const UpdateFlags& flags) {
 
 // --- export / import --------------------------------------------------------
 
-struct ExportFlags {
+struct ExportSessionFlags {
   std::string id;
   std::string out;
   bool include_secrets = false;
 };
 
-absl::Status RunExport(Context& context, const ExportFlags& flags) {
+absl::Status RunExportSession(Context& context,
+                              const ExportSessionFlags& flags) {
   v1::ExportSessionRequest request;
   request.set_id(flags.id);
   request.set_include_secrets(flags.include_secrets);
@@ -166,11 +151,12 @@ absl::Status RunExport(Context& context, const ExportFlags& flags) {
   return absl::OkStatus();
 }
 
-struct ImportFlags {
+struct ImportSessionFlags {
   std::string file;
 };
 
-absl::Status RunImport(Context& context, const ImportFlags& flags) {
+absl::Status RunImportSession(Context& context,
+                              const ImportSessionFlags& flags) {
   ASSIGN_OR_RETURN(std::string content,
                    ReadInputFile(flags.file, kMaxImportBytes,
                                  "a session file of at most 16 MiB"));
@@ -277,14 +263,6 @@ absl::StatusOr<v1::McpMessage> RecordedMessage(Context& context, int64_t id) {
 }
 
 // Asks on the terminal whether to edit again; true for yes (the default).
-bool AskEditAgain() {
-  std::cerr << "Edit again? [Y/n] " << std::flush;
-  std::string answer;
-  if (!std::getline(std::cin, answer)) return false;
-  answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
-  return answer.empty() || answer == "y" || answer == "yes";
-}
-
 // --edit: the recorded request in $VISUAL/$EDITOR, then sent as edited;
 // refused edits can be edited again (on a terminal). Nothing is sent if
 // the editor changed nothing. Returns nullopt when nothing was sent.
@@ -384,7 +362,7 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
       "  inspectorctl sessions replay 3f2a... --server everything-next\n"
       "  inspectorctl sessions diff A B --ignore /result/content/0/text");
 
-  auto list_flags = std::make_shared<ListFlags>();
+  auto list_flags = std::make_shared<ListSessionsFlags>();
   CLI::App* list = sessions->add_subcommand("list", "Sessions, newest first");
   list->add_option("--server", list_flags->server, "Only this server")
       ->type_name("SERVER");
@@ -394,7 +372,7 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
   list->add_option("--limit", list_flags->limit, "At most N (default 50)")
       ->type_name("N");
   list->add_option("--offset", list_flags->offset, "Skip N")->type_name("N");
-  OnSelected(list, context, list_flags, RunList);
+  OnSelected(list, context, list_flags, RunListSessions);
 
   auto show_flags = std::make_shared<ShowFlags>();
   CLI::App* show =
@@ -409,16 +387,16 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
       ->type_name("N");
   OnSelected(show, context, show_flags, RunShow);
 
-  auto update_flags = std::make_shared<UpdateFlags>();
+  auto update_flags = std::make_shared<UpdateSessionFlags>();
   CLI::App* update =
       sessions->add_subcommand("update", "Set a session's name and notes");
   update->add_option("id", update_flags->id, "Session id")->required();
   update->add_option("--name", update_flags->name, "Name")->type_name("TEXT");
   update->add_option("--notes", update_flags->notes, "Notes")
       ->type_name("TEXT");
-  OnSelected(update, context, update_flags, RunUpdate);
+  OnSelected(update, context, update_flags, RunUpdateSession);
 
-  auto export_flags = std::make_shared<ExportFlags>();
+  auto export_flags = std::make_shared<ExportSessionFlags>();
   CLI::App* exp = sessions->add_subcommand(
       "export", "Write a session as a JSON file (stdout by default)");
   exp->add_option("id", export_flags->id, "Session id")->required();
@@ -428,14 +406,14 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
   exp->add_flag("--include-secrets", export_flags->include_secrets,
                 "Keep env and header values, URL credentials and "
                 "secret-looking message values");
-  OnSelected(exp, context, export_flags, RunExport);
+  OnSelected(exp, context, export_flags, RunExportSession);
 
-  auto import_flags = std::make_shared<ImportFlags>();
+  auto import_flags = std::make_shared<ImportSessionFlags>();
   CLI::App* imp = sessions->add_subcommand(
       "import", "Store an exported session file as a session");
   imp->add_option("file", import_flags->file, "Session file (- for stdin)")
       ->required();
-  OnSelected(imp, context, import_flags, RunImport);
+  OnSelected(imp, context, import_flags, RunImportSession);
 
   auto replay_flags = std::make_shared<ReplaySessionFlags>();
   CLI::App* replay = sessions->add_subcommand(

@@ -1,9 +1,6 @@
 // `inspectorctl ui [--open] [--url BASE]`: a fresh one-time sign-in link
 // of the web UI (SystemService.CreateSignInCode), printed or opened.
-#include <spawn.h>
-#include <sys/wait.h>
 
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -12,10 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "clients/cli/cli_errors.h"
+#include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "common/status_macros.h"
-
-extern char** environ;
 
 namespace inspector::cli {
 namespace {
@@ -24,25 +20,6 @@ struct UiOptions {
   bool open = false;
   std::string url;
 };
-
-// Starts xdg-open URL (argv, no shell) and waits for it: it returns as
-// soon as it has handed the URL to the browser.
-absl::Status OpenInBrowser(const std::string& url) {
-  const char* argv[] = {"xdg-open", url.c_str(), nullptr};
-  pid_t pid = 0;
-  int error = posix_spawnp(&pid, "xdg-open", nullptr, nullptr,
-                           const_cast<char* const*>(argv), environ);
-  if (error != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot start xdg-open: ", std::strerror(error)));
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    return absl::UnavailableError("xdg-open could not open a browser");
-  }
-  return absl::OkStatus();
-}
 
 absl::Status RunUi(Context& context, const UiOptions& options) {
   std::string base(absl::StripSuffix(options.url, "/"));
