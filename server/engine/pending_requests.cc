@@ -21,7 +21,7 @@ using nlohmann::json;
 constexpr int kUserRejectedCode = -1;
 constexpr int kTimedOutCode = -32603;
 
-double UnixMillis(absl::Time t) {
+double WholeUnixMillis(absl::Time t) {
   return static_cast<double>(absl::ToUnixMillis(t));
 }
 
@@ -81,8 +81,8 @@ v1::PendingRequest PendingRequests::Add(NewPendingItem new_item,
   proto.set_kind(PendingKindOf(new_item.method));
   proto.set_method(new_item.method);
   JsonObjectToStruct(new_item.params, proto.mutable_params()).IgnoreError();
-  proto.set_received_at(UnixMillis(now));
-  proto.set_deadline(UnixMillis(now + timeout));
+  proto.set_received_at(WholeUnixMillis(now));
+  proto.set_deadline(WholeUnixMillis(now + timeout));
   proto.set_status(v1::PENDING);
   item.server_name = new_item.server_name;
   item.request_id = new_item.request_id;

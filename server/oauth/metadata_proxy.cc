@@ -47,7 +47,7 @@ std::string Resolve(absl::string_view base, absl::string_view reference) {
                       reference);
 }
 
-struct Sink {
+struct MetadataSink {
   size_t limit = 0;
   std::string content_type;
   std::string body;
@@ -56,8 +56,8 @@ struct Sink {
   bool first_event_read = false;  // an event stream's first event is in
 };
 
-size_t OnHeader(char* buffer, size_t size, size_t n, void* userdata) {
-  auto* sink = static_cast<Sink*>(userdata);
+size_t OnMetadataHeader(char* buffer, size_t size, size_t n, void* userdata) {
+  auto* sink = static_cast<MetadataSink*>(userdata);
   absl::string_view line(buffer, size * n);
   auto colon = line.find(':');
   if (colon != absl::string_view::npos &&
@@ -68,8 +68,8 @@ size_t OnHeader(char* buffer, size_t size, size_t n, void* userdata) {
   return size * n;
 }
 
-size_t OnBody(char* buffer, size_t size, size_t n, void* userdata) {
-  auto* sink = static_cast<Sink*>(userdata);
+size_t OnMetadataBody(char* buffer, size_t size, size_t n, void* userdata) {
+  auto* sink = static_cast<MetadataSink*>(userdata);
   if (sink->body.size() + size * n > sink->limit) {
     sink->too_large = true;
     return 0;  // aborts the transfer
@@ -150,7 +150,7 @@ absl::StatusOr<std::string> FetchMetadata(absl::string_view url,
     return Error(v1::INTERNAL_ERROR, "libcurl could not create a handle");
   }
   const std::string target(url);
-  Sink sink;
+  MetadataSink sink;
   sink.limit = options.max_bytes;
   curl_slist* headers = nullptr;
   headers = curl->slist_append(
@@ -162,9 +162,9 @@ absl::StatusOr<std::string> FetchMetadata(absl::string_view url,
   curl->easy_setopt(easy, CURLOPT_TIMEOUT_MS,
                     static_cast<long>(absl::ToInt64Milliseconds(options.timeout)));
   curl->easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-  curl->easy_setopt(easy, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl->easy_setopt(easy, CURLOPT_HEADERFUNCTION, &OnMetadataHeader);
   curl->easy_setopt(easy, CURLOPT_HEADERDATA, &sink);
-  curl->easy_setopt(easy, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl->easy_setopt(easy, CURLOPT_WRITEFUNCTION, &OnMetadataBody);
   curl->easy_setopt(easy, CURLOPT_WRITEDATA, &sink);
   CURLcode code = curl->easy_perform(easy);
   long status = 0;

@@ -14,8 +14,8 @@
 namespace inspector::services {
 namespace {
 
-absl::Status RequireId(const std::string& value, const char* field,
-                       const char* what) {
+absl::Status RequireNonEmpty(const std::string& value, const char* field,
+                             const char* what) {
   if (!value.empty()) return absl::OkStatus();
   return Error(v1::INVALID_REQUEST, absl::StrCat(field, ": ", what,
                                                  " is required"),
@@ -41,7 +41,8 @@ grpc::ServerUnaryReactor* ClientRequestsService::Resolve(
     grpc::CallbackServerContext* context, const v1::ResolveRequest* request,
     v1::PendingRequest* response) {
   return AuthenticatedUnary(context, deps_, [&]() -> absl::Status {
-    RETURN_IF_ERROR(RequireId(request->id(), "id", "the pending request's id"));
+    RETURN_IF_ERROR(
+        RequireNonEmpty(request->id(), "id", "the pending request's id"));
     // The Struct is JSON already; the rules work on JSON values.
     absl::StatusOr<std::string> text = MessageToJsonText(request->result());
     if (!text.ok()) {
@@ -64,7 +65,8 @@ grpc::ServerUnaryReactor* ClientRequestsService::Reject(
     grpc::CallbackServerContext* context, const v1::RejectRequest* request,
     v1::PendingRequest* response) {
   return AuthenticatedUnary(context, deps_, [&]() -> absl::Status {
-    RETURN_IF_ERROR(RequireId(request->id(), "id", "the pending request's id"));
+    RETURN_IF_ERROR(
+        RequireNonEmpty(request->id(), "id", "the pending request's id"));
     ASSIGN_OR_RETURN(*response,
                      engine_->RejectPending(request->id(), request->reason(),
                                             request->action()));
@@ -76,8 +78,8 @@ grpc::ServerUnaryReactor* ClientRequestsService::GetRoots(
     grpc::CallbackServerContext* context, const v1::GetRootsRequest* request,
     v1::Roots* response) {
   return AuthenticatedUnary(context, deps_, [&]() -> absl::Status {
-    RETURN_IF_ERROR(RequireId(request->server_id(), "serverId",
-                              "the server's id or name"));
+    RETURN_IF_ERROR(RequireNonEmpty(request->server_id(), "serverId",
+                                    "the server's id or name"));
     ASSIGN_OR_RETURN(*response, engine_->GetRoots(request->server_id()));
     return absl::OkStatus();
   });
@@ -87,8 +89,8 @@ grpc::ServerUnaryReactor* ClientRequestsService::SetRoots(
     grpc::CallbackServerContext* context, const v1::SetRootsRequest* request,
     v1::Roots* response) {
   return AuthenticatedUnary(context, deps_, [&]() -> absl::Status {
-    RETURN_IF_ERROR(RequireId(request->server_id(), "serverId",
-                              "the server's id or name"));
+    RETURN_IF_ERROR(RequireNonEmpty(request->server_id(), "serverId",
+                                    "the server's id or name"));
     std::vector<v1::Root> roots(request->roots().begin(),
                                 request->roots().end());
     ASSIGN_OR_RETURN(*response,
