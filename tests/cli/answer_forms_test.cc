@@ -9,7 +9,7 @@
 #include "clients/cli/exit_codes.h"
 
 namespace inspector::cli {
-namespace {
+namespace answer_forms_test {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
@@ -273,5 +273,5 @@ TEST(SamplingPromptTest, ShowsTheConversationAndReadsAReply) {
       RunSamplingPrompt(params, RequestHeader{}, "m", empty, out).ok());
 }
 
-}  // namespace
+}  // namespace answer_forms_test
 }  // namespace inspector::cli

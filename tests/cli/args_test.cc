@@ -9,7 +9,7 @@
 #include "clients/cli/exit_codes.h"
 
 namespace inspector::cli {
-namespace {
+namespace args_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -142,5 +142,5 @@ TEST(ValidateAddressTest, AcceptsGrpcTargetsOnly) {
   }
 }
 
-}  // namespace
+}  // namespace args_test
 }  // namespace inspector::cli

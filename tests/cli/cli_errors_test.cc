@@ -7,7 +7,7 @@
 #include "common/errors.h"
 
 namespace inspector::cli {
-namespace {
+namespace cli_errors_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -248,5 +248,5 @@ TEST(DescribeErrorTest, AlreadyReportedKeepsItsCode) {
   EXPECT_EQ(DescribeError(status, Context()).exit_code, kExitNotFound);
 }
 
-}  // namespace
+}  // namespace cli_errors_test
 }  // namespace inspector::cli

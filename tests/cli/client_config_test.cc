@@ -10,7 +10,7 @@
 #include "common/errors.h"
 
 namespace inspector::cli {
-namespace {
+namespace client_config_test {
 
 using Json = nlohmann::ordered_json;
 using ::testing::ElementsAre;
@@ -259,5 +259,5 @@ TEST(ClientConfigTest, SingleEntryDocumentIsTheClientsFormat) {
             Json({{"servers", {{"fx", entry}}}}));
 }
 
-}  // namespace
+}  // namespace client_config_test
 }  // namespace inspector::cli

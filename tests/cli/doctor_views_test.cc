@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace inspector::cli {
-namespace {
+namespace doctor_views_test {
 
 v1::Diagnosis Sample() {
   v1::Diagnosis diagnosis;
@@ -53,5 +53,5 @@ TEST(DoctorViewsTest, ColorsTheStatusWords) {
   EXPECT_NE(colored.find("\033[1;31mFAIL\033[0m"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace doctor_views_test
 }  // namespace inspector::cli

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace inspector::cli {
-namespace {
+namespace event_lines_test {
 
 // 2025-06-01T12:00:00Z.
 constexpr double kNowMs = 1748779200000.0;
@@ -264,5 +264,5 @@ TEST(FormatEventLineTest, EscapesServerText) {
   EXPECT_EQ(Line(event), "12:00:01.250  everything  ←  evil\\x1b[2J");
 }
 
-}  // namespace
+}  // namespace event_lines_test
 }  // namespace inspector::cli

@@ -26,7 +26,7 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli {
-namespace {
+namespace fake_daemon_test {
 
 using fakes::CheckToken;
 using fakes::kToken;
@@ -487,5 +487,5 @@ TEST_F(FakeDaemonTest, DeadlineEndsAHangingCall) {
                                     address_ + " (no answer within 0.3s)"));
 }
 
-}  // namespace
+}  // namespace fake_daemon_test
 }  // namespace inspector::cli

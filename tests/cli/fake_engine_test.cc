@@ -33,7 +33,7 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli {
-namespace {
+namespace fake_engine_test {
 
 using fakes::CheckToken;
 using fakes::kToken;
@@ -816,5 +816,5 @@ TEST_F(FakeEngineTest, CtrlCCancelsAToolCall) {
   EXPECT_EQ(child.Wait(), kExitInterrupted);
 }
 
-}  // namespace
+}  // namespace fake_engine_test
 }  // namespace inspector::cli

@@ -25,7 +25,7 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli {
-namespace {
+namespace fake_intercept_test {
 
 using fakes::CheckToken;
 using ::inspector::testing::ProcessResult;
@@ -497,5 +497,5 @@ TEST_F(FakeTuiTest, ModifyTheHeldMessageWithF6AndToggleTheMode) {
   EXPECT_TRUE(gone) << tmux.Screen();
 }
 
-}  // namespace
+}  // namespace fake_intercept_test
 }  // namespace inspector::cli

@@ -32,7 +32,7 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli {
-namespace {
+namespace fake_pending_test {
 
 using fakes::CheckToken;
 using fakes::kToken;
@@ -670,5 +670,5 @@ TEST_F(FakePendingTest, RootsShowSetAddRmClear) {
   EXPECT_EQ(requests_.set_roots().size(), 4u);
 }
 
-}  // namespace
+}  // namespace fake_pending_test
 }  // namespace inspector::cli

@@ -18,7 +18,7 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli {
-namespace {
+namespace fake_queue_test {
 
 using fakes::CheckToken;
 using ::inspector::testing::ProcessResult;
@@ -193,5 +193,5 @@ TEST_F(FakeQueueTest, ServerStatusShowsTheCounters) {
                         "completed, 2 failed, 3 cancelled\n"));
 }
 
-}  // namespace
+}  // namespace fake_queue_test
 }  // namespace inspector::cli

@@ -12,7 +12,7 @@
 #include "clients/cli/exit_codes.h"
 
 namespace inspector::cli {
-namespace {
+namespace files_test {
 
 class FilesTest : public ::testing::Test {
  protected:
@@ -91,5 +91,5 @@ TEST_F(FilesTest, WriteFailsInAMissingDirectory) {
   EXPECT_EQ(ExitCodeOf(status), kExitInvalidInput);
 }
 
-}  // namespace
+}  // namespace files_test
 }  // namespace inspector::cli

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace inspector::cli {
-namespace {
+namespace history_views_test {
 
 // 2025-06-01T12:00:00Z.
 constexpr double kNowMs = 1748779200000.0;
@@ -125,5 +125,5 @@ TEST(LogsTableTest, Columns) {
   EXPECT_EQ(LogsFooter(response, 0), "2 of 2\n");
 }
 
-}  // namespace
+}  // namespace history_views_test
 }  // namespace inspector::cli

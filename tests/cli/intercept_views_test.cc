@@ -12,7 +12,7 @@
 #include "common/errors.h"
 
 namespace inspector::cli {
-namespace {
+namespace intercept_views_test {
 
 using ::testing::HasSubstr;
 
@@ -184,5 +184,5 @@ TEST(InterceptViewsTest, UnimplementedSaysNotAvailable) {
   EXPECT_EQ(NotAvailableIfUnimplemented(other, "intercept"), other);
 }
 
-}  // namespace
+}  // namespace intercept_views_test
 }  // namespace inspector::cli

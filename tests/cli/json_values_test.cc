@@ -7,7 +7,7 @@
 #include "inspector/v1/mcp.pb.h"
 
 namespace inspector::cli {
-namespace {
+namespace json_values_test {
 
 using ::testing::HasSubstr;
 
@@ -66,5 +66,5 @@ TEST(JsonValuesTest, ProtoToJsonLineIsOneCamelCaseLine) {
   EXPECT_EQ(*line, R"({"result":{"k":"v\nw"},"isError":true,"durationMs":0})");
 }
 
-}  // namespace
+}  // namespace json_values_test
 }  // namespace inspector::cli

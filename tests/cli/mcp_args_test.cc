@@ -10,7 +10,7 @@
 #include "clients/cli/json_values.h"
 
 namespace inspector::cli {
-namespace {
+namespace mcp_args_test {
 
 using ::testing::HasSubstr;
 using ::testing::Pair;
@@ -182,5 +182,5 @@ TEST(LevelsTest, McpAndQueryLevels) {
   EXPECT_FALSE(IsLogQueryLevel("warning"));
 }
 
-}  // namespace
+}  // namespace mcp_args_test
 }  // namespace inspector::cli

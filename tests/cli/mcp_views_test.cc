@@ -8,7 +8,7 @@
 #include "google/protobuf/util/json_util.h"
 
 namespace inspector::cli {
-namespace {
+namespace mcp_views_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -246,5 +246,5 @@ TEST(ServerStatusTest, Details) {
                   FormatClock(1700000001000.0, absl::LocalTimeZone()), "\n")));
 }
 
-}  // namespace
+}  // namespace mcp_views_test
 }  // namespace inspector::cli

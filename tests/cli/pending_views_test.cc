@@ -10,7 +10,7 @@
 #include "clients/cli/json_values.h"
 
 namespace inspector::cli {
-namespace {
+namespace pending_views_test {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
@@ -211,5 +211,5 @@ TEST(SamplingTextResultTest, Shape) {
                   {"stopReason", "endTurn"}}));
 }
 
-}  // namespace
+}  // namespace pending_views_test
 }  // namespace inspector::cli

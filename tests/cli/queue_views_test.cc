@@ -5,7 +5,7 @@
 #include <vector>
 
 namespace inspector::cli {
-namespace {
+namespace queue_views_test {
 
 TEST(QueueViewsTest, StatesAgesAndSummary) {
   EXPECT_EQ(RequestStateName(v1::REQUEST_STATE_PENDING), "pending");
@@ -53,5 +53,5 @@ TEST(QueueViewsTest, TableRows) {
       "bridge fedcba98   -\n");
 }
 
-}  // namespace
+}  // namespace queue_views_test
 }  // namespace inspector::cli

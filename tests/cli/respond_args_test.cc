@@ -8,7 +8,7 @@
 #include "clients/cli/json_values.h"
 
 namespace inspector::cli {
-namespace {
+namespace respond_args_test {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
@@ -268,5 +268,5 @@ TEST(AnswerFromElicitResultTest, DeclineAndCancelAreRejects) {
   EXPECT_EQ(accept.result, accepted);
 }
 
-}  // namespace
+}  // namespace respond_args_test
 }  // namespace inspector::cli

@@ -7,7 +7,7 @@
 #include "clients/cli/exit_codes.h"
 
 namespace inspector::cli {
-namespace {
+namespace server_edit_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -341,5 +341,5 @@ TEST(ServerTargetTest, QuotesCommandsAndMasksUrls) {
   EXPECT_EQ(ServerTarget(server, true), "https://u:p@h/mcp");
 }
 
-}  // namespace
+}  // namespace server_edit_test
 }  // namespace inspector::cli

@@ -6,7 +6,7 @@
 #include "google/protobuf/util/time_util.h"
 
 namespace inspector::cli {
-namespace {
+namespace server_views_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -125,5 +125,5 @@ TEST(ServerDetailsTest, SanitizesNames) {
               HasSubstr("evil\\x1b]0;title\\x07"));
 }
 
-}  // namespace
+}  // namespace server_views_test
 }  // namespace inspector::cli

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace inspector::cli {
-namespace {
+namespace session_views_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -64,5 +64,5 @@ TEST(SessionViewsTest, DiffShowsChangesAndASummary) {
   EXPECT_THAT(DiffText(diff, false), HasSubstr("#1 initialize same"));
 }
 
-}  // namespace
+}  // namespace session_views_test
 }  // namespace inspector::cli

@@ -6,7 +6,7 @@
 #include "clients/cli/text.h"
 
 namespace inspector::cli {
-namespace {
+namespace table_test {
 
 TEST(TableTest, AlignsColumns) {
   Table table({"NAME", "TRANSPORT", "ID"});
@@ -128,5 +128,5 @@ TEST(KeyValueBlockTest, AlignsValuesAndContinuesLines) {
             "Headers:      -\n");
 }
 
-}  // namespace
+}  // namespace table_test
 }  // namespace inspector::cli

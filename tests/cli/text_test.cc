@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace inspector::cli {
-namespace {
+namespace text_test {
 
 TEST(FormatDurationTest, LeavesOutZeroComponents) {
   EXPECT_EQ(FormatDuration(0), "0s");
@@ -79,5 +79,5 @@ TEST(TextTest, OneLineCollapsesBlanks) {
   EXPECT_EQ(OneLine(""), "");
 }
 
-}  // namespace
+}  // namespace text_test
 }  // namespace inspector::cli

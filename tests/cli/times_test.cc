@@ -7,7 +7,7 @@
 #include "clients/cli/exit_codes.h"
 
 namespace inspector::cli {
-namespace {
+namespace times_test {
 
 using ::testing::HasSubstr;
 
@@ -96,5 +96,5 @@ TEST(FormatMillisecondsTest, Precision) {
   EXPECT_EQ(FormatMilliseconds(-1), "");
 }
 
-}  // namespace
+}  // namespace times_test
 }  // namespace inspector::cli

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace inspector::cli {
-namespace {
+namespace tui_model_test {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -311,5 +311,5 @@ TEST(TuiModelTest, LayoutSideBySideOrStacked) {
   EXPECT_TRUE(ComputeTuiLayout(20, 5).too_small);
 }
 
-}  // namespace
+}  // namespace tui_model_test
 }  // namespace inspector::cli

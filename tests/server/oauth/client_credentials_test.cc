@@ -29,7 +29,7 @@
 #include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
-namespace {
+namespace client_credentials_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -270,5 +270,5 @@ TEST_F(GrantFlowTest, CrossAppAccessReadsTheIdTokenFileAtEachExchange) {
   EXPECT_THAT(again.latest_error(), HasSubstr("oauth.idTokenFile: cannot read"));
 }
 
-}  // namespace
+}  // namespace client_credentials_test
 }  // namespace inspector::oauth

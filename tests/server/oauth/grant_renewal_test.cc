@@ -18,7 +18,7 @@
 #include "storage/database.h"
 
 namespace inspector::oauth {
-namespace {
+namespace grant_renewal_test {
 
 constexpr char kServer[] = "https://mcp.example.com/mcp";
 
@@ -172,5 +172,5 @@ TEST_F(GrantRenewalTest, AFailedGrantIsNotRetriedByItselfAtOnce) {
   EXPECT_EQ(fetcher_->token_requests, 2);
 }
 
-}  // namespace
+}  // namespace grant_renewal_test
 }  // namespace inspector::oauth

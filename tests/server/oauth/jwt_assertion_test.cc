@@ -26,7 +26,7 @@
 #include "server/oauth/client_credentials.h"
 
 namespace inspector::oauth {
-namespace {
+namespace jwt_assertion_test {
 
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
@@ -326,5 +326,5 @@ TEST(SigningKeyTest, ConfigValidatorLoadsTheConfiguredKey) {
   std::remove(junk.c_str());
 }
 
-}  // namespace
+}  // namespace jwt_assertion_test
 }  // namespace inspector::oauth

@@ -17,7 +17,7 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::oauth {
-namespace {
+namespace metadata_proxy_test {
 
 using Json = nlohmann::json;
 
@@ -114,5 +114,5 @@ TEST(FetchMetadataTest, ASilentServerTimesOut) {
   EXPECT_EQ(Reason(answer.status()), "CONNECTION_TIMEOUT") << answer.status();
 }
 
-}  // namespace
+}  // namespace metadata_proxy_test
 }  // namespace inspector::oauth

@@ -15,7 +15,7 @@
 #include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
-namespace {
+namespace oauth_flow_test {
 
 constexpr char kServer[] = "https://mcp.example.com/mcp";
 constexpr char kIssuer[] = "https://auth.example.com";
@@ -352,5 +352,5 @@ TEST(OAuthUrlsTest, ChallengeParams) {
   EXPECT_EQ(ChallengeParam(h, "missing"), "");
 }
 
-}  // namespace
+}  // namespace oauth_flow_test
 }  // namespace inspector::oauth

@@ -17,7 +17,7 @@
 #include "absl/synchronization/mutex.h"
 
 namespace inspector::oauth {
-namespace {
+namespace oauth_manager_test {
 
 constexpr char kServer[] = "https://mcp.example.com/mcp";
 
@@ -469,5 +469,5 @@ TEST_F(OAuthManagerTest, TokensWithoutAResourceGoOnlyToTheServersOrigin) {
   EXPECT_EQ(manager->AuthorizationFor("id-1", "https://mcp.example.com:8443/mcp"), "");
 }
 
-}  // namespace
+}  // namespace oauth_manager_test
 }  // namespace inspector::oauth

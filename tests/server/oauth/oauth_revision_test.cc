@@ -19,7 +19,7 @@
 #include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
-namespace {
+namespace oauth_revision_test {
 
 constexpr char kServer[] = "https://mcp.example.com/mcp";
 constexpr char kIssuer[] = "https://auth.example.com";
@@ -344,5 +344,5 @@ TEST(OAuthOversizedMetadataTest, TooLargeMetadataIsAClearError) {
   (*server)->Shutdown();
 }
 
-}  // namespace
+}  // namespace oauth_revision_test
 }  // namespace inspector::oauth
