@@ -5,9 +5,9 @@
 #ifndef INSPECTOR_CLIENTS_CLI_COMMANDS_COMMAND_UTIL_H_
 #define INSPECTOR_CLIENTS_CLI_COMMANDS_COMMAND_UTIL_H_
 
+#include <CLI/CLI.hpp>
 #include <grpcpp/support/status.h>
 
-#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 
