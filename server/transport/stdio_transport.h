@@ -17,12 +17,11 @@
 // see StdoutHub), and three threads serve each child (the exit watcher,
 // the stderr reader, the writer):
 //  - the shared stdout reader splits stdout into lines (LF or CRLF), skips
-//  empty
-//    lines and passes each line to on_message without looking at it (the
-//    engine validates JSON). A line longer than StdioTuning::max_line_bytes
-//    ends the connection: the process group is killed and on_closed gets
-//    TRANSPORT_ERROR. Callbacks on the shared thread must not wait for
-//    another child's output;
+//    empty lines and passes each line to on_message without looking at it
+//    (the engine validates JSON). A line longer than
+//    StdioTuning::max_line_bytes ends the connection: the process group is
+//    killed and on_closed gets TRANSPORT_ERROR. Callbacks on the shared
+//    thread must not wait for another child's output;
 //  - the exit watcher (`stdio-exit`) notices the child's exit, takes
 //    stdout over for good and reads what is left of it, kills what is left
 //    of its process group, reaps it and calls on_closed;
