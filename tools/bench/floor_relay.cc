@@ -6,11 +6,18 @@
 // history, no timers. A Forward whose server_id is "bare" is answered at once
 // with its own body: a bare gRPC round trip of the same process.
 //
-//   floor_relay --api callback|async|sync -- COMMAND ARGS...
+//   floor_relay --api callback|async|sync|async-inline|async-inline-beside
+//       -- COMMAND ARGS...
 //
 // callback and async hand each answer to its call from a reader thread;
 // sync serves one call at a time, its handler thread writing the request
 // and reading the answer itself, so no other thread is woken on the way.
+// async-inline serves one call at a time on the asynchronous API, the
+// queue's thread writing the request, reading the answer and finishing the
+// call: the process's only poller does everything. async-inline-beside is
+// the same with a service on the callback API registered beside it (its
+// methods never called), as in inspectord, where every other service is on
+// that API: gRPC then runs two threads of its own that poll too.
 //
 // forward_bench runs it beside inspectord in the same turns, so the
 // daemon's figures can be read against what gRPC and the stdio hop cost on
@@ -29,6 +36,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "inspector/v1/mcp.grpc.pb.h"
+#include "inspector/v1/system.grpc.pb.h"
 #include "tools/bench/direct_stdio.h"
 
 namespace {
@@ -98,7 +106,8 @@ class CallbackRelay final
 };
 
 // gRPC's asynchronous API: one thread drains the queue; answers are
-// finished on the stdio reader's thread.
+// finished on the stdio reader's thread, or, with `inline_read`, read and
+// finished by the queue's thread itself.
 struct AsyncCall {
   grpc::ServerContext context;
   inspector::v1::ForwardRequest request;
@@ -109,7 +118,7 @@ struct AsyncCall {
 
 void ServeAsync(inspector::v1::McpService::AsyncService* service,
                 grpc::ServerCompletionQueue* queue, DirectStdio* server,
-                Waiting* waiting) {
+                Waiting* waiting, bool inline_read) {
   auto await = [&] {
     auto* call = new AsyncCall;
     service->RequestForward(&call->context, &call->request, &call->writer,
@@ -128,6 +137,19 @@ void ServeAsync(inspector::v1::McpService::AsyncService* service,
     call->finishing = true;
     if (call->request.server_id() == "bare") {
       call->response.set_data(call->request.body().data());
+      call->writer.Finish(call->response, grpc::Status::OK, call);
+      continue;
+    }
+    if (inline_read) {
+      const std::string& body = call->request.body().data();
+      absl::StatusOr<std::string> answer =
+          server->Call(body, IdOf(body), absl::Seconds(30));
+      if (!answer.ok()) {
+        call->writer.FinishWithError(
+            grpc::Status(grpc::UNAVAILABLE, "server gone"), call);
+        continue;
+      }
+      call->response.set_data(std::move(*answer));
       call->writer.Finish(call->response, grpc::Status::OK, call);
       continue;
     }
@@ -172,7 +194,9 @@ class SyncRelay final : public inspector::v1::McpService::Service {
 int Usage() {
   std::fprintf(
       stderr,
-      "usage: floor_relay --api callback|async|sync -- COMMAND ARGS...\n");
+      "usage: floor_relay --api "
+      "callback|async|sync|async-inline|async-inline-beside -- COMMAND "
+      "ARGS...\n");
   return 2;
 }
 
@@ -192,7 +216,9 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  if ((api != "callback" && api != "async" && api != "sync") ||
+  const bool inline_read =
+      api == "async-inline" || api == "async-inline-beside";
+  if ((api != "callback" && api != "async" && api != "sync" && !inline_read) ||
       command.empty()) {
     return Usage();
   }
@@ -204,7 +230,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   Waiting waiting;
-  if (api != "sync") {
+  if (api == "callback" || api == "async") {
     (*server)->Relay(
         [&waiting](std::string line) { waiting.Answer(std::move(line)); });
   }
@@ -217,6 +243,9 @@ int main(int argc, char** argv) {
   inspector::v1::McpService::AsyncService async_relay;
   std::unique_ptr<grpc::ServerCompletionQueue> queue;
   SyncRelay sync_relay(server->get());
+  // Never called: its presence alone makes gRPC start the callback API's
+  // threads.
+  inspector::v1::SystemService::CallbackService beside;
   if (api == "callback") {
     builder.RegisterService(&callback_relay);
   } else if (api == "sync") {
@@ -231,6 +260,7 @@ int main(int argc, char** argv) {
         grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   } else {
     builder.RegisterService(&async_relay);
+    if (api == "async-inline-beside") builder.RegisterService(&beside);
     queue = builder.AddCompletionQueue();
   }
   std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
@@ -243,7 +273,8 @@ int main(int argc, char** argv) {
   std::thread async_thread;
   if (queue != nullptr) {
     async_thread = std::thread([&] {
-      ServeAsync(&async_relay, queue.get(), server->get(), &waiting);
+      ServeAsync(&async_relay, queue.get(), server->get(), &waiting,
+                 inline_read);
     });
   }
   // Serves until stdin closes (the bench ends, or dies).

@@ -11,13 +11,18 @@
 //   (d) recording, answered: (b) with --history-sync answered (answers
 //                      leave once their rows are committed; with the
 //                      default, async, before);
-//   (e), (f), (g) the floor: floor_relay, a relay that only passes lines
+//   (e) to (i) the floor: floor_relay, a relay that only passes lines
 //                      between Forward and the same command, on gRPC's
 //                      callback (e), asynchronous (f) or synchronous (g)
 //                      API, sequential only, each with its own bare round
 //                      trip: what any relay built on gRPC and a stdio hop
 //                      costs here. In (g) the handler thread reads its own
 //                      answer from the pipe: no thread hands the answer on.
+//                      (h) is the asynchronous API with the queue's thread
+//                      reading the answer itself, the only thread that
+//                      polls; (i) the same with a callback-API service
+//                      registered beside it, whose threads poll too (as in
+//                      inspectord, whose other services use that API).
 //
 // All four run side by side. Each mode (N requests sequentially, then N
 // spread over C concurrent callers) warms every target up with 200
@@ -479,9 +484,10 @@ class LocalAnswerTarget : public ProbeTarget {
   }
 };
 
-// (e) and (f): floor_relay (floor_relay.cc), a relay that only passes
-// lines between Forward and the fixture, with gRPC's callback or
-// asynchronous API: what gRPC and the stdio hop cost on their own here.
+// (e) to (i): floor_relay (floor_relay.cc), a relay that only passes
+// lines between Forward and the fixture, on one of gRPC's APIs (`api`, as
+// floor_relay's --api takes it): what gRPC and the stdio hop cost on their
+// own here.
 // With `bare`, the same process answers each call at once (server_id
 // "bare"): its own bare gRPC round trip.
 class FloorRelay {
@@ -700,9 +706,10 @@ struct Scenario {
   double settle_seconds = 0;
 };
 
-// (e) and (f): floor_relay's relayed and bare calls, sequential.
+// (e) to (i): floor_relay's relayed and bare calls, sequential.
 struct Floor {
   std::string label;
+  std::string api;  // floor_relay's --api
   Figures relayed;
   Figures bare;
 };
@@ -749,8 +756,8 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, Clock::time_point load_end,
 // Starts the four targets side by side, runs both modes interleaved
 // across them, then reads each daemon's settled memory.
 absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
-                    Scenario& off, Scenario& answered, Floor& callback_floor,
-                    Floor& async_floor, Floor& sync_floor) {
+                    Scenario& off, Scenario& answered,
+                    std::vector<Floor>& floors) {
   TempDir direct_dir, on_dir, off_dir, answered_dir;
   absl::StatusOr<std::unique_ptr<DirectTarget>> direct_target =
       DirectTarget::Start(options, direct_dir);
@@ -773,28 +780,27 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   StatusTarget answered_probe(**answered_target);
   LocalAnswerTarget on_local(**on_target);
   LocalAnswerTarget off_local(**off_target);
-  absl::StatusOr<std::unique_ptr<FloorRelay>> callback_relay =
-      FloorRelay::Start(options, "callback");
-  if (!callback_relay.ok()) return callback_relay.status();
-  absl::StatusOr<std::unique_ptr<FloorRelay>> async_relay =
-      FloorRelay::Start(options, "async");
-  if (!async_relay.ok()) return async_relay.status();
-  absl::StatusOr<std::unique_ptr<FloorRelay>> sync_relay =
-      FloorRelay::Start(options, "sync");
-  if (!sync_relay.ok()) return sync_relay.status();
-  FloorTarget callback_relayed(**callback_relay, /*bare=*/false);
-  FloorTarget callback_bare(**callback_relay, /*bare=*/true);
-  FloorTarget async_relayed(**async_relay, /*bare=*/false);
-  FloorTarget async_bare(**async_relay, /*bare=*/true);
-  FloorTarget sync_relayed(**sync_relay, /*bare=*/false);
-  FloorTarget sync_bare(**sync_relay, /*bare=*/true);
+  std::vector<Target*> sequential_targets = {
+      direct_target->get(),   on_target->get(), off_target->get(),
+      answered_target->get(), &on_probe,        &off_probe,
+      &answered_probe,        &on_local,        &off_local};
+  const size_t first_floor = sequential_targets.size();
+  std::vector<std::unique_ptr<FloorRelay>> relays;
+  std::vector<std::unique_ptr<FloorTarget>> floor_targets;
+  for (const Floor& floor : floors) {
+    absl::StatusOr<std::unique_ptr<FloorRelay>> relay =
+        FloorRelay::Start(options, floor.api);
+    if (!relay.ok()) return relay.status();
+    relays.push_back(std::move(*relay));
+    for (bool bare : {false, true}) {
+      floor_targets.push_back(
+          std::make_unique<FloorTarget>(*relays.back(), bare));
+      sequential_targets.push_back(floor_targets.back().get());
+    }
+  }
 
-  absl::StatusOr<std::vector<Figures>> sequential = MeasureInterleaved(
-      {direct_target->get(), on_target->get(), off_target->get(),
-       answered_target->get(), &on_probe, &off_probe, &answered_probe,
-       &on_local, &off_local, &callback_relayed, &callback_bare, &async_relayed,
-       &async_bare, &sync_relayed, &sync_bare},
-      1, options.requests);
+  absl::StatusOr<std::vector<Figures>> sequential =
+      MeasureInterleaved(sequential_targets, 1, options.requests);
   if (!sequential.ok()) return sequential.status();
   direct.sequential = (*sequential)[0];
   on.sequential = (*sequential)[1];
@@ -805,12 +811,10 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   answered.grpc_only = (*sequential)[6];
   on.local_answer = (*sequential)[7];
   off.local_answer = (*sequential)[8];
-  callback_floor.relayed = (*sequential)[9];
-  callback_floor.bare = (*sequential)[10];
-  async_floor.relayed = (*sequential)[11];
-  async_floor.bare = (*sequential)[12];
-  sync_floor.relayed = (*sequential)[13];
-  sync_floor.bare = (*sequential)[14];
+  for (size_t i = 0; i < floors.size(); ++i) {
+    floors[i].relayed = (*sequential)[first_floor + 2 * i];
+    floors[i].bare = (*sequential)[first_floor + 2 * i + 1];
+  }
   absl::StatusOr<std::vector<Figures>> concurrent =
       MeasureInterleaved({direct_target->get(), on_target->get(),
                           off_target->get(), answered_target->get()},
@@ -834,9 +838,9 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
                scenario->local_answer);
     }
   }
-  for (const Floor* floor : {&callback_floor, &async_floor, &sync_floor}) {
-    PrintRow(floor->label, "sequential", floor->relayed);
-    PrintRow("  its bare gRPC round trip", "sequential", floor->bare);
+  for (const Floor& floor : floors) {
+    PrintRow(floor.label, "sequential", floor.relayed);
+    PrintRow("  its bare gRPC round trip", "sequential", floor.bare);
   }
 
   // Which of the daemon's threads do the work, per request.
@@ -911,8 +915,7 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
 void PrintBars(const Options& options, const Scenario& direct,
                const Scenario& on, const Scenario& off,
-               const Scenario& answered, const Floor& callback_floor,
-               const Floor& async_floor, const Floor& sync_floor) {
+               const Scenario& answered, const std::vector<Floor>& floors) {
   std::printf("\n");
   const double own =
       on.sequential.p50_ms - on.grpc_only.p50_ms - direct.sequential.p50_ms;
@@ -955,15 +958,15 @@ void PrintBars(const Options& options, const Scenario& direct,
   }
   // The same two figures for a relay that does nothing but pass lines:
   // how far under them any relay built on gRPC and a stdio hop can go here.
-  for (const Floor* floor : {&callback_floor, &async_floor, &sync_floor}) {
+  for (const Floor& floor : floors) {
     std::printf(
         "  the floor, %s: its own work at p50 %.3f ms = %.3f - %.3f - %.3f; "
         "its CPU beyond its bare call %.1f us = %.1f - %.1f\n",
-        floor->label.c_str(),
-        floor->relayed.p50_ms - direct.sequential.p50_ms - floor->bare.p50_ms,
-        floor->relayed.p50_ms, direct.sequential.p50_ms, floor->bare.p50_ms,
-        floor->relayed.cpu_us - floor->bare.cpu_us, floor->relayed.cpu_us,
-        floor->bare.cpu_us);
+        floor.label.c_str(),
+        floor.relayed.p50_ms - direct.sequential.p50_ms - floor.bare.p50_ms,
+        floor.relayed.p50_ms, direct.sequential.p50_ms, floor.bare.p50_ms,
+        floor.relayed.cpu_us - floor.bare.cpu_us, floor.relayed.cpu_us,
+        floor.bare.cpu_us);
   }
   double sequential_share =
       on.sequential.per_second / off.sequential.per_second;
@@ -1088,18 +1091,24 @@ int main(int argc, char** argv) {
   answered.label = "(d) inspectord, answered";
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
-  Floor callback_floor, async_floor, sync_floor;
-  callback_floor.label = "(e) floor relay, callback API";
-  async_floor.label = "(f) floor relay, async API";
-  sync_floor.label = "(g) floor relay, sync API";
-  absl::Status status = RunAll(options, direct, on, off, answered,
-                               callback_floor, async_floor, sync_floor);
+  std::vector<Floor> floors;
+  for (const auto& [label, api] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"(e) floor relay, callback API", "callback"},
+           {"(f) floor relay, async API", "async"},
+           {"(g) floor relay, sync API", "sync"},
+           {"(h) async, answer read inline", "async-inline"},
+           {"(i) (h) + a callback service", "async-inline-beside"}}) {
+    floors.emplace_back();
+    floors.back().label = label;
+    floors.back().api = api;
+  }
+  absl::Status status = RunAll(options, direct, on, off, answered, floors);
   if (!status.ok()) {
     std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
     return 1;
   }
-  PrintBars(options, direct, on, off, answered, callback_floor, async_floor,
-            sync_floor);
+  PrintBars(options, direct, on, off, answered, floors);
   std::printf("load average at the end: %s\n", LoadAverage().c_str());
   return 0;
 }
