@@ -161,6 +161,19 @@ bool HasStatement(sqlite3* db, std::string_view sql) {
   return has;
 }
 
+// SQLite's process-wide settings, before its first connection. Memory
+// statistics off: with them on (the library's default), every allocation
+// SQLite makes takes one process-wide mutex to count it, on the history
+// writer's thread as on every reader's; nothing here reads the counts.
+void ConfigureLibraryOnce() {
+  static const bool configured = [] {
+    // SQLITE_MISUSE if the library was already initialized (a connection
+    // opened elsewhere in the process first): the default then stays.
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+  }();
+  (void)configured;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -395,6 +408,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
     flags |= SQLITE_OPEN_READWRITE;
     if (in_memory) flags |= SQLITE_OPEN_CREATE;
   }
+  ConfigureLibraryOnce();
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
