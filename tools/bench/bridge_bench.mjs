@@ -62,6 +62,8 @@
 // Then inspectord's memory per idle bridged session: its VmRSS (from
 // /proc) once every load session is closed, then with S more sessions
 // (default 50) opened, initialized and left idle; the difference over S.
+// Each reading waits until the history writer has given its memory back
+// (10 s after its last write) and the figure has settled.
 // The server processes are separate and do not count. S must stay within
 // the front door's session limit per server.
 //
@@ -880,13 +882,31 @@ async function runMode(targets, sessionCount) {
   return results;
 }
 
+// inspectord's history writer keeps its page cache and heap for 10 s after
+// its last write (HistoryWriterOptions::release_memory_after), then gives
+// them back: a reading taken before that counts the load's memory (the
+// sessions opened below write rows too). So each reading waits for the
+// release, then until two readings 250 ms apart differ by under 64 KiB (at
+// most 10 s more).
+const HISTORY_RELEASE_MS = 10_000;
+
+async function settledRssKiB(pid) {
+  await sleep(HISTORY_RELEASE_MS + 1000);
+  let previous = rssKiB(pid);
+  const deadline = Date.now() + 10_000;
+  while (true) {
+    await sleep(250);
+    const current = rssKiB(pid);
+    if (Math.abs(current - previous) < 64 || Date.now() > deadline) return current;
+    previous = current;
+  }
+}
+
 async function sessionMemory(target) {
-  await sleep(1000);
-  const before = rssKiB(target.pid);
+  const before = await settledRssKiB(target.pid);
   const opened = [];
   for (let i = 0; i < options.sessions; i++) opened.push(await openSession(target));
-  await sleep(1000);
-  const after = rssKiB(target.pid);
+  const after = await settledRssKiB(target.pid);
   await Promise.all(opened.map(closeSession));
   return { before, after, perSessionKiB: (after - before) / options.sessions };
 }
