@@ -993,6 +993,12 @@ function printRatios(sequential, concurrent) {
   if (oursC && relayFloorC) {
     console.log(`  ${options.concurrency}-session throughput, inspectord / relay-floor: ${fmt(oursC.rps / relayFloorC.rps, 2)}`);
   }
+  // Direct stdio against the best bridge: no bridge, which adds its own
+  // work to the same client and servers, gets past this on a machine whose
+  // cores the servers keep busy.
+  if (best && directC) {
+    console.log(`  ${options.concurrency}-session throughput, direct / best bridge (${best[0]}): ${fmt(directC.rps / best[1].rps, 2)}`);
+  }
   for (const [name, sample] of [['inspectord', oursC], ['relay-floor', relayFloorC]]) {
     if (!sample) continue;
     if (best) {
