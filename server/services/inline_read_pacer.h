@@ -10,9 +10,8 @@
 // arrived (it waited); if so, the next calls leave their answers to the
 // transport's reader: 4 calls at first, doubling up to 256 for as long as
 // calls keep waiting, back to 4 once an inline read finds nothing waiting.
-// The caller looks before the answer leaves (McpService::PeekBeforeAnswer):
-// a single caller's next request, sent once it has the answer, must not
-// look as if it waited; concurrent callers' requests do.
+// (A single caller's next request sometimes arrives just as the answer
+// leaves and looks as if it waited; concurrent callers' always do.)
 //
 // Not thread-safe: the thread that starts the calls owns it.
 #ifndef INSPECTOR_SERVER_SERVICES_INLINE_READ_PACER_H_

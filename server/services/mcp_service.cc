@@ -20,9 +20,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The service whose ForwardLoop runs on this thread, if any.
-thread_local const McpService* forward_loop_owner = nullptr;
-
 engine::CallLimits LimitsOf(const v1::CallOptions& options,
                             std::string caller) {
   engine::CallLimits limits;
@@ -314,19 +311,21 @@ void McpService::AwaitForward() {
 
 void McpService::ForwardLoop() {
   NameThisThread("grpc-forward");
-  forward_loop_owner = this;
   while (true) {
     void* tag = nullptr;
     bool ok = false;
-    // A call PeekBeforeAnswer found queued as the previous answer was about
-    // to leave: it arrived while this thread was busy, so it waited.
+    // After an inline read, what is already queued is taken without
+    // waiting first: a call found that way waited for the thread.
     bool waiting = false;
-    if (stashed_.has_value()) {
-      tag = stashed_->tag;
-      ok = stashed_->ok;
-      stashed_.reset();
-      waiting = true;
-    } else if (!forward_queue_->Next(&tag, &ok)) {
+    grpc::CompletionQueue::NextStatus next = grpc::CompletionQueue::TIMEOUT;
+    if (inline_reads_.last_read_inline()) {
+      next = forward_queue_->AsyncNext(&tag, &ok,
+                                       gpr_inf_past(GPR_CLOCK_MONOTONIC));
+      if (next == grpc::CompletionQueue::SHUTDOWN) break;
+      waiting = next == grpc::CompletionQueue::GOT_EVENT;
+    }
+    if (next == grpc::CompletionQueue::TIMEOUT &&
+        !forward_queue_->Next(&tag, &ok)) {
       break;
     }
     auto* call = static_cast<ForwardCall*>(tag);
@@ -384,35 +383,9 @@ void McpService::StartForward(ForwardCall* call, bool may_read_answer) {
                    });
 }
 
-void McpService::PeekBeforeAnswer() {
-  while (!stashed_.has_value()) {
-    void* tag = nullptr;
-    bool ok = false;
-    if (forward_queue_->AsyncNext(&tag, &ok,
-                                  gpr_inf_past(GPR_CLOCK_MONOTONIC)) !=
-        grpc::CompletionQueue::GOT_EVENT) {
-      return;  // nothing queued; a shutdown is ForwardLoop's to see
-    }
-    auto* other = static_cast<ForwardCall*>(tag);
-    if (other->finishing) {
-      deps_.calls->End();
-      delete other;
-      continue;
-    }
-    stashed_ = Stashed{tag, ok};
-  }
-}
-
 void McpService::FinishForward(ForwardCall* call,
                                absl::StatusOr<std::string> answer) {
   call->finishing = true;
-  // Answered on the queue's own thread after it may have read the answer
-  // inline: before the answer leaves, learn whether another call came
-  // meanwhile. Looking after it leaves would also find the next call of a
-  // single caller, sent as soon as it had this answer.
-  if (forward_loop_owner == this && inline_reads_.last_read_inline()) {
-    PeekBeforeAnswer();
-  }
   if (!answer.ok()) {
     call->writer.FinishWithError(ToGrpcStatus(answer.status()), call);
   } else {

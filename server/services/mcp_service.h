@@ -22,7 +22,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 
@@ -192,12 +191,6 @@ class McpService final : public McpServiceBase {
   // StartForward).
   void StartForward(ForwardCall* call, bool may_read_answer);
   void FinishForward(ForwardCall* call, absl::StatusOr<std::string> answer);
-  // On ForwardLoop's thread, as a call that may have read its answer
-  // inline is about to be answered: takes what the queue holds without
-  // waiting, deleting ended calls, until a new call (kept in stashed_) or
-  // nothing is left. A call found so arrived while this thread was busy
-  // with the one it answers: it waited.
-  void PeekBeforeAnswer();
 
   engine::Engine* const engine_;
   const ServiceDeps deps_;
@@ -210,13 +203,6 @@ class McpService final : public McpServiceBase {
   int forward_unanswered_ ABSL_GUARDED_BY(forward_mu_) = 0;
   // Only ForwardLoop's thread: which calls read their answer inline.
   InlineReadPacer inline_reads_;
-  // Only ForwardLoop's thread: the new call PeekBeforeAnswer took off the
-  // queue, for ForwardLoop to start next.
-  struct Stashed {
-    void* tag;
-    bool ok;
-  };
-  std::optional<Stashed> stashed_;
 };
 
 }  // namespace inspector::services
