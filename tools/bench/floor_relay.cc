@@ -21,10 +21,15 @@
 //
 // forward_bench runs it beside inspectord in the same turns, so the
 // daemon's figures can be read against what gRPC and the stdio hop cost on
-// their own on this machine. Runs until its stdin closes.
+// their own on this machine. Runs until its stdin closes or SIGTERM (or
+// SIGINT) comes, then stops its server and removes its temporary directory.
 #include <grpcpp/grpcpp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -229,6 +234,20 @@ int main(int argc, char** argv) {
                  server.status().ToString().c_str());
     return 1;
   }
+  // SIGTERM and SIGINT are read from a descriptor below, so every thread
+  // started from here on has them blocked and the process ends through
+  // the same stop as when stdin closes. After the server's spawn, which
+  // would pass the blocked signals on.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const int stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC);
+  if (stop_fd < 0) {
+    std::perror("floor_relay: signalfd");
+    return 1;
+  }
   Waiting waiting;
   if (api == "callback" || api == "async") {
     (*server)->Relay(
@@ -277,9 +296,17 @@ int main(int argc, char** argv) {
                  inline_read);
     });
   }
-  // Serves until stdin closes (the bench ends, or dies).
-  char byte;
-  while (::read(0, &byte, 1) > 0) {
+  // Serves until stdin closes (the bench ends, or dies) or a stop signal
+  // comes.
+  while (true) {
+    pollfd fds[2] = {{0, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents != 0) break;
+    char byte;
+    if (fds[0].revents != 0 && ::read(0, &byte, 1) <= 0) break;
   }
   grpc_server->Shutdown(std::chrono::system_clock::now());
   if (queue != nullptr) {
