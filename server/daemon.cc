@@ -59,6 +59,7 @@
 #include "server/transport/stdio_transport.h"
 #include "storage/bridge_store.h"
 #include "storage/database.h"
+#include "storage/database_lock.h"
 #include "storage/history_reader.h"
 #include "storage/history_writer.h"
 #include "storage/session_store.h"
@@ -93,6 +94,9 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
 // services, the engine (ending every session), the pipeline and bus, and
 // last the history writer (which commits what is queued) and the database.
 struct Daemon::State {
+  // This daemon's claim on its database: released last, after every
+  // connection to the file has closed.
+  std::unique_ptr<storage::DatabaseLock> database_lock;
   DaemonOptions options;
   std::string address;
   std::string token_file;
@@ -180,6 +184,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->authenticator =
       std::make_unique<auth::TokenAuthenticator>(*std::move(token));
 
+  // Before anything touches the file: a second daemon on it would end the
+  // first one's sessions as if it had crashed.
+  auto database_lock = storage::DatabaseLock::Acquire(options.database_path);
+  if (!database_lock.ok()) {
+    return absl::Status(database_lock.status().code(),
+                        absl::StrCat("database ", options.database_path, ": ",
+                                     database_lock.status().message()));
+  }
+  state->database_lock = *std::move(database_lock);
   auto database = storage::Database::Open(options.database_path);
   if (!database.ok()) {
     return absl::Status(database.status().code(),
@@ -413,10 +426,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  RETURN_IF_ERROR(net::CheckUnixSocketUnused(listen));
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(listen.ToGrpcTarget(),
                            grpc::InsecureServerCredentials(), &bound_port);
+  // gRPC binds with SO_REUSEPORT by default: a second daemon on the same
+  // address would start and take half the connections. Without it the
+  // bind fails and this daemon refuses to start.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // gRPC's default (4 MiB) is too small for large MCP messages and imports.
   builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);

@@ -1,6 +1,11 @@
 #include "common/net/listen_address.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -95,6 +100,23 @@ absl::StatusOr<ListenAddress> CheckListenAddress(std::string_view text,
         " if you really mean to expose the API to the network."));
   }
   return address;
+}
+
+absl::Status CheckUnixSocketUnused(const ListenAddress& address) {
+  if (!address.unix_socket) return absl::OkStatus();
+  sockaddr_un sun{};
+  sun.sun_family = AF_UNIX;
+  if (address.host.size() >= sizeof(sun.sun_path)) return absl::OkStatus();
+  std::memcpy(sun.sun_path, address.host.data(), address.host.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::OkStatus();
+  bool in_use =
+      connect(fd, reinterpret_cast<const sockaddr*>(&sun), sizeof(sun)) == 0;
+  close(fd);
+  if (!in_use) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "another process is serving on unix:", address.host,
+      "; stop it first, or choose another --listen path"));
 }
 
 }  // namespace inspector::net

@@ -38,6 +38,13 @@ absl::StatusOr<ListenAddress> CheckListenAddress(
     std::string_view text, bool allow_network_exposure,
     std::string_view flag_name);
 
+// For a unix socket address: FAILED_PRECONDITION when a process already
+// accepts connections on its path (gRPC would remove the file and take the
+// path over silently). OK when nothing listens there (a file left by a
+// process that died is taken over, as it should be) and for TCP addresses,
+// whose bind fails by itself.
+absl::Status CheckUnixSocketUnused(const ListenAddress& address);
+
 }  // namespace inspector::net
 
 #endif  // INSPECTOR_COMMON_NET_LISTEN_ADDRESS_H_

@@ -469,5 +469,79 @@ TEST(DaemonStartTest, ImportsAFileAtStartOrRefusesToStart) {
   EXPECT_THAT(result.err, HasSubstr("nothing was imported"));
 }
 
+// Health over a fresh channel: whether `daemon` still answers.
+bool Serves(const DaemonProcess& daemon) {
+  auto stub = v1::SystemService::NewStub(grpc::CreateChannel(
+      daemon.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::Health health;
+  return stub->GetHealth(&context, v1::GetHealthRequest(), &health).ok();
+}
+
+// gRPC binds with SO_REUSEPORT unless told not to: a second daemon on the
+// same address would start and take half the connections. `timeout` ends a
+// second daemon that wrongly serves (exit 124), so the test fails instead
+// of hanging.
+TEST(DaemonStartTest, ASecondDaemonOnATakenAddressRefusesToStart) {
+  TempDir first_dir;
+  TempDir second_dir;
+  std::string error;
+  auto first = DaemonProcess::Start(INSPECTORD_PATH, first_dir, {}, &error);
+  ASSERT_NE(first, nullptr) << error;
+  auto result = RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen",
+                            first->address(), "--db", second_dir.File("db"),
+                            "--token-file", second_dir.File("token")});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("cannot listen on " + first->address()));
+  EXPECT_THAT(result.err, ::testing::Not(HasSubstr("serving gRPC")));
+  EXPECT_TRUE(Serves(*first));
+}
+
+// gRPC removes a unix socket's file before it binds: a second daemon would
+// take the path over.
+TEST(DaemonStartTest, ASecondDaemonOnATakenUnixSocketRefusesToStart) {
+  TempDir first_dir;
+  TempDir second_dir;
+  std::string socket = "unix:" + first_dir.File("grpc.sock");
+  std::string error;
+  auto first =
+      DaemonProcess::Start(INSPECTORD_PATH, first_dir, {"--listen", socket}, &error);
+  ASSERT_NE(first, nullptr) << error;
+  auto result = RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen", socket,
+                            "--db", second_dir.File("db"), "--token-file",
+                            second_dir.File("token")});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("another process is serving on " + socket));
+  EXPECT_TRUE(Serves(*first));
+}
+
+TEST(DaemonStartTest, ASecondDaemonOnADatabaseInUseRefusesAndNamesTheHolder) {
+  TempDir first_dir;
+  TempDir second_dir;
+  std::string error;
+  auto first = DaemonProcess::Start(INSPECTORD_PATH, first_dir, {}, &error);
+  ASSERT_NE(first, nullptr) << error;
+  auto result = RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen",
+                            "127.0.0.1:0", "--db", first->db_path(),
+                            "--token-file", second_dir.File("token")});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_THAT(result.err,
+              HasSubstr("another inspectord (pid " + std::to_string(first->pid()) +
+                        ") is using this database"));
+  EXPECT_TRUE(Serves(*first));
+
+  // sqlite3 still reads the file while the daemon holds it.
+  auto read = RunProcess({"sqlite3", first->db_path(), "SELECT count(*) FROM servers"});
+  EXPECT_EQ(read.exit_code, 0) << read.err;
+  EXPECT_EQ(read.out, "0\n");
+
+  // A daemon killed outright leaves no claim behind.
+  EXPECT_EQ(first->Stop(SIGKILL), 128 + SIGKILL);
+  auto next = DaemonProcess::Start(INSPECTORD_PATH, first_dir, {}, &error);
+  ASSERT_NE(next, nullptr) << error;
+  EXPECT_TRUE(Serves(*next));
+}
+
 }  // namespace
 }  // namespace inspector
