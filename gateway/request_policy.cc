@@ -78,9 +78,9 @@ std::string RequestPolicy::HostName(std::string_view host_header) {
     host = host.substr(0, colon);
   }
   if (!ValidHostChars(host)) return "";
-  std::string name = Lower(host);
-  if (!name.empty() && name.back() == '.') name.pop_back();
-  return name;
+  // A trailing dot ("localhost.") names the same host to DNS but another
+  // origin to a browser: it is not one of ours, and matches nothing.
+  return Lower(host);
 }
 
 std::string RequestPolicy::NormalizeOrigin(std::string_view origin) {

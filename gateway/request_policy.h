@@ -50,8 +50,9 @@ class RequestPolicy {
 
   // "HTTP://LocalHost:80" -> "http://localhost"; "" when not an origin.
   static std::string NormalizeOrigin(std::string_view origin);
-  // The host part of a Host header, lower-cased, without brackets or port;
-  // "" when malformed.
+  // The host part of a Host header, lower-cased, without brackets or port
+  // (a trailing dot is kept: "localhost." is not "localhost"); "" when
+  // malformed.
   static std::string HostName(std::string_view host_header);
   // The authority of an absolute-form request target
   // ("http://a:1/x?y" -> "a:1"); nullopt for origin-form ("/x") or "*".
