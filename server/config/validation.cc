@@ -64,6 +64,37 @@ bool HasByte(std::string_view s, char c) {
   return s.find(c) != std::string_view::npos;
 }
 
+// The characters a server name may hold: ASCII letters and digits, space
+// and . _ - + @ ( ), and any printable character beyond ASCII but the
+// invisible ones that reorder or hide text. The first is a letter or digit
+// (no ".", "..", "-x" or " x"), the last is not '.'. Names appear in URLs
+// (/servers/NAME/mcp) and file names, so '/', '\\', '%', '?', '#' and the
+// like are refused rather than escaped everywhere.
+bool NameCodePointAllowed(uint32_t cp, bool first, bool last) {
+  if (cp >= 0x80) {
+    bool invisible = (cp >= 0x200B && cp <= 0x200F) ||
+                     (cp >= 0x202A && cp <= 0x202E) ||
+                     (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+    return !invisible;
+  }
+  char c = static_cast<char>(cp);
+  if (absl::ascii_isalnum(static_cast<unsigned char>(c))) return true;
+  if (first) return false;
+  if (last && c == '.') return false;
+  return c == ' ' || c == '.' || c == '_' || c == '-' || c == '+' ||
+         c == '@' || c == '(' || c == ')';
+}
+
+std::string NameRefusal(uint32_t cp, bool first, bool last) {
+  if (cp >= 0x80) return "contains an invisible formatting character";
+  if (last && cp == '.' && !first) return "ends with '.'";
+  if (first) {
+    return absl::StrCat("starts with '", std::string(1, static_cast<char>(cp)),
+                        "'");
+  }
+  return absl::StrCat("contains '", std::string(1, static_cast<char>(cp)), "'");
+}
+
 absl::Status ValidateName(v1::ServerConfig* config) {
   if (config->has_name()) {
     config->set_name(std::string(absl::StripAsciiWhitespace(config->name())));
@@ -84,6 +115,15 @@ absl::Status ValidateName(v1::ServerConfig* config) {
                          absl::StrCat(Quote(name),
                                       " contains a control character; use "
                                       "printable characters only"));
+    }
+    if (!NameCodePointAllowed(cp, i == 0, i + len == name.size())) {
+      return ConfigError(
+          "name",
+          absl::StrCat(Quote(name), " ", NameRefusal(cp, i == 0, i + len == name.size()),
+                       "; a name holds letters, digits, spaces and . _ - + "
+                       "@ ( ), starts with a letter or digit and does not "
+                       "end with '.' (it appears in URLs such as "
+                       "/servers/NAME/mcp and in file names)"));
     }
     ++chars;
     i += len;

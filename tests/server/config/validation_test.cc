@@ -88,6 +88,17 @@ TEST(NormalizeAndValidateTest, DoesNotTouchIdOrTimestamps) {
       MessageDifferencer::Equals(config.updated_at(), before.updated_at()));
 }
 
+TEST(NormalizeAndValidateTest, AcceptsNamesOfTheDocumentedSet) {
+  for (const char* name :
+       {"everything", "My Server (staging)", "brave-search", "a.b_c+d@e",
+        "7", "caf\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC"}) {
+    v1::ServerConfig config = ValidStdio();
+    config.set_name(name);
+    absl::Status status = NormalizeAndValidate(&config);
+    EXPECT_TRUE(status.ok()) << name << ": " << status;
+  }
+}
+
 TEST(NormalizeAndValidateTest, AcceptsUnicodeNamesAtTheLimit) {
   v1::ServerConfig config = ValidStdio();
   std::string name;
@@ -168,6 +179,23 @@ std::vector<InvalidCase> InvalidCases() {
        "name", "control character"},
       {"name bad utf8", stdio([](auto* c) { c->set_name("a\xFFz"); }), "name",
        "not valid UTF-8"},
+      {"name path traversal", stdio([](auto* c) { c->set_name("x/../.."); }),
+       "name", "contains '/'; a name holds letters, digits"},
+      {"name dot dot", stdio([](auto* c) { c->set_name(".."); }), "name",
+       "starts with '.'"},
+      {"name backslash", stdio([](auto* c) { c->set_name("a\\b"); }), "name",
+       "contains '\\'"},
+      {"name percent", stdio([](auto* c) { c->set_name("a%2fb"); }), "name",
+       "contains '%'"},
+      {"name query", stdio([](auto* c) { c->set_name("a?b"); }), "name",
+       "contains '?'"},
+      {"name leading dash", stdio([](auto* c) { c->set_name("-rf"); }), "name",
+       "starts with '-'"},
+      {"name trailing dot", stdio([](auto* c) { c->set_name("srv."); }), "name",
+       "ends with '.'"},
+      {"name bidi override",
+       stdio([](auto* c) { c->set_name("a\xE2\x80\xAE" "b"); }), "name",
+       "invisible formatting character"},
       {"transport missing", stdio([](auto* c) { c->clear_transport(); }),
        "transport", "transport: required"},
       {"transport unknown", stdio([](auto* c) { c->set_transport("ws"); }),
