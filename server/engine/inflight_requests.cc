@@ -208,6 +208,12 @@ std::string InflightRequests::CallerId(int64_t id) const {
   return it == entries_.end() ? std::string() : it->second.request.caller_id;
 }
 
+int64_t InflightRequests::MessageId(int64_t id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(id);
+  return it == entries_.end() ? 0 : it->second.request.message_id;
+}
+
 void InflightRequests::Sweep(absl::Time armed, uint64_t number) {
   struct Expired {
     int64_t id;

@@ -125,6 +125,10 @@ class InflightRequests {
   // The caller's id (JSON text) of request `id`; empty if it is not here.
   std::string CallerId(int64_t id) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The history row (messages.id) of request `id`; 0 if it is not here or
+  // was not recorded.
+  int64_t MessageId(int64_t id) const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   struct Entry {
     Request request;

@@ -36,6 +36,9 @@ struct Envelope {
   const MessageInfo* info = nullptr;  // nullptr: not JSON ("invalid")
   std::string_view raw;
   // For responses: the request's message id, its duration and outcome.
+  // For notifications/cancelled: the message id of the request it
+  // cancels, so that history links the client's cancellation and the one
+  // sent upstream (which names the upstream id) to the same request.
   int64_t correlated_id = 0;
   std::optional<double> duration_ms;
   std::optional<bool> success;

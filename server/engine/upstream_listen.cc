@@ -88,7 +88,8 @@ void UpstreamSession::CancelListen(int64_t id, const std::string& raw) {
   }
   json params = {{"requestId", id},
                  {"reason", "replaced by a stream with a new filter"}};
-  SendInternalNotification("notifications/cancelled", params.dump());
+  SendInternalNotification("notifications/cancelled", params.dump(),
+                           dropped.message_id);
 }
 
 void UpstreamSession::OnListenEnded(int64_t id,

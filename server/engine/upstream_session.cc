@@ -809,7 +809,10 @@ void UpstreamSession::SendNow(Queued message) {
   if (info.kind == MessageKind::kNotification &&
       info.method == "notifications/cancelled") {
     const std::string reason = CancelReason(raw, "cancelled by the client");
-    pipeline_->Observe(MakeEnvelope(true, &info, raw));
+    Envelope envelope = MakeEnvelope(true, &info, raw);
+    envelope.correlated_id =
+        inflight_->MessageId(inflight_->Newest(info.cancelled_request_id));
+    pipeline_->Observe(envelope);
     Cancel(info.cancelled_request_id, reason);
     done("");
     return;
@@ -855,12 +858,15 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
 }
 
 void UpstreamSession::SendInternalNotification(const std::string& method,
-                                               const std::string& params_json) {
+                                               const std::string& params_json,
+                                               int64_t correlated_id) {
   std::string raw = absl::StrCat(R"({"jsonrpc":"2.0","method":")", method, "\"");
   if (!params_json.empty()) absl::StrAppend(&raw, R"(,"params":)", params_json);
   raw.push_back('}');
   auto info = InspectMessage(raw);
-  pipeline_->Observe(MakeEnvelope(true, &*info, raw));
+  Envelope envelope = MakeEnvelope(true, &*info, raw);
+  envelope.correlated_id = correlated_id;
+  pipeline_->Observe(envelope);
   // A failure shows up as the transport closing; nothing waits on this.
   transport_->Send(std::move(raw)).IgnoreError();
 }
@@ -883,7 +889,8 @@ v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
   if (upstream_id != 0 && inflight_->Take(upstream_id, &request)) {
     if (!request.cancel_by_close) {
       json params = {{"requestId", upstream_id}, {"reason", reason}};
-      SendInternalNotification("notifications/cancelled", params.dump());
+      SendInternalNotification("notifications/cancelled", params.dump(),
+                               request.message_id);
     }
     // Over Streamable HTTP a listen stream ends when its POST is closed.
     if (!request.stream_raw.empty()) transport_->AbortSend(request.stream_raw);
@@ -999,7 +1006,8 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
   } else if (request.method != "initialize" && request.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
-    SendInternalNotification("notifications/cancelled", params.dump());
+    SendInternalNotification("notifications/cancelled", params.dump(),
+                             request.message_id);
   }
   Finish(
       request,

@@ -420,8 +420,11 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   void SendInternalRequest(const std::string& method,
                            const std::string& params_json,
                            absl::Duration timeout, ResponseCallback done);
+  // `correlated_id`: for notifications/cancelled, the history row of the
+  // request it cancels (0: none).
   void SendInternalNotification(const std::string& method,
-                                const std::string& params_json);
+                                const std::string& params_json,
+                                int64_t correlated_id = 0);
   void AnswerLocally(const MessageInfo& info, const std::string& raw,
                      const std::string& result_json, ResponseCallback done);
 

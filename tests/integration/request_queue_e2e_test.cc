@@ -349,6 +349,67 @@ TEST_F(RequestQueueE2eTest, FiftyConcurrentCallsWithCancellations) {
   EXPECT_THAT(empty.out, HasSubstr("20 completed, 2 failed, 30 cancelled"));
 }
 
+// A client's notifications/cancelled names the client's id; the one the
+// daemon sends upstream names the server's. History records both, each
+// linked (correlated_id) to the request row they cancel.
+TEST_F(RequestQueueE2eTest, ACancellationIsRecordedLinkedToTheRequestItCancels) {
+  Add("fixture", "node", {kFixture, "stdio"});
+  auto forward = [this](const std::string& raw) -> absl::StatusOr<std::string> {
+    v1::ForwardRequest request;
+    request.set_server_id("fixture");
+    request.mutable_body()->set_content_type("application/json");
+    request.mutable_body()->set_data(raw);
+    google::api::HttpBody response;
+    auto context = Context();
+    grpc::Status status = mcp_->Forward(context.get(), request, &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return response.data();
+  };
+  auto call = std::async(std::launch::async, [&] {
+    return forward(
+        R"({"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"delayMs":600000}}})");
+  });
+  InflightUntil("fixture", [](const v1::ListInflightResponse& r) {
+    return r.queue().in_progress() == 1;
+  });
+  ASSERT_TRUE(forward(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-1","reason":"changed my mind"}})")
+                  .ok());
+  EXPECT_EQ(ErrorReason(call.get().status()), "CANCELLED");
+
+  // Recorded within moments (the default history mode commits shortly
+  // after); read as a user would, with sqlite3.
+  auto sql = [this](const std::string& query) {
+    ProcessResult run =
+        testing::RunProcess({"sqlite3", "-json", daemon_->db_path(), query});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    json rows = json::parse(run.out.empty() ? "[]" : run.out, nullptr, false);
+    return rows.is_array() ? rows : json::array();
+  };
+  json cancels;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    cancels = sql(
+        "SELECT raw, correlated_id, direction FROM messages "
+        "WHERE method = 'notifications/cancelled' ORDER BY id");
+    if (cancels.size() >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  json requests = sql(
+      "SELECT id, jsonrpc_id FROM messages WHERE kind = 'request' AND "
+      "target = 'slow'");
+  ASSERT_EQ(requests.size(), 1u) << requests.dump();
+  EXPECT_EQ(requests[0]["jsonrpc_id"], R"("c-1")");
+  ASSERT_EQ(cancels.size(), 2u) << cancels.dump();
+  json from_client = json::parse(cancels[0]["raw"].get<std::string>());
+  json upstream = json::parse(cancels[1]["raw"].get<std::string>());
+  EXPECT_EQ(from_client["params"]["requestId"], "c-1");
+  EXPECT_TRUE(upstream["params"]["requestId"].is_number()) << upstream.dump();
+  for (const json& cancel : cancels) {
+    EXPECT_EQ(cancel["direction"], "client_to_server");
+    EXPECT_EQ(cancel["correlated_id"], requests[0]["id"]) << cancel.dump();
+  }
+}
+
 // A server that never finishes starting: the call waits in the queue
 // (PENDING), and cancelling it takes it out before the server sees it.
 TEST_F(RequestQueueE2eTest, AQueuedRequestIsCancelledBeforeItIsSent) {
