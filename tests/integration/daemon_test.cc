@@ -479,19 +479,26 @@ bool Serves(const DaemonProcess& daemon) {
   return stub->GetHealth(&context, v1::GetHealthRequest(), &health).ok();
 }
 
+// Runs a second inspectord to completion with its token file in `dir`.
+// `timeout` ends one that wrongly serves (exit 124), so a test fails
+// instead of hanging.
+testing::ProcessResult RunSecondDaemon(const std::string& listen,
+                                       const std::string& db,
+                                       const TempDir& dir) {
+  return RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen", listen,
+                     "--db", db, "--token-file", dir.File("token")});
+}
+
 // gRPC binds with SO_REUSEPORT unless told not to: a second daemon on the
-// same address would start and take half the connections. `timeout` ends a
-// second daemon that wrongly serves (exit 124), so the test fails instead
-// of hanging.
+// same address would start and take half the connections.
 TEST(DaemonStartTest, ASecondDaemonOnATakenAddressRefusesToStart) {
   TempDir first_dir;
   TempDir second_dir;
   std::string error;
   auto first = DaemonProcess::Start(INSPECTORD_PATH, first_dir, {}, &error);
   ASSERT_NE(first, nullptr) << error;
-  auto result = RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen",
-                            first->address(), "--db", second_dir.File("db"),
-                            "--token-file", second_dir.File("token")});
+  auto result =
+      RunSecondDaemon(first->address(), second_dir.File("db"), second_dir);
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_THAT(result.err, HasSubstr("cannot listen on " + first->address()));
   EXPECT_THAT(result.err, ::testing::Not(HasSubstr("serving gRPC")));
@@ -508,9 +515,7 @@ TEST(DaemonStartTest, ASecondDaemonOnATakenUnixSocketRefusesToStart) {
   auto first =
       DaemonProcess::Start(INSPECTORD_PATH, first_dir, {"--listen", socket}, &error);
   ASSERT_NE(first, nullptr) << error;
-  auto result = RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen", socket,
-                            "--db", second_dir.File("db"), "--token-file",
-                            second_dir.File("token")});
+  auto result = RunSecondDaemon(socket, second_dir.File("db"), second_dir);
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_THAT(result.err, HasSubstr("another process is serving on " + socket));
   EXPECT_TRUE(Serves(*first));
@@ -522,9 +527,7 @@ TEST(DaemonStartTest, ASecondDaemonOnADatabaseInUseRefusesAndNamesTheHolder) {
   std::string error;
   auto first = DaemonProcess::Start(INSPECTORD_PATH, first_dir, {}, &error);
   ASSERT_NE(first, nullptr) << error;
-  auto result = RunProcess({"timeout", "60", INSPECTORD_PATH, "--listen",
-                            "127.0.0.1:0", "--db", first->db_path(),
-                            "--token-file", second_dir.File("token")});
+  auto result = RunSecondDaemon("127.0.0.1:0", first->db_path(), second_dir);
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_THAT(result.err,
               HasSubstr("another inspectord (pid " + std::to_string(first->pid()) +
