@@ -32,6 +32,7 @@
 #include "common/json_text.h"
 #include "common/thread_name.h"
 #include "common/net/listen_address.h"
+#include "common/net/socket_owner.h"
 
 namespace inspector::http {
 namespace internal {
@@ -152,11 +153,23 @@ absl::Status Errno(std::string_view what) {
 
 }  // namespace
 
+// What is known of a connection beyond the loop: its addresses and, once
+// asked for, its client's uid. Shared by the connection and its exchanges;
+// the addresses are immutable, the uid guarded by `mu`.
+struct ConnectionInfo {
+  sockaddr_storage local{};
+  sockaddr_storage peer{};
+  std::string peer_text;  // FormatPeer(peer)
+  absl::Mutex mu;
+  bool uid_looked_up ABSL_GUARDED_BY(mu) = false;
+  std::optional<uint32_t> uid ABSL_GUARDED_BY(mu);
+};
+
 // One client connection. Owned by the loop; touched on the loop thread only.
 struct Connection {
   uint64_t id = 0;
   int fd = -1;
-  std::string peer;
+  std::shared_ptr<ConnectionInfo> info;
   http::RequestParser parser;
   std::string in;  // received bytes not parsed yet
   // The request being answered; null between requests.
@@ -281,7 +294,10 @@ class Loop : public std::enable_shared_from_this<Loop> {
   size_t ParseAndDispatch(Connection* c, std::string_view input);
   void Dispatch(Connection* c, http::Request request);
   void PeerClosed(Connection* c);
-  void SendError(Connection* c, int status, std::string_view message);
+  // Answers `status` with `shaped_body` (the server's form when unset) and
+  // closes the connection once it is sent.
+  void SendError(Connection* c, int status, std::string_view message,
+                 std::optional<std::string> shaped_body = std::nullopt);
   void Queue(Connection* c, std::string bytes);
   void Flush(Connection* c);
   void StartLinger(Connection* c);
@@ -531,7 +547,14 @@ void Loop::Accept(int listener) {
     Connection* c = owned.get();
     c->id = next_id_++;
     c->fd = fd;
-    c->peer = FormatPeer(addr);
+    c->info = std::make_shared<ConnectionInfo>();
+    c->info->peer = addr;
+    c->info->peer_text = FormatPeer(addr);
+    socklen_t local_length = sizeof(c->info->local);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&c->info->local),
+                    &local_length) != 0) {
+      c->info->local.ss_family = AF_UNSPEC;  // no uid can be told
+    }
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = c->id;
@@ -645,7 +668,14 @@ size_t Loop::ParseAndDispatch(Connection* c, std::string_view input) {
       break;
     }
     if (status == http::RequestParser::Status::kError) {
-      SendError(c, c->parser.error().status, c->parser.error().message);
+      const http::ParseError& error = c->parser.error();
+      std::optional<std::string> body;
+      // A 413 is only ever found once the head is complete: the parser's
+      // request holds it.
+      if (error.status == 413 && options_.too_large_body) {
+        body = options_.too_large_body(c->parser.request(), error.message);
+      }
+      SendError(c, error.status, error.message, std::move(body));
       break;
     }
     c->continue_sent = false;
@@ -659,7 +689,7 @@ void Loop::Dispatch(Connection* c, http::Request request) {
   c->served_any = true;
   SetTimer(c, kTimerNone);  // re-armed afresh once the response is out
   std::shared_ptr<HttpExchange> exchange(new HttpExchange(
-      shared_from_this(), c->id, c->fd, std::move(request), c->peer));
+      shared_from_this(), c->id, c->fd, std::move(request), c->info));
   exchange->unsent_.store(c->out_bytes, std::memory_order_relaxed);
   c->exchange = exchange;
   c->open_counted = true;
@@ -682,8 +712,10 @@ void Loop::PeerClosed(Connection* c) {
   MarkDirty(c);
 }
 
-void Loop::SendError(Connection* c, int status, std::string_view message) {
-  std::string body = ErrorBody(status, message);
+void Loop::SendError(Connection* c, int status, std::string_view message,
+                     std::optional<std::string> shaped_body) {
+  std::string body = shaped_body.has_value() ? *std::move(shaped_body)
+                                             : ErrorBody(status, message);
   std::string bytes =
       http::ResponseHead(status, {{"content-type", "application/json"}},
                          body.size(), false, 1, CachedDate());
@@ -1046,14 +1078,27 @@ void HttpServer::Shutdown() {
 
 HttpExchange::HttpExchange(std::shared_ptr<internal::Loop> loop,
                            uint64_t connection_id, int fd,
-                           http::Request request, std::string peer)
+                           http::Request request,
+                           std::shared_ptr<internal::ConnectionInfo> connection)
     : loop_(std::move(loop)),
       connection_id_(connection_id),
       fd_(fd),
       request_(std::move(request)),
-      peer_(std::move(peer)) {}
+      connection_(std::move(connection)) {}
 
 HttpExchange::~HttpExchange() = default;
+
+const std::string& HttpExchange::peer() const { return connection_->peer_text; }
+
+std::optional<uint32_t> HttpExchange::PeerUid() const {
+  internal::ConnectionInfo& info = *connection_;
+  absl::MutexLock lock(&info.mu);
+  if (!info.uid_looked_up) {
+    info.uid_looked_up = true;
+    info.uid = net::TcpPeerUid(info.local, info.peer);
+  }
+  return info.uid;
+}
 
 bool HttpExchange::Submit(Op op, Phase expected, Phase next) {
   bool on_loop = loop_->OnLoopThread();

@@ -45,9 +45,12 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -95,6 +98,14 @@ struct HttpServerOptions {
   // -1: none.
   int extra_fd = -1;
   std::function<void()> on_extra_ready;
+  // Shapes the body of the server's own 413 (a body over max_body_bytes,
+  // known once the request's head has arrived): given that head and the
+  // server's message, the JSON body to send instead of the form above
+  // (the MCP front doors answer with a JSON-RPC error); nullopt keeps the
+  // server's. Runs on the loop thread; must not block. Null: the server's.
+  std::function<std::optional<std::string>(const http::Request& head,
+                                           std::string_view message)>
+      too_large_body;
   // Run on the loop thread as the loop ends (Shutdown(), or a failed
   // epoll_wait), after its last on_extra_ready; not run when Start()
   // fails.
@@ -104,6 +115,7 @@ struct HttpServerOptions {
 class HttpExchange;
 namespace internal {
 class Loop;
+struct ConnectionInfo;
 }  // namespace internal
 
 // Called on the loop thread for each complete request. Must not block.
@@ -156,7 +168,14 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
 
   const http::Request& request() const { return request_; }
   // The client's address, "127.0.0.1:53012" or "[::1]:53012".
-  const std::string& peer() const { return peer_; }
+  const std::string& peer() const;
+  // The uid of the process that holds the client's end of the connection
+  // when that end is a socket of this machine (net::TcpPeerUid: Linux's
+  // /proc/net/tcp and tcp6); nullopt when it cannot be told (another host,
+  // a client already closing). Looked up at the first call on a
+  // connection and kept for the connection's later requests, so the cost
+  // (reading procfs) is paid once per connection by those who ask.
+  std::optional<uint32_t> PeerUid() const;
 
   // A whole response: `body` with Content-Length. Framing and Connection
   // fields in `headers` are ignored (the server sets them), except that
@@ -200,7 +219,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   enum class Phase { kNew, kStreaming, kDone };
 
   HttpExchange(std::shared_ptr<internal::Loop> loop, uint64_t connection_id,
-               int fd, http::Request request, std::string peer);
+               int fd, http::Request request,
+               std::shared_ptr<internal::ConnectionInfo> connection);
 
   // Moves the exchange from phase `expected` to `next` and hands `op` to
   // the loop: applied at once on the loop thread when nothing is queued
@@ -221,7 +241,8 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // (taking mu_) before it closes the socket.
   const int fd_;
   const http::Request request_;
-  const std::string peer_;
+  // Shared by the connection's exchanges.
+  const std::shared_ptr<internal::ConnectionInfo> connection_;
   // Unsent bytes of this connection: added by producers, subtracted by the
   // loop as the socket takes them.
   std::atomic<size_t> unsent_{0};

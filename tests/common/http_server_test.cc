@@ -584,6 +584,62 @@ TEST(HttpServerTest, RefusesOversizedUrlsHeadersAndBodies) {
   EXPECT_EQ(handled.load(), 1);
 }
 
+// too_large_body gives the 413 of some paths a body of their own (the MCP
+// front doors' JSON-RPC error); the others keep the server's.
+TEST(HttpServerTest, TheBodyOfA413CanBeShapedByThePath) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1000;
+  options.too_large_body =
+      [](const http::Request& head,
+         std::string_view message) -> std::optional<std::string> {
+    if (head.path().substr(0, 5) != "/rpc/") return std::nullopt;
+    return absl::StrCat("{\"rpc\":\"", head.method, " ",
+                        std::string(head.path()), "\",",
+                        "\"said\":", message.empty() ? "0" : "1", "}");
+  };
+  auto server = StartServer(Echo, options);
+  ASSERT_NE(server, nullptr);
+  for (const std::string& body_framing :
+       {std::string("Content-Length: 1001\r\n\r\n"),
+        "Transfer-Encoding: chunked\r\n\r\n3e8\r\n" + std::string(1000, 'c') +
+            "\r\n1\r\nc\r\n"}) {
+    TestClient client(server->port());
+    ASSERT_TRUE(client.Send("POST /rpc/x?q=1 HTTP/1.1\r\nHost: a\r\n" +
+                            body_framing));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 413);
+    EXPECT_EQ(*response->Header("content-type"), "application/json");
+    EXPECT_EQ(response->body, "{\"rpc\":\"POST /rpc/x\",\"said\":1}");
+    EXPECT_TRUE(client.WaitForClose());
+  }
+  TestClient client(server->port());
+  ASSERT_TRUE(client.Send(
+      "POST /other HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n"));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 413);
+  EXPECT_EQ(ErrorJson(*response)["error"]["code"], "TOO_LARGE");
+}
+
+// PeerUid names the user of the client's process, here this one's, for
+// every request of the connection.
+TEST(HttpServerTest, PeerUidIsTheClientsUser) {
+  auto server = StartServer([](std::shared_ptr<HttpExchange> exchange) {
+    std::optional<uint32_t> uid = exchange->PeerUid();
+    exchange->Respond(200, {},
+                      uid.has_value() ? absl::StrCat(*uid) : "unknown");
+  });
+  ASSERT_NE(server, nullptr);
+  TestClient client(server->port());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(client.Send("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->body, absl::StrCat(geteuid()));
+  }
+}
+
 TEST(HttpServerTest, AnswersMalformedRequestsWithAJsonErrorAndCloses) {
   auto server = StartServer(Echo);
   ASSERT_NE(server, nullptr);
