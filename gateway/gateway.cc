@@ -168,8 +168,20 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         transcoder_(pool_.get()) {}
 
   absl::Status Listen() {
+    http::HttpServerOptions server_options = options_.http;
+    // A prefix route's own form for the listener's 413.
+    server_options.too_large_body =
+        [this](const http::Request& head,
+               std::string_view message) -> std::optional<std::string> {
+      int prefix = PrefixRouteIndex(head.path());
+      if (prefix < 0 || !options_.prefix_routes[prefix].error_body) {
+        return std::nullopt;
+      }
+      return options_.prefix_routes[prefix].error_body(413, message);
+    };
     auto server = http::HttpServer::Start(
-        options_.http, [this](std::shared_ptr<http::HttpExchange> exchange) {
+        std::move(server_options),
+        [this](std::shared_ptr<http::HttpExchange> exchange) {
           Handle(std::move(exchange));
         });
     if (!server.ok()) return server.status();
@@ -179,6 +191,13 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     cookie_name_ = absl::StrCat("inspector_session_", server_->port());
     policy_owner_ = std::make_unique<RequestPolicy>(
         options_.cors_origins, AllowedHosts(), server_->port());
+    for (const auto& route : options_.prefix_routes) {
+      prefix_policies_.push_back(
+          route.cors_origins.has_value()
+              ? std::make_unique<RequestPolicy>(
+                    *route.cors_origins, AllowedHosts(), server_->port())
+              : nullptr);
+    }
     // Requests may already be arriving on the loop thread; until the
     // policy (which needs the bound port) is published they get 503.
     policy_.store(policy_owner_.get(), std::memory_order_release);
@@ -234,6 +253,15 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     Headers cors;
   };
 
+  // The first prefix route `path` falls under; -1 for none.
+  int PrefixRouteIndex(std::string_view path) const {
+    for (size_t i = 0; i < options_.prefix_routes.size(); ++i) {
+      const std::string& prefix = options_.prefix_routes[i].prefix;
+      if (path.substr(0, prefix.size()) == prefix) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
   std::vector<std::string> AllowedHosts() const {
     std::vector<std::string> hosts = options_.allowed_hosts;
     auto listen = net::ParseListenAddress(options_.http.listen);
@@ -282,20 +310,32 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     const std::string* origin = request.Header("origin");
+    std::string_view path = request.path();
+    // A prefix route may have origins and an error form of its own.
+    const int prefix = PrefixRouteIndex(path);
+    const GatewayOptions::PrefixRoute* prefix_route =
+        prefix < 0 ? nullptr : &options_.prefix_routes[prefix];
+    const RequestPolicy* origin_policy =
+        prefix < 0 || prefix_policies_[prefix] == nullptr
+            ? policy
+            : prefix_policies_[prefix].get();
     Headers cors;
     if (origin != nullptr) {
-      if (!policy->OriginAllowed(*origin)) {
-        Reply(*exchange,
-              RenderError(403, "FORBIDDEN_ORIGIN",
-                          absl::StrCat("Origin ", QuoteInput(*origin),
-                                       " is not allowed; add it with "
-                                       "--cors-origin")),
-              {});
+      if (!origin_policy->OriginAllowed(*origin)) {
+        std::string message = absl::StrCat(
+            "Origin ", QuoteInput(*origin), " is not allowed; add it with ",
+            prefix_route == nullptr ? "--cors-origin"
+                                    : prefix_route->cors_origin_flag);
+        if (prefix_route != nullptr && prefix_route->error_body) {
+          exchange->Respond(403, {{"Content-Type", "application/json"}},
+                            prefix_route->error_body(403, message));
+        } else {
+          Reply(*exchange, RenderError(403, "FORBIDDEN_ORIGIN", message), {});
+        }
         return;
       }
-      cors = policy->CorsHeaders(*origin);
+      cors = origin_policy->CorsHeaders(*origin);
     }
-    std::string_view path = request.path();
     if (path == kSignInPath && request.method == "GET") {
       SignIn(std::move(exchange));
       return;
@@ -321,17 +361,14 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         return;
       }
     }
-    if (request.method != "OPTIONS") {
-      for (const auto& route : options_.prefix_routes) {
-        if (path.substr(0, route.prefix.size()) == route.prefix) {
-          route.handler(std::move(exchange), std::move(cors));
-          return;
-        }
-      }
+    if (request.method != "OPTIONS" && prefix_route != nullptr) {
+      prefix_route->handler(std::move(exchange), std::move(cors));
+      return;
     }
     if (request.method == "OPTIONS") {
-      Headers headers =
-          origin != nullptr ? policy->PreflightHeaders(*origin) : Headers{};
+      Headers headers = origin != nullptr
+                            ? origin_policy->PreflightHeaders(*origin)
+                            : Headers{};
       auto match = table_.Find("OPTIONS", path);
       if (!match.allowed_methods.empty()) {
         headers.emplace_back("Allow",
@@ -787,6 +824,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   RouteTable table_;
   Transcoder transcoder_;
   std::unique_ptr<RequestPolicy> policy_owner_;
+  // One per options_.prefix_routes entry: its own origins, or null.
+  std::vector<std::unique_ptr<RequestPolicy>> prefix_policies_;
   std::atomic<const RequestPolicy*> policy_{nullptr};
   std::unique_ptr<http::HttpServer> server_;
 

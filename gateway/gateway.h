@@ -23,8 +23,10 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/channel.h>
@@ -72,10 +74,25 @@ struct GatewayOptions {
   // the gateway. The gateway does not look at the session token for these
   // requests: the handler decides who may call it. Must not block.
   struct PrefixRoute {
+    using Handler =
+        std::function<void(std::shared_ptr<::inspector::http::HttpExchange>,
+                           ::inspector::http::Headers cors)>;
+    PrefixRoute() = default;
+    PrefixRoute(std::string prefix, Handler handler)
+        : prefix(std::move(prefix)), handler(std::move(handler)) {}
+
     std::string prefix;
-    std::function<void(std::shared_ptr<::inspector::http::HttpExchange>,
-                       ::inspector::http::Headers cors)>
-        handler;
+    Handler handler;
+    // Set: the origins that may call `prefix` from a browser, instead of
+    // cors_origins (the gateway's own origin always may); a refused
+    // Origin is told to add itself with `cors_origin_flag`.
+    std::optional<std::vector<std::string>> cors_origins;
+    std::string cors_origin_flag = "--cors-origin";
+    // Set: the JSON body of the answers the gateway and its listener give
+    // themselves for requests under `prefix`: a refused Origin (403) and a
+    // body over http.max_body_bytes (413). Null: the gateway's error form.
+    std::function<std::string(int status, std::string_view message)>
+        error_body;
   };
   std::vector<PrefixRoute> prefix_routes;
   // Deadline of each unary call. The daemon applies its own MCP timeouts;

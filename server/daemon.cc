@@ -493,12 +493,17 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
         state->engine.get(), std::move(endpoint_options));
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
-    gateway_options.prefix_routes.push_back(
-        {std::string(frontdoor::kFrontDoorPrefix),
-         [front_doors](std::shared_ptr<http::HttpExchange> exchange,
-                       http::Headers cors) {
-           front_doors->Handle(std::move(exchange), std::move(cors));
-         }});
+    gateway::GatewayOptions::PrefixRoute front_door_route;
+    front_door_route.prefix = std::string(frontdoor::kFrontDoorPrefix);
+    front_door_route.handler =
+        [front_doors](std::shared_ptr<http::HttpExchange> exchange,
+                      http::Headers cors) {
+          front_doors->Handle(std::move(exchange), std::move(cors));
+        };
+    front_door_route.cors_origins = options.frontdoor_cors_origins;
+    front_door_route.cors_origin_flag = "--frontdoor-cors-origin";
+    front_door_route.error_body = &frontdoor::EndpointErrorBody;
+    gateway_options.prefix_routes.push_back(std::move(front_door_route));
     oauth::OAuthManager* oauth = state->oauth.get();
     gateway_options.prefix_routes.push_back(
         {"/oauth/callback",

@@ -77,11 +77,14 @@ struct DaemonOptions {
   size_t http_max_body_bytes = 64 << 20;
   // The MCP front doors on the HTTP listener (/servers/{name}/mcp, /sse,
   // /message; server/frontdoor/front_doors.h): client sessions per server
-  // (503 beyond), how long an unused one lives, and the bearer token they
-  // require (empty: none, and only loopback clients are served).
+  // (503 beyond), how long an unused one lives, the bearer token they
+  // require (empty: none, and only processes of the daemon's own user are
+  // served), and the browser origins they accept (none by default; the
+  // REST API's --cors-origin list does not apply to them).
   size_t frontdoor_max_sessions = 64;
   absl::Duration frontdoor_idle_timeout = absl::Minutes(10);
   std::string frontdoor_token;
+  std::vector<std::string> frontdoor_cors_origins;
   // The intercept stage (server/engine/intercept.h) at start: INTERCEPT
   // mode (hold every message) instead of PASSTHROUGH, breakpoints in their
   // text form (common/intercept/breakpoint_spec.h; a bad one fails Start()

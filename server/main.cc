@@ -81,7 +81,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--frontdoor-token", options.frontdoor_token,
                  "require \"Authorization: Bearer TOKEN\" on the front "
-                 "doors (default: none, loopback clients only)");
+                 "doors and serve any caller that sends it (default: none, "
+                 "and only processes of the user running inspectord are "
+                 "served; other users get 403)");
+  app.add_option("--frontdoor-cors-origin", options.frontdoor_cors_origins,
+                 "browser origin the front doors accept, e.g. a web MCP "
+                 "client's http://localhost:6274 (repeatable; default: "
+                 "none; --cors-origin does not apply to them)");
   app.add_option("--ready-file", options.ready_file,
                  "write the bound host:port here once serving");
   bool no_history = false;

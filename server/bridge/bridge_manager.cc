@@ -419,6 +419,11 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
     endpoint_options.max_sessions = options_.max_sessions;
     endpoint_options.session_idle_timeout = options_.session_idle_timeout;
     if (!plan.row.token.empty()) endpoint_options.bearer_token = plan.row.token;
+    // Without a token, only the daemon's user (EndpointOptions::owner_uid).
+    endpoint_options.open_hint =
+        "To admit other callers, convert with --require-token "
+        "(inspectorctl convert --require-token) and send Authorization: "
+        "Bearer TOKEN.";
     endpoint_options.kind = "bridge";
     endpoint_options.base_path = "";
     // Built from the opener, not the engine constructor, so that it is

@@ -25,7 +25,9 @@
 // localhost, 127.0.0.1 or [::1]; DNS rebinding otherwise) and, when an
 // Origin is sent, only its own origin or one of the daemon's allowed
 // origins: 403 otherwise. With require_token the endpoint demands
-// "Authorization: Bearer <token>" (401 with WWW-Authenticate otherwise).
+// "Authorization: Bearer <token>" (401 with WWW-Authenticate otherwise);
+// without, it serves only processes of the daemon's own user (403 for
+// others; frontdoor::EndpointOptions::owner_uid).
 //
 // Conversions are stored (storage/bridge_store.h). RestoreInBackground()
 // serves the stored running ones again on a thread of its own, on their

@@ -25,10 +25,7 @@ bool DecodeSegment(std::string_view in, std::string* out) {
 void NotFound(http::HttpExchange& exchange, http::Headers headers,
               std::string_view message) {
   headers.emplace_back("Content-Type", "application/json");
-  exchange.Respond(404, std::move(headers),
-                   absl::StrCat("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
-                                "{\"code\":-32000,\"message\":",
-                                engine::JsonQuote(message), "}}"));
+  exchange.Respond(404, std::move(headers), EndpointErrorBody(404, message));
 }
 
 }  // namespace
@@ -37,6 +34,9 @@ FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults)
     : engine_(engine), defaults_([&] {
         if (!defaults.log) {
           defaults.log = [](std::string line) { LogInfo(line); };
+        }
+        if (defaults.open_hint.empty()) {
+          defaults.open_hint = std::string(kOpenHint);
         }
         return std::move(defaults);
       }()) {}

@@ -7,7 +7,9 @@
 // engine does), so its client sessions end with them; the endpoint itself
 // is dropped by the next front-door request (at most once a second every
 // endpoint is checked). {name} is one path segment, percent-decoded; a
-// server's id works too. Unknown servers get 404.
+// server's id works too. Unknown servers get 404. Who may call is the
+// endpoints' rule (EndpointOptions: the daemon's own user, or a bearer
+// token).
 //
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.
@@ -29,6 +31,10 @@
 namespace inspector::frontdoor {
 
 inline constexpr std::string_view kFrontDoorPrefix = "/servers/";
+// What a caller the front doors refuse (another user's process) is told.
+inline constexpr std::string_view kOpenHint =
+    "To admit other callers, start inspectord with --frontdoor-token TOKEN "
+    "and send Authorization: Bearer TOKEN.";
 
 class FrontDoors {
  public:

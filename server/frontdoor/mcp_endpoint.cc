@@ -132,11 +132,6 @@ bool JsonContentType(const std::string* value) {
                                 "application/json");
 }
 
-bool LoopbackPeer(absl::string_view peer) {
-  return absl::StartsWith(peer, "127.") || absl::StartsWith(peer, "[::1]") ||
-         absl::StartsWith(peer, "[::ffff:127.");
-}
-
 // A query parameter's raw value ("" when absent).
 std::string QueryParam(absl::string_view query, absl::string_view key) {
   for (absl::string_view pair : absl::StrSplit(query, '&')) {
@@ -190,6 +185,11 @@ bool ParseClientMessage(const std::string& body, ClientMessage* out,
 constexpr absl::string_view kGetStream = "get";
 
 }  // namespace
+
+std::string EndpointErrorBody(int status, std::string_view message) {
+  return RpcError("", status == 400 ? kInvalidRequest : kConnectionClosed,
+                  message);
+}
 
 // One downstream client's session.
 struct ClientSession {
@@ -274,10 +274,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     void Error(int status, std::string_view message,
                http::Headers headers = {}) const {
-      Json(status,
-           RpcError("", status == 400 ? kInvalidRequest : kConnectionClosed,
-                    message),
-           std::move(headers));
+      Json(status, EndpointErrorBody(status, message), std::move(headers));
     }
     void StartStream(http::Headers headers) const {
       headers.emplace_back("Content-Type", "text/event-stream");
@@ -353,10 +350,19 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       }
       return true;
     }
-    if (!LoopbackPeer(call.exchange->peer())) {
-      call.Error(403,
-                 "Forbidden: without a bearer token only loopback clients "
-                 "are served");
+    std::optional<uint32_t> uid = call.exchange->PeerUid();
+    if (uid != options_.owner_uid) {
+      call.Error(
+          403, absl::StrCat(
+                   "Forbidden: without a token this endpoint serves only "
+                   "processes of the user running inspectord (uid ",
+                   options_.owner_uid, "); this connection ",
+                   uid.has_value()
+                       ? absl::StrCat("belongs to uid ", *uid)
+                       : std::string("is not a socket of a process on this "
+                                     "machine that could be identified"),
+                   ".", options_.open_hint.empty() ? "" : " ",
+                   options_.open_hint));
       return false;
     }
     return true;

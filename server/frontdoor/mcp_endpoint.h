@@ -28,7 +28,10 @@
 #ifndef INSPECTOR_SERVER_FRONTDOOR_MCP_ENDPOINT_H_
 #define INSPECTOR_SERVER_FRONTDOOR_MCP_ENDPOINT_H_
 
+#include <unistd.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,9 +52,6 @@ struct EndpointOptions {
   // A client session with no request and no open stream for this long is
   // ended (its upstream session and process with it).
   absl::Duration session_idle_timeout = absl::Minutes(10);
-  // Set: every request must carry "Authorization: Bearer <token>"; 401 with
-  // WWW-Authenticate otherwise.
-  std::optional<std::string> bearer_token;
   // sessions.kind of the relay sessions.
   std::string kind = "bridge";
   // The path the endpoint is served under ("/servers/NAME", URL-encoded);
@@ -65,12 +65,28 @@ struct EndpointOptions {
   // Open streams get an SSE comment this often, so that proxies keep them
   // and a dead client is noticed.
   absl::Duration heartbeat_interval = absl::Seconds(15);
-  // Without a bearer token only loopback peers are served (403 otherwise).
-  // With one, any peer presenting it is.
+  // Who may call. Set: every request must carry "Authorization: Bearer
+  // <token>" (401 with WWW-Authenticate otherwise), and any client
+  // presenting it is served, whatever its user or address.
+  std::optional<std::string> bearer_token;
+  // Without a bearer token only clients whose end of the connection is a
+  // socket of this machine held by a process of this uid are served
+  // (HttpExchange::PeerUid): on a shared machine other users' processes
+  // reach loopback ports too. Others get 403 with a JSON-RPC error saying
+  // why and `open_hint`. The daemon's own user by default.
+  uint32_t owner_uid = geteuid();
+  // What a refused client is told would let it in (a sentence; empty:
+  // nothing).
+  std::string open_hint;
   // Told what the endpoint does on its own that the daemon's log should
   // say (a listen stream opened again); null: nothing is said.
   std::function<void(std::string)> log;
 };
+
+// The body of an error the endpoint answers itself: a JSON-RPC error with
+// "id": null, code -32600 for a 400 and -32000 otherwise (README, "Front
+// doors", Errors).
+std::string EndpointErrorBody(int status, std::string_view message);
 
 // What the endpoint needs of one client's relay session: the engine's
 // UpstreamSession in the daemon, a fake in unit tests. See

@@ -157,6 +157,51 @@ TEST_F(McpEndpointTest, BearerTokenIsRequiredWhenSet) {
   EXPECT_EQ(r.status, 200);
 }
 
+// Without a token only the owner's processes are served; here the owner
+// is made another uid than this test's, so that curl is "another user".
+TEST_F(McpEndpointTest, OtherUsersAreRefusedWithoutAToken) {
+  EndpointOptions options;
+  options.owner_uid = geteuid() + 1;
+  options.open_hint = "Ask for the token.";
+  Start(options);
+  Reply r = Post(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  json body = json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(body.is_object()) << r.body;
+  EXPECT_EQ(body["jsonrpc"], "2.0");
+  EXPECT_TRUE(body["id"].is_null());
+  std::string message = body["error"].value("message", "");
+  EXPECT_THAT(message, HasSubstr(absl::StrCat("(uid ", geteuid() + 1, ")")));
+  EXPECT_THAT(message, HasSubstr(absl::StrCat("belongs to uid ", geteuid())));
+  EXPECT_THAT(message, HasSubstr("Ask for the token."));
+  // The 2026-07-28 side and the legacy transport are behind the same rule.
+  r = Post(R"({"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}})",
+           {"MCP-Protocol-Version: 2026-07-28"});
+  EXPECT_EQ(r.status, 403) << r.body;
+  r = Curl("/sse", {"-H", "Accept: text/event-stream"});
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(RelayAt(0), nullptr) << "no relay may be opened for them";
+}
+
+TEST_F(McpEndpointTest, TheOwnersProcessesAreServedWithoutAToken) {
+  Start();  // owner_uid: this process's user, as curl's
+  Reply r = Post(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(McpEndpointTest, ATokenAdmitsAnyUser) {
+  EndpointOptions options;
+  options.owner_uid = geteuid() + 1;
+  options.bearer_token = "s3cret";
+  Start(options);
+  Reply r =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})",
+           {"Authorization: Bearer s3cret"});
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 TEST_F(McpEndpointTest, IdleSessionsEnd) {
   EndpointOptions options;
   options.session_idle_timeout = absl::Milliseconds(200);
