@@ -3,7 +3,11 @@
 #include "common/net/socket_owner.h"
 
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include <array>
@@ -138,6 +142,80 @@ std::string ReadProcFile(const char* path) {
   return text;
 }
 
+// What the kernel's socket diagnostics (NETLINK_SOCK_DIAG) say of one
+// socket, asked by its exact address pair: a hash lookup, where reading
+// /proc/net/tcp walks every bucket of the established table (milliseconds
+// on a machine with a large one, whatever the number of sockets).
+struct DiagAnswer {
+  bool answered = false;  // false: netlink unavailable, use procfs
+  std::optional<uint32_t> uid;
+};
+
+DiagAnswer SockDiagUid(const Endpoint& local, const Endpoint& remote) {
+  DiagAnswer out;
+  struct {
+    nlmsghdr header;
+    inet_diag_req_v2 request;
+  } message{};
+  message.header.nlmsg_len = sizeof(message);
+  message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  message.header.nlmsg_flags = NLM_F_REQUEST;
+  inet_diag_req_v2& request = message.request;
+  // The established table is shared by both families, and an IPv6 socket
+  // talking to an IPv4 address is found by its IPv4 pair.
+  const bool v4 = IsMappedV4(local) && IsMappedV4(remote);
+  request.sdiag_family = v4 ? AF_INET : AF_INET6;
+  request.sdiag_protocol = IPPROTO_TCP;
+  request.idiag_states = ~0u;
+  request.id.idiag_sport = htons(local.port);
+  request.id.idiag_dport = htons(remote.port);
+  std::memcpy(request.id.idiag_src, local.address.data() + (v4 ? 12 : 0),
+              v4 ? 4 : 16);
+  std::memcpy(request.id.idiag_dst, remote.address.data() + (v4 ? 12 : 0),
+              v4 ? 4 : 16);
+  request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+  request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+
+  int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) return out;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  alignas(nlmsghdr) char buffer[1024];
+  ssize_t n = -1;
+  if (sendto(fd, &message, sizeof(message), 0,
+             reinterpret_cast<sockaddr*>(&kernel),
+             sizeof(kernel)) == static_cast<ssize_t>(sizeof(message))) {
+    do {
+      n = recv(fd, buffer, sizeof(buffer), 0);
+    } while (n < 0 && errno == EINTR);
+  }
+  close(fd);
+  if (n < static_cast<ssize_t>(sizeof(nlmsghdr))) return out;
+  const auto* reply = reinterpret_cast<const nlmsghdr*>(buffer);
+  if (!NLMSG_OK(reply, static_cast<size_t>(n))) return out;
+  if (reply->nlmsg_type == NLMSG_ERROR) {
+    const auto* error = static_cast<const nlmsgerr*>(NLMSG_DATA(reply));
+    // No such socket: a definite answer. Anything else (a kernel without
+    // the module, a refusal): procfs decides.
+    out.answered = reply->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr)) &&
+                   error->error == -ENOENT;
+    return out;
+  }
+  if (reply->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+      reply->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+    return out;
+  }
+  const auto* socket_info =
+      static_cast<const inet_diag_msg*>(NLMSG_DATA(reply));
+  out.answered = true;
+  // As in procfs: established and held by a process, or nobody's.
+  if (socket_info->idiag_state == TCP_ESTABLISHED &&
+      socket_info->idiag_inode != 0) {
+    out.uid = socket_info->idiag_uid;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<uint32_t> FindTcpSocketUid(std::string_view proc_text,
@@ -151,6 +229,16 @@ std::optional<uint32_t> FindTcpSocketUid(std::string_view proc_text,
 
 std::optional<uint32_t> TcpPeerUid(const sockaddr_storage& self,
                                    const sockaddr_storage& peer) {
+  std::optional<Endpoint> client = FromSockaddr(peer);
+  std::optional<Endpoint> server = FromSockaddr(self);
+  if (!client.has_value() || !server.has_value()) return std::nullopt;
+  DiagAnswer diag = SockDiagUid(*client, *server);
+  if (diag.answered) return diag.uid;
+  return TcpPeerUidFromProc(self, peer);
+}
+
+std::optional<uint32_t> TcpPeerUidFromProc(const sockaddr_storage& self,
+                                           const sockaddr_storage& peer) {
   std::optional<Endpoint> client = FromSockaddr(peer);
   std::optional<Endpoint> server = FromSockaddr(self);
   if (!client.has_value() || !server.has_value()) return std::nullopt;

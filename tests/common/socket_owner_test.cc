@@ -166,9 +166,11 @@ TEST(SocketOwnerTest, FindsThisProcessAsTheOwnerOfALiveClient) {
   ASSERT_EQ(getsockname(accepted, reinterpret_cast<sockaddr*>(&self), &length),
             0);
   EXPECT_EQ(TcpPeerUid(self, peer), geteuid());
+  EXPECT_EQ(TcpPeerUidFromProc(self, peer), geteuid());
   // Once the client has closed its end, nobody vouches for it.
   close(client);
   EXPECT_EQ(TcpPeerUid(self, peer), std::nullopt);
+  EXPECT_EQ(TcpPeerUidFromProc(self, peer), std::nullopt);
   close(accepted);
   close(listener);
 }
