@@ -59,8 +59,14 @@ std::string Lower(std::string text) {
 }
 
 // Runs curl once and splits its `-i` output into status, headers, body.
-HttpResult Curl(std::vector<std::string> args, const std::string& input = "") {
-  std::vector<std::string> argv = {"curl", "-sS", "-i", "--max-time", "30"};
+// `as` goes before curl's command line (setpriv, to run it as another
+// user).
+HttpResult Curl(std::vector<std::string> args, const std::string& input = "",
+                const std::vector<std::string>& as = {}) {
+  std::vector<std::string> argv = as;
+  for (const char* arg : {"curl", "-sS", "-i", "--max-time", "30"}) {
+    argv.push_back(arg);
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   testing::ProcessResult run = RunProcess(argv, {}, input);
   HttpResult result;
@@ -160,7 +166,8 @@ class BridgeTest : public ::testing::Test {
 
   // An MCP initialize POSTed to a conversion's endpoint with `headers`.
   HttpResult Initialize(const std::string& url,
-                        std::vector<std::string> headers = {}) {
+                        std::vector<std::string> headers = {},
+                        const std::vector<std::string>& as = {}) {
     std::vector<std::string> args = {
         "-X", "POST", "-H", "Content-Type: application/json", "-H",
         "Accept: application/json, text/event-stream"};
@@ -172,7 +179,8 @@ class BridgeTest : public ::testing::Test {
     return Curl(args,
                 R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
                 R"({"protocolVersion":"2025-06-18","capabilities":{},)"
-                R"("clientInfo":{"name":"curl","version":"1"}}})");
+                R"("clientInfo":{"name":"curl","version":"1"}}})",
+                as);
   }
 
   // The SDK client through `url`: {"tools": [...], "echo": "..."}.
@@ -427,6 +435,35 @@ TEST_F(BridgeTest, EndpointRefusesForeignHostsAndOriginsAndWantsItsToken) {
   EXPECT_EQ(twice.status, 403) << twice.body;
   HttpResult other = Curl({"http://127.0.0.1:" + std::to_string(port) + "/x"});
   EXPECT_EQ(other.status, 404) << other.body;
+}
+
+// Without --require-token a conversion serves only processes of the
+// daemon's user, as the front doors do; with it, anyone with the token.
+TEST_F(BridgeTest, EndpointServesOnlyTheDaemonsUserWithoutAToken) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "needs root to run curl as another user (setpriv)";
+  }
+  const std::vector<std::string> as_nobody = {
+      "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
+  StartDaemon();
+  HttpResult open = Request("POST", "/convert", ConvertBody("open").dump());
+  ASSERT_EQ(open.status, 201) << open.body;
+  const std::string url = open.Json()["url"];
+  HttpResult refused = Initialize(url, {}, as_nobody);
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_THAT(refused.body, HasSubstr("--require-token"));
+  HttpResult own = Initialize(url);
+  EXPECT_EQ(own.status, 200) << own.body;
+
+  HttpResult gated = Request(
+      "POST", "/convert",
+      ConvertBody("gated", {{"requireToken", true}}).dump());
+  ASSERT_EQ(gated.status, 201) << gated.body;
+  HttpResult with_token = Initialize(
+      gated.Json()["url"],
+      {"Authorization: Bearer " + gated.Json()["token"].get<std::string>()},
+      as_nobody);
+  EXPECT_EQ(with_token.status, 200) << with_token.body;
 }
 
 TEST_F(BridgeTest, SdkClientListsAndCallsToolsThroughAConversion) {
