@@ -121,6 +121,66 @@ bool ClientDocumentUsable(const std::string& url, const std::string& issuer) {
   return as.ok() && as->IsLoopback();
 }
 
+// The scopes a dynamic registration names: those asked for that the
+// authorization server lists in its scopes_supported. RFC 7591 `scope` is
+// optional, and a server may refuse values it does not list (oidc-provider
+// grants a resource's scopes through RFC 8707 resource indicators only):
+// the others are asked for in the authorization request alone.
+std::vector<std::string> ScopesToRegister(const std::vector<std::string>& requested,
+                                          const Json& as_metadata) {
+  const std::vector<std::string> supported =
+      StringList(as_metadata, "scopes_supported");
+  std::vector<std::string> out;
+  for (const std::string& scope : requested) {
+    if (Contains(supported, scope)) out.push_back(scope);
+  }
+  return out;
+}
+
+// Where `word` first stands as a word (not within a longer name) in
+// `text`; npos if nowhere.
+size_t WordPosition(absl::string_view text, absl::string_view word) {
+  auto name_char = [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  for (size_t at = text.find(word); at != absl::string_view::npos;
+       at = text.find(word, at + 1)) {
+    size_t end = at + word.size();
+    if ((at == 0 || !name_char(text[at - 1])) &&
+        (end == text.size() || !name_char(text[end]))) {
+      return at;
+    }
+  }
+  return absl::string_view::npos;
+}
+
+// The field of the registration request `body` that an RFC 7591 error
+// answer refuses, when the client can register without it: the field of
+// the body its description names first, else `scope` when it names none
+// (what servers refuse most). "" for another error, or when the field
+// named is one the client needs (redirect_uris).
+std::string RefusedOptionalField(const Json& body, absl::string_view error,
+                                 absl::string_view description) {
+  if (error != "invalid_client_metadata") return "";
+  static const char* const kOptional[] = {
+      "scope", "application_type", "client_name", "response_types",
+      "grant_types", "token_endpoint_auth_method"};
+  std::string named;
+  size_t first = absl::string_view::npos;
+  for (const auto& [key, value] : body.items()) {
+    size_t at = WordPosition(description, key);
+    if (at < first) {
+      first = at;
+      named = key;
+    }
+  }
+  if (named.empty()) return body.contains("scope") ? "scope" : "";
+  for (const char* optional : kOptional) {
+    if (named == optional) return named;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string MaskBody(absl::string_view body) {
@@ -154,6 +214,12 @@ std::string HintForOAuthError(absl::string_view error) {
   if (error == "invalid_scope") {
     return "the server refused the requested scopes: pick others with "
            "--scope, or leave them out";
+  }
+  if (error == "invalid_client_metadata") {
+    return "the authorization server refused this client's registration (the "
+           "flow's exchanges show what was sent): if it will not register it, "
+           "configure a pre-registered client (oauth.clientId, "
+           "oauth.clientSecret)";
   }
   if (error == "access_denied") {
     return "the authorization was declined in the browser";
@@ -744,17 +810,27 @@ absl::Status OAuthFlow::Register() {
     Log(absl::StrCat("pre-registered client ", client.client_id, " (",
                      client.auth_method, ")"));
   } else if (strategy == "dcr") {
-    // A registration that names its scopes covers only those: an
+    const std::vector<std::string> to_register =
+        ScopesToRegister(requested_scopes_, as_metadata_);
+    // A registration that names scopes we ask for covers only those: an
     // authorization server may refuse others for it (a step up asks for
-    // more), so such a client registers again.
+    // more), so such a client registers again, but only for a scope a new
+    // registration would name: one the server does not list would not be
+    // in it either. A registration naming none of ours (made without
+    // `scope`, the server's defaults) is not held to its scope: registering
+    // again would not change it, on every login.
     std::string uncovered;
     if (settings_.stored_client) {
       Json registered =
           Json::parse(settings_.stored_client->registration_json, nullptr, false);
       std::string scope = registered.is_object() ? StringField(registered, "scope") : "";
       std::vector<std::string> allowed = absl::StrSplit(scope, ' ', absl::SkipEmpty());
-      for (const std::string& wanted : requested_scopes_) {
-        if (!scope.empty() && !Contains(allowed, wanted)) uncovered = wanted;
+      bool names_ours = false;
+      for (const std::string& wanted : to_register) {
+        names_ours |= Contains(allowed, wanted);
+      }
+      for (const std::string& wanted : to_register) {
+        if (names_ours && !Contains(allowed, wanted)) uncovered = wanted;
       }
     }
     if (!uncovered.empty()) {
@@ -799,26 +875,57 @@ absl::Status OAuthFlow::Register() {
                              ? "none"
                              : pick_method(true);
     body["token_endpoint_auth_method"] = method;
-    if (!requested_scopes_.empty()) {
-      body["scope"] = absl::StrJoin(requested_scopes_, " ");
+    if (!to_register.empty()) {
+      body["scope"] = absl::StrJoin(to_register, " ");
     }
-    HttpRequest request;
-    request.method = "POST";
-    request.url = endpoint;
-    request.headers.emplace_back("Content-Type", "application/json");
-    request.headers.emplace_back("Accept", "application/json");
-    request.body = body.dump();
-    auto response = Exchange(std::move(request));
-    if (!response.ok()) {
-      Fail(response.status(), "");
-      return response.status();
+    std::vector<std::string> unlisted;
+    for (const std::string& scope : requested_scopes_) {
+      if (!Contains(to_register, scope)) unlisted.push_back(scope);
     }
-    Json answer = Json::parse(response->body, nullptr, false);
-    if (response->status < 200 || response->status >= 300 ||
-        !answer.is_object() || StringField(answer, "client_id").empty()) {
+    if (!unlisted.empty()) {
+      const char* them = unlisted.size() == 1 ? "it" : "them";
+      Log(absl::StrCat(
+          "the registration does not name scope ", absl::StrJoin(unlisted, " "),
+          ": the authorization server ",
+          as_metadata_.contains("scopes_supported")
+              ? absl::StrCat("does not list ", them, " in scopes_supported")
+              : std::string("publishes no scopes_supported"),
+          "; the authorization request asks for ", them));
+    }
+    // The registration request; when the server refuses a field the
+    // client can do without (invalid_client_metadata), sent once more
+    // without it, as the log says.
+    Json answer;
+    for (bool retried = false;; retried = true) {
+      HttpRequest request;
+      request.method = "POST";
+      request.url = endpoint;
+      request.headers.emplace_back("Content-Type", "application/json");
+      request.headers.emplace_back("Accept", "application/json");
+      request.body = body.dump();
+      auto response = Exchange(std::move(request));
+      if (!response.ok()) {
+        Fail(response.status(), "");
+        return response.status();
+      }
+      answer = Json::parse(response->body, nullptr, false);
+      if (response->status >= 200 && response->status < 300 &&
+          answer.is_object() && !StringField(answer, "client_id").empty()) {
+        break;
+      }
       std::string error = answer.is_object() ? StringField(answer, "error") : "";
       std::string description =
           answer.is_object() ? StringField(answer, "error_description") : "";
+      std::string refused =
+          retried ? "" : RefusedOptionalField(body, error, description);
+      if (!refused.empty()) {
+        Log(absl::StrCat("the authorization server refused the client "
+                         "metadata (", error, description.empty() ? "" : ": ",
+                         description, "): registering again without `",
+                         refused, "`"));
+        body.erase(refused);
+        continue;
+      }
       absl::Status status = Error(
           v1::AUTHENTICATION_FAILED,
           absl::StrCat("dynamic client registration answered HTTP ",

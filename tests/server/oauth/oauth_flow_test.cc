@@ -66,6 +66,30 @@ class OAuthFlowTest : public ::testing::Test {
   std::string Redirect(const std::string& state, const std::string& extra = "") {
     return absl::StrCat(kRedirect, "?code=the-code&state=", state, extra);
   }
+  // The bodies of the dynamic registration requests, in order.
+  std::vector<nlohmann::json> RegistrationBodies() const {
+    std::vector<nlohmann::json> out;
+    for (const auto& r : http_.requests) {
+      if (r.method == "POST" && r.url == "https://auth.example.com/register") {
+        out.push_back(nlohmann::json::parse(r.body));
+      }
+    }
+    return out;
+  }
+  // Whether a step of the flow's log says all of `parts`.
+  static bool LogSays(const OAuthFlow& flow, std::vector<std::string> parts) {
+    const v1::OAuthFlow view = flow.ToProto();
+    for (const auto& step : view.log()) {
+      bool all = true;
+      for (const auto& part : parts) all &= absl::StrContains(step.message(), part);
+      if (all) return true;
+    }
+    return false;
+  }
+  static std::string AuthorizationScope(const OAuthFlow& flow) {
+    auto url = ParseUrl(flow.authorization_url(), "url");
+    return url.ok() ? ParseQuery(url->query)["scope"] : "";
+  }
   ScriptedFetcher http_;
 };
 
@@ -314,6 +338,9 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
   stored.auth_method = "none";
   stored.redirect_uri = kRedirect;
   stored.registration_json = R"({"client_id":"client-old","scope":"mcp:read"})";
+  // The server lists the scopes, so a registration names them.
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["mcp:read","mcp:admin"])");
   FlowSettings settings = Settings();
   settings.stored_client = stored;
   OAuthFlow reused(settings, &http_);
@@ -326,6 +353,142 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
   ToCode(stepped_up);
   EXPECT_TRUE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(stepped_up.client()->client_id, "client-1");
+}
+
+// RFC 7591 `scope` is optional and an authorization server may refuse
+// values it does not list (oidc-provider grants a resource's scopes through
+// RFC 8707 only): the registration names only the scopes the server's
+// scopes_supported lists, the authorization request all of them.
+TEST_F(OAuthFlowTest, DcrNamesOnlyTheScopesTheAuthorizationServerLists) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["openid","offline_access"])");
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  std::vector<nlohmann::json> bodies = RegistrationBodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(bodies[0].value("scope", ""), "offline_access") << bodies[0].dump();
+  EXPECT_EQ(AuthorizationScope(flow), "mcp:read offline_access");
+  EXPECT_TRUE(LogSays(flow, {"mcp:read", "scopes_supported"}));
+}
+
+TEST_F(OAuthFlowTest, DcrNamesNoScopeWhenTheAuthorizationServerListsNone) {
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  std::vector<nlohmann::json> bodies = RegistrationBodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_FALSE(bodies[0].contains("scope")) << bodies[0].dump();
+  EXPECT_EQ(AuthorizationScope(flow), "mcp:read");
+}
+
+// A registration that names no scope the flow asks for never needs doing
+// again for scopes: registering again would name the same ones.
+TEST_F(OAuthFlowTest, DcrRegistrationIsKeptWhenTheScopesItLacksCannotBeRegistered) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["openid","offline_access"])");
+  ClientRegistration stored;
+  stored.issuer = kIssuer;
+  stored.client_id = "client-old";
+  stored.strategy = "dcr";
+  stored.auth_method = "none";
+  stored.redirect_uri = kRedirect;
+  stored.registration_json =
+      R"({"client_id":"client-old","scope":"offline_access"})";
+  FlowSettings settings = Settings();
+  settings.stored_client = stored;
+  settings.scopes = {"mcp:read", "mcp:admin"};
+  OAuthFlow flow(settings, &http_);
+  ToCode(flow);
+  EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
+  EXPECT_EQ(flow.client()->client_id, "client-old");
+  EXPECT_EQ(AuthorizationScope(flow), "mcp:read mcp:admin offline_access");
+}
+
+// A registration whose scope names none of ours (the server's defaults for
+// a registration made without one) is not made again for ours.
+TEST_F(OAuthFlowTest, DcrRegistrationWithTheServersDefaultScopeIsKept) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["openid","mcp:read","mcp:admin"])");
+  ClientRegistration stored;
+  stored.issuer = kIssuer;
+  stored.client_id = "client-old";
+  stored.strategy = "dcr";
+  stored.auth_method = "none";
+  stored.redirect_uri = kRedirect;
+  stored.registration_json = R"({"client_id":"client-old","scope":"openid"})";
+  FlowSettings settings = Settings();
+  settings.stored_client = stored;
+  settings.scopes = {"mcp:read", "mcp:admin"};
+  OAuthFlow flow(settings, &http_);
+  ToCode(flow);
+  EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
+  EXPECT_EQ(flow.client()->client_id, "client-old");
+}
+
+// A server that still refuses the metadata gets it once more without the
+// field its error names, and the flow's log says so.
+TEST_F(OAuthFlowTest, DcrRetriesOnceWithoutTheRefusedField) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["mcp:read"])");
+  http_.JsonOnce(
+      "POST https://auth.example.com/register", 400,
+      R"({"error":"invalid_client_metadata","error_description":"scope must only contain Authorization Server supported scope values"})");
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  std::vector<nlohmann::json> bodies = RegistrationBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0].value("scope", ""), "mcp:read");
+  nlohmann::json without = bodies[0];
+  without.erase("scope");
+  EXPECT_EQ(bodies[1], without);
+  EXPECT_EQ(flow.client()->client_id, "client-1");
+  EXPECT_TRUE(LogSays(flow, {"invalid_client_metadata", "without `scope`"}));
+  EXPECT_EQ(AuthorizationScope(flow), "mcp:read");
+}
+
+TEST_F(OAuthFlowTest, DcrLeavesOutTheFieldTheErrorNamesFirst) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["mcp:read"])");
+  http_.JsonOnce(
+      "POST https://auth.example.com/register", 400,
+      R"({"error":"invalid_client_metadata","error_description":"application_type native is not allowed with this scope"})");
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  std::vector<nlohmann::json> bodies = RegistrationBodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_FALSE(bodies[1].contains("application_type")) << bodies[1].dump();
+  EXPECT_EQ(bodies[1].value("scope", ""), "mcp:read");
+  EXPECT_TRUE(LogSays(flow, {"without `application_type`"}));
+}
+
+TEST_F(OAuthFlowTest, DcrRetriesOnlyOnce) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["mcp:read"])");
+  http_.Json("POST https://auth.example.com/register", 400,
+             R"({"error":"invalid_client_metadata","error_description":"scope is refused, and so is client_name"})");
+  OAuthFlow flow(Settings(), &http_);
+  ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
+  EXPECT_FALSE(flow.Advance().ok());
+  EXPECT_EQ(flow.state(), v1::CLIENT_REGISTRATION);
+  EXPECT_EQ(RegistrationBodies().size(), 2u);
+  EXPECT_TRUE(absl::StrContains(flow.latest_error(), "invalid_client_metadata"))
+      << flow.latest_error();
+}
+
+// Nothing to leave out: a field the client needs, or another error.
+TEST_F(OAuthFlowTest, DcrDoesNotRetryWithoutARequiredFieldOrForOtherErrors) {
+  SetAsMetadata("https://auth.example.com/authorize",
+                R"(,"scopes_supported":["mcp:read"])");
+  for (const char* answer :
+       {R"({"error":"invalid_client_metadata","error_description":"redirect_uris must use https"})",
+        R"({"error":"invalid_redirect_uri","error_description":"scope and redirect_uris"})",
+        R"({"error":"server_error"})"}) {
+    http_.requests.clear();
+    http_.Json("POST https://auth.example.com/register", 400, answer);
+    OAuthFlow flow(Settings(), &http_);
+    ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
+    EXPECT_FALSE(flow.Advance().ok()) << answer;
+    EXPECT_EQ(RegistrationBodies().size(), 1u) << answer;
+  }
 }
 
 TEST(OAuthCryptoTest, Sha256AndPkceVectors) {

@@ -1,6 +1,7 @@
 // A scripted HttpFetcher for the OAuth unit tests: answers each request
-// from a table keyed by "METHOD URL" (the URL without its query), 404 for
-// anything else, and records every request it is given.
+// from a table keyed by "METHOD URL" (the URL without its query), after
+// any one-off answers queued for that key, 404 for anything else, and
+// records every request it is given.
 #ifndef INSPECTOR_TESTS_SERVER_OAUTH_SCRIPTED_FETCHER_H_
 #define INSPECTOR_TESTS_SERVER_OAUTH_SCRIPTED_FETCHER_H_
 
@@ -20,6 +21,12 @@ class ScriptedFetcher : public HttpFetcher {
  public:
   absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
     requests.push_back(request);
+    auto queued = once.find(Key(request));
+    if (queued != once.end() && !queued->second.empty()) {
+      HttpResponse r = queued->second.front();
+      queued->second.erase(queued->second.begin());
+      return r;
+    }
     auto it = routes.find(Key(request));
     if (it == routes.end()) {
       HttpResponse not_found;
@@ -37,6 +44,15 @@ class ScriptedFetcher : public HttpFetcher {
     r.body = body;
     r.headers = std::move(headers);
     routes[key] = r;
+  }
+
+  // Answers the next request to `key` (after those queued before) with
+  // `status` and `body`, then goes back to the table.
+  void JsonOnce(const std::string& key, int status, const std::string& body) {
+    HttpResponse r;
+    r.status = status;
+    r.body = body;
+    once[key].push_back(r);
   }
 
   // How many requests, as "METHOD URL" with the query, start with `prefix`.
@@ -66,6 +82,7 @@ class ScriptedFetcher : public HttpFetcher {
   }
 
   std::map<std::string, HttpResponse> routes;
+  std::map<std::string, std::vector<HttpResponse>> once;
   std::vector<HttpRequest> requests;
 
  private:
