@@ -482,6 +482,67 @@ TEST_F(OAuthOidcShortTtlTest, ATokenAboutToExpireIsRefreshedBeforeTheRequest) {
   EXPECT_EQ(Counter("rejectedBearers"), 0);
 }
 
+// oidc-provider configured the usual way in front of an API: its own
+// scopes (scopes_supported) are openid and offline_access, and the MCP
+// scopes exist only for the resource, through RFC 8707 resource indicators.
+// A registration that names the MCP scopes is refused there
+// (invalid_client_metadata), so the daemon registers with the scopes the
+// authorization server lists and asks for the others in the authorization
+// request.
+class OAuthOidcResourceScopesTest : public OAuthOidcTest {
+ protected:
+  void SetUp() override { StartAll({"--resource-scopes-only"}); }
+};
+
+TEST_F(OAuthOidcResourceScopesTest, LoginRegistersThenCallsWithTheResourceScope) {
+  int status = 0;
+  json as = Metadata(issuer_ + "/.well-known/openid-configuration", &status);
+  ASSERT_EQ(status, 200) << as.dump();
+  EXPECT_EQ(as["scopes_supported"], json::array({"openid", "offline_access"}))
+      << as.dump();
+
+  Login();
+  json state = FixtureState();
+  EXPECT_EQ(state["counters"]["registrations"], 1) << state.dump();
+  // Not a refusal and a second try: the first registration was accepted.
+  EXPECT_EQ(state["counters"]["refusedRegistrations"], 0) << state.dump();
+  EXPECT_EQ(state["counters"]["authorizationCodeGrants"], 1) << state.dump();
+
+  // A real call through the daemon with the token, for the resource and
+  // with the scope of the server's challenge.
+  EXPECT_THAT(WhoAmI(), HasSubstr("alice with mcp:read"));
+  ProcessResult tools = Ctl({"tools", "oidc"});
+  ASSERT_EQ(tools.exit_code, 0) << tools.err;
+  EXPECT_THAT(tools.out, HasSubstr("admin_report"));
+  ProcessResult auth = Ctl({"auth", "status", "oidc", "-o", "json"});
+  ASSERT_EQ(auth.exit_code, 0) << auth.err;
+  EXPECT_EQ(json::parse(auth.out).value("hasRefreshToken", false), true)
+      << auth.out;
+}
+
+// The registration names no MCP scope, so a step up (and any later login)
+// keeps it: asking for mcp:admin needs no new registration.
+TEST_F(OAuthOidcResourceScopesTest, StepUpAndLoginsAgainKeepTheRegistration) {
+  Login();
+  ProcessResult denied = Ctl({"call", "oidc", "admin_report"});
+  EXPECT_NE(denied.exit_code, 0) << denied.out;
+  EXPECT_THAT(denied.err, HasSubstr("insufficient_scope"));
+
+  Login();
+  ProcessResult allowed = Ctl({"call", "oidc", "admin_report"});
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_THAT(allowed.out, HasSubstr("admin report"));
+  EXPECT_THAT(WhoAmI(), HasSubstr("mcp:admin mcp:read"));
+
+  // A plain login again (the challenge's scope): the same client.
+  Login();
+  EXPECT_THAT(WhoAmI(), HasSubstr("alice with mcp:read"));
+  json state = FixtureState();
+  EXPECT_EQ(state["counters"]["registrations"], 1) << state.dump();
+  EXPECT_EQ(state["counters"]["refusedRegistrations"], 0) << state.dump();
+  EXPECT_EQ(state["counters"]["authorizationCodeGrants"], 3) << state.dump();
+}
+
 // No access or refresh token in the daemon's log, history, events, the
 // session export or the configuration export; the token table holds them
 // (which shows the search would find them).

@@ -6,7 +6,7 @@
 //
 //   {"listening": <mcp port>, "mcp": "<mcp url>", "issuer": "<issuer>"}
 //
-//   node server.mjs [--access-ttl SECONDS]
+//   node server.mjs [--access-ttl SECONDS] [--resource-scopes-only]
 //
 // The authorization server is `oidc-provider` (pinned in tools/npm) with
 // dynamic client registration, PKCE required, resource indicators (RFC 8707:
@@ -14,6 +14,15 @@
 // refresh token rotation, revocation (RFC 7009) and RFC 9207 `iss`. Its
 // interaction step approves at once (user "alice") and grants exactly the
 // scopes asked for, so a client can follow the redirects without a person.
+//
+// Two configurations of its scopes:
+//  - by default the MCP scopes are also among the provider's own `scopes`
+//    (its metadata's scopes_supported lists them, and a client may register
+//    with them);
+//  - --resource-scopes-only: the usual setup of oidc-provider in front of an
+//    API: its `scopes` are openid and offline_access, and the MCP scopes
+//    exist only for the resource (getResourceServerInfo), so a registration
+//    naming them is refused with invalid_client_metadata.
 //
 // The MCP server (/mcp, Streamable HTTP, stateless; /sse and /messages,
 // the legacy HTTP+SSE transport, a resource of its own at /sse) accepts only access
@@ -27,8 +36,9 @@
 // For the tests, on the MCP port:
 //   GET  /_fixture/state   tokens issued so far (every access and refresh
 //                          token value, to look for them in logs) and
-//                          counters (registrations, grants per type,
-//                          revocations, rejected bearer tokens)
+//                          counters (registrations made and refused,
+//                          grants per type, revocations, rejected bearer
+//                          tokens)
 //   POST /_fixture/expire  ends every access token issued so far, as if
 //                          they had expired (the next request gets 401)
 //   GET  /_fixture/big     a 2 MiB JSON document
@@ -63,17 +73,24 @@ const { SSEServerTransport } = fixtureRequire('@modelcontextprotocol/sdk/server/
 const { CallToolRequestSchema, ListToolsRequestSchema } = fixtureRequire('@modelcontextprotocol/sdk/types.js');
 
 let accessTtl = 3600;
+let resourceScopesOnly = false;
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === '--access-ttl' && i + 1 < process.argv.length) {
     accessTtl = Number.parseInt(process.argv[++i], 10);
+  } else if (process.argv[i] === '--resource-scopes-only') {
+    resourceScopesOnly = true;
   } else {
-    process.stderr.write('usage: server.mjs [--access-ttl SECONDS]\n');
+    process.stderr.write('usage: server.mjs [--access-ttl SECONDS] [--resource-scopes-only]\n');
     process.exit(2);
   }
 }
 
 const READ_SCOPE = 'mcp:read';
 const ADMIN_SCOPE = 'mcp:admin';
+// The provider's own scopes (its scopes_supported, what a registration may
+// name); the MCP scopes are always granted for the resource.
+const providerScopes = resourceScopesOnly ? ['openid', 'offline_access']
+  : ['openid', 'offline_access', READ_SCOPE, ADMIN_SCOPE];
 
 async function listen(server) {
   await new Promise((resolve, reject) => {
@@ -99,14 +116,14 @@ const sseSessions = new Map();
 // What the tests read back.
 const issued = { accessTokens: [], refreshTokens: [] };
 const counters = {
-  registrations: 0, authorizationCodeGrants: 0, refreshTokenGrants: 0,
+  registrations: 0, refusedRegistrations: 0, authorizationCodeGrants: 0, refreshTokenGrants: 0,
   revocations: 0, rejectedBearers: 0, insufficientScope: 0, toolCalls: 0,
   sseStreams: 0,
 };
 
 const provider = new Provider(issuer, {
   clients: [],
-  scopes: ['openid', 'offline_access', READ_SCOPE, ADMIN_SCOPE],
+  scopes: providerScopes,
   responseTypes: ['code'],
   pkce: { required: () => true },
   rotateRefreshToken: true,
@@ -143,6 +160,7 @@ const provider = new Provider(issuer, {
 });
 
 provider.on('registration_create.success', () => { counters.registrations += 1; });
+provider.on('registration_create.error', () => { counters.refusedRegistrations += 1; });
 provider.on('grant.success', (ctx) => {
   const type = ctx.oidc?.params?.grant_type;
   if (type === 'authorization_code') counters.authorizationCodeGrants += 1;
@@ -167,10 +185,9 @@ provider.use(async (ctx, next) => {
     : new provider.Grant({ accountId, clientId: params.client_id });
   const asked = String(params.scope ?? '').split(' ').filter(Boolean);
   const resourceScopes = asked.filter((s) => s === READ_SCOPE || s === ADMIN_SCOPE);
-  // The MCP scopes are among the provider's scopes too (so that its metadata
-  // lists them): granted both ways.
-  const known = ['openid', 'offline_access', READ_SCOPE, ADMIN_SCOPE];
-  const oidcScopes = asked.filter((s) => known.includes(s));
+  // By default the MCP scopes are among the provider's scopes too (so that
+  // its metadata lists them): granted both ways.
+  const oidcScopes = asked.filter((s) => providerScopes.includes(s));
   if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
   if (params.resource && resourceScopes.length > 0) {
     for (const resource of [].concat(params.resource)) {
