@@ -1,5 +1,7 @@
 #include "server/engine/pending_requests.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "common/ids.h"
 #include "common/json_proto.h"
 #include "common/mcp/client_answers.h"
+#include "server/config/validation.h"
 
 namespace inspector::engine {
 namespace {
@@ -41,6 +44,56 @@ v1::PendingKind PendingKindOf(const std::string& method) {
   if (method == "elicitation/create") return v1::ELICITATION;
   if (method == "roots/list") return v1::ROOTS;
   return v1::PENDING_KIND_UNSPECIFIED;
+}
+
+namespace {
+
+// localhost, ::1 and the whole of 127.0.0.0/8 (config::IsLoopbackHost knows
+// only 127.0.0.1 of it).
+bool IsLoopbackUrlHost(const std::string& host) {
+  if (config::IsLoopbackHost(host)) return true;
+  in_addr v4;
+  return inet_pton(AF_INET, host.c_str(), &v4) == 1 &&
+         (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+}  // namespace
+
+absl::Status CheckElicitationUrl(const std::string& method,
+                                 const json& params) {
+  if (method != "elicitation/create" || !params.is_object()) {
+    return absl::OkStatus();
+  }
+  auto mode = params.find("mode");
+  if (mode == params.end() || !mode->is_string() || *mode != "url") {
+    return absl::OkStatus();
+  }
+  constexpr char kRule[] =
+      "a URL-mode elicitation may only send a person to an https URL, or to "
+      "an http URL on this machine (localhost, 127.0.0.0/8, [::1])";
+  auto url = params.find("url");
+  if (url == params.end() || !url->is_string()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the URL-mode elicitation has no url string; ", kRule));
+  }
+  const std::string& text = url->get_ref<const std::string&>();
+  // Quoted as JSON, so that control characters stay visible; long ones cut.
+  const std::string shown =
+      json(text.size() > 200 ? text.substr(0, 200) + "..." : text).dump();
+  absl::StatusOr<config::HttpUrl> parsed = config::ParseHttpUrl(text);
+  if (!parsed.ok()) {
+    // The parser's advice (after ';') is written for configuration files.
+    std::string why(parsed.status().message());
+    why = why.substr(0, why.find(';'));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the URL-mode elicitation's url ", shown, " ", why, "; ", kRule));
+  }
+  if (parsed->scheme == "http" && !IsLoopbackUrlHost(parsed->host)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the URL-mode elicitation's url ", shown,
+                     " is plain http to another machine; ", kRule));
+  }
+  return absl::OkStatus();
 }
 
 PendingRequests::PendingRequests(PendingOptions options, Clock* clock,

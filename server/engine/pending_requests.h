@@ -79,6 +79,18 @@ struct NewPendingItem {
 // The kind of a server-to-client method (UNSPECIFIED if none of the three).
 v1::PendingKind PendingKindOf(const std::string& method);
 
+// Whether a server's request may be shown to a person as it is. Refuses a
+// URL-mode elicitation (elicitation/create, mode "url") whose url is not
+// https, or http to a loopback host (localhost, 127.0.0.0/8, [::1]):
+// javascript:, data:, file: and the like never reach a person, nor a URL
+// with user credentials or that is not well formed. INVALID_ARGUMENT whose
+// message names the url and says why (the caller answers the server with
+// JSON-RPC -32602 Invalid params); OK for every other request. The one
+// check for both eras: handshake-era requests and 2026-07-28 input
+// requests (multi round-trip and tasks) alike.
+absl::Status CheckElicitationUrl(const std::string& method,
+                                 const nlohmann::json& params);
+
 class PendingRequests {
  public:
   // `clock` and `pipeline` must outlive the registry.

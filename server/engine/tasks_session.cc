@@ -71,12 +71,11 @@ void UpstreamSession::ApplyTaskState(uint64_t number, TaskState task) {
       for (InputRequest& request : task.input_requests) {
         // The same key over polls is the same request: asked once.
         if (follow.asked.count(request.key) != 0) continue;
-        if (!DeclaresInput(request)) {
+        if (std::string refusal = InputRefusal(request); !refusal.empty()) {
           refused = absl::StrCat(identity_.server_name, "'s task ",
                                  QuoteInput(follow.task_id), " asks for ",
                                  QuoteInput(request.method), " (input request ",
-                                 QuoteInput(request.key),
-                                 "), which this client did not declare");
+                                 QuoteInput(request.key), "), ", refusal);
           break;
         }
         const std::string id =

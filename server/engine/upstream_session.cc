@@ -13,6 +13,7 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
+#include "server/engine/pending_requests.h"
 
 namespace inspector::engine {
 
@@ -1229,6 +1230,13 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
               : (features_.elicitation_form ? "form" : "url"),
           ")");
     }
+    // A URL a person must not be sent to is refused here, never pending.
+    if (absl::Status url = CheckElicitationUrl(info.method, params);
+        handled && !url.ok()) {
+      handled = false;
+      error_code = -32602;
+      error_message = absl::StrCat("Invalid params: ", url.message());
+    }
   }
   if (handled && !hooks_.on_server_request) handled = false;
   if (handled) {
@@ -1678,12 +1686,11 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
     return;
   }
   for (const InputRequest& request : required.requests) {
-    if (!DeclaresInput(request)) {
+    if (std::string refusal = InputRefusal(request); !refusal.empty()) {
       done(Error(v1::PROTOCOL_ERROR,
                  absl::StrCat(identity_.server_name, " asks for ",
                               QuoteInput(request.method), " (input request ",
-                              QuoteInput(request.key),
-                              "), which this client did not declare"),
+                              QuoteInput(request.key), "), ", refusal),
                  details));
       return;
     }
@@ -1738,18 +1745,28 @@ void UpstreamSession::OnModernAnswer(Queued sent, std::string answer,
   for (ServerRequest& ask : asks) hooks_.on_server_request(std::move(ask));
 }
 
-bool UpstreamSession::DeclaresInput(const InputRequest& request) const {
-  if (!hooks_.on_server_request) return false;
+std::string UpstreamSession::InputRefusal(const InputRequest& request) const {
+  bool declared = false;
   if (request.method == "elicitation/create") {
     std::string mode = "form";
     if (request.params.contains("mode") && request.params["mode"].is_string()) {
       mode = request.params["mode"].get<std::string>();
     }
-    return mode == "url" ? features_.elicitation_url : features_.elicitation_form;
+    declared =
+        mode == "url" ? features_.elicitation_url : features_.elicitation_form;
+  } else if (request.method == "sampling/createMessage") {
+    declared = features_.sampling;
+  } else if (request.method == "roots/list") {
+    declared = features_.roots;
   }
-  if (request.method == "sampling/createMessage") return features_.sampling;
-  if (request.method == "roots/list") return features_.roots;
-  return false;
+  if (!declared || !hooks_.on_server_request) {
+    return "which this client did not declare";
+  }
+  if (absl::Status url = CheckElicitationUrl(request.method, request.params);
+      !url.ok()) {
+    return absl::StrCat("which the inspector refuses: ", url.message());
+  }
+  return "";
 }
 
 void UpstreamSession::RetryWithInputs(uint64_t number) {

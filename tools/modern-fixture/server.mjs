@@ -23,6 +23,8 @@
 //   echo {text}        the text back
 //   confirm {action}   asks for a confirmation (elicitation, via MRTR), then
 //                      says "confirmed ACTION for NAME" or "declined ACTION"
+//   open_url {url}     asks the user to open URL (URL-mode elicitation, via
+//                      MRTR, the url as given), then says "url ACTION"
 //   nag                asks for input forever (every answer is "not enough")
 //   state_only         answers input_required with only a requestState, then
 //                      completes on the retry that carries it back
@@ -316,6 +318,25 @@ function createServer() {
       return { content: [{ type: 'text', text: `declined ${action}` }] };
     }
     return { content: [{ type: 'text', text: `confirmed ${action} for ${answer.content?.name}` }] };
+  });
+
+  server.registerTool('open_url', {
+    description: 'Asks the user to open URL (URL-mode elicitation through a multi round-trip request)',
+    inputSchema: z.object({ url: z.string() }),
+  }, async ({ url }, ctx) => {
+    const answer = inputResponse(ctx.mcpReq.inputResponses, 'visit');
+    if (answer.kind !== 'elicit') {
+      return inputRequired({
+        inputRequests: {
+          visit: inputRequired.elicitUrl({
+            message: 'Please continue in your browser.',
+            url,
+            elicitationId: 'visit-1',
+          }),
+        },
+      });
+    }
+    return { content: [{ type: 'text', text: `url ${answer.action}` }] };
   });
 
   server.registerTool('nag', {

@@ -108,6 +108,44 @@ class PendingRequestsTest : public ::testing::Test {
   PendingRequests registry_;
 };
 
+// Which URL-mode elicitations may reach a person at all.
+TEST(CheckElicitationUrlTest, HttpsOrLoopbackHttpOnly) {
+  auto check = [](const json& url) {
+    return CheckElicitationUrl("elicitation/create", {{"mode", "url"},
+                                                      {"message", "m"},
+                                                      {"elicitationId", "e"},
+                                                      {"url", url}});
+  };
+  for (const char* good :
+       {"https://example.com/connect?id=1", "HTTPS://Example.COM",
+        "https://93.184.216.34/", "http://127.0.0.1:8080/cb",
+        "http://127.255.0.9/", "http://localhost:3000/", "http://LOCALHOST./x",
+        "http://[::1]:9/"}) {
+    EXPECT_TRUE(check(good).ok()) << good << ": " << check(good);
+  }
+  for (const char* bad :
+       {"javascript:alert(1)", "JavaScript:alert(1)", " javascript:alert(1)",
+        "java\tscript:alert(1)", "data:text/html,<script>alert(1)</script>",
+        "file:///etc/passwd", "ftp://example.com/", "http://example.com/",
+        "http://127.evil.example/", "http://10.0.0.1/", "http://[::2]/",
+        "https://user:pw@example.com/", "//example.com/", "", "not a url"}) {
+    absl::Status status = check(bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(status.message(), HasSubstr(json(bad).dump())) << status;
+    EXPECT_THAT(status.message(), HasSubstr("https")) << status;
+  }
+  EXPECT_FALSE(check(42).ok());
+  EXPECT_FALSE(
+      CheckElicitationUrl("elicitation/create", {{"mode", "url"}}).ok());
+  // Not a URL-mode elicitation: nothing to check.
+  EXPECT_TRUE(CheckElicitationUrl("elicitation/create",
+                                  {{"message", "m"}, {"url", "javascript:x"}})
+                  .ok());
+  EXPECT_TRUE(CheckElicitationUrl("sampling/createMessage",
+                                  {{"mode", "url"}, {"url", "javascript:x"}})
+                  .ok());
+}
+
 TEST_F(PendingRequestsTest, AnItemIsListedPublishedAndResolvedOnce) {
   Upstream upstream;
   v1::PendingRequest item = Add("sampling/createMessage", kSampleParams, &upstream);
