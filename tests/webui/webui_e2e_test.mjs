@@ -6,7 +6,8 @@
 //     calls echo through the form generated from its inputSchema and sees
 //     the answer, then sees the request and the response in the timeline;
 //   - answers an elicitation from the pending panel (the form from
-//     requestedSchema refuses a missing required field first);
+//     requestedSchema refuses a missing required field first); a URL-mode
+//     elicitation's url is a link only when it is http(s);
 //   - imports a Claude Desktop file;
 //   - walks the views with the keyboard and checks every control has a
 //     label; holds 10,000 messages in the timeline with few rows rendered;
@@ -329,6 +330,50 @@ try {
   const sample = await sampled;
   const sampleText = sample.body && sample.body.result && sample.body.result.content && sample.body.result.content[0].text;
   check(sample.status === 200 && sampleText === 'Hi from a person', `a sampling request was answered from the panel (${sampleText})`);
+
+  // A URL-mode elicitation: its url is a link only when it is http(s). The
+  // daemon refuses other schemes itself, so the UI's own rule is checked in
+  // the page: the util function, and a card for an item put in the store.
+  const injected = await page.eval(`(async () => {
+    const state = await import('/ui/state.js');
+    const now = Date.now();
+    const urls = { 'fake-js': 'javascript:alert(document.domain)', 'fake-data': 'data:text/html,<script>alert(1)</script>' };
+    for (const [id, url] of Object.entries(urls)) {
+      state.store.pending.set(id, { id, serverId: ${JSON.stringify(fixtureId)}, kind: 'ELICITATION', method: 'elicitation/create',
+        params: { mode: 'url', message: 'Open ' + id, url, elicitationId: id }, receivedAt: now, deadline: now + 600000,
+        status: 'PENDING', seenAt: now + 600000 });
+    }
+    state.emit('pending', null);
+    const cards = [...document.querySelectorAll('.pending-card')].filter((c) => /Open fake-/.test(c.textContent));
+    const links = [...document.querySelectorAll('.pending-card a[href]')].map((a) => a.getAttribute('href'));
+    const shown = cards.map((c) => Object.values(urls).some((u) => c.textContent.includes(u)));
+    for (const id of Object.keys(urls)) state.store.pending.delete(id);
+    state.emit('pending', null);
+    return { cards: cards.length, links, shown };
+  })()`);
+  check(injected.cards === 2 && injected.shown.every(Boolean) && !injected.links.some((href) => !/^https?:/i.test(href)),
+    `the Pending view shows javascript: and data: URLs as text, not links (${JSON.stringify(injected)})`);
+  const linked = await page.eval(`(async () => {
+    const { webLink } = await import('/ui/util.js');
+    const urls = ['javascript:alert(1)', 'JavaScript:alert(1)', ' javascript:alert(1)', 'java\\tscript:alert(1)',
+      'data:text/html,<script>alert(1)</script>', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'not a url',
+      'https://example.com/connect?id=1', 'http://127.0.0.1:8080/callback'];
+    return urls.map((u) => { const el = webLink(u); return [u, el.tagName, el.getAttribute('href'), el.textContent]; });
+  })()`);
+  const clickable = linked.filter(([, tag, href]) => tag === 'A' || href !== null).map(([u]) => u);
+  check(JSON.stringify(clickable) === JSON.stringify(['https://example.com/connect?id=1', 'http://127.0.0.1:8080/callback']),
+    `only http(s) URLs become links (${clickable.join(', ')})`);
+  check(linked.every(([u, , , text]) => text === u), 'every URL is shown in full, linked or not');
+  // An https URL from a real server is a link in its card.
+  const visit = rest('POST', `/api/servers/${fixtureId}/tools/elicit_url:call`, { arguments: { url: 'https://example.com/connect?id=7' } });
+  visit.catch(() => {});  // Awaited below.
+  const href = await page.waitFor(`document.querySelector('.pending-card a[href]')?.getAttribute('href')`, 'the URL-mode elicitation in Pending');
+  check(href === 'https://example.com/connect?id=7', `an https URL is a link in its card (${href})`);
+  await page.eval(`[...document.querySelectorAll('.pending-card button')].find((b) => b.textContent === 'Decline').click()`);
+  const visited = await visit;
+  const visitText = visited.body?.result?.content?.[0]?.text;
+  check(visited.status === 200 && /"decline"/.test(visitText || ''), `the URL-mode elicitation was declined from the panel (${visitText})`);
+  await page.waitFor(`!document.querySelector('.pending-card')`, 'the declined request to leave the panel');
 
   // --- import a Claude Desktop file ------------------------------------------
   await page.click('#nav-servers');

@@ -4,7 +4,7 @@
 // (the daemon checks them again).
 import { api, enc } from './api.js';
 import { store, on, serverName, loadPending, currentServer } from './state.js';
-import { h, clear, field, errorBox, pretty, actionButton, toast, dateTimeOf } from './util.js';
+import { h, clear, field, errorBox, pretty, actionButton, toast, dateTimeOf, webLink } from './util.js';
 import { schemaForm } from './forms.js';
 
 let root = null;
@@ -76,7 +76,7 @@ function card(item) {
 function elicitation(item, params) {
   if (params.mode === 'url') {
     return h('div', {}, h('p', {}, params.message || ''),
-      h('p', {}, h('a', { href: params.url, target: '_blank', rel: 'noopener noreferrer' }, params.url)),
+      h('p', {}, webLink(params.url)),
       h('div', { class: 'actions' },
         actionButton('Done', () => done(api('POST', `/api/pending/${enc(item.id)}:resolve`, { result: { action: 'accept' } }), 'Answered')),
         actionButton('Decline', () => done(api('POST', `/api/pending/${enc(item.id)}:reject`, { action: 'REJECT_ACTION_DECLINE' }), 'Declined'))));

@@ -114,6 +114,23 @@ export function errorBox(error) {
     help ? [' ', h('a', { href: help, target: '_blank', rel: 'noopener noreferrer' }, 'What this means')] : null);
 }
 
+// A link to `url` that opens in a new tab, only if it is an http: or https:
+// URL (as the browser parses it); anything else (javascript:, data:, file:,
+// not a URL at all) is plain text that cannot be clicked. Every link to an
+// address a server sent goes through here.
+export function webLink(url, text = url) {
+  let parsed = null;
+  try {
+    parsed = new URL(String(url));
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
+    return h('span', { class: 'unlinked-url', title: 'not an http(s) URL: not opened' }, String(text ?? ''));
+  }
+  return h('a', { href: parsed.href, target: '_blank', rel: 'noopener noreferrer' }, String(text ?? ''));
+}
+
 // A button that runs an async action, disabled while it runs; errors toast.
 export function actionButton(label, action, attrs = {}) {
   const button = h('button', { type: 'button', ...attrs }, label);
