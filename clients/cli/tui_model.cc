@@ -85,10 +85,16 @@ TuiRow& TuiModel::Append(const v1::McpMessage& message, double time) {
   return rows_.emplace(row.key, std::move(row)).first->second;
 }
 
-void TuiModel::MarkAnswer(const v1::McpMessage& answer) {
+void TuiModel::MarkAnswer(TuiRow& row) {
+  const v1::McpMessage& answer = row.message;
   if (answer.correlated_id() == 0) return;
   TuiRow* request = FindByMessageId(answer.correlated_id());
   if (request == nullptr) return;
+  // The client's answer to a server's request (sampling, elicitation) is
+  // recorded without a method: it is shown, and filtered, by its request's.
+  if (answer.method().empty()) {
+    row.message.set_method(request->message.method());
+  }
   request->answered = true;
   request->answer_ok = answer.kind() != "error" &&
                        !(answer.has_success() && !answer.success());
@@ -113,9 +119,9 @@ void TuiModel::AddMessage(const v1::McpMessage& message) {
                                  : "dropped";
     }
   } else {
-    Append(message);
+    existing = &Append(message);
   }
-  MarkAnswer(message);
+  MarkAnswer(*existing);
   Trim();
   Refilter();
 }

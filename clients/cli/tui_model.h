@@ -133,7 +133,9 @@ class TuiModel {
   TuiRow* FindUnrecordedHold(const v1::McpMessage& message);
   // `time`: the row's time when the message has none (a hold's held_at).
   TuiRow& Append(const v1::McpMessage& message, double time = 0);
-  void MarkAnswer(const v1::McpMessage& answer);
+  // Marks the request `row` answers as answered, and names `row` by the
+  // request's method if it has none.
+  void MarkAnswer(TuiRow& row);
   void Trim();
   // Recomputes visible_ and keeps the selection on the same row if it is
   // still visible.

@@ -81,6 +81,35 @@ TEST(TuiModelTest, ListLinesShowDirectionTargetAndAnswers) {
   EXPECT_EQ(TuiModel::ListLine(model.visible(2), 12), "► #3 → tool…");
 }
 
+// The client's answer to a server's request (sampling, elicitation) goes
+// client to server and names no method of its own: it shows its request's,
+// and the filter finds it by that method.
+TEST(TuiModelTest, AnswersToServerRequestsShowTheirRequestsMethod) {
+  TuiModel model;
+  v1::McpMessage elicit = Request(1, "elicitation/create");
+  elicit.set_direction(v1::SERVER_TO_CLIENT);
+  model.AddMessage(elicit);
+  v1::McpMessage answer = Answer(2, 1, "", true, 40);
+  answer.set_direction(v1::CLIENT_TO_SERVER);
+  model.AddMessage(answer);
+  v1::McpMessage sample = Request(3, "sampling/createMessage");
+  sample.set_direction(v1::SERVER_TO_CLIENT);
+  model.AddMessage(sample);
+  v1::McpMessage refused = Answer(4, 3, "", false, 5);
+  refused.set_direction(v1::CLIENT_TO_SERVER);
+  model.AddMessage(refused);
+  // An answer whose request is not known keeps the "?".
+  model.AddMessage(Answer(5, 99, "", true, 1));
+  EXPECT_THAT(Lines(model),
+              ElementsAre("◄ #1 ← elicitation/create  ✓ 40ms",
+                          "► #2 → elicitation/create (response)",
+                          "◄ #3 ← sampling/createMessage  ✗ 5ms",
+                          "► #4 → sampling/createMessage (error -32602)",
+                          "◄ #5 ← ? (response)"));
+  model.SetFilter("sampling");
+  EXPECT_EQ(model.visible_count(), 2u);
+}
+
 TEST(TuiModelTest, HeldEventsMarkAndUnmark) {
   TuiModel model;
   model.AddMessage(Request(1, "tools/list"));
