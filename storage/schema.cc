@@ -385,6 +385,23 @@ CREATE INDEX messages_first_round ON messages(first_round_id)
   WHERE first_round_id IS NOT NULL;
 )sql";
 
+// The web UI's browser sign-ins (server/auth/ui_sessions.h): each browser
+// signed in with a one-time link has a credential of its own, which
+// expires and can be revoked, instead of the daemon's session token.
+constexpr std::string_view kMigration12 = R"sql(
+-- One row per browser signed into the web UI (`inspectorctl ui sessions`
+-- lists them). The browser's credential itself is never stored.
+CREATE TABLE ui_sessions (
+  id            TEXT PRIMARY KEY,      -- random public id, to revoke by
+  secret_sha256 TEXT NOT NULL UNIQUE,  -- hex SHA-256 of the credential
+  user_agent    TEXT,                  -- the browser's, at sign-in
+  created_at    INTEGER NOT NULL,      -- unix ms
+  -- unix ms of the last call made with it (kept to the minute)
+  last_used_at  INTEGER NOT NULL,
+  expires_at    INTEGER NOT NULL       -- unix ms: the lifetime's end
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -399,6 +416,7 @@ constexpr Migration kMigrations[] = {
      kMigration9},
     {10, "keep unfinished OAuth flows across restarts", kMigration10},
     {11, "index messages only where the indexed column is set", kMigration11},
+    {12, "add the web UI's browser sign-ins", kMigration12},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

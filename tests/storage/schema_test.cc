@@ -147,7 +147,7 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
       ObjectNames(*db, "table"),
       ElementsAre("bridges", "imported_messages", "logs", "messages",
                   "oauth_clients", "oauth_flows", "oauth_tokens", "servers",
-                  "sessions"));
+                  "sessions", "ui_sessions"));
   EXPECT_THAT(ObjectNames(*db, "view"), ElementsAre("requests"));
   EXPECT_THAT(ObjectNames(*db, "index"),
               IsSupersetOf({"messages_server_ts", "messages_method_ts",
@@ -241,6 +241,9 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
       {"bridges",
        {"server_name", "server_id", "command", "args_json", "env_json", "port",
         "url", "status", "created_at", "stopped_at", "sse", "token"}},
+      {"ui_sessions",
+       {"id", "secret_sha256", "user_agent", "created_at", "last_used_at",
+        "expires_at"}},
   };
   for (const auto& [table, columns] : expected) {
     EXPECT_THAT(ColumnNames(*db, table), ElementsAreArray(columns)) << table;
