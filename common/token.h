@@ -25,6 +25,12 @@ inline constexpr char kTokenLookupHint[] =
     "daemon's token file, the first of --token-file, $INSPECTOR_TOKEN_FILE, "
     "$XDG_STATE_HOME/inspector/token and ~/.local/state/inspector/token";
 
+// The gRPC metadata key that carries a web UI sign-in (server/auth/
+// ui_sessions.h): the gateway sends the browser's cookie under it, and the
+// daemon accepts a UI credential under no other key (never as
+// `authorization: Bearer` or `x-session-token`).
+inline constexpr char kUiSessionMetadataKey[] = "x-inspector-ui-session";
+
 // The token file path per the rules above.
 std::string DefaultTokenPath();
 
