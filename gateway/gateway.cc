@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "common/message_limits.h"
 #include "common/net/listen_address.h"
+#include "common/token.h"
 #include "common/untrusted_input.h"
 #include "gateway/http_errors.h"
 #include "gateway/request_policy.h"
@@ -345,12 +346,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         Reply(*exchange, CsrfError(), std::move(cors));
         return;
       }
-      Headers headers = UiHeaders("application/json");
-      headers.emplace_back("Set-Cookie",
-                           absl::StrCat(cookie_name_,
-                                        "=; Path=/; HttpOnly; "
-                                        "SameSite=Strict; Max-Age=0"));
-      exchange->Respond(200, std::move(headers), "{}");
+      SignOut(std::move(exchange));
       return;
     }
     if (request.method == "GET" &&
@@ -435,9 +431,12 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       }
     }
     if (auth == nullptr) {
-      // The web UI's sign-in cookie (CookieRequestAllowed has judged it).
-      std::string token = CookieValue(request, cookie_name_);
-      if (!token.empty()) context.AddMetadata("x-session-token", token);
+      // The web UI's sign-in cookie (CookieRequestAllowed has judged it),
+      // under the one key where the daemon accepts a browser's sign-in.
+      std::string credential = CookieValue(request, cookie_name_);
+      if (!credential.empty()) {
+        context.AddMetadata(kUiSessionMetadataKey, credential);
+      }
     }
   }
 
@@ -472,10 +471,11 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         "header for changes); scripts send the token in X-Session-Token");
   }
 
-  // GET /ui/sign-in?code=CODE: trades the one-time code for the session
-  // token (SystemService.RedeemSignInCode), keeps it in an HttpOnly,
-  // SameSite=Strict cookie and sends the browser on to "/", so that
-  // neither the code nor the token stays in the address bar.
+  // GET /ui/sign-in?code=CODE: trades the one-time code for a sign-in of
+  // this browser's own (SystemService.RedeemSignInCode), keeps its
+  // credential in an HttpOnly, SameSite=Strict cookie and sends the
+  // browser on to "/", so that neither the code nor the credential stays
+  // in the address bar.
   void SignIn(std::shared_ptr<http::HttpExchange> exchange) {
     std::string code = QueryValue(exchange->request().query(), "code");
     if (code.empty() || code.size() > 128) {
@@ -497,6 +497,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     auto call = std::make_shared<Call>();
     v1::RedeemSignInCodeRequest message;
     message.set_code(code);
+    if (const std::string* agent = exchange->request().Header("user-agent")) {
+      message.set_user_agent(*agent);
+    }
     call->request = ToByteBuffer(message.SerializeAsString());
     call->context.set_deadline(std::chrono::system_clock::now() +
                                std::chrono::seconds(30));
@@ -508,7 +511,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
           v1::RedeemSignInCodeResponse answer;
           if (!status.ok() ||
               !answer.ParseFromString(ToString(call->response)) ||
-              answer.token().empty()) {
+              answer.ui_credential().empty()) {
             call->exchange->Respond(
                 401, UiHeaders("text/html; charset=utf-8"),
                 SignInFailedPage("It was used already, it has expired (links "
@@ -518,7 +521,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
             Headers headers = UiHeaders("text/html; charset=utf-8");
             headers.emplace_back("Cache-Control", "no-store");
             headers.emplace_back("Set-Cookie",
-                                 absl::StrCat(cookie_name_, "=", answer.token(),
+                                 absl::StrCat(cookie_name_, "=",
+                                              answer.ui_credential(),
                                               "; Path=/; HttpOnly; "
                                               "SameSite=Strict"));
             headers.emplace_back("Location", "/");
@@ -528,12 +532,70 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
         });
   }
 
+  // POST /ui/sign-out (CSRF checked): ends the browser's sign-in at the
+  // daemon (SystemService.SignOut), so that its credential is refused from
+  // now on, then clears the cookie. The cookie is cleared even when the
+  // daemon cannot be asked; the answer then says so.
+  void SignOut(std::shared_ptr<http::HttpExchange> exchange) {
+    auto clear = [this](http::HttpExchange& to, int status, std::string body) {
+      Headers headers = UiHeaders("application/json");
+      headers.emplace_back("Cache-Control", "no-store");
+      headers.emplace_back("Set-Cookie",
+                           absl::StrCat(cookie_name_,
+                                        "=; Path=/; HttpOnly; "
+                                        "SameSite=Strict; Max-Age=0"));
+      to.Respond(status, std::move(headers), std::move(body));
+    };
+    std::string credential = CookieValue(exchange->request(), cookie_name_);
+    if (credential.empty()) {
+      clear(*exchange, 200, "{}");
+      return;
+    }
+    if (!BeginCall(false)) {
+      Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), {});
+      return;
+    }
+    struct Call {
+      grpc::ClientContext context;
+      grpc::ByteBuffer request;
+      grpc::ByteBuffer response;
+      std::shared_ptr<http::HttpExchange> exchange;
+    };
+    auto call = std::make_shared<Call>();
+    call->request = ToByteBuffer(v1::SignOutRequest().SerializeAsString());
+    call->context.set_deadline(std::chrono::system_clock::now() +
+                               std::chrono::seconds(30));
+    call->context.AddMetadata(kUiSessionMetadataKey, credential);
+    call->exchange = std::move(exchange);
+    stub_.UnaryCall(&call->context, "/inspector.v1.SystemService/SignOut",
+                    grpc::StubOptions(), &call->request, &call->response,
+                    [this, call, clear](grpc::Status status) {
+                      if (status.ok()) {
+                        clear(*call->exchange, 200, "{}");
+                      } else {
+                        HttpError error = RenderGrpcError(status);
+                        clear(*call->exchange, error.status,
+                              std::move(error.body));
+                      }
+                      EndCall(false);
+                    });
+  }
+
   // RenderGrpcError, except that a refused session token is explained in
   // terms of the HTTP request (headers, query) rather than gRPC metadata.
+  // A refused web UI sign-in (`cookie_name`'s cookie alone) keeps the
+  // daemon's message, which says why it ended and what to do.
   static HttpError RenderCallError(const grpc::Status& status,
-                                   const http::Request& request, bool stream) {
+                                   const http::Request& request, bool stream,
+                                   std::string_view cookie_name) {
     if (status.error_code() != grpc::StatusCode::UNAUTHENTICATED ||
         ErrorReason(FromGrpcStatus(status)) != "SESSION_INVALID") {
+      return RenderGrpcError(status);
+    }
+    if (request.Header("authorization") == nullptr &&
+        request.Header("x-session-token") == nullptr &&
+        !(stream && !QueryToken(request.query()).empty()) &&
+        !CookieValue(request, cookie_name).empty()) {
       return RenderGrpcError(status);
     }
     PresentedToken presented = PresentedToken::kNone;
@@ -606,7 +668,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   void FinishUnary(UnaryCall& call, const grpc::Status& status) {
     http::HttpExchange& exchange = *call.exchange;
     if (!status.ok()) {
-      Reply(exchange, RenderCallError(status, exchange.request(), false),
+      Reply(exchange, RenderCallError(status, exchange.request(), false,
+                                      cookie_name_),
             std::move(call.cors));
       return;
     }
@@ -713,7 +776,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       }
       if (!started && !status.ok()) {
         HttpError error =
-            Impl::RenderCallError(status, exchange_->request(), true);
+            Impl::RenderCallError(status, exchange_->request(), true,
+                                  gateway_->cookie_name_);
         Headers headers = cors_;
         headers.emplace_back("Content-Type", "application/json");
         exchange_->Respond(error.status, std::move(headers), error.body);

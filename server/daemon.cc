@@ -26,6 +26,7 @@
 #include "common/token.h"
 #include "server/auth/sign_in_codes.h"
 #include "server/auth/token_authenticator.h"
+#include "server/auth/ui_sessions.h"
 #include "server/bridge/bridge_manager.h"
 #include "server/config/config_file.h"
 #include "server/config/config_manager.h"
@@ -119,6 +120,8 @@ struct Daemon::State {
   std::unique_ptr<storage::Database> bridge_database;
   std::unique_ptr<storage::BridgeStore> bridge_store;
   std::unique_ptr<bridge::BridgeManager> bridges;
+  // The web UI's browser sign-ins; before the authenticator that uses them.
+  std::unique_ptr<auth::UiSessions> ui_sessions;
   std::unique_ptr<auth::TokenAuthenticator> authenticator;
   // The daemon as OAuth client; before the services that use it.
   std::unique_ptr<oauth::OAuthManager> oauth;
@@ -180,9 +183,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("session token: ",
                                      token.status().message()));
   }
-  std::string session_token = *token;
-  state->authenticator =
-      std::make_unique<auth::TokenAuthenticator>(*std::move(token));
 
   // Before anything touches the file: a second daemon on it would end the
   // first one's sessions as if it had crashed.
@@ -209,6 +209,23 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("database ", options.database_path, ": ",
                                      ended.status().message()));
   }
+  // The browsers' web UI sign-ins, on a connection of their own; calls
+  // are authenticated by the token or by one of them.
+  auto ui_database = storage::Database::Open(options.database_path);
+  if (!ui_database.ok()) {
+    return absl::Status(ui_database.status().code(),
+                        absl::StrCat("database ", options.database_path, ": ",
+                                     ui_database.status().message()));
+  }
+  auto ui_sessions = auth::UiSessions::Open(*std::move(ui_database));
+  if (!ui_sessions.ok()) {
+    return absl::Status(
+        ui_sessions.status().code(),
+        absl::StrCat("web UI sign-ins: ", ui_sessions.status().message()));
+  }
+  state->ui_sessions = *std::move(ui_sessions);
+  state->authenticator = std::make_unique<auth::TokenAuthenticator>(
+      *std::move(token), state->ui_sessions.get());
   state->server_store =
       std::make_unique<storage::ServerStore>(state->database.get());
   if (options.record_history) {
@@ -371,7 +388,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   services::SignInDeps sign_in;
   sign_in.authenticator = state->authenticator.get();
   sign_in.codes = &state->sign_in_codes;
-  sign_in.token = std::move(session_token);
+  sign_in.ui_sessions = state->ui_sessions.get();
   sign_in.ui_base = [raw_state] {
     absl::MutexLock lock(&raw_state->ui_base_mu);
     return raw_state->ui_base;

@@ -139,7 +139,8 @@ class FakeEvents final : public v1::EventsService::CallbackService {
   };
 };
 
-// Trades the one code "good-code" for the token "t0k3n".
+// Trades the one code "good-code" for the browser credential "br0ws3r",
+// and records the user agents it is told and the sign-outs it is asked for.
 class FakeSystem final : public v1::SystemService::CallbackService {
  public:
   grpc::ServerUnaryReactor* RedeemSignInCode(
@@ -148,7 +149,9 @@ class FakeSystem final : public v1::SystemService::CallbackService {
       v1::RedeemSignInCodeResponse* response) override {
     auto* reactor = context->DefaultReactor();
     if (request->code() == "good-code") {
-      response->set_token("t0k3n");
+      absl::MutexLock lock(&mu_);
+      user_agents_ += request->user_agent() + "\n";
+      response->set_ui_credential("br0ws3r");
       reactor->Finish(grpc::Status::OK);
     } else {
       reactor->Finish(
@@ -156,6 +159,36 @@ class FakeSystem final : public v1::SystemService::CallbackService {
     }
     return reactor;
   }
+
+  grpc::ServerUnaryReactor* SignOut(grpc::CallbackServerContext* context,
+                                    const v1::SignOutRequest*,
+                                    v1::SignOutResponse* response) override {
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [key, value] : context->client_metadata()) {
+        signed_out_ += std::string(key.data(), key.size()) + "=" +
+                       std::string(value.data(), value.size()) + "\n";
+      }
+    }
+    response->set_signed_out(true);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  std::string user_agents() {
+    absl::MutexLock lock(&mu_);
+    return user_agents_;
+  }
+  std::string signed_out() {
+    absl::MutexLock lock(&mu_);
+    return signed_out_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::string user_agents_;
+  std::string signed_out_;
 };
 
 class GatewayTest : public ::testing::Test {
@@ -191,7 +224,7 @@ class GatewayTest : public ::testing::Test {
     gateway_ = *std::move(gateway);
     base_ = "http://127.0.0.1:" + std::to_string(gateway_->port());
     cookie_ = "Cookie: inspector_session_" + std::to_string(gateway_->port()) +
-              "=t0k3n";
+              "=br0ws3r";
   }
 
   // curl `args...`, printing "STATUS\n" then the headers and body.
@@ -403,8 +436,10 @@ TEST_F(GatewayTest, ServesTheWebUiWithAStrictPolicy) {
 }
 
 TEST_F(GatewayTest, SignInTradesTheCodeForAnHttpOnlyStrictCookie) {
-  std::string signed_in = Curl({base_ + "/ui/sign-in?code=good-code"});
+  std::string signed_in =
+      Curl({"-A", "test-browser/1", base_ + "/ui/sign-in?code=good-code"});
   EXPECT_THAT(signed_in, HasSubstr("HTTP/1.1 303"));
+  EXPECT_EQ(system_.user_agents(), "test-browser/1\n");
   EXPECT_THAT(signed_in, HasSubstr("Location: /\r\n"));
   EXPECT_THAT(signed_in, HasSubstr("Set-Cookie: " + cookie_.substr(8) +
                                    "; Path=/; HttpOnly; SameSite=Strict"));
@@ -415,10 +450,13 @@ TEST_F(GatewayTest, SignInTradesTheCodeForAnHttpOnlyStrictCookie) {
   EXPECT_THAT(Curl({base_ + "/ui/sign-in"}), HasSubstr("HTTP/1.1 401"));
 }
 
-TEST_F(GatewayTest, TheCookieIsTheTokenForTheUisOwnReads) {
+TEST_F(GatewayTest, TheCookieSignsTheUisOwnReadsInUnderItsOwnKey) {
   EXPECT_THAT(Curl({"-H", cookie_, base_ + "/config"}),
               HasSubstr("HTTP/1.1 200"));
-  EXPECT_THAT(config_.metadata(), HasSubstr("x-session-token=t0k3n"));
+  // Under the browser sign-in's key, never as a token.
+  EXPECT_THAT(config_.metadata(), HasSubstr("x-inspector-ui-session=br0ws3r"));
+  EXPECT_THAT(config_.metadata(), Not(HasSubstr("x-session-token")));
+  EXPECT_THAT(config_.metadata(), Not(HasSubstr("authorization")));
   EXPECT_THAT(Curl({"-H", cookie_, "-H", "Sec-Fetch-Site: same-origin",
                     base_ + "/config"}),
               HasSubstr("HTTP/1.1 200"));
@@ -453,13 +491,21 @@ TEST_F(GatewayTest, ACookieSignedChangeNeedsOriginAndTheCsrfHeader) {
       HasSubstr("HTTP/1.1 204"));
 }
 
-TEST_F(GatewayTest, SignOutClearsTheCookie) {
+TEST_F(GatewayTest, SignOutEndsTheSignInAtTheDaemonAndClearsTheCookie) {
+  // Refused without the CSRF checks: nothing is ended.
+  EXPECT_THAT(Curl({"-X", "POST", "-H", cookie_, base_ + "/ui/sign-out"}),
+              HasSubstr("HTTP/1.1 403"));
+  EXPECT_EQ(system_.signed_out(), "");
   std::string out = Curl({"-X", "POST", "-H", cookie_, "-H", "Origin: " + base_,
                           "-H", "X-Inspector-Csrf: 1", base_ + "/ui/sign-out"});
   EXPECT_THAT(out, HasSubstr("HTTP/1.1 200"));
   EXPECT_THAT(out, HasSubstr("Max-Age=0"));
-  EXPECT_THAT(Curl({"-X", "POST", "-H", cookie_, base_ + "/ui/sign-out"}),
-              HasSubstr("HTTP/1.1 403"));
+  EXPECT_THAT(system_.signed_out(), HasSubstr("x-inspector-ui-session=br0ws3r"));
+  // Without a cookie there is nothing to end: the cookie is cleared anyway.
+  std::string bare = Curl({"-X", "POST", "-H", "Origin: " + base_, "-H",
+                           "X-Inspector-Csrf: 1", base_ + "/ui/sign-out"});
+  EXPECT_THAT(bare, HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(bare, HasSubstr("Max-Age=0"));
 }
 
 TEST(GatewayStartTest, RefusesNonLoopbackAddressWithoutTheFlag) {

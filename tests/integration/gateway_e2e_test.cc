@@ -1,7 +1,9 @@
 // End-to-end tests of the REST + SSE gateway: a real inspectord started with
 // --http 127.0.0.1:0, a real MCP server (the fixture, over stdio), and curl
-// as the HTTP client, over every seed endpoint that exists. Also the
-// standalone inspector-gateway binary in front of the same daemon.
+// as the HTTP client, over every seed endpoint that exists; the web UI's
+// browser sign-ins, made with `inspectorctl ui` links and listed and
+// revoked with `inspectorctl ui sessions`. Also the standalone
+// inspector-gateway binary in front of the same daemon.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -98,6 +100,46 @@ HttpResult Curl(std::vector<std::string> args, const std::string& input = "") {
   }
   result.body = out;
   return result;
+}
+
+// inspectorctl `args` against `daemon`, with its token file.
+testing::ProcessResult Ctl(const DaemonProcess& daemon,
+                           std::vector<std::string> args,
+                           std::map<std::string, std::string> env = {}) {
+  args.insert(args.begin(), INSPECTORCTL_PATH);
+  env.emplace("INSPECTOR_ADDR", daemon.address());
+  env.emplace("INSPECTOR_TOKEN_FILE", daemon.token_file());
+  env.emplace("NO_COLOR", "1");
+  return RunProcess(args, env);
+}
+
+// Signs a browser (curl, saying it is `agent`) into the web UI at `base`
+// with a fresh `inspectorctl ui` link; returns the cookie the gateway set
+// ("inspector_session_PORT=VALUE"), or "" (with a failure) if none.
+std::string SignInBrowser(const DaemonProcess& daemon, const std::string& base,
+                          const std::string& agent) {
+  testing::ProcessResult link = Ctl(daemon, {"ui", "--url", base});
+  EXPECT_EQ(link.exit_code, 0) << link.err;
+  std::string url = Trim(link.out.substr(0, link.out.find('\n')));
+  HttpResult signed_in = Curl({"-A", agent, url});
+  EXPECT_EQ(signed_in.status, 303) << signed_in.body;
+  std::string cookie = signed_in.headers["set-cookie"];
+  EXPECT_THAT(cookie, HasSubstr("; HttpOnly; SameSite=Strict")) << cookie;
+  return cookie.substr(0, cookie.find(';'));
+}
+
+// The value of a "NAME=VALUE" cookie.
+std::string CookieValueOf(const std::string& cookie) {
+  return cookie.substr(cookie.find('=') + 1);
+}
+
+// A call the web UI's page makes: `method` on `path`, signed in by
+// `cookie` alone, with what the gateway asks of such calls.
+HttpResult UiCall(const std::string& base, const std::string& cookie,
+                  const std::string& method, const std::string& path) {
+  return Curl({"-X", method, "-H", "Cookie: " + cookie, "-H",
+               "Sec-Fetch-Site: same-origin", "-H", "Origin: " + base, "-H",
+               "X-Inspector-Csrf: 1", base + path});
 }
 
 class GatewayTest : public ::testing::Test {
@@ -571,6 +613,109 @@ TEST_F(GatewayTest, StreamWithoutTokenFailsWithJsonError) {
   EXPECT_EQ(result.Json()["error"]["code"], "SESSION_INVALID");
 }
 
+// A browser's cookie is a credential of its own, not the daemon's token:
+// it signs the web UI's calls in, and nothing else.
+TEST_F(GatewayTest, TheUiCookieIsABrowsersOwnCredentialNotTheToken) {
+  std::string cookie = SignInBrowser(*daemon_, base_, "e2e-browser/1");
+  std::string credential = CookieValueOf(cookie);
+  ASSERT_EQ(credential.size(), 64u) << cookie;
+  EXPECT_NE(credential, token_);
+  EXPECT_EQ(UiCall(base_, cookie, "GET", "/config").status, 200);
+  // Sent as a token, over REST or gRPC, it is refused.
+  for (const std::string& header :
+       {"X-Session-Token: " + credential, "Authorization: Bearer " + credential}) {
+    HttpResult as_token = Curl({"-H", header, base_ + "/config"});
+    EXPECT_EQ(as_token.status, 401) << header << as_token.body;
+  }
+  testing::ProcessResult grpc_bearer =
+      Ctl(*daemon_, {"servers", "list"}, {{"INSPECTOR_TOKEN", credential}});
+  EXPECT_EQ(grpc_bearer.exit_code, 3) << grpc_bearer.out << grpc_bearer.err;
+  // A second browser gets a credential of its own.
+  std::string other = SignInBrowser(*daemon_, base_, "e2e-browser/2");
+  EXPECT_NE(CookieValueOf(other), credential);
+}
+
+// "Sign out" ends the browser's sign-in at the daemon: the old cookie value,
+// replayed, is refused; other browsers stay signed in.
+TEST_F(GatewayTest, SignOutRevokesTheBrowsersCredential) {
+  std::string leaving = SignInBrowser(*daemon_, base_, "leaving/1");
+  std::string staying = SignInBrowser(*daemon_, base_, "staying/1");
+  ASSERT_EQ(UiCall(base_, leaving, "GET", "/config").status, 200);
+  HttpResult out = UiCall(base_, leaving, "POST", "/ui/sign-out");
+  EXPECT_EQ(out.status, 200) << out.body;
+  EXPECT_THAT(out.headers["set-cookie"], HasSubstr("Max-Age=0"));
+  HttpResult replayed = UiCall(base_, leaving, "GET", "/config");
+  EXPECT_EQ(replayed.status, 401) << replayed.body;
+  EXPECT_EQ(replayed.Json()["error"].value("code", ""), "SESSION_INVALID");
+  EXPECT_THAT(replayed.body, HasSubstr("inspectorctl ui"));
+  EXPECT_EQ(UiCall(base_, staying, "GET", "/config").status, 200);
+}
+
+// `inspectorctl ui sessions` lists the browsers (no secret) and --revoke
+// cuts one, or all, off at once.
+TEST_F(GatewayTest, UiSessionsListsAndRevokesBrowsers) {
+  testing::ProcessResult none = Ctl(*daemon_, {"ui", "sessions"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("no browser is signed into the web UI"));
+  std::string first = SignInBrowser(*daemon_, base_, "first-browser/1");
+  std::string second = SignInBrowser(*daemon_, base_, "second-browser/2");
+
+  testing::ProcessResult listed = Ctl(*daemon_, {"ui", "sessions", "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  json sessions = json::parse(listed.out, nullptr, false)["sessions"];
+  ASSERT_TRUE(sessions.is_array()) << listed.out;
+  ASSERT_EQ(sessions.size(), 2u) << listed.out;
+  EXPECT_EQ(sessions[0].value("userAgent", ""), "first-browser/1");
+  EXPECT_EQ(sessions[1].value("userAgent", ""), "second-browser/2");
+  std::string first_id = sessions[0].value("id", "");
+  EXPECT_THAT(first_id, ::testing::StartsWith("ui-"));
+  EXPECT_THAT(listed.out, Not(HasSubstr(CookieValueOf(first))));
+  EXPECT_THAT(listed.out, Not(HasSubstr(CookieValueOf(second))));
+  testing::ProcessResult table = Ctl(*daemon_, {"ui", "sessions"});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("LAST USED"));
+  EXPECT_THAT(table.out, HasSubstr(first_id));
+  EXPECT_THAT(table.out, HasSubstr("second-browser/2"));
+  // A browser's credential may not list or revoke sign-ins.
+  testing::ProcessResult by_browser =
+      Ctl(*daemon_, {"ui", "sessions"},
+          {{"INSPECTOR_TOKEN", CookieValueOf(first)}});
+  EXPECT_EQ(by_browser.exit_code, 3) << by_browser.out;
+
+  testing::ProcessResult revoked =
+      Ctl(*daemon_, {"ui", "sessions", "--revoke", first_id});
+  EXPECT_EQ(revoked.exit_code, 0) << revoked.err;
+  EXPECT_EQ(UiCall(base_, first, "GET", "/config").status, 401);
+  EXPECT_EQ(UiCall(base_, second, "GET", "/config").status, 200);
+  testing::ProcessResult again =
+      Ctl(*daemon_, {"ui", "sessions", "--revoke", first_id});
+  EXPECT_EQ(again.exit_code, 2) << again.out;
+  EXPECT_THAT(again.err, HasSubstr("ui sessions"));
+
+  testing::ProcessResult all =
+      Ctl(*daemon_, {"ui", "sessions", "--revoke", "all"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_THAT(all.out, HasSubstr("revoked 1 web UI sign-in"));
+  EXPECT_EQ(UiCall(base_, second, "GET", "/config").status, 401);
+}
+
+// Sign-ins are kept in the daemon's database: a restart keeps the browser
+// signed in (its cookie is named after the new port, its value unchanged).
+TEST_F(GatewayTest, ABrowserStaysSignedInAcrossADaemonRestart) {
+  std::string cookie = SignInBrowser(*daemon_, base_, "restart/1");
+  ASSERT_EQ(daemon_->Stop(SIGTERM), 0);
+  daemon_.reset();
+  std::string error;
+  daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_,
+                                 {"--http", "127.0.0.1:0"}, &error);
+  ASSERT_NE(daemon_, nullptr) << error;
+  std::string http = daemon_->http_address();
+  std::string base = "http://" + http;
+  std::string moved = "inspector_session_" + http.substr(http.rfind(':') + 1) +
+                      "=" + CookieValueOf(cookie);
+  EXPECT_EQ(UiCall(base, moved, "GET", "/config").status, 200);
+}
+
 TEST(GatewayStandaloneTest, ServesTheDaemonsApi) {
   TempDir dir;
   std::string error;
@@ -643,6 +788,17 @@ TEST_F(StandaloneGatewayTest, LargeToolResultPassesThrough) {
       R"({"jsonrpc":"2.0","id":"large-2","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
   ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
   EXPECT_GT(called.body.size(), 5000000u);
+  EXPECT_EQ(gateway_->Stop(SIGTERM), 0);
+}
+
+// The standalone gateway signs browsers in and out the same way: the
+// daemon, not the gateway, owns and checks their credentials.
+TEST_F(StandaloneGatewayTest, SignsBrowsersInAndOut) {
+  std::string cookie = SignInBrowser(*daemon_, base_, "standalone/1");
+  EXPECT_NE(CookieValueOf(cookie), daemon_->token());
+  EXPECT_EQ(UiCall(base_, cookie, "GET", "/config").status, 200);
+  EXPECT_EQ(UiCall(base_, cookie, "POST", "/ui/sign-out").status, 200);
+  EXPECT_EQ(UiCall(base_, cookie, "GET", "/config").status, 401);
   EXPECT_EQ(gateway_->Stop(SIGTERM), 0);
 }
 

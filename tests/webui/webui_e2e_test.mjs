@@ -12,7 +12,9 @@
 //   - walks the views with the keyboard and checks every control has a
 //     label; holds 10,000 messages in the timeline with few rows rendered;
 // and checks that a request without the cookie, one with a wrong Origin
-// and cross-site form posts are refused. Screenshots of each main view at
+// and cross-site form posts are refused, that the cookie holds the
+// browser's own sign-in rather than the token, and that "Sign out" ends
+// it (the old cookie value is refused). Screenshots of each main view at
 // 1280x800 and 390x844 go to --artifacts.
 //
 //   node webui_e2e_test.mjs --inspectord PATH --fixture PATH --artifacts DIR
@@ -195,8 +197,10 @@ try {
   check(scriptVisible === '{"cookie":"","local":0,"session":[]}', `no token where a script can read it (${scriptVisible})`);
   const { cookies } = await page.send('Network.getCookies', { urls: [base] });
   const session = cookies.find((c) => c.name.startsWith('inspector_session_'));
-  check(session && session.httpOnly && session.sameSite === 'Strict' && session.value === token,
+  check(session && session.httpOnly && session.sameSite === 'Strict',
     `the session cookie is HttpOnly and SameSite=Strict (${session ? `${session.httpOnly} ${session.sameSite}` : 'none'})`);
+  check(session && /^[0-9a-f]{64}$/.test(session.value) && session.value !== token,
+    'the cookie holds the browser\'s own sign-in, not the session token');
   const again = await fetch(signInUrl, { redirect: 'manual' });
   check(again.status === 401, `the sign-in link works once (${again.status} the second time)`);
 
@@ -471,6 +475,14 @@ try {
   check(after.length === before && !after.some((s) => s.name.startsWith('evil')), 'none of the refused posts created a server');
 
   check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
+
+  // --- sign out: the browser's credential ends at the daemon ---------------
+  const cookieHeader = `${session.name}=${session.value}`;
+  const uiRead = () => fetch(`${base}/config`, { headers: { Cookie: cookieHeader } }).then((r) => r.status);
+  check(await uiRead() === 200, 'the cookie signs a read in before sign-out');
+  await page.click('#sign-out');
+  await page.waitFor(`document.querySelector('section.signin') !== null`, 'the signed-out page');
+  check(await uiRead() === 401, 'after sign-out the old cookie value is refused');
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);
   failures++;

@@ -51,7 +51,8 @@ void AddProxyCommand(CLI::App* app, Context* context);
 // `convert`, `conversions`, `unconvert` (bridge.cc).
 void AddBridgeCommands(CLI::App* app, Context* context);
 
-// `ui [--open] [--url BASE]`: a one-time sign-in link of the web UI (ui.cc).
+// `ui [--open] [--url BASE]`: a one-time sign-in link of the web UI, and
+// `ui sessions [--revoke ID|all]`: the browsers signed in (ui.cc).
 void AddUiCommand(CLI::App* app, Context* context);
 // `doctor SERVER`: the connection doctor (doctor.cc).
 void AddDoctorCommand(CLI::App* app, Context* context);
