@@ -30,7 +30,10 @@ bool IsSecretField(absl::string_view name) {
   static const char* const kNames[] = {
       "access_token", "refresh_token", "client_secret", "code",
       "code_verifier", "id_token", "assertion", "password",
-      "client_assertion", "subject_token", "actor_token", "private_key"};
+      "client_assertion", "subject_token", "actor_token", "private_key",
+      // RFC 7592: the bearer token that reads, changes or deletes the
+      // registration.
+      "registration_access_token"};
   for (const char* n : kNames) {
     if (name == n) return true;
   }

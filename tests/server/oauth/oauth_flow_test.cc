@@ -196,8 +196,12 @@ TEST_F(OAuthFlowTest, LoopbackHttpIsAccepted) {
   EXPECT_TRUE(CheckFetchableUrl("http://127.0.0.1:8080/x", "u").ok());
   EXPECT_TRUE(CheckFetchableUrl("http://localhost/x", "u").ok());
   EXPECT_TRUE(CheckFetchableUrl("http://[::1]:9/x", "u").ok());
+  EXPECT_TRUE(CheckFetchableUrl("http://127.9.0.3/x", "u").ok());
   EXPECT_FALSE(CheckFetchableUrl("http://10.0.0.1/x", "u").ok());
   EXPECT_FALSE(CheckFetchableUrl("https://user:pw@example.com/", "u").ok());
+  // Names that begin like a loopback address are names DNS answers for.
+  EXPECT_FALSE(CheckFetchableUrl("http://127.evil.example/x", "u").ok());
+  EXPECT_FALSE(CheckFetchableUrl("http://127.0.0.1.nip.io/x", "u").ok());
 }
 
 TEST_F(OAuthFlowTest, JavascriptAndDataAuthorizationEndpointsAreRefused) {
@@ -250,6 +254,24 @@ TEST_F(OAuthFlowTest, TheFlowsViewHoldsNoSecret) {
     EXPECT_FALSE(absl::StrContains(json, secret)) << secret << " in " << json;
   }
   EXPECT_TRUE(absl::StrContains(json, "client-1"));  // ids are not secret
+}
+
+// RFC 7592's registration_access_token manages the client: it is masked in
+// the stored registration and in the flow's recorded exchanges.
+TEST_F(OAuthFlowTest, TheRegistrationAccessTokenIsMasked) {
+  http_.Json("POST https://auth.example.com/register", 201,
+             R"({"client_id":"client-1","client_secret":"s3cr3t-client",)"
+             R"("registration_access_token":"RAT-very-secret",)"
+             R"("registration_client_uri":"https://auth.example.com/reg/client-1"})");
+  OAuthFlow flow(Settings(), &http_);
+  ToCode(flow);
+  ASSERT_TRUE(flow.client().has_value());
+  EXPECT_FALSE(absl::StrContains(flow.client()->registration_json, "RAT-very-secret"))
+      << flow.client()->registration_json;
+  EXPECT_TRUE(absl::StrContains(flow.client()->registration_json, "client-1"));
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(flow.ToProto(), &json).ok());
+  EXPECT_FALSE(absl::StrContains(json, "RAT-very-secret")) << json;
 }
 
 TEST_F(OAuthFlowTest, InvalidClientKeepsTheStepWithAHint) {
