@@ -16,19 +16,6 @@
 namespace inspector::net {
 namespace {
 
-bool IsLoopbackHost(const std::string& host) {
-  if (absl::AsciiStrToLower(host) == "localhost") return true;
-  in_addr v4;
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6;
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-    return IN6_IS_ADDR_LOOPBACK(&v6);
-  }
-  return false;
-}
-
 absl::Status Invalid(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(
       "invalid listen address '", std::string(text), "': ", std::string(why),
@@ -100,6 +87,20 @@ absl::StatusOr<ListenAddress> CheckListenAddress(std::string_view text,
         " if you really mean to expose the API to the network."));
   }
   return address;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  std::string name = absl::AsciiStrToLower(std::string(host));
+  if (name == "localhost" || name == "localhost.") return true;
+  in_addr v4;
+  if (inet_pton(AF_INET, name.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6;
+  if (inet_pton(AF_INET6, name.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6);
+  }
+  return false;
 }
 
 absl::Status CheckUnixSocketUnused(const ListenAddress& address) {

@@ -27,6 +27,13 @@ struct ListenAddress {
   std::string ToGrpcTarget() const;
 };
 
+// Whether `host` (a URL's or listen address's host, without brackets) names
+// this machine: "localhost" (any case, a trailing dot allowed), an IPv4
+// address in 127.0.0.0/8 written as a dotted quad, or the IPv6 loopback
+// address. Nothing else: "127.evil.example" and "localhost.evil.example"
+// are names DNS answers for. The one rule every loopback check uses.
+bool IsLoopbackHost(std::string_view host);
+
 // Parses "host:port", "[v6]:port" or "unix:/path". INVALID_ARGUMENT with a
 // message saying what is wrong otherwise.
 absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text);

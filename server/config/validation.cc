@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/http/tokens.h"
+#include "common/net/listen_address.h"
 #include "common/sorted.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -545,7 +546,7 @@ absl::Status ValidateOAuth(const v1::OAuthConfig& oauth) {
     RETURN_IF_ERROR(
         ValidateUrlField("oauth.redirectUri", oauth.redirect_uri()));
     auto parsed = ParseHttpUrl(oauth.redirect_uri());
-    if (parsed.ok() && !IsLoopbackHost(parsed->host)) {
+    if (parsed.ok() && !net::IsLoopbackHost(parsed->host)) {
       return ConfigError(
           "oauth.redirectUri",
           absl::StrCat(Quote(oauth.redirect_uri()),
@@ -1057,19 +1058,6 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
     }
   }
   return out;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  std::string lower = absl::AsciiStrToLower(AbslView(host));
-  if (!lower.empty() && lower.back() == '.') lower.pop_back();
-  if (lower == "localhost" || lower == "127.0.0.1") return true;
-  in6_addr addr;
-  if (inet_pton(AF_INET6, lower.c_str(), &addr) == 1) {
-    static const in6_addr kLoopback = IN6ADDR_LOOPBACK_INIT;
-    return std::equal(std::begin(addr.s6_addr), std::end(addr.s6_addr),
-                      std::begin(kLoopback.s6_addr));
-  }
-  return false;
 }
 
 }  // namespace inspector::config

@@ -142,10 +142,6 @@ struct HttpUrl {
 // whose message says what is wrong (without repeating the URL).
 absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url);
 
-// True for "localhost" (any case, optional trailing dot), 127.0.0.1 and
-// ::1 (host as in HttpUrl::host, without brackets).
-bool IsLoopbackHost(std::string_view host);
-
 }  // namespace inspector::config
 
 #endif  // INSPECTOR_SERVER_CONFIG_VALIDATION_H_

@@ -31,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "common/net/listen_address.h"
 #include "common/sse_parser.h"
 #include "common/transports.h"
 #include "nlohmann/json.hpp"
@@ -909,7 +910,7 @@ void DoctorRun::Impl::CheckTls() {
   v1::DoctorCheck* check = Next("tls", "TLS certificate");
   if (check == nullptr) return;
   if (url_->scheme != "https") {
-    if (config::IsLoopbackHost(url_->host)) {
+    if (net::IsLoopbackHost(url_->host)) {
       Skip(check, "plain http on loopback: no TLS");
     } else {
       Warn(check,

@@ -1,7 +1,5 @@
 #include "server/engine/pending_requests.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -11,6 +9,7 @@
 #include "common/ids.h"
 #include "common/json_proto.h"
 #include "common/mcp/client_answers.h"
+#include "common/net/listen_address.h"
 #include "server/config/validation.h"
 
 namespace inspector::engine {
@@ -46,19 +45,6 @@ v1::PendingKind PendingKindOf(const std::string& method) {
   return v1::PENDING_KIND_UNSPECIFIED;
 }
 
-namespace {
-
-// localhost, ::1 and the whole of 127.0.0.0/8 (config::IsLoopbackHost knows
-// only 127.0.0.1 of it).
-bool IsLoopbackUrlHost(const std::string& host) {
-  if (config::IsLoopbackHost(host)) return true;
-  in_addr v4;
-  return inet_pton(AF_INET, host.c_str(), &v4) == 1 &&
-         (ntohl(v4.s_addr) >> 24) == 127;
-}
-
-}  // namespace
-
 absl::Status CheckElicitationUrl(const std::string& method,
                                  const json& params) {
   if (method != "elicitation/create" || !params.is_object()) {
@@ -88,7 +74,7 @@ absl::Status CheckElicitationUrl(const std::string& method,
     return absl::InvalidArgumentError(absl::StrCat(
         "the URL-mode elicitation's url ", shown, " ", why, "; ", kRule));
   }
-  if (parsed->scheme == "http" && !IsLoopbackUrlHost(parsed->host)) {
+  if (parsed->scheme == "http" && !net::IsLoopbackHost(parsed->host)) {
     return absl::InvalidArgumentError(
         absl::StrCat("the URL-mode elicitation's url ", shown,
                      " is plain http to another machine; ", kRule));

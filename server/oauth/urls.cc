@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/errors.h"
+#include "common/net/listen_address.h"
 
 namespace inspector::oauth {
 
@@ -25,8 +26,7 @@ bool Url::SameOrigin(const Url& other) const {
 }
 
 bool Url::IsLoopback() const {
-  return host == "localhost" || absl::StartsWith(host, "127.") ||
-         host == "::1";
+  return net::IsLoopbackHost(host);
 }
 
 absl::StatusOr<Url> ParseUrl(absl::string_view url, absl::string_view what) {

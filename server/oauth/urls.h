@@ -26,6 +26,7 @@ struct Url {
   // scheme://host[:port]
   std::string Origin() const;
   bool SameOrigin(const Url& other) const;
+  // net::IsLoopbackHost of the host: localhost, 127.0.0.0/8 or ::1.
   bool IsLoopback() const;
 };
 

@@ -33,6 +33,18 @@ TEST(ListenAddressTest, ParsesTheAcceptedForms) {
   EXPECT_TRUE(net::ParseListenAddress("127.8.9.10:1")->local);
 }
 
+TEST(IsLoopbackHostTest, OnlyNamesAndAddressesOfThisMachine) {
+  for (const char* host : {"localhost", "LocalHost.", "127.0.0.1", "127.9.0.3",
+                           "::1", "0:0:0:0:0:0:0:1"}) {
+    EXPECT_TRUE(net::IsLoopbackHost(host)) << host;
+  }
+  for (const char* host :
+       {"localhost.evil.com", "127.evil.example", "127.0.0.1.nip.io",
+        "example.com", "10.0.0.1", "::", "", "[::1]", "0x7f.1"}) {
+    EXPECT_FALSE(net::IsLoopbackHost(host)) << host;
+  }
+}
+
 TEST(ListenAddressTest, RejectsMalformedAddresses) {
   for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", ":50051",
                           "127.0.0.1:70000", "127.0.0.1:-1", "::1:5",

@@ -497,7 +497,7 @@ TEST(NormalizeAndValidateTest, ErrorMessagesDoNotEchoHeaderValues) {
               ::testing::Not(HasSubstr("sk-secret")));
 }
 
-// ---- ParseHttpUrl / IsLoopbackHost
+// ---- ParseHttpUrl
 // -------------------------------------------
 
 TEST(ParseHttpUrlTest, TakesUrlApart) {
@@ -527,18 +527,6 @@ TEST(ParseHttpUrlTest, RefusesNonHttpSchemes) {
   }
 }
 
-TEST(IsLoopbackHostTest, OnlyLoopbackNames) {
-  EXPECT_TRUE(IsLoopbackHost("localhost"));
-  EXPECT_TRUE(IsLoopbackHost("LocalHost."));
-  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
-  EXPECT_TRUE(IsLoopbackHost("::1"));
-  EXPECT_TRUE(IsLoopbackHost("0:0:0:0:0:0:0:1"));
-  EXPECT_FALSE(IsLoopbackHost("localhost.evil.com"));
-  EXPECT_FALSE(IsLoopbackHost("example.com"));
-  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
-  EXPECT_FALSE(IsLoopbackHost("::"));
-  EXPECT_FALSE(IsLoopbackHost(""));
-}
 
 // ---- ApplyUpdate
 // ---------------------------------------------------------------
