@@ -456,7 +456,7 @@ class FixtureServerTest(PeerTestCase):
             if not cursor:
                 break
         self.assertEqual(pages, 3)
-        self.assertEqual(len(names), 12)
+        self.assertEqual(len(names), 13)
 
     def test_garbage_flag(self):
         peer = self.start(fixture_command("stdio", "--garbage"))
