@@ -35,7 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/engine/clock.h"
+#include "common/clock/clock.h"
 
 namespace inspector::engine {
 

@@ -12,7 +12,7 @@
 #include "common/errors.h"
 #include "common/intercept/breakpoint_spec.h"
 #include "server/engine/pipeline.h"
-#include "server/engine/timer_queue.h"
+#include "common/clock/timer_queue.h"
 
 namespace inspector::engine {
 

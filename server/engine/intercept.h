@@ -41,7 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "inspector/v1/events.pb.h"
 #include "inspector/v1/intercept.pb.h"
-#include "server/engine/clock.h"
+#include "common/clock/clock.h"
 #include "server/engine/json_rpc.h"
 
 namespace inspector::engine {

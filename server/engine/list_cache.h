@@ -29,7 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/clock.h"
+#include "common/clock/clock.h"
 
 namespace inspector::engine {
 

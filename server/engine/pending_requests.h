@@ -39,7 +39,7 @@
 #include "inspector/v1/client_requests.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/pipeline.h"
-#include "server/engine/clock.h"
+#include "common/clock/clock.h"
 
 namespace inspector::engine {
 

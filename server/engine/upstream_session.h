@@ -79,7 +79,7 @@
 #include "absl/time/time.h"
 #include "inspector/v1/mcp.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/clock.h"
+#include "common/clock/clock.h"
 #include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
 #include "server/engine/json_rpc.h"

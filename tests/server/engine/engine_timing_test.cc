@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 #include "storage/database.h"
 #include "storage/server_store.h"
 #include "tests/server/engine/engine_fixture.h"
@@ -31,7 +31,7 @@ namespace {
 
 using json = nlohmann::json;
 using testing::Answer;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 using testing::FakeWire;
 
 class EngineTimingTest : public testing::EngineFixture {

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "server/engine/timer_queue.h"
+#include "common/clock/timer_queue.h"
 #include "server/engine/work_queue.h"
 #include "absl/synchronization/notification.h"
 

@@ -1,5 +1,5 @@
 // Unit tests of the simulated clock the engine's tests run on.
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 
 #include <string>
 #include <thread>
@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace inspector::engine::testing {
+namespace inspector::testing {
 namespace {
 
 using ::testing::ElementsAre;
@@ -90,4 +90,4 @@ TEST(FakeClockTest, ACallbackMayCancelItself) {
 }
 
 }  // namespace
-}  // namespace inspector::engine::testing
+}  // namespace inspector::testing

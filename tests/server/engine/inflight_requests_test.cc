@@ -10,13 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
 
 using ::testing::ElementsAre;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 
 class InflightRequestsTest : public ::testing::Test {
  protected:

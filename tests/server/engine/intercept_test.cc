@@ -15,7 +15,7 @@
 #include "common/intercept/breakpoint_spec.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/pipeline.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
@@ -81,7 +81,7 @@ class InterceptStageTest : public ::testing::Test {
 
   EventBus bus_;
   Pipeline pipeline_;
-  testing::FakeClock clock_;
+  ::inspector::testing::FakeClock clock_;
   InterceptStage stage_;
   Recorder rec_;
 };

@@ -4,13 +4,13 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
 
 using json = nlohmann::json;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 
 json Page(int ttl_ms, const std::string& scope, const std::string& tool) {
   json page = {{"tools", {{{"name", tool}}}}, {"resultType", "complete"}};

@@ -14,7 +14,7 @@
 #include "server/engine/listen_stream.h"
 #include "server/engine/modern_protocol.h"
 #include "server/engine/mrtr.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 #include "server/engine/upstream_session.h"
 #include "tests/server/engine/fake_transport.h"
 
@@ -24,7 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::Answer;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 using testing::FakeTransport;
 using testing::FakeWire;
 

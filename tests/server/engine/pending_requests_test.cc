@@ -16,14 +16,14 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/event_bus.h"
 #include "server/engine/pipeline.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 
 // What the registry sent upstream for each item.
 struct Upstream {

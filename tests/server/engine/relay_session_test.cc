@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/server/engine/engine_fixture.h"
 #include "tests/server/engine/fake_transport.h"
 
@@ -473,7 +473,7 @@ class RelayTimingTest : public RelaySessionTest {
     options.limits.max_total = absl::Minutes(5);
     return options;
   }
-  testing::FakeClock clock_;
+  ::inspector::testing::FakeClock clock_;
 };
 
 TEST_F(RelayTimingTest, ARequestWaitsWhileTheClientAnswersASamplingRequest) {

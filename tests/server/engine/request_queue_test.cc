@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/server/engine/engine_fixture.h"
 #include "tests/server/engine/fake_transport.h"
 
@@ -28,7 +28,7 @@ namespace {
 
 using json = nlohmann::json;
 using testing::Answer;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 using testing::FakeWire;
 
 class RequestQueueTest : public testing::EngineFixture {

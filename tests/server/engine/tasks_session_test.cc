@@ -16,7 +16,7 @@
 #include "server/engine/json_rpc.h"
 #include "server/engine/modern_protocol.h"
 #include "server/engine/tasks.h"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 #include "server/engine/upstream_session.h"
 #include "tests/server/engine/fake_transport.h"
 
@@ -26,7 +26,7 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::Answer;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 using testing::FakeTransport;
 using testing::FakeWire;
 

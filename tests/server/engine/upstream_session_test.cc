@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 #include "storage/database.h"
 #include "storage/history_writer.h"
 #include "tests/server/engine/fake_transport.h"
@@ -27,7 +27,7 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::FakeTransport;
 using testing::Answer;
-using testing::FakeClock;
+using ::inspector::testing::FakeClock;
 using testing::FakeWire;
 
 class SessionTest : public ::testing::Test {

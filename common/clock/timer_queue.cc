@@ -1,7 +1,7 @@
-#include "server/engine/timer_queue.h"
+#include "common/clock/timer_queue.h"
 #include "common/thread_name.h"
 
-namespace inspector::engine {
+namespace inspector {
 
 TimerQueue::TimerQueue() {
   thread_ = std::thread([this] {
@@ -46,4 +46,4 @@ void TimerQueue::Run() {
   }
 }
 
-}  // namespace inspector::engine
+}  // namespace inspector

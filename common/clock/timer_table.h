@@ -4,8 +4,8 @@
 // Cancel() of a Clock over one under a lock. TimerQueue (the real clock)
 // and the tests' FakeClock are TableClocks that differ in what time it is
 // and in who runs what falls due.
-#ifndef INSPECTOR_SERVER_ENGINE_TIMER_TABLE_H_
-#define INSPECTOR_SERVER_ENGINE_TIMER_TABLE_H_
+#ifndef INSPECTOR_COMMON_CLOCK_TIMER_TABLE_H_
+#define INSPECTOR_COMMON_CLOCK_TIMER_TABLE_H_
 
 #include <functional>
 #include <map>
@@ -14,9 +14,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/engine/clock.h"
+#include "common/clock/clock.h"
 
-namespace inspector::engine {
+namespace inspector {
 
 class TimerTable {
  public:
@@ -114,6 +114,6 @@ class TableClock : public Clock {
   absl::CondVar first_changed_;
 };
 
-}  // namespace inspector::engine
+}  // namespace inspector
 
-#endif  // INSPECTOR_SERVER_ENGINE_TIMER_TABLE_H_
+#endif  // INSPECTOR_COMMON_CLOCK_TIMER_TABLE_H_

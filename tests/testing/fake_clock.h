@@ -9,18 +9,18 @@
 // thread, also while Advance() runs callbacks. Cancel() of a callback that
 // another thread is running waits for it to finish (as TimerQueue does).
 // One Advance() at a time; calling Advance() from a callback is an error.
-#ifndef INSPECTOR_SERVER_ENGINE_TESTING_FAKE_CLOCK_H_
-#define INSPECTOR_SERVER_ENGINE_TESTING_FAKE_CLOCK_H_
+#ifndef INSPECTOR_TESTS_TESTING_FAKE_CLOCK_H_
+#define INSPECTOR_TESTS_TESTING_FAKE_CLOCK_H_
 
 #include <functional>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/engine/clock.h"
-#include "server/engine/timer_table.h"
+#include "common/clock/clock.h"
+#include "common/clock/timer_table.h"
 
-namespace inspector::engine::testing {
+namespace inspector::testing {
 
 class FakeClock final : public TableClock {
  public:
@@ -44,6 +44,6 @@ class FakeClock final : public TableClock {
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace inspector::engine::testing
+}  // namespace inspector::testing
 
-#endif  // INSPECTOR_SERVER_ENGINE_TESTING_FAKE_CLOCK_H_
+#endif  // INSPECTOR_TESTS_TESTING_FAKE_CLOCK_H_

@@ -1,14 +1,16 @@
-// The engine's view of time: what time it is, and callbacks at given times.
-// Every deadline of the engine goes through one Clock: request timeouts and
-// the absolute maximum, the connection timeout, pings, idle stops,
-// reconnect backoff and the deadlines of pending items. The daemon uses the
-// real clock (TimerQueue); tests use a simulated one
-// (server/engine/testing/fake_clock.h) so that no test waits for a timeout.
+// The one view of time in inspectord: what time it is, and callbacks at
+// given times. Every component that reads the time or schedules takes a
+// Clock: the engine's deadlines (request timeouts and the absolute maximum,
+// the connection timeout, pings, idle stops, reconnect backoff, pending
+// items), the front doors, OAuth, the doctor, the bridge and the services.
+// The daemon owns one real clock (TimerQueue) and hands it to all of them;
+// tests use a simulated one (tests/testing/fake_clock.h) so that no test
+// waits for a timeout.
 //
 // Implementations are thread-safe. A callback runs once, not concurrently
 // with itself, and must be short (it typically posts work or fails a call).
-#ifndef INSPECTOR_SERVER_ENGINE_CLOCK_H_
-#define INSPECTOR_SERVER_ENGINE_CLOCK_H_
+#ifndef INSPECTOR_COMMON_CLOCK_CLOCK_H_
+#define INSPECTOR_COMMON_CLOCK_CLOCK_H_
 
 #include <cstdint>
 #include <functional>
@@ -16,7 +18,7 @@
 
 #include "absl/time/time.h"
 
-namespace inspector::engine {
+namespace inspector {
 
 class Clock {
  public:
@@ -42,6 +44,6 @@ class Clock {
   virtual bool Cancel(TimerId id) = 0;
 };
 
-}  // namespace inspector::engine
+}  // namespace inspector
 
-#endif  // INSPECTOR_SERVER_ENGINE_CLOCK_H_
+#endif  // INSPECTOR_COMMON_CLOCK_CLOCK_H_

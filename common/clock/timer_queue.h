@@ -7,8 +7,8 @@
 // whose callback is running waits for it to finish unless called from that
 // callback, so after Cancel() returns the callback is not running and will
 // not run.
-#ifndef INSPECTOR_SERVER_ENGINE_TIMER_QUEUE_H_
-#define INSPECTOR_SERVER_ENGINE_TIMER_QUEUE_H_
+#ifndef INSPECTOR_COMMON_CLOCK_TIMER_QUEUE_H_
+#define INSPECTOR_COMMON_CLOCK_TIMER_QUEUE_H_
 
 #include <functional>
 #include <thread>
@@ -17,10 +17,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "server/engine/clock.h"
-#include "server/engine/timer_table.h"
+#include "common/clock/clock.h"
+#include "common/clock/timer_table.h"
 
-namespace inspector::engine {
+namespace inspector {
 
 class TimerQueue final : public TableClock {
  public:
@@ -39,6 +39,6 @@ class TimerQueue final : public TableClock {
   std::thread thread_;
 };
 
-}  // namespace inspector::engine
+}  // namespace inspector
 
-#endif  // INSPECTOR_SERVER_ENGINE_TIMER_QUEUE_H_
+#endif  // INSPECTOR_COMMON_CLOCK_TIMER_QUEUE_H_

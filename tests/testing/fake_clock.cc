@@ -1,8 +1,8 @@
-#include "server/engine/testing/fake_clock.h"
+#include "tests/testing/fake_clock.h"
 
 #include <cstdlib>
 
-namespace inspector::engine::testing {
+namespace inspector::testing {
 
 absl::Time FakeClock::Now() {
   absl::MutexLock lock(&mu_);
@@ -36,4 +36,4 @@ absl::Time FakeClock::next_due() const {
   return timers_.next_due();
 }
 
-}  // namespace inspector::engine::testing
+}  // namespace inspector::testing
