@@ -17,7 +17,7 @@
 
 namespace inspector {
 
-// Where a client finds the token, as the README's "Security defaults" say;
+// Where a client finds the token (docs/guides/daemon.md, Security defaults);
 // part of the message that refuses a missing or wrong token. It names no
 // local path: anyone who can connect may ask.
 inline constexpr char kTokenLookupHint[] =

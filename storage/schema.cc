@@ -220,7 +220,7 @@ ALTER TABLE bridges ADD COLUMN token TEXT;
 ALTER TABLE servers ADD COLUMN converted_from_stdio_json TEXT;
 )sql";
 
-// Retry settings per server (inspector-v2-logic-spec.md's maxRetries,
+// Retry settings per server (docs/guides/configuration.md: maxRetries,
 // retryBackoff and retryableErrors).
 constexpr std::string_view kMigration4 = R"sql(
 -- JSON object with the retry settings that are set: maxRetries (count),

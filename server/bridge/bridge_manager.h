@@ -1,4 +1,4 @@
-// Conversions ("convert", stdio-proxy-service-contract.md): each one serves
+// Conversions ("convert", docs/guides/front-doors.md): each one serves
 // a stdio MCP server as a Streamable HTTP endpoint
 // http://127.0.0.1:PORT/mcp (and, when asked, the legacy SSE transport at
 // /sse and /message) on a loopback port of its own. The MCP side is a

@@ -10,7 +10,7 @@
 // retryBackoff (1 s, 2 s, 4 s) up to maxRetries (3) times, in ERROR with
 // retry_count and next_retry_at meanwhile; then it stays in ERROR with the
 // last reason. Callers' messages and Connect() wait across the retries. State
-// changes follow inspector-v2-logic-spec.md and are published as StateChange
+// changes follow docs/guides/daemon.md and are published as StateChange
 // events. The engine keeps the servers' configurations (a ConfigManager over
 // the servers table) and follows every change made through it: changing or
 // deleting a server's configuration ends its session, except a change of its

@@ -2,7 +2,7 @@
 //
 // The engine must route, record and correlate messages it may not fully
 // understand, and it must change a message's id without re-serializing it
-// (mcp-proxy-mitm-design.md: forward what you see). InspectMessage()
+// (docs/architecture.md: forward what you see). InspectMessage()
 // validates that the text is JSON, classifies it, and notes where the
 // top-level "id" value sits so ReplaceId() can splice a new one in.
 // Pure functions; thread-safe.

@@ -45,10 +45,11 @@ namespace inspector::engine {
 
 struct PendingOptions {
   // How long a person has to answer, when the server's configuration does
-  // not say (timeouts.clientRequest). inspector-v2-logic-spec.md: 5 min.
+  // not say (timeouts.clientRequest): 5 min, as the guide says
+  // (docs/guides/sampling-elicitation-roots.md).
   absl::Duration default_timeout = absl::Minutes(5);
   // The JSON-RPC error message sent upstream when an item times out
-  // (inspector-v2-logic-spec.md's timeoutMessage).
+  // (docs/guides/sampling-elicitation-roots.md, Timeouts).
   std::string timeout_message = "Request timed out waiting for user response";
   // Finished items remembered for late answers and Get.
   size_t max_finished = 1000;

@@ -31,7 +31,7 @@
 // each pending item's own deadline (timeouts.clientRequest, 5 min by
 // default). The daemon's own requests (initialize, ping) are not paused.
 //
-// The request queue (inspector-v2-logic-spec.md): a caller's request waits
+// The request queue (docs/guides/daemon.md): a caller's request waits
 // in the session's queue (PENDING) until the session is CONNECTED, then is
 // sent and waits for its answer (IN_PROGRESS); requests run concurrently,
 // in the order they were sent. Each gets a queue entry id when the session

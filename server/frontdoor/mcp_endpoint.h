@@ -8,7 +8,7 @@
 // CloseAll() or the server going away. What the server sends that is not
 // a response (its requests, notifications) reaches only that client.
 //
-// The wire rules (README, "Front doors"): a POST carries one JSON-RPC
+// The wire rules (docs/guides/front-doors.md): a POST carries one JSON-RPC
 // message (batches are refused with -32600, as from 2025-06-18 on);
 // initialize is answered with application/json and issues Mcp-Session-Id
 // (64 hex digits from the kernel's random source); every later request
@@ -84,8 +84,8 @@ struct EndpointOptions {
 };
 
 // The body of an error the endpoint answers itself: a JSON-RPC error with
-// "id": null, code -32600 for a 400 and -32000 otherwise (README, "Front
-// doors", Errors).
+// "id": null, code -32600 for a 400 and -32000 otherwise
+// (docs/guides/front-doors.md, Errors).
 std::string EndpointErrorBody(int status, std::string_view message);
 
 // What the endpoint needs of one client's relay session: the engine's

@@ -1,5 +1,5 @@
-// inspector.v1.BridgeService: the convert API (stdio-proxy-service-
-// contract.md) over BridgeManager. Every method requires the session token.
+// inspector.v1.BridgeService: the convert API (docs/guides/front-doors.md)
+// over BridgeManager. Every method requires the session token.
 // Convert and ConvertServer ask the REST gateway for 201 Created (the
 // x-http-code response metadata, see unary.h), as the contract answers.
 // Thread-safe. The handlers run on gRPC callback threads; what they do

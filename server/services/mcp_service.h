@@ -14,8 +14,8 @@
 // (the stdio reader, typically), with no hand-off between them. The
 // callback API would pass every call's start and end between its own
 // threads; on a machine where a context switch costs microseconds, that
-// was most of the daemon's cost per message (README, "Where the time
-// goes"). Every other method stays on the callback API.
+// was most of the daemon's cost per message (docs/performance.md, "Where
+// the time goes"). Every other method stays on the callback API.
 #ifndef INSPECTOR_SERVER_SERVICES_MCP_SERVICE_H_
 #define INSPECTOR_SERVER_SERVICES_MCP_SERVICE_H_
 

@@ -1,6 +1,6 @@
-// The session file: a recorded session as JSON in the shape of
-// mcp-proxy-mitm-design.md's ProxySession, written by ExportSession and read
-// back by ImportSession.
+// The session file: a recorded session as JSON in the shape of the
+// ProxySession (docs/guides/intercept-and-sessions.md), written by
+// ExportSession and read back by ImportSession.
 //
 //   {
 //     "format": "inspectord-session/1",

@@ -108,7 +108,7 @@ class Transport {
   // thread is reading at that moment; returns at once otherwise. A caller
   // that just sent a request and may wait briefly uses it to take the answer
   // itself, which saves waking the transport's reader thread and then the
-  // caller's (see the README's "Where the time goes"). Callbacks keep their
+  // caller's (docs/performance.md, "Where the time goes"). Callbacks keep their
   // guarantees: one at a time, in arrival order. Must not be called from a
   // callback or with a lock held that a callback takes. Default: nothing
   // (the transport's own threads deliver everything).

@@ -3,7 +3,7 @@
 # and through the hosted REST gateway (POST /mcp): fresh, right after three
 # 20 MB results from the fixture server (stdio), 11 s later with the session
 # still open, and 11 s after a disconnect (the daemon trims its heap 10 s
-# after the last history write; README: Footprint). Prints figures only.
+# after the last history write; docs/performance.md). Prints figures only.
 # Usage: tools/bench/large_results_rss.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
