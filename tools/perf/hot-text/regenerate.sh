@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates server/hot_text.ld, the order in which inspectord's code is
-# laid out (tools/hot-text/order.py says why). Run it after changes that
-# move much code in or out of the daemon's hot path, then rebuild and
-# compare build/tools/bench/forward_bench's idle RSS.
+# Writes $BUILD_DIR/server/hot_text.ld, the order in which inspectord's
+# code is laid out (tools/perf/hot-text/order.py says why), for this build
+# tree's objects and this machine's libraries, then reconfigures the build
+# with -DINSPECTOR_HOT_TEXT_LAYOUT=ON and relinks inspectord with it. Run
+# it again after changes that move much code in or out of the daemon's hot
+# path (a stale layout is harmless, only less useful), and compare
+# build/tools/bench/forward_bench's idle RSS. The default build does not
+# use a layout; tools/perf/README.md has the figures.
 #
 # How: relinks build/server/inspectord with a link map, runs
 # forward_bench (a short run: every scenario, both modes) against that
@@ -11,14 +15,13 @@
 # order.py. Needs valgrind (apt-get install valgrind) and a configured,
 # built $BUILD_DIR (default ./build). Takes a few minutes.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 BUILD_DIR="$(cd "${BUILD_DIR:-$ROOT/build}" && pwd)"
 work="$(mktemp -d)"
 daemon=
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 
-cmake --build "$BUILD_DIR" --target inspectord inspectorctl forward_bench \
-  floor_relay
+cmake --build "$BUILD_DIR" --target inspectord inspectorctl forward_bench
 link="$(cd "$BUILD_DIR" && ninja -t commands server/inspectord | tail -n 1)"
 link="${link/-o server\/inspectord/-o $work/inspectord -Wl,-Map=$work/inspectord.map}"
 (cd "$BUILD_DIR" && bash -c "$link")
@@ -68,7 +71,10 @@ daemon=
 
 # forward_bench's daemons first: a daemon without --http then only
 # touches the start of the block.
-python3 "$ROOT/tools/hot-text/order.py" "$work/inspectord.map" \
+python3 "$ROOT/tools/perf/hot-text/order.py" "$work/inspectord.map" \
   "$work/inspectord" "$work"/bench/callgrind.*.out "$work"/callgrind.*.out \
-  >"$ROOT/server/hot_text.ld"
-echo "wrote $ROOT/server/hot_text.ld" >&2
+  >"$work/hot_text.ld"
+mv "$work/hot_text.ld" "$BUILD_DIR/server/hot_text.ld"
+echo "wrote $BUILD_DIR/server/hot_text.ld" >&2
+cmake -DINSPECTOR_HOT_TEXT_LAYOUT=ON "$BUILD_DIR" >/dev/null
+cmake --build "$BUILD_DIR" --target inspectord
