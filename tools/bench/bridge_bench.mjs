@@ -9,15 +9,17 @@
 //
 //   direct        the SDK's Client over StdioClientTransport: one server
 //                 process per session, spawned here;
-//   http-floor    tools/bench/http_floor_server.mjs, an endpoint that
+//   http-floor    tools/perf/http_floor_server.mjs, an endpoint that
 //                 answers at once with no server behind it: the client's
 //                 own HTTP cost, which every HTTP bridge pays on top of its
 //                 own work (printed as a baseline, not a bridge);
-//   relay-floor   build/tools/bench/http_floor_relay (http_floor_relay.cc):
-//                 the least a stdio -> HTTP relay can do, one epoll thread
-//                 passing request bodies to a server process per session
-//                 and its answers back, nothing recorded or checked (the
-//                 floor under every relay on this machine, not a bridge);
+//   relay-floor   build/tools/perf/http_floor_relay (tools/perf/
+//                 http_floor_relay.cc, built with -DINSPECTOR_PERF_TOOLS=ON;
+//                 measured by default only when built): the least a
+//                 stdio -> HTTP relay can do, one epoll thread passing
+//                 request bodies to a server process per session and its
+//                 answers back, nothing recorded or checked (the floor
+//                 under every relay on this machine, not a bridge);
 //   inspectord    the front door of a fresh inspectord (--http 127.0.0.1:0,
 //                 history recorded as by default) at
 //                 /servers/everything/mcp, the server configured as stdio;
@@ -105,7 +107,8 @@ const SUPERGATEWAY = path.join(NODE_MODULES, 'supergateway', 'dist', 'index.js')
 const MCP_PROXY = path.join(NODE_MODULES, 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs');
 const LOOPBACK_ONLY = path.join(SOURCE_DIR, 'tools', 'npm', 'loopback-only.mjs');
 const ALL_TARGETS = ['direct', 'http-floor', 'relay-floor', 'inspectord', 'supergateway', 'mcp-proxy'];
-const HTTP_FLOOR = path.join(SOURCE_DIR, 'tools', 'bench', 'http_floor_server.mjs');
+const HTTP_FLOOR = path.join(SOURCE_DIR, 'tools', 'perf', 'http_floor_server.mjs');
+const RELAY_FLOOR = path.join(SOURCE_DIR, 'build', 'tools', 'perf', 'http_floor_relay');
 
 // Every child process started here (see startChild below), and the run's
 // temporary directory once made.
@@ -127,8 +130,10 @@ function die(message, code = 1) {
 function parseArgs(argv) {
   const options = {
     inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
-    relayFloor: path.join(SOURCE_DIR, 'build', 'tools', 'bench', 'http_floor_relay'),
-    requests: 40000, concurrency: 8, rounds: 10, sessions: 50, only: ALL_TARGETS, client: 'socket',
+    relayFloor: RELAY_FLOOR,
+    requests: 40000, concurrency: 8, rounds: 10, sessions: 50, client: 'socket',
+    // relay-floor only where tools/perf is built, unless asked for.
+    only: ALL_TARGETS.filter((name) => name !== 'relay-floor' || fs.existsSync(RELAY_FLOOR)),
     warmup: 3,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -322,7 +327,7 @@ async function startTargets() {
       targets.push({ name, pid: child.pid, transport: () => new StreamableHTTPClientTransport(url),
                      raw: () => httpSession(url) });
     } else if (name === 'relay-floor') {
-      if (!fs.existsSync(options.relayFloor)) die(`no ${options.relayFloor}: build it (cmake --build build --target http_floor_relay) or pass --relay-floor PATH`);
+      if (!fs.existsSync(options.relayFloor)) die(`no ${options.relayFloor}: build it (cmake -DINSPECTOR_PERF_TOOLS=ON build && cmake --build build --target http_floor_relay) or pass --relay-floor PATH`);
       const child = startChild(name, options.relayFloor, ['--', NODE, ...everythingArgs]);
       const address = (await waitForOutput(child, /listening on (\S+:\d+)/, 'relay-floor'))[1];
       const url = new URL(`http://${address}/mcp`);

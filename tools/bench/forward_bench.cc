@@ -11,7 +11,9 @@
 //   (d) recording, answered: (b) with --history-sync answered (answers
 //                      leave once their rows are committed; with the
 //                      default, async, before);
-//   (e) to (i) the floor: floor_relay, a relay that only passes lines
+//   (e) to (i) the floor, when tools/perf's floor_relay is built
+//                      (-DINSPECTOR_PERF_TOOLS=ON) or given with
+//                      --floor-relay PATH: a relay that only passes lines
 //                      between Forward and the same command, on gRPC's
 //                      callback (e), asynchronous (f) or synchronous (g)
 //                      API, sequential only, each with its own bare round
@@ -57,7 +59,7 @@
 // and, for reference, what waiting for the commit costs: (d) against (b).
 //
 //   build/tools/bench/forward_bench [--requests N] [--concurrency C]
-//       [--inspectord PATH] [--node PATH]
+//       [--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH]
 //
 // N defaults to 20,000, C to 8, the daemon to the one built next to this
 // program, node to `node` (PATH is searched). Turns must be long (N/10
@@ -70,22 +72,18 @@
 // breaks (a process does not start, a call fails, an answer is wrong);
 // 2 for bad arguments.
 //
-// One benchmark program whose targets, load driver and report are read
-// together, top to bottom, to judge what the figures mean. What it shares
+// This file runs the scenarios and prints the report; the targets are in
+// forward_targets.h, the load driver in forward_load.h. What it shares
 // with gateway_bench lives beside it: the /proc readings of the daemon's
-// threads (proc_counts.h) and the direct stdio baseline (direct_stdio.h).
+// threads and memory (proc_counts.h), the direct stdio baseline
+// (direct_stdio.h) and the machine facts (report.h).
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/types.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -95,38 +93,41 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/transports.h"
-#include "inspector/v1/config.grpc.pb.h"
-#include "inspector/v1/mcp.grpc.pb.h"
-#include "nlohmann/json.hpp"
 #include "storage/history_writer.h"
 #include "tests/testing/subprocess.h"
-#include "tools/bench/direct_stdio.h"
+#include "tools/bench/forward_load.h"
+#include "tools/bench/forward_targets.h"
 #include "tools/bench/proc_counts.h"
+#include "tools/bench/report.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using json = nlohmann::json;
-using inspector::bench::AddThreadDelta;
-using inspector::bench::DirectStdio;
-using inspector::bench::IdOf;
-using inspector::bench::PerThread;
-using inspector::bench::ProcessCounts;
-using inspector::bench::ThreadBreakdown;
-using inspector::bench::Totals;
-using inspector::testing::DaemonProcess;
+using inspector::bench::CpuModel;
+using inspector::bench::DaemonTarget;
+using inspector::bench::DirectTarget;
+using inspector::bench::Figures;
+using inspector::bench::FirstLineOf;
+using inspector::bench::FloorRelay;
+using inspector::bench::FloorTarget;
+using inspector::bench::kWarmup;
+using inspector::bench::LoadAverage;
+using inspector::bench::LocalAnswerTarget;
+using inspector::bench::MeasureInterleaved;
+using inspector::bench::MemoryMiB;
+using inspector::bench::ReadRss;
+using inspector::bench::Rss;
+using inspector::bench::StatusTarget;
+using inspector::bench::Target;
+using inspector::bench::Verdict;
 using inspector::testing::TempDir;
+using Options = inspector::bench::ForwardOptions;
 
-constexpr int kWarmup = 200;
-constexpr int kRounds = 10;
 // The daemon's own work per forwarded request at p50, sequential, recording
 // on: Forward's p50 minus direct stdio's minus a bare gRPC round trip's.
 constexpr double kOwnWorkP50BarMs = 0.05;
@@ -135,563 +136,6 @@ constexpr double kOwnWorkP50BarMs = 0.05;
 constexpr double kOwnCpuBarUs = 30.0;
 constexpr double kRecordingThroughputBar = 0.90;
 constexpr double kIdleRssBarMiB = 15.0;
-constexpr char kEchoMessage[] = "hello inspector";
-constexpr absl::Duration kAnswerTimeout = absl::Seconds(30);
-
-struct Options {
-  int requests = 20000;
-  int concurrency = 8;
-  std::string inspectord = INSPECTORD_PATH;
-  std::string floor_relay = FLOOR_RELAY_PATH;
-  std::string node = "node";
-  bool unix_socket = false;
-  std::string fixture =
-      std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-};
-
-// The request every scenario sends, as one line of JSON without newline.
-std::string EchoRequest(int64_t id) {
-  return absl::StrCat(
-      R"({"jsonrpc":"2.0","id":)", id,
-      R"(,"method":"tools/call","params":{"name":"echo","arguments":)"
-      R"({"message":")",
-      kEchoMessage, R"("}}})");
-}
-
-// Checks that `answer` is the echo tool's successful answer to `id`.
-absl::Status CheckEchoAnswer(const std::string& answer, int64_t id) {
-  json parsed = json::parse(answer, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return absl::DataLossError(absl::StrCat("answer is not JSON: ", answer));
-  }
-  auto found = parsed.find("id");
-  if (found == parsed.end() || !found->is_number_integer() ||
-      found->get<int64_t>() != id) {
-    return absl::DataLossError(
-        absl::StrCat("answer to id ", id, " has another id: ", answer));
-  }
-  const json::json_pointer text("/result/content/0/text");
-  if (!parsed.contains(text) || !parsed.at(text).is_string() ||
-      parsed.at(text).get<std::string>() != kEchoMessage) {
-    return absl::DataLossError(
-        absl::StrCat("answer to id ", id, " is not the echo: ", answer));
-  }
-  return absl::OkStatus();
-}
-
-// Something that answers calls. Call(caller, id) sends the request with
-// `id` on behalf of caller number `caller` and returns the raw answer;
-// callers 0..callers-1 of the current mode may call concurrently. Check
-// runs after the latency is taken.
-class Target {
- public:
-  virtual ~Target() = default;
-  // Called before each mode's warm-up with the number of callers.
-  virtual absl::Status BeginMode(int callers) = 0;
-  virtual absl::StatusOr<std::string> Call(int caller, int64_t id) = 0;
-  virtual absl::Status Check(const std::string& answer, int64_t id) {
-    return CheckEchoAnswer(answer, id);
-  }
-  // The inspectord serving the calls, or -1.
-  virtual pid_t daemon_pid() const { return -1; }
-};
-
-// (a): the fixture server spawned here, spoken to over its stdin/stdout.
-// With one caller the caller reads its answer itself; with more, a reader
-// thread hands each answer to its caller by id.
-class DirectTarget : public Target {
- public:
-  static absl::StatusOr<std::unique_ptr<DirectTarget>> Start(
-      const Options& options, const TempDir& dir) {
-    absl::StatusOr<std::unique_ptr<DirectStdio>> server = DirectStdio::Start(
-        {options.node, options.fixture, "stdio"}, dir, "forward_bench");
-    if (!server.ok()) return server.status();
-    return std::unique_ptr<DirectTarget>(new DirectTarget(*std::move(server)));
-  }
-
-  absl::Status BeginMode(int callers) override {
-    if (callers > 1) {
-      server_->Dispatch();
-    } else if (server_->dispatching()) {
-      return absl::FailedPreconditionError(
-          "the sequential mode must run before the concurrent one");
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
-    return server_->Call(EchoRequest(id), id, kAnswerTimeout);
-  }
-
-  // Closes stdin, sends SIGTERM and reaps the server; joins the reader.
-  void Stop() { server_->Stop(); }
-
- private:
-  explicit DirectTarget(std::unique_ptr<DirectStdio> server)
-      : server_(std::move(server)) {}
-
-  std::unique_ptr<DirectStdio> server_;
-};
-
-// A memory field of /proc/<pid>/status (VmRSS, RssAnon, VmHWM, ...) in MiB.
-absl::StatusOr<double> MemoryMiB(pid_t pid, const std::string& field) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  const std::string prefix = field + ":";
-  while (std::getline(in, line)) {
-    if (line.compare(0, prefix.size(), prefix) != 0) continue;
-    absl::string_view value(line);
-    value.remove_prefix(prefix.size());
-    value = absl::StripAsciiWhitespace(value);
-    absl::ConsumeSuffix(&value, "kB");
-    value = absl::StripAsciiWhitespace(value);
-    int64_t kib = 0;
-    if (!absl::SimpleAtoi(value, &kib)) break;
-    return static_cast<double>(kib) / 1024.0;
-  }
-  return absl::NotFoundError(
-      absl::StrCat("no ", field, " in /proc/", pid, "/status"));
-}
-
-// Resident memory of a process, in MiB: the total (VmRSS) and its
-// anonymous and file-backed (mostly shared libraries) parts.
-struct Rss {
-  double total = 0;
-  double anonymous = 0;
-  double file = 0;
-};
-
-absl::StatusOr<Rss> ReadRss(pid_t pid) {
-  Rss rss;
-  for (auto [field, value] : {std::make_pair("VmRSS", &rss.total),
-                              std::make_pair("RssAnon", &rss.anonymous),
-                              std::make_pair("RssFile", &rss.file)}) {
-    absl::StatusOr<double> mib = MemoryMiB(pid, field);
-    if (!mib.ok()) return mib.status();
-    *value = *mib;
-  }
-  return rss;
-}
-
-// A client context with the session token and the answer deadline.
-std::unique_ptr<grpc::ClientContext> AuthorizedContext(
-    const std::string& token) {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(std::chrono::system_clock::now() +
-                        absl::ToChronoMilliseconds(kAnswerTimeout));
-  context->AddMetadata("authorization", "Bearer " + token);
-  return context;
-}
-
-// (b) and (c): a fresh inspectord fronting the fixture as a stdio server.
-class DaemonTarget : public Target {
- public:
-  static absl::StatusOr<std::unique_ptr<DaemonTarget>> Start(
-      const Options& options, const TempDir& dir, bool record,
-      bool answered = false) {
-    std::unique_ptr<DaemonTarget> target(new DaemonTarget());
-    std::vector<std::string> extra;
-    if (!record) extra.push_back("--no-history");
-    if (answered) {
-      extra.push_back("--history-sync");
-      extra.push_back("answered");
-    }
-    if (options.unix_socket) {
-      extra.push_back("--listen");
-      extra.push_back("unix:" + dir.File("grpc.sock"));
-    }
-    std::string error;
-    target->daemon_ =
-        DaemonProcess::Start(options.inspectord, dir, extra, &error);
-    if (target->daemon_ == nullptr) {
-      return absl::UnavailableError(
-          absl::StrCat("inspectord did not start: ", error));
-    }
-    // Idle: serving, no server configured or connected yet.
-    absl::SleepFor(absl::Milliseconds(200));
-    absl::StatusOr<Rss> rss = ReadRss(target->daemon_->pid());
-    if (!rss.ok()) return rss.status();
-    target->idle_rss_ = *rss;
-
-    target->token_ = target->daemon_->token();
-    target->channel_ = grpc::CreateChannel(target->daemon_->address(),
-                                           grpc::InsecureChannelCredentials());
-    auto config = inspector::v1::ConfigService::NewStub(target->channel_);
-    inspector::v1::CreateServerRequest create;
-    inspector::v1::ServerConfig* server = create.mutable_server();
-    server->set_name("fixture");
-    server->set_transport(std::string(inspector::kTransportStdio));
-    server->set_command(options.node);
-    server->add_args(options.fixture);
-    server->add_args("stdio");
-    inspector::v1::ServerConfig created;
-    auto context = target->Context();
-    grpc::Status status = config->CreateServer(context.get(), create, &created);
-    if (!status.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("CreateServer failed: ", status.error_message()));
-    }
-    target->server_id_ = created.id();
-
-    target->stubs_.push_back(
-        inspector::v1::McpService::NewStub(target->channel_));
-    inspector::v1::ConnectRequest connect;
-    connect.set_server_id(target->server_id_);
-    inspector::v1::ServerStatus connected;
-    context = target->Context();
-    status = target->stubs_[0]->Connect(context.get(), connect, &connected);
-    if (!status.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("Connect failed: ", status.error_message()));
-    }
-    if (connected.state() != inspector::v1::CONNECTED) {
-      return absl::UnavailableError(absl::StrCat(
-          "the fixture did not connect: ", connected.ShortDebugString()));
-    }
-    return target;
-  }
-
-  pid_t daemon_pid() const override { return daemon_->pid(); }
-  const Rss& idle_rss() const { return idle_rss_; }
-  const std::string& token() const { return token_; }
-  const std::string& server_id() const { return server_id_; }
-  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
-
-  absl::Status BeginMode(int callers) override {
-    while (static_cast<int>(stubs_.size()) < callers) {
-      stubs_.push_back(inspector::v1::McpService::NewStub(channel_));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
-    inspector::v1::ForwardRequest request;
-    request.set_server_id(server_id_);
-    request.mutable_body()->set_content_type("application/json");
-    request.mutable_body()->set_data(EchoRequest(id));
-    google::api::HttpBody response;
-    auto context = Context();
-    grpc::Status status =
-        stubs_[caller]->Forward(context.get(), request, &response);
-    if (!status.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("Forward failed: ", status.error_message()));
-    }
-    return std::move(*response.mutable_data());
-  }
-
-  // Stops the daemon (SIGTERM, reap); it stops its stdio server.
-  void Stop() { daemon_.reset(); }
-
- private:
-  DaemonTarget() = default;
-
-  std::unique_ptr<grpc::ClientContext> Context() const {
-    return AuthorizedContext(token_);
-  }
-
-  std::unique_ptr<DaemonProcess> daemon_;
-  Rss idle_rss_;
-  std::string token_;
-  std::string server_id_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::vector<std::unique_ptr<inspector::v1::McpService::Stub>> stubs_;
-};
-
-// A sequential probe of one daemon (b) or (c), on its channel: a call that
-// the daemon answers without the MCP server.
-class ProbeTarget : public Target {
- public:
-  explicit ProbeTarget(const DaemonTarget& daemon)
-      : pid_(daemon.daemon_pid()),
-        token_(daemon.token()),
-        server_id_(daemon.server_id()),
-        stub_(inspector::v1::McpService::NewStub(daemon.channel())) {}
-
-  absl::Status BeginMode(int callers) override {
-    if (callers != 1) return absl::UnimplementedError("sequential only");
-    return absl::OkStatus();
-  }
-
-  pid_t daemon_pid() const override { return pid_; }
-
- protected:
-  const pid_t pid_;
-  const std::string token_;
-  const std::string server_id_;
-  const std::unique_ptr<inspector::v1::McpService::Stub> stub_;
-};
-
-// The floor under (b) and (c): a gRPC round trip that the daemon answers
-// alone (McpService.GetServerStatus, token checked, no MCP server involved),
-// on the same channel.
-class StatusTarget : public ProbeTarget {
- public:
-  using ProbeTarget::ProbeTarget;
-
-  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
-    inspector::v1::GetServerStatusRequest request;
-    request.set_server_id(server_id_);
-    inspector::v1::ServerStatus status;
-    auto context = AuthorizedContext(token_);
-    grpc::Status rpc = stub_->GetServerStatus(context.get(), request, &status);
-    if (!rpc.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("GetServerStatus failed: ", rpc.error_message()));
-    }
-    return status.state() == inspector::v1::CONNECTED ? "connected" : "";
-  }
-
-  absl::Status Check(const std::string& answer, int64_t id) override {
-    if (answer.empty()) return absl::DataLossError("the fixture disconnected");
-    return absl::OkStatus();
-  }
-};
-
-// Between the floor and (b): Forward of `initialize`, which the daemon's
-// session answers from its own handshake. It takes Forward's whole path
-// inside the daemon (token, JSON checks, recording both messages,
-// publishing) except the hop to the server and back, so (b) minus this is
-// the stdio hop and this minus the floor is the engine's own work.
-class LocalAnswerTarget : public ProbeTarget {
- public:
-  using ProbeTarget::ProbeTarget;
-
-  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
-    inspector::v1::ForwardRequest request;
-    request.set_server_id(server_id_);
-    request.mutable_body()->set_content_type("application/json");
-    request.mutable_body()->set_data(absl::StrCat(
-        R"({"jsonrpc":"2.0","id":)", id,
-        R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
-        R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})"));
-    google::api::HttpBody response;
-    auto context = AuthorizedContext(token_);
-    grpc::Status rpc = stub_->Forward(context.get(), request, &response);
-    if (!rpc.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("Forward (initialize) failed: ", rpc.error_message()));
-    }
-    return std::move(*response.mutable_data());
-  }
-
-  absl::Status Check(const std::string& answer, int64_t id) override {
-    if (IdOf(answer) != id || answer.find("\"result\"") == std::string::npos) {
-      return absl::DataLossError(
-          absl::StrCat("unexpected answer to initialize: ", answer));
-    }
-    return absl::OkStatus();
-  }
-};
-
-// (e) to (i): floor_relay (floor_relay.cc), a relay that only passes
-// lines between Forward and the fixture, on one of gRPC's APIs (`api`, as
-// floor_relay's --api takes it): what gRPC and the stdio hop cost on their
-// own here.
-// With `bare`, the same process answers each call at once (server_id
-// "bare"): its own bare gRPC round trip.
-class FloorRelay {
- public:
-  static absl::StatusOr<std::unique_ptr<FloorRelay>> Start(
-      const Options& options, const std::string& api) {
-    std::string error;
-    std::unique_ptr<inspector::testing::PeerProcess> process =
-        inspector::testing::PeerProcess::Start(
-            {options.floor_relay, "--api", api, "--", options.node,
-             options.fixture, "stdio"},
-            {}, "floor_relay listening on ", &error);
-    if (process == nullptr) {
-      return absl::UnavailableError(
-          absl::StrCat("floor_relay did not start: ", error));
-    }
-    const std::string& line = process->ready_line();
-    std::string address = line.substr(line.rfind(' ') + 1);
-    std::unique_ptr<FloorRelay> relay(new FloorRelay());
-    relay->process_ = std::move(process);
-    relay->channel_ =
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-    return relay;
-  }
-
-  pid_t pid() const { return process_->pid(); }
-  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
-
- private:
-  FloorRelay() = default;
-  std::unique_ptr<inspector::testing::PeerProcess> process_;
-  std::shared_ptr<grpc::Channel> channel_;
-};
-
-class FloorTarget : public Target {
- public:
-  FloorTarget(const FloorRelay& relay, bool bare)
-      : relay_(relay),
-        bare_(bare),
-        stub_(inspector::v1::McpService::NewStub(relay.channel())) {}
-
-  absl::Status BeginMode(int callers) override {
-    if (callers != 1) return absl::UnimplementedError("sequential only");
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::string> Call(int caller, int64_t id) override {
-    inspector::v1::ForwardRequest request;
-    request.set_server_id(bare_ ? "bare" : "fixture");
-    request.mutable_body()->set_data(EchoRequest(id));
-    google::api::HttpBody response;
-    grpc::ClientContext context;
-    grpc::Status status = stub_->Forward(&context, request, &response);
-    if (!status.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("floor_relay: ", status.error_message()));
-    }
-    return std::move(*response.mutable_data());
-  }
-
-  absl::Status Check(const std::string& answer, int64_t id) override {
-    if (bare_) {
-      return answer == EchoRequest(id)
-                 ? absl::OkStatus()
-                 : absl::DataLossError("floor_relay's bare answer differs");
-    }
-    return CheckEchoAnswer(answer, id);
-  }
-
-  pid_t daemon_pid() const override { return relay_.pid(); }
-
- private:
-  const FloorRelay& relay_;
-  const bool bare_;
-  const std::unique_ptr<inspector::v1::McpService::Stub> stub_;
-};
-
-struct Figures {
-  double p50_ms = 0;
-  double p90_ms = 0;
-  double p99_ms = 0;
-  double per_second = 0;
-  // The daemon's context switches per request, or -1 without a daemon.
-  double switches = -1;
-  // The daemon's CPU time per request in µs, or -1 without a daemon.
-  double cpu_us = -1;
-  // The same two, per request, by the daemon's thread names.
-  ThreadBreakdown threads;
-};
-
-// Nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double p) {
-  size_t rank = static_cast<size_t>(std::ceil(p * sorted.size()));
-  return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
-// Sends `count` requests spread over `callers` threads, each sending its
-// share back to back. Fills `latencies_ms` (when given) and returns the wall
-// time in seconds.
-absl::StatusOr<double> Drive(Target& target, int callers, int count,
-                             std::atomic<int64_t>& next_id,
-                             std::vector<double>* latencies_ms) {
-  std::vector<std::vector<double>> per_caller(callers);
-  std::vector<absl::Status> errors(callers);
-  std::atomic<bool> failed{false};
-  Clock::time_point start = Clock::now();
-  std::vector<std::thread> threads;
-  for (int caller = 0; caller < callers; ++caller) {
-    int share = count / callers + (caller < count % callers ? 1 : 0);
-    threads.emplace_back([&, caller, share] {
-      std::vector<double>& mine = per_caller[caller];
-      mine.reserve(share);
-      for (int i = 0; i < share && !failed.load(); ++i) {
-        int64_t id = next_id.fetch_add(1);
-        Clock::time_point sent = Clock::now();
-        absl::StatusOr<std::string> answer = target.Call(caller, id);
-        Clock::time_point answered = Clock::now();
-        absl::Status status =
-            answer.ok() ? target.Check(*answer, id) : answer.status();
-        if (!status.ok()) {
-          errors[caller] = status;
-          failed = true;
-          return;
-        }
-        mine.push_back(
-            std::chrono::duration<double, std::milli>(answered - sent).count());
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  for (const absl::Status& error : errors) {
-    if (!error.ok()) return error;
-  }
-  if (latencies_ms != nullptr) {
-    for (const auto& mine : per_caller) {
-      latencies_ms->insert(latencies_ms->end(), mine.begin(), mine.end());
-    }
-  }
-  return seconds;
-}
-
-// One mode for several targets at once: each is warmed up, then gets
-// `count` measured requests over `callers`, in kRounds rounds. Each round
-// visits every target in turn, starting one further along each time, so
-// that the machine getting slower or faster during the run (other tenants,
-// frequency changes) falls on every target alike and the figures stay
-// comparable. Throughput is a target's requests over the summed wall time
-// of its own turns.
-absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
-    const std::vector<Target*>& targets, int callers, int count) {
-  const size_t n = targets.size();
-  std::unique_ptr<std::atomic<int64_t>[]> next_ids(new std::atomic<int64_t>[n]);
-  for (size_t i = 0; i < n; ++i) {
-    next_ids[i] = 1;
-    if (absl::Status status = targets[i]->BeginMode(callers); !status.ok()) {
-      return status;
-    }
-    absl::StatusOr<double> warm =
-        Drive(*targets[i], callers, kWarmup, next_ids[i], nullptr);
-    if (!warm.ok()) return warm.status();
-  }
-  std::vector<std::vector<double>> latencies(n);
-  std::vector<double> seconds(n, 0);
-  std::vector<double> switches(n, 0);
-  std::vector<double> cpu_ns(n, 0);
-  std::vector<ThreadBreakdown> threads(n);
-  for (int round = 0; round < kRounds; ++round) {
-    const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
-    for (size_t k = 0; k < n; ++k) {
-      const size_t i = (round + k) % n;
-      const auto threads_before = PerThread(targets[i]->daemon_pid());
-      const ProcessCounts before = Totals(threads_before);
-      absl::StatusOr<double> took =
-          Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
-      if (!took.ok()) return took.status();
-      seconds[i] += *took;
-      const auto threads_after = PerThread(targets[i]->daemon_pid());
-      const ProcessCounts after = Totals(threads_after);
-      AddThreadDelta(threads_before, threads_after, &threads[i]);
-      if (before.switches >= 0 && after.switches >= before.switches) {
-        switches[i] += static_cast<double>(after.switches - before.switches);
-        cpu_ns[i] += static_cast<double>(after.cpu_ns - before.cpu_ns);
-      } else {
-        switches[i] = -1e18;  // not known
-        cpu_ns[i] = -1e18;
-      }
-    }
-  }
-  std::vector<Figures> all(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::sort(latencies[i].begin(), latencies[i].end());
-    all[i].p50_ms = Percentile(latencies[i], 0.50);
-    all[i].p90_ms = Percentile(latencies[i], 0.90);
-    all[i].p99_ms = Percentile(latencies[i], 0.99);
-    all[i].per_second = count / seconds[i];
-    all[i].switches = switches[i] >= 0 ? switches[i] / count : -1;
-    all[i].cpu_us = cpu_ns[i] >= 0 ? cpu_ns[i] / count / 1000 : -1;
-    for (auto& [name, sum] : threads[i]) {
-      all[i].threads[name] = {sum.first / count, sum.second / count / 1000};
-    }
-  }
-  return all;
-}
 
 struct Scenario {
   std::string label;
@@ -885,34 +329,6 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   return absl::OkStatus();
 }
 
-std::string FirstLineOf(const std::string& text) {
-  return text.substr(0, text.find('\n'));
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        return std::string(absl::StripAsciiWhitespace(
-            absl::string_view(line).substr(colon + 1)));
-      }
-    }
-  }
-  return "unknown";
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return absl::StrCat(one, " ", five, " ", fifteen);
-}
-
-const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
-
 void PrintBars(const Options& options, const Scenario& direct,
                const Scenario& on, const Scenario& off,
                const Scenario& answered, const std::vector<Floor>& floors) {
@@ -1015,16 +431,19 @@ void PrintBars(const Options& options, const Scenario& direct,
 }
 
 int Usage(const char* problem) {
-  std::fprintf(stderr,
-               "forward_bench: %s\n"
-               "usage: forward_bench [--requests N] [--concurrency C] "
-               "[--unix] [--inspectord PATH] [--node PATH]\n"
-               "  --requests N     requests per target and mode (default "
-               "20000)\n"
-               "  --concurrency C  callers of the C-way mode (default 8)\n"
-               "  --unix           serve gRPC on a unix socket instead of "
-               "TCP\n",
-               problem);
+  std::fprintf(
+      stderr,
+      "forward_bench: %s\n"
+      "usage: forward_bench [--requests N] [--concurrency C] "
+      "[--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH]\n"
+      "  --requests N     requests per target and mode (default "
+      "20000)\n"
+      "  --concurrency C  callers of the C-way mode (default 8)\n"
+      "  --unix           serve gRPC on a unix socket instead of "
+      "TCP\n"
+      "  --floor-relay P  also measure tools/perf's floor_relay at P "
+      "(e to i)\n",
+      problem);
   return 2;
 }
 
@@ -1032,6 +451,12 @@ int Usage(const char* problem) {
 
 int main(int argc, char** argv) {
   Options options;
+  options.inspectord = INSPECTORD_PATH;
+#ifdef FLOOR_RELAY_PATH
+  options.floor_relay = FLOOR_RELAY_PATH;
+#endif
+  options.fixture =
+      std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
@@ -1057,6 +482,8 @@ int main(int argc, char** argv) {
       options.inspectord = value;
     } else if (flag == "--node") {
       options.node = value;
+    } else if (flag == "--floor-relay") {
+      options.floor_relay = value;
     } else {
       return Usage(("unknown flag " + flag).c_str());
     }
@@ -1092,6 +519,11 @@ int main(int argc, char** argv) {
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
   std::vector<Floor> floors;
+  if (options.floor_relay.empty()) {
+    std::printf(
+        "(no floor relays: build with -DINSPECTOR_PERF_TOOLS=ON or pass "
+        "--floor-relay PATH)\n");
+  }
   for (const auto& [label, api] :
        std::vector<std::pair<std::string, std::string>>{
            {"(e) floor relay, callback API", "callback"},
@@ -1099,6 +531,7 @@ int main(int argc, char** argv) {
            {"(g) floor relay, sync API", "sync"},
            {"(h) async, answer read inline", "async-inline"},
            {"(i) (h) + a callback service", "async-inline-beside"}}) {
+    if (options.floor_relay.empty()) break;
     floors.emplace_back();
     floors.back().label = label;
     floors.back().api = api;

@@ -38,7 +38,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -57,11 +56,14 @@
 #include "tests/testing/subprocess.h"
 #include "tools/bench/direct_stdio.h"
 #include "tools/bench/proc_counts.h"
+#include "tools/bench/report.h"
 
 namespace {
 
 using inspector::bench::DirectStdio;
+using inspector::bench::LoadAverage;
 using inspector::bench::ProcessCounts;
+using inspector::bench::Verdict;
 using inspector::testing::DaemonProcess;
 using inspector::testing::PeerProcess;
 using inspector::testing::RunProcess;
@@ -356,15 +358,6 @@ void CostRow(const char* name, const Cost (&cost)[kSlots]) {
   }
   std::printf("\n");
 }
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return absl::StrCat(one, " ", five, " ", fifteen);
-}
-
-const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
 }  // namespace
 int main(int argc, char** argv) {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -69,6 +70,37 @@ void AddThreadDelta(const std::map<std::string, ThreadCounts>& before,
     sum.first += static_cast<double>(switches);
     sum.second += static_cast<double>(ns);
   }
+}
+
+absl::StatusOr<double> MemoryMiB(pid_t pid, const std::string& field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  const std::string prefix = field + ":";
+  while (std::getline(in, line)) {
+    if (line.compare(0, prefix.size(), prefix) != 0) continue;
+    absl::string_view value(line);
+    value.remove_prefix(prefix.size());
+    value = absl::StripAsciiWhitespace(value);
+    absl::ConsumeSuffix(&value, "kB");
+    value = absl::StripAsciiWhitespace(value);
+    int64_t kib = 0;
+    if (!absl::SimpleAtoi(value, &kib)) break;
+    return static_cast<double>(kib) / 1024.0;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no ", field, " in /proc/", pid, "/status"));
+}
+
+absl::StatusOr<Rss> ReadRss(pid_t pid) {
+  Rss rss;
+  for (auto [field, value] : {std::make_pair("VmRSS", &rss.total),
+                              std::make_pair("RssAnon", &rss.anonymous),
+                              std::make_pair("RssFile", &rss.file)}) {
+    absl::StatusOr<double> mib = MemoryMiB(pid, field);
+    if (!mib.ok()) return mib.status();
+    *value = *mib;
+  }
+  return rss;
 }
 
 }  // namespace inspector::bench

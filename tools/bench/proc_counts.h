@@ -1,6 +1,7 @@
 // What a process's threads have cost so far, read from /proc: the
 // benchmarks read it before and after a target's turns to tell the CPU time
-// and the context switches a request costs the process serving it.
+// and the context switches a request costs the process serving it; and its
+// resident memory. Plain functions of /proc, callable from any thread.
 #ifndef INSPECTOR_TOOLS_BENCH_PROC_COUNTS_H_
 #define INSPECTOR_TOOLS_BENCH_PROC_COUNTS_H_
 
@@ -10,6 +11,8 @@
 #include <map>
 #include <string>
 #include <utility>
+
+#include "absl/status/statusor.h"
 
 namespace inspector::bench {
 
@@ -43,6 +46,19 @@ using ThreadBreakdown = std::map<std::string, std::pair<double, double>>;
 void AddThreadDelta(const std::map<std::string, ThreadCounts>& before,
                     const std::map<std::string, ThreadCounts>& after,
                     ThreadBreakdown* sums);
+
+// A memory field of /proc/<pid>/status (VmRSS, RssAnon, VmHWM, ...) in MiB.
+absl::StatusOr<double> MemoryMiB(pid_t pid, const std::string& field);
+
+// Resident memory of a process, in MiB: the total (VmRSS) and its
+// anonymous and file-backed (mostly shared libraries) parts.
+struct Rss {
+  double total = 0;
+  double anonymous = 0;
+  double file = 0;
+};
+
+absl::StatusOr<Rss> ReadRss(pid_t pid);
 
 }  // namespace inspector::bench
 

@@ -19,7 +19,8 @@
 // methods never called), as in inspectord, where every other service is on
 // that API: gRPC then runs two threads of its own that poll too.
 //
-// forward_bench runs it beside inspectord in the same turns, so the
+// forward_bench runs it beside inspectord in the same turns (when built
+// with -DINSPECTOR_PERF_TOOLS=ON, or given --floor-relay PATH), so the
 // daemon's figures can be read against what gRPC and the stdio hop cost on
 // their own on this machine. Runs until its stdin closes or SIGTERM (or
 // SIGINT) comes, then stops its server and removes its temporary directory.

@@ -8,7 +8,7 @@
 // with an Mcp-Session-Id), notifications (202), tools/call of echo
 // ("Echo: <message>"), GET (405: no standalone stream) and DELETE (200).
 //
-//   node tools/bench/http_floor_server.mjs PORT
+//   node tools/perf/http_floor_server.mjs PORT
 //
 // Listens on 127.0.0.1:PORT and prints "listening" once it does.
 import net from 'node:net';
