@@ -96,14 +96,19 @@ void Produce(HistoryWriter* writer, int thread, int64_t count,
     const int64_t now = absl::ToUnixMillis(absl::Now());
     const char* method = kMethods[i / 2 % 4];
     const std::string rpc_id = std::to_string(i / 2 + 1);
-    MessageRecord request;
-    request.id = writer->NextMessageId();
-    request.ts_ms = now;
-    request.server_id = server_id;
-    request.session_id = session_id;
-    request.client_to_server = true;
-    request.kind = "request";
-    request.jsonrpc_id = rpc_id;
+    // What a request and its response have alike.
+    auto message = [&](bool client_to_server) {
+      MessageRecord record;
+      record.id = writer->NextMessageId();
+      record.ts_ms = now;
+      record.server_id = server_id;
+      record.session_id = session_id;
+      record.client_to_server = client_to_server;
+      record.kind = client_to_server ? "request" : "response";
+      record.jsonrpc_id = rpc_id;
+      return record;
+    };
+    MessageRecord request = message(/*client_to_server=*/true);
     request.method = method;
     request.target = "echo";
     request.raw = absl::StrCat(
@@ -115,14 +120,7 @@ void Produce(HistoryWriter* writer, int thread, int64_t count,
     writer->Append(std::move(request));
     if (i + 1 >= count) break;
 
-    MessageRecord response;
-    response.id = writer->NextMessageId();
-    response.ts_ms = now;
-    response.server_id = server_id;
-    response.session_id = session_id;
-    response.client_to_server = false;
-    response.kind = "response";
-    response.jsonrpc_id = rpc_id;
+    MessageRecord response = message(/*client_to_server=*/false);
     response.raw = absl::StrCat(
         R"({"jsonrpc":"2.0","id":)", rpc_id,
         R"(,"result":{"content":[{"type":"text","text":"hello from thread )",

@@ -39,28 +39,15 @@
 #include <vector>
 
 #include "common/http/http_server.h"
+#include "tools/bench/loopback.h"
 
 namespace {
 
+using inspector::bench::ConnectLoopback;
 using inspector::http::HttpExchange;
 using inspector::http::HttpServer;
 using inspector::http::HttpServerOptions;
 using Clock = std::chrono::steady_clock;
-
-int ConnectLoopback(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 struct Latencies {
   std::vector<double> micros;
@@ -111,42 +98,17 @@ bool ClosedLoop(int port, const std::string& request, size_t reply_size,
 }
 
 // A blocking one-connection echo server: for every read, writes "ok".
-class TcpBaseline {
- public:
-  TcpBaseline() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    listen(listener_, 1);
-    socklen_t length = sizeof(addr);
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
-      int fd = accept(listener_, nullptr, nullptr);
-      if (fd < 0) return;
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      char buffer[4096];
-      while (recv(fd, buffer, sizeof(buffer), 0) > 0) {
-        if (send(fd, "ok", 2, MSG_NOSIGNAL) != 2) break;
-      }
-      close(fd);
-    });
+void ServeEcho(int listener) {
+  int fd = accept(listener, nullptr, nullptr);
+  if (fd < 0) return;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  char buffer[4096];
+  while (recv(fd, buffer, sizeof(buffer), 0) > 0) {
+    if (send(fd, "ok", 2, MSG_NOSIGNAL) != 2) break;
   }
-  ~TcpBaseline() {
-    shutdown(listener_, SHUT_RDWR);
-    close(listener_);
-    thread_.join();
-  }
-  int port() const { return port_; }
-
- private:
-  int listener_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-};
+  close(fd);
+}
 
 // Runs wrk and returns its output ("" if it could not run).
 std::string RunWrk(const std::vector<std::string>& args) {
@@ -219,7 +181,7 @@ int main(int argc, char** argv) {
   // 1. Raw TCP round trip.
   Latencies tcp;
   {
-    TcpBaseline baseline;
+    inspector::bench::LoopbackServer baseline(1, ServeEcho);
     if (!ClosedLoop(baseline.port(), "GET / HTTP/1.1\r\n", 2, seconds, &tcp)) {
       std::fprintf(stderr, "http_server_bench: the TCP baseline failed\n");
       return 1;

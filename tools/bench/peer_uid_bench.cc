@@ -46,35 +46,16 @@
 
 #include "common/http/http_server.h"
 #include "common/net/socket_owner.h"
+#include "tools/bench/loopback.h"
 
 namespace {
 
+using inspector::bench::ConnectLoopback;
+using inspector::bench::LoopbackServer;
 using inspector::http::HttpExchange;
 using inspector::http::HttpServer;
 using inspector::http::HttpServerOptions;
 using Clock = std::chrono::steady_clock;
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
-
-int ConnectLoopback(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  linger no_linger{1, 0};
-  setsockopt(fd, SOL_SOCKET, SO_LINGER, &no_linger, sizeof(no_linger));
-  sockaddr_in addr = Loopback(port);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Whether `got` holds a whole answer: one byte for the TCP baseline, or
 // an HTTP head and the Content-Length body it announces.
@@ -99,7 +80,7 @@ double ConnectionRate(int port, const std::string& request, bool http,
   long count = 0;
   char buffer[4096];
   while (Clock::now() < end) {
-    int fd = ConnectLoopback(port);
+    int fd = ConnectLoopback(port, /*no_linger=*/true);
     if (fd < 0) return -1;
     if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(request.size())) {
@@ -120,43 +101,19 @@ double ConnectionRate(int port, const std::string& request, bool http,
   return count / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Accepts, reads a byte, answers one, and closes once the client has, on
-// a thread of its own.
-class AcceptAndClose {
- public:
-  AcceptAndClose() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = Loopback(0);
-    bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    listen(listener_, 128);
-    socklen_t length = sizeof(addr);
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
-      while (true) {
-        int fd = accept(listener_, nullptr, nullptr);
-        if (fd < 0) return;
-        char byte;
-        if (recv(fd, &byte, 1, 0) == 1 && send(fd, "k", 1, MSG_NOSIGNAL) == 1) {
-          while (recv(fd, &byte, 1, 0) > 0) {
-          }
-        }
-        close(fd);
+// Accepts, reads a byte, answers one, and closes once the client has.
+void AcceptAndClose(int listener) {
+  while (true) {
+    int fd = accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
+    char byte;
+    if (recv(fd, &byte, 1, 0) == 1 && send(fd, "k", 1, MSG_NOSIGNAL) == 1) {
+      while (recv(fd, &byte, 1, 0) > 0) {
       }
-    });
+    }
+    close(fd);
   }
-  ~AcceptAndClose() {
-    shutdown(listener_, SHUT_RDWR);
-    close(listener_);
-    thread_.join();
-  }
-  int port() const { return port_; }
-
- private:
-  int listener_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-};
+}
 
 // Lines of /proc/net/tcp and tcp6 but their headers: the sockets a lookup
 // reads through.
@@ -178,7 +135,7 @@ int SocketCount() {
 // TcpPeerUidFromProc) of a live loopback connection to `port`; -1 if the
 // lookup does not find this process's user.
 double LookupMicros(int port, int calls, bool proc) {
-  int client = ConnectLoopback(port);
+  int client = ConnectLoopback(port, /*no_linger=*/true);
   if (client < 0) return -1;
   // This process is both ends: the client's address is our "peer", the
   // server's our "self".
@@ -246,7 +203,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot start the HTTP server\n");
     return 1;
   }
-  AcceptAndClose tcp;
+  LoopbackServer tcp(128, AcceptAndClose);
   const std::string request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
   std::vector<double> tcp_rates, plain_rates, checked_rates;
@@ -283,7 +240,7 @@ int main(int argc, char** argv) {
   // open: 2000 more lines for every lookup to read.
   std::vector<int> idle;
   for (int i = 0; i < 1000; ++i) {
-    int fd = ConnectLoopback((*plain)->port());
+    int fd = ConnectLoopback((*plain)->port(), /*no_linger=*/true);
     if (fd < 0) break;
     idle.push_back(fd);
   }
