@@ -11,6 +11,10 @@
 //   (d) recording, answered: (b) with --history-sync answered (answers
 //                      leave once their rows are committed; with the
 //                      default, async, before);
+//   (b') baseline:     with --baseline PATH, another inspectord binary (an
+//                      earlier build, say) set up as (b), in the same
+//                      rounds, so that a change is judged against its own
+//                      baseline on the same machine at the same time;
 //   (e) to (i) the floor, when tools/perf's floor_relay is built
 //                      (-DINSPECTOR_PERF_TOOLS=ON) or given with
 //                      --floor-relay PATH: a relay that only passes lines
@@ -60,6 +64,7 @@
 //
 //   build/tools/bench/forward_bench [--requests N] [--concurrency C]
 //       [--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH]
+//       [--baseline PATH]
 //
 // N defaults to 20,000, C to 8, the daemon to the one built next to this
 // program, node to `node` (PATH is searched). Turns must be long (N/10
@@ -200,7 +205,7 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, Clock::time_point load_end,
 // Starts the four targets side by side, runs both modes interleaved
 // across them, then reads each daemon's settled memory.
 absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
-                    Scenario& off, Scenario& answered,
+                    Scenario& off, Scenario& answered, Scenario& baseline,
                     std::vector<Floor>& floors) {
   TempDir direct_dir, on_dir, off_dir, answered_dir;
   absl::StatusOr<std::unique_ptr<DirectTarget>> direct_target =
@@ -216,6 +221,17 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
       DaemonTarget::Start(options, answered_dir, /*record=*/true,
                           /*answered=*/true);
   if (!answered_target.ok()) return answered_target.status();
+  TempDir baseline_dir;
+  std::unique_ptr<DaemonTarget> baseline_target;
+  if (!options.baseline.empty()) {
+    Options baseline_options = options;
+    baseline_options.inspectord = options.baseline;
+    absl::StatusOr<std::unique_ptr<DaemonTarget>> started =
+        DaemonTarget::Start(baseline_options, baseline_dir, /*record=*/true);
+    if (!started.ok()) return started.status();
+    baseline_target = *std::move(started);
+    baseline.idle_rss = baseline_target->idle_rss();
+  }
   on.idle_rss = (*on_target)->idle_rss();
   off.idle_rss = (*off_target)->idle_rss();
   answered.idle_rss = (*answered_target)->idle_rss();
@@ -228,6 +244,13 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
       direct_target->get(),   on_target->get(), off_target->get(),
       answered_target->get(), &on_probe,        &off_probe,
       &answered_probe,        &on_local,        &off_local};
+  std::vector<Target*> concurrent_targets = {
+      direct_target->get(), on_target->get(), off_target->get(),
+      answered_target->get()};
+  if (baseline_target != nullptr) {
+    sequential_targets.push_back(baseline_target.get());
+    concurrent_targets.push_back(baseline_target.get());
+  }
   const size_t first_floor = sequential_targets.size();
   std::vector<std::unique_ptr<FloorRelay>> relays;
   std::vector<std::unique_ptr<FloorTarget>> floor_targets;
@@ -255,19 +278,19 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   answered.grpc_only = (*sequential)[6];
   on.local_answer = (*sequential)[7];
   off.local_answer = (*sequential)[8];
+  if (baseline_target != nullptr) baseline.sequential = (*sequential)[9];
   for (size_t i = 0; i < floors.size(); ++i) {
     floors[i].relayed = (*sequential)[first_floor + 2 * i];
     floors[i].bare = (*sequential)[first_floor + 2 * i + 1];
   }
-  absl::StatusOr<std::vector<Figures>> concurrent =
-      MeasureInterleaved({direct_target->get(), on_target->get(),
-                          off_target->get(), answered_target->get()},
-                         options.concurrency, options.requests);
+  absl::StatusOr<std::vector<Figures>> concurrent = MeasureInterleaved(
+      concurrent_targets, options.concurrency, options.requests);
   if (!concurrent.ok()) return concurrent.status();
   direct.concurrent = (*concurrent)[0];
   on.concurrent = (*concurrent)[1];
   off.concurrent = (*concurrent)[2];
   answered.concurrent = (*concurrent)[3];
+  if (baseline_target != nullptr) baseline.concurrent = (*concurrent)[4];
 
   const std::string way = absl::StrCat(options.concurrency, "-way");
   PrintRow(direct.label, "sequential", direct.sequential);
@@ -281,6 +304,10 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
       PrintRow("  Forward answered by daemon", "sequential",
                scenario->local_answer);
     }
+  }
+  if (baseline_target != nullptr) {
+    PrintRow(baseline.label, "sequential", baseline.sequential);
+    PrintRow(baseline.label, way, baseline.concurrent);
   }
   for (const Floor& floor : floors) {
     PrintRow(floor.label, "sequential", floor.relayed);
@@ -312,9 +339,14 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
 
   (*direct_target)->Stop();
   const Clock::time_point load_end = Clock::now();
-  for (auto [target, scenario] :
-       {std::pair{on_target->get(), &on}, std::pair{off_target->get(), &off},
-        std::pair{answered_target->get(), &answered}}) {
+  std::vector<std::pair<DaemonTarget*, Scenario*>> daemons = {
+      {on_target->get(), &on},
+      {off_target->get(), &off},
+      {answered_target->get(), &answered}};
+  if (baseline_target != nullptr) {
+    daemons.emplace_back(baseline_target.get(), &baseline);
+  }
+  for (auto [target, scenario] : daemons) {
     absl::StatusOr<Rss> settled =
         SettledRss(target->daemon_pid(), load_end, &scenario->settle_seconds);
     if (!settled.ok()) return settled.status();
@@ -326,12 +358,14 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   (*on_target)->Stop();
   (*off_target)->Stop();
   (*answered_target)->Stop();
+  if (baseline_target != nullptr) baseline_target->Stop();
   return absl::OkStatus();
 }
 
 void PrintBars(const Options& options, const Scenario& direct,
                const Scenario& on, const Scenario& off,
-               const Scenario& answered, const std::vector<Floor>& floors) {
+               const Scenario& answered, const Scenario& baseline,
+               const std::vector<Floor>& floors) {
   std::printf("\n");
   const double own =
       on.sequential.p50_ms - on.grpc_only.p50_ms - direct.sequential.p50_ms;
@@ -413,7 +447,24 @@ void PrintBars(const Options& options, const Scenario& direct,
       100 * answered.sequential.per_second / on.sequential.per_second,
       100 * answered.concurrent.per_second / on.concurrent.per_second,
       options.concurrency);
-  for (const Scenario* s : {&on, &off, &answered}) {
+  if (!options.baseline.empty()) {
+    std::printf(
+        "(b) against the baseline (b'), recording on: requests/s %.1f%% "
+        "sequential, %.1f%% %d-way; p50 %+.3f ms sequential, %+.3f ms "
+        "%d-way; CPU per request %+.1f us sequential, %+.1f us %d-way; "
+        "idle RSS %+.2f MiB at start, %+.2f MiB after the run\n",
+        100 * on.sequential.per_second / baseline.sequential.per_second,
+        100 * on.concurrent.per_second / baseline.concurrent.per_second,
+        options.concurrency, on.sequential.p50_ms - baseline.sequential.p50_ms,
+        on.concurrent.p50_ms - baseline.concurrent.p50_ms, options.concurrency,
+        on.sequential.cpu_us - baseline.sequential.cpu_us,
+        on.concurrent.cpu_us - baseline.concurrent.cpu_us, options.concurrency,
+        on.idle_rss.total - baseline.idle_rss.total,
+        on.settled_rss.total - baseline.settled_rss.total);
+  }
+  std::vector<const Scenario*> daemons = {&on, &off, &answered};
+  if (!options.baseline.empty()) daemons.push_back(&baseline);
+  for (const Scenario* s : daemons) {
     bool met = s->idle_rss.total < kIdleRssBarMiB &&
                s->settled_rss.total < kIdleRssBarMiB;
     std::printf(
@@ -435,14 +486,17 @@ int Usage(const char* problem) {
       stderr,
       "forward_bench: %s\n"
       "usage: forward_bench [--requests N] [--concurrency C] "
-      "[--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH]\n"
+      "[--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH] "
+      "[--baseline PATH]\n"
       "  --requests N     requests per target and mode (default "
       "20000)\n"
       "  --concurrency C  callers of the C-way mode (default 8)\n"
       "  --unix           serve gRPC on a unix socket instead of "
       "TCP\n"
       "  --floor-relay P  also measure tools/perf's floor_relay at P "
-      "(e to i)\n",
+      "(e to i)\n"
+      "  --baseline P     also measure the inspectord at P as (b), in the "
+      "same rounds\n",
       problem);
   return 2;
 }
@@ -484,6 +538,8 @@ int main(int argc, char** argv) {
       options.node = value;
     } else if (flag == "--floor-relay") {
       options.floor_relay = value;
+    } else if (flag == "--baseline") {
+      options.baseline = value;
     } else {
       return Usage(("unknown flag " + flag).c_str());
     }
@@ -505,17 +561,22 @@ int main(int argc, char** argv) {
               node_version.exit_code == 0
                   ? FirstLineOf(node_version.out).c_str()
                   : "not found");
-  std::printf("inspectord: %s\n\n", options.inspectord.c_str());
+  std::printf("inspectord: %s\n", options.inspectord.c_str());
+  if (!options.baseline.empty()) {
+    std::printf("baseline: %s\n", options.baseline.c_str());
+  }
+  std::printf("\n");
   std::printf("%-30s %-12s %9s %9s %9s %11s %9s %11s\n", "scenario", "mode",
               "p50 ms", "p90 ms", "p99 ms", "requests/s", "cs/req",
               "cpu µs/req");
   std::fflush(stdout);
 
-  Scenario direct, on, off, answered;
+  Scenario direct, on, off, answered, baseline;
   direct.label = "(a) direct stdio";
   on.label = "(b) inspectord, recording on";
   off.label = "(c) inspectord, recording off";
   answered.label = "(d) inspectord, answered";
+  baseline.label = "(b') baseline, recording on";
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
   std::vector<Floor> floors;
@@ -536,12 +597,13 @@ int main(int argc, char** argv) {
     floors.back().label = label;
     floors.back().api = api;
   }
-  absl::Status status = RunAll(options, direct, on, off, answered, floors);
+  absl::Status status =
+      RunAll(options, direct, on, off, answered, baseline, floors);
   if (!status.ok()) {
     std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
     return 1;
   }
-  PrintBars(options, direct, on, off, answered, floors);
+  PrintBars(options, direct, on, off, answered, baseline, floors);
   std::printf("load average at the end: %s\n", LoadAverage().c_str());
   return 0;
 }

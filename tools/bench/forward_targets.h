@@ -40,6 +40,8 @@ struct ForwardOptions {
   std::string inspectord;
   // tools/perf's floor_relay; empty: no floor targets.
   std::string floor_relay;
+  // Another inspectord measured as (b) in the same rounds; empty: none.
+  std::string baseline;
   std::string node = "node";
   bool unix_socket = false;
   std::string fixture;  // tools/fixture-server/server.mjs
