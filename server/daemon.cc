@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
+#include "common/clock/timer_queue.h"
 #include "common/errors.h"
 #include "common/intercept/breakpoint_spec.h"
 #include "common/files.h"
@@ -95,6 +95,16 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
 // services, the engine (ending every session), the pipeline and bus, and
 // last the history writer (which commits what is queued) and the database.
 struct Daemon::State {
+  explicit State(Clock* given_clock)
+      : own_clock(given_clock == nullptr ? std::make_unique<TimerQueue>()
+                                         : nullptr),
+        clock(given_clock == nullptr ? own_clock.get() : given_clock),
+        sign_in_codes(clock) {}
+
+  // The daemon's one clock (options.clock, or its own real one), given to
+  // every component that reads the time or schedules: gone last.
+  std::unique_ptr<TimerQueue> own_clock;
+  Clock* const clock;
   // This daemon's claim on its database: released last, after every
   // connection to the file has closed.
   std::unique_ptr<storage::DatabaseLock> database_lock;
@@ -156,8 +166,8 @@ struct Daemon::State {
 };
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
-  auto state = std::make_unique<State>();
-  absl::Time started_at = absl::Now();
+  auto state = std::make_unique<State>(options.clock);
+  absl::Time started_at = state->clock->Now();
   ASSIGN_OR_RETURN(
       net::ListenAddress listen,
       net::CheckListenAddress(options.listen, options.allow_network_exposure,
@@ -217,7 +227,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                         absl::StrCat("database ", options.database_path, ": ",
                                      ui_database.status().message()));
   }
-  auto ui_sessions = auth::UiSessions::Open(*std::move(ui_database));
+  auth::UiSessionOptions ui_session_options;
+  ui_session_options.clock = state->clock;
+  auto ui_sessions = auth::UiSessions::Open(*std::move(ui_database),
+                                            std::move(ui_session_options));
   if (!ui_sessions.ok()) {
     return absl::Status(
         ui_sessions.status().code(),
@@ -281,6 +294,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // The engine keeps the servers' configurations and follows their
   // changes itself.
   engine::EngineOptions engine_options;
+  engine_options.clock = state->clock;
   engine_options.idle_timeout = options.idle_timeout;
   if (paths->restricted()) {
     // Checked again at each spawn: a configuration stored before
@@ -326,7 +340,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                        : options.http_cors_origins;
   state->bridges = std::make_unique<bridge::BridgeManager>(
       std::move(bridge_options), state->engine.get(),
-      state->bridge_store.get());
+      state->bridge_store.get(), state->clock);
 
   if (!options.config_file.empty()) {
     auto file =
@@ -361,7 +375,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                          imported->replaced_size(), " replaced"));
   }
 
-  services::ServiceDeps deps{state->authenticator.get(), &state->calls};
+  services::ServiceDeps deps{state->authenticator.get(), &state->calls,
+                             state->clock};
   state->mcp_service =
       std::make_unique<services::McpService>(state->engine.get(), deps);
   state->history_service = std::make_unique<services::HistoryService>(
@@ -394,7 +409,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     return raw_state->ui_base;
   };
   state->system_service = std::make_unique<services::SystemService>(
-      started_at, &state->calls,
+      state->clock, started_at, &state->calls,
       [raw_state] { return raw_state->bridges->running(); },
       std::move(sign_in));
   state->bridge_service = std::make_unique<services::BridgeService>(
@@ -619,7 +634,7 @@ void Daemon::Shutdown() {
   state_->doctor_service->Shutdown();
   // Let calls in flight finish (up to the grace period), then stop at once:
   // a graceful gRPC shutdown would also wait for idle clients to hang up.
-  if (!state_->calls.WaitIdle(absl::Now() + state_->options.shutdown_grace)) {
+  if (!state_->calls.WaitIdle(state_->options.shutdown_grace)) {
     LogWarn(absl::StrCat("cancelling ", state_->calls.active(),
                          " call(s) still running after the grace period"));
   }

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 
 namespace inspector {
 
@@ -92,6 +93,10 @@ struct DaemonOptions {
   bool intercept = false;
   std::vector<std::string> breakpoints;
   uint32_t hold_timeout_ms = 0;
+  // The clock every component reads the time and schedules on; must
+  // outlive the daemon. Null: the daemon makes its own real clock. Tests
+  // may pass a simulated one (tests/testing/fake_clock.h).
+  Clock* clock = nullptr;
 };
 
 class Daemon {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/clock/timer_queue.h"
 #include "common/json_text.h"
 #include "common/strings.h"
 
@@ -17,6 +17,17 @@ namespace {
 
 std::atomic<int> min_level{static_cast<int>(LogLevel::kInfo)};
 std::atomic<int> log_format{static_cast<int>(LogFormat::kText)};
+std::atomic<Clock*> log_clock{nullptr};
+
+absl::Time LogTime() {
+  Clock* clock = log_clock.load(std::memory_order_acquire);
+  if (clock == nullptr) {
+    // Never destroyed: a thread may log while the process exits.
+    static Clock* const fallback = new TimerQueue();
+    clock = fallback;
+  }
+  return clock->Now();
+}
 
 void WriteLine(const std::string& line) {
   // One write per line so concurrent lines do not interleave.
@@ -32,6 +43,9 @@ void WriteLine(const std::string& line) {
 
 }  // namespace
 
+void SetLogClock(Clock* clock) {
+  log_clock.store(clock, std::memory_order_release);
+}
 void SetLogLevel(LogLevel level) { min_level = static_cast<int>(level); }
 void SetLogFormat(LogFormat format) { log_format = static_cast<int>(format); }
 LogFormat GetLogFormat() { return static_cast<LogFormat>(log_format.load()); }
@@ -65,7 +79,7 @@ void Log(LogLevel level, std::string_view message) {
 void LogWithData(LogLevel level, std::string_view message,
                  std::string_view data_json) {
   if (!LogEnabled(level)) return;
-  const absl::Time now = absl::Now();
+  const absl::Time now = LogTime();
   std::string line;
   if (GetLogFormat() == LogFormat::kJson) {
     line = absl::StrCat(R"({"ts":)", absl::ToUnixMillis(now), R"(,"level":")",

@@ -5,6 +5,8 @@
 //    "type": "app", "message", "data": {...}} for log lines, and
 //    "mcp_request" / "mcp_response" entries for every JSON-RPC message the
 //    pipeline observes (server/engine/pipeline.h writes those).
+// Entries are stamped with the clock given to SetLogClock() (inspectord
+// gives its one real clock).
 // Callers pass text with secrets already masked. Thread-safe; each entry is
 // one write(2), so concurrent entries never interleave.
 #ifndef INSPECTOR_SERVER_LOGGING_H_
@@ -12,11 +14,17 @@
 
 #include <string_view>
 
+#include "common/clock/clock.h"
+
 namespace inspector {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 enum class LogFormat { kText, kJson };
 
+// The clock that stamps entries; it must stay valid for as long as
+// anything may log. Until one is set (or after nullptr), entries are
+// stamped by a real clock made on first use.
+void SetLogClock(Clock* clock);
 // Lines below `level` are not printed. Default: kInfo.
 void SetLogLevel(LogLevel level);
 // Default: kText. Set once at start, before other threads log.

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/clock/timer_queue.h"
 #include "common/intercept/breakpoint_spec.h"
 #include "common/message_limits.h"
 #include "common/service_process.h"
@@ -195,6 +196,12 @@ int main(int argc, char** argv) {
 
   // Stop signals are blocked in every thread; one thread waits for them.
   sigset_t stop_signals = inspector::PrepareServiceProcess();
+  // The process's one real clock, for the log and the daemon alike; its
+  // thread starts after the stop signals are blocked. Never destroyed: a
+  // thread may still log while the process exits.
+  auto* clock = new inspector::TimerQueue();
+  inspector::SetLogClock(clock);
+  options.clock = clock;
 
   auto daemon = inspector::Daemon::Start(options);
   if (!daemon.ok()) {

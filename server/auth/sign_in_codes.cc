@@ -6,14 +6,13 @@
 
 namespace inspector::auth {
 
-SignInCodes::SignInCodes(absl::Duration lifetime,
-                         std::function<absl::Time()> now)
-    : lifetime_(lifetime), now_(std::move(now)) {}
+SignInCodes::SignInCodes(Clock* clock, absl::Duration lifetime)
+    : clock_(clock), lifetime_(lifetime) {}
 
 absl::StatusOr<SignInCodes::Code> SignInCodes::Mint() {
   absl::StatusOr<std::string> random = GenerateToken();
   if (!random.ok()) return random.status();
-  Code code{*std::move(random), Now() + lifetime_};
+  Code code{*std::move(random), clock_->Now() + lifetime_};
   absl::MutexLock lock(&mu_);
   if (live_.size() >= kMaxLive) live_.pop_front();
   live_.push_back(code);
@@ -21,7 +20,7 @@ absl::StatusOr<SignInCodes::Code> SignInCodes::Mint() {
 }
 
 bool SignInCodes::Redeem(std::string_view code) {
-  absl::Time now = Now();
+  absl::Time now = clock_->Now();
   absl::MutexLock lock(&mu_);
   bool found = false;
   size_t index = 0;

@@ -9,7 +9,6 @@
 #define INSPECTOR_SERVER_AUTH_SIGN_IN_CODES_H_
 
 #include <deque>
-#include <functional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 
 namespace inspector::auth {
 
@@ -29,10 +29,10 @@ class SignInCodes {
     absl::Time expires_at;
   };
 
-  // `lifetime`: how long a code stays valid. `now`: the clock (tests pass a
-  // fake one); absl::Now when empty.
-  explicit SignInCodes(absl::Duration lifetime = absl::Minutes(15),
-                       std::function<absl::Time()> now = nullptr);
+  // `clock` (which must outlive this) tells the time; `lifetime`: how
+  // long a code stays valid.
+  explicit SignInCodes(Clock* clock,
+                       absl::Duration lifetime = absl::Minutes(15));
 
   // A new code. Fails only if the system's random source does.
   absl::StatusOr<Code> Mint();
@@ -42,10 +42,8 @@ class SignInCodes {
   bool Redeem(std::string_view code);
 
  private:
-  absl::Time Now() const { return now_ ? now_() : absl::Now(); }
-
+  Clock* const clock_;
   const absl::Duration lifetime_;
-  const std::function<absl::Time()> now_;
   absl::Mutex mu_;
   std::deque<Code> live_ ABSL_GUARDED_BY(mu_);
 };

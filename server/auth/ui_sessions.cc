@@ -53,6 +53,9 @@ absl::StatusOr<std::unique_ptr<UiSessions>> UiSessions::Open(
   if (db == nullptr) {
     return absl::InvalidArgumentError("web UI sign-ins need a database");
   }
+  if (options.clock == nullptr) {
+    return absl::InvalidArgumentError("web UI sign-ins need a clock");
+  }
   std::unique_ptr<UiSessions> sessions(
       new UiSessions(std::move(db), std::move(options)));
   absl::MutexLock lock(&sessions->mu_);

@@ -19,7 +19,6 @@
 #ifndef INSPECTOR_SERVER_AUTH_UI_SESSIONS_H_
 #define INSPECTOR_SERVER_AUTH_UI_SESSIONS_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "storage/database.h"
 #include "storage/ui_session_store.h"
 
@@ -41,8 +41,8 @@ struct UiSessionOptions {
   absl::Duration lifetime = absl::Hours(7 * 24);
   // A sign-in not used for this long ends.
   absl::Duration idle_timeout = absl::Hours(12);
-  // The clock (tests pass a fake one); absl::Now when empty.
-  std::function<absl::Time()> now;
+  // Tells the time; must outlive the UiSessions. Required.
+  Clock* clock = nullptr;
 };
 
 class UiSessions {
@@ -74,7 +74,7 @@ class UiSessions {
   // Loads the sign-ins stored in `db` (a connection to the daemon's
   // database, owned from now on) and deletes those that have ended.
   static absl::StatusOr<std::unique_ptr<UiSessions>> Open(
-      std::unique_ptr<storage::Database> db, UiSessionOptions options = {});
+      std::unique_ptr<storage::Database> db, UiSessionOptions options);
 
   // A new sign-in for a browser that says it is `user_agent` (kept, cut
   // to 200 bytes, for the listing only). Fails if the random source or
@@ -107,7 +107,7 @@ class UiSessions {
 
   UiSessions(std::unique_ptr<storage::Database> db, UiSessionOptions options);
 
-  absl::Time Now() const { return options_.now ? options_.now() : absl::Now(); }
+  absl::Time Now() const { return options_.clock->Now(); }
   // The hex SHA-256 under which `credential`'s sign-in is kept.
   static std::string Hash(std::string_view credential);
   // Why `entry` has ended at `now`, or "" if it has not.

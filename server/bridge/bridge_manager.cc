@@ -176,8 +176,11 @@ struct BridgeManager::Bridge {
 };
 
 BridgeManager::BridgeManager(BridgeOptions options, engine::Engine* engine,
-                             storage::BridgeStore* store)
-    : options_(std::move(options)), engine_(engine), store_(store) {
+                             storage::BridgeStore* store, Clock* clock)
+    : options_(std::move(options)),
+      engine_(engine),
+      store_(store),
+      clock_(clock) {
   engine_->configs()->AddListener(
       [this](const std::string& id, const std::string& change) {
         OnConfigChanged(id, change);
@@ -375,7 +378,7 @@ absl::StatusOr<v1::ServerConfig> BridgeManager::RevertServer(
       }
     }
     if (bridge != nullptr) {
-      absl::Status stopped = store_->MarkStopped(config.name(), absl::Now());
+      absl::Status stopped = store_->MarkStopped(config.name(), clock_->Now());
       if (!stopped.ok()) LogWarn(absl::StrCat("revert: ", stopped.ToString()));
     }
   }
@@ -556,7 +559,7 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
     plan.row.status = std::string(storage::kBridgeRunning);
     plan.row.stopped_at.reset();
     if (plan.row.created_at == absl::UnixEpoch()) {
-      plan.row.created_at = absl::Now();
+      plan.row.created_at = clock_->Now();
     }
     RETURN_IF_ERROR(store_->Put(plan.row));
     bridge->row = plan.row;
@@ -622,7 +625,7 @@ std::unique_ptr<BridgeManager::Bridge> BridgeManager::Take(
 absl::Status BridgeManager::Stop(const std::string& name) {
   std::unique_ptr<Bridge> bridge = Take(name);
   if (bridge == nullptr) return NotRunning(name);
-  absl::Status stored = store_->MarkStopped(name, absl::Now());
+  absl::Status stored = store_->MarkStopped(name, clock_->Now());
   bridge.reset();  // stops serving and ends its client sessions
   LogInfo(absl::StrCat("conversion ", name, " stopped"));
   return stored;
@@ -645,7 +648,7 @@ void BridgeManager::OnConfigChanged(const std::string& id,
   }
   for (auto& bridge : stopped) {
     const std::string name = bridge->row.server_name;
-    absl::Status stored = store_->MarkStopped(name, absl::Now());
+    absl::Status stored = store_->MarkStopped(name, clock_->Now());
     if (!stored.ok()) LogWarn(absl::StrCat("conversion ", name, ": ",
                                            stored.ToString()));
     bridge.reset();
@@ -684,7 +687,7 @@ void BridgeManager::Restore() {
     const std::string name = row.server_name;
     auto forget = [&](const std::string& why) {
       LogWarn(absl::StrCat("conversion ", name, " not restored: ", why));
-      absl::Status stored = store_->MarkStopped(name, absl::Now());
+      absl::Status stored = store_->MarkStopped(name, clock_->Now());
       if (!stored.ok()) LogWarn(stored.ToString());
     };
     absl::MutexLock config_lock(&config_mu_);

@@ -54,6 +54,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "inspector/v1/bridge.pb.h"
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
@@ -79,10 +80,11 @@ struct BridgeOptions {
 
 class BridgeManager {
  public:
-  // `engine` and `store` must outlive the manager. Subscribes to the
+  // `engine`, `store` and `clock` (the time conversions are stored as
+  // created and stopped) must outlive the manager. Subscribes to the
   // engine's configuration changes.
   BridgeManager(BridgeOptions options, engine::Engine* engine,
-                storage::BridgeStore* store);
+                storage::BridgeStore* store, Clock* clock);
   ~BridgeManager();  // Shutdown()
 
   BridgeManager(const BridgeManager&) = delete;
@@ -145,6 +147,7 @@ class BridgeManager {
   const BridgeOptions options_;
   engine::Engine* const engine_;
   storage::BridgeStore* const store_;
+  Clock* const clock_;
 
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<Bridge>> bridges_

@@ -33,7 +33,7 @@ ConfigManager::ConfigManager(storage::ServerStore* store,
     : store_(store), options_(std::move(options)) {}
 
 absl::Time ConfigManager::Now() const {
-  return options_.clock ? options_.clock() : absl::Now();
+  return options_.clock->Now();
 }
 
 void ConfigManager::Notify(const std::string& id,

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "inspector/v1/config.pb.h"
 #include "storage/server_store.h"
@@ -25,8 +26,8 @@
 namespace inspector::config {
 
 struct ConfigManagerOptions {
-  // Source of createdAt / updatedAt. Default: the system clock.
-  std::function<absl::Time()> clock;
+  // Source of createdAt / updatedAt; must outlive the manager. Required.
+  Clock* clock = nullptr;
   // Called after every successful change with the server id and
   // "created", "updated" or "deleted". Default: nothing.
   std::function<void(const std::string& id, const std::string& change)>
@@ -37,7 +38,7 @@ class ConfigManager {
  public:
   // `store` must outlive the manager.
   explicit ConfigManager(storage::ServerStore* store,
-                         ConfigManagerOptions options = {});
+                         ConfigManagerOptions options);
 
   absl::StatusOr<std::vector<v1::ServerConfig>> List();
 

@@ -157,6 +157,9 @@ std::string StateLogData(const v1::ServerConfig& config,
 
 config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
   config::ConfigManagerOptions options;
+  // clock_'s value; clock_ itself is set after configs_.
+  options.clock = engine->options_.clock != nullptr ? engine->options_.clock
+                                                    : &engine->timers_;
   options.on_change = [engine](const std::string& id,
                                const std::string& change) {
     LogWithData(LogLevel::kInfo, absl::StrCat("server ", id, " ", change),

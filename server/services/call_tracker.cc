@@ -12,12 +12,12 @@ void CallTracker::End() {
   --active_;
 }
 
-bool CallTracker::WaitIdle(absl::Time deadline) {
+bool CallTracker::WaitIdle(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return active_ == 0;
   };
-  return mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+  return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
 }
 
 int CallTracker::active() const {

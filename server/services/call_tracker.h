@@ -19,8 +19,9 @@ class CallTracker {
  public:
   void Begin() ABSL_LOCKS_EXCLUDED(mu_);
   void End() ABSL_LOCKS_EXCLUDED(mu_);
-  // Blocks until no call is in flight or `deadline` passes; true if idle.
-  bool WaitIdle(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
+  // Blocks until no call is in flight, for at most `timeout` (a real
+  // wait, whatever the daemon's clock); true if idle.
+  bool WaitIdle(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
   int active() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

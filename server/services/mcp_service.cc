@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
 #include "common/thread_name.h"
@@ -91,12 +90,13 @@ void McpService::Call(const std::string& server, const std::string& method,
                   {"id", absl::StrCat("inspectord-", id)},
                   {"method", method}};
   if (!params.is_null()) request["params"] = std::move(params);
-  absl::Time started = absl::Now();
+  Clock* clock = deps_.clock;
+  absl::Time started = clock->Now();
   engine_->Forward(
       server, request.dump(), LimitsOf(options, std::move(caller)),
-      [done = std::move(done), started, server,
+      [done = std::move(done), clock, started, server,
        method](absl::StatusOr<std::string> response) {
-        double ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+        double ms = absl::ToDoubleMilliseconds(clock->Now() - started);
         if (!response.ok()) {
           done(response.status(), ms);
           return;

@@ -7,7 +7,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/ids.h"
 #include "common/status_macros.h"
@@ -214,7 +213,7 @@ grpc::ServerUnaryReactor* SessionService::ImportSession(
     std::function<int64_t()> next_id;
     if (writer_ != nullptr) next_id = [this] { return writer_->NextMessageId(); };
     RETURN_IF_ERROR(store_->Insert(file.session, file.messages, next_id,
-                                   absl::ToUnixMillis(absl::Now())));
+                                   absl::ToUnixMillis(deps_.clock->Now())));
     ASSIGN_OR_RETURN(storage::StoredSession stored,
                      store_->Get(file.session.session.id()));
     *response->mutable_session() = sessions::SessionForApi(stored);

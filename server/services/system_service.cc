@@ -15,7 +15,7 @@ grpc::ServerUnaryReactor* SystemService::GetHealth(
   response->set_status("ok");
   response->set_version(Version());
   response->set_uptime(
-      static_cast<uint32_t>(absl::ToInt64Seconds(absl::Now() - started_at_)));
+      static_cast<uint32_t>(absl::ToInt64Seconds(clock_->Now() - started_at_)));
   if (conversions_) {
     response->set_servers(static_cast<uint32_t>(conversions_()));
   }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "inspector/v1/system.grpc.pb.h"
 #include "server/auth/sign_in_codes.h"
 #include "server/auth/token_authenticator.h"
@@ -36,13 +37,15 @@ struct SignInDeps {
 
 class SystemService final : public v1::SystemService::CallbackService {
  public:
-  // `calls` must outlive the service, and so must what `sign_in` points
-  // to. `conversions`, if set, counts the running conversions
+  // `clock` and `calls` must outlive the service, and so must what
+  // `sign_in` points to. `started_at` (on `clock`) is what the uptime
+  // counts from. `conversions`, if set, counts the running conversions
   // (Health.servers); it must not block.
-  SystemService(absl::Time started_at, CallTracker* calls,
+  SystemService(Clock* clock, absl::Time started_at, CallTracker* calls,
                 std::function<size_t()> conversions = nullptr,
                 SignInDeps sign_in = {})
-      : started_at_(started_at),
+      : clock_(clock),
+        started_at_(started_at),
         calls_(calls),
         conversions_(std::move(conversions)),
         sign_in_(std::move(sign_in)) {}
@@ -79,6 +82,7 @@ class SystemService final : public v1::SystemService::CallbackService {
   // itself.
   absl::Status CheckSignInToken(grpc::CallbackServerContext* context) const;
 
+  Clock* const clock_;
   const absl::Time started_at_;
   CallTracker* const calls_;
   const std::function<size_t()> conversions_;

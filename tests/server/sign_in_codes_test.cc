@@ -1,16 +1,17 @@
 // Unit tests of the web UI's one-time sign-in codes, on a fake clock.
 #include "server/auth/sign_in_codes.h"
 
-#include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::auth {
 namespace {
 
 class SignInCodesTest : public ::testing::Test {
  protected:
-  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
-  SignInCodes codes_{absl::Minutes(15), [this] { return now_; }};
+  inspector::testing::FakeClock clock_;
+  const absl::Time start_ = clock_.Now();
+  SignInCodes codes_{&clock_, absl::Minutes(15)};
 };
 
 TEST_F(SignInCodesTest, ACodeIsHexAndWorksOnce) {
@@ -19,7 +20,7 @@ TEST_F(SignInCodesTest, ACodeIsHexAndWorksOnce) {
   EXPECT_EQ(code->code.size(), 64u);
   EXPECT_EQ(code->code.find_first_not_of("0123456789abcdef"),
             std::string::npos);
-  EXPECT_EQ(code->expires_at, now_ + absl::Minutes(15));
+  EXPECT_EQ(code->expires_at, start_ + absl::Minutes(15));
   EXPECT_TRUE(codes_.Redeem(code->code));
   EXPECT_FALSE(codes_.Redeem(code->code));
 }
@@ -45,9 +46,10 @@ TEST_F(SignInCodesTest, UnknownEmptyAndPartialCodesAreRefused) {
 TEST_F(SignInCodesTest, AnExpiredCodeIsRefusedAndForgotten) {
   auto code = codes_.Mint();
   ASSERT_TRUE(code.ok());
-  now_ += absl::Minutes(15);
+  clock_.Advance(absl::Minutes(15));
   EXPECT_FALSE(codes_.Redeem(code->code));
-  now_ -= absl::Minutes(1);  // Even if the clock went back: it is gone.
+  // Even if the clock went back: it is gone.
+  clock_.SetBack(absl::Minutes(1));
   EXPECT_FALSE(codes_.Redeem(code->code));
 }
 

@@ -18,6 +18,7 @@
 #include "server/auth/token_authenticator.h"
 #include "server/oauth/crypto.h"
 #include "storage/database.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::auth {
@@ -39,7 +40,7 @@ class UiSessionsTest : public ::testing::Test {
     UiSessionOptions options;
     options.lifetime = absl::Hours(7 * 24);
     options.idle_timeout = absl::Hours(12);
-    options.now = [this] { return now_; };
+    options.clock = &clock_;
     auto sessions = UiSessions::Open(*std::move(db), std::move(options));
     ASSERT_TRUE(sessions.ok()) << sessions.status();
     sessions_ = *std::move(sessions);
@@ -69,7 +70,7 @@ class UiSessionsTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  inspector::testing::FakeClock clock_;
   std::unique_ptr<UiSessions> sessions_;
 };
 
@@ -82,8 +83,8 @@ TEST_F(UiSessionsTest, ACredentialIsRandomHexAndWorks) {
   EXPECT_NE(first.credential, second.credential);
   EXPECT_NE(first.session.id, second.session.id);
   EXPECT_THAT(first.credential, Not(HasSubstr(first.session.id.substr(3))));
-  EXPECT_EQ(first.session.expires_at, now_ + absl::Hours(7 * 24));
-  EXPECT_EQ(first.session.idle_expires_at, now_ + absl::Hours(12));
+  EXPECT_EQ(first.session.expires_at, clock_.Now() + absl::Hours(7 * 24));
+  EXPECT_EQ(first.session.idle_expires_at, clock_.Now() + absl::Hours(12));
   EXPECT_TRUE(sessions_->Check(first.credential).ok());
   EXPECT_TRUE(sessions_->Check(second.credential).ok());
 }
@@ -115,12 +116,12 @@ TEST_F(UiSessionsTest, OnlyTheCredentialsHashIsStored) {
 TEST_F(UiSessionsTest, ASignInEndsWhenItsLifetimeIsOverEvenIfUsed) {
   UiSessions::Issued issued = SignIn();
   // Used every 11 hours: never idle, yet it ends after 7 days.
-  absl::Time end = now_ + absl::Hours(7 * 24);
-  while (now_ + absl::Hours(11) < end) {
-    now_ += absl::Hours(11);
-    ASSERT_TRUE(sessions_->Check(issued.credential).ok()) << now_;
+  absl::Time end = clock_.Now() + absl::Hours(7 * 24);
+  while (clock_.Now() + absl::Hours(11) < end) {
+    clock_.Advance(absl::Hours(11));
+    ASSERT_TRUE(sessions_->Check(issued.credential).ok()) << clock_.Now();
   }
-  now_ = end;
+  clock_.Advance(end - clock_.Now());
   absl::Status status = sessions_->Check(issued.credential);
   EXPECT_EQ(ErrorReason(status), "SESSION_INVALID");
   EXPECT_THAT(status.message(), HasSubstr("expired"));
@@ -128,36 +129,37 @@ TEST_F(UiSessionsTest, ASignInEndsWhenItsLifetimeIsOverEvenIfUsed) {
   // Forgotten, here and in the file.
   EXPECT_TRUE(sessions_->List().empty());
   EXPECT_TRUE(StoredTexts().empty());
-  now_ -= absl::Hours(1);  // Even if the clock went back: it is gone.
+  clock_.SetBack(absl::Hours(1));  // Even if the clock went back: it is gone.
   EXPECT_FALSE(sessions_->Check(issued.credential).ok());
 }
 
 TEST_F(UiSessionsTest, ASignInUnusedForTheIdleTimeoutEnds) {
   UiSessions::Issued used = SignIn();
   UiSessions::Issued unused = SignIn();
-  now_ += absl::Hours(11);
+  clock_.Advance(absl::Hours(11));
   EXPECT_TRUE(sessions_->Check(used.credential).ok());
-  now_ += absl::Hours(1);  // 12 hours after sign-in, 1 after the last use.
+  // 12 hours after sign-in, 1 after the last use.
+  clock_.Advance(absl::Hours(1));
   EXPECT_TRUE(sessions_->Check(used.credential).ok());
   absl::Status status = sessions_->Check(unused.credential);
   EXPECT_EQ(ErrorReason(status), "SESSION_INVALID");
   EXPECT_THAT(status.message(), HasSubstr("unused"));
-  now_ += absl::Hours(12);
+  clock_.Advance(absl::Hours(12));
   EXPECT_FALSE(sessions_->Check(used.credential).ok());
 }
 
 TEST_F(UiSessionsTest, SignInsSurviveARestartWithTheirLastUse) {
   UiSessions::Issued issued = SignIn();
-  now_ += absl::Hours(6);
+  clock_.Advance(absl::Hours(6));
   ASSERT_TRUE(sessions_->Check(issued.credential).ok());
   Reopen();
   std::vector<UiSessions::Session> listed = sessions_->List();
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0].last_used_at, now_);
+  EXPECT_EQ(listed[0].last_used_at, clock_.Now());
   // 11 hours after the last use (17 after sign-in): still signed in.
-  now_ += absl::Hours(11);
+  clock_.Advance(absl::Hours(11));
   EXPECT_TRUE(sessions_->Check(issued.credential).ok());
-  now_ += absl::Hours(12);
+  clock_.Advance(absl::Hours(12));
   Reopen();  // Ended sign-ins are dropped when loaded.
   EXPECT_TRUE(sessions_->List().empty());
   EXPECT_TRUE(StoredTexts().empty());
@@ -165,16 +167,16 @@ TEST_F(UiSessionsTest, SignInsSurviveARestartWithTheirLastUse) {
 
 TEST_F(UiSessionsTest, ListShowsNoSecretAndTheEnds) {
   UiSessions::Issued first = SignIn("Firefox/140\x01\xff");
-  now_ += absl::Minutes(5);
+  clock_.Advance(absl::Minutes(5));
   UiSessions::Issued second = SignIn(std::string(500, 'a'));
-  now_ += absl::Minutes(5);
+  clock_.Advance(absl::Minutes(5));
   ASSERT_TRUE(sessions_->Check(first.credential).ok());
   std::vector<UiSessions::Session> listed = sessions_->List();
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0].id, first.session.id);
   EXPECT_EQ(listed[0].user_agent, "Firefox/140??");
-  EXPECT_EQ(listed[0].last_used_at, now_);
-  EXPECT_EQ(listed[0].idle_expires_at, now_ + absl::Hours(12));
+  EXPECT_EQ(listed[0].last_used_at, clock_.Now());
+  EXPECT_EQ(listed[0].idle_expires_at, clock_.Now() + absl::Hours(12));
   EXPECT_EQ(listed[1].id, second.session.id);
   EXPECT_EQ(listed[1].user_agent.size(), 200u);
   EXPECT_EQ(listed[1].expires_at,
@@ -213,13 +215,13 @@ TEST_F(UiSessionsTest, RevokedAndSignedOutCredentialsAreRefusedForGood) {
 
 TEST_F(UiSessionsTest, TheLeastRecentlyUsedMakesRoomForANewOne) {
   UiSessions::Issued oldest = SignIn();
-  now_ += absl::Seconds(1);
+  clock_.Advance(absl::Seconds(1));
   UiSessions::Issued used = SignIn();
   for (size_t i = 2; i < UiSessions::kMaxLive; ++i) {
-    now_ += absl::Seconds(1);
+    clock_.Advance(absl::Seconds(1));
     SignIn();
   }
-  now_ += absl::Minutes(1);
+  clock_.Advance(absl::Minutes(1));
   ASSERT_TRUE(sessions_->Check(used.credential).ok());
   UiSessions::Issued newest = SignIn();
   EXPECT_EQ(sessions_->List().size(), UiSessions::kMaxLive);

@@ -26,6 +26,11 @@ void FakeClock::Advance(absl::Duration d) {
   if (until > now_) now_ = until;
 }
 
+void FakeClock::SetBack(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  now_ -= d;
+}
+
 size_t FakeClock::scheduled() const {
   absl::MutexLock lock(&mu_);
   return timers_.size();

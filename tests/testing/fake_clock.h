@@ -34,6 +34,9 @@ class FakeClock final : public TableClock {
 
   // Moves time forward by `d` (>= 0), running what falls due on the way.
   void Advance(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves time back by `d` (>= 0), as when the system clock is set back;
+  // runs nothing.
+  void SetBack(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Timers scheduled and not yet run or cancelled.
   size_t scheduled() const ABSL_LOCKS_EXCLUDED(mu_);
