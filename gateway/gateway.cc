@@ -23,9 +23,12 @@
 #include "common/net/listen_address.h"
 #include "common/token.h"
 #include "common/untrusted_input.h"
+#include "gateway/byte_buffers.h"
+#include "gateway/caller_credentials.h"
 #include "gateway/http_errors.h"
 #include "gateway/request_policy.h"
 #include "gateway/route_table.h"
+#include "gateway/stream_call.h"
 #include "gateway/transcoder.h"
 #include "gateway/ui_assets.h"
 #include "inspector/v1/system.pb.h"
@@ -34,24 +37,6 @@ namespace inspector::gateway {
 namespace {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
-
-std::string ToString(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string out;
-  if (!buffer.Dump(&slices).ok()) return out;
-  size_t size = 0;
-  for (const grpc::Slice& slice : slices) size += slice.size();
-  out.reserve(size);
-  for (const grpc::Slice& slice : slices) {
-    out.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  return out;
-}
-
-grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
 
 // The value of `key` in the server's initial or trailing metadata.
 std::string ResponseMetadata(const grpc::ClientContext& context,
@@ -65,13 +50,6 @@ std::string ResponseMetadata(const grpc::ClientContext& context,
   return "";
 }
 
-bool WantsNdjson(const http::Request& request) {
-  const std::string* accept = request.Header("accept");
-  return accept != nullptr &&
-         (accept->find("application/x-ndjson") != std::string::npos ||
-          accept->find("application/jsonl") != std::string::npos);
-}
-
 // How many header fields named `lower_name` the request has.
 size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
   size_t count = 0;
@@ -79,42 +57,6 @@ size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
     if (name == lower_name) ++count;
   }
   return count;
-}
-
-// The value of cookie `name` in the request's Cookie headers; "" if none.
-std::string CookieValue(const http::Request& request, std::string_view name) {
-  for (const auto& [header, value] : request.headers) {
-    if (header != "cookie") continue;
-    std::string_view rest = value;
-    while (!rest.empty()) {
-      size_t semicolon = rest.find(';');
-      std::string_view pair = rest.substr(0, semicolon);
-      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-      if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
-          pair[name.size()] == '=') {
-        return std::string(pair.substr(name.size() + 1));
-      }
-      if (semicolon == std::string_view::npos) break;
-      rest.remove_prefix(semicolon + 1);
-    }
-  }
-  return "";
-}
-
-// The value of query parameter `name` (not percent-decoded: the values
-// looked up here are hex).
-std::string QueryValue(std::string_view query, std::string_view name) {
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
-        pair[name.size()] == '=') {
-      return std::string(pair.substr(name.size() + 1));
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return "";
 }
 
 // What every page and file of the web UI is sent with: no framing, no
@@ -195,8 +137,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     for (const auto& route : options_.prefix_routes) {
       prefix_policies_.push_back(
           route.cors_origins.has_value()
-              ? std::make_unique<RequestPolicy>(
-                    *route.cors_origins, AllowedHosts(), server_->port())
+              ? std::make_unique<RequestPolicy>(*route.cors_origins,
+                                                AllowedHosts(), server_->port())
               : nullptr);
     }
     // Requests may already be arriving on the loop thread; until the
@@ -244,7 +186,6 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   size_t route_count() const { return table_.routes().size(); }
 
  private:
-  class StreamCall;
   struct UnaryCall {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
@@ -342,7 +283,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       return;
     }
     if (path == kSignOutPath && request.method == "POST") {
-      if (!CookieRequestAllowed(request)) {
+      if (!CookieRequestAllowed(request, cookie_name_)) {
         Reply(*exchange, CsrfError(), std::move(cors));
         return;
       }
@@ -393,7 +334,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
             std::move(headers));
       return;
     }
-    if (!CookieRequestAllowed(request)) {
+    if (!CookieRequestAllowed(request, cookie_name_)) {
       Reply(*exchange, CsrfError(), std::move(cors));
       return;
     }
@@ -413,64 +354,6 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
-  void AddCallerMetadata(const http::Request& request,
-                         grpc::ClientContext& context, bool allow_query_token) {
-    const std::string* auth = request.Header("authorization");
-    if (auth != nullptr) context.AddMetadata("authorization", *auth);
-    if (const std::string* token = request.Header("x-session-token")) {
-      context.AddMetadata("x-session-token", *token);
-      return;
-    }
-    if (allow_query_token) {
-      // A browser's EventSource cannot set headers, so a stream may carry
-      // the token in the query instead.
-      std::string token = QueryToken(request.query());
-      if (!token.empty()) {
-        context.AddMetadata("x-session-token", token);
-        return;
-      }
-    }
-    if (auth == nullptr) {
-      // The web UI's sign-in cookie (CookieRequestAllowed has judged it),
-      // under the one key where the daemon accepts a browser's sign-in.
-      std::string credential = CookieValue(request, cookie_name_);
-      if (!credential.empty()) {
-        context.AddMetadata(kUiSessionMetadataKey, credential);
-      }
-    }
-  }
-
-  // Whether a request that would be authenticated by the sign-in cookie
-  // alone may be: it must come from this gateway's own pages
-  // (Sec-Fetch-Site same-origin when the browser sends it), and a request
-  // that changes something (any method but GET and HEAD) must also carry
-  // an Origin (which has passed the allowlist) and the header
-  // X-Inspector-Csrf, which no form and no cross-origin page without a
-  // preflight can send. SameSite=Strict keeps other sites' requests from
-  // carrying the cookie at all; other local ports are the same site, so
-  // these checks are what stops them. Requests with a token header are
-  // not concerned.
-  bool CookieRequestAllowed(const http::Request& request) const {
-    if (request.Header("authorization") != nullptr ||
-        request.Header("x-session-token") != nullptr) {
-      return true;
-    }
-    if (CookieValue(request, cookie_name_).empty()) return true;
-    const std::string* site = request.Header("sec-fetch-site");
-    if (site != nullptr && *site != "same-origin") return false;
-    if (request.method == "GET" || request.method == "HEAD") return true;
-    return request.Header("origin") != nullptr &&
-           request.Header("x-inspector-csrf") != nullptr;
-  }
-
-  static HttpError CsrfError() {
-    return RenderError(
-        403, "CSRF_REFUSED",
-        "a request signed in by the web UI's cookie must come from the UI's "
-        "own page (same origin, with an Origin and an X-Inspector-Csrf "
-        "header for changes); scripts send the token in X-Session-Token");
-  }
-
   // GET /ui/sign-in?code=CODE: trades the one-time code for a sign-in of
   // this browser's own (SystemService.RedeemSignInCode), keeps its
   // credential in an HttpOnly, SameSite=Strict cookie and sends the
@@ -484,35 +367,19 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
                         SignInFailedPage("The link has no valid code."));
       return;
     }
-    if (!BeginCall(false)) {
-      Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), {});
-      return;
-    }
-    struct Call {
-      grpc::ClientContext context;
-      grpc::ByteBuffer request;
-      grpc::ByteBuffer response;
-      std::shared_ptr<http::HttpExchange> exchange;
-    };
-    auto call = std::make_shared<Call>();
     v1::RedeemSignInCodeRequest message;
     message.set_code(code);
     if (const std::string* agent = exchange->request().Header("user-agent")) {
       message.set_user_agent(*agent);
     }
-    call->request = ToByteBuffer(message.SerializeAsString());
-    call->context.set_deadline(std::chrono::system_clock::now() +
-                               std::chrono::seconds(30));
-    call->exchange = std::move(exchange);
-    stub_.UnaryCall(
-        &call->context, "/inspector.v1.SystemService/RedeemSignInCode",
-        grpc::StubOptions(), &call->request, &call->response,
-        [this, call](grpc::Status status) {
+    CallSystemService(
+        std::move(exchange), "RedeemSignInCode", message, "",
+        [this](http::HttpExchange& exchange, const grpc::Status& status,
+               const std::string& response) {
           v1::RedeemSignInCodeResponse answer;
-          if (!status.ok() ||
-              !answer.ParseFromString(ToString(call->response)) ||
+          if (!status.ok() || !answer.ParseFromString(response) ||
               answer.ui_credential().empty()) {
-            call->exchange->Respond(
+            exchange.Respond(
                 401, UiHeaders("text/html; charset=utf-8"),
                 SignInFailedPage("It was used already, it has expired (links "
                                  "work once, for 15 minutes), or it belongs "
@@ -520,15 +387,14 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
           } else {
             Headers headers = UiHeaders("text/html; charset=utf-8");
             headers.emplace_back("Cache-Control", "no-store");
-            headers.emplace_back("Set-Cookie",
-                                 absl::StrCat(cookie_name_, "=",
-                                              answer.ui_credential(),
-                                              "; Path=/; HttpOnly; "
-                                              "SameSite=Strict"));
+            headers.emplace_back(
+                "Set-Cookie",
+                absl::StrCat(cookie_name_, "=", answer.ui_credential(),
+                             "; Path=/; HttpOnly; "
+                             "SameSite=Strict"));
             headers.emplace_back("Location", "/");
-            call->exchange->Respond(303, std::move(headers), "");
+            exchange.Respond(303, std::move(headers), "");
           }
-          EndCall(false);
         });
   }
 
@@ -551,6 +417,29 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       clear(*exchange, 200, "{}");
       return;
     }
+    CallSystemService(std::move(exchange), "SignOut", v1::SignOutRequest(),
+                      credential,
+                      [clear](http::HttpExchange& exchange,
+                              const grpc::Status& status, const std::string&) {
+                        if (status.ok()) {
+                          clear(exchange, 200, "{}");
+                        } else {
+                          HttpError error = RenderGrpcError(status);
+                          clear(exchange, error.status, std::move(error.body));
+                        }
+                      });
+  }
+
+  // Calls SystemService's `method` with `message` (and the browser's
+  // sign-in `ui_credential`, if not empty) for the gateway's own pages, at
+  // most 30 s, then `done` with the status and the serialized answer.
+  void CallSystemService(
+      std::shared_ptr<http::HttpExchange> exchange, const char* method,
+      const google::protobuf::Message& message,
+      const std::string& ui_credential,
+      std::function<void(http::HttpExchange&, const grpc::Status&,
+                         const std::string&)>
+          done) {
     if (!BeginCall(false)) {
       Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), {});
       return;
@@ -562,65 +451,20 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       std::shared_ptr<http::HttpExchange> exchange;
     };
     auto call = std::make_shared<Call>();
-    call->request = ToByteBuffer(v1::SignOutRequest().SerializeAsString());
+    call->request = ToByteBuffer(message.SerializeAsString());
     call->context.set_deadline(std::chrono::system_clock::now() +
                                std::chrono::seconds(30));
-    call->context.AddMetadata(kUiSessionMetadataKey, credential);
+    if (!ui_credential.empty()) {
+      call->context.AddMetadata(kUiSessionMetadataKey, ui_credential);
+    }
     call->exchange = std::move(exchange);
-    stub_.UnaryCall(&call->context, "/inspector.v1.SystemService/SignOut",
+    stub_.UnaryCall(&call->context,
+                    absl::StrCat("/inspector.v1.SystemService/", method),
                     grpc::StubOptions(), &call->request, &call->response,
-                    [this, call, clear](grpc::Status status) {
-                      if (status.ok()) {
-                        clear(*call->exchange, 200, "{}");
-                      } else {
-                        HttpError error = RenderGrpcError(status);
-                        clear(*call->exchange, error.status,
-                              std::move(error.body));
-                      }
+                    [this, call, done = std::move(done)](grpc::Status status) {
+                      done(*call->exchange, status, ToString(call->response));
                       EndCall(false);
                     });
-  }
-
-  // RenderGrpcError, except that a refused session token is explained in
-  // terms of the HTTP request (headers, query) rather than gRPC metadata.
-  // A refused web UI sign-in (`cookie_name`'s cookie alone) keeps the
-  // daemon's message, which says why it ended and what to do.
-  static HttpError RenderCallError(const grpc::Status& status,
-                                   const http::Request& request, bool stream,
-                                   std::string_view cookie_name) {
-    if (status.error_code() != grpc::StatusCode::UNAUTHENTICATED ||
-        ErrorReason(FromGrpcStatus(status)) != "SESSION_INVALID") {
-      return RenderGrpcError(status);
-    }
-    if (request.Header("authorization") == nullptr &&
-        request.Header("x-session-token") == nullptr &&
-        !(stream && !QueryToken(request.query()).empty()) &&
-        !CookieValue(request, cookie_name).empty()) {
-      return RenderGrpcError(status);
-    }
-    PresentedToken presented = PresentedToken::kNone;
-    if (const std::string* auth = request.Header("authorization")) {
-      presented = absl::StartsWithIgnoreCase(*auth, "bearer ")
-                      ? PresentedToken::kWrong
-                      : PresentedToken::kNotBearer;
-    }
-    if (request.Header("x-session-token") != nullptr ||
-        (stream && !QueryToken(request.query()).empty())) {
-      presented = PresentedToken::kWrong;
-    }
-    return RenderError(401, "SESSION_INVALID",
-                       RestSessionInvalidMessage(presented, stream));
-  }
-
-  static std::string QueryToken(std::string_view query) {
-    while (!query.empty()) {
-      size_t amp = query.find('&');
-      std::string_view pair = query.substr(0, amp);
-      if (pair.substr(0, 6) == "token=") return std::string(pair.substr(6));
-      if (amp == std::string_view::npos) break;
-      query.remove_prefix(amp + 1);
-    }
-    return "";
   }
 
   bool BeginCall(bool stream) {
@@ -651,7 +495,7 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     call->request = ToByteBuffer(message);
     call->context.set_deadline(std::chrono::system_clock::now() +
                                absl::ToChronoSeconds(options_.call_timeout));
-    AddCallerMetadata(exchange->request(), call->context, false);
+    AddCallerMetadata(exchange->request(), cookie_name_, call->context, false);
     call->exchange = std::move(exchange);
     std::weak_ptr<UnaryCall> weak = call;
     call->exchange->OnClientGone([weak] {
@@ -668,8 +512,8 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
   void FinishUnary(UnaryCall& call, const grpc::Status& status) {
     http::HttpExchange& exchange = *call.exchange;
     if (!status.ok()) {
-      Reply(exchange, RenderCallError(status, exchange.request(), false,
-                                      cookie_name_),
+      Reply(exchange,
+            RenderCallError(status, exchange.request(), false, cookie_name_),
             std::move(call.cors));
       return;
     }
@@ -700,147 +544,6 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     exchange.Respond(code, std::move(headers), std::move(body->body));
   }
 
-  // A server-streaming call relayed as SSE or NDJSON. Owns itself from
-  // Start until gRPC's OnDone.
-  class StreamCall
-      : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
-   public:
-    StreamCall(Impl* gateway, std::shared_ptr<http::HttpExchange> exchange,
-               const Route& route, Headers cors)
-        : gateway_(gateway),
-          exchange_(std::move(exchange)),
-          route_(route),
-          cors_(std::move(cors)),
-          ndjson_(WantsNdjson(exchange_->request())) {}
-
-    void Start(std::shared_ptr<StreamCall> self, const std::string& message) {
-      self_ = std::move(self);
-      request_ = ToByteBuffer(message);
-      gateway_->AddCallerMetadata(exchange_->request(), context_, true);
-      std::weak_ptr<StreamCall> weak = self_;
-      exchange_->OnClientGone([weak] {
-        if (auto alive = weak.lock()) alive->Cancel();
-      });
-      gateway_->stub_.PrepareBidiStreamingCall(&context_, route_.grpc_path,
-                                               grpc::StubOptions(), this);
-      StartWriteLast(&request_, grpc::WriteOptions());
-      StartRead(&response_);
-      StartCall();
-    }
-
-    void Cancel() { context_.TryCancel(); }
-
-    // An SSE comment keeps the connection alive; NDJSON has no comments.
-    void Heartbeat() {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (started_ && !ndjson_ && !finished_) exchange_->Write(": ping\n\n");
-    }
-
-    // A call refused at once also delivers (empty) initial metadata, so
-    // only metadata with content opens the HTTP stream early; otherwise the
-    // first message does, and a refusal becomes a proper HTTP error.
-    void OnReadInitialMetadataDone(bool ok) override {
-      if (ok && !context_.GetServerInitialMetadata().empty()) {
-        BeginHttpStream();
-      }
-    }
-
-    void OnReadDone(bool ok) override {
-      if (!ok) return;  // OnDone follows.
-      BeginHttpStream();
-      auto body = gateway_->transcoder_.RenderStreamMessage(
-          route_, ToString(response_));
-      std::string chunk;
-      if (body.ok()) {
-        chunk = Frame(body->body, "");
-      } else {
-        chunk = Frame(RenderStatus(body.status()).body, "error");
-      }
-      bool written;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        written = exchange_->Write(std::move(chunk));
-      }
-      if (!written) {
-        Cancel();
-        return;
-      }
-      StartRead(&response_);
-    }
-
-    void OnDone(const grpc::Status& status) override {
-      bool started;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        started = started_;
-      }
-      if (!started && !status.ok()) {
-        HttpError error =
-            Impl::RenderCallError(status, exchange_->request(), true,
-                                  gateway_->cookie_name_);
-        Headers headers = cors_;
-        headers.emplace_back("Content-Type", "application/json");
-        exchange_->Respond(error.status, std::move(headers), error.body);
-      } else {
-        BeginHttpStream();
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!status.ok() &&
-            status.error_code() != grpc::StatusCode::CANCELLED) {
-          exchange_->Write(Frame(RenderGrpcError(status).body, "error"));
-        }
-        finished_ = true;
-        exchange_->Finish();
-      }
-      Impl* gateway = gateway_;
-      self_.reset();  // May delete this.
-      gateway->EndCall(true);
-    }
-
-   private:
-    std::string Frame(const std::string& json, std::string_view event) const {
-      if (ndjson_) {
-        return json + "\n";
-      }
-      std::string out;
-      out.reserve(json.size() + 16);
-      if (!event.empty()) {
-        out.append("event: ").append(event.data(), event.size()).append("\n");
-      }
-      // Compact JSON has no raw newlines, so one data line holds it.
-      absl::StrAppend(&out, "data: ", json, "\n\n");
-      return out;
-    }
-
-    void BeginHttpStream() {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (started_) return;
-      started_ = true;
-      Headers headers = cors_;
-      if (ndjson_) {
-        headers.emplace_back("Content-Type", "application/x-ndjson");
-      } else {
-        headers.emplace_back("Content-Type", "text/event-stream");
-        headers.emplace_back("Cache-Control", "no-cache");
-      }
-      headers.emplace_back("X-Accel-Buffering", "no");
-      exchange_->StartStream(200, std::move(headers));
-      if (!ndjson_) exchange_->Write(": connected\n\n");
-    }
-
-    Impl* const gateway_;
-    std::shared_ptr<http::HttpExchange> exchange_;
-    const Route& route_;
-    const Headers cors_;
-    const bool ndjson_;
-    grpc::ClientContext context_;
-    grpc::ByteBuffer request_;
-    grpc::ByteBuffer response_;
-    std::shared_ptr<StreamCall> self_;
-    std::mutex mu_;
-    bool started_ = false;
-    bool finished_ = false;
-  };
-
   void StartStream(std::shared_ptr<http::HttpExchange> exchange,
                    const Route& route, const std::string& message,
                    Headers cors) {
@@ -848,8 +551,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
       Reply(*exchange, RenderError(503, "UNAVAILABLE", "Shutting down"), cors);
       return;
     }
-    auto call = std::make_shared<StreamCall>(this, std::move(exchange), route,
-                                             std::move(cors));
+    auto call = std::make_shared<StreamCall>(
+        &stub_, &transcoder_, cookie_name_, std::move(exchange), route,
+        std::move(cors), [this] { EndCall(true); });
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Forget streams that have ended before remembering a new one.

@@ -1,7 +1,8 @@
 # The gateway proper (request policy, calls through grpc::GenericStub,
 # streams) with the descriptor set compiled in.
 add_library(inspector_gateway STATIC
-    gateway.cc descriptor_set_data.cc request_policy.cc)
+    byte_buffers.cc caller_credentials.cc descriptor_set_data.cc gateway.cc
+    request_policy.cc stream_call.cc)
 inspector_target_defaults(inspector_gateway)
 target_compile_definitions(inspector_gateway PRIVATE
     INSPECTOR_DESCRIPTOR_SET="${INSPECTOR_DESCRIPTOR_SET}")
