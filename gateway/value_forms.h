@@ -111,44 +111,30 @@ class Store {
         reflection_(message->GetReflection()),
         repeated_(field->is_repeated()) {}
 
-  void Int32(int32_t v) {
-    repeated_ ? reflection_->AddInt32(message_, field_, v)
-              : reflection_->SetInt32(message_, field_, v);
-  }
-  void Int64(int64_t v) {
-    repeated_ ? reflection_->AddInt64(message_, field_, v)
-              : reflection_->SetInt64(message_, field_, v);
-  }
-  void UInt32(uint32_t v) {
-    repeated_ ? reflection_->AddUInt32(message_, field_, v)
-              : reflection_->SetUInt32(message_, field_, v);
-  }
-  void UInt64(uint64_t v) {
-    repeated_ ? reflection_->AddUInt64(message_, field_, v)
-              : reflection_->SetUInt64(message_, field_, v);
-  }
-  void Double(double v) {
-    repeated_ ? reflection_->AddDouble(message_, field_, v)
-              : reflection_->SetDouble(message_, field_, v);
-  }
-  void Float(float v) {
-    repeated_ ? reflection_->AddFloat(message_, field_, v)
-              : reflection_->SetFloat(message_, field_, v);
-  }
-  void Bool(bool v) {
-    repeated_ ? reflection_->AddBool(message_, field_, v)
-              : reflection_->SetBool(message_, field_, v);
-  }
+  void Int32(int32_t v) { Put(&R::AddInt32, &R::SetInt32, v); }
+  void Int64(int64_t v) { Put(&R::AddInt64, &R::SetInt64, v); }
+  void UInt32(uint32_t v) { Put(&R::AddUInt32, &R::SetUInt32, v); }
+  void UInt64(uint64_t v) { Put(&R::AddUInt64, &R::SetUInt64, v); }
+  void Double(double v) { Put(&R::AddDouble, &R::SetDouble, v); }
+  void Float(float v) { Put(&R::AddFloat, &R::SetFloat, v); }
+  void Bool(bool v) { Put(&R::AddBool, &R::SetBool, v); }
   void String(std::string v) {
-    repeated_ ? reflection_->AddString(message_, field_, std::move(v))
-              : reflection_->SetString(message_, field_, std::move(v));
+    Put(&R::AddString, &R::SetString, std::move(v));
   }
-  void Enum(int v) {
-    repeated_ ? reflection_->AddEnumValue(message_, field_, v)
-              : reflection_->SetEnumValue(message_, field_, v);
-  }
+  void Enum(int v) { Put(&R::AddEnumValue, &R::SetEnumValue, v); }
 
  private:
+  using R = google::protobuf::Reflection;
+  template <typename T>
+  using Setter = void (R::*)(google::protobuf::Message*,
+                             const google::protobuf::FieldDescriptor*, T) const;
+
+  // Add for a repeated field, Set for a singular one.
+  template <typename T>
+  void Put(Setter<T> add, Setter<T> set, T v) {
+    (reflection_->*(repeated_ ? add : set))(message_, field_, std::move(v));
+  }
+
   google::protobuf::Message* message_;
   const google::protobuf::FieldDescriptor* field_;
   const google::protobuf::Reflection* reflection_;

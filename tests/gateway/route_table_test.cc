@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "google/api/annotations.pb.h"
 #include "inspector/v1/errors.pb.h"
+#include "tests/gateway/transcoder_test_util.h"
 
 #ifndef INSPECTOR_DESCRIPTOR_SET
 #error "INSPECTOR_DESCRIPTOR_SET must name the compiled descriptor set"
@@ -29,12 +30,6 @@ using ::google::protobuf::FileDescriptorSet;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in),
-                     std::istreambuf_iterator<char>());
-}
 
 class RealRoutesTest : public ::testing::Test {
  protected:

@@ -1,10 +1,14 @@
-// Helpers shared by the transcoder's tests.
+// Helpers shared by the gateway core's tests (route table, transcoder):
+// reading the descriptor set, building the routing over it, checking
+// errors. Not thread-safe.
 #ifndef INSPECTOR_TESTS_GATEWAY_TRANSCODER_TEST_UTIL_H_
 #define INSPECTOR_TESTS_GATEWAY_TRANSCODER_TEST_UTIL_H_
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,6 +17,13 @@
 #include "common/errors.h"
 
 namespace inspector::gateway {
+
+// The whole content of the file at `path` ("" if it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
 
 // Expects an INVALID_REQUEST whose message names `field` (and whose
 // details carry it, when given).
