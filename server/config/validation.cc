@@ -1,8 +1,7 @@
 #include "server/config/validation.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <utility>
 #include <vector>
@@ -11,7 +10,6 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/errors.h"
 #include "common/http/tokens.h"
 #include "common/net/listen_address.h"
@@ -19,28 +17,15 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/utf8.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/message.h"
 #include "google/protobuf/struct.pb.h"
 
 namespace inspector::config {
 namespace {
 
-using google::protobuf::Descriptor;
-using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-using google::protobuf::Reflection;
-
 absl::Status ConfigError(std::string_view field, std::string_view message) {
   return Error(v1::INVALID_CONFIG,
                absl::StrCat(AbslView(field), ": ", AbslView(message)),
                {{"field", std::string(field)}});
-}
-
-absl::Status MaskError(std::string_view path, std::string_view message) {
-  return Error(v1::INVALID_REQUEST,
-               absl::StrCat("updateMask: ", AbslView(message)),
-               {{"field", "updateMask"}, {"path", std::string(path)}});
 }
 
 // A value quoted for an error message: at most 100 bytes (cut at a
@@ -59,6 +44,27 @@ std::string Quote(std::string_view value) {
   }
   return absl::StrCat("'", absl::Utf8SafeCHexEscape(AbslView(shown)),
                       cut ? "...'" : "'");
+}
+
+// OK if `value` is empty or one of `allowed`; otherwise INVALID_CONFIG for
+// `field` naming the allowed values (in quotes if `quoted`) and what an
+// empty value means (`empty_means`, e.g. " to negotiate").
+absl::Status CheckSupported(std::string_view field, const std::string& value,
+                            std::initializer_list<std::string_view> allowed,
+                            bool quoted = true,
+                            std::string_view empty_means = "") {
+  if (value.empty() ||
+      std::find(allowed.begin(), allowed.end(), value) != allowed.end()) {
+    return absl::OkStatus();
+  }
+  std::string choices;
+  for (std::string_view choice : allowed) {
+    absl::StrAppend(&choices, choices.empty() ? "" : ", ", quoted ? "\"" : "",
+                    AbslView(choice), quoted ? "\"" : "");
+  }
+  return ConfigError(field, absl::StrCat(Quote(value), " is not supported; use ",
+                                         choices, " or leave it empty",
+                                         AbslView(empty_means)));
 }
 
 bool HasByte(std::string_view s, char c) {
@@ -428,36 +434,17 @@ bool IsScopeChar(char c) {
 // (server/oauth/client_credentials.h), since it reads key files.
 absl::Status ValidateOAuthGrant(const v1::OAuthConfig& oauth) {
   const std::string& grant = oauth.grant_type();
-  if (!grant.empty() && grant != "authorization_code" &&
-      grant != "client_credentials" && grant != "cross_app_access") {
-    return ConfigError("oauth.grantType",
-                       absl::StrCat(Quote(grant),
-                                    " is not supported; use "
-                                    "\"authorization_code\", "
-                                    "\"client_credentials\", "
-                                    "\"cross_app_access\" or leave it empty"));
-  }
+  RETURN_IF_ERROR(CheckSupported(
+      "oauth.grantType", grant,
+      {"authorization_code", "client_credentials", "cross_app_access"}));
   const std::string& method = oauth.token_endpoint_auth_method();
-  if (!method.empty() && method != "client_secret_basic" &&
-      method != "client_secret_post" && method != "none" &&
-      method != "private_key_jwt") {
-    return ConfigError("oauth.tokenEndpointAuthMethod",
-                       absl::StrCat(Quote(method),
-                                    " is not supported; use "
-                                    "\"client_secret_basic\", "
-                                    "\"client_secret_post\", "
-                                    "\"private_key_jwt\", \"none\" or "
-                                    "leave it empty"));
-  }
-  const std::string& alg = oauth.signing_algorithm();
-  if (!alg.empty() && alg != "RS256" && alg != "RS384" && alg != "RS512" &&
-      alg != "PS256" && alg != "ES256" && alg != "ES384" && alg != "ES512") {
-    return ConfigError("oauth.signingAlgorithm",
-                       absl::StrCat(Quote(alg),
-                                    " is not supported; use RS256, RS384, "
-                                    "RS512, PS256, ES256, ES384, ES512 or "
-                                    "leave it empty (from the key)"));
-  }
+  RETURN_IF_ERROR(CheckSupported("oauth.tokenEndpointAuthMethod", method,
+                                 {"client_secret_basic", "client_secret_post",
+                                  "private_key_jwt", "none"}));
+  RETURN_IF_ERROR(CheckSupported(
+      "oauth.signingAlgorithm", oauth.signing_algorithm(),
+      {"RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "ES512"},
+      /*quoted=*/false, " (from the key)"));
   if (!oauth.private_key().empty() && !oauth.private_key_file().empty()) {
     return ConfigError("oauth.privateKey",
                        "give the key inline (privateKey) or as a file "
@@ -588,25 +575,13 @@ absl::Status ValidateOAuth(const v1::OAuthConfig& oauth) {
     }
     RETURN_IF_ERROR(ValidateValueSize(field, scope.size()));
   }
-  const std::string& version = oauth.protocol_version();
-  if (!version.empty() && version != "2025-03-26" && version != "2025-06-18" &&
-      version != "2025-11-25" && version != "2026-07-28") {
-    return ConfigError("oauth.protocolVersion",
-                       absl::StrCat(Quote(version),
-                                    " is not supported; use \"2025-03-26\", "
-                                    "\"2025-06-18\", \"2025-11-25\", "
-                                    "\"2026-07-28\" or leave it empty to "
-                                    "negotiate"));
-  }
-  const std::string& strategy = oauth.registration_strategy();
-  if (!strategy.empty() && strategy != "dcr" && strategy != "preregistered" &&
-      strategy != "cimd") {
-    return ConfigError("oauth.registrationStrategy",
-                       absl::StrCat(Quote(strategy),
-                                    " is not supported; use \"dcr\", "
-                                    "\"preregistered\", \"cimd\" or leave it "
-                                    "empty"));
-  }
+  RETURN_IF_ERROR(CheckSupported(
+      "oauth.protocolVersion", oauth.protocol_version(),
+      {"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"},
+      /*quoted=*/true, " to negotiate"));
+  RETURN_IF_ERROR(CheckSupported("oauth.registrationStrategy",
+                                 oauth.registration_strategy(),
+                                 {"dcr", "preregistered", "cimd"}));
   return ValidateOAuthGrant(oauth);
 }
 
@@ -623,189 +598,6 @@ absl::Status ValidateExtra(const google::protobuf::Struct& extra) {
                                     kMaxExtraBytes, " (1 MiB)"));
   }
   return absl::OkStatus();
-}
-
-// ---- ApplyUpdate -----------------------------------------------------------
-
-// Copies field `f` from `src` to `dst`, clearing it in `dst` when `src`
-// does not have it.
-void CopyField(const Message& src, Message* dst, const FieldDescriptor* f) {
-  const Reflection* sr = src.GetReflection();
-  const Reflection* dr = dst->GetReflection();
-  dr->ClearField(dst, f);
-  if (f->is_repeated()) {
-    int n = sr->FieldSize(src, f);
-    for (int i = 0; i < n; ++i) {
-      switch (f->cpp_type()) {
-        case FieldDescriptor::CPPTYPE_STRING:
-          dr->AddString(dst, f, sr->GetRepeatedString(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_MESSAGE:
-          dr->AddMessage(dst, f)->CopyFrom(sr->GetRepeatedMessage(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_INT32:
-          dr->AddInt32(dst, f, sr->GetRepeatedInt32(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_INT64:
-          dr->AddInt64(dst, f, sr->GetRepeatedInt64(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_UINT32:
-          dr->AddUInt32(dst, f, sr->GetRepeatedUInt32(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_UINT64:
-          dr->AddUInt64(dst, f, sr->GetRepeatedUInt64(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_DOUBLE:
-          dr->AddDouble(dst, f, sr->GetRepeatedDouble(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_FLOAT:
-          dr->AddFloat(dst, f, sr->GetRepeatedFloat(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_BOOL:
-          dr->AddBool(dst, f, sr->GetRepeatedBool(src, f, i));
-          break;
-        case FieldDescriptor::CPPTYPE_ENUM:
-          dr->AddEnumValue(dst, f, sr->GetRepeatedEnumValue(src, f, i));
-          break;
-      }
-    }
-    return;
-  }
-  if (!sr->HasField(src, f)) return;
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_STRING:
-      dr->SetString(dst, f, sr->GetString(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_MESSAGE:
-      dr->MutableMessage(dst, f)->CopyFrom(sr->GetMessage(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_INT32:
-      dr->SetInt32(dst, f, sr->GetInt32(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_INT64:
-      dr->SetInt64(dst, f, sr->GetInt64(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_UINT32:
-      dr->SetUInt32(dst, f, sr->GetUInt32(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_UINT64:
-      dr->SetUInt64(dst, f, sr->GetUInt64(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      dr->SetDouble(dst, f, sr->GetDouble(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      dr->SetFloat(dst, f, sr->GetFloat(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_BOOL:
-      dr->SetBool(dst, f, sr->GetBool(src, f));
-      break;
-    case FieldDescriptor::CPPTYPE_ENUM:
-      dr->SetEnumValue(dst, f, sr->GetEnumValue(src, f));
-      break;
-  }
-}
-
-// The field of `d` whose proto name or JSON name is `name`.
-const FieldDescriptor* FindField(const Descriptor* d, std::string_view name) {
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FieldDescriptor* f = d->field(i);
-    if (f->name() == name || f->json_name() == name) return f;
-  }
-  return nullptr;
-}
-
-bool IsReadOnly(const FieldDescriptor* f) {
-  return f->number() == v1::ServerConfig::kIdFieldNumber ||
-         f->number() == v1::ServerConfig::kCreatedAtFieldNumber ||
-         f->number() == v1::ServerConfig::kUpdatedAtFieldNumber;
-}
-
-std::string KnownPaths() {
-  const Descriptor* d = v1::ServerConfig::descriptor();
-  std::vector<std::string> names;
-  for (int i = 0; i < d->field_count(); ++i) {
-    if (!IsReadOnly(d->field(i))) names.push_back(d->field(i)->json_name());
-  }
-  return absl::StrJoin(names, ", ");
-}
-
-// One resolved mask path.
-struct MaskOp {
-  const FieldDescriptor* field = nullptr;     // in ServerConfig
-  const FieldDescriptor* subfield = nullptr;  // in Timeouts / OAuthConfig
-  std::string extra_key;                      // for "extra.<key>"
-  bool is_extra_key = false;
-};
-
-absl::StatusOr<MaskOp> ResolvePath(const std::string& path) {
-  if (path.empty()) return MaskError(path, "contains an empty path");
-  size_t dot = path.find('.');
-  std::string head = path.substr(0, dot);
-  MaskOp op;
-  op.field = FindField(v1::ServerConfig::descriptor(), head);
-  if (op.field == nullptr) {
-    return MaskError(path,
-                     absl::StrCat("unknown field \"", path,
-                                  "\"; updatable fields are ", KnownPaths()));
-  }
-  if (IsReadOnly(op.field)) {
-    return MaskError(path, absl::StrCat("\"", path,
-                                        "\" cannot be updated; id, createdAt "
-                                        "and updatedAt are set by the "
-                                        "daemon"));
-  }
-  if (dot == std::string::npos) return op;
-  std::string rest = path.substr(dot + 1);
-  if (op.field->number() == v1::ServerConfig::kExtraFieldNumber) {
-    if (rest.empty()) return MaskError(path, "\"extra.\" names no key");
-    op.is_extra_key = true;
-    op.extra_key = rest;
-    return op;
-  }
-  if (op.field->number() != v1::ServerConfig::kTimeoutsFieldNumber &&
-      op.field->number() != v1::ServerConfig::kOauthFieldNumber &&
-      op.field->number() != v1::ServerConfig::kClientCapabilitiesFieldNumber) {
-    return MaskError(path, absl::StrCat("unknown field \"", path, "\"; only ",
-                                        "timeouts, oauth, clientCapabilities "
-                                        "and extra have sub-fields"));
-  }
-  op.subfield = FindField(op.field->message_type(), rest);
-  if (op.subfield == nullptr) {
-    std::vector<std::string> names;
-    const Descriptor* d = op.field->message_type();
-    for (int i = 0; i < d->field_count(); ++i) {
-      names.push_back(d->field(i)->json_name());
-    }
-    return MaskError(path, absl::StrCat("unknown field \"", path, "\"; ",
-                                        op.field->json_name(), " has ",
-                                        absl::StrJoin(names, ", ")));
-  }
-  return op;
-}
-
-void ApplyMaskOp(const v1::ServerConfig& patch, const MaskOp& op,
-                 v1::ServerConfig* target) {
-  if (op.is_extra_key) {
-    auto* fields = target->mutable_extra()->mutable_fields();
-    auto it = patch.extra().fields().find(op.extra_key);
-    if (it == patch.extra().fields().end()) {
-      fields->erase(op.extra_key);
-    } else {
-      (*fields)[op.extra_key] = it->second;
-    }
-    if (fields->empty()) target->clear_extra();
-    return;
-  }
-  if (op.subfield == nullptr) {
-    CopyField(patch, target, op.field);
-    return;
-  }
-  const Reflection* r = target->GetReflection();
-  const Message& src = patch.GetReflection()->GetMessage(patch, op.field);
-  Message* dst = r->MutableMessage(target, op.field);
-  CopyField(src, dst, op.subfield);
-  if (dst->ByteSizeLong() == 0) r->ClearField(target, op.field);
 }
 
 }  // namespace
@@ -881,183 +673,6 @@ absl::Status NormalizeAndValidate(v1::ServerConfig* config) {
   if (config->has_extra()) RETURN_IF_ERROR(ValidateExtra(config->extra()));
   RETURN_IF_ERROR(ValidateRoots(config->roots()));
   return absl::OkStatus();
-}
-
-absl::Status ApplyUpdate(const v1::ServerConfig& patch,
-                         const google::protobuf::FieldMask& mask,
-                         v1::ServerConfig* target) {
-  if (mask.paths_size() > 0) {
-    // Resolve everything first so that an error leaves `target` unchanged.
-    std::vector<MaskOp> ops;
-    for (const std::string& path : mask.paths()) {
-      auto op = ResolvePath(path);
-      if (!op.ok()) return op.status();
-      ops.push_back(*std::move(op));
-    }
-    for (const MaskOp& op : ops) ApplyMaskOp(patch, op, target);
-    return absl::OkStatus();
-  }
-
-  // No mask: take whatever the patch carries.
-  bool family_change = patch.has_transport() && !patch.transport().empty() &&
-                       target->has_transport() &&
-                       (patch.transport() == kTransportStdio) !=
-                           (target->transport() == kTransportStdio);
-  if (family_change) {
-    if (patch.transport() == kTransportStdio) {
-      target->clear_url();
-      target->clear_headers();
-      target->clear_converted_from_stdio();
-    } else {
-      target->clear_command();
-      target->clear_args();
-      target->clear_env();
-      target->clear_cwd();
-    }
-    target->clear_connection_mode();
-  }
-  const Descriptor* d = v1::ServerConfig::descriptor();
-  const Reflection* r = patch.GetReflection();
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FieldDescriptor* f = d->field(i);
-    if (IsReadOnly(f)) continue;
-    bool present =
-        f->is_repeated() ? r->FieldSize(patch, f) > 0 : r->HasField(patch, f);
-    if (present) CopyField(patch, target, f);
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<HttpUrl> ParseHttpUrl(std::string_view url) {
-  if (url.size() > kMaxUrlBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("is longer than ", kMaxUrlBytes, " bytes"));
-  }
-  if (url.empty()) return absl::InvalidArgumentError("is empty");
-  for (char c : url) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u == 0x7F) {
-      return absl::InvalidArgumentError(
-          "contains whitespace or a control character; percent-encode it "
-          "(%20 for a space)");
-    }
-    if (u >= 0x80) {
-      return absl::InvalidArgumentError(
-          "contains non-ASCII characters; percent-encode them (and use the "
-          "xn-- form for international host names)");
-    }
-    if (c == '\\') {
-      return absl::InvalidArgumentError(
-          "contains a backslash; use '/' or percent-encode it (%5C)");
-    }
-  }
-  size_t colon = url.find("://");
-  if (colon == std::string_view::npos) {
-    size_t scheme_end = url.find(':');
-    if (scheme_end != std::string_view::npos && scheme_end > 0 &&
-        std::all_of(url.begin(), url.begin() + scheme_end, [](char c) {
-          return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-                 c == '+' || c == '-' || c == '.';
-        })) {
-      return absl::InvalidArgumentError(
-          "is not an http(s) URL; use http://... or https://...");
-    }
-    return absl::InvalidArgumentError(
-        "is not an absolute URL; write it as http://host[:port]/path or "
-        "https://host[:port]/path");
-  }
-  HttpUrl out;
-  out.scheme = absl::AsciiStrToLower(AbslView(url.substr(0, colon)));
-  if (out.scheme != "http" && out.scheme != "https") {
-    return absl::InvalidArgumentError(
-        "is not an http(s) URL; use http://... or https://...");
-  }
-  std::string_view rest = url.substr(colon + 3);
-  size_t authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  out.path = std::string(authority_end == std::string_view::npos
-                             ? std::string_view()
-                             : rest.substr(authority_end));
-  if (HasByte(authority, '@')) {
-    return absl::InvalidArgumentError(
-        "contains user credentials (user:password@); remove them and send "
-        "credentials in headers instead");
-  }
-  std::string_view port_text;
-  bool has_port = false;
-  if (!authority.empty() && authority[0] == '[') {
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return absl::InvalidArgumentError("has an unterminated [IPv6] host");
-    }
-    out.host = std::string(authority.substr(1, close - 1));
-    out.ipv6 = true;
-    in6_addr addr;
-    if (out.host.empty() || inet_pton(AF_INET6, out.host.c_str(), &addr) != 1) {
-      return absl::InvalidArgumentError(
-          "has an invalid IPv6 address in brackets");
-    }
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after[0] != ':') {
-        return absl::InvalidArgumentError(
-            "has unexpected characters after the [IPv6] host");
-      }
-      has_port = true;
-      port_text = after.substr(1);
-    }
-  } else {
-    size_t port_colon = authority.find(':');
-    out.host = std::string(authority.substr(0, port_colon));
-    if (port_colon != std::string_view::npos) {
-      has_port = true;
-      port_text = authority.substr(port_colon + 1);
-    }
-    if (out.host.empty()) {
-      return absl::InvalidArgumentError("has no host");
-    }
-    for (char c : out.host) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' &&
-          c != '.' && c != '_' && c != '~') {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "has an invalid character '", std::string(1, c), "' in its host"));
-      }
-    }
-    if (out.host[0] == '.' || out.host.find("..") != std::string::npos) {
-      return absl::InvalidArgumentError("has an empty label in its host");
-    }
-  }
-  if (has_port) {
-    if (port_text.empty()) {
-      return absl::InvalidArgumentError(
-          "has an empty port; remove the ':' or give a port");
-    }
-    if (port_text.size() > 5 ||
-        !std::all_of(port_text.begin(), port_text.end(), [](char c) {
-          return absl::ascii_isdigit(static_cast<unsigned char>(c));
-        })) {
-      return absl::InvalidArgumentError(
-          "has an invalid port; use a number from 1 to 65535");
-    }
-    int port = 0;
-    for (char c : port_text) port = port * 10 + (c - '0');
-    if (port < 1 || port > 65535) {
-      return absl::InvalidArgumentError(
-          "has an invalid port; use a number from 1 to 65535");
-    }
-    out.port = port;
-  }
-  for (size_t i = 0; i < out.path.size(); ++i) {
-    if (out.path[i] != '%') continue;
-    if (i + 2 >= out.path.size() ||
-        !absl::ascii_isxdigit(static_cast<unsigned char>(out.path[i + 1])) ||
-        !absl::ascii_isxdigit(static_cast<unsigned char>(out.path[i + 2]))) {
-      return absl::InvalidArgumentError(
-          "has a malformed percent escape; '%' must be followed by two hex "
-          "digits (write %25 for '%')");
-    }
-  }
-  return out;
 }
 
 }  // namespace inspector::config

@@ -3,9 +3,11 @@
 // NormalizeAndValidate() is the single place that decides whether a
 // v1::ServerConfig is acceptable: every path that stores a configuration
 // (CreateServer, UpdateServer, ImportServers) runs it on the final value.
-// ApplyUpdate() implements UpdateServer's partial-update rules. Both are pure
-// functions on their arguments (no I/O, no clock) and thread-safe as long as
-// callers do not share the messages they pass in.
+// ApplyUpdate() implements UpdateServer's partial-update rules
+// (apply_update.cc). ParseHttpUrl() (http_url.cc) is the URL parser the
+// URL fields go through. All are pure functions on their arguments (no
+// I/O, no clock) and thread-safe as long as callers do not share the
+// messages they pass in.
 //
 // Errors: a configuration that breaks a rule gives INVALID_CONFIG (built with
 // inspector::Error) whose message names the field, says what is wrong and

@@ -497,6 +497,43 @@ TEST(NormalizeAndValidateTest, ErrorMessagesDoNotEchoHeaderValues) {
               ::testing::Not(HasSubstr("sk-secret")));
 }
 
+// The settings with a fixed set of values say each value they take, and
+// what leaving them empty does.
+TEST(NormalizeAndValidateTest, UnsupportedValuesListWhatIsSupported) {
+  struct Case {
+    void (*set)(v1::OAuthConfig*);
+    std::string message;
+  };
+  const Case cases[] = {
+      {[](v1::OAuthConfig* o) { o->set_grant_type("password"); },
+       "oauth.grantType: 'password' is not supported; use "
+       "\"authorization_code\", \"client_credentials\", "
+       "\"cross_app_access\" or leave it empty"},
+      {[](v1::OAuthConfig* o) {
+         o->set_token_endpoint_auth_method("tls_client_auth");
+       },
+       "oauth.tokenEndpointAuthMethod: 'tls_client_auth' is not supported; "
+       "use \"client_secret_basic\", \"client_secret_post\", "
+       "\"private_key_jwt\", \"none\" or leave it empty"},
+      {[](v1::OAuthConfig* o) { o->set_signing_algorithm("HS256"); },
+       "oauth.signingAlgorithm: 'HS256' is not supported; use RS256, RS384, "
+       "RS512, PS256, ES256, ES384, ES512 or leave it empty (from the key)"},
+      {[](v1::OAuthConfig* o) { o->set_protocol_version("2024-11-05"); },
+       "oauth.protocolVersion: '2024-11-05' is not supported; use "
+       "\"2025-03-26\", \"2025-06-18\", \"2025-11-25\", \"2026-07-28\" "
+       "or leave it empty to negotiate"},
+      {[](v1::OAuthConfig* o) { o->set_registration_strategy("manual"); },
+       "oauth.registrationStrategy: 'manual' is not supported; use \"dcr\", "
+       "\"preregistered\", \"cimd\" or leave it empty"},
+  };
+  for (const Case& c : cases) {
+    v1::ServerConfig config = ValidHttp();
+    c.set(config.mutable_oauth());
+    absl::Status status = NormalizeAndValidate(&config);
+    EXPECT_EQ(std::string(status.message()), c.message);
+  }
+}
+
 // ---- ParseHttpUrl
 // -------------------------------------------
 
