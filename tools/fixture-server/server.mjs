@@ -16,22 +16,15 @@
 // paginate, and this peer must be able to produce both on demand.
 
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+
+import { sdkRequire as findSdk } from '../npm/mcp-sdk.mjs';
 
 // The SDK lives in tools/npm/node_modules (or $FIXTURE_NODE_MODULES), not
-// beside this file, so resolve it from there.
-const nodeModules = path.resolve(process.env.FIXTURE_NODE_MODULES ||
-  path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'npm', 'node_modules'));
-if (!fs.existsSync(path.join(nodeModules, '@modelcontextprotocol', 'sdk'))) {
-  process.stderr.write(`fixture-server: the MCP SDK is not in ${nodeModules}; run tools/npm/install.sh\n`);
-  process.exit(1);
-}
-const sdkRequire = createRequire(path.join(path.dirname(nodeModules), 'package.json'));
+// beside this file.
+const sdkRequire = findSdk('fixture-server', 'FIXTURE_NODE_MODULES');
 const { Server } = sdkRequire('@modelcontextprotocol/sdk/server/index.js');
 const { StdioServerTransport } = sdkRequire('@modelcontextprotocol/sdk/server/stdio.js');
 const { StreamableHTTPServerTransport } = sdkRequire('@modelcontextprotocol/sdk/server/streamableHttp.js');
