@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -187,24 +188,26 @@ uint32_t ClampTotal(int64_t total) {
       std::clamp<int64_t>(total, 0, static_cast<int64_t>(UINT32_MAX)));
 }
 
-// One page of a filtered query: the number of matching rows (ignoring
-// paging) and the page's statement, prepared and bound. `sql` ends with
-// "LIMIT ? OFFSET ?"; both texts use `where`'s parameters.
-struct Page {
-  uint32_t total;
-  Statement statement;
-};
-
-absl::StatusOr<Page> QueryPage(Database& db, const std::string& count_sql,
-                               const std::string& sql, const Where& where,
-                               int64_t limit, int64_t offset) {
+// Reads one page of a filtered query: calls `read_row` with the statement
+// on each of the page's rows and returns the number of matching rows
+// (ignoring paging). `sql` ends with "LIMIT ? OFFSET ?"; both texts use
+// `where`'s parameters.
+absl::StatusOr<uint32_t> ReadPage(
+    Database& db, const std::string& count_sql, const std::string& sql,
+    const Where& where, int64_t limit, int64_t offset,
+    absl::FunctionRef<void(Statement&)> read_row) {
   ASSIGN_OR_RETURN(int64_t total, Count(db, count_sql, where.params()));
   ASSIGN_OR_RETURN(Statement statement, db.Prepare(sql));
   std::vector<Param> params = where.params();
   params.push_back(limit);
   params.push_back(offset);
   RETURN_IF_ERROR(BindAll(statement, params));
-  return Page{ClampTotal(total), std::move(statement)};
+  while (true) {
+    ASSIGN_OR_RETURN(bool has_row, statement.Step());
+    if (!has_row) break;
+    read_row(statement);
+  }
+  return ClampTotal(total);
 }
 
 const char* DirectionText(v1::Direction direction) {
@@ -277,6 +280,58 @@ int LevelIndex(const std::string& level) {
   return -1;
 }
 
+// Fills `entry` from the current row of QueryHistory's query.
+void ReadHistoryEntry(Statement& statement, v1::HistoryEntry* entry) {
+  entry->set_message_id(statement.ColumnInt64(0));
+  entry->set_timestamp(statement.ColumnDouble(1));
+  entry->set_server_id(ValidUtf8(statement.ColumnText(2)));
+  entry->set_session_id(ValidUtf8(statement.ColumnText(3)));
+  entry->set_direction(DirectionFromText(statement.ColumnText(4)));
+  entry->set_id(ValidUtf8(DisplayId(statement.ColumnText(5))));
+  entry->set_method(ValidUtf8(statement.ColumnText(6)));
+  entry->set_target(ValidUtf8(statement.ColumnText(7)));
+  if (auto request_params =
+          Member(ParseJson(statement.ColumnText(8)), "params")) {
+    *entry->mutable_params() = std::move(*request_params);
+  }
+  if (!statement.ColumnIsNull(9)) {
+    const Json answer = ParseJson(statement.ColumnText(9));
+    if (auto result = Member(answer, "result")) {
+      *entry->mutable_result() = std::move(*result);
+    }
+    if (auto error = Member(answer, "error")) {
+      *entry->mutable_error() = std::move(*error);
+    }
+  }
+  if (!statement.ColumnIsNull(10)) {
+    entry->set_duration(statement.ColumnDouble(10));
+  }
+  if (!statement.ColumnIsNull(11)) {
+    entry->set_success(statement.ColumnInt64(11) != 0);
+  }
+  entry->set_era(ValidUtf8(statement.ColumnText(12)));
+  entry->set_input_round(
+      static_cast<uint32_t>(std::max<int64_t>(0, statement.ColumnInt64(13))));
+  entry->set_first_round_id(statement.ColumnInt64(14));
+}
+
+// Fills `entry` from the current row of QueryLogs's query.
+void ReadLogEntry(Statement& statement, v1::LogEntry* entry) {
+  entry->set_timestamp(statement.ColumnDouble(0));
+  entry->set_level(ValidUtf8(statement.ColumnText(1)));
+  entry->set_message(ValidUtf8(statement.ColumnText(2)));
+  if (!statement.ColumnIsNull(3)) {
+    const Json data = ParseJson(statement.ColumnText(3));
+    if (data.is_object()) {
+      google::protobuf::Struct fields;
+      if (ToStruct(data, &fields, 0))
+        *entry->mutable_data() = std::move(fields);
+    }
+  }
+  entry->set_server_id(ValidUtf8(statement.ColumnText(4)));
+  entry->set_source(ValidUtf8(statement.ColumnText(5)));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HistoryReader>> HistoryReader::Open(
@@ -332,46 +387,13 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   response.set_limit(limit);
   response.set_offset(request.offset());
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Page page, QueryPage(*db_, count_sql, sql, where, limit,
-                                        request.offset()));
-  response.set_total(page.total);
-  Statement& statement = page.statement;
-  while (true) {
-    ASSIGN_OR_RETURN(bool has_row, statement.Step());
-    if (!has_row) break;
-    v1::HistoryEntry* entry = response.add_entries();
-    entry->set_message_id(statement.ColumnInt64(0));
-    entry->set_timestamp(statement.ColumnDouble(1));
-    entry->set_server_id(ValidUtf8(statement.ColumnText(2)));
-    entry->set_session_id(ValidUtf8(statement.ColumnText(3)));
-    entry->set_direction(DirectionFromText(statement.ColumnText(4)));
-    entry->set_id(ValidUtf8(DisplayId(statement.ColumnText(5))));
-    entry->set_method(ValidUtf8(statement.ColumnText(6)));
-    entry->set_target(ValidUtf8(statement.ColumnText(7)));
-    if (auto request_params =
-            Member(ParseJson(statement.ColumnText(8)), "params")) {
-      *entry->mutable_params() = std::move(*request_params);
-    }
-    if (!statement.ColumnIsNull(9)) {
-      const Json answer = ParseJson(statement.ColumnText(9));
-      if (auto result = Member(answer, "result")) {
-        *entry->mutable_result() = std::move(*result);
-      }
-      if (auto error = Member(answer, "error")) {
-        *entry->mutable_error() = std::move(*error);
-      }
-    }
-    if (!statement.ColumnIsNull(10)) {
-      entry->set_duration(statement.ColumnDouble(10));
-    }
-    if (!statement.ColumnIsNull(11)) {
-      entry->set_success(statement.ColumnInt64(11) != 0);
-    }
-    entry->set_era(ValidUtf8(statement.ColumnText(12)));
-    entry->set_input_round(static_cast<uint32_t>(
-        std::max<int64_t>(0, statement.ColumnInt64(13))));
-    entry->set_first_round_id(statement.ColumnInt64(14));
-  }
+  ASSIGN_OR_RETURN(
+      uint32_t total,
+      ReadPage(*db_, count_sql, sql, where, limit, request.offset(),
+               [&response](Statement& statement) {
+                 ReadHistoryEntry(statement, response.add_entries());
+               }));
+  response.set_total(total);
   return response;
 }
 
@@ -402,15 +424,13 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
 
   v1::ListMessagesResponse response;
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Page page, QueryPage(*db_, count_sql, sql, where, limit,
-                                        request.offset()));
-  response.set_total(page.total);
-  Statement& statement = page.statement;
-  while (true) {
-    ASSIGN_OR_RETURN(bool has_row, statement.Step());
-    if (!has_row) break;
-    *response.add_messages() = ReadMessage(statement);
-  }
+  ASSIGN_OR_RETURN(uint32_t total, ReadPage(*db_, count_sql, sql, where, limit,
+                                            request.offset(),
+                                            [&response](Statement& statement) {
+                                              *response.add_messages() =
+                                                  ReadMessage(statement);
+                                            }));
+  response.set_total(total);
   return response;
 }
 
@@ -447,28 +467,13 @@ absl::StatusOr<v1::QueryLogsResponse> HistoryReader::QueryLogs(
   v1::QueryLogsResponse response;
   response.set_limit(limit);
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Page page, QueryPage(*db_, count_sql, sql, where, limit,
-                                        request.offset()));
-  response.set_total(page.total);
-  Statement& statement = page.statement;
-  while (true) {
-    ASSIGN_OR_RETURN(bool has_row, statement.Step());
-    if (!has_row) break;
-    v1::LogEntry* entry = response.add_entries();
-    entry->set_timestamp(statement.ColumnDouble(0));
-    entry->set_level(ValidUtf8(statement.ColumnText(1)));
-    entry->set_message(ValidUtf8(statement.ColumnText(2)));
-    if (!statement.ColumnIsNull(3)) {
-      const Json data = ParseJson(statement.ColumnText(3));
-      if (data.is_object()) {
-        google::protobuf::Struct fields;
-        if (ToStruct(data, &fields, 0))
-          *entry->mutable_data() = std::move(fields);
-      }
-    }
-    entry->set_server_id(ValidUtf8(statement.ColumnText(4)));
-    entry->set_source(ValidUtf8(statement.ColumnText(5)));
-  }
+  ASSIGN_OR_RETURN(
+      uint32_t total,
+      ReadPage(*db_, count_sql, sql, where, limit, request.offset(),
+               [&response](Statement& statement) {
+                 ReadLogEntry(statement, response.add_entries());
+               }));
+  response.set_total(total);
   return response;
 }
 
@@ -478,9 +483,8 @@ absl::StatusOr<std::vector<v1::McpMessage>> HistoryReader::LatestMessages(
   if (n <= 0) return messages;
   n = std::min(n, kMaxLatest);
   absl::MutexLock lock(&mu_);
-  static const std::string* const kLatest =
-      new std::string(absl::StrCat("SELECT ", kMessageColumns,
-                                   " FROM messages ORDER BY id DESC LIMIT ?"));
+  static const std::string* const kLatest = new std::string(absl::StrCat(
+      "SELECT ", kMessageColumns, " FROM messages ORDER BY id DESC LIMIT ?"));
   ASSIGN_OR_RETURN(Statement statement, db_->PrepareCached(*kLatest));
   RETURN_IF_ERROR(statement.Bind(1, n));
   while (true) {

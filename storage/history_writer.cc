@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -574,34 +575,35 @@ absl::Status HistoryWriter::RetentionChunk(bool* done) {
   *done = true;
   const int64_t limit = static_cast<int64_t>(options_.max_batch);
   Statements& s = *statements_;
-  if (retention_message_max_id_ > 0) {
-    Statement& del = s[Statements::kDeleteMessagesById];
-    RETURN_IF_ERROR(del.Bind(1, retention_message_max_id_));
-    RETURN_IF_ERROR(del.Bind(2, limit));
+  // Runs one of the DELETE statements with `bounds` and then the chunk
+  // size bound; not done while a whole chunk went.
+  auto delete_chunk = [&](Statements::Kind kind,
+                          std::initializer_list<int64_t> bounds)
+      -> absl::Status {
+    Statement& del = s[kind];
+    int index = 0;
+    for (int64_t bound : bounds) RETURN_IF_ERROR(del.Bind(++index, bound));
+    RETURN_IF_ERROR(del.Bind(++index, limit));
     ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
     if (deleted >= limit) *done = false;
+    return absl::OkStatus();
+  };
+  if (retention_message_max_id_ > 0) {
+    RETURN_IF_ERROR(delete_chunk(Statements::kDeleteMessagesById,
+                                 {retention_message_max_id_}));
   }
   if (retention_log_max_id_ > 0) {
-    Statement& del = s[Statements::kDeleteLogsById];
-    RETURN_IF_ERROR(del.Bind(1, retention_log_max_id_));
-    RETURN_IF_ERROR(del.Bind(2, limit));
-    ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
-    if (deleted >= limit) *done = false;
+    RETURN_IF_ERROR(
+        delete_chunk(Statements::kDeleteLogsById, {retention_log_max_id_}));
   }
   if (retention_min_ts_ != 0) {
     if (retention_newest_message_id_ > 0) {
-      Statement& del = s[Statements::kDeleteMessagesByTs];
-      RETURN_IF_ERROR(del.Bind(1, retention_min_ts_));
-      RETURN_IF_ERROR(del.Bind(2, retention_newest_message_id_));
-      RETURN_IF_ERROR(del.Bind(3, limit));
-      ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
-      if (deleted >= limit) *done = false;
+      RETURN_IF_ERROR(
+          delete_chunk(Statements::kDeleteMessagesByTs,
+                       {retention_min_ts_, retention_newest_message_id_}));
     }
-    Statement& del = s[Statements::kDeleteLogsByTs];
-    RETURN_IF_ERROR(del.Bind(1, retention_min_ts_));
-    RETURN_IF_ERROR(del.Bind(2, limit));
-    ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
-    if (deleted >= limit) *done = false;
+    RETURN_IF_ERROR(
+        delete_chunk(Statements::kDeleteLogsByTs, {retention_min_ts_}));
   }
   return absl::OkStatus();
 }

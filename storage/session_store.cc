@@ -56,6 +56,10 @@ constexpr char kMessageColumns[] =
     " m.jsonrpc_id, m.method, m.target, m.raw, m.correlated_id,"
     " m.duration_ms, m.success, m.error_code, m.truncated, m.raw_size,"
     " m.modified, m.original_raw, i.file_id";
+// The tables those columns come from (`m`, and `i` for imported messages).
+constexpr char kMessageTables[] =
+    " FROM messages AS m LEFT JOIN imported_messages AS i"
+    " ON i.message_id = m.id";
 
 SessionMessage ReadMessage(const Statement& row, int64_t sequence) {
   SessionMessage read;
@@ -186,11 +190,9 @@ absl::StatusOr<std::vector<SessionMessage>> SessionStore::Messages(
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(
       Statement st,
-      db_->Prepare(absl::StrCat(
-          "SELECT ", kMessageColumns,
-          " FROM messages AS m LEFT JOIN imported_messages AS i"
-          " ON i.message_id = m.id WHERE m.session_id = ?1"
-          " ORDER BY m.id LIMIT ?2 OFFSET ?3")));
+      db_->Prepare(absl::StrCat("SELECT ", kMessageColumns, kMessageTables,
+                                " WHERE m.session_id = ?1"
+                                " ORDER BY m.id LIMIT ?2 OFFSET ?3")));
   RETURN_IF_ERROR(st.Bind(1, std::string_view(id)));
   RETURN_IF_ERROR(st.Bind(2, limit < 0 ? int64_t{-1} : limit));
   RETURN_IF_ERROR(st.Bind(3, std::max<int64_t>(0, offset)));
@@ -211,9 +213,8 @@ absl::StatusOr<SessionMessage> SessionStore::Message(int64_t message_id) {
       db_->Prepare(absl::StrCat(
           "SELECT ", kMessageColumns,
           ", (SELECT count(*) FROM messages AS p WHERE p.session_id ="
-          " m.session_id AND p.id <= m.id)"
-          " FROM messages AS m LEFT JOIN imported_messages AS i"
-          " ON i.message_id = m.id WHERE m.id = ?1")));
+          " m.session_id AND p.id <= m.id)",
+          kMessageTables, " WHERE m.id = ?1")));
   RETURN_IF_ERROR(st.Bind(1, message_id));
   ASSIGN_OR_RETURN(bool has_row, st.Step());
   if (!has_row) {

@@ -23,38 +23,35 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsSupersetOf;
 
-// Names of the schema objects of `type` ("table", "view", "index").
-std::vector<std::string> ObjectNames(Database& db, const std::string& type) {
-  std::vector<std::string> names;
-  auto statement = db.Prepare(
-      "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE "
-      "'sqlite_%' ORDER BY name");
+// The first column of every row of `sql`, run with `param` bound to its
+// one parameter.
+std::vector<std::string> FirstColumn(Database& db, const std::string& sql,
+                                     const std::string& param) {
+  std::vector<std::string> values;
+  auto statement = db.Prepare(sql);
   EXPECT_TRUE(statement.ok()) << statement.status();
-  if (!statement.ok()) return names;
-  EXPECT_TRUE(statement->Bind(1, type).ok());
+  if (!statement.ok()) return values;
+  EXPECT_TRUE(statement->Bind(1, param).ok());
   while (true) {
     auto row = statement->Step();
     EXPECT_TRUE(row.ok()) << row.status();
     if (!row.ok() || !*row) break;
-    names.push_back(statement->ColumnText(0));
+    values.push_back(statement->ColumnText(0));
   }
-  return names;
+  return values;
+}
+
+// Names of the schema objects of `type` ("table", "view", "index").
+std::vector<std::string> ObjectNames(Database& db, const std::string& type) {
+  return FirstColumn(db,
+                     "SELECT name FROM sqlite_master WHERE type = ? AND name "
+                     "NOT LIKE 'sqlite_%' ORDER BY name",
+                     type);
 }
 
 // Column names of a table or view, in order.
 std::vector<std::string> ColumnNames(Database& db, const std::string& table) {
-  std::vector<std::string> names;
-  auto statement = db.Prepare("SELECT name FROM pragma_table_info(?)");
-  EXPECT_TRUE(statement.ok()) << statement.status();
-  if (!statement.ok()) return names;
-  EXPECT_TRUE(statement->Bind(1, table).ok());
-  while (true) {
-    auto row = statement->Step();
-    EXPECT_TRUE(row.ok()) << row.status();
-    if (!row.ok() || !*row) break;
-    names.push_back(statement->ColumnText(0));
-  }
-  return names;
+  return FirstColumn(db, "SELECT name FROM pragma_table_info(?)", table);
 }
 
 std::unique_ptr<Database> OpenRaw(const std::string& path) {
