@@ -1,7 +1,8 @@
 // What the tests of inspectorctl against in-process fakes of inspectord
-// share: the session token the fakes accept, a gRPC server for the fakes
-// on 127.0.0.1:0, a fixture that runs inspectorctl against it, and a child
-// inspectorctl whose output can be read while it runs (watch, --follow).
+// share: the session token the fakes accept, a ConfigService that lists
+// one server, a gRPC server for the fakes on 127.0.0.1:0, a fixture that
+// runs inspectorctl against it, and a child inspectorctl whose output can
+// be read while it runs (watch, --follow).
 #ifndef INSPECTOR_TESTS_CLI_FAKE_DAEMON_FIXTURE_H_
 #define INSPECTOR_TESTS_CLI_FAKE_DAEMON_FIXTURE_H_
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "inspector/v1/config.grpc.pb.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli::fakes {
@@ -23,6 +25,18 @@ inline constexpr char kToken[] = "0123456789abcdef";
 
 // OK if the call carries kToken, else SESSION_INVALID as inspectord says it.
 grpc::Status CheckToken(grpc::ServerContext* context);
+
+// The id of the one server EverythingConfig lists.
+inline constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
+
+// A ConfigService that lists one server, "everything" (kEverythingId),
+// for the tests that need server names resolved and nothing more.
+class EverythingConfig final : public v1::ConfigService::Service {
+ public:
+  grpc::Status ListServers(grpc::ServerContext* context,
+                           const v1::ListServersRequest*,
+                           v1::ListServersResponse* response) override;
+};
 
 // Serves `services` on 127.0.0.1:0; sets *address to host:port.
 std::unique_ptr<grpc::Server> StartServer(

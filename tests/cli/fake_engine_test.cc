@@ -36,6 +36,8 @@ namespace inspector::cli {
 namespace fake_engine_test {
 
 using fakes::CheckToken;
+using fakes::kEverythingId;
+using FakeConfig = fakes::EverythingConfig;
 using fakes::kToken;
 using fakes::Child;
 using fakes::Lines;
@@ -49,7 +51,6 @@ using ::testing::Pair;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
-constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
 // 2025-05-31T12:00:00Z: a day that is never today, so tables show dates.
 constexpr double kPastMs = 1748692800000.0;
 
@@ -76,19 +77,6 @@ double SecondsLeft(grpc::ServerContext* context) {
 void WaitUntilCancelled(grpc::ServerContext* context) {
   while (!context->IsCancelled()) absl::SleepFor(absl::Milliseconds(5));
 }
-
-class FakeConfig final : public v1::ConfigService::Service {
- public:
-  grpc::Status ListServers(grpc::ServerContext* context,
-                           const v1::ListServersRequest*,
-                           v1::ListServersResponse* response) override {
-    if (auto s = CheckToken(context); !s.ok()) return s;
-    v1::ServerConfig* server = response->add_servers();
-    server->set_id(kEverythingId);
-    server->set_name("everything");
-    return grpc::Status::OK;
-  }
-};
 
 // What a fake service received, by method.
 template <typename Request>

@@ -28,26 +28,14 @@ namespace inspector::cli {
 namespace fake_intercept_test {
 
 using fakes::CheckToken;
+using fakes::kEverythingId;
+using FakeConfig = fakes::EverythingConfig;
 using ::inspector::testing::ProcessResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
 constexpr char kRaw[] =
     R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}})";
-
-class FakeConfig final : public v1::ConfigService::Service {
- public:
-  grpc::Status ListServers(grpc::ServerContext* context,
-                           const v1::ListServersRequest*,
-                           v1::ListServersResponse* response) override {
-    if (auto s = CheckToken(context); !s.ok()) return s;
-    v1::ServerConfig* server = response->add_servers();
-    server->set_id(kEverythingId);
-    server->set_name("everything");
-    return grpc::Status::OK;
-  }
-};
 
 class FakeIntercept final : public v1::InterceptService::Service {
  public:

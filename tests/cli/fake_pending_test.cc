@@ -35,6 +35,8 @@ namespace inspector::cli {
 namespace fake_pending_test {
 
 using fakes::CheckToken;
+using fakes::kEverythingId;
+using FakeConfig = fakes::EverythingConfig;
 using fakes::kToken;
 using fakes::Child;
 using fakes::Lines;
@@ -47,7 +49,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
 constexpr char kFormId[] = "a1b2c3d4-0000-4000-8000-000000000001";
 constexpr char kSamplingId[] = "5e6f7a8b-0000-4000-8000-000000000002";
 // Listed, but the fake says it was answered already.
@@ -109,19 +110,6 @@ v1::PendingRequest SamplingItem() {
   item.set_status(v1::PENDING);
   return item;
 }
-
-class FakeConfig final : public v1::ConfigService::Service {
- public:
-  grpc::Status ListServers(grpc::ServerContext* context,
-                           const v1::ListServersRequest*,
-                           v1::ListServersResponse* response) override {
-    if (auto s = CheckToken(context); !s.ok()) return s;
-    v1::ServerConfig* server = response->add_servers();
-    server->set_id(kEverythingId);
-    server->set_name("everything");
-    return grpc::Status::OK;
-  }
-};
 
 class FakeClientRequests final : public v1::ClientRequestsService::Service {
  public:
