@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "storage/database.h"
 #include "tests/storage/test_util.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector::storage {
 namespace {
@@ -24,6 +25,7 @@ namespace {
 using ::inspector::storage::testing::QueryInt;
 using ::inspector::storage::testing::QueryText;
 using ::inspector::storage::testing::TempDir;
+using ::inspector::testing::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -368,10 +370,8 @@ TEST_F(HistoryWriterTest, CommitsOnItsOwnAfterMaxDelay) {
   writer->Append(Request(*writer, 1));
   // Wait for the writer, not for a fixed time: the batch counter moves
   // once the row is committed.
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (writer->stats().batches == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  ASSERT_TRUE(WaitUntil([&] { return writer->stats().batches > 0; },
+                        absl::Seconds(30), "the writer commits a batch"));
   ASSERT_OK_AND_ASSIGN(int64_t count,
                        QueryInt(*db_, "SELECT count(*) FROM messages"));
   EXPECT_EQ(count, 1);
@@ -639,13 +639,16 @@ TEST_F(HistoryWriterTest, RetentionRunsOnItsOwnWhenDue) {
   ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));
   for (int i = 0; i < 10; ++i) writer->Append(Request(*writer, i));
   ASSERT_OK(writer->Flush());
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
   int64_t count = 0;
-  do {
-    absl::SleepFor(absl::Milliseconds(2));
-    ASSERT_OK_AND_ASSIGN(count,
-                         QueryInt(*db_, "SELECT count(*) FROM messages"));
-  } while (count > 2 && absl::Now() < deadline);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        absl::StatusOr<int64_t> counted =
+            QueryInt(*db_, "SELECT count(*) FROM messages");
+        EXPECT_TRUE(counted.ok()) << counted.status();
+        count = counted.value_or(-1);
+        return counted.ok() && count <= 2;
+      },
+      absl::Seconds(30), "retention leaves at most 2 messages"));
   EXPECT_EQ(count, 2);
 }
 
