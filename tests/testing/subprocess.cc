@@ -55,6 +55,17 @@ int DecodeWaitStatus(int status) {
   return -1;
 }
 
+// Sends `signal_number` to the child *pid and reaps it; its exit code.
+// *pid becomes -1.
+int SignalAndReap(pid_t* pid, int signal_number) {
+  kill(*pid, signal_number);
+  int status = 0;
+  while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  *pid = -1;
+  return DecodeWaitStatus(status);
+}
+
 pid_t Spawn(std::vector<std::string> argv,
             const std::map<std::string, std::string>& env, int in_fd,
             int out_fd, int err_fd, const std::vector<int>& close_fds) {
@@ -289,14 +300,7 @@ void DaemonProcess::Drain(int fd) {
 }
 
 int DaemonProcess::Stop(int signal_number) {
-  if (pid_ > 0) {
-    kill(pid_, signal_number);
-    int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    exit_code_ = DecodeWaitStatus(status);
-    pid_ = -1;
-  }
+  if (pid_ > 0) exit_code_ = SignalAndReap(&pid_, signal_number);
   if (drainer_.joinable()) drainer_.join();
   return exit_code_;
 }
@@ -380,14 +384,7 @@ int PeerProcess::Stop(int signal_number) {
     close(stdin_fd_);
     stdin_fd_ = -1;
   }
-  if (pid_ > 0) {
-    kill(pid_, signal_number);
-    int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    exit_code_ = DecodeWaitStatus(status);
-    pid_ = -1;
-  }
+  if (pid_ > 0) exit_code_ = SignalAndReap(&pid_, signal_number);
   if (reader_.joinable()) reader_.join();
   return exit_code_;
 }
