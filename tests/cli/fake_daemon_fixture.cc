@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/errors.h"
+#include "tests/testing/wait_until.h"
 
 extern char** environ;
 
@@ -26,16 +27,6 @@ grpc::Status CheckToken(grpc::ServerContext* context) {
           std::string("Bearer ") + kToken) {
     return ToGrpcStatus(Error(v1::SESSION_INVALID, "invalid session token"));
   }
-  return grpc::Status::OK;
-}
-
-grpc::Status EverythingConfig::ListServers(grpc::ServerContext* context,
-                                           const v1::ListServersRequest*,
-                                           v1::ListServersResponse* response) {
-  if (auto s = CheckToken(context); !s.ok()) return s;
-  v1::ServerConfig* server = response->add_servers();
-  server->set_id(kEverythingId);
-  server->set_name("everything");
   return grpc::Status::OK;
 }
 
@@ -149,18 +140,33 @@ std::string Child::ReadLines(size_t lines) {
 }
 
 int Child::Wait() {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (absl::Now() < deadline) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-      return -1;
-    }
-    absl::SleepFor(absl::Milliseconds(10));
+  int status = 0;
+  if (!inspector::testing::WaitUntil(
+          [&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
+          absl::Seconds(10), "inspectorctl exits")) {
+    return -1;
   }
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
+}
+
+grpc::Status EverythingConfig::ListServers(
+    grpc::ServerContext* context, const v1::ListServersRequest* request,
+    v1::ListServersResponse* response) {
+  if (auto s = CheckToken(context); !s.ok()) return s;
+  v1::ServerConfig* server = response->add_servers();
+  server->set_id(kEverythingId);
+  server->set_name("everything");
+  return grpc::Status::OK;
+}
+
+void WaitUntilCancelled(grpc::ServerContext* context) {
+  // Not a test's assertion: the fake just stops waiting.
+  static_cast<void>(
+      inspector::testing::WaitUntil([&] { return context->IsCancelled(); },
+                                    absl::Seconds(60), "the client cancels"));
 }
 
 std::vector<std::string> Lines(const std::string& text) {

@@ -1,8 +1,7 @@
 // What the tests of inspectorctl against in-process fakes of inspectord
-// share: the session token the fakes accept, a ConfigService that lists
-// one server, a gRPC server for the fakes on 127.0.0.1:0, a fixture that
-// runs inspectorctl against it, and a child inspectorctl whose output can
-// be read while it runs (watch, --follow).
+// share: the session token the fakes accept, a gRPC server for the fakes
+// on 127.0.0.1:0, a fixture that runs inspectorctl against it, and a child
+// inspectorctl whose output can be read while it runs (watch, --follow).
 #ifndef INSPECTOR_TESTS_CLI_FAKE_DAEMON_FIXTURE_H_
 #define INSPECTOR_TESTS_CLI_FAKE_DAEMON_FIXTURE_H_
 
@@ -26,15 +25,15 @@ inline constexpr char kToken[] = "0123456789abcdef";
 // OK if the call carries kToken, else SESSION_INVALID as inspectord says it.
 grpc::Status CheckToken(grpc::ServerContext* context);
 
-// The id of the one server EverythingConfig lists.
+// The id of the one server, "everything", that EverythingConfig lists.
 inline constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
 
-// A ConfigService that lists one server, "everything" (kEverythingId),
-// for the tests that need server names resolved and nothing more.
+// ConfigService of a daemon with one server, "everything" (kEverythingId),
+// for the tests of commands that name it.
 class EverythingConfig final : public v1::ConfigService::Service {
  public:
   grpc::Status ListServers(grpc::ServerContext* context,
-                           const v1::ListServersRequest*,
+                           const v1::ListServersRequest* request,
                            v1::ListServersResponse* response) override;
 };
 
@@ -90,6 +89,10 @@ class Child {
 
 // `text` split at newlines (a last line without one included).
 std::vector<std::string> Lines(const std::string& text);
+
+// For a fake's handler that never answers: returns once the client has
+// cancelled the call (or its deadline passed), at most after 60 s.
+void WaitUntilCancelled(grpc::ServerContext* context);
 
 }  // namespace inspector::cli::fakes
 

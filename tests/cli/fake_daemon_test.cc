@@ -68,9 +68,7 @@ class FakeConfig final : public v1::ConfigService::Service {
     if (auto s = CheckToken(context); !s.ok()) return s;
     if (request->id() == "hang") {
       // Never answers: the client's deadline must end the call.
-      while (!context->IsCancelled()) {
-        absl::SleepFor(absl::Milliseconds(5));
-      }
+      fakes::WaitUntilCancelled(context);
       return grpc::Status::CANCELLED;
     }
     absl::MutexLock lock(&mu_);

@@ -31,19 +31,21 @@
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector::cli {
 namespace fake_engine_test {
 
 using fakes::CheckToken;
-using fakes::kEverythingId;
-using FakeConfig = fakes::EverythingConfig;
-using fakes::kToken;
 using fakes::Child;
+using fakes::kEverythingId;
+using fakes::kToken;
 using fakes::Lines;
+using fakes::WaitUntilCancelled;
 
 using ::inspector::testing::ProcessResult;
 using ::inspector::testing::RunProcess;
+using ::inspector::testing::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -72,10 +74,6 @@ double SecondsLeft(grpc::ServerContext* context) {
   return std::chrono::duration<double>(context->deadline() -
                                        std::chrono::system_clock::now())
       .count();
-}
-
-void WaitUntilCancelled(grpc::ServerContext* context) {
-  while (!context->IsCancelled()) absl::SleepFor(absl::Milliseconds(5));
 }
 
 // What a fake service received, by method.
@@ -405,7 +403,7 @@ class FakeEngineTest : public fakes::FakeDaemonTestBase {
     StartFakes({&config_, &mcp_, &history_, &events_});
   }
 
-  FakeConfig config_;
+  fakes::EverythingConfig config_;
   FakeMcp mcp_;
   FakeHistory history_;
   FakeEvents events_;
@@ -764,7 +762,7 @@ TEST_F(FakeEngineTest, WatchNotImplementedExits8) {
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                            &port);
-  FakeConfig config;
+  fakes::EverythingConfig config;
   builder.RegisterService(&config);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(server, nullptr);
@@ -785,19 +783,14 @@ TEST_F(FakeEngineTest, CtrlCStopsWatchWithExit0) {
   ASSERT_EQ(kill(child.pid(), SIGINT), 0);
   EXPECT_EQ(child.Wait(), kExitOk);
   // The cancellation reached the daemon.
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!events_.saw_cancel() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  EXPECT_TRUE(events_.saw_cancel());
+  EXPECT_TRUE(WaitUntil([&] { return events_.saw_cancel(); }, absl::Seconds(10),
+                        "the daemon sees the cancel"));
 }
 
 TEST_F(FakeEngineTest, CtrlCCancelsAToolCall) {
   Child child({"call", "everything", "hang"}, Environment());
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (mcp_.call_tool.count() == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  ASSERT_TRUE(WaitUntil([&] { return mcp_.call_tool.count() > 0; },
+                        absl::Seconds(10), "the daemon gets the call"));
   ASSERT_EQ(mcp_.call_tool.count(), 1);
   ASSERT_EQ(kill(child.pid(), SIGINT), 0);
   // Ends the way an interrupted program does: by the signal.

@@ -14,23 +14,24 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
-#include "absl/strings/str_cat.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/intercept.grpc.pb.h"
 #include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/tmux.h"
 
 namespace inspector::cli {
 namespace fake_intercept_test {
 
 using fakes::CheckToken;
 using fakes::kEverythingId;
-using FakeConfig = fakes::EverythingConfig;
 using ::inspector::testing::ProcessResult;
+using ::inspector::testing::Tmux;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -180,7 +181,7 @@ class FakeInterceptTest : public fakes::FakeDaemonTestBase {
     return RunWithEnv(std::move(args), env);
   }
 
-  FakeConfig config_;
+  fakes::EverythingConfig config_;
   FakeIntercept intercept_;
 };
 
@@ -319,7 +320,7 @@ TEST_F(FakeInterceptTest, JsonOutput) {
 class NoInterceptTest : public fakes::FakeDaemonTestBase {
  protected:
   void SetUp() override { StartFakes({&config_}); }
-  FakeConfig config_;
+  fakes::EverythingConfig config_;
 };
 
 TEST_F(NoInterceptTest, EveryCommandSaysNotAvailable) {
@@ -365,10 +366,7 @@ class FakeEvents final : public v1::EventsService::Service {
     if (!writer->Write(message) || !writer->Write(held)) {
       return grpc::Status::CANCELLED;
     }
-    // The fake's own wait for the cancellation, not a test's.
-    while (!context->IsCancelled()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    fakes::WaitUntilCancelled(context);
     return grpc::Status::CANCELLED;
   }
 
@@ -376,44 +374,11 @@ class FakeEvents final : public v1::EventsService::Service {
   v1::HeldMessage held_;
 };
 
-// A tmux server of its own, its socket in `dir`.
-class Tmux {
- public:
-  explicit Tmux(std::string socket) : socket_(std::move(socket)) {}
-  ~Tmux() { Run({"kill-server"}); }
-  ProcessResult Run(std::vector<std::string> args) {
-    args.insert(args.begin(), {"tmux", "-u", "-S", socket_});
-    return inspector::testing::RunProcess(args, {{"LC_ALL", "C.UTF-8"}});
-  }
-  std::string Screen() { return Run({"capture-pane", "-p", "-t", "t"}).out; }
-  // Waits up to 30 s for `done(screen)`.
-  bool WaitUntil(const std::string& what,
-                 const std::function<bool(const std::string&)>& done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    std::string screen;
-    while (std::chrono::steady_clock::now() < deadline) {
-      screen = Screen();
-      if (done(screen)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "the screen never showed " << what << ":\n" << screen;
-    return false;
-  }
-  bool WaitFor(const std::string& text) {
-    return WaitUntil("\"" + text + "\"", [&](const std::string& screen) {
-      return screen.find(text) != std::string::npos;
-    });
-  }
-
- private:
-  std::string socket_;
-};
-
 class FakeTuiTest : public fakes::FakeDaemonTestBase {
  protected:
   void SetUp() override { StartFakes({&config_, &intercept_, &events_}); }
 
-  FakeConfig config_;
+  fakes::EverythingConfig config_;
   FakeIntercept intercept_;
   FakeEvents events_{intercept_.held()};
 };
@@ -423,38 +388,36 @@ TEST_F(FakeTuiTest, ModifyTheHeldMessageWithF6AndToggleTheMode) {
   inspector::testing::WriteFile(
       editor, "#!/bin/sh\nsed -i 's/\"hi\"/\"from the tui\"/' \"$1\"\n");
   ASSERT_EQ(chmod(editor.c_str(), 0755), 0);
-  Tmux tmux(dir_.File("tmux.sock"));
-  ProcessResult started = tmux.Run(
-      {"new-session", "-d", "-s", "t", "-x", "80", "-y", "24",
-       absl::StrCat("env LC_ALL=C.UTF-8 TERM=xterm-256color VISUAL= EDITOR=",
-                    editor, " INSPECTOR_ADDR=", address_,
-                    " INSPECTOR_TOKEN_FILE=", dir_.File("token"), " ",
-                    INSPECTORCTL_PATH, " tui")});
-  ASSERT_EQ(started.exit_code, 0) << started.err;
-  ASSERT_TRUE(tmux.WaitFor("[PASSTHROUGH]"));
-  ASSERT_TRUE(tmux.WaitFor("► #11 → tools/list"));
-  ASSERT_TRUE(tmux.WaitFor("⏸ #12 → tools/call [echo]  held h-1"));
-  ASSERT_TRUE(tmux.WaitFor("HELD h-1 by bp-1"));
-  ASSERT_TRUE(tmux.WaitFor("held: 1"));
+  Tmux tmux(dir_.File("tmux.sock"), "t");
+  ASSERT_TRUE(tmux.Start(absl::StrCat(
+      "env LC_ALL=C.UTF-8 TERM=xterm-256color VISUAL= EDITOR=", editor,
+      " INSPECTOR_ADDR=", address_, " INSPECTOR_TOKEN_FILE=",
+      dir_.File("token"), " ", INSPECTORCTL_PATH, " tui")));
+  ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
+  ASSERT_TRUE(tmux.WaitFor({"► #11 → tools/list"}));
+  ASSERT_TRUE(tmux.WaitFor({"⏸ #12 → tools/call [echo]  held h-1"}));
+  ASSERT_TRUE(tmux.WaitFor({"HELD h-1 by bp-1"}));
+  ASSERT_TRUE(tmux.WaitFor({"held: 1"}));
 
   // Keys that need a request, on the held one: the daemon has no
   // SessionService, and the TUI says so instead of pretending.
-  tmux.Run({"send-keys", "-t", "t", "r"});
-  ASSERT_TRUE(tmux.WaitFor("not available: the daemon does not support "
-                           "replay yet"));
+  tmux.Keys({"r"});
+  ASSERT_TRUE(
+      tmux.WaitFor({"not available: the daemon does not support "
+                    "replay yet"}));
 
-  tmux.Run({"send-keys", "-t", "t", "F6"});
-  ASSERT_TRUE(tmux.WaitFor("h-1 forwarded modified"));
+  tmux.Keys({"F6"});
+  ASSERT_TRUE(tmux.WaitFor({"h-1 forwarded modified"}));
   ASSERT_EQ(intercept_.resolves().size(), 1u);
   nlohmann::json sent =
       nlohmann::json::parse(intercept_.resolves()[0].modified());
   EXPECT_EQ(sent["params"]["arguments"]["message"], "from the tui");
-  ASSERT_TRUE(tmux.WaitFor("held: 0"));
-  ASSERT_TRUE(tmux.WaitFor("#12 → tools/call [echo]  modified"));
+  ASSERT_TRUE(tmux.WaitFor({"held: 0"}));
+  ASSERT_TRUE(tmux.WaitFor({"#12 → tools/call [echo]  modified"}));
 
   // F5 on a message no longer held sends nothing.
-  tmux.Run({"send-keys", "-t", "t", "F5"});
-  ASSERT_TRUE(tmux.WaitFor("the selected message is not held"));
+  tmux.Keys({"F5"});
+  ASSERT_TRUE(tmux.WaitFor({"the selected message is not held"}));
   EXPECT_EQ(intercept_.resolves().size(), 1u);
 
   // Wider than 100 columns: list and detail side by side; back to 80x24:
@@ -462,27 +425,21 @@ TEST_F(FakeTuiTest, ModifyTheHeldMessageWithF6AndToggleTheMode) {
   ASSERT_EQ(tmux.Run({"resize-window", "-t", "t", "-x", "120", "-y", "30"})
                 .exit_code,
             0);
-  ASSERT_TRUE(tmux.WaitUntil("side by side", [](const std::string& screen) {
+  ASSERT_TRUE(tmux.WaitForScreen("side by side", [](const std::string& screen) {
     return screen.find("│") != std::string::npos &&
            screen.find("──────────") == std::string::npos;
   }));
   ASSERT_EQ(
       tmux.Run({"resize-window", "-t", "t", "-x", "80", "-y", "24"}).exit_code,
       0);
-  ASSERT_TRUE(tmux.WaitFor("──────────"));
+  ASSERT_TRUE(tmux.WaitFor({"──────────"}));
 
-  tmux.Run({"send-keys", "-t", "t", "i"});
-  ASSERT_TRUE(tmux.WaitFor("[INTERCEPT]"));
+  tmux.Keys({"i"});
+  ASSERT_TRUE(tmux.WaitFor({"[INTERCEPT]"}));
   EXPECT_EQ(intercept_.mode(), v1::INTERCEPT);
 
-  tmux.Run({"send-keys", "-t", "t", "q"});
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  bool gone = false;
-  while (!gone && std::chrono::steady_clock::now() < deadline) {
-    gone = tmux.Run({"has-session", "-t", "t"}).exit_code != 0;
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(gone) << tmux.Screen();
+  tmux.Keys({"q"});
+  EXPECT_TRUE(tmux.WaitSessionGone());
 }
 
 }  // namespace fake_intercept_test

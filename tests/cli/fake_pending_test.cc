@@ -30,20 +30,21 @@
 #include "inspector/v1/events.grpc.pb.h"
 #include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector::cli {
 namespace fake_pending_test {
 
 using fakes::CheckToken;
-using fakes::kEverythingId;
-using FakeConfig = fakes::EverythingConfig;
-using fakes::kToken;
 using fakes::Child;
+using fakes::kEverythingId;
+using fakes::kToken;
 using fakes::Lines;
 using fakes::StartServer;
 
 using ::inspector::testing::ProcessResult;
 using ::inspector::testing::RunProcess;
+using ::inspector::testing::WaitUntil;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -318,7 +319,7 @@ class FakePendingTest : public fakes::FakeDaemonTestBase {
     return sent.empty() ? v1::RejectRequest() : sent.back();
   }
 
-  FakeConfig config_;
+  fakes::EverythingConfig config_;
   FakeClientRequests requests_;
   FakeEvents events_;
 };
@@ -402,11 +403,8 @@ TEST_F(FakePendingTest, FollowPrintsCurrentThenChangesUntilCtrlC) {
 
   ASSERT_EQ(kill(child.pid(), SIGINT), 0);
   EXPECT_EQ(child.Wait(), kExitInterrupted);
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!events_.saw_cancel() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  EXPECT_TRUE(events_.saw_cancel());
+  EXPECT_TRUE(WaitUntil([&] { return events_.saw_cancel(); }, absl::Seconds(10),
+                        "the daemon sees the cancel"));
 }
 
 TEST_F(FakePendingTest, FollowJsonIsNdjson) {
@@ -588,7 +586,7 @@ TEST_F(FakePendingTest, InteractiveFormFromStdin) {
 
 TEST_F(FakePendingTest, NotImplementedExits8) {
   // An inspectord without ClientRequestsService answers UNIMPLEMENTED.
-  FakeConfig config;
+  fakes::EverythingConfig config;
   std::string address;
   std::unique_ptr<grpc::Server> server = StartServer({&config}, &address);
   ASSERT_NE(server, nullptr);
