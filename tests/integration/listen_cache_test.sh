@@ -14,56 +14,14 @@
 # the 2.x SDK needs).
 set -euo pipefail
 
-readonly SCRIPT="listen_cache_test.sh"
-readonly HERE="$(cd "$(dirname "$0")" && pwd)"
-readonly ROOT="$(cd "$HERE/../.." && pwd)"
-CASE="${1:?usage: $SCRIPT stdio|http}"
-STEP_TIMEOUT=30
-# die, note, ctl, wait_for_file, wait_for_line
-. "$HERE/e2e_helpers.sh"
+CASE="${1:?usage: $(basename "$0") stdio|http}"
+# SCRIPT, HERE, ROOT, STEP_TIMEOUT (30 s); die, note, ctl, wait_for_*,
+# require_env, start_work, json_get, start_daemon, add_modern_fixture
+. "$(dirname "$0")/e2e_helpers.sh"
 
-for v in INSPECTORD INSPECTORCTL NODE22; do
-  [ -n "${!v:-}" ] || die "\$$v is not set (CTest sets it)"
-done
-[ -x "$NODE22" ] || die "$NODE22 is missing; run tools/npm/install.sh"
-
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/listen-cache.XXXXXX")"
-DAEMON_PID=""
-HTTP_PID=""
-WATCH_PID=""
-cleanup() {
-  local status=$?
-  trap - EXIT
-  set +e
-  local pid
-  for pid in $WATCH_PID $HTTP_PID; do
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ -n "$DAEMON_PID" ]; then
-    if [ "$status" -ne 0 ]; then
-      echo "---- inspectord log (last 40 lines) ----" >&2
-      tail -n 40 "$WORK/inspectord.log" >&2 || true
-      echo "---- watch (last 20 lines) ----" >&2
-      tail -n 20 "$WORK/watch.out" >&2 || true
-    fi
-    kill -TERM "$DAEMON_PID" 2>/dev/null || true
-    wait "$DAEMON_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-  exit "$status"
-}
-trap cleanup EXIT
-
-json_get() {
-  python3 -c '
-import json, sys
-value = json.load(sys.stdin)
-for key in sys.argv[1].split("."):
-    value = value.get(key) if isinstance(value, dict) else None
-print("" if value is None else (value if isinstance(value, str) else json.dumps(value)))
-' "$1"
-}
+require_env INSPECTORD INSPECTORCTL NODE22
+start_work listen-cache
+FAILURE_LOG="$WORK/watch.out"
 
 # Waits until the watch output has more than $1 lines matching $2.
 wait_for_events() {
@@ -84,39 +42,11 @@ print("cache" if data.get("fromCache") else "server",
       " ".join(sorted(t["name"] for t in data.get("tools", []))))'
 }
 
-"$INSPECTORD" --listen 127.0.0.1:0 --db "$WORK/inspector.db" \
-  --token-file "$WORK/token" --ready-file "$WORK/address" --http 127.0.0.1:0 \
-  --log-level debug </dev/null >"$WORK/inspectord.log" 2>&1 &
-DAEMON_PID=$!
-wait_for_file "$WORK/address" inspectord
+start_daemon --http 127.0.0.1:0
 REST="$(sed -n 's/.* and REST on \([^ ]*:[0-9]*\) .*/\1/p' "$WORK/inspectord.log" | head -n 1)"
 [ -n "$REST" ] || die "the daemon's log does not say where REST is served"
-export INSPECTOR_ADDR="$(head -n 1 "$WORK/address")"
-export INSPECTOR_TOKEN_FILE="$WORK/token"
-unset INSPECTOR_TOKEN
 
-FIXTURE_ARGS=(--ttl-ms 600000 --max-seconds 300)
-case "$CASE" in
-  stdio)
-    ctl servers add fixture --protocol modern -- "$NODE22" \
-      "$ROOT/tools/modern-fixture/server.mjs" "${FIXTURE_ARGS[@]}" >&2
-    ;;
-  http)
-    "$NODE22" "$ROOT/tools/modern-fixture/server.mjs" --http "${FIXTURE_ARGS[@]}" \
-      >"$WORK/fixture.out" 2>"$WORK/fixture.err" &
-    HTTP_PID=$!
-    deadline=$((SECONDS + STEP_TIMEOUT))
-    until grep -q '^listening on ' "$WORK/fixture.out" 2>/dev/null; do
-      kill -0 "$HTTP_PID" 2>/dev/null || die "the fixture exited: $(cat "$WORK/fixture.err")"
-      [ "$SECONDS" -lt "$deadline" ] || die "the HTTP fixture did not listen"
-      sleep 0.05
-    done
-    url="$(sed -n 's/^listening on //p' "$WORK/fixture.out" | head -n 1)"
-    ctl servers add fixture --url "$url" --transport streamableHttp --protocol modern >&2
-    ;;
-  *) die "unknown case" ;;
-esac
-ctl connect fixture >&2 || die "connect failed"
+add_modern_fixture "$CASE" modern --ttl-ms 600000 --max-seconds 300
 
 # Watch, and make sure it is live: a call it sees.
 ctl watch --server fixture --json >"$WORK/watch.out" 2>"$WORK/watch.err" &

@@ -28,81 +28,13 @@
 # the 2.x SDK needs), NODE_MODULES (tools/npm/node_modules).
 set -euo pipefail
 
-readonly SCRIPT="protocol_era_test.sh"
-readonly HERE="$(cd "$(dirname "$0")" && pwd)"
-readonly ROOT="$(cd "$HERE/../.." && pwd)"
-CASE="${1:?usage: $SCRIPT CASE}"
-STEP_TIMEOUT=30
-# die, note, ctl, wait_for_file, wait_for_line
-. "$HERE/e2e_helpers.sh"
+CASE="${1:?usage: $(basename "$0") CASE}"
+# SCRIPT, HERE, ROOT, STEP_TIMEOUT (30 s); die, note, ctl, wait_for_*,
+# require_env, start_work, json_get, start_daemon, add_modern_fixture
+. "$(dirname "$0")/e2e_helpers.sh"
 
-for v in INSPECTORD INSPECTORCTL NODE22 NODE_MODULES; do
-  [ -n "${!v:-}" ] || die "\$$v is not set (CTest sets it)"
-done
-[ -x "$NODE22" ] || die "$NODE22 is missing; run tools/npm/install.sh"
-
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/protocol-era.XXXXXX")"
-DAEMON_PID=""
-HTTP_PID=""
-CALL_PID=""
-cleanup() {
-  local status=$?
-  trap - EXIT
-  set +e
-  local pid
-  for pid in $CALL_PID $HTTP_PID; do
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ -n "$DAEMON_PID" ]; then
-    if [ "$status" -ne 0 ]; then
-      echo "---- inspectord log (last 40 lines) ----" >&2
-      tail -n 40 "$WORK/inspectord.log" >&2 || true
-    fi
-    kill -TERM "$DAEMON_PID" 2>/dev/null || true
-    wait "$DAEMON_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-  exit "$status"
-}
-trap cleanup EXIT
-
-json_get() {
-  python3 -c '
-import json, sys
-value = json.load(sys.stdin)
-for key in sys.argv[1].split("."):
-    value = value.get(key) if isinstance(value, dict) else None
-print("" if value is None else (value if isinstance(value, str) else json.dumps(value)))
-' "$1"
-}
-
-start_daemon() {
-  "$INSPECTORD" --listen 127.0.0.1:0 --db "$WORK/inspector.db" \
-    --token-file "$WORK/token" --ready-file "$WORK/address" \
-    --log-level debug </dev/null >"$WORK/inspectord.log" 2>&1 &
-  DAEMON_PID=$!
-  wait_for_file "$WORK/address" inspectord
-  export INSPECTOR_ADDR="$(head -n 1 "$WORK/address")"
-  export INSPECTOR_TOKEN_FILE="$WORK/token"
-  unset INSPECTOR_TOKEN
-}
-
-# Starts the HTTP fixture (in this shell, so that cleanup can stop it) and
-# sets FIXTURE_URL.
-FIXTURE_URL=""
-start_http_fixture() {
-  "$NODE22" "$ROOT/tools/modern-fixture/server.mjs" --http --max-seconds 300 \
-    >"$WORK/fixture.out" 2>"$WORK/fixture.err" &
-  HTTP_PID=$!
-  local deadline=$((SECONDS + STEP_TIMEOUT))
-  until grep -q '^listening on ' "$WORK/fixture.out" 2>/dev/null; do
-    kill -0 "$HTTP_PID" 2>/dev/null || die "the fixture exited: $(cat "$WORK/fixture.err")"
-    [ "$SECONDS" -lt "$deadline" ] || die "the HTTP fixture did not listen"
-    sleep 0.05
-  done
-  FIXTURE_URL="$(sed -n 's/^listening on //p' "$WORK/fixture.out" | head -n 1)"
-}
+require_env INSPECTORD INSPECTORCTL NODE22 NODE_MODULES
+start_work protocol-era
 
 # Fails unless `status SERVER` reports protocol era $2.
 expect_era() {
@@ -195,23 +127,11 @@ print(sum(1 for r in rows if "confirm" in json.dumps(r)))')"
 
 start_daemon
 case "$CASE" in
-  modern-stdio-auto | modern-stdio-modern | modern-stdio-legacy)
-    mode="${CASE##*-}"
-    ctl servers add fixture --protocol "$mode" -- "$NODE22" \
-      "$ROOT/tools/modern-fixture/server.mjs" --max-seconds 300 >&2
-    ctl connect fixture >&2 || die "connect failed"
-    if [ "$mode" = legacy ]; then
-      expect_era fixture legacy
-      expect_call '^hello legacy$' fixture echo 'text=hello legacy'
-    else
-      modern_checks fixture
-    fi
-    ;;
+  modern-stdio-auto | modern-stdio-modern | modern-stdio-legacy | \
   modern-http-auto | modern-http-modern | modern-http-legacy)
     mode="${CASE##*-}"
-    start_http_fixture
-    ctl servers add fixture --url "$FIXTURE_URL" --transport streamableHttp --protocol "$mode" >&2
-    ctl connect fixture >&2 || die "connect failed"
+    transport="${CASE#modern-}"
+    add_modern_fixture "${transport%-*}" "$mode" --max-seconds 300
     if [ "$mode" = legacy ]; then
       expect_era fixture legacy
       expect_call '^hello legacy$' fixture echo 'text=hello legacy'

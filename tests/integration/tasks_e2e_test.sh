@@ -17,71 +17,16 @@
 # the 2.x SDK needs).
 set -euo pipefail
 
-readonly SCRIPT="tasks_e2e_test.sh"
-readonly HERE="$(cd "$(dirname "$0")" && pwd)"
-readonly ROOT="$(cd "$HERE/../.." && pwd)"
-CASE="${1:?usage: $SCRIPT stdio|http}"
-STEP_TIMEOUT=30
-# die, note, ctl, wait_for_file, wait_for_line
-. "$HERE/e2e_helpers.sh"
+CASE="${1:?usage: $(basename "$0") stdio|http}"
+# SCRIPT, HERE, ROOT, STEP_TIMEOUT (30 s); die, note, ctl, wait_for_*,
+# require_env, start_work, json_get, start_daemon, add_modern_fixture
+. "$(dirname "$0")/e2e_helpers.sh"
 
-for v in INSPECTORD INSPECTORCTL NODE22; do
-  [ -n "${!v:-}" ] || die "\$$v is not set (CTest sets it)"
-done
-[ -x "$NODE22" ] || die "$NODE22 is missing; run tools/npm/install.sh"
+require_env INSPECTORD INSPECTORCTL NODE22
+start_work tasks-e2e
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/tasks-e2e.XXXXXX")"
-DAEMON_PID=""
-HTTP_PID=""
-CALL_PID=""
-WATCH_PID=""
-cleanup() {
-  local status=$?
-  trap - EXIT
-  set +e
-  local pid
-  for pid in $CALL_PID $WATCH_PID $HTTP_PID; do
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ -n "$DAEMON_PID" ]; then
-    if [ "$status" -ne 0 ]; then
-      echo "---- inspectord log (last 40 lines) ----" >&2
-      tail -n 40 "$WORK/inspectord.log" >&2 || true
-    fi
-    kill -TERM "$DAEMON_PID" 2>/dev/null || true
-    wait "$DAEMON_PID" 2>/dev/null || true
-  fi
-  rm -rf "$WORK"
-  exit "$status"
-}
-trap cleanup EXIT
-
-"$INSPECTORD" --listen 127.0.0.1:0 --db "$WORK/inspector.db" \
-  --token-file "$WORK/token" --ready-file "$WORK/address" \
-  --log-level debug </dev/null >"$WORK/inspectord.log" 2>&1 &
-DAEMON_PID=$!
-wait_for_file "$WORK/address" inspectord
-export INSPECTOR_ADDR="$(head -n 1 "$WORK/address")"
-export INSPECTOR_TOKEN_FILE="$WORK/token"
-unset INSPECTOR_TOKEN
-
-case "$CASE" in
-  stdio)
-    ctl servers add fixture --protocol modern -- "$NODE22" \
-      "$ROOT/tools/modern-fixture/server.mjs" --max-seconds 300 >&2
-    ;;
-  http)
-    "$NODE22" "$ROOT/tools/modern-fixture/server.mjs" --http --max-seconds 300 \
-      >"$WORK/fixture.out" 2>"$WORK/fixture.err" &
-    HTTP_PID=$!
-    wait_for_line "$WORK/fixture.out" '^listening on '
-    url="$(sed -n 's/^listening on //p' "$WORK/fixture.out" | head -n 1)"
-    ctl servers add fixture --url "$url" --transport streamableHttp --protocol modern >&2
-    ;;
-  *) die "unknown case" ;;
-esac
-ctl connect fixture >&2 || die "connect failed"
+start_daemon
+add_modern_fixture "$CASE" modern --max-seconds 300
 
 # Watch task events for the whole run, as NDJSON.
 "$INSPECTORCTL" --no-color watch --kind task --json >"$WORK/watch.ndjson" 2>"$WORK/watch.err" &
