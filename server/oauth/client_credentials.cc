@@ -15,6 +15,8 @@
 #include "server/oauth/crypto.h"
 #include "server/oauth/json_fields.h"
 #include "server/oauth/oauth_flow.h"
+#include "server/oauth/redaction.h"
+#include "server/oauth/token_exchange.h"
 #include "server/oauth/urls.h"
 
 namespace inspector::oauth {

@@ -237,29 +237,6 @@ class OAuthFlow {
   FlowObserver observer_;
 };
 
-// Token endpoint auth: adds the client's credentials to `headers` or
-// `fields` according to its method.
-void AddClientAuthentication(const ClientRegistration& client,
-                             Headers* headers,
-                             std::vector<std::pair<std::string, std::string>>* fields);
-
-// Parses a token endpoint answer (RFC 6749 section 5.1/5.2). For errors,
-// a status naming error/error_description with a hint for the common ones.
-absl::StatusOr<TokenSet> ParseTokenResponse(const HttpResponse& response,
-                                            absl::Time now);
-
-// A sentence telling what an OAuth error code usually means.
-std::string HintForOAuthError(absl::string_view error);
-
-// Masks secrets in a header value / form or JSON body for the flow log.
-std::string MaskBody(absl::string_view body);
-
-// The record of one HTTP request and its answer (or failure), with
-// authorization headers, cookies, secrets, codes and tokens masked.
-v1::OAuthHttpExchange MaskedExchange(const HttpRequest& request,
-                                     const absl::StatusOr<HttpResponse>& response,
-                                     absl::Time start, absl::Duration duration);
-
 }  // namespace inspector::oauth
 
 #endif  // INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_

@@ -13,6 +13,8 @@
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
 #include "server/oauth/client_credentials.h"
+#include "server/oauth/redaction.h"
+#include "server/oauth/token_exchange.h"
 #include "server/oauth/urls.h"
 
 namespace inspector::oauth {

@@ -159,6 +159,15 @@ std::map<std::string, std::string> ParseQuery(absl::string_view query) {
   return out;
 }
 
+std::string TrimSlash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::vector<std::string> SplitScopes(absl::string_view scopes) {
+  return absl::StrSplit(scopes, ' ', absl::SkipEmpty());
+}
+
 std::string ChallengeParam(absl::string_view header, absl::string_view name) {
   size_t i = 0;
   while (i < header.size()) {

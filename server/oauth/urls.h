@@ -47,6 +47,12 @@ std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& f
 // as the first.
 std::map<std::string, std::string> ParseQuery(absl::string_view query);
 
+// `s` without its trailing slashes ("https://as/" -> "https://as").
+std::string TrimSlash(std::string s);
+
+// The scopes of a space-separated scope string (RFC 6749 section 3.3).
+std::vector<std::string> SplitScopes(absl::string_view scopes);
+
 // The value of parameter `name` in a WWW-Authenticate challenge
 // (`Bearer error="x", scope="a b", resource_metadata="..."`), unquoted;
 // "" if absent.

@@ -1,0 +1,324 @@
+// OAuthFlow's METADATA_DISCOVERY step: the server's protected resource
+// metadata and its authorization server's metadata, by protocol revision
+// (oauth_flow.h describes the orders).
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/errors.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "server/oauth/json_fields.h"
+#include "server/oauth/oauth_flow.h"
+#include "server/oauth/redaction.h"
+#include "server/oauth/urls.h"
+
+namespace inspector::oauth {
+namespace {
+
+using Json = nlohmann::json;
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+bool VersionAtLeast(absl::string_view version, absl::string_view min) {
+  return version.empty() || version >= min;
+}
+
+}  // namespace
+
+// --- METADATA_DISCOVERY ------------------------------------------------------
+
+absl::Status OAuthFlow::Discover() {
+  status_message_ = "discovering the server's OAuth metadata";
+  absl::Status url_ok =
+      CheckFetchableUrl(settings_.server_url, "the server's URL");
+  if (!url_ok.ok()) {
+    Fail(url_ok, "OAuth needs an https server URL (or http on this machine)");
+    return url_ok;
+  }
+  if (protocol_version_ == "2025-03-26") return DiscoverLegacy();
+  auto server = ParseUrl(settings_.server_url, "the server's URL");
+  if (!server.ok()) return server.status();
+
+  if (www_authenticate_.empty()) {
+    // Probe: an unauthenticated initialize tells whether the server wants
+    // a token and where its resource metadata is.
+    HttpRequest probe;
+    probe.method = "POST";
+    probe.url = settings_.server_url;
+    for (const auto& [name, value] : settings_.server_headers) {
+      if (absl::AsciiStrToLower(name) != "authorization") {
+        probe.headers.emplace_back(name, value);
+      }
+    }
+    probe.headers.emplace_back("Content-Type", "application/json");
+    probe.headers.emplace_back("Accept", "application/json, text/event-stream");
+    probe.body =
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"inspectord-oauth-probe","version":"1"}}})";
+    auto response = Exchange(std::move(probe));
+    if (!response.ok()) {
+      Fail(response.status(), "is the server running and its URL right?");
+      return response.status();
+    }
+    www_authenticate_ = response->Header("www-authenticate");
+    Log(absl::StrCat("the server answered HTTP ", response->status,
+                     www_authenticate_.empty()
+                         ? " without a WWW-Authenticate challenge"
+                         : absl::StrCat(" with WWW-Authenticate: ",
+                                        www_authenticate_)));
+    if (www_authenticate_.empty() &&
+        (protocol_version_.empty() || protocol_version_ >= "2026-07-28")) {
+      // A server that lets initialize through unauthenticated, or speaks
+      // only 2026-07-28 (no initialize at all), shows its challenge to the
+      // request a 2026-07-28 client starts with.
+      HttpRequest discover;
+      discover.method = "POST";
+      discover.url = settings_.server_url;
+      for (const auto& [name, value] : settings_.server_headers) {
+        if (absl::AsciiStrToLower(name) != "authorization") {
+          discover.headers.emplace_back(name, value);
+        }
+      }
+      discover.headers.emplace_back("Content-Type", "application/json");
+      discover.headers.emplace_back("Accept",
+                                    "application/json, text/event-stream");
+      discover.headers.emplace_back("MCP-Protocol-Version", "2026-07-28");
+      discover.headers.emplace_back("Mcp-Method", "server/discover");
+      discover.body =
+          R"({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"inspectord-oauth-probe","version":"1"}}}})";
+      auto answer = Exchange(std::move(discover));
+      if (answer.ok()) {
+        www_authenticate_ = answer->Header("www-authenticate");
+        if (!www_authenticate_.empty()) {
+          Log(absl::StrCat("server/discover was answered HTTP ", answer->status,
+                           " with WWW-Authenticate: ", www_authenticate_));
+        }
+      }
+    }
+  }
+
+  std::vector<std::string> candidates;
+  std::string from_challenge = ChallengeParam(www_authenticate_, "resource_metadata");
+  if (!from_challenge.empty()) candidates.push_back(from_challenge);
+  std::string path = TrimSlash(server->path);
+  if (!path.empty()) {
+    candidates.push_back(absl::StrCat(server->Origin(),
+                                      "/.well-known/oauth-protected-resource",
+                                      path));
+  }
+  candidates.push_back(
+      absl::StrCat(server->Origin(), "/.well-known/oauth-protected-resource"));
+
+  absl::Status last = absl::OkStatus();
+  bool found = false;
+  for (const std::string& url : candidates) {
+    auto prm = FetchJson(url, "protected resource metadata");
+    if (prm.ok()) {
+      resource_metadata_ = *std::move(prm);
+      found = true;
+      Log(absl::StrCat("protected resource metadata found at ", url));
+      break;
+    }
+    // The most telling error wins: a broken document over a 404.
+    if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = prm.status();
+    if (absl::StrContains(last.message(), "plain http") ||
+        absl::StrContains(last.message(), "not an http")) {
+      Fail(last, "the server pointed to metadata at an address the "
+                 "inspector will not fetch");
+      return last;
+    }
+  }
+  if (!found) {
+    // Only metadata that is absent everywhere means an older server; a
+    // document that is there but unusable (not JSON, too large, ...) is
+    // an error of its own, not a reason to guess endpoints.
+    if (protocol_version_.empty() && ErrorReason(last) == "NOT_FOUND") {
+      Log("no protected resource metadata: falling back to the 2025-03-26 "
+          "discovery");
+      return DiscoverLegacy();
+    }
+    Fail(last, ErrorReason(last) == "NOT_FOUND"
+                   ? "the server publishes no RFC 9728 metadata; try "
+                     "--protocol 2025-03-26"
+                   : "the server's protected resource metadata is unusable");
+    return last;
+  }
+  if (protocol_version_.empty()) protocol_version_ = "2025-11-25";
+
+  // The resource must be this server (RFC 9728 section 3.3).
+  std::string resource = StringField(resource_metadata_, "resource");
+  if (!resource.empty()) {
+    auto parsed = ParseUrl(resource, "the metadata's resource");
+    bool matches =
+        parsed.ok() && parsed->SameOrigin(*server) &&
+        absl::StartsWith(absl::StrCat(TrimSlash(server->path), "/"),
+                         absl::StrCat(TrimSlash(parsed->path), "/"));
+    if (!matches) {
+      absl::Status status = Error(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the protected resource metadata names resource '",
+                       resource, "', which is not the server ",
+                       settings_.server_url));
+      Fail(status, "a token for another resource must not be requested; "
+                   "the server's metadata is wrong or not its own");
+      return status;
+    }
+    resource_ = resource;
+  } else {
+    resource_ = settings_.server_url;
+  }
+  std::vector<std::string> servers =
+      StringList(resource_metadata_, "authorization_servers");
+  if (servers.empty()) {
+    absl::Status status = Error(
+        v1::INVALID_RESPONSE,
+        "the protected resource metadata lists no authorization_servers");
+    Fail(status, "the server's metadata is incomplete");
+    return status;
+  }
+  absl::Status as = FetchAuthorizationServerMetadata(servers.front());
+  if (!as.ok()) return as;
+
+  // Scopes: configured, else the challenge's, else all the resource
+  // supports (2025-11-25); offline_access when the server offers it.
+  if (!settings_.scopes.empty()) {
+    requested_scopes_ = settings_.scopes;
+  } else {
+    std::string challenge_scope = ChallengeParam(www_authenticate_, "scope");
+    if (!challenge_scope.empty()) {
+      requested_scopes_ = SplitScopes(challenge_scope);
+    } else if (VersionAtLeast(protocol_version_, "2025-11-25")) {
+      requested_scopes_ = StringList(resource_metadata_, "scopes_supported");
+    }
+  }
+  for (const std::string& s : settings_.previous_scopes) {
+    if (!Contains(requested_scopes_, s)) requested_scopes_.push_back(s);
+  }
+  if (!requested_scopes_.empty() &&
+      Contains(StringList(as_metadata_, "scopes_supported"), "offline_access") &&
+      !Contains(requested_scopes_, "offline_access")) {
+    requested_scopes_.push_back("offline_access");
+  }
+  status_message_ = absl::StrCat("authorization server ", issuer_);
+  return absl::OkStatus();
+}
+
+absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
+    const std::string& issuer) {
+  auto parsed = ParseUrl(issuer, "the authorization server");
+  if (!parsed.ok()) {
+    Fail(parsed.status(), "the protected resource metadata is wrong");
+    return parsed.status();
+  }
+  absl::Status allowed = CheckFetchableUrl(issuer, "the authorization server");
+  if (!allowed.ok()) {
+    Fail(allowed, "");
+    return allowed;
+  }
+  std::string origin = parsed->Origin();
+  std::string path = TrimSlash(parsed->path);
+  std::vector<std::string> candidates;
+  if (path.empty()) {
+    candidates = {absl::StrCat(origin, "/.well-known/oauth-authorization-server"),
+                  absl::StrCat(origin, "/.well-known/openid-configuration")};
+  } else {
+    candidates = {
+        absl::StrCat(origin, "/.well-known/oauth-authorization-server", path),
+        absl::StrCat(origin, "/.well-known/openid-configuration", path),
+        absl::StrCat(origin, path, "/.well-known/openid-configuration")};
+    if (protocol_version_ == "2025-06-18") {
+      // 2025-06-18 clients also looked at the root.
+      candidates.push_back(
+          absl::StrCat(origin, "/.well-known/oauth-authorization-server"));
+    }
+  }
+  absl::Status last = absl::OkStatus();
+  for (const std::string& url : candidates) {
+    auto metadata = FetchJson(url, "authorization server metadata");
+    if (!metadata.ok()) {
+      if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = metadata.status();
+      continue;
+    }
+    std::string claimed = StringField(*metadata, "issuer");
+    if (!claimed.empty() && TrimSlash(claimed) != TrimSlash(issuer)) {
+      absl::Status status = Error(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the authorization server metadata at ", url,
+                       " names issuer '", claimed, "', not '", issuer, "'"));
+      Fail(status, "RFC 8414 section 3.3: metadata whose issuer differs "
+                   "must not be used");
+      return status;
+    }
+    as_metadata_ = *std::move(metadata);
+    issuer_ = claimed.empty() ? issuer : claimed;
+    Log(absl::StrCat("authorization server metadata found at ", url));
+    // Endpoints we would open in a browser or post secrets to must be
+    // http(s) (no javascript: or data: URLs).
+    for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+      // A grant without a browser never opens the authorization endpoint.
+      if (settings_.grant.NonInteractive() &&
+          absl::string_view(key) == "authorization_endpoint") {
+        continue;
+      }
+      absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
+      if (!ok.ok()) {
+        Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+        return ok;
+      }
+    }
+    return absl::OkStatus();
+  }
+  Fail(last, absl::StrCat("no authorization server metadata for ", issuer,
+                          " at the RFC 8414 or OpenID locations"));
+  return last;
+}
+
+absl::Status OAuthFlow::DiscoverLegacy() {
+  protocol_version_ = "2025-03-26";
+  auto server = ParseUrl(settings_.server_url, "the server's URL");
+  if (!server.ok()) return server.status();
+  std::string origin = server->Origin();
+  auto metadata = FetchJson(
+      absl::StrCat(origin, "/.well-known/oauth-authorization-server"),
+      "authorization server metadata");
+  if (metadata.ok()) {
+    as_metadata_ = *std::move(metadata);
+    issuer_ = StringField(as_metadata_, "issuer");
+    if (issuer_.empty()) issuer_ = origin;
+    for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+      // A grant without a browser never opens the authorization endpoint.
+      if (settings_.grant.NonInteractive() &&
+          absl::string_view(key) == "authorization_endpoint") {
+        continue;
+      }
+      absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
+      if (!ok.ok()) {
+        Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+        return ok;
+      }
+    }
+    Log("2025-03-26: authorization server metadata at the server's origin");
+  } else {
+    as_metadata_ = Json::object();
+    as_metadata_["issuer"] = origin;
+    as_metadata_["authorization_endpoint"] = absl::StrCat(origin, "/authorize");
+    as_metadata_["token_endpoint"] = absl::StrCat(origin, "/token");
+    as_metadata_["registration_endpoint"] = absl::StrCat(origin, "/register");
+    issuer_ = origin;
+    Log("2025-03-26: no metadata, using the default endpoints /authorize, "
+        "/token and /register at the server's origin");
+  }
+  resource_.clear();  // 2025-03-26 has no resource indicators
+  requested_scopes_ = settings_.scopes;
+  status_message_ = absl::StrCat("authorization server ", issuer_);
+  return absl::OkStatus();
+}
+
+}  // namespace inspector::oauth
