@@ -41,41 +41,10 @@
 #include "server/engine/handshake.h"
 #include "server/transport/http_client.h"
 #include "server/doctor/doctor_run.h"
+#include "server/oauth/discovery.h"
+#include "server/oauth/urls.h"
 
 namespace inspector::doctor {
-namespace {
-
-// The value of parameter `name` in a WWW-Authenticate challenge, "" if
-// absent (quoted or token form).
-std::string ChallengeParam(const std::string& challenge,
-                           std::string_view name) {
-  std::string lower = absl::AsciiStrToLower(challenge);
-  size_t at = 0;
-  while ((at = lower.find(name, at)) != std::string::npos) {
-    size_t end = at + name.size();
-    bool starts = at == 0 || lower[at - 1] == ' ' || lower[at - 1] == ',';
-    size_t eq = end;
-    while (eq < lower.size() && lower[eq] == ' ') ++eq;
-    if (!starts || eq >= lower.size() || lower[eq] != '=') {
-      at = end;
-      continue;
-    }
-    size_t v = eq + 1;
-    while (v < lower.size() && lower[v] == ' ') ++v;
-    if (v < challenge.size() && challenge[v] == '"') {
-      size_t close = challenge.find('"', v + 1);
-      return challenge.substr(v + 1, close == std::string::npos
-                                         ? std::string::npos
-                                         : close - v - 1);
-    }
-    size_t stop = challenge.find_first_of(", ", v);
-    return challenge.substr(
-        v, stop == std::string::npos ? std::string::npos : stop - v);
-  }
-  return "";
-}
-
-}  // namespace
 
 absl::StatusOr<Json> DoctorRun::Impl::FetchJson(const std::string& url,
                                                 std::string* tried) {
@@ -86,11 +55,11 @@ absl::StatusOr<Json> DoctorRun::Impl::FetchJson(const std::string& url,
   Probe probe = Fetch(std::move(request));
   if (!probe.status.ok()) return probe.status;
   if (probe.head.status != 200) {
-    return absl::NotFoundError(absl::StrCat("HTTP ", probe.head.status));
+    return Error(v1::NOT_FOUND, absl::StrCat("HTTP ", probe.head.status));
   }
   Json parsed = Json::parse(probe.body, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
-    return absl::InvalidArgumentError("not a JSON object");
+    return Error(v1::INVALID_RESPONSE, "not a JSON object");
   }
   return parsed;
 }
@@ -99,31 +68,27 @@ void DoctorRun::Impl::CheckOAuth() {
   v1::DoctorCheck* check = Next("oauth", "OAuth metadata and auth state");
   if (check == nullptr) return;
   const std::string origin = OriginOf(*url_);
-  const std::string path = PathOf(*url_);
   const bool has_authorization = HasHeader("Authorization");
   const bool challenged =
       (post_probe_.has_value() && post_probe_->head.status == 401) ||
       (sse_probe_.has_value() && sse_probe_->head.status == 401);
-  // RFC 9728: the challenge's resource_metadata, else the well-known URL
-  // with the resource's path inserted, else at the root.
+  // The locations the OAuth flow tries (server/oauth/discovery.h), each
+  // only if the flow would fetch it.
   std::vector<std::string> prm_urls;
-  std::string from_challenge =
-      ChallengeParam(www_authenticate_, "resource_metadata");
-  if (!from_challenge.empty()) {
-    auto parsed = config::ParseHttpUrl(from_challenge);
-    if (parsed.ok() && OriginOf(*parsed) == origin) {
-      prm_urls.push_back(from_challenge);
-    } else {
-      check->add_details(absl::StrCat("resource_metadata ", from_challenge,
-                                      " ignored: not on the server's origin"));
+  if (auto server = oauth::ParseUrl(config_.url(), "the server's URL");
+      server.ok()) {
+    for (std::string& u :
+         oauth::ProtectedResourceMetadataUrls(*server, www_authenticate_)) {
+      if (absl::Status fetchable =
+              oauth::CheckFetchableUrl(u, "resource_metadata");
+          !fetchable.ok()) {
+        check->add_details(absl::StrCat(u, " not fetched: ",
+                                        fetchable.message()));
+        continue;
+      }
+      prm_urls.push_back(std::move(u));
     }
   }
-  if (!path.empty()) {
-    prm_urls.push_back(
-        absl::StrCat(origin, "/.well-known/oauth-protected-resource", path));
-  }
-  prm_urls.push_back(
-      absl::StrCat(origin, "/.well-known/oauth-protected-resource"));
   std::string tried;
   std::optional<Json> prm;
   std::string prm_url;
@@ -202,18 +167,27 @@ void DoctorRun::Impl::CheckOAuth() {
             "the MCP server is not local"));
       }
     }
-    std::string as_origin = OriginOf(*issuer_url);
-    std::string as_path = PathOf(*issuer_url);
     std::string as_tried;
-    for (const char* well_known : {"/.well-known/oauth-authorization-server",
-                                   "/.well-known/openid-configuration"}) {
-      if (!allowed || Over()) break;
-      std::string u = absl::StrCat(as_origin, well_known, as_path);
-      auto document = FetchJson(u, &as_tried);
-      if (document.ok()) {
-        asm_doc = *document;
+    if (allowed && !Over() && auth_servers.empty()) {
+      // MCP 2025-03-26: at the server's origin, whatever issuer it names.
+      std::string u = oauth::LegacyAuthorizationServerMetadataUrl(origin);
+      if (auto document = FetchJson(u, &as_tried); document.ok()) {
+        asm_doc = *std::move(document);
         asm_url = u;
-        break;
+      }
+    } else if (allowed && !Over()) {
+      auto found = oauth::FindAuthorizationServerMetadata(
+          issuer, /*protocol_version=*/"",
+          [this, &as_tried](const std::string& u) -> absl::StatusOr<Json> {
+            if (Over()) return absl::CancelledError("the diagnosis is over");
+            return FetchJson(u, &as_tried);
+          });
+      if (found.ok()) {
+        asm_doc = std::move(found->document);
+        asm_url = found->url;
+      } else if (GetErrorDetails(found.status()).count("claimedIssuer") > 0) {
+        check->add_details(absl::StrCat(found.status().message(),
+                                        ": not used (RFC 8414 section 3.3)"));
       }
     }
     if (asm_doc.has_value()) {

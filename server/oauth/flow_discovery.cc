@@ -16,6 +16,7 @@
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "server/oauth/discovery.h"
 #include "server/oauth/json_fields.h"
 #include "server/oauth/oauth_flow.h"
 #include "server/oauth/redaction.h"
@@ -104,17 +105,8 @@ absl::Status OAuthFlow::Discover() {
     }
   }
 
-  std::vector<std::string> candidates;
-  std::string from_challenge = ChallengeParam(www_authenticate_, "resource_metadata");
-  if (!from_challenge.empty()) candidates.push_back(from_challenge);
-  std::string path = TrimSlash(server->path);
-  if (!path.empty()) {
-    candidates.push_back(absl::StrCat(server->Origin(),
-                                      "/.well-known/oauth-protected-resource",
-                                      path));
-  }
-  candidates.push_back(
-      absl::StrCat(server->Origin(), "/.well-known/oauth-protected-resource"));
+  std::vector<std::string> candidates =
+      ProtectedResourceMetadataUrls(*server, www_authenticate_);
 
   absl::Status last = absl::OkStatus();
   bool found = false;
@@ -222,62 +214,39 @@ absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
     Fail(allowed, "");
     return allowed;
   }
-  std::string origin = parsed->Origin();
-  std::string path = TrimSlash(parsed->path);
-  std::vector<std::string> candidates;
-  if (path.empty()) {
-    candidates = {absl::StrCat(origin, "/.well-known/oauth-authorization-server"),
-                  absl::StrCat(origin, "/.well-known/openid-configuration")};
-  } else {
-    candidates = {
-        absl::StrCat(origin, "/.well-known/oauth-authorization-server", path),
-        absl::StrCat(origin, "/.well-known/openid-configuration", path),
-        absl::StrCat(origin, path, "/.well-known/openid-configuration")};
-    if (protocol_version_ == "2025-06-18") {
-      // 2025-06-18 clients also looked at the root.
-      candidates.push_back(
-          absl::StrCat(origin, "/.well-known/oauth-authorization-server"));
+  auto found = FindAuthorizationServerMetadata(
+      issuer, protocol_version_, [this](const std::string& url) {
+        return FetchJson(url, "authorization server metadata");
+      });
+  if (!found.ok()) {
+    if (GetErrorDetails(found.status()).count("claimedIssuer") > 0) {
+      Fail(found.status(), "RFC 8414 section 3.3: metadata whose issuer "
+                           "differs must not be used");
+    } else {
+      Fail(found.status(),
+           absl::StrCat("no authorization server metadata for ", issuer,
+                        " at the RFC 8414 or OpenID locations"));
     }
+    return found.status();
   }
-  absl::Status last = absl::OkStatus();
-  for (const std::string& url : candidates) {
-    auto metadata = FetchJson(url, "authorization server metadata");
-    if (!metadata.ok()) {
-      if (last.ok() || ErrorReason(last) == "NOT_FOUND") last = metadata.status();
+  as_metadata_ = std::move(found->document);
+  issuer_ = issuer;
+  Log(absl::StrCat("authorization server metadata found at ", found->url));
+  // Endpoints we would open in a browser or post secrets to must be
+  // http(s) (no javascript: or data: URLs).
+  for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+    // A grant without a browser never opens the authorization endpoint.
+    if (settings_.grant.NonInteractive() &&
+        absl::string_view(key) == "authorization_endpoint") {
       continue;
     }
-    std::string claimed = StringField(*metadata, "issuer");
-    if (!claimed.empty() && TrimSlash(claimed) != TrimSlash(issuer)) {
-      absl::Status status = Error(
-          v1::INVALID_RESPONSE,
-          absl::StrCat("the authorization server metadata at ", url,
-                       " names issuer '", claimed, "', not '", issuer, "'"));
-      Fail(status, "RFC 8414 section 3.3: metadata whose issuer differs "
-                   "must not be used");
-      return status;
+    absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
+    if (!ok.ok()) {
+      Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+      return ok;
     }
-    as_metadata_ = *std::move(metadata);
-    issuer_ = claimed.empty() ? issuer : claimed;
-    Log(absl::StrCat("authorization server metadata found at ", url));
-    // Endpoints we would open in a browser or post secrets to must be
-    // http(s) (no javascript: or data: URLs).
-    for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
-      // A grant without a browser never opens the authorization endpoint.
-      if (settings_.grant.NonInteractive() &&
-          absl::string_view(key) == "authorization_endpoint") {
-        continue;
-      }
-      absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
-      if (!ok.ok()) {
-        Fail(ok, "the authorization server's metadata is unsafe or incomplete");
-        return ok;
-      }
-    }
-    return absl::OkStatus();
   }
-  Fail(last, absl::StrCat("no authorization server metadata for ", issuer,
-                          " at the RFC 8414 or OpenID locations"));
-  return last;
+  return absl::OkStatus();
 }
 
 absl::Status OAuthFlow::DiscoverLegacy() {
@@ -285,9 +254,8 @@ absl::Status OAuthFlow::DiscoverLegacy() {
   auto server = ParseUrl(settings_.server_url, "the server's URL");
   if (!server.ok()) return server.status();
   std::string origin = server->Origin();
-  auto metadata = FetchJson(
-      absl::StrCat(origin, "/.well-known/oauth-authorization-server"),
-      "authorization server metadata");
+  auto metadata = FetchJson(LegacyAuthorizationServerMetadataUrl(origin),
+                            "authorization server metadata");
   if (metadata.ok()) {
     as_metadata_ = *std::move(metadata);
     issuer_ = StringField(as_metadata_, "issuer");

@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
 #include "server/oauth/client_credentials.h"
+#include "server/oauth/discovery.h"
 #include "server/oauth/redaction.h"
 #include "server/oauth/token_exchange.h"
 #include "server/oauth/urls.h"
@@ -668,30 +669,36 @@ absl::StatusOr<TokenSet> OAuthManager::Refresh(const std::string& server) {
 
 absl::StatusOr<std::string> OAuthManager::RevocationEndpoint(
     const std::string& issuer) {
-  ASSIGN_OR_RETURN(Url url, ParseUrl(issuer, "the issuer"));
-  std::string path(absl::StripSuffix(url.path, "/"));
-  const std::string origin = url.Origin();
-  // RFC 8414 (path inserted) and OpenID discovery, as the flow looks.
-  for (const std::string& candidate :
-       {absl::StrCat(origin, "/.well-known/oauth-authorization-server", path),
-        absl::StrCat(origin, "/.well-known/openid-configuration", path),
-        absl::StrCat(origin, path, "/.well-known/openid-configuration")}) {
-    if (!CheckFetchableUrl(candidate, "metadata").ok()) continue;
-    HttpRequest request;
-    request.url = candidate;
-    request.headers.emplace_back("Accept", "application/json");
-    auto response = http_->Fetch(request);
-    if (!response.ok() || response->status != 200) continue;
-    Json metadata = Json::parse(response->body, nullptr, false);
-    if (!metadata.is_object() ||
-        absl::StripSuffix(metadata.value("issuer", ""), "/") !=
-            absl::StripSuffix(issuer, "/")) {
-      continue;
+  // The issuer's metadata where the flow found it (discovery.h).
+  auto found = FindAuthorizationServerMetadata(
+      issuer, /*protocol_version=*/"",
+      [this](const std::string& url) -> absl::StatusOr<Json> {
+        RETURN_IF_ERROR(CheckFetchableUrl(url, "metadata"));
+        HttpRequest request;
+        request.url = url;
+        request.headers.emplace_back("Accept", "application/json");
+        ASSIGN_OR_RETURN(HttpResponse response, http_->Fetch(request));
+        if (response.status != 200) {
+          return Error(v1::NOT_FOUND, absl::StrCat(url, " answered HTTP ",
+                                                   response.status));
+        }
+        Json metadata = Json::parse(response.body, nullptr, false);
+        if (!metadata.is_object()) {
+          return Error(v1::INVALID_RESPONSE,
+                       absl::StrCat(url, " is not a JSON object"));
+        }
+        return metadata;
+      });
+  if (!found.ok()) {
+    // Metadata of another issuer is an error; none at all means no
+    // revocation endpoint.
+    if (GetErrorDetails(found.status()).count("claimedIssuer") > 0) {
+      return found.status();
     }
-    const Json& endpoint = metadata["revocation_endpoint"];
-    return endpoint.is_string() ? endpoint.get<std::string>() : "";
+    return "";
   }
-  return "";
+  const Json& endpoint = found->document["revocation_endpoint"];
+  return endpoint.is_string() ? endpoint.get<std::string>() : "";
 }
 
 absl::Status OAuthManager::RevokeLocked(const std::string& server_id,

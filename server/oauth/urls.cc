@@ -168,35 +168,4 @@ std::vector<std::string> SplitScopes(absl::string_view scopes) {
   return absl::StrSplit(scopes, ' ', absl::SkipEmpty());
 }
 
-std::string ChallengeParam(absl::string_view header, absl::string_view name) {
-  size_t i = 0;
-  while (i < header.size()) {
-    size_t found = header.find(name, i);
-    if (found == absl::string_view::npos) return "";
-    bool starts = found == 0 || header[found - 1] == ' ' ||
-                  header[found - 1] == ',' || header[found - 1] == '\t';
-    size_t j = found + name.size();
-    while (j < header.size() && header[j] == ' ') ++j;
-    if (!starts || j >= header.size() || header[j] != '=') {
-      i = found + 1;
-      continue;
-    }
-    ++j;
-    while (j < header.size() && header[j] == ' ') ++j;
-    if (j < header.size() && header[j] == '"') {
-      std::string value;
-      for (++j; j < header.size() && header[j] != '"'; ++j) {
-        if (header[j] == '\\' && j + 1 < header.size()) ++j;
-        value += header[j];
-      }
-      return value;
-    }
-    size_t end = header.find_first_of(", ", j);
-    return std::string(header.substr(j, end == absl::string_view::npos
-                                            ? absl::string_view::npos
-                                            : end - j));
-  }
-  return "";
-}
-
 }  // namespace inspector::oauth

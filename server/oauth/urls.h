@@ -53,11 +53,6 @@ std::string TrimSlash(std::string s);
 // The scopes of a space-separated scope string (RFC 6749 section 3.3).
 std::vector<std::string> SplitScopes(absl::string_view scopes);
 
-// The value of parameter `name` in a WWW-Authenticate challenge
-// (`Bearer error="x", scope="a b", resource_metadata="..."`), unquoted;
-// "" if absent.
-std::string ChallengeParam(absl::string_view header, absl::string_view name);
-
 }  // namespace inspector::oauth
 
 #endif  // INSPECTOR_SERVER_OAUTH_URLS_H_

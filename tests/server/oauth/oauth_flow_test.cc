@@ -528,14 +528,5 @@ TEST(OAuthCryptoTest, Sha256AndPkceVectors) {
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
 }
 
-TEST(OAuthUrlsTest, ChallengeParams) {
-  std::string h =
-      R"(Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x/y")";
-  EXPECT_EQ(ChallengeParam(h, "scope"), "a b");
-  EXPECT_EQ(ChallengeParam(h, "error"), "insufficient_scope");
-  EXPECT_EQ(ChallengeParam(h, "resource_metadata"), "https://x/y");
-  EXPECT_EQ(ChallengeParam(h, "missing"), "");
-}
-
 }  // namespace oauth_flow_test
 }  // namespace inspector::oauth
