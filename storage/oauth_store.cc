@@ -64,14 +64,15 @@ absl::Status OAuthStore::DeleteClient(const std::string& server_id) {
   return s.Run();
 }
 
-absl::Status OAuthStore::PutTokens(const OAuthTokenRow& row) {
+absl::Status OAuthStore::PutTokens(const std::string& server_id,
+                                   const OAuthTokens& row) {
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare(
                        "INSERT OR REPLACE INTO oauth_tokens (server_id, "
                        "access_token, refresh_token, token_type, scope, "
                        "expires_at, obtained_at, issuer, token_endpoint, "
                        "resource) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  RETURN_IF_ERROR(s.Bind(1, std::string_view(row.server_id)));
+  RETURN_IF_ERROR(s.Bind(1, std::string_view(server_id)));
   RETURN_IF_ERROR(s.Bind(2, std::string_view(row.access_token)));
   RETURN_IF_ERROR(BindText(s, 3, row.refresh_token));
   RETURN_IF_ERROR(BindText(s, 4, row.token_type));
@@ -88,7 +89,7 @@ absl::Status OAuthStore::PutTokens(const OAuthTokenRow& row) {
   return s.Run();
 }
 
-absl::StatusOr<std::optional<OAuthTokenRow>> OAuthStore::GetTokens(
+absl::StatusOr<std::optional<OAuthTokens>> OAuthStore::GetTokens(
     const std::string& server_id) {
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare(
@@ -97,19 +98,18 @@ absl::StatusOr<std::optional<OAuthTokenRow>> OAuthStore::GetTokens(
                        "resource FROM oauth_tokens WHERE server_id = ?"));
   RETURN_IF_ERROR(s.Bind(1, std::string_view(server_id)));
   ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return std::optional<OAuthTokenRow>();
-  OAuthTokenRow out;
-  out.server_id = server_id;
+  if (!row) return std::optional<OAuthTokens>();
+  OAuthTokens out;
   out.access_token = s.ColumnText(0);
   out.refresh_token = s.ColumnText(1);
-  out.token_type = s.ColumnText(2);
+  if (std::string type = s.ColumnText(2); !type.empty()) out.token_type = type;
   out.scope = s.ColumnText(3);
   if (!s.ColumnIsNull(4)) out.expires_at = absl::FromUnixMillis(s.ColumnInt64(4));
   out.obtained_at = absl::FromUnixMillis(s.ColumnInt64(5));
   out.issuer = s.ColumnText(6);
   out.token_endpoint = s.ColumnText(7);
   out.resource = s.ColumnText(8);
-  return std::optional<OAuthTokenRow>(std::move(out));
+  return std::optional<OAuthTokens>(std::move(out));
 }
 
 absl::Status OAuthStore::DeleteTokens(const std::string& server_id) {

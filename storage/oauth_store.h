@@ -31,11 +31,14 @@ struct OAuthClientRow {
   absl::Time created_at = absl::UnixEpoch();
 };
 
-struct OAuthTokenRow {
-  std::string server_id;
+// What a token endpoint granted (RFC 6749 section 5.1), and where it
+// belongs: the issuer, its token endpoint and the resource (RFC 8707) the
+// tokens are for. The OAuth client's own type (oauth::TokenSet), so that
+// what is stored is what the flow obtained.
+struct OAuthTokens {
   std::string access_token;
   std::string refresh_token;
-  std::string token_type;
+  std::string token_type = "Bearer";
   std::string scope;
   std::optional<absl::Time> expires_at;
   absl::Time obtained_at = absl::UnixEpoch();
@@ -71,8 +74,11 @@ class OAuthStore {
       const std::string& server_id);
   absl::Status DeleteClient(const std::string& server_id);
 
-  absl::Status PutTokens(const OAuthTokenRow& row);
-  absl::StatusOr<std::optional<OAuthTokenRow>> GetTokens(
+  // Replaces the server's tokens.
+  absl::Status PutTokens(const std::string& server_id,
+                         const OAuthTokens& tokens);
+  // The server's tokens; token_type "Bearer" when the row names none.
+  absl::StatusOr<std::optional<OAuthTokens>> GetTokens(
       const std::string& server_id);
   absl::Status DeleteTokens(const std::string& server_id);
 

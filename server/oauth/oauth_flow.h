@@ -45,6 +45,7 @@
 #include "server/oauth/client_credentials.h"
 #include "server/oauth/oauth_http.h"
 #include "server/oauth/urls.h"
+#include "storage/oauth_store.h"
 
 namespace inspector::oauth {
 
@@ -62,17 +63,8 @@ struct ClientRegistration {
   std::string registration_json;
 };
 
-struct TokenSet {
-  std::string access_token;
-  std::string refresh_token;
-  std::string token_type = "Bearer";
-  std::string scope;
-  std::optional<absl::Time> expires_at;
-  absl::Time obtained_at = absl::UnixEpoch();
-  std::string issuer;
-  std::string token_endpoint;
-  std::string resource;
-};
+// The tokens a flow obtains are the ones stored (storage/oauth_store.h).
+using TokenSet = storage::OAuthTokens;
 
 struct FlowSettings {
   std::string server_id;

@@ -23,35 +23,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-storage::OAuthTokenRow ToRow(const std::string& server_id, const TokenSet& t) {
-  storage::OAuthTokenRow row;
-  row.server_id = server_id;
-  row.access_token = t.access_token;
-  row.refresh_token = t.refresh_token;
-  row.token_type = t.token_type;
-  row.scope = t.scope;
-  row.expires_at = t.expires_at;
-  row.obtained_at = t.obtained_at;
-  row.issuer = t.issuer;
-  row.token_endpoint = t.token_endpoint;
-  row.resource = t.resource;
-  return row;
-}
-
-TokenSet FromRow(const storage::OAuthTokenRow& row) {
-  TokenSet t;
-  t.access_token = row.access_token;
-  t.refresh_token = row.refresh_token;
-  t.token_type = row.token_type.empty() ? "Bearer" : row.token_type;
-  t.scope = row.scope;
-  t.expires_at = row.expires_at;
-  t.obtained_at = row.obtained_at;
-  t.issuer = row.issuer;
-  t.token_endpoint = row.token_endpoint;
-  t.resource = row.resource;
-  return t;
-}
-
 std::string HtmlEscape(absl::string_view s) {
   std::string out;
   for (char c : s) {
@@ -545,7 +516,7 @@ absl::Status OAuthManager::SaveCompleted(const OAuthFlow& flow) {
     RETURN_IF_ERROR(store_->PutClient(row));
   }
   if (flow.tokens()) {
-    RETURN_IF_ERROR(store_->PutTokens(ToRow(server_id, *flow.tokens())));
+    RETURN_IF_ERROR(store_->PutTokens(server_id, *flow.tokens()));
     token_cache_[server_id] = *flow.tokens();
   }
   return absl::OkStatus();
@@ -555,9 +526,7 @@ absl::StatusOr<std::optional<TokenSet>> OAuthManager::LoadTokensLocked(
     const std::string& server_id) {
   auto cached = token_cache_.find(server_id);
   if (cached != token_cache_.end()) return cached->second;
-  ASSIGN_OR_RETURN(auto row, store_->GetTokens(server_id));
-  std::optional<TokenSet> tokens;
-  if (row) tokens = FromRow(*row);
+  ASSIGN_OR_RETURN(std::optional<TokenSet> tokens, store_->GetTokens(server_id));
   token_cache_[server_id] = tokens;
   return tokens;
 }
@@ -639,7 +608,7 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
   fresh->issuer = tokens.issuer;
   fresh->token_endpoint = tokens.token_endpoint;
   fresh->resource = tokens.resource;
-  RETURN_IF_ERROR(store_->PutTokens(ToRow(server_id, *fresh)));
+  RETURN_IF_ERROR(store_->PutTokens(server_id, *fresh));
   token_cache_[server_id] = *fresh;
   return *fresh;
 }
@@ -774,14 +743,7 @@ absl::StatusOr<std::optional<ClientRegistration>> OAuthManager::Client(
   absl::MutexLock lock(&token_mu_);
   ASSIGN_OR_RETURN(auto row, store_->GetClient(config.id()));
   if (!row) return std::optional<ClientRegistration>();
-  ClientRegistration c;
-  c.issuer = row->issuer;
-  c.client_id = row->client_id;
-  c.client_secret = row->client_secret;
-  c.auth_method = row->token_endpoint_auth_method;
-  c.strategy = row->strategy;
-  c.redirect_uri = row->redirect_uri;
-  return std::optional<ClientRegistration>(std::move(c));
+  return std::optional<ClientRegistration>(ClientFromRow(*row));
 }
 
 void OAuthManager::NoteChallenge(const std::string& server_id, int status,

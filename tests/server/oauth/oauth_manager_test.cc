@@ -454,12 +454,11 @@ TEST_F(OAuthManagerTest, TokensWithoutAResourceGoOnlyToTheServersOrigin) {
     auto db = storage::Database::Open(path_);
     ASSERT_TRUE(db.ok()) << db.status();
     storage::OAuthStore store(db->get());
-    storage::OAuthTokenRow row;
-    row.server_id = "id-1";
+    storage::OAuthTokens row;
     row.access_token = "AT-legacy";
     row.issuer = "https://mcp.example.com";
     row.token_endpoint = "https://mcp.example.com/token";
-    ASSERT_TRUE(store.PutTokens(row).ok());
+    ASSERT_TRUE(store.PutTokens("id-1", row).ok());
   }
   auto manager = NewManager();
   EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-legacy");
