@@ -1,7 +1,6 @@
 #include "server/oauth/metadata_proxy.h"
 
-#include <curl/curl.h>
-
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -11,10 +10,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/errors.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/urls.h"
-#include "server/transport/curl_api.h"
-#include "server/transport/http_client.h"
 
 namespace inspector::oauth {
 namespace {
@@ -45,46 +43,6 @@ std::string Resolve(absl::string_view base, absl::string_view reference) {
   return absl::StrCat(url->Origin(),
                       slash == std::string::npos ? "/" : url->path.substr(0, slash + 1),
                       reference);
-}
-
-struct MetadataSink {
-  size_t limit = 0;
-  std::string content_type;
-  std::string body;
-  bool too_large = false;
-  SseParser sse{kMetadataMaxBytes};
-  bool first_event_read = false;  // an event stream's first event is in
-};
-
-size_t OnMetadataHeader(char* buffer, size_t size, size_t n, void* userdata) {
-  auto* sink = static_cast<MetadataSink*>(userdata);
-  absl::string_view line(buffer, size * n);
-  auto colon = line.find(':');
-  if (colon != absl::string_view::npos &&
-      absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(line.substr(0, colon)),
-                             "content-type")) {
-    sink->content_type = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-  }
-  return size * n;
-}
-
-size_t OnMetadataBody(char* buffer, size_t size, size_t n, void* userdata) {
-  auto* sink = static_cast<MetadataSink*>(userdata);
-  if (sink->body.size() + size * n > sink->limit) {
-    sink->too_large = true;
-    return 0;  // aborts the transfer
-  }
-  sink->body.append(buffer, size * n);
-  // An event stream does not end: stop at its first event.
-  if (IsEventStream(sink->content_type)) {
-    std::vector<SseEvent> events;
-    (void)sink->sse.Feed(std::string_view(buffer, size * n), &events);
-    if (!events.empty()) {
-      sink->first_event_read = true;
-      return 0;
-    }
-  }
-  return size * n;
 }
 
 }  // namespace
@@ -136,51 +94,33 @@ absl::StatusOr<std::string> MetadataAnswer(absl::string_view url, int status,
 }
 
 absl::StatusOr<std::string> FetchMetadata(absl::string_view url,
-                                          const MetadataFetchOptions& options) {
+                                          const MetadataFetchOptions& options,
+                                          HttpFetcher* http) {
   if (url.empty()) {
     return Error(v1::INVALID_REQUEST, "the url parameter is missing");
   }
   absl::Status allowed = CheckFetchableUrl(url, "the metadata URL");
   if (!allowed.ok()) return allowed;
-  auto api = transport::http_internal::LoadCurl();
-  if (!api.ok()) return api.status();
-  const auto* curl = *api;
-  CURL* easy = curl->easy_init();
-  if (easy == nullptr) {
-    return Error(v1::INTERNAL_ERROR, "libcurl could not create a handle");
-  }
-  const std::string target(url);
-  MetadataSink sink;
-  sink.limit = options.max_bytes;
-  curl_slist* headers = nullptr;
-  headers = curl->slist_append(
-      headers, "Accept: application/json, text/event-stream");
-  curl->easy_setopt(easy, CURLOPT_URL, target.c_str());
-  curl->easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl->easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl->easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-  curl->easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                    static_cast<long>(absl::ToInt64Milliseconds(options.timeout)));
-  curl->easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-  curl->easy_setopt(easy, CURLOPT_HEADERFUNCTION, &OnMetadataHeader);
-  curl->easy_setopt(easy, CURLOPT_HEADERDATA, &sink);
-  curl->easy_setopt(easy, CURLOPT_WRITEFUNCTION, &OnMetadataBody);
-  curl->easy_setopt(easy, CURLOPT_WRITEDATA, &sink);
-  CURLcode code = curl->easy_perform(easy);
-  long status = 0;
-  curl->easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  curl->easy_cleanup(easy);
-  curl->slist_free_all(headers);
-  if (sink.too_large) {
-    return Error(v1::TOO_LARGE, absl::StrCat(target, " answered more than ",
-                                             options.max_bytes, " bytes"));
-  }
-  if (code != CURLE_OK && !sink.first_event_read) {
-    return transport::http_internal::TransferError(
-        code, curl->easy_strerror(code), target);
-  }
-  return MetadataAnswer(target, static_cast<int>(status), sink.content_type,
-                        sink.body);
+  CurlFetcherOptions fetcher_options;
+  fetcher_options.timeout = options.timeout;
+  fetcher_options.max_body_bytes = options.max_bytes;
+  CurlFetcher own(fetcher_options);
+  if (http == nullptr) http = &own;
+  HttpRequest request;
+  request.url = std::string(url);
+  request.headers.emplace_back("Accept", "application/json, text/event-stream");
+  // An event stream does not end: it is read up to its first event.
+  request.enough = [parser = std::make_shared<SseParser>(kMetadataMaxBytes),
+                    fed = size_t{0}](const HttpResponse& so_far) mutable {
+    if (!IsEventStream(so_far.Header("content-type"))) return false;
+    std::vector<SseEvent> events;
+    (void)parser->Feed(std::string_view(so_far.body).substr(fed), &events);
+    fed = so_far.body.size();
+    return !events.empty();
+  };
+  ASSIGN_OR_RETURN(HttpResponse response, http->Fetch(request));
+  return MetadataAnswer(request.url, response.status,
+                        response.Header("content-type"), response.body);
 }
 
 }  // namespace inspector::oauth

@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/sse_parser.h"
+#include "server/oauth/oauth_http.h"
 
 namespace inspector::oauth {
 
@@ -45,8 +46,11 @@ absl::StatusOr<std::string> MetadataAnswer(absl::string_view url, int status,
 // Fetches `url` and returns MetadataAnswer for it. INVALID_REQUEST for a URL
 // that may not be fetched, TOO_LARGE, CONNECTION_REFUSED,
 // CONNECTION_TIMEOUT, TRANSPORT_ERROR as the transfer fails.
+// The request goes through `http` when given (it then applies its own
+// limits), else through a CurlFetcher with `options`' timeout and limit.
 absl::StatusOr<std::string> FetchMetadata(absl::string_view url,
-                                          const MetadataFetchOptions& options = {});
+                                          const MetadataFetchOptions& options = {},
+                                          HttpFetcher* http = nullptr);
 
 }  // namespace inspector::oauth
 

@@ -15,7 +15,9 @@ namespace {
 struct Sink {
   HttpResponse* response;
   size_t limit;
+  const std::function<bool(const HttpResponse&)>* enough;
   bool too_large = false;
+  bool enough_read = false;  // ended by `enough`
 };
 
 size_t OnHeader(char* buffer, size_t size, size_t n, void* userdata) {
@@ -42,6 +44,10 @@ size_t OnBody(char* buffer, size_t size, size_t n, void* userdata) {
     return 0;  // aborts the transfer
   }
   sink->response->body.append(buffer, size * n);
+  if (*sink->enough && (*sink->enough)(*sink->response)) {
+    sink->enough_read = true;
+    return 0;  // ends the transfer with what arrived
+  }
   return size * n;
 }
 
@@ -63,7 +69,7 @@ absl::StatusOr<HttpResponse> CurlFetcher::Fetch(const HttpRequest& request) {
     return Error(v1::INTERNAL_ERROR, "libcurl could not create a handle");
   }
   HttpResponse response;
-  Sink sink{&response, options_.max_body_bytes};
+  Sink sink{&response, options_.max_body_bytes, &request.enough};
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers) {
     headers = curl->slist_append(headers, absl::StrCat(name, ": ", value).c_str());
@@ -97,7 +103,7 @@ absl::StatusOr<HttpResponse> CurlFetcher::Fetch(const HttpRequest& request) {
                  absl::StrCat(request.url, " answered more than ",
                               options_.max_body_bytes, " bytes"));
   }
-  if (code != CURLE_OK) {
+  if (code != CURLE_OK && !sink.enough_read) {
     return transport::http_internal::TransferError(
         code, curl->easy_strerror(code), request.url);
   }

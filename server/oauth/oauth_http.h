@@ -1,5 +1,6 @@
-// Blocking HTTP for the OAuth flow (metadata, registration, token and
-// authorization requests), over the libcurl the transports load.
+// Blocking HTTP for the OAuth client (metadata, registration, token,
+// revocation and authorization requests) and the metadata proxy
+// (metadata_proxy.h), over the libcurl the transports load.
 //
 // The flow is a handful of small requests made one after another on a
 // thread of the caller's (never a gRPC or transport thread), so a blocking
@@ -11,8 +12,10 @@
 #ifndef INSPECTOR_SERVER_OAUTH_OAUTH_HTTP_H_
 #define INSPECTOR_SERVER_OAUTH_OAUTH_HTTP_H_
 
-#include "absl/strings/string_view.h"
+#include <functional>
 #include <string>
+
+#include "absl/strings/string_view.h"
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -24,11 +27,19 @@ namespace inspector::oauth {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string method = "GET";
   std::string url;
   Headers headers;
   std::string body;
+  // When set, asked after each piece of the body whether what has arrived
+  // is enough (an event stream, which does not end, read up to its first
+  // event): true ends the transfer there, and the response is what
+  // arrived. It sees the headers and the body so far (status still 0).
+  // Called on the fetching thread.
+  std::function<bool(const HttpResponse& so_far)> enough;
 };
 
 // A POST of an HTML form (application/x-www-form-urlencoded) to `url`,

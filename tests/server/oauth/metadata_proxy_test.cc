@@ -7,11 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/http/http_server.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/subprocess.h"
@@ -112,6 +115,86 @@ TEST(FetchMetadataTest, ASilentServerTimesOut) {
       absl::StrCat("http://127.0.0.1:", ntohs(addr.sin_port), "/m"), options);
   close(fd);
   EXPECT_EQ(Reason(answer.status()), "CONNECTION_TIMEOUT") << answer.status();
+}
+
+// A real HTTP server on 127.0.0.1 answering what `handler` says.
+class MetadataServerTest : public ::testing::Test {
+ protected:
+  void Serve(http::HttpHandler handler) {
+    http::HttpServerOptions options;
+    options.listen = "127.0.0.1:0";
+    auto server = http::HttpServer::Start(options, std::move(handler));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::string Url(absl::string_view path) const {
+    return absl::StrCat("http://127.0.0.1:", server_->port(), path);
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
+  std::unique_ptr<http::HttpServer> server_;
+};
+
+TEST_F(MetadataServerTest, AnswersTheJsonOfTheDocument) {
+  Serve([](std::shared_ptr<http::HttpExchange> exchange) {
+    exchange->Respond(200, {{"Content-Type", "application/json"}},
+                      R"({"issuer":"https://as.example.com"})");
+  });
+  auto answer = FetchMetadata(Url("/.well-known/oauth-authorization-server"));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(Json::parse(*answer)["issuer"], "https://as.example.com");
+}
+
+TEST_F(MetadataServerTest, ABodyOverTheLimitIsTooLarge) {
+  Serve([](std::shared_ptr<http::HttpExchange> exchange) {
+    exchange->Respond(200, {{"Content-Type", "application/json"}},
+                      absl::StrCat(R"({"padding":")", std::string(8192, 'x'),
+                                   R"("})"));
+  });
+  MetadataFetchOptions options;
+  options.max_bytes = 4096;
+  auto answer = FetchMetadata(Url("/m"), options);
+  EXPECT_EQ(Reason(answer.status()), "TOO_LARGE") << answer.status();
+  EXPECT_TRUE(absl::StrContains(answer.status().message(), "more than 4096 bytes"))
+      << answer.status();
+}
+
+TEST_F(MetadataServerTest, ARedirectIsNotFollowed) {
+  std::atomic<int> followed{0};
+  Serve([this, &followed](std::shared_ptr<http::HttpExchange> exchange) {
+    if (exchange->request().target == "/moved") {
+      exchange->Respond(302, {{"Location", Url("/target")}}, "");
+    } else {
+      ++followed;
+      exchange->Respond(200, {{"Content-Type", "application/json"}}, "{}");
+    }
+  });
+  auto answer = FetchMetadata(Url("/moved"));
+  EXPECT_EQ(Reason(answer.status()), "INVALID_RESPONSE") << answer.status();
+  EXPECT_TRUE(absl::StrContains(answer.status().message(), "HTTP 302"))
+      << answer.status();
+  EXPECT_EQ(followed, 0);
+}
+
+TEST_F(MetadataServerTest, AnEventStreamIsReadUpToItsFirstEvent) {
+  // The stream stays open after its endpoint event, as a legacy SSE
+  // server's does: the answer comes without waiting for its end.
+  std::shared_ptr<http::HttpExchange> open_stream;
+  Serve([&open_stream](std::shared_ptr<http::HttpExchange> exchange) {
+    exchange->StartStream(200, {{"Content-Type", "text/event-stream"}});
+    exchange->Write("event: endpoint\ndata: /messages?session=1\n\n");
+    open_stream = exchange;
+  });
+  MetadataFetchOptions options;
+  options.timeout = absl::Seconds(30);
+  absl::Time start = absl::Now();
+  auto answer = FetchMetadata(Url("/sse"), options);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+  Json parsed = Json::parse(*answer);
+  EXPECT_EQ(parsed["transport"], "sse");
+  EXPECT_EQ(parsed["endpoint"], Url("/messages?session=1"));
 }
 
 }  // namespace metadata_proxy_test
