@@ -32,6 +32,19 @@ bool VersionAtLeast(absl::string_view version, absl::string_view min) {
   return version.empty() || version >= min;
 }
 
+// Endpoints we would open in a browser or post secrets to must be http(s)
+// (no javascript: or data: URLs). A grant without a browser
+// (`non_interactive`) never opens the authorization endpoint.
+absl::Status CheckEndpoints(const Json& as_metadata, bool non_interactive) {
+  for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
+    if (non_interactive && absl::string_view(key) == "authorization_endpoint") {
+      continue;
+    }
+    RETURN_IF_ERROR(CheckFetchableUrl(StringField(as_metadata, key), key));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // --- METADATA_DISCOVERY ------------------------------------------------------
@@ -232,19 +245,11 @@ absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
   as_metadata_ = std::move(found->document);
   issuer_ = issuer;
   Log(absl::StrCat("authorization server metadata found at ", found->url));
-  // Endpoints we would open in a browser or post secrets to must be
-  // http(s) (no javascript: or data: URLs).
-  for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
-    // A grant without a browser never opens the authorization endpoint.
-    if (settings_.grant.NonInteractive() &&
-        absl::string_view(key) == "authorization_endpoint") {
-      continue;
-    }
-    absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
-    if (!ok.ok()) {
-      Fail(ok, "the authorization server's metadata is unsafe or incomplete");
-      return ok;
-    }
+  if (absl::Status ok =
+          CheckEndpoints(as_metadata_, settings_.grant.NonInteractive());
+      !ok.ok()) {
+    Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+    return ok;
   }
   return absl::OkStatus();
 }
@@ -260,17 +265,11 @@ absl::Status OAuthFlow::DiscoverLegacy() {
     as_metadata_ = *std::move(metadata);
     issuer_ = StringField(as_metadata_, "issuer");
     if (issuer_.empty()) issuer_ = origin;
-    for (const char* key : {"authorization_endpoint", "token_endpoint"}) {
-      // A grant without a browser never opens the authorization endpoint.
-      if (settings_.grant.NonInteractive() &&
-          absl::string_view(key) == "authorization_endpoint") {
-        continue;
-      }
-      absl::Status ok = CheckFetchableUrl(StringField(as_metadata_, key), key);
-      if (!ok.ok()) {
-        Fail(ok, "the authorization server's metadata is unsafe or incomplete");
-        return ok;
-      }
+    if (absl::Status ok =
+            CheckEndpoints(as_metadata_, settings_.grant.NonInteractive());
+        !ok.ok()) {
+      Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+      return ok;
     }
     Log("2025-03-26: authorization server metadata at the server's origin");
   } else {
