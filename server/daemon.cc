@@ -416,8 +416,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       state->bridges.get(), deps);
   state->config_service = std::make_unique<services::ConfigService>(
       state->config_manager, deps);
+  doctor::DoctorOptions doctor_options;
+  doctor_options.clock = state->clock;
   state->doctor_service = std::make_unique<services::DoctorService>(
-      state->config_manager, deps);
+      state->config_manager, deps, std::move(doctor_options));
   state->session_service = std::make_unique<services::SessionService>(
       state->session_store.get(), state->history_writer.get(),
       state->engine.get(),
@@ -428,6 +430,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       deps);
   oauth::OAuthManagerOptions oauth_options;
   oauth_options.database_path = options.database_path;
+  oauth_options.clock = state->clock;
   oauth_options.callback_base = [raw_state] {
     absl::MutexLock lock(&raw_state->ui_base_mu);
     return raw_state->ui_base;

@@ -66,7 +66,7 @@ v1::CheckStatus OverallStatus(const v1::Diagnosis& diagnosis) {
 }
 
 v1::Diagnosis DoctorRun::Impl::Run() {
-  started_ = absl::Now();
+  started_ = clock_->Now();
   deadline_ = started_ + options_.timeout;
   diagnosis_.set_server_id(config_.id());
   diagnosis_.set_server_name(config_.name());
@@ -99,7 +99,7 @@ v1::Diagnosis DoctorRun::Impl::Run() {
     }
   }
   diagnosis_.set_overall(OverallStatus(diagnosis_));
-  diagnosis_.set_duration_ms(Ms(absl::Now() - started_));
+  diagnosis_.set_duration_ms(Ms(clock_->Now() - started_));
   return diagnosis_;
 }
 

@@ -10,6 +10,9 @@
 // HTTP session deletes it again; a stdio process is stopped before Run()
 // returns.
 //
+// Time is the injected Clock's (DoctorOptions::clock); the waits
+// themselves block the calling thread.
+//
 // Thread-safety: Run() blocks (network, processes) and is called once, on
 // a thread of the caller's own; Cancel() may be called from any thread,
 // before, during or after Run().
@@ -21,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "inspector/v1/config.pb.h"
 #include "inspector/v1/doctor.pb.h"
 #include "server/transport/transport.h"
@@ -39,6 +43,9 @@ struct DoctorOptions {
   // Makes the transport of the MCP checks (initialize, tools/list); null:
   // engine::MakeTransport.
   TransportFactory transport_factory;
+  // What time it is (the run's deadline, durations). Null: a real clock of
+  // the run's own. Must outlive the run.
+  Clock* clock = nullptr;
 };
 
 class DoctorRun {

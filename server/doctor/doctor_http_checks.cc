@@ -96,7 +96,7 @@ DoctorRun::Impl::Probe DoctorRun::Impl::Fetch(
     uint64_t id = 0;
   };
   auto shared = std::make_shared<Shared>();
-  absl::Time began = absl::Now();
+  absl::Time began = clock_->Now();
   absl::Time until = began + request.timeout;
   HttpHandlers handlers;
   handlers.on_head = [this, shared, enough](const HttpResponseHead& head) {
@@ -151,7 +151,7 @@ DoctorRun::Impl::Probe DoctorRun::Impl::Fetch(
                            absl::StrCat("no complete answer within ",
                                         FormatMs(until - began)));
   }
-  shared->probe.elapsed = absl::Now() - began;
+  shared->probe.elapsed = clock_->Now() - began;
   return shared->probe;
 }
 

@@ -358,9 +358,9 @@ void DoctorRun::Impl::CheckTools() {
                   {"id", Json::parse(kToolsId)},
                   {"method", "tools/list"},
                   {"params", Json::object()}};
-  absl::Time began = absl::Now();
+  absl::Time began = clock_->Now();
   auto answer = Request(kToolsId, request);
-  std::string took = FormatMs(absl::Now() - began);
+  std::string took = FormatMs(clock_->Now() - began);
   if (!answer.ok()) {
     if (FailIfOver(check)) return;
     Fail(check, absl::StrCat("tools/list failed: ", answer.status().message()),

@@ -225,7 +225,7 @@ void DoctorRun::Impl::CheckTcp() {
     std::string where = addr->sa_family == AF_INET6
                             ? absl::StrCat("[", AddressText(addr), "]:", port)
                             : absl::StrCat(AddressText(addr), ":", port);
-    absl::Time began = absl::Now();
+    absl::Time began = clock_->Now();
     int fd =
         socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
@@ -238,10 +238,10 @@ void DoctorRun::Impl::CheckTcp() {
       if (error == EINPROGRESS) {
         absl::Time until = std::min(began + connect_limit, deadline_);
         error = ETIMEDOUT;
-        while (!cancelled() && absl::Now() < until) {
+        while (!cancelled() && clock_->Now() < until) {
           pollfd p{fd, POLLOUT, 0};
           int wait = static_cast<int>(absl::ToInt64Milliseconds(
-              std::min(kPollSlice, until - absl::Now())));
+              std::min(kPollSlice, until - clock_->Now())));
           int ready = poll(&p, 1, std::max(wait, 1));
           if (ready > 0) {
             socklen_t len = sizeof(error);
@@ -252,7 +252,7 @@ void DoctorRun::Impl::CheckTcp() {
       }
     }
     close(fd);
-    std::string took = FormatMs(absl::Now() - began);
+    std::string took = FormatMs(clock_->Now() - began);
     if (error == 0) {
       Pass(check, absl::StrCat("connected to ", where, " in ", took));
       return;

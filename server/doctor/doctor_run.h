@@ -32,6 +32,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "common/clock/timer_queue.h"
 #include "common/sse_parser.h"
 #include "nlohmann/json.hpp"
 #include "server/config/validation.h"
@@ -82,7 +84,11 @@ bool IsLocalAddress(const sockaddr* addr);
 class DoctorRun::Impl {
  public:
   Impl(v1::ServerConfig config, DoctorOptions options)
-      : config_(std::move(config)), options_(std::move(options)) {
+      : config_(std::move(config)),
+        options_(std::move(options)),
+        own_clock_(options_.clock == nullptr ? std::make_unique<TimerQueue>()
+                                             : nullptr),
+        clock_(options_.clock != nullptr ? options_.clock : own_clock_.get()) {
     if (!options_.transport_factory) {
       options_.transport_factory = engine::MakeTransport;
     }
@@ -104,11 +110,11 @@ class DoctorRun::Impl {
     v1::DoctorCheck* check = diagnosis_.add_checks();
     check->set_name(name);
     check->set_title(title);
-    check_started_ = absl::Now();
+    check_started_ = clock_->Now();
     return check;
   }
   void End(v1::DoctorCheck* check) {
-    check->set_duration_ms(Ms(absl::Now() - check_started_));
+    check->set_duration_ms(Ms(clock_->Now() - check_started_));
   }
   void Pass(v1::DoctorCheck* check, std::string found) {
     check->set_status(v1::CHECK_PASS);
@@ -164,7 +170,7 @@ class DoctorRun::Impl {
   }
   bool Over() {
     if (cancelled()) return true;
-    if (absl::Now() >= deadline_) {
+    if (clock_->Now() >= deadline_) {
       diagnosis_.set_timed_out(true);
       return true;
     }
@@ -182,7 +188,7 @@ class DoctorRun::Impl {
                          "(`inspectorctl doctor NAME --timeout-ms N`)";
   }
   absl::Duration Left() const {
-    return std::max(absl::ZeroDuration(), deadline_ - absl::Now());
+    return std::max(absl::ZeroDuration(), deadline_ - clock_->Now());
   }
   // Waits until `done` (evaluated with mu_ held), the deadline, or
   // Cancel(). True if `done`.
@@ -192,7 +198,9 @@ class DoctorRun::Impl {
     auto ready = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       return cancelled_ || done();
     };
-    mu_.AwaitWithDeadline(absl::Condition(&ready), until);
+    // A wait of real time as long as the run's clock has left (the same
+    // for the real clock).
+    mu_.AwaitWithTimeout(absl::Condition(&ready), until - clock_->Now());
     return done();
   }
 
@@ -257,6 +265,10 @@ class DoctorRun::Impl {
 
   v1::ServerConfig config_;
   DoctorOptions options_;
+  // The real clock when options_.clock is null.
+  const std::unique_ptr<TimerQueue> own_clock_;
+  // options_.clock, or own_clock_: every time the run reads.
+  Clock* const clock_;
   v1::Diagnosis diagnosis_;
   absl::Time started_;
   absl::Time deadline_;

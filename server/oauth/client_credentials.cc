@@ -116,7 +116,7 @@ absl::Status AddClientCredentials(const ClientRegistration& client,
 
 absl::Status OAuthFlow::AuthenticateClient(Headers* headers, Fields* fields) {
   absl::Status status = AddClientCredentials(*client_, settings_.grant,
-                                             issuer_, now_(), headers, fields);
+                                             issuer_, clock_->Now(), headers, fields);
   if (!status.ok()) {
     Fail(status, "private_key_jwt signs with oauth.privateKeyFile or "
                  "oauth.privateKey; check the key and signingAlgorithm");
@@ -181,7 +181,7 @@ absl::Status OAuthFlow::RequestGrantToken() {
                               "(oauth.idpTokenUrl) right?");
       return response.status();
     }
-    auto jag = ParseTokenResponse(*response, now_());
+    auto jag = ParseTokenResponse(*response, clock_->Now());
     if (!jag.ok()) {
       std::string error = GetErrorDetails(jag.status())["oauthError"];
       absl::Status status =

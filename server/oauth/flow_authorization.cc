@@ -54,7 +54,7 @@ absl::Status OAuthFlow::BuildAuthorizationUrl() {
   code_challenge_ = CodeChallengeS256(code_verifier_);
   oauth_state_ = RandomUrlSafe(24);
   state_used_ = false;
-  state_expires_ = now_() + kStateLifetime;
+  state_expires_ = clock_->Now() + kStateLifetime;
   Fields fields = {{"response_type", "code"},
                    {"client_id", client_->client_id},
                    {"redirect_uri", settings_.redirect_uri},

@@ -105,7 +105,7 @@ FlowSnapshot OAuthFlow::Snapshot() const {
 
 std::unique_ptr<OAuthFlow> OAuthFlow::Restore(
     FlowSettings settings, HttpFetcher* http, const FlowSnapshot& snapshot,
-    std::function<absl::Time()> now) {
+    Clock* clock) {
   const Json& d = snapshot.data.is_object() ? snapshot.data : Json::object();
   auto field = [&d](const char* key) -> const Json& {
     static const Json kEmpty = Json::object();
@@ -127,7 +127,7 @@ std::unique_ptr<OAuthFlow> OAuthFlow::Restore(
   settings.www_authenticate = StringField(stored, "wwwAuthenticate");
   settings.previous_scopes = StringVector(stored, "previousScopes");
 
-  auto flow = std::make_unique<OAuthFlow>(std::move(settings), http, std::move(now));
+  auto flow = std::make_unique<OAuthFlow>(std::move(settings), http, clock);
   flow->state_ = snapshot.state;
   flow->protocol_version_ = StringField(d, "protocolVersion");
   flow->www_authenticate_ = StringField(d, "wwwAuthenticate");

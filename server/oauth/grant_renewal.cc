@@ -30,7 +30,7 @@ absl::Status OAuthManager::Reacquire(const std::string& server_id,
     absl::MutexLock lock(&token_mu_);
     auto failed = grant_failed_at_.find(server_id);
     if (failed != grant_failed_at_.end() &&
-        absl::Now() - failed->second < kGrantRetryPause) {
+        clock_->Now() - failed->second < kGrantRetryPause) {
       return Error(v1::AUTHENTICATION_FAILED,
                    "the grant failed moments ago; run `inspectorctl auth "
                    "login` to try again now");
@@ -54,7 +54,7 @@ absl::Status OAuthManager::Reacquire(const std::string& server_id,
   if (outcome.ok()) {
     grant_failed_at_.erase(server_id);
   } else {
-    grant_failed_at_[server_id] = absl::Now();
+    grant_failed_at_[server_id] = clock_->Now();
   }
   return outcome;
 }
@@ -88,7 +88,7 @@ bool OAuthManager::ExpiringWithoutRefresh(const std::string& server_id) {
   if (!tokens.ok() || !tokens->has_value()) return false;
   const TokenSet& current = **tokens;
   return current.refresh_token.empty() && current.expires_at &&
-         *current.expires_at - options_.refresh_margin < absl::Now();
+         *current.expires_at - options_.refresh_margin < clock_->Now();
 }
 
 }  // namespace inspector::oauth

@@ -54,7 +54,7 @@ struct ClientAssertion {
   std::string client_id;  // iss and sub
   std::string audience;   // aud: the authorization server's issuer
   std::string key_id;     // kid header, when set
-  absl::Time now = absl::Now();
+  absl::Time now = absl::UnixEpoch();  // iat: the caller's clock
   absl::Duration lifetime = absl::Minutes(5);
 };
 

@@ -23,16 +23,15 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 
 }  // namespace
 
-OAuthFlow::OAuthFlow(FlowSettings settings, HttpFetcher* http,
-                     std::function<absl::Time()> now)
-    : settings_(std::move(settings)), http_(http), now_(std::move(now)) {
+OAuthFlow::OAuthFlow(FlowSettings settings, HttpFetcher* http, Clock* clock)
+    : settings_(std::move(settings)), http_(http), clock_(clock) {
   protocol_version_ = settings_.protocol_version;
   www_authenticate_ = settings_.www_authenticate;
 }
 
 void OAuthFlow::Log(std::string message, std::string error) {
   v1::OAuthFlowStep step;
-  step.set_timestamp(absl::ToDoubleSeconds(now_() - absl::UnixEpoch()));
+  step.set_timestamp(absl::ToDoubleSeconds(clock_->Now() - absl::UnixEpoch()));
   step.set_state(state_);
   step.set_message(std::move(message));
   step.set_error(std::move(error));
@@ -55,11 +54,10 @@ void OAuthFlow::Fail(const absl::Status& status, std::string hint) {
 }
 
 absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
-  absl::Time start = now_();
-  absl::Time wall_start = absl::Now();
+  absl::Time start = clock_->Now();
   absl::StatusOr<HttpResponse> response = http_->Fetch(request);
   v1::OAuthHttpExchange ex =
-      MaskedExchange(request, response, start, absl::Now() - wall_start);
+      MaskedExchange(request, response, start, clock_->Now() - start);
   ex.set_step(state_);
   exchanges_.push_back(ex);
   v1::OAuthFlowEvent event;
@@ -167,7 +165,7 @@ v1::OAuthFlow OAuthFlow::ToProto() const {
     t["token_type"] = tokens_->token_type;
     t["scope"] = tokens_->scope;
     if (tokens_->expires_at) {
-      t["expires_in"] = absl::ToInt64Seconds(*tokens_->expires_at - now_());
+      t["expires_in"] = absl::ToInt64Seconds(*tokens_->expires_at - clock_->Now());
     }
     to_struct(t, out.mutable_tokens());
     for (const auto& s : SplitScopes(tokens_->scope)) out.add_granted_scopes(s);

@@ -25,6 +25,9 @@
 // and must be present when the server says it sends one. Every HTTP
 // exchange is kept with its step, secrets masked.
 //
+// Time (state expiry, token expiry, the log's timestamps) is the injected
+// Clock's.
+//
 // Thread-safety: not thread-safe; the owner (OAuthManager) serialises use.
 #ifndef INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_
 #define INSPECTOR_SERVER_OAUTH_OAUTH_FLOW_H_
@@ -40,6 +43,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "inspector/v1/oauth.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/client_credentials.h"
@@ -126,8 +130,8 @@ struct FlowSnapshot {
 
 class OAuthFlow {
  public:
-  OAuthFlow(FlowSettings settings, HttpFetcher* http,
-            std::function<absl::Time()> now = absl::Now);
+  // `http` and `clock` must outlive the flow.
+  OAuthFlow(FlowSettings settings, HttpFetcher* http, Clock* clock);
 
   // Performs the current step. OK when it moved on (or at COMPLETE);
   // otherwise the step's error, also kept as latest_error.
@@ -135,7 +139,7 @@ class OAuthFlow {
 
   v1::OAuthFlowState state() const { return state_; }
   const std::string& oauth_state() const { return oauth_state_; }
-  bool StateExpired() const { return now_() > state_expires_; }
+  bool StateExpired() const { return clock_->Now() > state_expires_; }
   const std::string& authorization_url() const { return authorization_url_; }
   const std::string& redirect_uri() const { return settings_.redirect_uri; }
   const FlowSettings& settings() const { return settings_; }
@@ -154,7 +158,7 @@ class OAuthFlow {
   FlowSnapshot Snapshot() const;
   static std::unique_ptr<OAuthFlow> Restore(
       FlowSettings settings, HttpFetcher* http, const FlowSnapshot& snapshot,
-      std::function<absl::Time()> now = absl::Now);
+      Clock* clock);
 
   // Receives the flow's events from now on (replacing any observer).
   void set_observer(FlowObserver observer) { observer_ = std::move(observer); }
@@ -202,7 +206,7 @@ class OAuthFlow {
 
   FlowSettings settings_;
   HttpFetcher* const http_;
-  std::function<absl::Time()> now_;
+  Clock* const clock_;
 
   v1::OAuthFlowState state_ = v1::METADATA_DISCOVERY;
   std::string protocol_version_;

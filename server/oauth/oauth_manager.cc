@@ -82,7 +82,7 @@ absl::Status OAuthManager::LoadStoredFlows() {
   std::vector<storage::OAuthFlowRow> rows;
   {
     absl::MutexLock lock(&token_mu_);
-    ASSIGN_OR_RETURN(int expired, store_->DeleteExpiredFlows(absl::Now()));
+    ASSIGN_OR_RETURN(int expired, store_->DeleteExpiredFlows(clock_->Now()));
     if (expired > 0) {
       LogInfo(absl::StrCat("dropped ", expired,
                            " expired unfinished OAuth flow(s)"));
@@ -123,7 +123,8 @@ absl::Status OAuthManager::LoadStoredFlows() {
     auto entry = std::make_shared<Entry>();
     entry->id = row.id;
     entry->created_at = row.created_at;
-    entry->flow = OAuthFlow::Restore(std::move(settings), http_.get(), snapshot);
+    entry->flow = OAuthFlow::Restore(std::move(settings), http_.get(), snapshot,
+                                     clock_);
     entry->flow->set_observer(ObserverFor(config->id(), config->name()));
     LogInfo(absl::StrCat("server '", config->name(),
                          "': unfinished OAuth flow restored at ",
@@ -156,7 +157,7 @@ void OAuthManager::Persist(Entry& entry) {
     row.code_verifier = snapshot.code_verifier;
     row.client_secret = snapshot.client_secret;
     row.created_at = entry.created_at;
-    row.updated_at = absl::Now();
+    row.updated_at = clock_->Now();
     row.expires_at = snapshot.state_expires_at
                          ? *snapshot.state_expires_at
                          : row.updated_at + kStateLifetime;
@@ -173,7 +174,11 @@ void OAuthManager::Persist(Entry& entry) {
 OAuthManager::OAuthManager(OAuthManagerOptions options,
                            std::unique_ptr<HttpFetcher> http,
                            std::unique_ptr<storage::Database> db)
-    : options_(std::move(options)), http_(std::move(http)) {
+    : options_(std::move(options)),
+      own_clock_(options_.clock == nullptr ? std::make_unique<TimerQueue>()
+                                           : nullptr),
+      clock_(options_.clock != nullptr ? options_.clock : own_clock_.get()),
+      http_(std::move(http)) {
   absl::MutexLock lock(&token_mu_);
   db_ = std::move(db);
   store_ = std::make_unique<storage::OAuthStore>(db_.get());
@@ -379,8 +384,9 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   }
   auto entry = std::make_shared<Entry>();
   entry->id = NewUuid();
-  entry->created_at = absl::Now();
-  entry->flow = std::make_unique<OAuthFlow>(std::move(settings), http_.get());
+  entry->created_at = clock_->Now();
+  entry->flow = std::make_unique<OAuthFlow>(std::move(settings), http_.get(),
+                                            clock_);
   entry->flow->set_observer(ObserverFor(config.id(), config.name()));
   {
     absl::MutexLock flow_lock(&entry->mu);
@@ -492,7 +498,7 @@ v1::CallbackResponse OAuthManager::Callback(
     response.set_scope(tokens->scope);
     if (tokens->expires_at) {
       response.set_expires_in(static_cast<uint32_t>(
-          std::max<int64_t>(0, absl::ToInt64Seconds(*tokens->expires_at - absl::Now()))));
+          std::max<int64_t>(0, absl::ToInt64Seconds(*tokens->expires_at - clock_->Now()))));
     }
   }
   return response;
@@ -512,7 +518,7 @@ absl::Status OAuthManager::SaveCompleted(const OAuthFlow& flow) {
     row.strategy = c.strategy;
     row.token_endpoint_auth_method = c.auth_method;
     row.redirect_uri = c.redirect_uri;
-    row.created_at = absl::Now();
+    row.created_at = clock_->Now();
     RETURN_IF_ERROR(store_->PutClient(row));
   }
   if (flow.tokens()) {
@@ -556,7 +562,7 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
   if (!tokens.resource.empty()) fields.emplace_back("resource", tokens.resource);
   HttpRequest request = FormPost(tokens.token_endpoint);
   RETURN_IF_ERROR(AddClientCredentials(client, GrantFor(server_id),
-                                       tokens.issuer, absl::Now(),
+                                       tokens.issuer, clock_->Now(),
                                        &request.headers, &fields));
   request.body = FormEncode(fields);
   // Watch shows the refresh like a flow's token request (masked).
@@ -565,13 +571,13 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
     auto config = options_.find_server(server_id);
     if (config.ok()) server_name = config->name();
   }
-  absl::Time start = absl::Now();
+  absl::Time start = clock_->Now();
   absl::StatusOr<HttpResponse> answer = http_->Fetch(request);
   {
     v1::OAuthFlowEvent event;
     event.set_state(v1::TOKEN_REQUEST);
     *event.mutable_exchange() =
-        MaskedExchange(request, answer, start, absl::Now() - start);
+        MaskedExchange(request, answer, start, clock_->Now() - start);
     event.mutable_exchange()->set_step(v1::TOKEN_REQUEST);
     Publish(server_id, server_name, std::move(event));
   }
@@ -591,7 +597,7 @@ absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
     return answer.status();
   }
   const HttpResponse& response = *answer;
-  auto fresh = ParseTokenResponse(response, absl::Now());
+  auto fresh = ParseTokenResponse(response, clock_->Now());
   if (!fresh.ok()) {
     std::string error = GetErrorDetails(fresh.status())["oauthError"];
     std::string hint = HintForOAuthError(error);
@@ -804,7 +810,7 @@ std::string OAuthManager::AuthorizationFor(const std::string& server_id,
   // Tokens replaced meanwhile (another login) are checked again next time.
   if (current.resource != checked_resource) return "";
   if (current.expires_at &&
-      *current.expires_at - options_.refresh_margin < absl::Now() &&
+      *current.expires_at - options_.refresh_margin < clock_->Now() &&
       !current.refresh_token.empty()) {
     auto fresh = RefreshLocked(server_id, current);
     if (fresh.ok()) current = *std::move(fresh);

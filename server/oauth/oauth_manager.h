@@ -34,6 +34,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "common/clock/timer_queue.h"
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
 #include "inspector/v1/events.pb.h"
@@ -58,6 +60,10 @@ struct OAuthManagerOptions {
   // line and HTTP exchange of the flows and token refreshes, as an
   // Event.oauth with secrets masked. Must not block.
   std::function<void(v1::Event)> publish;
+  // What time it is (token expiry, flow and state lifetimes, the pause
+  // after a failed grant). Null: a real clock of the manager's own. Must
+  // outlive the manager.
+  Clock* clock = nullptr;
 };
 
 struct StartOptions {
@@ -122,6 +128,9 @@ class OAuthManager {
   void NoteChallenge(const std::string& server_id, int status,
                      const std::string& challenge);
 
+  // The clock the manager reads (the injected one, or its own).
+  Clock* clock() const { return clock_; }
+
   // This client's metadata document (CIMD) for `document_url`.
   static std::string ClientMetadataDocument(const std::string& document_url,
                                             const std::string& redirect_uri);
@@ -176,6 +185,10 @@ class OAuthManager {
   bool ExpiringWithoutRefresh(const std::string& server_id);
 
   const OAuthManagerOptions options_;
+  // The real clock when options_.clock is null.
+  const std::unique_ptr<TimerQueue> own_clock_;
+  // options_.clock, or own_clock_.
+  Clock* const clock_;
   const std::unique_ptr<HttpFetcher> http_;
 
   absl::Mutex mu_;

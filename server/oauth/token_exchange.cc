@@ -162,7 +162,7 @@ absl::StatusOr<TokenSet> OAuthFlow::RequestTokens(const std::string& endpoint,
     Fail(response.status(), "");
     return response.status();
   }
-  auto tokens = ParseTokenResponse(*response, now_());
+  auto tokens = ParseTokenResponse(*response, clock_->Now());
   if (!tokens.ok()) {
     *oauth_error = GetErrorDetails(tokens.status())["oauthError"];
     Fail(tokens.status(), HintForOAuthError(*oauth_error));

@@ -105,7 +105,7 @@ grpc::ServerUnaryReactor* OAuthService::Refresh(
     response->set_token_type(tokens.token_type);
     if (tokens.expires_at) {
       response->set_expires_in(static_cast<uint32_t>(std::max<int64_t>(
-          0, absl::ToInt64Seconds(*tokens.expires_at - absl::Now()))));
+          0, absl::ToInt64Seconds(*tokens.expires_at - manager_->clock()->Now()))));
       response->set_expires_at(Rfc3339(*tokens.expires_at));
     }
     return absl::OkStatus();

@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/crypto.h"
 #include "server/oauth/oauth_flow.h"
@@ -120,12 +121,13 @@ class GrantFlowTest : public ::testing::Test {
     ASSERT_EQ(flow.state(), v1::COMPLETE);
   }
   ScriptedFetcher http_;
+  inspector::testing::FakeClock clock_;
 };
 
 TEST_F(GrantFlowTest, ClientCredentialsWithClientSecretBasic) {
   FlowSettings settings = Settings(kGrantClientCredentials);
   settings.client_secret = "cc-client-secret";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   Run(flow);
   EXPECT_EQ(flow.tokens()->access_token, "AT-granted-secret");
   EXPECT_EQ(flow.tokens()->issuer, kIssuer);
@@ -152,7 +154,7 @@ TEST_F(GrantFlowTest, ClientCredentialsWithPrivateKeyJwt) {
   FlowSettings settings = Settings(kGrantClientCredentials);
   settings.token_endpoint_auth_method = "private_key_jwt";
   settings.grant.private_key = pem;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   Run(flow);
   const HttpRequest* token = http_.Last("POST https://auth.example.com/token");
   ASSERT_NE(token, nullptr);
@@ -179,7 +181,7 @@ TEST_F(GrantFlowTest, PrivateKeyJwtWithAnUnreadableKeyFailsClearly) {
   FlowSettings settings = Settings(kGrantClientCredentials);
   settings.token_endpoint_auth_method = "private_key_jwt";
   settings.grant.private_key_file = "/nonexistent/key.pem";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ASSERT_TRUE(flow.Advance().ok());
   ASSERT_TRUE(flow.Advance().ok());
   ASSERT_EQ(flow.state(), v1::TOKEN_REQUEST);
@@ -199,7 +201,7 @@ TEST_F(GrantFlowTest, CrossAppAccessExchangesTheIdTokenThenPresentsTheGrant) {
   settings.grant.idp_token_url = "https://idp.example.com/oauth2/token";
   settings.grant.idp_client_id = "inspector-at-idp";
   settings.grant.id_token = kIdToken;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   Run(flow);
   EXPECT_EQ(flow.tokens()->access_token, "AT-granted-secret");
 
@@ -237,7 +239,7 @@ TEST_F(GrantFlowTest, CrossAppAccessRefusesAnotherIssuedTokenType) {
   settings.client_secret = "s";
   settings.grant.idp_token_url = "https://idp.example.com/token";
   settings.grant.id_token = kIdToken;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ASSERT_TRUE(flow.Advance().ok());
   ASSERT_TRUE(flow.Advance().ok());
   EXPECT_FALSE(flow.Advance().ok());
@@ -257,13 +259,13 @@ TEST_F(GrantFlowTest, CrossAppAccessReadsTheIdTokenFileAtEachExchange) {
   settings.client_secret = "s";
   settings.grant.idp_token_url = "https://idp.example.com/token";
   settings.grant.id_token_file = path;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   Run(flow);
   auto at_idp = ParseQuery(http_.Last("POST https://idp.example.com/token")->body);
   EXPECT_EQ(at_idp["subject_token"], kIdToken);
   std::remove(path);
 
-  OAuthFlow again(settings, &http_);
+  OAuthFlow again(settings, &http_, &clock_);
   ASSERT_TRUE(again.Advance().ok());
   ASSERT_TRUE(again.Advance().ok());
   EXPECT_FALSE(again.Advance().ok());

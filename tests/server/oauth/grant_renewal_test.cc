@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock.h"
 #include "server/oauth/oauth_manager.h"
 #include "server/oauth/urls.h"
 #include "storage/database.h"
@@ -89,6 +90,7 @@ class GrantRenewalTest : public ::testing::Test {
   std::unique_ptr<OAuthManager> NewManager() {
     OAuthManagerOptions options;
     options.database_path = path_;
+    options.clock = &clock_;
     // No HTTP listener: a browser flow would need a loopback callback;
     // the grant must not start one.
     options.callback_base = [] { return std::string(); };
@@ -106,6 +108,7 @@ class GrantRenewalTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::string path_;
+  inspector::testing::FakeClock clock_;
   v1::ServerConfig config_;
   Fetcher* fetcher_ = nullptr;
 };
@@ -170,6 +173,23 @@ TEST_F(GrantRenewalTest, AFailedGrantIsNotRetriedByItselfAtOnce) {
   ASSERT_TRUE(manager->StartFlow("svc", {}).ok());
   EXPECT_EQ(manager->RunFlow("svc", {})->state(), v1::COMPLETE);
   EXPECT_EQ(fetcher_->token_requests, 2);
+}
+
+TEST_F(GrantRenewalTest, AFailedRenewalIsTriedAgainByItselfAfterThePause) {
+  auto manager = NewManager();
+  fetcher_->expires_in = 5;  // within the 60 s margin, no refresh token
+  ASSERT_TRUE(manager->StartFlow("svc", {}).ok());
+  ASSERT_EQ(manager->RunFlow("svc", {})->state(), v1::COMPLETE);
+  fetcher_->fail = true;
+  manager->AuthorizationFor("id-1", kServer);  // the renewal fails
+  EXPECT_EQ(fetcher_->token_requests, 2);
+  clock_.Advance(absl::Seconds(29));
+  manager->AuthorizationFor("id-1", kServer);  // within the pause
+  EXPECT_EQ(fetcher_->token_requests, 2);
+  fetcher_->fail = false;
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-cc-3");
+  EXPECT_EQ(fetcher_->token_requests, 3);
 }
 
 }  // namespace grant_renewal_test

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock.h"
 #include "server/oauth/crypto.h"
 #include "server/oauth/urls.h"
 #include "tests/server/oauth/scripted_fetcher.h"
@@ -91,10 +92,11 @@ class OAuthFlowTest : public ::testing::Test {
     return url.ok() ? ParseQuery(url->query)["scope"] : "";
   }
   ScriptedFetcher http_;
+  inspector::testing::FakeClock clock_;
 };
 
 TEST_F(OAuthFlowTest, RunsToCompleteWithPkceStateAndResource) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   auto url = ParseUrl(flow.authorization_url(), "url");
   ASSERT_TRUE(url.ok());
@@ -119,7 +121,7 @@ TEST_F(OAuthFlowTest, RunsToCompleteWithPkceStateAndResource) {
 }
 
 TEST_F(OAuthFlowTest, WrongStateIsRefused) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   CodeInput input;
   input.redirect_url = Redirect("not-the-state");
@@ -129,7 +131,7 @@ TEST_F(OAuthFlowTest, WrongStateIsRefused) {
 }
 
 TEST_F(OAuthFlowTest, ReplayedStateIsRefused) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   std::string state = flow.oauth_state();
   CodeInput input;
@@ -148,10 +150,9 @@ TEST_F(OAuthFlowTest, ReplayedStateIsRefused) {
 }
 
 TEST_F(OAuthFlowTest, StateExpiresAfterTenMinutes) {
-  absl::Time now = absl::FromUnixSeconds(1700000000);
-  OAuthFlow flow(Settings(), &http_, [&now] { return now; });
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
-  now += kStateLifetime + absl::Seconds(1);
+  clock_.Advance(kStateLifetime + absl::Seconds(1));
   CodeInput input;
   input.redirect_url = Redirect(flow.oauth_state());
   EXPECT_FALSE(flow.Advance(input).ok());
@@ -159,7 +160,7 @@ TEST_F(OAuthFlowTest, StateExpiresAfterTenMinutes) {
 }
 
 TEST_F(OAuthFlowTest, IssMismatchIsRefusedBeforeTheCodeIsRedeemed) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   size_t before = http_.requests.size();
   CodeInput input;
@@ -174,7 +175,7 @@ TEST_F(OAuthFlowTest, IssMismatchIsRefusedBeforeTheCodeIsRedeemed) {
 TEST_F(OAuthFlowTest, MissingIssIsRefusedWhenTheServerPromisesIt) {
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"authorization_response_iss_parameter_supported":true)");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   CodeInput input;
   input.redirect_url = Redirect(flow.oauth_state());
@@ -186,7 +187,7 @@ TEST_F(OAuthFlowTest, NonHttpsMetadataUrlIsNotFetched) {
   http_.Json(absl::StrCat("POST ", kServer), 401, "{}",
              {{"www-authenticate",
                "Bearer resource_metadata=\"http://metadata.example.com/prm\""}});
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   EXPECT_FALSE(flow.Advance().ok());
   EXPECT_TRUE(absl::StrContains(flow.latest_error(), "plain http"));
   EXPECT_FALSE(http_.Requested("GET http://metadata.example.com"));
@@ -209,7 +210,7 @@ TEST_F(OAuthFlowTest, JavascriptAndDataAuthorizationEndpointsAreRefused) {
        {"javascript:alert(1)", "data:text/html,<script>x</script>",
         "file:///etc/passwd"}) {
     SetAsMetadata(endpoint);
-    OAuthFlow flow(Settings(), &http_);
+    OAuthFlow flow(Settings(), &http_, &clock_);
     EXPECT_FALSE(flow.Advance().ok()) << endpoint;
     EXPECT_TRUE(absl::StrContains(flow.latest_error(), "authorization_endpoint"))
         << flow.latest_error();
@@ -222,7 +223,7 @@ TEST_F(OAuthFlowTest, MalformedMetadataGivesAClearError) {
              200, "<html>not json</html>");
   FlowSettings settings = Settings();
   settings.protocol_version = "2025-11-25";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   EXPECT_FALSE(flow.Advance().ok());
   EXPECT_TRUE(absl::StrContains(flow.latest_error(), "not a JSON object"))
       << flow.latest_error();
@@ -233,14 +234,14 @@ TEST_F(OAuthFlowTest, ResourceOfAnotherServerIsRefused) {
              200,
              absl::StrCat(R"({"resource":"https://evil.example.com/mcp","authorization_servers":[")",
                           kIssuer, R"("]})"));
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   EXPECT_FALSE(flow.Advance().ok());
   EXPECT_TRUE(absl::StrContains(flow.latest_error(), "evil.example.com"));
   EXPECT_FALSE(http_.Requested("GET https://auth.example.com"));
 }
 
 TEST_F(OAuthFlowTest, TheFlowsViewHoldsNoSecret) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   CodeInput input;
   input.params = {{"code", "the-code-value"}, {"state", flow.oauth_state()},
@@ -263,7 +264,7 @@ TEST_F(OAuthFlowTest, TheRegistrationAccessTokenIsMasked) {
              R"({"client_id":"client-1","client_secret":"s3cr3t-client",)"
              R"("registration_access_token":"RAT-very-secret",)"
              R"("registration_client_uri":"https://auth.example.com/reg/client-1"})");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   ASSERT_TRUE(flow.client().has_value());
   EXPECT_FALSE(absl::StrContains(flow.client()->registration_json, "RAT-very-secret"))
@@ -277,7 +278,7 @@ TEST_F(OAuthFlowTest, TheRegistrationAccessTokenIsMasked) {
 TEST_F(OAuthFlowTest, InvalidClientKeepsTheStepWithAHint) {
   http_.Json("POST https://auth.example.com/token", 401,
              R"({"error":"invalid_client","error_description":"bad secret"})");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   CodeInput input;
   input.redirect_url = Redirect(flow.oauth_state(), "&iss=https://auth.example.com");
@@ -296,7 +297,7 @@ TEST_F(OAuthFlowTest, InvalidClientKeepsTheStepWithAHint) {
 // --headless against an authorization server whose approval takes a few
 // redirects (an interaction page, then a resume URL) bound by cookies.
 TEST_F(OAuthFlowTest, HeadlessFollowsTheServersRedirectsWithItsCookies) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   http_.Json("GET https://auth.example.com/authorize", 303, "",
              {{"location", "/interaction/1"},
@@ -325,7 +326,7 @@ TEST_F(OAuthFlowTest, HeadlessFollowsTheServersRedirectsWithItsCookies) {
 }
 
 TEST_F(OAuthFlowTest, HeadlessRefusesARedirectToAnotherOrigin) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   http_.Json("GET https://auth.example.com/authorize", 302, "",
              {{"location", absl::StrCat("https://elsewhere.example.net/cb?code=c&state=",
@@ -339,7 +340,7 @@ TEST_F(OAuthFlowTest, HeadlessRefusesARedirectToAnotherOrigin) {
 }
 
 TEST_F(OAuthFlowTest, HeadlessStopsAtAPageThatNeedsAPerson) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   http_.Json("GET https://auth.example.com/authorize", 302, "",
              {{"location", "/login"}});
@@ -365,13 +366,13 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
                 R"(,"scopes_supported":["mcp:read","mcp:admin"])");
   FlowSettings settings = Settings();
   settings.stored_client = stored;
-  OAuthFlow reused(settings, &http_);
+  OAuthFlow reused(settings, &http_, &clock_);
   ToCode(reused);
   EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(reused.client()->client_id, "client-old");
 
   settings.scopes = {"mcp:read", "mcp:admin"};
-  OAuthFlow stepped_up(settings, &http_);
+  OAuthFlow stepped_up(settings, &http_, &clock_);
   ToCode(stepped_up);
   EXPECT_TRUE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(stepped_up.client()->client_id, "client-1");
@@ -384,7 +385,7 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
 TEST_F(OAuthFlowTest, DcrNamesOnlyTheScopesTheAuthorizationServerLists) {
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["openid","offline_access"])");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   std::vector<nlohmann::json> bodies = RegistrationBodies();
   ASSERT_EQ(bodies.size(), 1u);
@@ -394,7 +395,7 @@ TEST_F(OAuthFlowTest, DcrNamesOnlyTheScopesTheAuthorizationServerLists) {
 }
 
 TEST_F(OAuthFlowTest, DcrNamesNoScopeWhenTheAuthorizationServerListsNone) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   std::vector<nlohmann::json> bodies = RegistrationBodies();
   ASSERT_EQ(bodies.size(), 1u);
@@ -418,7 +419,7 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsKeptWhenTheScopesItLacksCannotBeRegistere
   FlowSettings settings = Settings();
   settings.stored_client = stored;
   settings.scopes = {"mcp:read", "mcp:admin"};
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(flow.client()->client_id, "client-old");
@@ -440,7 +441,7 @@ TEST_F(OAuthFlowTest, DcrRegistrationWithTheServersDefaultScopeIsKept) {
   FlowSettings settings = Settings();
   settings.stored_client = stored;
   settings.scopes = {"mcp:read", "mcp:admin"};
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(flow.client()->client_id, "client-old");
@@ -454,7 +455,7 @@ TEST_F(OAuthFlowTest, DcrRetriesOnceWithoutTheRefusedField) {
   http_.JsonOnce(
       "POST https://auth.example.com/register", 400,
       R"({"error":"invalid_client_metadata","error_description":"scope must only contain Authorization Server supported scope values"})");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   std::vector<nlohmann::json> bodies = RegistrationBodies();
   ASSERT_EQ(bodies.size(), 2u);
@@ -473,7 +474,7 @@ TEST_F(OAuthFlowTest, DcrLeavesOutTheFieldTheErrorNamesFirst) {
   http_.JsonOnce(
       "POST https://auth.example.com/register", 400,
       R"({"error":"invalid_client_metadata","error_description":"application_type native is not allowed with this scope"})");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   std::vector<nlohmann::json> bodies = RegistrationBodies();
   ASSERT_EQ(bodies.size(), 2u);
@@ -487,7 +488,7 @@ TEST_F(OAuthFlowTest, DcrRetriesOnlyOnce) {
                 R"(,"scopes_supported":["mcp:read"])");
   http_.Json("POST https://auth.example.com/register", 400,
              R"({"error":"invalid_client_metadata","error_description":"scope is refused, and so is client_name"})");
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
   EXPECT_FALSE(flow.Advance().ok());
   EXPECT_EQ(flow.state(), v1::CLIENT_REGISTRATION);
@@ -506,7 +507,7 @@ TEST_F(OAuthFlowTest, DcrDoesNotRetryWithoutARequiredFieldOrForOtherErrors) {
         R"({"error":"server_error"})"}) {
     http_.requests.clear();
     http_.Json("POST https://auth.example.com/register", 400, answer);
-    OAuthFlow flow(Settings(), &http_);
+    OAuthFlow flow(Settings(), &http_, &clock_);
     ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
     EXPECT_FALSE(flow.Advance().ok()) << answer;
     EXPECT_EQ(RegistrationBodies().size(), 1u) << answer;

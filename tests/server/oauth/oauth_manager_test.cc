@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock.h"
 #include "server/oauth/crypto.h"
 #include "server/oauth/urls.h"
 #include "storage/database.h"
@@ -107,6 +108,7 @@ class OAuthManagerTest : public ::testing::Test {
       events_.push_back(std::move(event));
     };
     options.database_path = path_;
+    options.clock = &clock_;
     options.callback_base = [] { return std::string("http://127.0.0.1:4000"); };
     options.find_server =
         [this](const std::string& s) -> absl::StatusOr<v1::ServerConfig> {
@@ -143,6 +145,7 @@ class OAuthManagerTest : public ::testing::Test {
   std::vector<v1::Event> events_;
   std::filesystem::path dir_;
   std::string path_;
+  inspector::testing::FakeClock clock_;
   v1::ServerConfig config_;
   Fetcher* fetcher_ = nullptr;
 };
@@ -343,6 +346,18 @@ TEST_F(OAuthManagerTest, ExpiringTokenIsRefreshedBeforeUse) {
   fetcher_->expires_in = 5;  // within the refresh margin
   LogIn(*manager);
   EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-refreshed-2");
+}
+
+TEST_F(OAuthManagerTest, ATokenIsRefreshedWhenItsExpiryComesWithinTheMargin) {
+  auto manager = NewManager();
+  LogIn(*manager);  // expires in 3600 s; the margin is 60 s
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-first");
+  clock_.Advance(absl::Seconds(3600 - 61));
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-first");
+  EXPECT_EQ(fetcher_->token_requests, 1);
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-refreshed-2");
+  EXPECT_EQ(fetcher_->last_form["grant_type"], "refresh_token");
 }
 
 TEST_F(OAuthManagerTest, A401RefreshesOnceForTheSameToken) {

@@ -13,6 +13,7 @@
 #include "common/http/http_server.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/oauth_flow.h"
 #include "server/oauth/urls.h"
@@ -84,6 +85,7 @@ class OAuthRevisionTest : public ::testing::Test {
     return url.ok() ? ParseQuery(url->query)["client_id"] : "";
   }
   ScriptedFetcher http_;
+  inspector::testing::FakeClock clock_;
 };
 
 TEST_F(OAuthRevisionTest, IssIsComparedWithoutNormalization) {
@@ -91,7 +93,7 @@ TEST_F(OAuthRevisionTest, IssIsComparedWithoutNormalization) {
        {absl::StrCat(kIssuer, "/"), std::string("HTTPS://AUTH.EXAMPLE.COM"),
         std::string("https://auth.example.com:443")}) {
     Metadata(R"(,"authorization_response_iss_parameter_supported":true)");
-    OAuthFlow flow(Settings(), &http_);
+    OAuthFlow flow(Settings(), &http_, &clock_);
     ToCode(flow);
     int tokens_before = http_.Count("POST https://auth.example.com/token");
     absl::Status status = Redeem(flow, iss);
@@ -100,7 +102,7 @@ TEST_F(OAuthRevisionTest, IssIsComparedWithoutNormalization) {
     EXPECT_EQ(http_.Count("POST https://auth.example.com/token"), tokens_before)
         << "the code was redeemed for iss " << iss;
   }
-  OAuthFlow exact(Settings(), &http_);
+  OAuthFlow exact(Settings(), &http_, &clock_);
   ToCode(exact);
   EXPECT_TRUE(Redeem(exact, kIssuer).ok()) << exact.latest_error();
   EXPECT_EQ(exact.state(), v1::COMPLETE);
@@ -111,7 +113,7 @@ TEST_F(OAuthRevisionTest, MetadataFlagsOfTheWrongTypeAreFalseNotACrash) {
            R"("client_id_metadata_document_supported":"true")");
   FlowSettings settings = Settings();
   settings.client_metadata_url = "https://client.example.com/oauth/client.json";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   // Not a JSON true: no CIMD, and a missing iss is not required.
   EXPECT_EQ(AuthorizationClientId(flow), "client-new");
@@ -124,7 +126,7 @@ TEST_F(OAuthRevisionTest, PreRegisteredClientComesBeforeAMetadataDocument) {
   settings.client_id = "pre-client";
   settings.client_secret = "pre-secret";
   settings.client_metadata_url = "https://client.example.com/oauth/client.json";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(AuthorizationClientId(flow), "pre-client");
   EXPECT_EQ(flow.client()->strategy, "preregistered");
@@ -135,7 +137,7 @@ TEST_F(OAuthRevisionTest, MetadataDocumentIsPreferredOverDcrWhenSupported) {
   Metadata(R"(,"client_id_metadata_document_supported":true)");
   FlowSettings settings = Settings();
   settings.client_metadata_url = "https://client.example.com/oauth/client.json";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(AuthorizationClientId(flow), settings.client_metadata_url);
   EXPECT_EQ(flow.client()->strategy, "cimd");
@@ -147,7 +149,7 @@ TEST_F(OAuthRevisionTest, DocumentTheServerCannotFetchFallsBackToDcr) {
   FlowSettings settings = Settings();
   // The daemon's own document on loopback: a remote server cannot read it.
   settings.client_metadata_url = "http://127.0.0.1:4000/oauth/client-metadata.json";
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(flow.client()->strategy, "dcr");
   ASSERT_EQ(http_.Count("POST https://auth.example.com/register"), 1);
@@ -160,7 +162,7 @@ TEST_F(OAuthRevisionTest, DocumentTheServerCannotFetchFallsBackToDcr) {
 }
 
 TEST_F(OAuthRevisionTest, DcrNamesTheApplicationType) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   for (const auto& request : http_.requests) {
     if (request.url != "https://auth.example.com/register") continue;
@@ -182,7 +184,7 @@ TEST_F(OAuthRevisionTest, RegistrationWithAnotherIssuerIsNeverReused) {
   old.strategy = "dcr";
   old.redirect_uri = kRedirect;
   settings.stored_client = old;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(http_.Count("POST https://auth.example.com/register"), 1);
   EXPECT_EQ(AuthorizationClientId(flow), "client-new");
@@ -204,7 +206,7 @@ TEST_F(OAuthRevisionTest, RegistrationWithTheSameIssuerIsReused) {
   same.auth_method = "none";
   same.redirect_uri = kRedirect;
   settings.stored_client = same;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(http_.Count("POST https://auth.example.com/register"), 0);
   EXPECT_EQ(AuthorizationClientId(flow), "client-kept");
@@ -219,7 +221,7 @@ TEST_F(OAuthRevisionTest, PreRegisteredClientOfAnotherIssuerIsRefused) {
   used.client_id = "pre-client";
   used.strategy = "preregistered";
   settings.stored_client = used;
-  OAuthFlow flow(settings, &http_);
+  OAuthFlow flow(settings, &http_, &clock_);
   ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
   EXPECT_FALSE(flow.Advance().ok());
   EXPECT_EQ(flow.state(), v1::CLIENT_REGISTRATION);
@@ -230,7 +232,7 @@ TEST_F(OAuthRevisionTest, PreRegisteredClientOfAnotherIssuerIsRefused) {
 
 TEST_F(OAuthRevisionTest, ObserverSeesEveryTransitionAndExchangeMasked) {
   std::vector<v1::OAuthFlowEvent> events;
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   flow.set_observer([&events](v1::OAuthFlowEvent e) { events.push_back(std::move(e)); });
   ToCode(flow);
   // A failing step is an event too, and keeps its state.
@@ -285,7 +287,7 @@ TEST_F(OAuthRevisionTest, ObserverSeesEveryTransitionAndExchangeMasked) {
 }
 
 TEST_F(OAuthRevisionTest, TheRedirectsCodeIsMaskedInTheExchange) {
-  OAuthFlow flow(Settings(), &http_);
+  OAuthFlow flow(Settings(), &http_, &clock_);
   ToCode(flow);
   http_.Json(
       "GET https://auth.example.com/authorize", 302, "",
@@ -335,7 +337,8 @@ TEST(OAuthOversizedMetadataTest, TooLargeMetadataIsAClearError) {
   settings.server_id = "id-1";
   settings.server_url = absl::StrCat(base, "/mcp");
   settings.redirect_uri = kRedirect;
-  OAuthFlow flow(settings, &fetcher);
+  inspector::testing::FakeClock clock;
+  OAuthFlow flow(settings, &fetcher, &clock);
   EXPECT_FALSE(flow.Advance().ok());
   EXPECT_EQ(flow.state(), v1::METADATA_DISCOVERY);
   EXPECT_TRUE(absl::StrContains(flow.latest_error(), "more than 16384 bytes"))
