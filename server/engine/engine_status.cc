@@ -247,7 +247,7 @@ void Engine::OnServerRequest(const std::shared_ptr<Connection>& c,
     item->set_kind(v1::ROOTS);
     item->set_method(request.method);
     JsonObjectToStruct(params, item->mutable_params()).IgnoreError();
-    double now = static_cast<double>(NowMillis());
+    double now = static_cast<double>(absl::ToUnixMillis(clock_->Now()));
     item->set_received_at(now);
     item->set_deadline(now);
     item->set_status(sent.ok() ? v1::RESOLVED : v1::EXPIRED);

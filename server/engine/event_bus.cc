@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "absl/time/clock.h"
+#include "common/clock/process_clock.h"
 
 namespace inspector::engine {
 
@@ -40,7 +40,7 @@ std::optional<v1::Event> Subscription::Pop() {
   if (pending_dropped_ > 0) {
     v1::Event dropped;
     dropped.mutable_dropped()->set_count(pending_dropped_);
-    dropped.set_timestamp(static_cast<double>(absl::ToUnixMillis(absl::Now())));
+    dropped.set_timestamp(static_cast<double>(bus_->NowMillis()));
     pending_dropped_ = 0;
     return dropped;
   }
@@ -66,13 +66,19 @@ uint64_t Subscription::dropped_total() const {
   return dropped_total_;
 }
 
+EventBus::EventBus(Clock* clock) : clock_(ClockOrProcess(clock)) {}
+
+int64_t EventBus::NowMillis() const {
+  return absl::ToUnixMillis(clock_->Now());
+}
+
 void EventBus::Publish(v1::Event event) {
   // Sequence numbers and delivery happen under one lock so that every
   // watcher sees events in sequence order.
   absl::MutexLock lock(&mu_);
   event.set_sequence(next_sequence_++);
   if (event.timestamp() == 0) {
-    event.set_timestamp(static_cast<double>(absl::ToUnixMillis(absl::Now())));
+    event.set_timestamp(static_cast<double>(NowMillis()));
   }
   for (Subscription* subscription : subscriptions_) {
     subscription->Deliver(event);

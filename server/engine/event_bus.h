@@ -3,7 +3,8 @@
 //
 // Publishing never waits for a watcher: when a watcher's buffer is full its
 // oldest events are dropped and counted, and the watcher's next read starts
-// with a Dropped event saying how many it missed. Thread-safe.
+// with a Dropped event saying how many it missed. Events are stamped by the
+// bus's Clock (injected; null: the process's real clock). Thread-safe.
 #ifndef INSPECTOR_SERVER_ENGINE_EVENT_BUS_H_
 #define INSPECTOR_SERVER_ENGINE_EVENT_BUS_H_
 
@@ -16,6 +17,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "inspector/v1/events.pb.h"
 
 namespace inspector::engine {
@@ -61,7 +63,9 @@ class Subscription {
 
 class EventBus {
  public:
-  EventBus() = default;
+  // `clock` stamps events; null: the process's real clock. It must outlive
+  // the bus.
+  explicit EventBus(Clock* clock = nullptr);
   // All subscriptions must be destroyed first.
   ~EventBus() = default;
 
@@ -81,6 +85,9 @@ class EventBus {
   friend class Subscription;
   void Unsubscribe(Subscription* subscription) ABSL_LOCKS_EXCLUDED(mu_);
 
+  int64_t NowMillis() const;
+
+  Clock* const clock_;
   mutable absl::Mutex mu_;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   std::set<Subscription*> subscriptions_ ABSL_GUARDED_BY(mu_);

@@ -288,7 +288,7 @@ v1::Event InterceptStage::MakeHeld(Item& item, const std::string& breakpoint_id,
                                    bool leave_unanswered) {
   auto held = std::make_shared<Held>();
   const std::string id = absl::StrCat("h-", next_held_++);
-  const double now = static_cast<double>(NowMillis());
+  const double now = static_cast<double>(pipeline_->NowMillis());
   held->proto.set_id(id);
   *held->proto.mutable_message() = MessageOf(item.subject, now);
   held->proto.set_held_at(now);
@@ -480,7 +480,7 @@ absl::StatusOr<v1::HeldMessage> InterceptStage::Resolve(
   if (timer != 0 && resolved_by != "timeout") clock()->Cancel(timer);
   v1::HeldMessage result = taken.held->proto;
   v1::Event event;
-  event.set_timestamp(static_cast<double>(NowMillis()));
+  event.set_timestamp(static_cast<double>(pipeline_->NowMillis()));
   *event.mutable_held() = result;
   Publish(std::move(event));
   taken.next(std::move(outcome));
@@ -519,7 +519,7 @@ void InterceptStage::SessionEnded(const std::string& session_id) {
     if (item.held) {
       outcome.held_id = item.held->proto.id();
       v1::Event event;
-      event.set_timestamp(static_cast<double>(NowMillis()));
+      event.set_timestamp(static_cast<double>(pipeline_->NowMillis()));
       *event.mutable_held() = item.held->proto;
       Publish(std::move(event));
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
+#include "common/clock/process_clock.h"
 #include "common/json_proto.h"
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
@@ -97,11 +97,14 @@ std::string LogData(std::string_view source, std::string_view server_id,
 
 }  // namespace
 
-int64_t NowMillis() { return absl::ToUnixMillis(absl::Now()); }
-
 Pipeline::Pipeline(storage::HistoryWriter* history, EventBus* bus,
-                   HistorySync sync)
-    : history_(history), bus_(bus), sync_(sync) {}
+                   HistorySync sync, Clock* clock)
+    : history_(history), bus_(bus), sync_(sync),
+      clock_(ClockOrProcess(clock)) {}
+
+int64_t Pipeline::NowMillis() const {
+  return absl::ToUnixMillis(clock_->Now());
+}
 
 void Pipeline::WhenRecorded(std::function<void()> deliver) {
   if (!AnswersWaitForCommit()) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock/clock.h"
 #include "inspector/v1/events.pb.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/json_rpc.h"
@@ -68,10 +69,11 @@ enum class HistorySync {
 
 class Pipeline {
  public:
-  // `history` may be null (recording off); `bus` must not be. Both must
+  // `history` may be null (recording off); `bus` must not be. `clock`
+  // stamps what is recorded; null: the process's real clock. All must
   // outlive the pipeline.
   Pipeline(storage::HistoryWriter* history, EventBus* bus,
-           HistorySync sync = HistorySync::kAsync);
+           HistorySync sync = HistorySync::kAsync, Clock* clock = nullptr);
 
   // Runs `deliver` (which hands an answer to its caller) once everything
   // observed so far is committed to history, in kAnswered mode with
@@ -114,15 +116,17 @@ class Pipeline {
   // up to its own limit).
   static constexpr size_t kMaxEventRawBytes = 1 << 20;
 
+  // The pipeline clock's time in Unix milliseconds. Any thread.
+  int64_t NowMillis() const;
+
  private:
   storage::HistoryWriter* const history_;
   EventBus* const bus_;
   const HistorySync sync_;
+  Clock* const clock_;
   InterceptStage* intercept_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};
 };
-
-int64_t NowMillis();
 
 }  // namespace inspector::engine
 

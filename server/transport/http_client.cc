@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/clock/process_clock.h"
 #include "common/errors.h"
 #include "common/http/tokens.h"
 #include "common/strings.h"
@@ -135,9 +135,11 @@ struct CurlLoop::Transfer {
   }
 };
 
-absl::StatusOr<std::unique_ptr<CurlLoop>> CurlLoop::Create() {
+CurlLoop::CurlLoop(Clock* clock) : clock_(clock) {}
+
+absl::StatusOr<std::unique_ptr<CurlLoop>> CurlLoop::Create(Clock* clock) {
   if (absl::Status loaded = LoadCurl().status(); !loaded.ok()) return loaded;
-  std::unique_ptr<CurlLoop> loop(new CurlLoop());
+  std::unique_ptr<CurlLoop> loop(new CurlLoop(ClockOrProcess(clock)));
   loop->multi_ = Curl().multi_init();
   if (loop->multi_ == nullptr) {
     return Error(v1::INTERNAL_ERROR, "curl_multi_init failed");
@@ -193,7 +195,7 @@ void CurlLoop::CancelTransfer(uint64_t id) {
 
 uint64_t CurlLoop::AddTimer(absl::Duration delay, std::function<void()> fn) {
   uint64_t id = next_id_++;
-  timers_.emplace(id, Timer{absl::Now() + delay, std::move(fn)});
+  timers_.emplace(id, Timer{clock_->Now() + delay, std::move(fn)});
   return id;
 }
 
@@ -397,7 +399,7 @@ void CurlLoop::ProcessCompletions() {
 }
 
 void CurlLoop::RunDueTimers() {
-  absl::Time now = absl::Now();
+  absl::Time now = clock_->Now();
   while (!quit_) {
     auto due = timers_.end();
     for (auto it = timers_.begin(); it != timers_.end(); ++it) {
@@ -417,7 +419,7 @@ void CurlLoop::RunDueTimers() {
 int CurlLoop::PollTimeoutMs() const {
   if (!to_add_.empty() || !to_remove_.empty()) return 0;
   int64_t timeout_ms = 1000;
-  absl::Time now = absl::Now();
+  absl::Time now = clock_->Now();
   for (const auto& [id, timer] : timers_) {
     absl::Duration left = timer.deadline - now;
     int64_t ms = left <= absl::ZeroDuration()
@@ -515,7 +517,7 @@ std::optional<int64_t> RetryAfterSeconds(std::string_view raw, absl::Time now) {
 
 absl::Status HttpStatusError(std::string_view what,
                              const HttpResponseHead& head,
-                             std::string_view body) {
+                             std::string_view body, absl::Time now) {
   std::string snippet = Snippet(body);
   ErrorDetails details = {{"httpStatus", absl::StrCat(head.status)}};
   if (!snippet.empty()) details.emplace_back("body", snippet);
@@ -542,7 +544,7 @@ absl::Status HttpStatusError(std::string_view what,
     code = v1::RATE_LIMITED;
     std::optional<int64_t> wait;
     if (const std::string* retry_after = head.Find("retry-after")) {
-      wait = RetryAfterSeconds(*retry_after, absl::Now());
+      wait = RetryAfterSeconds(*retry_after, now);
     }
     if (wait.has_value()) {
       details.emplace_back("retryAfter", absl::StrCat(*wait));

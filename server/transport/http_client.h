@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 
 namespace inspector::transport::http_internal {
 
@@ -73,8 +74,10 @@ struct HttpHandlers {
 class CurlLoop {
  public:
   // Starts the loop thread. INTERNAL_ERROR if libcurl cannot create a multi
-  // handle.
-  static absl::StatusOr<std::unique_ptr<CurlLoop>> Create();
+  // handle. Timers are due by `clock` (null: the process's real clock),
+  // which must outlive the loop.
+  static absl::StatusOr<std::unique_ptr<CurlLoop>> Create(
+      Clock* clock = nullptr);
 
   // Quits the loop if it still runs and joins it. Must not be called on the
   // loop thread.
@@ -106,6 +109,9 @@ class CurlLoop {
   // dropped.
   void Quit();
 
+  // What time it is by the loop's clock. Any thread.
+  absl::Time Now() const { return clock_->Now(); }
+
   bool InLoopThread() const { return std::this_thread::get_id() == thread_id_; }
 
  private:
@@ -115,7 +121,7 @@ class CurlLoop {
     std::function<void()> fn;
   };
 
-  CurlLoop() = default;
+  explicit CurlLoop(Clock* clock);
   void Run();
   void ApplyPending();
   void ProcessCompletions();
@@ -128,6 +134,7 @@ class CurlLoop {
   static size_t WriteCallback(char* buffer, size_t size, size_t n,
                               void* userdata);
 
+  Clock* const clock_;
   void* multi_ = nullptr;  // CURLM*
   std::thread thread_;
   std::thread::id thread_id_;
@@ -157,10 +164,11 @@ absl::Status TransferError(int curl_code, std::string_view curl_message,
 // <snippet>", details "httpStatus", "body" (a snippet) and, when present,
 // "wwwAuthenticate" and "location". 401 is AUTHENTICATION_FAILED, 429
 // RATE_LIMITED (details "retryAfter": the seconds its Retry-After header
-// asks to wait, when it has a valid one), anything else TRANSPORT_ERROR.
+// asks to wait, read against `now`, when it has a valid one), anything
+// else TRANSPORT_ERROR.
 absl::Status HttpStatusError(std::string_view what,
                              const HttpResponseHead& head,
-                             std::string_view body);
+                             std::string_view body, absl::Time now);
 
 // The seconds a Retry-After value (delta-seconds or an HTTP-date, read
 // against `now`) asks to wait, at most kMaxRetryAfterSeconds; nullopt if

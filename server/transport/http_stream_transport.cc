@@ -43,7 +43,7 @@ absl::Status HttpStreamTransport::Start(TransportCallbacks callbacks) {
   ASSIGN_OR_RETURN(origin_, http_internal::ParseHttpUrl(options_.url));
   RETURN_IF_ERROR(http_internal::ValidateHeaders(options_.headers));
   callbacks_ = std::move(callbacks);
-  ASSIGN_OR_RETURN(std::unique_ptr<CurlLoop> loop, CurlLoop::Create());
+  ASSIGN_OR_RETURN(std::unique_ptr<CurlLoop> loop, CurlLoop::Create(options_.clock));
   if (mode_ == StartMode::kImmediate) {
     absl::MutexLock lock(&mu_);
     loop_ = std::move(loop);
@@ -275,7 +275,7 @@ bool HttpStreamTransport::AcceptEventStream(const HttpResponseHead& head,
                                             EventStream* stream) {
   if (head.status < 200 || head.status >= 300) {
     stream->failure = http_internal::HttpStatusError(
-        absl::StrCat("the server (", what, ")"), head, "");
+        absl::StrCat("the server (", what, ")"), head, "", loop_->Now());
     return false;
   }
   if (!head.IsEventStream()) {

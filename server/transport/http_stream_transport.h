@@ -199,8 +199,8 @@ class HttpStreamTransport : public Transport {
   // The answer to an event-stream GET (`what` names it in messages): true
   // for a 2xx text/event-stream answer (stream->open is set); otherwise
   // stream->failure says why and the result is false.
-  static bool AcceptEventStream(const http_internal::HttpResponseHead& head,
-                                const char* what, EventStream* stream);
+  bool AcceptEventStream(const http_internal::HttpResponseHead& head,
+                         const char* what, EventStream* stream);
   // TRANSPORT_ERROR for a 2xx answer that is not text/event-stream.
   static absl::Status NotAnEventStream(
       const http_internal::HttpResponseHead& head, const char* what);

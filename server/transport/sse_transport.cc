@@ -284,8 +284,9 @@ void SseTransport::SendPost(std::string message, bool retried_after_401) {
           return;
         }
       }
-      SendFailed(p.message, http_internal::HttpStatusError("the server (POST)",
-                                                           p.head, p.body));
+      SendFailed(p.message, http_internal::HttpStatusError(
+                                "the server (POST)", p.head, p.body,
+                                loop()->Now()));
     } else if (!status.ok()) {
       SendFailed(p.message, std::move(status));
     }

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <utility>
 #include <vector>
@@ -222,13 +223,18 @@ void StdioTransport::ReadInline(absl::Duration budget,
   // only asks for the end.
   const StdioTransport* previous = current_transport;
   current_transport = this;
-  const absl::Time deadline = absl::Now() + budget;
+  // The budget bounds how long this thread waits in ppoll, so it is
+  // measured on the monotonic clock of the waits themselves, not on an
+  // injected Clock: simulated time would never use it up.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        absl::ToChronoNanoseconds(budget);
   bool timed_out = false;
   while (!done()) {
     const StdoutRead read = ReadStdoutOnce();
     if (read == StdoutRead::kData) continue;
     if (read == StdoutRead::kEnd) break;  // the reader thread takes over
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Duration left =
+        absl::FromChrono(deadline - std::chrono::steady_clock::now());
     if (left <= absl::ZeroDuration()) {
       timed_out = true;
       break;

@@ -350,7 +350,7 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
                               ex->resuming ? "the server (GET resuming a "
                                              "POST stream)"
                                            : "the server (POST)",
-                              ex->head, ex->body));
+                              ex->head, ex->body, loop()->Now()));
       return;
     case Exchange::Mode::kSse: {
       if (ex->stream.Progressed()) ex->stream.failures = 0;

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 
 namespace inspector::transport {
 
@@ -143,6 +144,10 @@ struct HttpOptions {
   // (status, header value), before the failure is reported.
   std::function<void(int status, const std::string& www_authenticate)>
       on_auth_challenge;
+  // The time of the transport's reconnect delays and of Retry-After
+  // answers. Null: the process's real clock (common/clock/process_clock.h).
+  // Must outlive the transport.
+  Clock* clock = nullptr;
 };
 
 }  // namespace inspector::transport

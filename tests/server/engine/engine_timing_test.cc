@@ -502,8 +502,8 @@ class RefusingPortTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  EventBus bus_;
-  Pipeline pipeline_{nullptr, &bus_};
+  EventBus bus_{&clock_};
+  Pipeline pipeline_{nullptr, &bus_, HistorySync::kAsync, &clock_};
   std::unique_ptr<Subscription> subscription_;
   std::unique_ptr<storage::Database> db_;
   std::unique_ptr<storage::ServerStore> store_;

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "common/clock/timer_queue.h"
 #include "server/engine/work_queue.h"
+#include "tests/testing/fake_clock.h"
 #include "absl/synchronization/notification.h"
 
 namespace inspector::engine {
@@ -60,6 +61,31 @@ TEST(EventBusTest, FiltersAndUnsubscribes) {
   EXPECT_EQ(bus.subscribers(), 1u);
   only_b.reset();
   EXPECT_EQ(bus.subscribers(), 0u);
+}
+
+TEST(EventBusTest, StampsEventsAndDropMarkersWithItsClock) {
+  ::inspector::testing::FakeClock clock;
+  EventBus bus(&clock);
+  auto subscription = bus.Subscribe(1);
+  bus.Publish(LogEvent("a"));
+  clock.Advance(absl::Seconds(2));
+  bus.Publish(LogEvent("b"));
+  clock.Advance(absl::Seconds(3));
+  bus.Publish(LogEvent("c"));
+  const double start = static_cast<double>(
+      absl::ToUnixMillis(absl::FromUnixSeconds(1700000000)));
+  auto marker = subscription->Pop();  // a and b were dropped
+  ASSERT_TRUE(marker && marker->has_dropped());
+  EXPECT_EQ(marker->timestamp(), start + 5000);
+  auto last = subscription->Pop();
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->log().message(), "c");
+  EXPECT_EQ(last->timestamp(), start + 5000);
+  // A timestamp set by the publisher is kept.
+  v1::Event stamped = LogEvent("d");
+  stamped.set_timestamp(42);
+  bus.Publish(stamped);
+  EXPECT_EQ(subscription->Pop()->timestamp(), 42);
 }
 
 TEST(TimerQueueTest, RunsInDueOrderAndCancels) {

@@ -71,7 +71,9 @@ struct Recorder {
 class InterceptStageTest : public ::testing::Test {
  protected:
   InterceptStageTest()
-      : pipeline_(nullptr, &bus_), stage_(&pipeline_, &clock_) {}
+      : bus_(&clock_),
+        pipeline_(nullptr, &bus_, HistorySync::kAsync, &clock_),
+        stage_(&pipeline_, &clock_) {}
 
   std::string HeldId(size_t index = 0) {
     auto held = stage_.ListHeld("");

@@ -101,8 +101,8 @@ class PendingRequestsTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  EventBus bus_;
-  Pipeline pipeline_{nullptr, &bus_};
+  EventBus bus_{&clock_};
+  Pipeline pipeline_{nullptr, &bus_, HistorySync::kAsync, &clock_};
   std::unique_ptr<Subscription> subscription_;
   std::map<std::string, std::vector<v1::PendingStatus>> events_;
   PendingRequests registry_;

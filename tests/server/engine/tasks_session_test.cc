@@ -264,9 +264,9 @@ class TaskSessionTest : public ::testing::Test {
 
   FakeClock clock_;
   WorkQueue work_{2};
-  EventBus bus_;
+  EventBus bus_{&clock_};
   std::unique_ptr<Subscription> events_;
-  Pipeline pipeline_{nullptr, &bus_};
+  Pipeline pipeline_{nullptr, &bus_, HistorySync::kAsync, &clock_};
   std::shared_ptr<FakeWire> wire_;
   std::shared_ptr<UpstreamSession> session_;
   absl::Mutex mu_;

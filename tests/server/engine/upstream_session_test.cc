@@ -134,8 +134,8 @@ class SessionTest : public ::testing::Test {
 
   FakeClock clock_;
   WorkQueue work_{2};
-  EventBus bus_;
-  Pipeline pipeline_{nullptr, &bus_};
+  EventBus bus_{&clock_};
+  Pipeline pipeline_{nullptr, &bus_, HistorySync::kAsync, &clock_};
   std::unique_ptr<Subscription> subscription_;
   std::shared_ptr<FakeWire> wire_;
   std::shared_ptr<UpstreamSession> session_;

@@ -17,7 +17,7 @@ target_compile_definitions(transport_http_test PRIVATE
     INSPECTOR_MCP_HTTP_TEST_SERVER="${CMAKE_CURRENT_LIST_DIR}/mcp_http_test_server.py"
     INSPECTOR_PYTHON3="/usr/bin/python3")
 target_link_libraries(transport_http_test PRIVATE inspector_transport_http
-    inspector_common nlohmann_json::nlohmann_json GTest::gmock
+    inspector_common inspector_testing nlohmann_json::nlohmann_json GTest::gmock
     GTest::gtest_main)
 gtest_discover_tests(transport_http_test TEST_PREFIX "transport."
     PROPERTIES TIMEOUT 120)

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/errors.h"
@@ -31,6 +32,7 @@
 #include "server/transport/http_client.h"
 #include "server/transport/sse_transport.h"
 #include "server/transport/streamable_http_transport.h"
+#include "tests/testing/fake_clock.h"
 
 extern char** environ;
 
@@ -536,6 +538,41 @@ TEST(RetryAfterTest, SecondsAndHttpDates) {
             http_internal::kMaxRetryAfterSeconds);
   EXPECT_EQ(http_internal::RetryAfterSeconds("soon", now), std::nullopt);
   EXPECT_EQ(http_internal::RetryAfterSeconds("-5", now), std::nullopt);
+}
+
+TEST(HttpStatusErrorTest, RetryAfterDateIsReadAgainstTheGivenTime) {
+  http_internal::HttpResponseHead head;
+  head.status = 429;
+  head.headers = {{"retry-after", "Tue, 14 Nov 2023 22:14:50 GMT"}};
+  absl::Status status = http_internal::HttpStatusError(
+      "the server", head, "", absl::FromUnixSeconds(1700000000));
+  EXPECT_EQ(ErrorReason(status), "RATE_LIMITED") << status;
+  EXPECT_EQ(GetErrorDetails(status)["retryAfter"], "90");
+}
+
+TEST(CurlLoopTest, TimersAreDueByTheLoopsClock) {
+  ::inspector::testing::FakeClock clock;
+  auto loop = http_internal::CurlLoop::Create(&clock);
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  http_internal::CurlLoop* raw = loop->get();
+  absl::Notification added, fired;
+  raw->Post([&] {
+    raw->AddTimer(absl::Seconds(30), [&] { fired.Notify(); });
+    added.Notify();
+  });
+  ASSERT_TRUE(added.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  // Turns of the loop find the timer not due while simulated time stands.
+  for (int i = 0; i < 3; ++i) {
+    absl::Notification turned;
+    raw->Post([&] { turned.Notify(); });
+    ASSERT_TRUE(turned.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+  EXPECT_FALSE(fired.HasBeenNotified());
+  clock.Advance(absl::Seconds(30));
+  raw->Post([] {});  // wakes the loop, which then runs what is due
+  EXPECT_TRUE(fired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  raw->Post([raw] { raw->Quit(); });
+  raw->Join();
 }
 
 TEST_F(StreamableHttpTransportTest, SlowPostDoesNotBlockAnother) {
