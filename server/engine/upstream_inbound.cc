@@ -1,0 +1,399 @@
+// UpstreamSession inbound routing (upstream_session.h): the server's
+// messages, once released by the intercept stage, to the request they
+// answer, the owner (server requests), or watchers (notifications,
+// progress); and the answers to the server's requests.
+#include "server/engine/upstream_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/errors.h"
+#include "common/json_proto.h"
+#include "common/strings.h"
+#include "common/untrusted_input.h"
+#include "nlohmann/json.hpp"
+#include "server/engine/intercept_glue.h"
+#include "server/engine/pending_requests.h"
+#include "server/engine/upstream_session_internal.h"
+
+namespace inspector::engine {
+
+using nlohmann::json;
+using session_internal::ParamsOf;
+using session_internal::CancelReason;
+using session_internal::ParseUpstreamId;
+using session_internal::Millis;
+using session_internal::LogLevelFor;
+
+void UpstreamSession::OnMessage(std::string raw) {
+  if (hooks_.on_activity) hooks_.on_activity();
+  auto info = InspectMessage(raw);
+  if (!info.ok()) {
+    Envelope envelope = MakeEnvelope(false, nullptr, raw);
+    envelope.error_code = "PROTOCOL_ERROR";
+    pipeline_->Observe(envelope);
+    pipeline_->Log("warn", "daemon", identity_.server_id, identity_.session_id,
+                   absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
+                                ": ", info.status().message()));
+    return;
+  }
+  switch (info->kind) {
+    case MessageKind::kResponse:
+    case MessageKind::kError:
+    case MessageKind::kRequest:
+    case MessageKind::kNotification:
+      if (InterceptGlue::Active(*this)) {
+        InterceptGlue::SubmitServerMessage(shared_from_this(), std::move(raw),
+                                           *std::move(info));
+        return;
+      }
+      OnServerMessage(raw, *info);
+      return;
+    case MessageKind::kBatch:
+    case MessageKind::kInvalid: {
+      Envelope envelope = MakeEnvelope(false, &*info, raw);
+      envelope.error_code = "PROTOCOL_ERROR";
+      pipeline_->Observe(envelope);
+      pipeline_->Log("warn", "daemon", identity_.server_id,
+                     identity_.session_id,
+                     absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
+                                  ": not a JSON-RPC message"));
+      return;
+    }
+  }
+}
+
+void UpstreamSession::OnServerMessage(const std::string& raw,
+                                      const MessageInfo& info) {
+  if (info.kind == MessageKind::kRequest) {
+    OnServerRequest(raw, info);
+  } else if (info.kind == MessageKind::kNotification) {
+    OnServerNotification(raw, info);
+  } else {
+    OnServerResponse(raw, info);
+  }
+}
+
+void UpstreamSession::OnServerResponse(const std::string& raw,
+                                       const MessageInfo& info) {
+  int64_t upstream_id = 0;
+  InflightRequests::Request pending;
+  if (!ParseUpstreamId(info.id, &upstream_id) ||
+      !inflight_->Take(upstream_id, &pending)) {
+    // Late (timed out or cancelled) or unknown: recorded, not delivered.
+    Envelope envelope = MakeEnvelope(false, &info, raw);
+    envelope.success = info.kind == MessageKind::kResponse;
+    envelope.error_code = info.error_code;
+    pipeline_->Observe(envelope);
+    return;
+  }
+  std::string restored = pending.caller_id == info.id
+                             ? raw
+                             : ReplaceId(raw, info, pending.caller_id);
+  MessageInfo restored_info = info;
+  restored_info.id = pending.caller_id;
+  restored_info.method = pending.method;
+  restored_info.target = pending.target;
+  Envelope envelope = MakeEnvelope(false, &restored_info, restored);
+  envelope.correlated_id = pending.message_id;
+  envelope.duration_ms = Millis(clock_->Now() - pending.started);
+  envelope.success = info.kind == MessageKind::kResponse;
+  envelope.error_code = info.error_code;
+  envelope.input_round = pending.input_round;
+  envelope.first_round_id = pending.first_round_id;
+  pipeline_->Observe(envelope);
+  if (relay() && pending.method == "initialize" &&
+      info.kind == MessageKind::kResponse) {
+    OnRelayedInitializeResult(restored);
+  }
+  Finish(pending, std::move(restored), info.kind == MessageKind::kError);
+}
+
+absl::Status UpstreamSession::SendAnswer(const std::string& id,
+                                         const std::string& member,
+                                         const std::string& value_json,
+                                         int64_t request_row,
+                                         absl::Time received) {
+  std::string answer = absl::StrCat(R"({"jsonrpc":"2.0","id":)", id, R"(,")",
+                                    member, R"(":)", value_json, "}");
+  auto answer_info = InspectMessage(answer);
+  if (!answer_info.ok()) {
+    return Error(v1::INTERNAL_ERROR,
+                 absl::StrCat("the answer to the server's request ", id,
+                              " is not valid JSON"));
+  }
+  Envelope envelope = MakeEnvelope(true, &*answer_info, answer);
+  envelope.correlated_id = request_row;
+  envelope.duration_ms = Millis(clock_->Now() - received);
+  envelope.success = answer_info->kind == MessageKind::kResponse;
+  envelope.error_code = answer_info->error_code;
+  pipeline_->Observe(envelope);
+  if (hooks_.on_activity) hooks_.on_activity();
+  return transport_->Send(std::move(answer));
+}
+
+absl::Status UpstreamSession::AnswerServerRequest(
+    const std::string& id, const std::string& member,
+    const std::string& value_json) {
+  if (member != "result" && member != "error") {
+    return Error(v1::INTERNAL_ERROR,
+                 absl::StrCat("an answer is a result or an error, not ",
+                              member));
+  }
+  if (absl::Status input; AnswerInput(id, member, value_json, &input)) {
+    return input;
+  }
+  if (absl::Status input; AnswerTaskInput(id, member, value_json, &input)) {
+    return input;
+  }
+  ServerRequests::Request inbound;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!server_requests_.Close(id, &inbound)) {
+      if (ended_) return end_status_;
+      return Error(v1::FAILED_PRECONDITION,
+                   absl::StrCat("the server's request ", id,
+                                server_requests_.WasClosed(id)
+                                    ? " was already answered or withdrawn"
+                                    : " is not waiting for an answer"),
+                   {{"serverId", identity_.server_id}, {"requestId", id}});
+    }
+  }
+  absl::Status sent = SendAnswer(inbound.id, member, value_json,
+                                 inbound.message_id, inbound.received);
+  // The caller requests' clocks run again once the last person answered.
+  if (inbound.waits_for_person) inflight_->Resume();
+  return sent;
+}
+
+void UpstreamSession::NotifyRootsChanged() {
+  // The stateless era removed notifications/roots/list_changed.
+  if (!features_.roots || state() != v1::CONNECTED || modern()) return;
+  SendInternalNotification("notifications/roots/list_changed", "");
+}
+
+void UpstreamSession::OnServerRequest(const std::string& raw,
+                                      const MessageInfo& info) {
+  int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
+  if (relay()) {
+    // The client answers it, through Send(); kept until then so that the
+    // answer is recorded with its request. While a person may be asked
+    // (sampling, elicitation), the client's requests' clocks stand still,
+    // as for the daemon's own session.
+    const bool person = info.method == "sampling/createMessage" ||
+                        info.method == "elicitation/create";
+    bool opened;
+    {
+      absl::MutexLock lock(&mu_);
+      opened = !ended_ && server_requests_.Open({info.id, info.method,
+                                                 request_row, clock_->Now(),
+                                                 person});
+    }
+    if (opened && person) inflight_->Pause();
+    hooks_.relay_to_client(raw);
+    return;
+  }
+  const absl::Time received = clock_->Now();
+  if (info.method == "ping") {
+    {
+      absl::MutexLock lock(&mu_);
+      server_requests_.MarkClosed(info.id);
+    }
+    SendAnswer(info.id, "result", "{}", request_row, received).IgnoreError();
+    return;
+  }
+  // Parsed once here; the owner gets it as it is.
+  json params = ParamsOf(raw);
+  // Which requests the owner takes: those whose capability initialize
+  // declared. Anything else is answered here with an error.
+  bool handled = false;
+  int error_code = -32601;
+  std::string error_message;
+  if (info.method == "sampling/createMessage") {
+    handled = features_.sampling;
+  } else if (info.method == "roots/list") {
+    handled = features_.roots;
+  } else if (info.method == "elicitation/create") {
+    std::string mode = "form";
+    if (params.contains("mode") && params["mode"].is_string()) {
+      mode = params["mode"].get<std::string>();
+    }
+    bool declared = features_.elicitation_form || features_.elicitation_url;
+    handled = mode == "url" ? features_.elicitation_url
+                            : (mode == "form" && features_.elicitation_form);
+    if (declared && !handled) {
+      error_code = -32602;
+      error_message = absl::StrCat(
+          "Invalid params: elicitation mode \"", mode,
+          "\" was not declared by this client (it declared ",
+          features_.elicitation_form && features_.elicitation_url
+              ? "form and url"
+              : (features_.elicitation_form ? "form" : "url"),
+          ")");
+    }
+    // A URL a person must not be sent to is refused here, never pending.
+    if (absl::Status url = CheckElicitationUrl(info.method, params);
+        handled && !url.ok()) {
+      handled = false;
+      error_code = -32602;
+      error_message = absl::StrCat("Invalid params: ", url.message());
+    }
+  }
+  if (handled && !hooks_.on_server_request) handled = false;
+  if (handled) {
+    const bool waits = info.method != "roots/list";
+    bool pause = false;
+    bool duplicate = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (ended_) return;
+      duplicate = !server_requests_.Open(
+          {info.id, info.method, request_row, received, waits});
+      pause = waits && !duplicate;
+    }
+    if (duplicate) {
+      // Answering would answer the first request too; the first one stays.
+      pipeline_->Log("warn", "daemon", identity_.server_id,
+                     identity_.session_id,
+                     absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
+                                  ": request id ", info.id,
+                                  " is already in use by a request waiting "
+                                  "for an answer; ignored"));
+      return;
+    }
+    // The caller requests' clocks stand still while a person is asked.
+    if (pause) inflight_->Pause();
+    ServerRequest request;
+    request.id = info.id;
+    request.method = info.method;
+    request.params = std::move(params);
+    hooks_.on_server_request(std::move(request));
+    return;
+  }
+  if (error_message.empty()) {
+    error_message = absl::StrCat(
+        "Method not found: this client does not handle ", info.method,
+        info.method == "sampling/createMessage" ||
+                info.method == "elicitation/create" ||
+                info.method == "roots/list"
+            ? " (the capability is not declared for this server)"
+            : "");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    server_requests_.MarkClosed(info.id);
+  }
+  SendAnswer(info.id, "error",
+             absl::StrCat(R"({"code":)", error_code, R"(,"message":)",
+                          JsonQuote(error_message), "}"),
+             request_row, received)
+      .IgnoreError();
+}
+
+void UpstreamSession::OnServerNotification(const std::string& raw,
+                                           const MessageInfo& info) {
+  pipeline_->Observe(MakeEnvelope(false, &info, raw));
+  if (relay()) hooks_.relay_to_client(ToClientSubscription(raw, info));
+  const std::string& method = info.method;
+  if (!relay() &&
+      (method == kListenAcknowledged || IsChangeNotification(method)) &&
+      !OnListenNotification(raw, info)) {
+    return;  // an acknowledgment, or a stream no longer delivering
+  }
+  if (method == "notifications/cancelled" &&
+      !info.cancelled_request_id.empty()) {
+    // The server gave up on one of its requests: it must not be answered.
+    ServerRequests::Request inbound;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!server_requests_.Close(info.cancelled_request_id, &inbound)) return;
+    }
+    const std::string reason = CancelReason(raw, "");
+    if (hooks_.on_server_request_withdrawn) {
+      hooks_.on_server_request_withdrawn(inbound.id, reason);
+    }
+    if (inbound.waits_for_person) inflight_->Resume();
+    return;
+  }
+  if (method == "notifications/progress") {
+    PublishProgress(raw, info);
+    if (limits_.progress_resets_timeout && !info.progress_token.empty()) {
+      inflight_->Progress(info.progress_token);
+    }
+    return;
+  }
+  if (method == "notifications/resources/updated") {
+    v1::Event event;
+    v1::ResourceUpdated* updated = event.mutable_resource_updated();
+    updated->set_server_id(identity_.server_id);
+    updated->set_session_id(identity_.session_id);
+    updated->set_uri(info.target);
+    JsonObjectToStruct(ParamsOf(raw), updated->mutable_params()).IgnoreError();
+    pipeline_->Publish(std::move(event));
+    return;
+  }
+  if (method == "notifications/message") {
+    std::string text = raw;
+    std::string data_json;
+    json params = ParamsOf(raw);
+    if (!params.empty()) {
+      if (params.contains("data")) {
+        text = params["data"].is_string() ? params["data"].get<std::string>()
+                                          : params["data"].dump();
+      }
+      data_json = params.dump();
+    }
+    pipeline_->Log(LogLevelFor(info.level), "server", identity_.server_id,
+                   identity_.session_id, text, data_json);
+    return;
+  }
+  auto list_changed = [&](const char* list) {
+    v1::Event event;
+    event.mutable_list_changed()->set_server_id(identity_.server_id);
+    event.mutable_list_changed()->set_list(list);
+    // Caches first: whoever sees the event and asks again gets the news.
+    if (hooks_.on_list_changed) hooks_.on_list_changed(list);
+    pipeline_->Publish(std::move(event));
+  };
+  if (method == "notifications/tools/list_changed") list_changed("tools");
+  if (method == "notifications/resources/list_changed") {
+    list_changed("resources");
+  }
+  if (method == "notifications/prompts/list_changed") list_changed("prompts");
+}
+
+void UpstreamSession::PublishProgress(const std::string& raw,
+                                      const MessageInfo& info) {
+  v1::Event event;
+  v1::Progress* progress = event.mutable_progress();
+  progress->set_server_id(identity_.server_id);
+  progress->set_session_id(identity_.session_id);
+  progress->set_progress_token(info.progress_token);
+  json params = ParamsOf(raw);
+  if (auto it = params.find("progress");
+      it != params.end() && it->is_number()) {
+    progress->set_progress(it->get<double>());
+  }
+  if (auto it = params.find("total"); it != params.end() && it->is_number()) {
+    progress->set_total(it->get<double>());
+  }
+  if (auto it = params.find("message"); it != params.end() && it->is_string()) {
+    progress->set_message(it->get<std::string>());
+  }
+  // The caller's request it is about, while in flight.
+  if (!info.progress_token.empty()) {
+    inflight_->ForEach([&](int64_t, const InflightRequests::Request& r) {
+      if (r.entry == 0 || r.progress_token != info.progress_token) return;
+      progress->set_method(r.method);
+      progress->set_target(r.target);
+      progress->set_request_id(r.caller_id);
+    });
+  }
+  pipeline_->Publish(std::move(event));
+}
+
+}  // namespace inspector::engine
