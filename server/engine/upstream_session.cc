@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
 #include "common/strings.h"
@@ -172,9 +173,19 @@ void UpstreamSession::FailConnection(absl::Status status) {
   }
   pipeline_->Log("error", "daemon", identity_.server_id, identity_.session_id,
                  absl::StrCat(identity_.server_name, ": ", status.message()));
-  OnClosed(status);
+  // The transport is closed on the work queue once OnClosed() has run. The
+  // task is posted first: OnClosed() tells the owner the session ended, and
+  // the owner may then destroy the work queue (after draining it), so
+  // nothing of the owner's may be touched after it. The drain waits for
+  // the task, and the task for the gate.
   auto self = shared_from_this();
-  work_->Post([self] { self->transport_->Close(); });
+  auto closed = std::make_shared<absl::Notification>();
+  work_->Post([self, closed] {
+    closed->WaitForNotification();
+    self->transport_->Close();
+  });
+  OnClosed(status);
+  closed->Notify();
 }
 
 void UpstreamSession::ReadInline(absl::Duration budget,
