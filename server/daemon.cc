@@ -526,7 +526,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       endpoint_options.bearer_token = options.frontdoor_token;
     }
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
-        state->engine.get(), std::move(endpoint_options));
+        state->engine.get(), std::move(endpoint_options), state->clock);
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
     gateway::GatewayOptions::PrefixRoute front_door_route;
     front_door_route.prefix = std::string(frontdoor::kFrontDoorPrefix);

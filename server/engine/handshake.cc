@@ -27,15 +27,8 @@ json InitializeParams(const ClientFeatures& features) {
   // Capabilities go out before the version is negotiated, so they are the
   // ones of the version asked for (the latest): elicitation with its form
   // and URL modes.
-  json capabilities = json::object();
-  if (features.sampling) capabilities["sampling"] = json::object();
-  if (features.elicitation_form || features.elicitation_url) {
-    json elicitation = json::object();
-    if (features.elicitation_form) elicitation["form"] = json::object();
-    if (features.elicitation_url) elicitation["url"] = json::object();
-    capabilities["elicitation"] = std::move(elicitation);
-  }
-  if (features.roots) capabilities["roots"] = {{"listChanged", true}};
+  json capabilities =
+      protocol::ClientCapabilities(features, protocol::Era::kHandshake);
   return {{"protocolVersion", kProtocolVersions[0]},
           {"capabilities", std::move(capabilities)},
           {"clientInfo", {{"name", "inspectord"}, {"version", Version()}}}};

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "inspector/v1/mcp.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/protocol/capabilities.h"
 
 namespace inspector::engine {
 
@@ -20,24 +21,9 @@ namespace inspector::engine {
 inline constexpr const char* kProtocolVersions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
-// Which protocol era a session speaks (ServerConfig.protocol): the
-// initialize handshake, MCP 2026-07-28's stateless requests, or a
-// server/discover probe deciding between them.
-enum class ProtocolMode { kAuto, kLegacy, kModern };
-
-// The client capabilities initialize declares (all off by default).
-struct ClientFeatures {
-  // The era; kLegacy unless the configuration says otherwise (the engine
-  // maps an absent setting to kAuto).
-  ProtocolMode protocol = ProtocolMode::kLegacy;
-  bool sampling = false;
-  bool elicitation_form = false;
-  // URL-mode elicitation, a 2025-11-25 feature. Declared with the requested
-  // version (the latest), before the server's version is known.
-  bool elicitation_url = false;
-  // roots with listChanged.
-  bool roots = false;
-};
+// The era setting and the capabilities declared (server/protocol/).
+using protocol::ClientFeatures;
+using protocol::ProtocolMode;
 
 // initialize's params: the newest protocol version, `features` as client
 // capabilities, and the daemon as clientInfo.

@@ -66,17 +66,11 @@ bool IsTerminalTaskStatus(const std::string& status) {
 absl::StatusOr<std::optional<TaskState>> ParseCreateTaskResult(
     const std::string& response) {
   // Most responses are results: skip the parse when the marker is absent.
-  if (response.find("\"task\"") == std::string::npos) return std::nullopt;
+  if (!protocol::MayBeResultType(response, "task")) return std::nullopt;
   json parsed = json::parse(response, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
-  auto result = parsed.find("result");
-  if (result == parsed.end() || !result->is_object()) return std::nullopt;
-  auto type = result->find("resultType");
-  if (type == result->end() || !type->is_string() ||
-      type->get<std::string>() != "task") {
-    return std::nullopt;
-  }
-  absl::StatusOr<TaskState> task = TaskFromResult(*result);
+  if (parsed.is_discarded()) return std::nullopt;
+  if (protocol::ResultTypeOf(parsed) != "task") return std::nullopt;
+  absl::StatusOr<TaskState> task = TaskFromResult(parsed["result"]);
   if (!task.ok()) return task.status();
   return std::optional<TaskState>(*std::move(task));
 }

@@ -20,10 +20,11 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/mrtr.h"
+#include "server/protocol/capabilities.h"
 
 namespace inspector::engine {
 
-inline constexpr char kTasksExtension[] = "io.modelcontextprotocol/tasks";
+using protocol::kTasksExtension;
 
 // Bounds on the poll interval a server suggests (pollIntervalMs), and what
 // is used when it suggests none.

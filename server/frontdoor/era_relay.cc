@@ -10,10 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/strings.h"
 #include "common/version.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/listen_stream.h"
-#include "server/frontdoor/mcp_versions.h"
+#include "server/protocol/era.h"
+#include "server/protocol/results.h"
+#include "server/protocol/revision.h"
 
 namespace inspector::frontdoor {
 namespace {
@@ -21,7 +24,15 @@ namespace {
 using Json = nlohmann::json;
 using ResponseCallback = engine::UpstreamSession::ResponseCallback;
 
-constexpr int kMaxRounds = 10;
+using protocol::kCapabilitiesKey;
+using protocol::kClientInfoKey;
+using protocol::kLogLevelKey;
+using protocol::kModernVersions;
+using protocol::kServerInfoKey;
+using protocol::kSubscriptionKey;
+using protocol::kVersionKey;
+
+constexpr int kMaxRounds = protocol::kDefaultMaxInputRounds;
 
 std::string Dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -171,21 +182,10 @@ class EraRelay : public Relay,
          done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
           auto self = weak_self.lock();
           if (self == nullptr) return;
-          Json result;
-          if (answer.ok()) {
-            Json reply = Json::parse(*answer, nullptr, false);
-            if (reply.is_object() && reply.contains("result") &&
-                reply["result"].is_object()) {
-              result = reply["result"];
-            }
-          }
-          bool modern = false;
-          if (result.is_object() && result.contains("supportedVersions") &&
-              result["supportedVersions"].is_array()) {
-            for (const Json& v : result["supportedVersions"]) {
-              modern = modern || v == std::string(kModernVersions[0]);
-            }
-          }
+          protocol::DiscoverOutcome outcome;
+          if (answer.ok()) outcome = protocol::ParseDiscoverResponse(*answer);
+          const bool modern =
+              outcome.kind == protocol::DiscoverOutcome::Kind::kModern;
           if (self->learnt_) {
             self->learnt_(modern ? KnownEra::kModern : KnownEra::kLegacy);
           }
@@ -197,12 +197,10 @@ class EraRelay : public Relay,
             absl::MutexLock lock(&self->mu_);
             self->modern_ = true;
           }
+          const Json result = Json::parse(outcome.result_json);
           std::string version =
               message["params"].value("protocolVersion", std::string());
-          bool known_version = false;
-          for (std::string_view v : kHandshakeVersions) {
-            known_version = known_version || version == v;
-          }
+          const bool known_version = protocol::IsHandshakeVersion(version);
           Json init = {
               {"protocolVersion", known_version ? version : "2025-11-25"},
               {"capabilities", result.value("capabilities", Json::object())},
@@ -541,11 +539,16 @@ class EraRelay : public Relay,
   void RoundDone(const std::shared_ptr<Call>& call,
                  absl::StatusOr<std::string> answer) {
     if (!answer.ok()) return Finish(call, answer.status());
-    Json reply = Json::parse(*answer, nullptr, false);
-    if (!reply.is_object()) return Finish(call, std::move(*answer));
-    auto result = reply.find("result");
-    if (result == reply.end() || !result->is_object() ||
-        result->value("resultType", "complete") != "input_required") {
+    absl::StatusOr<std::optional<protocol::InputRequired>> input =
+        protocol::ParseInputRequired(*answer);
+    if (!input.ok()) {
+      // A malformed round: the client gets why, as the request's error.
+      return Finish(call, Error(call->client_id, -32603,
+                                StdView(input.status().message())));
+    }
+    if (!input->has_value()) {
+      Json reply = Json::parse(*answer, nullptr, false);
+      if (!reply.is_object()) return Finish(call, std::move(*answer));
       reply["id"] = call->client_id;
       return Finish(call, Dump(reply));
     }
@@ -556,21 +559,22 @@ class EraRelay : public Relay,
                                              kMaxRounds, " times")));
     }
     call->answers = Json::object();
-    call->state = result->value("requestState", Json());
-    Json requests = result->value("inputRequests", Json::object());
-    if (!requests.is_object() || requests.empty()) return SendRound(call);
+    call->state = (*input)->request_state.has_value()
+                      ? Json(*(*input)->request_state)
+                      : Json();
+    if ((*input)->requests.empty()) return SendRound(call);
     std::vector<std::string> to_send;
     {
       absl::MutexLock lock(&mu_);
       call->asked.clear();
-      for (auto it = requests.begin(); it != requests.end(); ++it) {
+      for (const protocol::InputRequest& request : (*input)->requests) {
         Json id = absl::StrCat("input-", next_id_++);
-        call->asked[id.dump()] = it.key();
+        call->asked[id.dump()] = request.key;
         asking_[id.dump()] = call;
         Json ask = {{"jsonrpc", "2.0"},
                     {"id", id},
-                    {"method", it.value().value("method", "")}};
-        if (it.value().contains("params")) ask["params"] = it.value()["params"];
+                    {"method", request.method},
+                    {"params", request.params}};
         to_send.push_back(Dump(ask));
       }
     }

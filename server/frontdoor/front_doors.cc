@@ -30,8 +30,10 @@ void NotFound(http::HttpExchange& exchange, http::Headers headers,
 
 }  // namespace
 
-FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults)
-    : engine_(engine), defaults_([&] {
+FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
+                       Clock* clock)
+    : engine_(engine), clock_(clock), defaults_([&] {
+        defaults.clock = clock;
         if (!defaults.log) {
           defaults.log = [](std::string line) { LogInfo(line); };
         }
@@ -88,7 +90,7 @@ void FrontDoors::Sweep() {
   std::vector<std::shared_ptr<McpEndpoint>> dropped;
   {
     absl::MutexLock lock(&mu_);
-    absl::Time now = absl::Now();
+    absl::Time now = clock_->Now();
     if (now - last_sweep_ < absl::Seconds(1)) return;
     last_sweep_ = now;
     for (auto it = endpoints_.begin(); it != endpoints_.end();) {

@@ -24,6 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "common/http/http_server.h"
 #include "server/engine/engine.h"
 #include "server/frontdoor/mcp_endpoint.h"
@@ -38,9 +39,9 @@ inline constexpr std::string_view kOpenHint =
 
 class FrontDoors {
  public:
-  // `defaults` apply to every endpoint (base_path is set per server).
-  // `engine` must outlive this object.
-  FrontDoors(engine::Engine* engine, EndpointOptions defaults);
+  // `defaults` apply to every endpoint (base_path is set per server; the
+  // clock is `clock`). `engine` and `clock` must outlive this object.
+  FrontDoors(engine::Engine* engine, EndpointOptions defaults, Clock* clock);
   ~FrontDoors();  // CloseAll()
 
   // Serves a request whose path starts with kFrontDoorPrefix;
@@ -62,6 +63,7 @@ class FrontDoors {
   void Sweep();
 
   engine::Engine* const engine_;
+  Clock* const clock_;
   const EndpointOptions defaults_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> endpoints_ ABSL_GUARDED_BY(mu_);  // by name

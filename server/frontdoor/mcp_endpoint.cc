@@ -9,8 +9,9 @@
 // and the relay calls back on its own threads), so no callback ever runs
 // with one of these locks held.
 #include "server/frontdoor/mcp_endpoint.h"
+#include "server/frontdoor/client_session.h"
+#include "server/frontdoor/endpoint_wire.h"
 #include "server/frontdoor/era_relay.h"
-#include "server/frontdoor/mcp_versions.h"
 #include "server/frontdoor/modern_front.h"
 
 #include <algorithm>
@@ -18,7 +19,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,156 +33,27 @@
 #include "common/errors.h"
 #include "common/http/http1.h"
 #include "common/strings.h"
-#include "common/thread_name.h"
+#include "common/clock/timer_queue.h"
 #include "common/token.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
+#include "server/protocol/revision.h"
 
 namespace inspector::frontdoor {
 namespace {
 
-using engine::MessageInfo;
+using endpoint_wire::AcceptInfo;
+using endpoint_wire::ClientMessage;
+using endpoint_wire::ErrorResponse;
+using endpoint_wire::JsonContentType;
+using endpoint_wire::kConnectionClosed;
+using endpoint_wire::kGetStream;
+using endpoint_wire::kInvalidRequest;
+using endpoint_wire::ParseAccept;
+using endpoint_wire::ParseClientMessage;
+using endpoint_wire::QueryParam;
+using endpoint_wire::RpcError;
 using engine::MessageKind;
-
-// JSON-RPC error codes used for answers the endpoint makes itself.
-constexpr int kParseError = -32700;
-constexpr int kInvalidRequest = -32600;
-constexpr int kInternalError = -32603;
-// Server errors (-32000 to -32099): the session or the server is gone, a
-// request timed out, the request was cancelled.
-constexpr int kConnectionClosed = -32000;
-constexpr int kRequestTimeout = -32001;
-
-std::string RpcError(absl::string_view id_json, int code,
-                     std::string_view message, std::string_view reason = {}) {
-  std::string out = absl::StrCat(
-      "{\"jsonrpc\":\"2.0\",\"id\":", id_json.empty() ? "null" : id_json,
-      ",\"error\":{\"code\":", code,
-      ",\"message\":", engine::JsonQuote(message));
-  if (!reason.empty()) {
-    absl::StrAppend(&out, ",\"data\":{\"reason\":", engine::JsonQuote(reason),
-                    "}");
-  }
-  out += "}}";
-  return out;
-}
-
-// A failed relay call as the JSON-RPC error response to request `id_json`.
-std::string ErrorResponse(absl::string_view id_json,
-                          const absl::Status& status) {
-  std::string reason = ErrorReason(status);
-  int code = kInternalError;
-  if (reason == "REQUEST_TIMEOUT") {
-    code = kRequestTimeout;
-  } else if (reason == "INVALID_REQUEST" ||
-             status.code() == absl::StatusCode::kInvalidArgument) {
-    code = kInvalidRequest;
-  } else if (status.code() == absl::StatusCode::kCancelled ||
-             status.code() == absl::StatusCode::kUnavailable) {
-    code = kConnectionClosed;
-  }
-  return RpcError(id_json, code, StdView(status.message()), reason);
-}
-
-// The media types an Accept field allows, as far as this endpoint cares.
-struct AcceptInfo {
-  bool json = false;  // application/json (or a wildcard)
-  bool sse = false;   // text/event-stream named explicitly
-  bool any = false;   // a wildcard that covers text/event-stream
-};
-
-AcceptInfo ParseAccept(const http::Request& request) {
-  AcceptInfo info;
-  bool seen = false;
-  for (const auto& [name, value] : request.headers) {
-    if (name != "accept") continue;
-    seen = true;
-    for (absl::string_view range : absl::StrSplit(value, ',')) {
-      std::vector<absl::string_view> parts = absl::StrSplit(range, ';');
-      std::string type =
-          absl::AsciiStrToLower(absl::StripAsciiWhitespace(parts[0]));
-      bool refused = false;  // q=0
-      for (size_t i = 1; i < parts.size(); ++i) {
-        std::string param =
-            absl::AsciiStrToLower(absl::StripAsciiWhitespace(parts[i]));
-        param.erase(std::remove(param.begin(), param.end(), ' '), param.end());
-        if (param == "q=0" || param == "q=0.0" || param == "q=0.00" ||
-            param == "q=0.000") {
-          refused = true;
-        }
-      }
-      if (refused) continue;
-      if (type == "application/json") info.json = true;
-      if (type == "text/event-stream") info.sse = true;
-      if (type == "*/*") info.json = info.any = true;
-      if (type == "application/*") info.json = true;
-      if (type == "text/*") info.any = true;
-    }
-  }
-  // No Accept field: the client takes anything (RFC 9110, 12.5.1).
-  if (!seen) info.json = info.any = true;
-  return info;
-}
-
-bool JsonContentType(const std::string* value) {
-  if (value == nullptr) return false;
-  absl::string_view type = *value;
-  type = type.substr(0, type.find(';'));
-  return absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(type),
-                                "application/json");
-}
-
-// A query parameter's raw value ("" when absent).
-std::string QueryParam(absl::string_view query, absl::string_view key) {
-  for (absl::string_view pair : absl::StrSplit(query, '&')) {
-    std::pair<absl::string_view, absl::string_view> kv =
-        absl::StrSplit(pair, absl::MaxSplits('=', 1));
-    if (kv.first == key) return std::string(kv.second);
-  }
-  return "";
-}
-
-// One parsed client message.
-struct ClientMessage {
-  std::string raw;
-  MessageInfo info;
-};
-
-// Checks `body` is one JSON-RPC 2.0 message. On failure `error` is the
-// JSON-RPC error body to answer with (HTTP 400).
-bool ParseClientMessage(const std::string& body, ClientMessage* out,
-                        std::string* error) {
-  // One pass validates and classifies; nothing is parsed into a tree.
-  auto info = engine::InspectMessage(body);
-  if (!info.ok()) {
-    *error = RpcError("", kParseError, "Parse error: the body is not JSON");
-    return false;
-  }
-  if (info->kind == MessageKind::kBatch) {
-    *error = RpcError("", kInvalidRequest,
-                      "Invalid Request: send one JSON-RPC message per POST; "
-                      "batches are not supported");
-    return false;
-  }
-  if (!info->jsonrpc_2_0) {
-    *error = RpcError("", kInvalidRequest,
-                      "Invalid Request: not a JSON-RPC 2.0 message");
-    return false;
-  }
-  // (A method that is not a string leaves the message kInvalid.)
-  if (info->kind == MessageKind::kInvalid) {
-    *error = RpcError("", kInvalidRequest,
-                      "Invalid Request: neither a request, a notification "
-                      "nor a response");
-    return false;
-  }
-  out->raw = body;
-  out->info = *std::move(info);
-  return true;
-}
-
-// Where a server message goes inside a session.
-constexpr absl::string_view kGetStream = "get";
 
 }  // namespace
 
@@ -191,72 +62,50 @@ std::string EndpointErrorBody(int status, std::string_view message) {
                   message);
 }
 
-// One downstream client's session.
-struct ClientSession {
-  struct RequestStream {
-    std::shared_ptr<http::HttpExchange> exchange;
-    std::string key;             // "r<N>": replay key of its events
-    std::string request_id;      // the client's id, JSON text
-    std::string progress_token;  // JSON text, "" if none
-    // The answer's head is sent when the first event is: a request the
-    // server answers without saying anything else first is answered with
-    // application/json, which costs a client less than a stream.
-    bool started = false;
-    http::Headers extra;  // the call's extra (CORS) headers, for the head
-  };
-  struct Event {
-    uint64_t seq;
-    std::string stream;  // kGetStream or a request stream's key
-    std::string text;    // the whole SSE event
-  };
-
-  std::string id;
-  bool legacy = false;
-
-  absl::Mutex mu;
-  std::shared_ptr<Relay> relay ABSL_GUARDED_BY(mu);
-  bool ended ABSL_GUARDED_BY(mu) = false;
-  bool initialized ABSL_GUARDED_BY(mu) = false;
-  // The standalone GET stream, or the legacy transport's stream.
-  std::shared_ptr<http::HttpExchange> stream ABSL_GUARDED_BY(mu);
-  // Request streams open now, oldest first.
-  std::map<uint64_t, RequestStream> requests ABSL_GUARDED_BY(mu);
-  uint64_t next_stream ABSL_GUARDED_BY(mu) = 1;
-  std::deque<std::string> queued ABSL_GUARDED_BY(mu);  // raw messages
-  std::deque<Event> replay ABSL_GUARDED_BY(mu);
-  uint64_t next_event ABSL_GUARDED_BY(mu) = 1;
-  int in_flight ABSL_GUARDED_BY(mu) = 0;
-  absl::Time last_active ABSL_GUARDED_BY(mu) = absl::Now();
-
-  std::shared_ptr<Relay> GetRelay() {
-    absl::MutexLock lock(&mu);
-    return relay;
-  }
-};
-
 class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(RelayOpener open, EndpointOptions options)
       : open_(std::move(open)),
         options_(std::move(options)),
+        own_clock_(options_.clock == nullptr ? std::make_unique<TimerQueue>()
+                                             : nullptr),
+        clock_(options_.clock != nullptr ? options_.clock : own_clock_.get()),
         modern_(std::make_unique<ModernFront>(open_, [this] {
           ModernOptions modern;
+          modern.clock = clock_;
           modern.max_relays = options_.max_sessions;
           modern.idle_timeout = options_.session_idle_timeout;
           modern.kind = options_.kind;
           return modern;
         }())) {}
 
-  void StartReaper() {
-    reaper_ = std::thread([this] { ReaperLoop(); });
+  // The endpoint's time; InfinitePast once it is gone (nothing reads the
+  // time of its sessions then). Not to be called holding a session's lock.
+  static absl::Time NowOf(const std::weak_ptr<Impl>& weak_self) {
+    auto self = weak_self.lock();
+    return self != nullptr ? self->clock_->Now() : absl::InfinitePast();
   }
 
+  void StartReaper() {
+    const absl::Time now = clock_->Now();
+    {
+      absl::MutexLock lock(&timers_->mu);
+      next_heartbeat_ = now + options_.heartbeat_interval;
+    }
+    ScheduleTick();
+  }
+
+  // After it returns no tick runs, and no function given to the relays'
+  // Scheduler is started.
   void StopReaper() {
+    Clock::TimerId tick;
     {
       absl::MutexLock lock(&timers_->mu);
       timers_->stopping = true;
+      tick = tick_;
+      tick_ = 0;
     }
-    if (reaper_.joinable()) reaper_.join();
+    clock_->Cancel(tick);
   }
 
   // A request whose answer carries `extra` (CORS) headers.
@@ -293,7 +142,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       if (method == "POST") return PostMcp(call);
       const std::string* version =
           call.exchange->request().Header("mcp-protocol-version");
-      if (version != nullptr && !VersionKnown(*version) &&
+      if (version != nullptr && !protocol::IsHandshakeVersion(*version) &&
           call.exchange->request().Header("mcp-session-id") == nullptr) {
         // 2026-07-28 has no GET stream and no session to DELETE.
         return call.Error(405,
@@ -368,21 +217,12 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     return true;
   }
 
-  static bool VersionKnown(std::string_view version) {
-    for (std::string_view known : kHandshakeVersions) {
-      if (version == known) return true;
-    }
-    return false;
-  }
-
   // 400 for an unsupported MCP-Protocol-Version; true if acceptable.
   static bool VersionAccepted(const Call& call) {
     const std::string* version =
         call.exchange->request().Header("mcp-protocol-version");
     if (version == nullptr) return true;
-    for (std::string_view known : kHandshakeVersions) {
-      if (*version == known) return true;
-    }
+    if (protocol::IsHandshakeVersion(*version)) return true;
     call.Error(400,
                "Bad Request: unsupported MCP-Protocol-Version; supported: "
                "2024-10-07, 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25");
@@ -416,7 +256,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     if (session != nullptr) {
       absl::MutexLock lock(&session->mu);
       if (!session->ended && (legacy || session->initialized)) {
-        session->last_active = absl::Now();
+        session->last_active = clock_->Now();
         return session;
       }
     }
@@ -433,6 +273,10 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       return nullptr;
     }
     auto session = std::make_shared<ClientSession>();
+    {
+      absl::MutexLock lock(&session->mu);
+      session->last_active = clock_->Now();
+    }
     session->id = *token;
     session->legacy = legacy;
     {
@@ -579,10 +423,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             auto info = engine::InspectMessage(*response);
             ok = info.ok() && info->kind == MessageKind::kResponse;
           }
+          const absl::Time now = NowOf(weak_self);
           {
             absl::MutexLock lock(&session->mu);
             --session->in_flight;
-            session->last_active = absl::Now();
+            session->last_active = now;
             if (ok && !session->ended) session->initialized = true;
           }
           std::string body = response.ok()
@@ -652,10 +497,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                   auto self = weak_self.lock();
                   std::string event;
                   bool streaming = false;
+                  const absl::Time now = NowOf(weak_self);
                   {
                     absl::MutexLock lock(&session->mu);
                     --session->in_flight;
-                    session->last_active = absl::Now();
+                    session->last_active = now;
                     if (sse) {
                       auto it = session->requests.find(stream_no);
                       streaming =
@@ -738,13 +584,15 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     if (stream_key != kGetStream || conflict) return call.exchange->Finish();
     std::weak_ptr<ClientSession> weak_session = session;
     std::weak_ptr<http::HttpExchange> weak_exchange = call.exchange;
-    call.exchange->OnClientGone([weak_session, weak_exchange] {
+    std::weak_ptr<Impl> weak_self = weak_from_this();
+    call.exchange->OnClientGone([weak_self, weak_session, weak_exchange] {
       auto session = weak_session.lock();
       if (session == nullptr) return;
+      const absl::Time now = NowOf(weak_self);
       absl::MutexLock lock(&session->mu);
       if (session->stream == weak_exchange.lock()) {
         session->stream.reset();
-        session->last_active = absl::Now();
+        session->last_active = now;
       }
     });
   }
@@ -814,10 +662,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     std::weak_ptr<Impl> weak_self = weak_from_this();
     relay->Send(std::move(message.raw),
                 [weak_self, session, id](absl::StatusOr<std::string> response) {
+                  const absl::Time now = NowOf(weak_self);
                   {
                     absl::MutexLock lock(&session->mu);
                     --session->in_flight;
-                    session->last_active = absl::Now();
+                    session->last_active = now;
                   }
                   auto self = weak_self.lock();
                   if (self == nullptr) return;
@@ -863,7 +712,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     {
       absl::MutexLock lock(&session->mu);
       if (session->ended) return;
-      session->last_active = absl::Now();
+      session->last_active = clock_->Now();
       if (session->legacy) {
         if (session->stream == nullptr) return;
         target = session->stream;
@@ -908,83 +757,90 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   // ---- Idle sessions and heartbeats ----
 
-  // Functions run later on the reaper's thread (Scheduler): what reopens
-  // a handshake-era session's listen streams. Shared with the relays'
-  // opener, which may outlive the thread (a relay's timer set after the
-  // endpoint stopped never runs).
+  // What the relays' opener schedules (Scheduler: reopening a
+  // handshake-era session's listen streams) through the endpoint's clock.
+  // Shared with the opener, which may outlive the endpoint: once the
+  // endpoint stops, nothing more is scheduled and what was is not run.
   struct Timers {
+    explicit Timers(Clock* clock) : clock(clock) {}
+    Clock* const clock;
     absl::Mutex mu;
-    std::multimap<absl::Time, std::function<void()>> due ABSL_GUARDED_BY(mu);
-    bool changed ABSL_GUARDED_BY(mu) = false;   // a timer was added
-    bool stopping ABSL_GUARDED_BY(mu) = false;  // the reaper ends
+    bool stopping ABSL_GUARDED_BY(mu) = false;
   };
   static Scheduler SchedulerOf(std::shared_ptr<Timers> timers) {
-    return [timers](absl::Duration delay, std::function<void()> fn) {
+    std::weak_ptr<Timers> weak_timers = timers;
+    return [weak_timers](absl::Duration delay, std::function<void()> fn) {
+      auto timers = weak_timers.lock();
+      if (timers == nullptr) return;
+      // Under the lock: the clock is not stopped while this schedules.
       absl::MutexLock lock(&timers->mu);
       if (timers->stopping) return;
-      timers->due.emplace(absl::Now() + delay, std::move(fn));
-      timers->changed = true;
+      timers->clock->After(delay, [weak_timers, fn = std::move(fn)] {
+        {
+          auto timers = weak_timers.lock();
+          if (timers == nullptr) return;
+          absl::MutexLock lock(&timers->mu);
+          if (timers->stopping) return;
+        }
+        fn();
+      });
     };
   }
 
-  void ReaperLoop() {
-    NameThisThread("frontdoor-reap");
-    absl::Duration tick = std::min(
+  // How often idle sessions are looked for.
+  absl::Duration TickInterval() const {
+    return std::min(
         {absl::Seconds(1), options_.heartbeat_interval,
          std::max(options_.session_idle_timeout / 4, absl::Milliseconds(50))});
-    absl::Time next_heartbeat = absl::Now() + options_.heartbeat_interval;
-    absl::Time next_reap = absl::Now() + tick;
-    while (true) {
-      std::vector<std::function<void()>> ready;
-      {
-        Timers& timers = *timers_;
-        absl::MutexLock lock(&timers.mu);
-        absl::Time wake = next_reap;
-        if (!timers.due.empty()) wake = std::min(wake, timers.due.begin()->first);
-        timers.changed = false;
-        auto woken = [&timers]() ABSL_SHARED_LOCKS_REQUIRED(timers.mu) {
-          return timers.stopping || timers.changed;
-        };
-        timers.mu.AwaitWithDeadline(absl::Condition(&woken), wake);
-        if (timers.stopping) return;
-        const absl::Time now = absl::Now();
-        while (!timers.due.empty() && timers.due.begin()->first <= now) {
-          ready.push_back(std::move(timers.due.begin()->second));
-          timers.due.erase(timers.due.begin());
-        }
+  }
+
+  void ScheduleTick() {
+    std::weak_ptr<Impl> weak_self = weak_from_this();
+    absl::MutexLock lock(&timers_->mu);
+    if (timers_->stopping) return;
+    tick_ = clock_->After(TickInterval(), [weak_self] {
+      if (auto self = weak_self.lock()) {
+        self->Tick();
+        self->ScheduleTick();
       }
-      for (auto& fn : ready) fn();
-      if (absl::Now() < next_reap) continue;
-      next_reap = absl::Now() + tick;
-      std::vector<std::shared_ptr<ClientSession>> all;
+    });
+  }
+
+  // Ends sessions idle too long, keeps open streams alive, and lets the
+  // modern side reap its own.
+  void Tick() {
+    std::vector<std::shared_ptr<ClientSession>> all;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& [id, session] : sessions_) all.push_back(session);
+    }
+    const absl::Time now = clock_->Now();
+    modern_->Reap(now);
+    bool heartbeat;
+    {
+      absl::MutexLock lock(&timers_->mu);
+      heartbeat = now >= next_heartbeat_;
+      if (heartbeat) next_heartbeat_ = now + options_.heartbeat_interval;
+    }
+    for (auto& session : all) {
+      std::vector<std::shared_ptr<http::HttpExchange>> streams;
+      bool idle;
       {
-        absl::MutexLock lock(&mu_);
-        for (auto& [id, session] : sessions_) all.push_back(session);
+        absl::MutexLock lock(&session->mu);
+        if (session->stream != nullptr) streams.push_back(session->stream);
+        for (auto& [no, open] : session->requests) {
+          streams.push_back(open.exchange);
+        }
+        idle = streams.empty() && session->in_flight == 0 &&
+               now - session->last_active >= options_.session_idle_timeout;
       }
-      absl::Time now = absl::Now();
-      modern_->Reap(now);
-      bool heartbeat = now >= next_heartbeat;
-      if (heartbeat) next_heartbeat = now + options_.heartbeat_interval;
-      for (auto& session : all) {
-        std::vector<std::shared_ptr<http::HttpExchange>> streams;
-        bool idle;
-        {
-          absl::MutexLock lock(&session->mu);
-          if (session->stream != nullptr) streams.push_back(session->stream);
-          for (auto& [no, open] : session->requests) {
-            streams.push_back(open.exchange);
-          }
-          idle = streams.empty() && session->in_flight == 0 &&
-                 now - session->last_active >= options_.session_idle_timeout;
-        }
-        if (idle) {
-          End(session, /*close_relay=*/true);
-          continue;
-        }
-        if (heartbeat) {
-          for (auto& stream : streams) {
-            stream->Write(http::FormatSseComment("keep-alive"));
-          }
+      if (idle) {
+        End(session, /*close_relay=*/true);
+        continue;
+      }
+      if (heartbeat) {
+        for (auto& stream : streams) {
+          stream->Write(http::FormatSseComment("keep-alive"));
         }
       }
     }
@@ -992,11 +848,17 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   const RelayOpener open_;
   const EndpointOptions options_;
+  // The clock when EndpointOptions::clock is null.
+  const std::unique_ptr<TimerQueue> own_clock_;
+  Clock* const clock_;
   // Clients of the 2026-07-28 era, on the same URL.
   const std::unique_ptr<ModernFront> modern_;
   // Handshake-era sessions' relays, translated when the server turns out
   // to speak 2026-07-28 only (era_relay.h).
-  const std::shared_ptr<Timers> timers_ = std::make_shared<Timers>();
+  const std::shared_ptr<Timers> timers_ = std::make_shared<Timers>(clock_);
+  // The next tick, and when the next heartbeat is due (under timers_->mu).
+  Clock::TimerId tick_ ABSL_GUARDED_BY(timers_->mu) = 0;
+  absl::Time next_heartbeat_ ABSL_GUARDED_BY(timers_->mu);
   const RelayOpener open_session_ = EraRelayOpener(
       open_, [modern = modern_.get()] { return modern->era(); },
       [modern = modern_.get()](KnownEra era) { modern->Learn(era); },
@@ -1005,7 +867,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<ClientSession>> sessions_
       ABSL_GUARDED_BY(mu_);
-  std::thread reaper_;
 };
 
 McpEndpoint::McpEndpoint(RelayOpener open, EndpointOptions options)

@@ -24,7 +24,8 @@
 // that goes away while its request runs cancels it upstream.
 //
 // Thread-safe. Handle() runs on an HTTP server's loop thread and never
-// blocks.
+// blocks; idle sessions, heartbeats and input rounds are looked after on
+// the clock's thread (EndpointOptions::clock).
 #ifndef INSPECTOR_SERVER_FRONTDOOR_MCP_ENDPOINT_H_
 #define INSPECTOR_SERVER_FRONTDOOR_MCP_ENDPOINT_H_
 
@@ -40,6 +41,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
@@ -47,6 +49,10 @@
 namespace inspector::frontdoor {
 
 struct EndpointOptions {
+  // The time of idle sessions, heartbeats, input rounds and reopened
+  // listen streams; the endpoint's timers run on it. Null: a real clock of
+  // the endpoint's own. Must outlive the endpoint.
+  Clock* clock = nullptr;
   // Live client sessions of this endpoint; beyond it 503 with Retry-After.
   size_t max_sessions = 64;
   // A client session with no request and no open stream for this long is

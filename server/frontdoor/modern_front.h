@@ -48,15 +48,19 @@
 #include <string_view>
 
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "common/http/http_server.h"
 #include "nlohmann/json.hpp"
 #include "server/frontdoor/era_relay.h"
 #include "server/frontdoor/mcp_endpoint.h"
-#include "server/frontdoor/mcp_versions.h"
+#include "server/protocol/revision.h"
 
 namespace inspector::frontdoor {
 
 struct ModernOptions {
+  // The time of idle relays and input rounds. Must be set and outlive the
+  // ModernFront.
+  Clock* clock = nullptr;
   // Relays open at once (idle and lent); beyond it 503 with Retry-After.
   size_t max_relays = 64;
   // Idle relays kept for the next requests; more are closed.

@@ -1,5 +1,5 @@
-// Unit tests of the MCP 2026-07-28 client side: the texts of
-// modern_protocol.h and mrtr.h, and UpstreamSession speaking the stateless
+// Unit tests of the MCP 2026-07-28 client side: the `_meta` of
+// modern_protocol.h, and UpstreamSession speaking the stateless
 // era over a fake transport (the server/discover probe and its fallback,
 // `_meta` on every request, multi round-trip requests).
 #include <memory>
@@ -13,7 +13,6 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/listen_stream.h"
 #include "server/engine/modern_protocol.h"
-#include "server/engine/mrtr.h"
 #include "tests/testing/fake_clock.h"
 #include "server/engine/upstream_session.h"
 #include "tests/server/engine/fake_transport.h"
@@ -58,123 +57,6 @@ TEST(ModernProtocolTest, AddModernMetaKeepsWhatTheCallerSet) {
   EXPECT_FALSE(AddModernMeta(R"({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})",
                              json::object())
                    .ok());
-}
-
-TEST(ModernProtocolTest, DiscoverAnswersAreClassified) {
-  EXPECT_EQ(ParseDiscoverResponse(
-                R"({"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}})")
-                .kind,
-            DiscoverOutcome::Kind::kModern);
-  DiscoverOutcome unsupported = ParseDiscoverResponse(
-      R"({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28","2025-11-25"]}}})");
-  EXPECT_EQ(unsupported.kind, DiscoverOutcome::Kind::kUnsupportedVersion);
-  EXPECT_THAT(unsupported.supported,
-              ::testing::ElementsAre("2026-07-28", "2025-11-25"));
-  EXPECT_EQ(ParseDiscoverResponse(
-                R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}})")
-                .kind,
-            DiscoverOutcome::Kind::kNotModern);
-  EXPECT_EQ(ParseDiscoverResponse(R"({"jsonrpc":"2.0","id":1,"result":"garbage"})").kind,
-            DiscoverOutcome::Kind::kNotModern);
-  EXPECT_EQ(ParseDiscoverResponse("not json").kind,
-            DiscoverOutcome::Kind::kNotModern);
-  EXPECT_EQ(ParseDiscoverResponse(
-                R"({"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2099-01-01"]}})")
-                .kind,
-            DiscoverOutcome::Kind::kModernIncompatible);
-}
-
-TEST(ModernProtocolTest, HeaderValuesAreEncodedWhenNotPlainAscii) {
-  EXPECT_EQ(EncodeHeaderValue("us-west1"), "us-west1");
-  EXPECT_EQ(EncodeHeaderValue("in side"), "in side");
-  EXPECT_EQ(EncodeHeaderValue("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-  EXPECT_EQ(EncodeHeaderValue(" padded "), "=?base64?IHBhZGRlZCA=?=");
-  EXPECT_EQ(EncodeHeaderValue("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-  EXPECT_EQ(EncodeHeaderValue("=?base64?literal?="),
-            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
-}
-
-TEST(ModernProtocolTest, ToolHeaderAnnotationsAreCheckedAndMirrored) {
-  json tool = json::parse(R"({"name":"sql","inputSchema":{"type":"object","properties":{
-      "region":{"type":"string","x-mcp-header":"Region"},
-      "opts":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}},
-      "query":{"type":"string"}}}})");
-  absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
-  ASSERT_TRUE(params.ok()) << params.status();
-  ASSERT_EQ(params->size(), 2u);
-  std::map<std::string, std::vector<HeaderParam>> tools = {{"sql", *params}};
-  json call = json::parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
-      "name":"sql","arguments":{"region":"eu","opts":{"n":7},"query":"q"}}})");
-  auto headers = ModernRequestHeaders(call, tools);
-  EXPECT_THAT(headers, ::testing::UnorderedElementsAre(
-                           std::make_pair(std::string("Mcp-Method"), std::string("tools/call")),
-                           std::make_pair(std::string("Mcp-Name"), std::string("sql")),
-                           std::make_pair(std::string("Mcp-Param-Region"), std::string("eu")),
-                           std::make_pair(std::string("Mcp-Param-N"), std::string("7"))));
-  // A null argument is left out.
-  call["params"]["arguments"]["region"] = nullptr;
-  headers = ModernRequestHeaders(call, tools);
-  for (const auto& [name, value] : headers) EXPECT_NE(name, "Mcp-Param-Region");
-
-  for (const char* bad : {
-           R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}})",
-           R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"has space"}}})",
-           R"({"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}})",
-           R"({"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}})",
-           R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}})",
-           R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}})",
-       }) {
-    json invalid = {{"name", "t"}, {"inputSchema", json::parse(bad)}};
-    EXPECT_FALSE(ToolHeaderParams(invalid).ok()) << bad;
-  }
-}
-
-TEST(ModernProtocolTest, ResourcesAndPromptsNameTheirTarget) {
-  auto headers = ModernRequestHeaders(
-      json::parse(R"({"method":"resources/read","params":{"uri":"file:///a b"}})"), {});
-  EXPECT_THAT(headers, ::testing::Contains(std::make_pair(
-                           std::string("Mcp-Name"), std::string("file:///a b"))));
-}
-
-// --- mrtr.h ------------------------------------------------------------------
-
-TEST(MrtrTest, OnlyInputRequiredResultsAreRounds) {
-  auto complete = ParseInputRequired(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})");
-  ASSERT_TRUE(complete.ok());
-  EXPECT_FALSE(complete->has_value());
-  auto error = ParseInputRequired(
-      R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"input_required"}})");
-  ASSERT_TRUE(error.ok());
-  EXPECT_FALSE(error->has_value());
-  auto round = ParseInputRequired(
-      R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"m"}}},"requestState":"s"}})");
-  ASSERT_TRUE(round.ok());
-  ASSERT_TRUE(round->has_value());
-  EXPECT_EQ((*round)->requests.at(0).key, "k");
-  EXPECT_EQ((*round)->request_state, "s");
-  EXPECT_FALSE(ParseInputRequired(
-                   R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}})")
-                   .ok());
-  EXPECT_FALSE(ParseInputRequired(
-                   R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":5}})")
-                   .ok());
-}
-
-TEST(MrtrTest, RetryCarriesTheAnswersAndTheStateOnlyWhenGiven) {
-  const std::string first =
-      R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"t","inputResponses":{"old":1},"requestState":"old"}})";
-  absl::StatusOr<std::string> retry =
-      BuildInputRetry(first, json({{"k", {{"action", "accept"}}}}), "s2");
-  ASSERT_TRUE(retry.ok());
-  json message = json::parse(*retry);
-  EXPECT_EQ(message["params"]["inputResponses"], json({{"k", {{"action", "accept"}}}}));
-  EXPECT_EQ(message["params"]["requestState"], "s2");
-  retry = BuildInputRetry(first, json::object(), std::nullopt);
-  ASSERT_TRUE(retry.ok());
-  message = json::parse(*retry);
-  EXPECT_FALSE(message["params"].contains("requestState"));
-  EXPECT_FALSE(message["params"].contains("inputResponses"));
-  EXPECT_EQ(message["id"], "c");
 }
 
 // --- UpstreamSession in the stateless era ------------------------------------

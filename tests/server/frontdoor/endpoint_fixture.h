@@ -28,6 +28,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::frontdoor {
@@ -404,6 +405,9 @@ class McpEndpointTest : public ::testing::Test {
   // New relays answer server/discover as a 2026-07-28 server.
   bool modern_upstream_ = false;
   testing::TempDir dir_;
+  // Simulated time for the tests that give it to the endpoint
+  // (EndpointOptions::clock); outlives the endpoint.
+  inspector::testing::FakeClock fake_clock_;
   std::unique_ptr<McpEndpoint> endpoint_;
   std::unique_ptr<http::HttpServer> server_;
   std::string url_;

@@ -296,5 +296,71 @@ TEST_F(EraRelayTest, NothingIsReopenedAfterClose) {
   EXPECT_EQ(inner_->Of("subscriptions/listen").size(), 1u);
 }
 
+TEST_F(EraRelayTest, AnInputRoundIsAskedOfTheClientAndRetried) {
+  Initialize({{"tools", json::object()}});
+  std::vector<json> answers;
+  relay_->Send(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}})",
+               [&](absl::StatusOr<std::string> a) {
+                 answers.push_back(json::parse(*a));
+               });
+  auto calls = inner_->Of("tools/call");
+  ASSERT_EQ(calls.size(), 1u);
+  calls[0]->done(json{{"jsonrpc", "2.0"},
+                      {"id", calls[0]->message["id"]},
+                      {"result",
+                       {{"resultType", "input_required"},
+                        {"inputRequests",
+                         {{"k",
+                           {{"method", "elicitation/create"},
+                            {"params", {{"message", "m"}}}}}}},
+                        {"requestState", "s"}}}}
+                     .dump());
+  ASSERT_EQ(to_client_.size(), 1u);
+  EXPECT_EQ(to_client_[0]["method"], "elicitation/create");
+  EXPECT_EQ(to_client_[0]["params"]["message"], "m");
+  relay_->Send(json{{"jsonrpc", "2.0"},
+                    {"id", to_client_[0]["id"]},
+                    {"result", {{"action", "accept"}}}}
+                   .dump(),
+               [](absl::StatusOr<std::string>) {});
+  calls = inner_->Of("tools/call");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1]->message["params"]["inputResponses"],
+            json({{"k", {{"action", "accept"}}}}));
+  EXPECT_EQ(calls[1]->message["params"]["requestState"], "s");
+  calls[1]->done(json{{"jsonrpc", "2.0"},
+                      {"id", calls[1]->message["id"]},
+                      {"result", {{"content", json::array()}}}}
+                     .dump());
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0]["id"], 5);
+  EXPECT_EQ(answers[0]["result"]["content"], json::array());
+}
+
+TEST_F(EraRelayTest, AMalformedInputRoundIsTheClientsError) {
+  // The rule of server/protocol/results.h: an input request without a
+  // method makes the answer invalid; nothing is asked of the client.
+  Initialize({{"tools", json::object()}});
+  std::vector<json> answers;
+  relay_->Send(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ask"}})",
+               [&](absl::StatusOr<std::string> a) {
+                 answers.push_back(json::parse(*a));
+               });
+  auto calls = inner_->Of("tools/call");
+  ASSERT_EQ(calls.size(), 1u);
+  calls[0]->done(json{{"jsonrpc", "2.0"},
+                      {"id", calls[0]->message["id"]},
+                      {"result",
+                       {{"resultType", "input_required"},
+                        {"inputRequests", {{"k", {{"params", json::object()}}}}}}}}
+                     .dump());
+  EXPECT_TRUE(to_client_.empty());
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0]["id"], 6);
+  EXPECT_EQ(answers[0]["error"]["code"], -32603);
+  EXPECT_THAT(answers[0]["error"]["message"].get<std::string>(),
+              ::testing::HasSubstr("has no method"));
+}
+
 }  // namespace
 }  // namespace inspector::frontdoor

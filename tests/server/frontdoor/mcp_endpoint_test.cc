@@ -204,16 +204,36 @@ TEST_F(McpEndpointTest, ATokenAdmitsAnyUser) {
 
 TEST_F(McpEndpointTest, IdleSessionsEnd) {
   EndpointOptions options;
+  options.clock = &fake_clock_;
   options.session_idle_timeout = absl::Milliseconds(200);
   Start(options);
   Initialize();
   auto relay = RelayAt(0);
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!relay->closed() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));  // polling, bounded
-  }
+  fake_clock_.Advance(absl::Milliseconds(150));
+  EXPECT_FALSE(relay->closed());
+  EXPECT_EQ(endpoint_->sessions(), 1u);
+  // Looked for every 50 ms (a quarter of the timeout): ended by 250 ms.
+  fake_clock_.Advance(absl::Milliseconds(100));
   EXPECT_TRUE(relay->closed());
   EXPECT_EQ(endpoint_->sessions(), 0u);
+}
+
+TEST_F(McpEndpointTest, OpenStreamsGetHeartbeatsOnTheEndpointsClock) {
+  EndpointOptions options;
+  options.clock = &fake_clock_;
+  options.heartbeat_interval = absl::Seconds(15);
+  options.session_idle_timeout = absl::Seconds(1);
+  Start(options);
+  std::string id = Initialize();
+  auto get = OpenGet(id);
+  ASSERT_TRUE(get->ReadUntil("\r\n\r\n"));
+  // An open stream keeps its session however long it is quiet.
+  fake_clock_.Advance(absl::Seconds(14));
+  EXPECT_EQ(endpoint_->sessions(), 1u);
+  EXPECT_THAT(get->received(), ::testing::Not(HasSubstr("keep-alive")));
+  fake_clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(get->ReadUntil("keep-alive"));
+  EXPECT_EQ(endpoint_->sessions(), 1u);
 }
 
 constexpr char kLog[] =

@@ -222,6 +222,29 @@ TEST_F(ModernFrontTest, AServersRequestBecomesAnInputRequiredRound) {
   EXPECT_EQ(Body(r)["error"]["code"], -32602) << r.body;
 }
 
+TEST_F(ModernFrontTest, AnInputRoundExpiresOnTheEndpointsClock) {
+  EndpointOptions options;
+  options.clock = &fake_clock_;
+  Start(options);
+  ModernCall call =
+      Call("1", "tools/call", R"("name":"ask","arguments":{})", "ask");
+  Reply r = Post(call.body, call.headers);
+  ASSERT_EQ(Body(r)["result"]["resultType"], "input_required") << r.body;
+  std::string state = Body(r)["result"]["requestState"];
+  // Five minutes (ModernOptions::input_timeout) pass without the retry:
+  // the round is given up and its requestState is no longer known.
+  fake_clock_.Advance(absl::Minutes(5) + absl::Seconds(2));
+  ModernCall late = Call(
+      "2", "tools/call",
+      absl::StrCat(R"("name":"ask","arguments":{},"requestState":")", state,
+                   R"(","inputResponses":{})"),
+      "ask");
+  r = Post(late.body, late.headers);
+  EXPECT_EQ(Body(r)["error"]["code"], -32602) << r.body;
+  EXPECT_THAT(Body(r)["error"]["message"].get<std::string>(),
+              HasSubstr("expired"));
+}
+
 TEST_F(ModernFrontTest, AnUndeclaredCapabilityIsMissingRequiredClientCapability) {
   Start();
   // kMeta declares elicitation only; the tool asks for sampling.

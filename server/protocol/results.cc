@@ -1,4 +1,4 @@
-#include "server/engine/mrtr.h"
+#include "server/protocol/results.h"
 
 #include <utility>
 
@@ -6,46 +6,53 @@
 #include "common/errors.h"
 #include "common/untrusted_input.h"
 
-namespace inspector::engine {
+namespace inspector::protocol {
 
 using nlohmann::json;
+
+std::optional<std::string> ResultTypeOf(const json& response) {
+  if (!response.is_object()) return std::nullopt;
+  auto result = response.find("result");
+  if (result == response.end() || !result->is_object()) return std::nullopt;
+  auto type = result->find("resultType");
+  if (type == result->end() || !type->is_string()) return "complete";
+  return type->get<std::string>();
+}
+
+bool MayBeResultType(std::string_view response, std::string_view result_type) {
+  // Any occurrence of the word: it never misses a real one.
+  return response.find(result_type) != std::string_view::npos;
+}
 
 absl::StatusOr<std::optional<InputRequired>> ParseInputRequired(
     const std::string& response) {
   // Most responses are complete: skip the parse when the marker is absent.
-  if (response.find("input_required") == std::string::npos) {
-    return std::nullopt;
-  }
+  if (!MayBeResultType(response, "input_required")) return std::nullopt;
   json parsed = json::parse(response, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
-  auto result = parsed.find("result");
-  if (result == parsed.end() || !result->is_object()) return std::nullopt;
-  auto type = result->find("resultType");
-  if (type == result->end() || !type->is_string() ||
-      type->get<std::string>() != "input_required") {
-    return std::nullopt;
-  }
+  if (parsed.is_discarded()) return std::nullopt;
+  if (ResultTypeOf(parsed) != "input_required") return std::nullopt;
+  const json& result = parsed["result"];
   InputRequired out;
-  auto requests = result->find("inputRequests");
-  auto state = result->find("requestState");
-  if ((requests == result->end() || requests->is_null()) &&
-      (state == result->end() || state->is_null())) {
+  auto requests = result.find("inputRequests");
+  auto state = result.find("requestState");
+  if ((requests == result.end() || requests->is_null()) &&
+      (state == result.end() || state->is_null())) {
     return Error(v1::INVALID_RESPONSE,
                  "the server's input_required result has neither "
                  "inputRequests nor requestState");
   }
-  if (state != result->end() && !state->is_null()) {
+  if (state != result.end() && !state->is_null()) {
     if (!state->is_string()) {
       return Error(v1::INVALID_RESPONSE,
                    "the server's requestState is not a string");
     }
     out.request_state = state->get<std::string>();
   }
-  if (requests != result->end() && !requests->is_null()) {
-    absl::StatusOr<std::vector<InputRequest>> parsed =
+  if (requests != result.end() && !requests->is_null()) {
+    absl::StatusOr<std::vector<InputRequest>> parsed_requests =
         ParseInputRequests(*requests);
-    if (!parsed.ok()) return parsed.status();
-    out.requests = *std::move(parsed);
+    if (!parsed_requests.ok()) return parsed_requests.status();
+    out.requests = *std::move(parsed_requests);
   }
   return out;
 }
@@ -96,4 +103,4 @@ absl::StatusOr<std::string> BuildInputRetry(
   return message.dump();
 }
 
-}  // namespace inspector::engine
+}  // namespace inspector::protocol
