@@ -1,8 +1,6 @@
 // Tests of the route table: the real descriptor set's routes, lookup with
 // 404 / 405, and build errors from small hand-made descriptors.
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -15,10 +13,6 @@
 #include "google/api/annotations.pb.h"
 #include "inspector/v1/errors.pb.h"
 #include "tests/gateway/transcoder_test_util.h"
-
-#ifndef INSPECTOR_DESCRIPTOR_SET
-#error "INSPECTOR_DESCRIPTOR_SET must name the compiled descriptor set"
-#endif
 
 namespace inspector::gateway {
 namespace {
@@ -34,7 +28,7 @@ using ::testing::Pair;
 class RealRoutesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string bytes = ReadFile(INSPECTOR_DESCRIPTOR_SET);
+    std::string bytes = CompiledDescriptorSet();
     ASSERT_FALSE(bytes.empty()) << INSPECTOR_DESCRIPTOR_SET;
     auto pool = LoadDescriptorSet(bytes);
     ASSERT_TRUE(pool.ok()) << pool.status();

@@ -12,8 +12,6 @@
 #include <google/protobuf/wrappers.pb.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -30,14 +28,9 @@
 #include "inspector/v1/mcp.pb.h"
 #include "tests/gateway/transcoder_test_util.h"
 
-#ifndef INSPECTOR_DESCRIPTOR_SET
-#error "INSPECTOR_DESCRIPTOR_SET must name the compiled descriptor set"
-#endif
-
 namespace inspector::gateway {
 namespace {
 
-using ::google::protobuf::DescriptorPool;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
@@ -273,7 +266,7 @@ constexpr char kAllTypesFile[] = R"pb(
   }
 )pb";
 
-class AllTypesTest : public ::testing::Test {
+class AllTypesTest : public RoutingSuite {
  protected:
   static void SetUpTestSuite() {
     google::protobuf::FileDescriptorSet set;
@@ -287,12 +280,7 @@ class AllTypesTest : public ::testing::Test {
     }
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kAllTypesFile,
                                                               set.add_file()));
-    BuildRouting(set.SerializeAsString(), &pool_, &table_, &transcoder_);
-  }
-  static void TearDownTestSuite() {
-    delete transcoder_;
-    delete table_;
-    delete pool_;
+    BuildFrom(set.SerializeAsString());
   }
 
   static const Route& RouteNamed(std::string_view name) {
@@ -340,15 +328,7 @@ class AllTypesTest : public ::testing::Test {
     return RoundTrip("Get", {{"s", "p"}, {"nested.n", "1"}}, query, "")
         .status();
   }
-
-  static const DescriptorPool* pool_;
-  static const RouteTable* table_;
-  static const Transcoder* transcoder_;
 };
-
-const DescriptorPool* AllTypesTest::pool_ = nullptr;
-const RouteTable* AllTypesTest::table_ = nullptr;
-const Transcoder* AllTypesTest::transcoder_ = nullptr;
 
 TEST_F(AllTypesTest, WritesEveryFieldWithoutPresenceAndNothingElse) {
   auto out = RoundTrip("Echo", {}, "", "{}");

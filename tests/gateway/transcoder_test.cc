@@ -14,8 +14,6 @@
 #include <google/protobuf/wrappers.pb.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -31,14 +29,9 @@
 #include "inspector/v1/mcp.pb.h"
 #include "tests/gateway/transcoder_test_util.h"
 
-#ifndef INSPECTOR_DESCRIPTOR_SET
-#error "INSPECTOR_DESCRIPTOR_SET must name the compiled descriptor set"
-#endif
-
 namespace inspector::gateway {
 namespace {
 
-using ::google::protobuf::DescriptorPool;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
@@ -46,16 +39,9 @@ using Json = nlohmann::json;
 // ---------------------------------------------------------------------
 // The real contract.
 
-class RealTranscoderTest : public ::testing::Test {
+class RealTranscoderTest : public RoutingSuite {
  protected:
-  static void SetUpTestSuite() {
-    BuildRouting(ReadFile(INSPECTOR_DESCRIPTOR_SET), &pool_, &table_, &transcoder_);
-  }
-  static void TearDownTestSuite() {
-    delete transcoder_;
-    delete table_;
-    delete pool_;
-  }
+  static void SetUpTestSuite() { BuildFrom(CompiledDescriptorSet()); }
 
   static const Route& RouteOf(std::string_view method_name) {
     for (const Route& route : table_->routes()) {
@@ -83,15 +69,7 @@ class RealTranscoderTest : public ::testing::Test {
     }
     return absl::OkStatus();
   }
-
-  static const DescriptorPool* pool_;
-  static const RouteTable* table_;
-  static const Transcoder* transcoder_;
 };
-
-const DescriptorPool* RealTranscoderTest::pool_ = nullptr;
-const RouteTable* RealTranscoderTest::table_ = nullptr;
-const Transcoder* RealTranscoderTest::transcoder_ = nullptr;
 
 TEST_F(RealTranscoderTest, CreateServerFillsTheBodyField) {
   v1::CreateServerRequest request;

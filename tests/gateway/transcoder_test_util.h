@@ -1,6 +1,6 @@
-// Helpers shared by the gateway core's tests (route table, transcoder):
-// reading the descriptor set, building the routing over it, checking
-// errors. Not thread-safe.
+// Helpers shared by the tests of the route table and the transcoder: the
+// compiled descriptor set, the routing built over it, and the check of an
+// INVALID_REQUEST. Stateless; call them from the test's thread.
 #ifndef INSPECTOR_TESTS_GATEWAY_TRANSCODER_TEST_UTIL_H_
 #define INSPECTOR_TESTS_GATEWAY_TRANSCODER_TEST_UTIL_H_
 
@@ -16,11 +16,16 @@
 #include "gateway/transcoder.h"
 #include "common/errors.h"
 
+#ifndef INSPECTOR_DESCRIPTOR_SET
+#error "INSPECTOR_DESCRIPTOR_SET must name the compiled descriptor set"
+#endif
+
 namespace inspector::gateway {
 
-// The whole content of the file at `path` ("" if it cannot be read).
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+// The serialized FileDescriptorSet of proto/ the build compiled
+// (INSPECTOR_DESCRIPTOR_SET); "" if it cannot be read.
+inline std::string CompiledDescriptorSet() {
+  std::ifstream in(INSPECTOR_DESCRIPTOR_SET, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in),
                      std::istreambuf_iterator<char>());
 }
@@ -57,6 +62,28 @@ inline void BuildRouting(const std::string& descriptor_set,
   *table = new RouteTable(*std::move(built));
   *transcoder = new Transcoder(*pool);
 }
+
+// Base of a suite whose tests share one routing: the suite's
+// SetUpTestSuite calls BuildFrom() once; TearDownTestSuite deletes it.
+// Suites run one after another, so they share the storage.
+class RoutingSuite : public ::testing::Test {
+ protected:
+  static void BuildFrom(const std::string& descriptor_set) {
+    BuildRouting(descriptor_set, &pool_, &table_, &transcoder_);
+  }
+  static void TearDownTestSuite() {
+    delete transcoder_;
+    delete table_;
+    delete pool_;
+    transcoder_ = nullptr;
+    table_ = nullptr;
+    pool_ = nullptr;
+  }
+
+  inline static const google::protobuf::DescriptorPool* pool_ = nullptr;
+  inline static const RouteTable* table_ = nullptr;
+  inline static const Transcoder* transcoder_ = nullptr;
+};
 
 }  // namespace inspector::gateway
 
