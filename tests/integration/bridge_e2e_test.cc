@@ -25,16 +25,19 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::DaemonProcess;
+using testing::HttpResult;
+using testing::RunCurl;
 using testing::RunProcess;
-using testing::TempDir;
 
 const std::string kNodeModules =
     std::string(SOURCE_DIR) + "/tools/npm/node_modules";
@@ -42,60 +45,6 @@ const std::string kEverything =
     kNodeModules + "/@modelcontextprotocol/server-everything/dist/index.js";
 const std::string kSdkClient =
     std::string(SOURCE_DIR) + "/tests/integration/bridge_sdk_client.mjs";
-
-struct HttpResult {
-  int status = 0;
-  int curl_exit = 0;
-  std::map<std::string, std::string> headers;  // lower-cased names
-  std::string body;
-  json Json() const { return json::parse(body, nullptr, false); }
-};
-
-std::string Lower(std::string text) {
-  for (char& c : text) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return text;
-}
-
-// Runs curl once and splits its `-i` output into status, headers, body.
-// `as` goes before curl's command line (setpriv, to run it as another
-// user).
-HttpResult Curl(std::vector<std::string> args, const std::string& input = "",
-                const std::vector<std::string>& as = {}) {
-  std::vector<std::string> argv = as;
-  for (const char* arg : {"curl", "-sS", "-i", "--max-time", "30"}) {
-    argv.push_back(arg);
-  }
-  argv.insert(argv.end(), args.begin(), args.end());
-  testing::ProcessResult run = RunProcess(argv, {}, input);
-  HttpResult result;
-  result.curl_exit = run.exit_code;
-  std::string out = run.out;
-  size_t head_end = out.find("\r\n\r\n");
-  if (head_end == std::string::npos) return result;
-  std::string head = out.substr(0, head_end);
-  result.body = out.substr(head_end + 4);
-  size_t line_end = head.find("\r\n");
-  std::string status_line = head.substr(0, line_end);
-  size_t space = status_line.find(' ');
-  if (space != std::string::npos) {
-    result.status = std::atoi(status_line.c_str() + space + 1);
-  }
-  while (line_end != std::string::npos) {
-    size_t start = line_end + 2;
-    line_end = head.find("\r\n", start);
-    std::string line = head.substr(start, line_end == std::string::npos
-                                              ? std::string::npos
-                                              : line_end - start);
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    size_t value = line.find_first_not_of(' ', colon + 1);
-    result.headers[Lower(line.substr(0, colon))] =
-        value == std::string::npos ? "" : line.substr(value);
-  }
-  return result;
-}
 
 // A socket listening on 127.0.0.1 at a port the kernel chose, held for the
 // object's lifetime: a port some other program uses.
@@ -126,33 +75,26 @@ class HeldPort {
   int port_ = 0;
 };
 
-class BridgeTest : public ::testing::Test {
+class BridgeTest : public testing::DaemonFixture {
  protected:
-  void StartDaemon(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--http", "127.0.0.1:0"};
+  // The daemon with --http, conversions on ports the kernel picks unless
+  // `extra` names a --bridge-port-base.
+  void Start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args;
     if (std::find(extra.begin(), extra.end(), "--bridge-port-base") ==
         extra.end()) {
       args.insert(args.end(), {"--bridge-port-base", "0"});
     }
     args.insert(args.end(), extra.begin(), extra.end());
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, args, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    ASSERT_FALSE(daemon_->http_address().empty()) << daemon_->Stderr();
-    base_ = "http://" + daemon_->http_address();
+    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp(args));
     token_ = daemon_->token();
   }
 
+  // A REST call with the token as a bearer.
   HttpResult Request(const std::string& method, const std::string& path,
                      const std::string& body = "") {
-    std::vector<std::string> args = {"-X", method, "-H",
-                                     "Authorization: Bearer " + token_};
-    if (!body.empty()) {
-      args.insert(args.end(), {"-H", "Content-Type: application/json",
-                               "--data-binary", "@-"});
-    }
-    args.push_back(base_ + path);
-    return Curl(args, body);
+    return testing::CurlJson(method, base_ + path, body,
+                             {"Authorization: Bearer " + token_});
   }
 
   json ConvertBody(const std::string& name, json extra = json::object()) {
@@ -176,11 +118,11 @@ class BridgeTest : public ::testing::Test {
       args.push_back(header);
     }
     args.insert(args.end(), {"--data-binary", "@-", url});
-    return Curl(args,
-                R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
-                R"({"protocolVersion":"2025-06-18","capabilities":{},)"
-                R"("clientInfo":{"name":"curl","version":"1"}}})",
-                as);
+    return RunCurl(args,
+                   R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
+                   R"({"protocolVersion":"2025-06-18","capabilities":{},)"
+                   R"("clientInfo":{"name":"curl","version":"1"}}})",
+                   as);
   }
 
   // The SDK client through `url`: {"tools": [...], "echo": "..."}.
@@ -195,29 +137,26 @@ class BridgeTest : public ::testing::Test {
   // GET /convert until `name` is listed (the daemon restores conversions
   // in the background after it serves), up to 20 s.
   json WaitListed(const std::string& name) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      HttpResult list = Request("GET", "/convert");
-      json body = list.Json();
-      if (body.is_object()) {
-        for (const json& server : body.value("servers", json::array())) {
-          if (server.value("serverName", "") == name) return server;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << name << " was not restored: " << daemon_->Stderr();
-    return json();
+    json found;
+    EXPECT_TRUE(testing::WaitUntil(
+        [&] {
+          json body = Request("GET", "/convert").Json();
+          if (!body.is_object()) return false;
+          for (const json& server : body.value("servers", json::array())) {
+            if (server.value("serverName", "") == name) found = server;
+          }
+          return !found.is_null();
+        },
+        absl::Seconds(20), name + " is restored"))
+        << daemon_->Stderr();
+    return found;
   }
 
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
-  std::string base_;
   std::string token_;
 };
 
 TEST_F(BridgeTest, ConvertListGetDeleteAnswerTheSeedsBodies) {
-  StartDaemon();
+  Start();
   HttpResult created = Request("POST", "/convert", ConvertBody("everything").dump());
   ASSERT_EQ(created.status, 201) << created.body;
   json conversion = created.Json();
@@ -254,7 +193,7 @@ TEST_F(BridgeTest, ConvertListGetDeleteAnswerTheSeedsBodies) {
   ASSERT_EQ(one.status, 200) << one.body;
   EXPECT_EQ(one.Json()["url"], conversion["url"]);
 
-  HttpResult health = Curl({base_ + "/health"});
+  HttpResult health = RunCurl({base_ + "/health"});
   ASSERT_EQ(health.status, 200) << health.body;
   EXPECT_EQ(health.Json()["status"], "ok");
   EXPECT_EQ(health.Json()["servers"], 1);
@@ -270,7 +209,7 @@ TEST_F(BridgeTest, ConvertListGetDeleteAnswerTheSeedsBodies) {
   EXPECT_EQ(Request("DELETE", "/convert/everything").status, 404);
   EXPECT_EQ(Request("GET", "/convert/everything").status, 404);
   EXPECT_EQ(Request("GET", "/convert").Json()["count"], 0);
-  EXPECT_EQ(Curl({base_ + "/health"}).Json()["servers"], 0);
+  EXPECT_EQ(RunCurl({base_ + "/health"}).Json()["servers"], 0);
   // Nothing listens there any more.
   EXPECT_NE(Initialize(conversion["url"]).curl_exit, 0);
 
@@ -281,7 +220,7 @@ TEST_F(BridgeTest, ConvertListGetDeleteAnswerTheSeedsBodies) {
 }
 
 TEST_F(BridgeTest, MissingFieldsAre400) {
-  StartDaemon();
+  Start();
   for (const char* field : {"serverName", "command", "args"}) {
     json body = ConvertBody("x");
     body.erase(field);
@@ -294,7 +233,7 @@ TEST_F(BridgeTest, MissingFieldsAre400) {
 }
 
 TEST_F(BridgeTest, MissingExecutableIs500WithTheOsReason) {
-  StartDaemon();
+  Start();
   json missing = ConvertBody("ghost");
   missing["command"] = dir_.File("no-such-program");
   HttpResult result = Request("POST", "/convert", missing.dump());
@@ -324,7 +263,7 @@ TEST_F(BridgeTest, MissingExecutableIs500WithTheOsReason) {
 }
 
 TEST_F(BridgeTest, AnotherConfigurationOfThatNameIs409) {
-  StartDaemon();
+  Start();
   json other = {{"name", "taken"},
                 {"transport", "streamableHttp"},
                 {"url", "http://127.0.0.1:1/mcp"}};
@@ -346,7 +285,7 @@ TEST_F(BridgeTest, AnotherConfigurationOfThatNameIs409) {
 }
 
 TEST_F(BridgeTest, MaxConversionsIs503) {
-  StartDaemon({"--bridge-max", "1"});
+  Start({"--bridge-max", "1"});
   ASSERT_EQ(Request("POST", "/convert", ConvertBody("one").dump()).status, 201);
   HttpResult result = Request("POST", "/convert", ConvertBody("two").dump());
   EXPECT_EQ(result.status, 503) << result.body;
@@ -361,8 +300,8 @@ TEST_F(BridgeTest, PortPoolSkipsTakenPortsAndIs503WhenExhausted) {
   HeldPort held;
   ASSERT_TRUE(held.ok());
   // A pool of one port, which another program holds.
-  StartDaemon({"--bridge-port-base", std::to_string(held.port()),
-               "--bridge-port-count", "1"});
+  Start({"--bridge-port-base", std::to_string(held.port()),
+         "--bridge-port-count", "1"});
   HttpResult result = Request("POST", "/convert", ConvertBody("one").dump());
   EXPECT_EQ(result.status, 503) << result.body;
   EXPECT_EQ(result.Json()["error"]["code"], "UNAVAILABLE");
@@ -380,15 +319,15 @@ TEST_F(BridgeTest, PortPoolTakesTheNextFreePort) {
     if (first->ok() && probe.ok()) next = first->port() + 1;
   }
   ASSERT_NE(next, 0);
-  StartDaemon({"--bridge-port-base", std::to_string(first->port()),
-               "--bridge-port-count", "2"});
+  Start({"--bridge-port-base", std::to_string(first->port()),
+         "--bridge-port-count", "2"});
   HttpResult result = Request("POST", "/convert", ConvertBody("one").dump());
   ASSERT_EQ(result.status, 201) << result.body;
   EXPECT_EQ(result.Json()["port"], next);
 }
 
 TEST_F(BridgeTest, EndpointRefusesForeignHostsAndOriginsAndWantsItsToken) {
-  StartDaemon();
+  Start();
   HttpResult created = Request(
       "POST", "/convert",
       ConvertBody("gated", {{"requireToken", true}, {"sse", true}}).dump());
@@ -425,15 +364,16 @@ TEST_F(BridgeTest, EndpointRefusesForeignHostsAndOriginsAndWantsItsToken) {
   EXPECT_EQ(listed.headers["access-control-allow-origin"],
             "http://localhost:5173");
   HttpResult preflight =
-      Curl({"-X", "OPTIONS", "-H", "Origin: http://localhost:5173", "-H",
-            "Access-Control-Request-Method: POST", url});
+      RunCurl({"-X", "OPTIONS", "-H", "Origin: http://localhost:5173", "-H",
+               "Access-Control-Request-Method: POST", url});
   EXPECT_EQ(preflight.status, 204) << preflight.body;
   EXPECT_THAT(preflight.headers["access-control-allow-headers"],
               HasSubstr("Mcp-Session-Id"));
   HttpResult twice = Initialize(url, {"Origin: http://localhost:5173",
                                       "Origin: http://localhost:5173"});
   EXPECT_EQ(twice.status, 403) << twice.body;
-  HttpResult other = Curl({"http://127.0.0.1:" + std::to_string(port) + "/x"});
+  HttpResult other =
+      RunCurl({"http://127.0.0.1:" + std::to_string(port) + "/x"});
   EXPECT_EQ(other.status, 404) << other.body;
 }
 
@@ -445,7 +385,7 @@ TEST_F(BridgeTest, EndpointServesOnlyTheDaemonsUserWithoutAToken) {
   }
   const std::vector<std::string> as_nobody = {
       "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
-  StartDaemon();
+  Start();
   HttpResult open = Request("POST", "/convert", ConvertBody("open").dump());
   ASSERT_EQ(open.status, 201) << open.body;
   const std::string url = open.Json()["url"];
@@ -467,7 +407,7 @@ TEST_F(BridgeTest, EndpointServesOnlyTheDaemonsUserWithoutAToken) {
 }
 
 TEST_F(BridgeTest, SdkClientListsAndCallsToolsThroughAConversion) {
-  StartDaemon();
+  Start();
   HttpResult created = Request("POST", "/convert", ConvertBody("everything").dump());
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string url = created.Json()["url"];
@@ -483,7 +423,7 @@ TEST_F(BridgeTest, SdkClientListsAndCallsToolsThroughAConversion) {
 }
 
 TEST_F(BridgeTest, SdkClientOverLegacySseWithToken) {
-  StartDaemon();
+  Start();
   HttpResult created = Request(
       "POST", "/convert",
       ConvertBody("legacy", {{"sse", true}, {"requireToken", true}}).dump());
@@ -495,7 +435,7 @@ TEST_F(BridgeTest, SdkClientOverLegacySseWithToken) {
 }
 
 TEST_F(BridgeTest, KilledDaemonRestoresConversionsOnTheirPorts) {
-  StartDaemon();
+  Start();
   HttpResult created = Request("POST", "/convert", ConvertBody("everything").dump());
   ASSERT_EQ(created.status, 201) << created.body;
   const json before = created.Json();
@@ -514,7 +454,7 @@ TEST_F(BridgeTest, KilledDaemonRestoresConversionsOnTheirPorts) {
   HeldPort squatter(converted_port);
   ASSERT_TRUE(squatter.ok());
 
-  StartDaemon();
+  Start();
   json restored = WaitListed("everything");
   EXPECT_EQ(restored["port"], before["port"]);
   EXPECT_EQ(restored["url"], before["url"]);
@@ -537,7 +477,7 @@ TEST_F(BridgeTest, KilledDaemonRestoresConversionsOnTheirPorts) {
 }
 
 TEST_F(BridgeTest, DeletingTheConfigurationStopsTheConversion) {
-  StartDaemon();
+  Start();
   HttpResult created = Request("POST", "/convert", ConvertBody("doomed").dump());
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string url = created.Json()["url"];
@@ -551,14 +491,14 @@ TEST_F(BridgeTest, DeletingTheConfigurationStopsTheConversion) {
   // It stays stopped after a restart.
   EXPECT_EQ(daemon_->Stop(SIGKILL), 128 + SIGKILL);
   daemon_.reset();
-  StartDaemon();
+  Start();
   std::string bridges = RunProcess({"sqlite3", dir_.File("inspector.db"),
                                     "SELECT status FROM bridges"}).out;
   EXPECT_EQ(bridges, "stopped\n");
 }
 
 TEST_F(BridgeTest, ConvertAndRevertAStoredStdioServer) {
-  StartDaemon();
+  Start();
   json stdio = {{"name", "kept"},
                 {"transport", "stdio"},
                 {"command", "node"},
@@ -609,7 +549,7 @@ TEST_F(BridgeTest, ConvertAndRevertAStoredStdioServer) {
 }
 
 TEST_F(BridgeTest, ShutdownStopsEveryConversion) {
-  StartDaemon();
+  Start();
   HttpResult created = Request("POST", "/convert", ConvertBody("one").dump());
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string url = created.Json()["url"];
@@ -622,7 +562,7 @@ TEST_F(BridgeTest, ShutdownStopsEveryConversion) {
 }
 
 TEST_F(BridgeTest, InspectorctlConvertsListsAndUnconverts) {
-  StartDaemon();
+  Start();
   auto ctl = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {INSPECTORCTL_PATH, "--addr",
                                      daemon_->address(), "--token-file",

@@ -9,16 +9,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
 namespace {
 
 using ::testing::HasSubstr;
+using json = nlohmann::json;
 using testing::DaemonProcess;
 using testing::ProcessResult;
 using testing::TempDir;
-using json = nlohmann::json;
 
 // A Claude Desktop config as people write them: npx, uvx and docker
 // servers, secrets in env, a remote server with headers, and keys the
@@ -51,36 +52,9 @@ constexpr char kClaudeDesktopConfig[] = R"({
   }
 })";
 
-class CliTest : public ::testing::Test {
+class CliTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-  }
-
-  ProcessResult Ctl(std::vector<std::string> args,
-                    std::map<std::string, std::string> env = {}) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    env.emplace("INSPECTOR_ADDR", daemon_->address());
-    env.emplace("INSPECTOR_TOKEN_FILE", daemon_->token_file());
-    env.emplace("NO_COLOR", "1");
-    return testing::RunProcess(args, env);
-  }
-
-  // Runs a command that must succeed and returns its stdout as JSON.
-  json CtlJson(std::vector<std::string> args) {
-    args.push_back("-o");
-    args.push_back("json");
-    ProcessResult result = Ctl(args);
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    json parsed = json::parse(result.out, nullptr, false);
-    EXPECT_FALSE(parsed.is_discarded()) << result.out;
-    return parsed;
-  }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
+  void SetUp() override { StartDaemon(); }
 };
 
 TEST_F(CliTest, AddListGetUpdateRemove) {

@@ -23,6 +23,8 @@
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -30,15 +32,9 @@ namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::DaemonProcess;
-using testing::TempDir;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-const std::string kEverything =
-    std::string(SOURCE_DIR) +
-    "/tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/"
-    "index.js";
+const std::string kFixture = testing::kFixtureServer;
+const std::string kEverything = testing::kEverythingServer;
 
 // tools/modern-fixture needs the Node 22 that tools/npm installs.
 const std::string kModernFixture =
@@ -116,16 +112,14 @@ class PendingWatch {
   std::unique_ptr<grpc::ClientReader<v1::Event>> reader_;
 };
 
-class ClientRequestsE2eTest : public ::testing::Test {
+class ClientRequestsE2eTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override { StartDaemon(); }
+  void SetUp() override { Start(); }
 
-  void StartDaemon() {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    auto channel = grpc::CreateChannel(daemon_->address(),
-                                       grpc::InsecureChannelCredentials());
+  // The daemon (again, on the same files) and its stubs.
+  void Start() {
+    ASSERT_NO_FATAL_FAILURE(StartDaemon());
+    auto channel = testing::DaemonChannel(*daemon_);
     config_ = v1::ConfigService::NewStub(channel);
     mcp_ = v1::McpService::NewStub(channel);
     events_ = v1::EventsService::NewStub(channel);
@@ -133,23 +127,8 @@ class ClientRequestsE2eTest : public ::testing::Test {
     pending_ = v1::ClientRequestsService::NewStub(channel);
   }
 
-  std::unique_ptr<grpc::ClientContext> Context(int seconds = 60) {
-    auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::seconds(seconds));
-    context->AddMetadata("authorization", "Bearer " + daemon_->token());
-    return context;
-  }
-
   void Add(const std::string& name, v1::ServerConfig config) {
-    config.set_name(name);
-    v1::CreateServerRequest request;
-    *request.mutable_server() = config;
-    v1::ServerConfig created;
-    auto context = Context();
-    grpc::Status status =
-        config_->CreateServer(context.get(), request, &created);
-    ASSERT_TRUE(status.ok()) << status.error_message();
+    testing::AddServer(*config_, *daemon_, name, std::move(config));
   }
 
   CallResult Call(const std::string& server, const std::string& tool,
@@ -280,8 +259,6 @@ class ClientRequestsE2eTest : public ::testing::Test {
             {"stopReason", "endTurn"}};
   }
 
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::McpService::Stub> mcp_;
   std::unique_ptr<v1::EventsService::Stub> events_;
@@ -570,7 +547,7 @@ TEST_F(ClientRequestsE2eTest, RootsComeFromSetRootsAndSurviveARestart) {
   // Roots are part of the stored configuration.
   ASSERT_EQ(daemon_->Stop(SIGTERM), 0);
   daemon_.reset();
-  StartDaemon();
+  Start();
   auto roots = GetRoots("fixture");
   ASSERT_TRUE(roots.ok()) << roots.status();
   ASSERT_EQ(roots->roots_size(), 2);

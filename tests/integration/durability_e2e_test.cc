@@ -16,34 +16,17 @@
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "storage/database.h"
+#include "tests/integration/history_query.h"
+#include "tests/testing/daemon_clients.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
 namespace {
 
+using testing::CallContext;
 using testing::DaemonProcess;
+using testing::kFixtureServer;
 using testing::TempDir;
-
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-
-std::unique_ptr<grpc::ClientContext> Context(const DaemonProcess& daemon) {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::seconds(60));
-  context->AddMetadata("authorization", "Bearer " + daemon.token());
-  return context;
-}
-
-int64_t QueryInt(storage::Database& db, const std::string& sql) {
-  auto statement = db.Prepare(sql);
-  EXPECT_TRUE(statement.ok()) << statement.status();
-  if (!statement.ok()) return -1;
-  auto row = statement->Step();
-  EXPECT_TRUE(row.ok() && *row) << sql;
-  if (!row.ok() || !*row) return -1;
-  return statement->ColumnInt64(0);
-}
 
 TEST(DurabilityTest, AnsweredCallsSurviveSigkill) {
   TempDir dir;
@@ -51,18 +34,17 @@ TEST(DurabilityTest, AnsweredCallsSurviveSigkill) {
   auto daemon = DaemonProcess::Start(
       INSPECTORD_PATH, dir, {"--history-sync", "answered"}, &error);
   ASSERT_NE(daemon, nullptr) << error;
-  auto channel = grpc::CreateChannel(daemon->address(),
-                                     grpc::InsecureChannelCredentials());
+  auto channel = testing::DaemonChannel(*daemon);
   auto config = v1::ConfigService::NewStub(channel);
   v1::CreateServerRequest create;
   create.mutable_server()->set_name("fixture");
   create.mutable_server()->set_transport("stdio");
   create.mutable_server()->set_command("node");
-  create.mutable_server()->add_args(kFixture);
+  create.mutable_server()->add_args(kFixtureServer);
   create.mutable_server()->add_args("stdio");
   v1::ServerConfig created;
   grpc::Status status =
-      config->CreateServer(Context(*daemon).get(), create, &created);
+      config->CreateServer(CallContext(*daemon).get(), create, &created);
   ASSERT_TRUE(status.ok()) << status.error_message();
 
   // Callers on their own stubs, each making pings one after another; the
@@ -86,7 +68,7 @@ TEST(DurabilityTest, AnsweredCallsSurviveSigkill) {
                          R"(,"method":"ping"})"));
         google::api::HttpBody response;
         grpc::Status s =
-            mcp->Forward(Context(*daemon).get(), request, &response);
+            mcp->Forward(CallContext(*daemon).get(), request, &response);
         absl::MutexLock lock(&mu);
         if (s.ok()) {
           answered.push_back(id);

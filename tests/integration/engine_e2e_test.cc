@@ -19,21 +19,21 @@
 #include "inspector/v1/history.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::PeerProcess;
-using testing::TempDir;
+using testing::WaitUntil;
 
-const std::string kFixture = std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-const std::string kNodeModules = std::string(SOURCE_DIR) + "/tools/npm/node_modules";
-const std::string kEverything =
-    kNodeModules + "/@modelcontextprotocol/server-everything/dist/index.js";
+const std::string kFixture = testing::kFixtureServer;
+const std::string kEverything = testing::kEverythingServer;
 const std::string kLoopbackOnly = std::string(SOURCE_DIR) + "/tools/npm/loopback-only.mjs";
 
 // Starts a peer in one of the three transports and gives the server
@@ -86,40 +86,20 @@ Peer StartEverything(const std::string& mode) {
   return peer;
 }
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    grpc::ChannelArguments arguments;
-    arguments.SetMaxReceiveMessageSize(64 << 20);
-    auto channel = grpc::CreateCustomChannel(
-        daemon_->address(), grpc::InsecureChannelCredentials(), arguments);
+    ASSERT_NO_FATAL_FAILURE(StartDaemon());
+    auto channel = testing::DaemonChannel(*daemon_, 64 << 20);
     config_ = v1::ConfigService::NewStub(channel);
     mcp_ = v1::McpService::NewStub(channel);
     history_ = v1::HistoryService::NewStub(channel);
     events_ = v1::EventsService::NewStub(channel);
   }
 
-  std::unique_ptr<grpc::ClientContext> Context(int seconds = 60) {
-    auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::seconds(seconds));
-    context->AddMetadata("authorization", "Bearer " + daemon_->token());
-    return context;
-  }
-
   // Registers `config` under `name`; returns its id.
   std::string Add(const std::string& name, v1::ServerConfig config) {
-    config.set_name(name);
-    v1::CreateServerRequest request;
-    *request.mutable_server() = config;
-    v1::ServerConfig created;
-    auto context = Context();
-    grpc::Status status = config_->CreateServer(context.get(), request, &created);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return created.id();
+    return testing::AddServer(*config_, *daemon_, name, std::move(config));
   }
 
   absl::StatusOr<v1::McpResult> Call(const std::string& server,
@@ -142,15 +122,7 @@ class EngineTest : public ::testing::Test {
 
   absl::StatusOr<std::string> Forward(const std::string& server,
                                       const std::string& raw) {
-    v1::ForwardRequest request;
-    request.set_server_id(server);
-    request.mutable_body()->set_content_type("application/json");
-    request.mutable_body()->set_data(raw);
-    google::api::HttpBody response;
-    auto context = Context();
-    grpc::Status status = mcp_->Forward(context.get(), request, &response);
-    if (!status.ok()) return FromGrpcStatus(status);
-    return response.data();
+    return testing::Forward(*mcp_, *daemon_, server, raw);
   }
 
   static std::string Text(const v1::McpResult& result) {
@@ -208,8 +180,6 @@ class EngineTest : public ::testing::Test {
     EXPECT_TRUE(history.entries(0).success());
   }
 
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::McpService::Stub> mcp_;
   std::unique_ptr<v1::HistoryService::Stub> history_;
@@ -458,17 +428,16 @@ TEST_F(EngineTest, AWaitingForwardIsAnsweredWhenTheDaemonStops) {
     answered = true;
   });
   // Wait until the request is in flight at the server.
-  bool in_flight = false;
-  for (int i = 0; i < 600 && !in_flight; ++i) {
-    v1::ListInflightRequest list;
-    list.set_server_id("silent");
-    v1::ListInflightResponse inflight;
-    auto context = Context();
-    in_flight = mcp_->ListInflight(context.get(), list, &inflight).ok() &&
-                inflight.requests_size() > 0;
-    if (!in_flight) absl::SleepFor(absl::Milliseconds(50));
-  }
-  ASSERT_TRUE(in_flight);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        v1::ListInflightRequest list;
+        list.set_server_id("silent");
+        v1::ListInflightResponse inflight;
+        auto context = Context();
+        return mcp_->ListInflight(context.get(), list, &inflight).ok() &&
+               inflight.requests_size() > 0;
+      },
+      absl::Seconds(30), "the call is in flight at silent"));
   EXPECT_EQ(daemon_->Stop(SIGTERM), 0) << daemon_->Stderr();
   caller.join();
   EXPECT_TRUE(answered.load());

@@ -16,6 +16,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -23,81 +25,22 @@ namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::DaemonProcess;
-using testing::RunProcess;
-using testing::TempDir;
+using testing::Curl;
+using testing::HttpResult;
 
 const std::string kTinyServer =
     std::string(SOURCE_DIR) + "/tests/integration/tiny_stdio_server.sh";
 constexpr char kInitialize[] =
     R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
 
-struct HttpResult {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-cased names
-  std::string body;
-  json Json() const { return json::parse(body, nullptr, false); }
-};
-
-// Runs `prefix` + curl -sS -i ... and splits the answer. The body goes on
-// stdin (curl --data-binary @-), so that no file needs to be readable by
-// another user.
-HttpResult Curl(const std::vector<std::string>& prefix,
-                const std::vector<std::string>& args,
-                const std::string& input = "") {
-  std::vector<std::string> argv = prefix;
-  for (const char* arg : {"curl", "-sS", "-i", "--max-time", "60"}) {
-    argv.push_back(arg);
-  }
-  argv.insert(argv.end(), args.begin(), args.end());
-  testing::ProcessResult run = RunProcess(argv, {}, input);
-  HttpResult result;
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  std::string out = run.out;
-  while (true) {  // skip interim responses (100 Continue)
-    size_t head_end = out.find("\r\n\r\n");
-    if (head_end == std::string::npos) return result;
-    std::string head = out.substr(0, head_end);
-    out = out.substr(head_end + 4);
-    size_t space = head.find(' ');
-    if (space == std::string::npos) return result;
-    result.status = std::atoi(head.c_str() + space + 1);
-    if (result.status == 100) continue;
-    size_t at = head.find("\r\n");
-    while (at != std::string::npos) {
-      size_t next = head.find("\r\n", at + 2);
-      std::string line =
-          head.substr(at + 2, next == std::string::npos ? std::string::npos
-                                                        : next - at - 2);
-      at = next;
-      size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(c));
-      size_t value = line.find_first_not_of(' ', colon + 1);
-      result.headers[name] =
-          value == std::string::npos ? "" : line.substr(value);
-    }
-    break;
-  }
-  result.body = out;
-  return result;
-}
-
 // How another user's process is run: setpriv as nobody.
 const std::vector<std::string> kAsNobody = {
     "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
 
-class FrontDoorAccessTest : public ::testing::Test {
+class FrontDoorAccessTest : public testing::DaemonFixture {
  protected:
   void Start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--http", "127.0.0.1:0"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, args, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    ASSERT_FALSE(daemon_->http_address().empty()) << daemon_->Stderr();
-    base_ = "http://" + daemon_->http_address();
+    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp(std::move(extra)));
     // The server: leaves a line in `marker_` each time it starts.
     marker_ = dir_.File("started");
     json config = {{"name", "tiny"},
@@ -106,12 +49,7 @@ class FrontDoorAccessTest : public ::testing::Test {
                    {"args",
                     {"-c", "echo started >> \"$0\"; exec sh \"$1\"", marker_,
                      kTinyServer}}};
-    HttpResult created =
-        Curl({},
-             {"-X", "POST", "-H", "X-Session-Token: " + daemon_->token(), "-H",
-              "Content-Type: application/json", "--data-binary", "@-",
-              base_ + "/config"},
-             config.dump());
+    HttpResult created = Rest("POST", "/config", config.dump());
     ASSERT_EQ(created.status, 200) << created.body;
   }
 
@@ -134,7 +72,7 @@ class FrontDoorAccessTest : public ::testing::Test {
       args.push_back(header);
     }
     args.push_back(base_ + "/servers/tiny/mcp");
-    return Curl(prefix, args, body);
+    return Curl(args, body, prefix);
   }
 
   bool ServerStarted() const {
@@ -144,9 +82,6 @@ class FrontDoorAccessTest : public ::testing::Test {
 
   static bool Root() { return geteuid() == 0; }
 
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
-  std::string base_;
   std::string marker_;
 };
 
@@ -166,8 +101,9 @@ TEST_F(FrontDoorAccessTest, AnotherUsersProcessIsRefusedWithoutAToken) {
   EXPECT_THAT(error["error"].value("message", ""), HasSubstr("uid 65534"));
   EXPECT_FALSE(ServerStarted()) << "a refused caller started the server";
   // The legacy transport is behind the same door.
-  HttpResult legacy = Curl(kAsNobody, {"-H", "Accept: text/event-stream",
-                                       base_ + "/servers/tiny/sse"});
+  HttpResult legacy =
+      Curl({"-H", "Accept: text/event-stream", base_ + "/servers/tiny/sse"}, "",
+           kAsNobody);
   EXPECT_EQ(legacy.status, 403) << legacy.body;
   EXPECT_FALSE(ServerStarted());
 
@@ -203,16 +139,15 @@ TEST_F(FrontDoorAccessTest, BrowserOriginsComeFromTheirOwnFlag) {
   EXPECT_THAT(dev.Json()["error"].value("message", ""),
               HasSubstr("--frontdoor-cors-origin"));
   HttpResult preflight = Curl(
-      {}, {"-X", "OPTIONS", "-H", "Origin: http://localhost:5173", "-H",
-           "Access-Control-Request-Method: POST", base_ + "/servers/tiny/mcp"});
+      {"-X", "OPTIONS", "-H", "Origin: http://localhost:5173", "-H",
+       "Access-Control-Request-Method: POST", base_ + "/servers/tiny/mcp"});
   EXPECT_EQ(preflight.status, 403) << preflight.body;
   EXPECT_EQ(preflight.headers.count("access-control-allow-origin"), 0u);
   EXPECT_FALSE(ServerStarted());
 
   // The REST API still grants its defaults.
   HttpResult rest =
-      Curl({}, {"-H", "Origin: http://localhost:5173", "-H",
-                "X-Session-Token: " + daemon_->token(), base_ + "/config"});
+      Rest("GET", "/config", "", {"Origin: http://localhost:5173"});
   EXPECT_EQ(rest.status, 200) << rest.body;
   EXPECT_EQ(rest.headers["access-control-allow-origin"],
             "http://localhost:5173");
@@ -222,9 +157,9 @@ TEST_F(FrontDoorAccessTest, BrowserOriginsComeFromTheirOwnFlag) {
   EXPECT_EQ(listed.status, 200) << listed.body;
   EXPECT_EQ(listed.headers["access-control-allow-origin"],
             "http://localhost:6274");
-  preflight = Curl(
-      {}, {"-X", "OPTIONS", "-H", "Origin: http://localhost:6274", "-H",
-           "Access-Control-Request-Method: POST", base_ + "/servers/tiny/mcp"});
+  preflight = Curl({"-X", "OPTIONS", "-H", "Origin: http://localhost:6274",
+                    "-H", "Access-Control-Request-Method: POST",
+                    base_ + "/servers/tiny/mcp"});
   EXPECT_EQ(preflight.status, 204) << preflight.body;
   EXPECT_EQ(preflight.headers["access-control-allow-origin"],
             "http://localhost:6274");
@@ -245,12 +180,7 @@ TEST_F(FrontDoorAccessTest, ABodyTooLargeIsAJsonRpcError) {
   EXPECT_TRUE(error["error"]["code"].is_number()) << refused.body;
   EXPECT_THAT(error["error"].value("message", ""), HasSubstr("limit"));
   // The REST API keeps its own form.
-  HttpResult rest =
-      Curl({},
-           {"-X", "POST", "-H", "X-Session-Token: " + daemon_->token(), "-H",
-            "Content-Type: application/json", "--data-binary", "@-",
-            base_ + "/config"},
-           big);
+  HttpResult rest = Rest("POST", "/config", big);
   EXPECT_EQ(rest.status, 413);
   EXPECT_EQ(rest.Json()["error"].value("code", ""), "TOO_LARGE")
       << rest.body.substr(0, 300);

@@ -11,10 +11,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <map>
-
-#include <csignal>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,17 +26,18 @@
 #include "inspector/v1/config.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "storage/database.h"
+#include "tests/integration/history_query.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
 namespace {
 
 using ::testing::HasSubstr;
+using Json = nlohmann::ordered_json;
 using testing::DaemonProcess;
 using testing::ProcessResult;
 using testing::RunProcess;
 using testing::TempDir;
-using Json = nlohmann::ordered_json;
 
 const std::string kFixture =
     std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
@@ -45,16 +45,6 @@ const std::string kNodeModules =
     std::string(SOURCE_DIR) + "/tools/npm/node_modules";
 const std::string kClient =
     std::string(SOURCE_DIR) + "/tests/integration/proxy_client.mjs";
-
-int64_t QueryInt(storage::Database& db, const std::string& sql) {
-  auto statement = db.Prepare(sql);
-  EXPECT_TRUE(statement.ok()) << statement.status();
-  if (!statement.ok()) return -1;
-  auto row = statement->Step();
-  EXPECT_TRUE(row.ok() && *row) << sql;
-  if (!row.ok() || !*row) return -1;
-  return statement->ColumnInt64(0);
-}
 
 std::string RealPath(const std::string& path) {
   char* resolved = realpath(path.c_str(), nullptr);

@@ -24,7 +24,11 @@
 #include "inspector/v1/events.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -32,31 +36,18 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
-using testing::DaemonProcess;
+using testing::HttpResult;
 using testing::PeerProcess;
 using testing::ProcessResult;
-using testing::TempDir;
+using testing::WaitUntil;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+const std::string kFixture = testing::kFixtureServer;
 
-struct HttpResult {
-  int status = 0;
-  std::string content_type;
-  std::string body;
-  json Json() const { return json::parse(body, nullptr, false); }
-};
-
-class RequestQueueE2eTest : public ::testing::Test {
+class RequestQueueE2eTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_,
-                                   {"--http", "127.0.0.1:0"}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    base_ = "http://" + daemon_->http_address();
-    auto channel = grpc::CreateChannel(daemon_->address(),
-                                       grpc::InsecureChannelCredentials());
+    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp());
+    auto channel = testing::DaemonChannel(*daemon_);
     config_ = v1::ConfigService::NewStub(channel);
     mcp_ = v1::McpService::NewStub(channel);
     events_ = v1::EventsService::NewStub(channel);
@@ -64,32 +55,21 @@ class RequestQueueE2eTest : public ::testing::Test {
   }
 
   std::unique_ptr<grpc::ClientContext> Context(int seconds = 120) {
-    auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::seconds(seconds));
-    context->AddMetadata("authorization", "Bearer " + daemon_->token());
-    return context;
+    return testing::CallContext(*daemon_, seconds);
   }
 
   // Registers a stdio server; returns its id.
   std::string Add(const std::string& name, const std::string& command,
                   const std::vector<std::string>& args,
                   uint32_t connection_timeout_ms = 0) {
-    v1::CreateServerRequest request;
-    v1::ServerConfig* config = request.mutable_server();
-    config->set_name(name);
-    config->set_transport("stdio");
-    config->set_command(command);
-    for (const std::string& arg : args) config->add_args(arg);
+    v1::ServerConfig config;
+    config.set_transport("stdio");
+    config.set_command(command);
+    for (const std::string& arg : args) config.add_args(arg);
     if (connection_timeout_ms > 0) {
-      config->mutable_timeouts()->set_connection(connection_timeout_ms);
+      config.mutable_timeouts()->set_connection(connection_timeout_ms);
     }
-    v1::ServerConfig created;
-    auto context = Context();
-    grpc::Status status =
-        config_->CreateServer(context.get(), request, &created);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return created.id();
+    return testing::AddServer(*config_, *daemon_, name, std::move(config));
   }
 
   absl::StatusOr<v1::McpResult> Call(const std::string& server,
@@ -130,31 +110,32 @@ class RequestQueueE2eTest : public ::testing::Test {
   v1::ListInflightResponse InflightUntil(
       const std::string& server,
       const std::function<bool(const v1::ListInflightResponse&)>& done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     v1::ListInflightResponse response;
-    while (std::chrono::steady_clock::now() < deadline) {
-      response = Inflight(server);
-      if (done(response)) return response;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "the queue never got there: " << response.DebugString();
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          response = Inflight(server);
+          return done(response);
+        },
+        absl::Seconds(60), "the queue of " + server + " gets there"))
+        << response.DebugString();
     return response;
   }
 
   std::vector<v1::PendingRequest> PendingUntil(const std::string& server,
                                                size_t count) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     v1::ListPendingResponse response;
-    while (std::chrono::steady_clock::now() < deadline) {
-      v1::ListPendingRequest request;
-      request.set_server_id(server);
-      auto context = Context();
-      grpc::Status status =
-          pending_->ListPending(context.get(), request, &response);
-      EXPECT_TRUE(status.ok()) << status.error_message();
-      if (static_cast<size_t>(response.pending_size()) >= count) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          v1::ListPendingRequest request;
+          request.set_server_id(server);
+          auto context = Context();
+          grpc::Status status =
+              pending_->ListPending(context.get(), request, &response);
+          EXPECT_TRUE(status.ok()) << status.error_message();
+          return static_cast<size_t>(response.pending_size()) >= count;
+        },
+        absl::Seconds(60), std::to_string(count) + " requests are pending"))
+        << response.DebugString();
     return {response.pending().begin(), response.pending().end()};
   }
 
@@ -182,42 +163,6 @@ class RequestQueueE2eTest : public ::testing::Test {
     return status.queue();
   }
 
-  HttpResult Http(const std::string& method, const std::string& path,
-                  const std::string& body = "") {
-    std::vector<std::string> argv = {
-        "curl", "-sS",  "--max-time", "60",
-        "-o",   "-",    "-w",         "\n%{http_code} %{content_type}",
-        "-X",   method, "-H",         "X-Session-Token: " + daemon_->token()};
-    if (!body.empty()) {
-      argv.insert(argv.end(), {"-H", "Content-Type: application/json",
-                               "--data-binary", "@-"});
-    }
-    argv.push_back(base_ + path);
-    ProcessResult run = testing::RunProcess(argv, {}, body);
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    HttpResult result;
-    size_t last = run.out.rfind('\n');
-    if (last == std::string::npos) return result;
-    result.body = run.out.substr(0, last);
-    std::string tail = run.out.substr(last + 1);
-    size_t space = tail.find(' ');
-    result.status = std::atoi(tail.substr(0, space).c_str());
-    if (space != std::string::npos)
-      result.content_type = tail.substr(space + 1);
-    return result;
-  }
-
-  ProcessResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return testing::RunProcess(args,
-                               {{"INSPECTOR_ADDR", daemon_->address()},
-                                {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
-                                {"NO_COLOR", "1"}});
-  }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
-  std::string base_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::McpService::Stub> mcp_;
   std::unique_ptr<v1::EventsService::Stub> events_;
@@ -266,13 +211,13 @@ TEST_F(RequestQueueE2eTest, FiftyConcurrentCallsWithCancellations) {
   ASSERT_EQ(slow_entries.size(), 30u);
 
   // The same through REST and the CLI.
-  HttpResult rest = Http("GET", "/api/servers/" + id + "/requests");
+  HttpResult rest = Rest("GET", "/api/servers/" + id + "/requests");
   ASSERT_EQ(rest.status, 200) << rest.body;
   json body = rest.Json();
   ASSERT_EQ(body["requests"].size(), 50u) << rest.body;
   EXPECT_EQ(body["requests"][0]["state"], "REQUEST_STATE_IN_PROGRESS");
   EXPECT_EQ(body["queue"]["inProgress"], 50) << rest.body;
-  HttpResult status = Http("GET", "/api/servers/" + id + "/status");
+  HttpResult status = Rest("GET", "/api/servers/" + id + "/status");
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.Json()["queue"]["inProgress"], 50) << status.body;
   ProcessResult table = Ctl({"inflight", "fixture"});
@@ -301,7 +246,7 @@ TEST_F(RequestQueueE2eTest, FiftyConcurrentCallsWithCancellations) {
     EXPECT_EQ(cancelled.state(), v1::REQUEST_STATE_IN_PROGRESS);
   }
   for (int i = 10; i < 20; ++i) {
-    HttpResult cancelled = Http(
+    HttpResult cancelled = Rest(
         "POST", "/api/servers/fixture/requests/" + slow_entries[i] + ":cancel",
         R"({"reason": "over REST"})");
     ASSERT_EQ(cancelled.status, 200) << cancelled.body;
@@ -354,16 +299,8 @@ TEST_F(RequestQueueE2eTest, FiftyConcurrentCallsWithCancellations) {
 // linked (correlated_id) to the request row they cancel.
 TEST_F(RequestQueueE2eTest, ACancellationIsRecordedLinkedToTheRequestItCancels) {
   Add("fixture", "node", {kFixture, "stdio"});
-  auto forward = [this](const std::string& raw) -> absl::StatusOr<std::string> {
-    v1::ForwardRequest request;
-    request.set_server_id("fixture");
-    request.mutable_body()->set_content_type("application/json");
-    request.mutable_body()->set_data(raw);
-    google::api::HttpBody response;
-    auto context = Context();
-    grpc::Status status = mcp_->Forward(context.get(), request, &response);
-    if (!status.ok()) return FromGrpcStatus(status);
-    return response.data();
+  auto forward = [this](const std::string& raw) {
+    return testing::Forward(*mcp_, *daemon_, "fixture", raw);
   };
   auto call = std::async(std::launch::async, [&] {
     return forward(
@@ -386,14 +323,14 @@ TEST_F(RequestQueueE2eTest, ACancellationIsRecordedLinkedToTheRequestItCancels) 
     return rows.is_array() ? rows : json::array();
   };
   json cancels;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    cancels = sql(
-        "SELECT raw, correlated_id, direction FROM messages "
-        "WHERE method = 'notifications/cancelled' ORDER BY id");
-    if (cancels.size() >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        cancels =
+            sql("SELECT raw, correlated_id, direction FROM messages "
+                "WHERE method = 'notifications/cancelled' ORDER BY id");
+        return cancels.size() >= 2;
+      },
+      absl::Seconds(30), "both cancellations are in history"));
   json requests = sql(
       "SELECT id, jsonrpc_id FROM messages WHERE kind = 'request' AND "
       "target = 'slow'");
@@ -443,14 +380,14 @@ TEST_F(RequestQueueE2eTest, AQueuedRequestIsCancelledBeforeItIsSent) {
   // The server got the daemon's opening request (the server/discover
   // probe of the default protocol setting, written before the call), and
   // nothing of the call.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string seen;
-  while (std::chrono::steady_clock::now() < deadline) {
-    seen = testing::ReadFile(wire);
-    if (seen.find("\"server/discover\"") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  HttpResult disconnected = Http("POST", "/api/servers/stuck/disconnect", "{}");
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        seen = testing::ReadFile(wire);
+        return seen.find("\"server/discover\"") != std::string::npos;
+      },
+      absl::Seconds(30), "the server got server/discover"));
+  HttpResult disconnected = Rest("POST", "/api/servers/stuck/disconnect", "{}");
   EXPECT_EQ(disconnected.status, 200) << disconnected.body;
   EXPECT_THAT(seen, HasSubstr("\"server/discover\""));
   EXPECT_THAT(testing::ReadFile(wire), Not(HasSubstr("tools/call")));
@@ -508,13 +445,8 @@ TEST_F(RequestQueueE2eTest, WatchAndApiEventsFilterProgressAndResourceUpdates) {
   reader->Finish().IgnoreError();
 
   // SSE with kinds=resource-updated: the update only.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  std::string output;
-  while (std::chrono::steady_clock::now() < deadline) {
-    output = sse->Output();
-    if (output.find("resourceUpdated") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(sse->WaitForOutput("resourceUpdated", absl::Seconds(30)));
+  std::string output = sse->Output();
   EXPECT_THAT(output, HasSubstr("\"uri\":\"fixture://counter\""));
   EXPECT_THAT(output, Not(HasSubstr("\"progress\"")));
   EXPECT_THAT(output, Not(HasSubstr("\"message\":{")));
@@ -524,13 +456,13 @@ TEST_F(RequestQueueE2eTest, WatchAndApiEventsFilterProgressAndResourceUpdates) {
 TEST_F(RequestQueueE2eTest, McpNotificationIsAcceptedWith202AndNoBody) {
   const std::string id = Add("fixture", "node", {kFixture, "stdio"});
   HttpResult notified =
-      Http("POST", "/mcp?serverId=" + id,
+      Rest("POST", "/mcp?serverId=" + id,
            R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
   EXPECT_EQ(notified.status, 202);
   EXPECT_EQ(notified.body, "");
-  EXPECT_EQ(notified.content_type, "");
+  EXPECT_EQ(notified.content_type(), "");
   // A request still gets its answer with 200.
-  HttpResult listed = Http("POST", "/mcp?serverId=" + id,
+  HttpResult listed = Rest("POST", "/mcp?serverId=" + id,
                            R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
   EXPECT_EQ(listed.status, 200);
   EXPECT_EQ(listed.Json()["id"], 3) << listed.body;
