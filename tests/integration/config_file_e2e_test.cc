@@ -15,7 +15,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -23,16 +26,12 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::DaemonProcess;
+using testing::HttpResult;
 using testing::TempDir;
+using testing::WaitUntil;
 
 constexpr char kTinyServer[] =
     SOURCE_DIR "/tests/integration/tiny_stdio_server.sh";
-
-struct HttpResult {
-  int status = 0;
-  std::string body;
-  json Json() const { return json::parse(body, nullptr, false); }
-};
 
 std::vector<std::string> SplitLines(const std::string& text) {
   std::vector<std::string> lines;
@@ -55,49 +54,12 @@ int CountOf(const std::string& text, const std::string& needle) {
   return count;
 }
 
-// Calls `ready` until it is true, for up to 20 s (the daemon reacts to
-// file changes and commits logs on its own threads).
-bool WaitUntil(const std::function<bool()>& ready) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return ready();
-}
+// How long the daemon may take to react to a file change or to commit
+// its logs (it does both on its own threads).
+constexpr absl::Duration kReacts = absl::Seconds(20);
 
-class FilesTest : public ::testing::Test {
+class FilesTest : public testing::DaemonFixture {
  protected:
-  void Start(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--http", "127.0.0.1:0"});
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, args, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    base_ = "http://" + daemon_->http_address();
-    token_ = daemon_->token();
-  }
-
-  HttpResult Request(const std::string& method, const std::string& path,
-                     const std::string& body = "") {
-    std::vector<std::string> argv = {
-        "curl", "-sS",  "--max-time", "60",
-        "-o",   "-",    "-w",         "\n%{http_code}",
-        "-X",   method, "-H",         "X-Session-Token: " + token_};
-    if (!body.empty()) {
-      argv.insert(argv.end(), {"-H", "Content-Type: application/json",
-                               "--data-binary", "@-"});
-    }
-    argv.push_back(base_ + path);
-    testing::ProcessResult run = testing::RunProcess(argv, {}, body);
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    HttpResult result;
-    size_t last = run.out.find_last_of('\n');
-    if (last == std::string::npos) return result;
-    result.status = std::atoi(run.out.c_str() + last + 1);
-    result.body = run.out.substr(0, last);
-    return result;
-  }
-
   json TinyServer(const std::string& name) {
     return {{"name", name},
             {"transport", "stdio"},
@@ -107,17 +69,12 @@ class FilesTest : public ::testing::Test {
 
   std::vector<std::string> ServerNames() {
     std::vector<std::string> names;
-    HttpResult list = Request("GET", "/config");
+    HttpResult list = Rest("GET", "/config");
     for (const json& server : list.Json().value("servers", json::array())) {
       names.push_back(server.value("name", ""));
     }
     return names;
   }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
-  std::string base_;
-  std::string token_;
 };
 
 // --log-format json: every line the daemon writes is a JSON object in the
@@ -125,17 +82,17 @@ class FilesTest : public ::testing::Test {
 // the same requestId, a JSON-RPC error an error-level mcp_response, and
 // the daemon's own lines are "app" entries whose data names the server.
 TEST_F(FilesTest, JsonLogLinesParseBackInTheSeedsFormat) {
-  Start({"--log-format", "json"});
-  HttpResult created = Request("POST", "/config", TinyServer("tiny").dump());
+  StartDaemonWithHttp({"--log-format", "json"});
+  HttpResult created = Rest("POST", "/config", TinyServer("tiny").dump());
   ASSERT_EQ(created.status, 200) << created.body;
   const std::string id = created.Json().value("id", "");
-  HttpResult called = Request(
+  HttpResult called = Rest(
       "POST", "/mcp?serverId=" + id,
       R"({"jsonrpc":"2.0","id":"log-probe","method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})");
   ASSERT_EQ(called.status, 200) << called.body;
   HttpResult failed =
-      Request("POST", "/mcp?serverId=" + id,
-              R"({"jsonrpc":"2.0","id":"bad-probe","method":"no/such"})");
+      Rest("POST", "/mcp?serverId=" + id,
+           R"({"jsonrpc":"2.0","id":"bad-probe","method":"no/such"})");
   ASSERT_EQ(failed.status, 200) << failed.body;
 
   std::vector<json> entries;
@@ -159,10 +116,13 @@ TEST_F(FilesTest, JsonLogLinesParseBackInTheSeedsFormat) {
              e.value("jsonrpcId", json()) == jsonrpc_id;
     });
   };
-  ASSERT_TRUE(WaitUntil([&] {
-    parse_all();
-    return !response_to("bad-probe").is_null();
-  })) << daemon_->Stderr();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        parse_all();
+        return !response_to("bad-probe").is_null();
+      },
+      kReacts, "the log has the answer to bad-probe"))
+      << daemon_->Stderr();
 
   for (const json& entry : entries) {
     EXPECT_TRUE(entry["ts"].is_number_integer()) << entry;
@@ -218,17 +178,20 @@ TEST_F(FilesTest, JsonLogLinesParseBackInTheSeedsFormat) {
 
   // /api/logs carries the same data as the seed's example.
   json logged;
-  ASSERT_TRUE(WaitUntil([&] {
-    HttpResult logs = Request("GET", "/api/logs?limit=100");
-    for (const json& entry : logs.Json().value("entries", json::array())) {
-      if (entry.contains("data") && entry["data"].value("serverId", "") == id &&
-          entry["data"].value("to", "") == "CONNECTED") {
-        logged = entry;
-        return true;
-      }
-    }
-    return false;
-  }));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        HttpResult logs = Rest("GET", "/api/logs?limit=100");
+        for (const json& entry : logs.Json().value("entries", json::array())) {
+          if (entry.contains("data") &&
+              entry["data"].value("serverId", "") == id &&
+              entry["data"].value("to", "") == "CONNECTED") {
+            logged = entry;
+            return true;
+          }
+        }
+        return false;
+      },
+      kReacts, "the log says the server connected"));
   EXPECT_EQ(logged["data"]["transport"], "stdio");
   EXPECT_EQ(logged["level"], "info");
 }
@@ -255,11 +218,11 @@ constexpr char kMcpJson[] = R"({
 TEST_F(FilesTest, LiveMcpJsonFollowsHandEditsAndApiChanges) {
   const std::string path = dir_.File("mcp.json");
   testing::WriteFile(path, kMcpJson);
-  Start({"--config", path});
+  StartDaemonWithHttp({"--config", path});
   EXPECT_THAT(ServerNames(), ::testing::ElementsAre("from-file"));
 
   // Through the API: written back whole.
-  HttpResult created = Request("POST", "/config", TinyServer("added").dump());
+  HttpResult created = Rest("POST", "/config", TinyServer("added").dump());
   ASSERT_EQ(created.status, 200) << created.body;
   json file;
   auto file_has = [&](const std::string& name, bool with_id) {
@@ -272,7 +235,8 @@ TEST_F(FilesTest, LiveMcpJsonFollowsHandEditsAndApiChanges) {
     }
     return false;
   };
-  ASSERT_TRUE(WaitUntil([&] { return file_has("added", true); }))
+  ASSERT_TRUE(WaitUntil([&] { return file_has("added", true); }, kReacts,
+                        "the file lists added with its id"))
       << testing::ReadFile(path);
   struct stat st;
   ASSERT_EQ(stat(path.c_str(), &st), 0);
@@ -292,30 +256,39 @@ TEST_F(FilesTest, LiveMcpJsonFollowsHandEditsAndApiChanges) {
                              {"transport", "sse"},
                              {"url", "http://127.0.0.1:9/sse"}});
   testing::WriteFile(path, file.dump(2));
-  ASSERT_TRUE(WaitUntil([&] {
-    std::vector<std::string> names = ServerNames();
-    return std::find(names.begin(), names.end(), "by-hand") != names.end();
-  })) << daemon_->Stderr();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::vector<std::string> names = ServerNames();
+        return std::find(names.begin(), names.end(), "by-hand") != names.end();
+      },
+      kReacts, "the daemon lists by-hand"))
+      << daemon_->Stderr();
   // The daemon writes it back with the id it gave the new server.
-  ASSERT_TRUE(WaitUntil([&] { return file_has("by-hand", true); }))
+  ASSERT_TRUE(WaitUntil([&] { return file_has("by-hand", true); }, kReacts,
+                        "the file gives by-hand its id"))
       << testing::ReadFile(path);
 
   // A broken edit: reported, ignored, nothing lost.
   testing::WriteFile(path, "{\"servers\": [ {\"name\": ");
-  ASSERT_TRUE(WaitUntil([&] {
-    return daemon_->Stderr().find("the edit was ignored") != std::string::npos;
-  })) << daemon_->Stderr();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return daemon_->Stderr().find("the edit was ignored") !=
+               std::string::npos;
+      },
+      kReacts, "the daemon reports the edit ignored"))
+      << daemon_->Stderr();
   EXPECT_THAT(ServerNames(),
               ::testing::UnorderedElementsAre("from-file", "added", "by-hand"));
   // Only the one hand edit was applied: the daemon's own writes were not.
   EXPECT_EQ(CountOf(daemon_->Stderr(), " changed: "), 1) << daemon_->Stderr();
 
   // The next change through the API writes a whole file again.
-  HttpResult removed = Request("DELETE", "/config/added");
+  HttpResult removed = Rest("DELETE", "/config/added");
   ASSERT_EQ(removed.status / 100, 2) << removed.body;
-  ASSERT_TRUE(WaitUntil([&] {
-    return file_has("by-hand", true) && !file_has("added", false);
-  })) << testing::ReadFile(path);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return file_has("by-hand", true) && !file_has("added", false); },
+      kReacts, "the file has by-hand and not added"))
+      << testing::ReadFile(path);
   EXPECT_EQ(file["preferences"]["theme"], "dark");
   EXPECT_EQ(file["workspace"]["owner"], "me");
 
@@ -339,10 +312,10 @@ TEST_F(FilesTest, AllowedDirRefusesDotDotAndSymlinkEscapes) {
   ASSERT_EQ(symlink(outside.c_str(), (allowed + "/escape").c_str()), 0);
   ASSERT_EQ(symlink((allowed + "/sub").c_str(), (allowed + "/flip").c_str()),
             0);
-  Start({"--allowed-dir", allowed});
+  StartDaemonWithHttp({"--allowed-dir", allowed});
 
   auto refused = [&](json config, const std::string& path) {
-    HttpResult result = Request("POST", "/config", config.dump());
+    HttpResult result = Rest("POST", "/config", config.dump());
     EXPECT_EQ(result.status, 400) << result.body;
     EXPECT_EQ(result.Json()["error"]["code"], "INVALID_REQUEST") << result.body;
     EXPECT_THAT(result.Json()["error"].value("message", ""), HasSubstr(path))
@@ -365,20 +338,19 @@ TEST_F(FilesTest, AllowedDirRefusesDotDotAndSymlinkEscapes) {
   // Inside: accepted, and it runs.
   json inside = TinyServer("inside");
   inside["cwd"] = allowed + "/flip";
-  HttpResult created = Request("POST", "/config", inside.dump());
+  HttpResult created = Rest("POST", "/config", inside.dump());
   ASSERT_EQ(created.status, 200) << created.body;
   const std::string id = created.Json().value("id", "");
-  HttpResult connected = Request("POST", "/api/servers/" + id + "/connect");
+  HttpResult connected = Rest("POST", "/api/servers/" + id + "/connect");
   ASSERT_EQ(connected.status, 200) << connected.body;
-  HttpResult disconnected =
-      Request("POST", "/api/servers/" + id + "/disconnect");
+  HttpResult disconnected = Rest("POST", "/api/servers/" + id + "/disconnect");
   ASSERT_EQ(disconnected.status, 200) << disconnected.body;
 
   // The link now leads outside: the next spawn is refused.
   ASSERT_EQ(unlink((allowed + "/flip").c_str()), 0);
   ASSERT_EQ(symlink(outside.c_str(), (allowed + "/flip").c_str()), 0);
   // (Connect answers with the server's status, which says why it failed.)
-  HttpResult again = Request("POST", "/api/servers/" + id + "/connect");
+  HttpResult again = Rest("POST", "/api/servers/" + id + "/connect");
   EXPECT_EQ(again.Json()["state"], "ERROR") << again.body;
   EXPECT_EQ(again.Json()["errorCode"], "INVALID_REQUEST") << again.body;
   EXPECT_THAT(again.Json().value("errorMessage", ""),

@@ -18,10 +18,15 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -29,88 +34,21 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
+using testing::Ctl;
+using testing::Curl;
 using testing::DaemonProcess;
+using testing::HttpResult;
+using testing::kFixtureServer;
 using testing::PeerProcess;
 using testing::RunProcess;
 using testing::TempDir;
-
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-
-struct HttpResult {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-cased names
-  std::string body;
-  json Json() const {
-    json parsed = json::parse(body, nullptr, false);
-    return parsed;
-  }
-};
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
+using testing::WaitUntil;
 
 std::string Trim(const std::string& text) {
   size_t begin = text.find_first_not_of(" \t");
   if (begin == std::string::npos) return "";
   size_t end = text.find_last_not_of(" \t\r");
   return text.substr(begin, end - begin + 1);
-}
-
-std::vector<std::string> Lines(const std::string& text, const std::string& separator) {
-  std::vector<std::string> lines;
-  size_t at = 0;
-  while (true) {
-    size_t next = text.find(separator, at);
-    lines.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
-    if (next == std::string::npos) break;
-    at = next + separator.size();
-  }
-  return lines;
-}
-
-// Runs curl once and splits its `-i` output into status, headers, body.
-HttpResult Curl(std::vector<std::string> args, const std::string& input = "") {
-  std::vector<std::string> argv = {"curl", "-sS", "-i", "--max-time", "60"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  testing::ProcessResult run = RunProcess(argv, {}, input);
-  HttpResult result;
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  std::string out = run.out;
-  // Skip interim responses (100 Continue).
-  while (true) {
-    size_t head_end = out.find("\r\n\r\n");
-    if (head_end == std::string::npos) return result;
-    std::vector<std::string> lines = Lines(out.substr(0, head_end), "\r\n");
-    out = out.substr(head_end + 4);
-    // "HTTP/1.1 200 OK"
-    size_t space = lines[0].find(' ');
-    if (space == std::string::npos) return result;
-    result.status = std::atoi(lines[0].c_str() + space + 1);
-    if (result.status == 100) continue;
-    for (size_t i = 1; i < lines.size(); ++i) {
-      size_t colon = lines[i].find(':');
-      if (colon == std::string::npos) continue;
-      result.headers[Lower(lines[i].substr(0, colon))] =
-          Trim(lines[i].substr(colon + 1));
-    }
-    break;
-  }
-  result.body = out;
-  return result;
-}
-
-// inspectorctl `args` against `daemon`, with its token file.
-testing::ProcessResult Ctl(const DaemonProcess& daemon,
-                           std::vector<std::string> args,
-                           std::map<std::string, std::string> env = {}) {
-  args.insert(args.begin(), INSPECTORCTL_PATH);
-  env.emplace("INSPECTOR_ADDR", daemon.address());
-  env.emplace("INSPECTOR_TOKEN_FILE", daemon.token_file());
-  env.emplace("NO_COLOR", "1");
-  return RunProcess(args, env);
 }
 
 // Signs a browser (curl, saying it is `agent`) into the web UI at `base`
@@ -142,31 +80,11 @@ HttpResult UiCall(const std::string& base, const std::string& cookie,
                "X-Inspector-Csrf: 1", base + path});
 }
 
-class GatewayTest : public ::testing::Test {
+class GatewayTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_,
-                                   {"--http", "127.0.0.1:0"}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    ASSERT_FALSE(daemon_->http_address().empty()) << daemon_->Stderr();
-    base_ = "http://" + daemon_->http_address();
+    StartDaemonWithHttp();
     token_ = daemon_->token();
-  }
-
-  // A request with the token (as the seed's X-Session-Token header).
-  HttpResult Request(const std::string& method, const std::string& path,
-                     const std::string& body = "",
-                     std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"-X", method, "-H",
-                                     "X-Session-Token: " + token_};
-    if (!body.empty()) {
-      args.insert(args.end(), {"-H", "Content-Type: application/json",
-                               "--data-binary", "@-"});
-    }
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(base_ + path);
-    return Curl(args, body);
   }
 
   // Registers the fixture server (stdio) through REST; returns its id.
@@ -174,8 +92,8 @@ class GatewayTest : public ::testing::Test {
     json config = {{"name", name},
                    {"transport", "stdio"},
                    {"command", "node"},
-                   {"args", {kFixture, "stdio"}}};
-    HttpResult created = Request("POST", "/config", config.dump());
+                   {"args", {kFixtureServer, "stdio"}}};
+    HttpResult created = Rest("POST", "/config", config.dump());
     EXPECT_EQ(created.status, 200) << created.body;
     return created.Json().value("id", "");
   }
@@ -190,9 +108,6 @@ class GatewayTest : public ::testing::Test {
     return count;
   }
 
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
-  std::string base_;
   std::string token_;
 };
 
@@ -236,7 +151,7 @@ TEST_F(GatewayTest, ConfigEndpointsFollowTheSeed) {
   "url": "http://localhost:8080/mcp",
   "headers": { "Authorization": "Bearer token" }
 })";
-  HttpResult created = Request("POST", "/config", seed_body);
+  HttpResult created = Rest("POST", "/config", seed_body);
   ASSERT_EQ(created.status, 200) << created.body;
   EXPECT_EQ(created.headers["content-type"], "application/json");
   json server = created.Json();
@@ -250,7 +165,7 @@ TEST_F(GatewayTest, ConfigEndpointsFollowTheSeed) {
   EXPECT_TRUE(server.contains("createdAt")) << created.body;
   EXPECT_TRUE(server.contains("updatedAt")) << created.body;
 
-  HttpResult list = Request("GET", "/config");
+  HttpResult list = Rest("GET", "/config");
   ASSERT_EQ(list.status, 200) << list.body;
   json servers = list.Json()["servers"];
   ASSERT_EQ(servers.size(), 1u) << list.body;
@@ -259,29 +174,30 @@ TEST_F(GatewayTest, ConfigEndpointsFollowTheSeed) {
   EXPECT_TRUE(servers[0]["env"].is_object()) << list.body;
   EXPECT_TRUE(servers[0]["args"].is_array()) << list.body;
 
-  HttpResult one = Request("GET", "/config/" + id);
+  HttpResult one = Rest("GET", "/config/" + id);
   EXPECT_EQ(one.status, 200) << one.body;
   EXPECT_EQ(one.Json()["name"], "my-server");
 
   HttpResult updated =
-      Request("PUT", "/config/" + id, R"({"url": "http://localhost:9090/mcp"})");
+      Rest("PUT", "/config/" + id, R"({"url": "http://localhost:9090/mcp"})");
   ASSERT_EQ(updated.status, 200) << updated.body;
   EXPECT_EQ(updated.Json()["url"], "http://localhost:9090/mcp");
   EXPECT_EQ(updated.Json()["name"], "my-server");  // partial update
 
-  HttpResult bad = Request("POST", "/config", R"({"name": "x", "transport": "carrier-pigeon"})");
+  HttpResult bad = Rest("POST", "/config",
+                        R"({"name": "x", "transport": "carrier-pigeon"})");
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_EQ(bad.Json()["error"]["code"], "INVALID_CONFIG");
 
-  HttpResult malformed = Request("POST", "/config", "{not json");
+  HttpResult malformed = Rest("POST", "/config", "{not json");
   EXPECT_EQ(malformed.status, 400) << malformed.body;
   EXPECT_EQ(malformed.Json()["error"]["code"], "INVALID_REQUEST");
 
-  HttpResult deleted = Request("DELETE", "/config/" + id);
+  HttpResult deleted = Rest("DELETE", "/config/" + id);
   EXPECT_EQ(deleted.status, 204) << deleted.body;
   EXPECT_EQ(deleted.body, "");
 
-  HttpResult gone = Request("GET", "/config/" + id);
+  HttpResult gone = Rest("GET", "/config/" + id);
   EXPECT_EQ(gone.status, 404) << gone.body;
   json error = gone.Json()["error"];
   EXPECT_EQ(error["code"], "SERVER_NOT_FOUND");
@@ -294,11 +210,13 @@ TEST_F(GatewayTest, ImportAndExportOverRest) {
   json file = {{"mcpServers",
                 {{"everything", {{"command", "npx"},
                                  {"args", {"-y", "@modelcontextprotocol/server-everything"}}}}}}};
-  HttpResult imported = Request(
+  HttpResult imported = Rest(
       "POST", "/config/import",
-      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}.dump());
+      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}
+          .dump());
   ASSERT_EQ(imported.status, 200) << imported.body;
-  HttpResult exported = Request("GET", "/config/export?format=CONFIG_FORMAT_MCP_SERVERS");
+  HttpResult exported =
+      Rest("GET", "/config/export?format=CONFIG_FORMAT_MCP_SERVERS");
   ASSERT_EQ(exported.status, 200) << exported.body;
   EXPECT_THAT(exported.body, HasSubstr("server-everything"));
 }
@@ -306,7 +224,7 @@ TEST_F(GatewayTest, ImportAndExportOverRest) {
 // POST /mcp forwards the body untouched and answers with the server's reply.
 TEST_F(GatewayTest, McpEndpointForwardsJsonRpc) {
   std::string id = AddFixture("fixture");
-  HttpResult listed = Request(
+  HttpResult listed = Rest(
       "POST", "/mcp?serverId=" + id,
       R"({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})");
   ASSERT_EQ(listed.status, 200) << listed.body;
@@ -317,7 +235,7 @@ TEST_F(GatewayTest, McpEndpointForwardsJsonRpc) {
   ASSERT_TRUE(reply["result"]["tools"].is_array()) << listed.body;
   EXPECT_GT(reply["result"]["tools"].size(), 3u);
 
-  HttpResult called = Request(
+  HttpResult called = Rest(
       "POST", "/mcp?serverId=" + id,
       R"({"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})");
   ASSERT_EQ(called.status, 200) << called.body;
@@ -325,18 +243,18 @@ TEST_F(GatewayTest, McpEndpointForwardsJsonRpc) {
   EXPECT_THAT(called.body, HasSubstr("hello"));
 
   // Typed endpoints reach the same session.
-  HttpResult tools = Request("GET", "/api/servers/" + id + "/tools");
+  HttpResult tools = Rest("GET", "/api/servers/" + id + "/tools");
   ASSERT_EQ(tools.status, 200) << tools.body;
   EXPECT_THAT(tools.body, HasSubstr("echo"));
-  HttpResult call = Request("POST", "/api/servers/" + id + "/tools/echo:call",
-                            R"({"arguments": {"message": "typed"}})");
+  HttpResult call = Rest("POST", "/api/servers/" + id + "/tools/echo:call",
+                         R"({"arguments": {"message": "typed"}})");
   ASSERT_EQ(call.status, 200) << call.body;
   EXPECT_THAT(call.body, HasSubstr("typed"));
-  HttpResult status = Request("GET", "/api/servers/" + id + "/status");
+  HttpResult status = Rest("GET", "/api/servers/" + id + "/status");
   ASSERT_EQ(status.status, 200) << status.body;
 
   // And the history endpoint has both directions of the exchange.
-  HttpResult history = Request(
+  HttpResult history = Rest(
       "GET", "/api/history?serverId=" + id + "&method=tools/call&limit=10");
   ASSERT_EQ(history.status, 200) << history.body;
   json entries = history.Json()["entries"];
@@ -344,24 +262,25 @@ TEST_F(GatewayTest, McpEndpointForwardsJsonRpc) {
   EXPECT_GE(entries.size(), 2u) << history.body;
   EXPECT_THAT(history.body, HasSubstr("call-7"));
 
-  HttpResult logs = Request("GET", "/api/logs?limit=5");
+  HttpResult logs = Rest("GET", "/api/logs?limit=5");
   ASSERT_EQ(logs.status, 200) << logs.body;
   EXPECT_TRUE(logs.Json()["entries"].is_array()) << logs.body;
 }
 
 TEST_F(GatewayTest, McpErrorsUseTheSeedStatuses) {
-  HttpResult unknown = Request("POST", "/mcp?serverId=no-such-server",
-                               R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  HttpResult unknown = Rest("POST", "/mcp?serverId=no-such-server",
+                            R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   EXPECT_EQ(unknown.status, 404) << unknown.body;
   EXPECT_EQ(unknown.Json()["error"]["code"], "SERVER_NOT_FOUND");
 
   json missing = {{"name", "missing"},
                   {"transport", "stdio"},
                   {"command", "/nonexistent/inspector-test-binary"}};
-  std::string id = Request("POST", "/config", missing.dump()).Json().value("id", "");
+  std::string id =
+      Rest("POST", "/config", missing.dump()).Json().value("id", "");
   ASSERT_FALSE(id.empty());
-  HttpResult spawn = Request("POST", "/mcp?serverId=" + id,
-                             R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  HttpResult spawn = Rest("POST", "/mcp?serverId=" + id,
+                          R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   EXPECT_EQ(spawn.status, 500) << spawn.body;
   json error = spawn.Json()["error"];
   EXPECT_EQ(error["code"], "SPAWN_FAILED") << spawn.body;
@@ -374,13 +293,13 @@ TEST_F(GatewayTest, ErrorsQuoteOnlyAPrefixOfTheInput) {
   json config = {{"name", std::string(10 << 20, 'n')},
                  {"transport", "stdio"},
                  {"command", "node"}};
-  HttpResult created = Request("POST", "/config", config.dump());
+  HttpResult created = Rest("POST", "/config", config.dump());
   EXPECT_EQ(created.status, 400) << created.body.substr(0, 300);
   EXPECT_EQ(created.Json()["error"]["code"], "INVALID_CONFIG");
   EXPECT_LT(created.body.size(), 2048u) << created.body.substr(0, 300);
   json file = {{"mcpServers", {{std::string(10 << 20, 'n'), {{"command", "x"}}}}}};
-  HttpResult imported = Request("POST", "/config/import",
-                                json{{"content", file.dump()}}.dump());
+  HttpResult imported =
+      Rest("POST", "/config/import", json{{"content", file.dump()}}.dump());
   EXPECT_EQ(imported.status, 400) << imported.body.substr(0, 300);
   EXPECT_EQ(imported.Json()["error"]["code"], "INVALID_CONFIG");
   EXPECT_LT(imported.body.size(), 2048u) << imported.body.substr(0, 300);
@@ -392,7 +311,7 @@ TEST_F(GatewayTest, InvalidJsonEchoKeepsWholeCharacters) {
   std::string id = AddFixture("fixture");
   std::string garbage = "{" + std::string(118, 'a');
   for (int i = 0; i < 200; ++i) garbage += "\xc3\xa9";
-  HttpResult invalid = Request("POST", "/mcp?serverId=" + id, garbage);
+  HttpResult invalid = Rest("POST", "/mcp?serverId=" + id, garbage);
   EXPECT_GE(invalid.status, 400) << invalid.body;
   std::string message = invalid.Json()["error"].value("message", "");
   EXPECT_THAT(message, HasSubstr("aaaa")) << invalid.body;
@@ -404,28 +323,28 @@ TEST_F(GatewayTest, ForeignHostOrOriginIsForbiddenBeforeAnyCall) {
   std::string id = AddFixture("fixture");
   const std::string message =
       R"({"jsonrpc":"2.0","id":"rebinding-probe","method":"tools/list"})";
-  HttpResult host = Request("POST", "/mcp?serverId=" + id, message,
-                            {"-H", "Host: evil.example"});
+  HttpResult host =
+      Rest("POST", "/mcp?serverId=" + id, message, {"Host: evil.example"});
   EXPECT_EQ(host.status, 403) << host.body;
   EXPECT_EQ(host.Json()["error"]["code"], "FORBIDDEN_HOST") << host.body;
-  HttpResult origin = Request("POST", "/mcp?serverId=" + id, message,
-                              {"-H", "Origin: http://evil.example"});
+  HttpResult origin = Rest("POST", "/mcp?serverId=" + id, message,
+                           {"Origin: http://evil.example"});
   EXPECT_EQ(origin.status, 403) << origin.body;
   EXPECT_EQ(origin.Json()["error"]["code"], "FORBIDDEN_ORIGIN") << origin.body;
   EXPECT_EQ(origin.headers.count("access-control-allow-origin"), 0u);
-  HttpResult port_trick = Request("GET", "/config", "",
-                                  {"-H", "Host: evil.example:" +
-                                             daemon_->http_address().substr(
-                                                 daemon_->http_address().rfind(':') + 1)});
+  HttpResult port_trick = Rest(
+      "GET", "/config", "",
+      {"Host: evil.example:" +
+       daemon_->http_address().substr(daemon_->http_address().rfind(':') + 1)});
   EXPECT_EQ(port_trick.status, 403) << port_trick.body;
 
   // Neither message reached the server: history has no trace of them,
   // while the same message with a proper host is recorded.
-  HttpResult history = Request("GET", "/api/history?serverId=" + id);
+  HttpResult history = Rest("GET", "/api/history?serverId=" + id);
   EXPECT_THAT(history.body, Not(HasSubstr("rebinding-probe")));
-  HttpResult allowed = Request("POST", "/mcp?serverId=" + id, message);
+  HttpResult allowed = Rest("POST", "/mcp?serverId=" + id, message);
   EXPECT_EQ(allowed.status, 200) << allowed.body;
-  history = Request("GET", "/api/history?serverId=" + id);
+  history = Rest("GET", "/api/history?serverId=" + id);
   EXPECT_THAT(history.body, HasSubstr("rebinding-probe"));
 }
 
@@ -443,8 +362,8 @@ TEST_F(GatewayTest, CorsAllowsListedOriginsOnly) {
   EXPECT_THAT(preflight.headers["access-control-allow-methods"],
               HasSubstr("DELETE"));
 
-  HttpResult listed = Request("GET", "/config", "",
-                              {"-H", "Origin: http://localhost:5173"});
+  HttpResult listed =
+      Rest("GET", "/config", "", {"Origin: http://localhost:5173"});
   EXPECT_EQ(listed.status, 200);
   EXPECT_EQ(listed.headers["access-control-allow-origin"],
             "http://localhost:5173");
@@ -456,13 +375,13 @@ TEST_F(GatewayTest, CorsAllowsListedOriginsOnly) {
 }
 
 TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
-  HttpResult unknown = Request("GET", "/no/such/endpoint");
+  HttpResult unknown = Rest("GET", "/no/such/endpoint");
   EXPECT_EQ(unknown.status, 404);
   json error = unknown.Json()["error"];
   EXPECT_EQ(error["code"], "NOT_FOUND") << unknown.body;
   EXPECT_THAT(error.value("message", ""), HasSubstr("/no/such/endpoint"));
 
-  HttpResult wrong_method = Request("PATCH", "/config");
+  HttpResult wrong_method = Rest("PATCH", "/config");
   EXPECT_EQ(wrong_method.status, 405) << wrong_method.body;
   EXPECT_EQ(wrong_method.Json()["error"]["code"], "METHOD_NOT_ALLOWED");
   EXPECT_THAT(wrong_method.headers["allow"], HasSubstr("GET"));
@@ -473,12 +392,12 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
   // Intercept is built: a message that is not held is a 404 in the same
   // format.
   HttpResult held =
-      Request("POST", "/api/intercept/held/h-404", R"({"action":"FORWARD"})");
+      Rest("POST", "/api/intercept/held/h-404", R"({"action":"FORWARD"})");
   EXPECT_EQ(held.status, 404) << held.body;
   EXPECT_EQ(held.Json()["error"]["code"], "NOT_FOUND");
 
   // OAuth is built: an unknown server is a 404 in the same format.
-  HttpResult oauth = Request("GET", "/oauth/authorize/some-server");
+  HttpResult oauth = Rest("GET", "/oauth/authorize/some-server");
   EXPECT_EQ(oauth.status, 404) << oauth.body;
   EXPECT_EQ(oauth.Json()["error"]["code"], "SERVER_NOT_FOUND");
 }
@@ -487,7 +406,7 @@ TEST_F(GatewayTest, UnknownPathsAndMethodsUseTheErrorFormat) {
 // 413 before any call is made.
 TEST_F(GatewayTest, OversizedBodyIsRefused) {
   std::string big((64 << 20) + 1, 'x');
-  HttpResult result = Request("POST", "/config", "{\"name\":\"" + big + "\"}");
+  HttpResult result = Rest("POST", "/config", "{\"name\":\"" + big + "\"}");
   EXPECT_EQ(result.status, 413) << result.body.substr(0, 200);
   EXPECT_EQ(result.Json()["error"]["code"], "TOO_LARGE") << result.body;
 }
@@ -499,7 +418,7 @@ TEST_F(GatewayTest, LargeRequestBodyIsAccepted) {
   for (int i = 0; i < 1000; ++i) big["args"].push_back(std::string(17500, 'b'));
   std::string body = big.dump();
   ASSERT_GT(body.size(), 16u << 20);
-  HttpResult created = Request("POST", "/config", body);
+  HttpResult created = Rest("POST", "/config", body);
   ASSERT_EQ(created.status, 200) << created.body.substr(0, 300);
   EXPECT_EQ(created.Json()["args"].size(), 1000u);
 }
@@ -508,7 +427,7 @@ TEST_F(GatewayTest, LargeRequestBodyIsAccepted) {
 // tool has already run upstream).
 TEST_F(GatewayTest, LargeToolResultPassesThrough) {
   std::string id = AddFixture("fixture");
-  HttpResult called = Request(
+  HttpResult called = Rest(
       "POST", "/mcp?serverId=" + id,
       R"({"jsonrpc":"2.0","id":"large-1","method":"tools/call","params":{"name":"large","arguments":{"bytes":5000000}}})");
   ASSERT_EQ(called.status, 200) << called.body.substr(0, 300);
@@ -520,12 +439,12 @@ TEST_F(GatewayTest, LargeToolResultPassesThrough) {
 TEST_F(GatewayTest, LargeConfigRepliesPassThrough) {
   json big = {{"name", "big"}, {"transport", "stdio"}, {"command", "node"}};
   for (int i = 0; i < 90; ++i) big["args"].push_back(std::string(60000, 'a'));
-  HttpResult created = Request("POST", "/config", big.dump());
+  HttpResult created = Rest("POST", "/config", big.dump());
   ASSERT_EQ(created.status, 200) << created.body.substr(0, 300);
-  HttpResult list = Request("GET", "/config");
+  HttpResult list = Rest("GET", "/config");
   ASSERT_EQ(list.status, 200) << list.body.substr(0, 300);
   EXPECT_EQ(list.Json()["servers"].size(), 1u);
-  HttpResult exported = Request("GET", "/config/export");
+  HttpResult exported = Rest("GET", "/config/export");
   ASSERT_EQ(exported.status, 200) << exported.body.substr(0, 300);
   EXPECT_GT(exported.body.size(), 5000000u);
 }
@@ -538,9 +457,10 @@ TEST_F(GatewayTest, LargeImportAnswersOnce) {
     file["mcpServers"]["server-" + std::to_string(i)] = {
         {"command", "node"}, {"args", {std::string(1500, 'a')}}};
   }
-  HttpResult imported = Request(
+  HttpResult imported = Rest(
       "POST", "/config/import",
-      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}.dump());
+      json{{"content", file.dump()}, {"format", "CONFIG_FORMAT_MCP_SERVERS"}}
+          .dump());
   ASSERT_EQ(imported.status, 200) << imported.body.substr(0, 300);
   EXPECT_EQ(imported.Json()["created"].size(), 3000u);
 }
@@ -556,21 +476,22 @@ TEST_F(GatewayTest, EventsStreamAsServerSentEvents) {
       {}, ": connected", &error);
   ASSERT_NE(stream, nullptr) << error;
 
-  HttpResult called = Request(
+  HttpResult called = Rest(
       "POST", "/mcp?serverId=" + id,
       R"({"jsonrpc":"2.0","id":"sse-probe","method":"tools/call","params":{"name":"echo","arguments":{"message":"over-sse"}}})");
   ASSERT_EQ(called.status, 200) << called.body;
 
   // Both directions of the call arrive as data: lines.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string output;
-  while (std::chrono::steady_clock::now() < deadline) {
-    output = stream->Output();
-    if (CountOccurrences(output, "sse-probe") >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_GE(CountOccurrences(output, "sse-probe"), 2) << output;
-  for (const std::string& line : Lines(output, "\n")) {
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        output = stream->Output();
+        return CountOccurrences(output, "sse-probe") >= 2;
+      },
+      absl::Seconds(30), "both directions of sse-probe are streamed"))
+      << output;
+  std::vector<std::string> lines = absl::StrSplit(output, '\n');
+  for (const std::string& line : lines) {
     if (line.rfind("data: ", 0) != 0) continue;
     json event = json::parse(line.substr(6), nullptr, false);
     EXPECT_FALSE(event.is_discarded()) << line;
@@ -595,8 +516,8 @@ TEST_F(GatewayTest, EventsStreamAsNdjsonOnRequest) {
   });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!started && std::chrono::steady_clock::now() < deadline) {
-    Request("POST", "/mcp?serverId=" + id,
-            R"({"jsonrpc":"2.0","id":"ndjson-probe","method":"ping"})");
+    Rest("POST", "/mcp?serverId=" + id,
+         R"({"jsonrpc":"2.0","id":"ndjson-probe","method":"ping"})");
   }
   reader.join();
   ASSERT_NE(stream, nullptr) << error;
@@ -628,7 +549,7 @@ TEST_F(GatewayTest, TheUiCookieIsABrowsersOwnCredentialNotTheToken) {
     EXPECT_EQ(as_token.status, 401) << header << as_token.body;
   }
   testing::ProcessResult grpc_bearer =
-      Ctl(*daemon_, {"servers", "list"}, {{"INSPECTOR_TOKEN", credential}});
+      Ctl({"servers", "list"}, {{"INSPECTOR_TOKEN", credential}});
   EXPECT_EQ(grpc_bearer.exit_code, 3) << grpc_bearer.out << grpc_bearer.err;
   // A second browser gets a credential of its own.
   std::string other = SignInBrowser(*daemon_, base_, "e2e-browser/2");
@@ -654,13 +575,13 @@ TEST_F(GatewayTest, SignOutRevokesTheBrowsersCredential) {
 // `inspectorctl ui sessions` lists the browsers (no secret) and --revoke
 // cuts one, or all, off at once.
 TEST_F(GatewayTest, UiSessionsListsAndRevokesBrowsers) {
-  testing::ProcessResult none = Ctl(*daemon_, {"ui", "sessions"});
+  testing::ProcessResult none = Ctl({"ui", "sessions"});
   EXPECT_EQ(none.exit_code, 0) << none.err;
   EXPECT_THAT(none.out, HasSubstr("no browser is signed into the web UI"));
   std::string first = SignInBrowser(*daemon_, base_, "first-browser/1");
   std::string second = SignInBrowser(*daemon_, base_, "second-browser/2");
 
-  testing::ProcessResult listed = Ctl(*daemon_, {"ui", "sessions", "-o", "json"});
+  testing::ProcessResult listed = Ctl({"ui", "sessions", "-o", "json"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   json sessions = json::parse(listed.out, nullptr, false)["sessions"];
   ASSERT_TRUE(sessions.is_array()) << listed.out;
@@ -671,29 +592,29 @@ TEST_F(GatewayTest, UiSessionsListsAndRevokesBrowsers) {
   EXPECT_THAT(first_id, ::testing::StartsWith("ui-"));
   EXPECT_THAT(listed.out, Not(HasSubstr(CookieValueOf(first))));
   EXPECT_THAT(listed.out, Not(HasSubstr(CookieValueOf(second))));
-  testing::ProcessResult table = Ctl(*daemon_, {"ui", "sessions"});
+  testing::ProcessResult table = Ctl({"ui", "sessions"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("LAST USED"));
   EXPECT_THAT(table.out, HasSubstr(first_id));
   EXPECT_THAT(table.out, HasSubstr("second-browser/2"));
   // A browser's credential may not list or revoke sign-ins.
   testing::ProcessResult by_browser =
-      Ctl(*daemon_, {"ui", "sessions"},
+      Ctl({"ui", "sessions"},
           {{"INSPECTOR_TOKEN", CookieValueOf(first)}});
   EXPECT_EQ(by_browser.exit_code, 3) << by_browser.out;
 
   testing::ProcessResult revoked =
-      Ctl(*daemon_, {"ui", "sessions", "--revoke", first_id});
+      Ctl({"ui", "sessions", "--revoke", first_id});
   EXPECT_EQ(revoked.exit_code, 0) << revoked.err;
   EXPECT_EQ(UiCall(base_, first, "GET", "/config").status, 401);
   EXPECT_EQ(UiCall(base_, second, "GET", "/config").status, 200);
   testing::ProcessResult again =
-      Ctl(*daemon_, {"ui", "sessions", "--revoke", first_id});
+      Ctl({"ui", "sessions", "--revoke", first_id});
   EXPECT_EQ(again.exit_code, 2) << again.out;
   EXPECT_THAT(again.err, HasSubstr("ui sessions"));
 
   testing::ProcessResult all =
-      Ctl(*daemon_, {"ui", "sessions", "--revoke", "all"});
+      Ctl({"ui", "sessions", "--revoke", "all"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_THAT(all.out, HasSubstr("revoked 1 web UI sign-in"));
   EXPECT_EQ(UiCall(base_, second, "GET", "/config").status, 401);
@@ -780,7 +701,7 @@ TEST_F(StandaloneGatewayTest, LargeToolResultPassesThrough) {
   json config = {{"name", "fixture"},
                  {"transport", "stdio"},
                  {"command", "node"},
-                 {"args", {kFixture, "stdio"}}};
+                 {"args", {kFixtureServer, "stdio"}}};
   HttpResult created = Post("/config", config.dump());
   ASSERT_EQ(created.status, 200) << created.body;
   HttpResult called = Post(

@@ -14,7 +14,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -22,21 +25,16 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
-using testing::DaemonProcess;
+using testing::kFixtureServer;
 using testing::ProcessResult;
-using testing::TempDir;
+using testing::WaitUntil;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-
-class InterceptCliTest : public ::testing::Test {
+class InterceptCliTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    ProcessResult added =
-        Ctl({"servers", "add", "fixture", "--", "node", kFixture, "stdio"});
+    ASSERT_NO_FATAL_FAILURE(StartDaemon());
+    ProcessResult added = Ctl(
+        {"servers", "add", "fixture", "--", "node", kFixtureServer, "stdio"});
     ASSERT_EQ(added.exit_code, 0) << added.err;
     ProcessResult connected = Ctl({"connect", "fixture"});
     ASSERT_EQ(connected.exit_code, 0) << connected.err;
@@ -53,21 +51,12 @@ class InterceptCliTest : public ::testing::Test {
   ProcessResult Ctl(std::vector<std::string> args,
                     std::map<std::string, std::string> env = {},
                     const std::string& input = "") {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    env.emplace("INSPECTOR_ADDR", daemon_->address());
-    env.emplace("INSPECTOR_TOKEN_FILE", daemon_->token_file());
-    env.emplace("NO_COLOR", "1");
     env.emplace("VISUAL", "");  // $EDITOR decides, as the tests set it
-    return testing::RunProcess(args, env, input);
+    return DaemonFixture::Ctl(std::move(args), std::move(env), input);
   }
 
   json CtlJson(std::vector<std::string> args) {
-    args.insert(args.end(), {"-o", "json"});
-    ProcessResult result = Ctl(args);
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    json parsed = json::parse(result.out, nullptr, false);
-    EXPECT_FALSE(parsed.is_discarded()) << result.out;
-    return parsed;
+    return testing::CtlJson(*daemon_, std::move(args), {{"VISUAL", ""}});
   }
 
   // `inspectorctl call fixture echo message=TEXT` in the background.
@@ -79,14 +68,14 @@ class InterceptCliTest : public ::testing::Test {
 
   // `held -o json` until `count` messages are held, up to 60 s.
   json HeldUntil(size_t count) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     json held;
-    while (std::chrono::steady_clock::now() < deadline) {
-      held = CtlJson({"held"});
-      if (held.contains("held") && held["held"].size() >= count) return held;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "never held " << count << ": " << held.dump();
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          held = CtlJson({"held"});
+          return held.contains("held") && held["held"].size() >= count;
+        },
+        absl::Seconds(60), std::to_string(count) + " calls are held"))
+        << held.dump();
     return held;
   }
 
@@ -99,9 +88,6 @@ class InterceptCliTest : public ::testing::Test {
     EXPECT_THAT(id, ::testing::StartsWith("bp-"));
     return id;
   }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
 };
 
 TEST_F(InterceptCliTest, BreakpointHoldsAndHeldListsIt) {

@@ -20,7 +20,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -29,76 +33,28 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
 using testing::DaemonProcess;
+using testing::HttpResult;
+using testing::kFixtureServer;
 using testing::ProcessResult;
 using testing::TempDir;
+using testing::WaitUntil;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-
-struct HttpResult {
-  int status = 0;
-  std::string body;
-  json Json() const { return json::parse(body, nullptr, false); }
-};
-
-class SessionsE2eTest : public ::testing::Test {
+class SessionsE2eTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_,
-                                   {"--http", "127.0.0.1:0"}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-  }
+  void SetUp() override { StartDaemonWithHttp(); }
 
+  using DaemonFixture::Ctl;
+  // inspectorctl against another daemon (an import's target).
   ProcessResult Ctl(const DaemonProcess& daemon,
                     std::vector<std::string> args) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return testing::RunProcess(args,
-                               {{"INSPECTOR_ADDR", daemon.address()},
-                                {"INSPECTOR_TOKEN_FILE", daemon.token_file()},
-                                {"NO_COLOR", "1"}});
-  }
-  ProcessResult Ctl(std::vector<std::string> args) {
-    return Ctl(*daemon_, std::move(args));
-  }
-
-  // Runs inspectorctl with -o json, expecting success; its output parsed.
-  json CtlJson(std::vector<std::string> args) {
-    args.push_back("-o");
-    args.push_back("json");
-    ProcessResult run = Ctl(args);
-    EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
-    json parsed = json::parse(run.out, nullptr, false);
-    EXPECT_FALSE(parsed.is_discarded()) << run.out;
-    return parsed;
-  }
-
-  HttpResult Http(const std::string& method, const std::string& path,
-                  const std::string& body = "") {
-    std::vector<std::string> argv = {
-        "curl", "-sS", "--max-time", "120", "-o", "-", "-w",
-        "\n%{http_code}", "-X", method, "-H",
-        "X-Session-Token: " + daemon_->token()};
-    if (!body.empty()) {
-      argv.insert(argv.end(), {"-H", "Content-Type: application/json",
-                               "--data-binary", "@-"});
-    }
-    argv.push_back("http://" + daemon_->http_address() + path);
-    ProcessResult run = testing::RunProcess(argv, {}, body);
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    HttpResult result;
-    size_t last = run.out.rfind('\n');
-    if (last == std::string::npos) return result;
-    result.body = run.out.substr(0, last);
-    result.status = std::atoi(run.out.substr(last + 1).c_str());
-    return result;
+    return testing::Ctl(daemon, std::move(args));
   }
 
   void AddFixture(const DaemonProcess& daemon, const std::string& name,
                   std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"servers", "add", name};
     args.insert(args.end(), extra.begin(), extra.end());
-    args.insert(args.end(), {"--", "node", kFixture, "stdio"});
+    args.insert(args.end(), {"--", "node", kFixtureServer, "stdio"});
     ProcessResult run = Ctl(daemon, args);
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
@@ -121,9 +77,6 @@ class SessionsE2eTest : public ::testing::Test {
     EXPECT_EQ(list["sessions"][0]["kind"], "daemon");
     return list["sessions"][0]["id"].get<std::string>();
   }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
 };
 
 TEST_F(SessionsE2eTest, ShowsASessionWithItsServerAndPagedMessages) {
@@ -136,7 +89,7 @@ TEST_F(SessionsE2eTest, ShowsASessionWithItsServerAndPagedMessages) {
   EXPECT_GE(session["messages"].get<int>(), 8);  // handshake + 3 calls
 
   HttpResult page =
-      Http("GET", "/api/sessions/" + id + "?messages=true&pageSize=2");
+      Rest("GET", "/api/sessions/" + id + "?messages=true&pageSize=2");
   ASSERT_EQ(page.status, 200) << page.body;
   json first = page.Json();
   ASSERT_EQ(first["page"].size(), 2u) << page.body;
@@ -146,12 +99,12 @@ TEST_F(SessionsE2eTest, ShowsASessionWithItsServerAndPagedMessages) {
   // auto), which the handshake-era fixture refuses, then initialize.
   EXPECT_EQ(first["page"][0]["method"], "server/discover");
   EXPECT_EQ(first["nextPageToken"], "2");
-  HttpResult next = Http("GET", "/api/sessions/" + id +
-                                    "?messages=true&pageSize=2&pageToken=2");
+  HttpResult next = Rest(
+      "GET", "/api/sessions/" + id + "?messages=true&pageSize=2&pageToken=2");
   ASSERT_EQ(next.status, 200) << next.body;
   EXPECT_EQ(next.Json()["page"][0]["sequence"], "3");
 
-  HttpResult named = Http("PATCH", "/api/sessions/" + id,
+  HttpResult named = Rest("PATCH", "/api/sessions/" + id,
                           R"({"name":"evidence 1","notes":"echo works"})");
   ASSERT_EQ(named.status, 200) << named.body;
   ProcessResult table = Ctl({"sessions", "list"});
@@ -182,7 +135,7 @@ TEST_F(SessionsE2eTest, ExportMasksAndImportExportIsByteIdentical) {
   EXPECT_EQ(doc["messages"][0]["method"], "server/discover");  // the probe
 
   // REST gives the same file.
-  HttpResult rest = Http("GET", "/api/sessions/" + id + ":export");
+  HttpResult rest = Rest("GET", "/api/sessions/" + id + ":export");
   ASSERT_EQ(rest.status, 200) << rest.body;
   EXPECT_EQ(rest.Json()["json"], first);
   EXPECT_EQ(rest.Json()["filename"], "session-" + id + ".json");
@@ -207,8 +160,8 @@ TEST_F(SessionsE2eTest, ExportMasksAndImportExportIsByteIdentical) {
   EXPECT_EQ(again.out, first);
 
   // Into the same daemon: the id is taken, so the import gets another.
-  HttpResult same = Http("POST", "/api/sessions:import",
-                         json{{"json", first}}.dump());
+  HttpResult same =
+      Rest("POST", "/api/sessions:import", json{{"json", first}}.dump());
   ASSERT_EQ(same.status, 200) << same.body;
   EXPECT_EQ(same.Json()["idChanged"], true);
   EXPECT_NE(same.Json()["session"]["id"], id);
@@ -218,7 +171,7 @@ TEST_F(SessionsE2eTest, ReplaysASessionAndFindsDifferences) {
   const std::string id = Record();
   ASSERT_FALSE(id.empty());
   // Against a fresh process of the same server: the same answers.
-  HttpResult replay = Http("POST", "/api/sessions/" + id + ":replay", "{}");
+  HttpResult replay = Rest("POST", "/api/sessions/" + id + ":replay", "{}");
   ASSERT_EQ(replay.status, 200) << replay.body;
   json result = replay.Json();
   EXPECT_EQ(result["session"]["kind"], "replay");
@@ -227,7 +180,7 @@ TEST_F(SessionsE2eTest, ReplaysASessionAndFindsDifferences) {
   const std::string replay_id = result["session"]["id"].get<std::string>();
   EXPECT_NE(replay_id, id);
 
-  HttpResult diff = Http("POST", "/api/sessions:diff",
+  HttpResult diff = Rest("POST", "/api/sessions:diff",
                          json{{"a", id}, {"b", replay_id}}.dump());
   ASSERT_EQ(diff.status, 200) << diff.body;
   EXPECT_EQ(diff.Json()["identical"], true) << diff.body;
@@ -398,13 +351,9 @@ TEST_F(SessionsE2eTest, AHeldReplayDoesNotKeepTheDaemonFromExiting) {
             0);
   std::future<ProcessResult> replay = std::async(
       std::launch::async, [this, echo_id] { return Ctl({"replay", echo_id}); });
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool held = false;
-  while (!held && std::chrono::steady_clock::now() < deadline) {
-    held = Ctl({"held"}).out.find("tools/call") != std::string::npos;
-    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(held);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Ctl({"held"}).out.find("tools/call") != std::string::npos; },
+      absl::Seconds(60), "the replayed tools/call is held"));
 
   const pid_t pid = daemon_->pid();
   std::future<int> stopped = std::async(
@@ -423,7 +372,7 @@ TEST_F(SessionsE2eTest, RefusesBadInputWithTheDocumentedCodes) {
   ProcessResult unknown = Ctl({"sessions", "show", "no-such-session"});
   EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
   EXPECT_THAT(unknown.err, HasSubstr("no-such-session"));
-  EXPECT_EQ(Http("GET", "/api/sessions/no-such-session").status, 404);
+  EXPECT_EQ(Rest("GET", "/api/sessions/no-such-session").status, 404);
   EXPECT_EQ(Ctl({"replay", "987654"}).exit_code, 2);
   EXPECT_EQ(Ctl({"sessions", "diff", "a", "b"}).exit_code, 2);
 
