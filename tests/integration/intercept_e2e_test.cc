@@ -33,7 +33,11 @@
 #include "inspector/v1/intercept.grpc.pb.h"
 #include "inspector/v1/mcp.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -41,71 +45,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
-using testing::DaemonProcess;
+using testing::Curl;
+using testing::HttpResult;
+using testing::kEverythingServer;
+using testing::kFixtureServer;
 using testing::PeerProcess;
 using testing::RunProcess;
-using testing::TempDir;
-
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-const std::string kEverything =
-    std::string(SOURCE_DIR) +
-    "/tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/"
-    "index.js";
-
-struct HttpResult {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-cased names
-  std::string body;
-  json Json() const { return json::parse(body, nullptr, false); }
-  // The JSON-RPC message of an MCP answer, plain JSON or one SSE event.
-  json Rpc() const {
-    size_t data = body.find("data: ");
-    if (data == std::string::npos) return Json();
-    size_t end = body.find('\n', data);
-    return json::parse(body.substr(data + 6, end == std::string::npos
-                                                 ? std::string::npos
-                                                 : end - data - 6),
-                       nullptr, false);
-  }
-};
-
-HttpResult Curl(std::vector<std::string> args, const std::string& input = "") {
-  std::vector<std::string> argv = {"curl", "-sS", "-i", "--max-time", "60"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  testing::ProcessResult run = RunProcess(argv, {}, input);
-  HttpResult result;
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  std::string out = run.out;
-  while (true) {
-    size_t head_end = out.find("\r\n\r\n");
-    if (head_end == std::string::npos) return result;
-    std::string head = out.substr(0, head_end);
-    out = out.substr(head_end + 4);
-    size_t space = head.find(' ');
-    if (space == std::string::npos) return result;
-    result.status = std::atoi(head.c_str() + space + 1);
-    if (result.status == 100) continue;
-    size_t at = head.find("\r\n");
-    while (at != std::string::npos) {
-      size_t next = head.find("\r\n", at + 2);
-      std::string line = head.substr(at + 2, next == std::string::npos
-                                                 ? std::string::npos
-                                                 : next - at - 2);
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        std::string name = line.substr(0, colon);
-        for (char& c : name) c = static_cast<char>(std::tolower(c));
-        size_t v = line.find_first_not_of(' ', colon + 1);
-        result.headers[name] = v == std::string::npos ? "" : line.substr(v);
-      }
-      at = next;
-    }
-    break;
-  }
-  result.body = out;
-  return result;
-}
+using testing::WaitUntil;
 
 std::string CallText(int id, const std::string& tool, const std::string& key,
                      const std::string& value) {
@@ -116,61 +62,27 @@ std::string CallText(int id, const std::string& tool, const std::string& key,
   return call.dump();
 }
 
-class InterceptTest : public ::testing::Test {
+class InterceptTest : public testing::DaemonFixture {
  protected:
   void SetUp() override { Start({}); }
 
   void Start(std::vector<std::string> flags) {
-    daemon_.reset();
-    flags.insert(flags.begin(), {"--http", "127.0.0.1:0"});
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, flags, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    base_ = "http://" + daemon_->http_address();
+    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp(std::move(flags)));
     token_ = daemon_->token();
-    auto channel = grpc::CreateChannel(daemon_->address(),
-                                       grpc::InsecureChannelCredentials());
+    auto channel = testing::DaemonChannel(*daemon_);
     config_ = v1::ConfigService::NewStub(channel);
     mcp_ = v1::McpService::NewStub(channel);
     history_ = v1::HistoryService::NewStub(channel);
   }
 
-  std::unique_ptr<grpc::ClientContext> Context() {
-    auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::seconds(60));
-    context->AddMetadata("authorization", "Bearer " + token_);
-    return context;
-  }
-
-  HttpResult Request(const std::string& method, const std::string& path,
-                     const std::string& body = "") {
-    std::vector<std::string> args = {"-X", method, "-H",
-                                     "X-Session-Token: " + token_};
-    if (!body.empty()) {
-      args.insert(args.end(), {"-H", "Content-Type: application/json",
-                               "--data-binary", "@-"});
-    }
-    args.push_back(base_ + path);
-    return Curl(args, body);
-  }
-
   std::string Add(const std::string& name, v1::ServerConfig config) {
-    config.set_name(name);
-    v1::CreateServerRequest request;
-    *request.mutable_server() = config;
-    v1::ServerConfig created;
-    auto context = Context();
-    grpc::Status status =
-        config_->CreateServer(context.get(), request, &created);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return created.id();
+    return testing::AddServer(*config_, *daemon_, name, std::move(config));
   }
   std::string AddFixture(const std::string& name) {
     v1::ServerConfig config;
     config.set_transport("stdio");
     config.set_command("node");
-    config.add_args(kFixture);
+    config.add_args(kFixtureServer);
     config.add_args("stdio");
     return Add(name, config);
   }
@@ -178,36 +90,35 @@ class InterceptTest : public ::testing::Test {
     v1::ServerConfig config;
     config.set_transport("stdio");
     config.set_command("node");
-    config.add_args(kEverything);
+    config.add_args(kEverythingServer);
     config.add_args("stdio");
     return Add(name, config);
   }
 
   json AddBreakpoint(const json& breakpoint) {
     HttpResult added =
-        Request("POST", "/api/intercept/breakpoints", breakpoint.dump());
+        Rest("POST", "/api/intercept/breakpoints", breakpoint.dump());
     EXPECT_EQ(added.status, 200) << added.body;
     return added.Json();
   }
 
   // Waits until `count` messages are held; returns them (oldest first).
   json WaitHeld(size_t count) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     json held = json::array();
-    while (std::chrono::steady_clock::now() < deadline) {
-      HttpResult list = Request("GET", "/api/intercept/held");
-      EXPECT_EQ(list.status, 200) << list.body;
-      held = list.Json().value("held", json::array());
-      if (held.size() >= count) return held;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "timed out waiting for " << count << " held messages; "
-                  << held.dump();
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          HttpResult list = Rest("GET", "/api/intercept/held");
+          EXPECT_EQ(list.status, 200) << list.body;
+          held = list.Json().value("held", json::array());
+          return held.size() >= count;
+        },
+        absl::Seconds(60), absl::StrCat(count, " messages are held")))
+        << held.dump();
     return held;
   }
 
   HttpResult Resolve(const std::string& id, const json& body) {
-    return Request("POST", "/api/intercept/held/" + id, body.dump());
+    return Rest("POST", "/api/intercept/held/" + id, body.dump());
   }
 
   // The history rows of `server` (name or id), oldest first.
@@ -255,9 +166,6 @@ class InterceptTest : public ::testing::Test {
     return Curl(args, body);
   }
 
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
-  std::string base_;
   std::string token_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::McpService::Stub> mcp_;
@@ -265,17 +173,17 @@ class InterceptTest : public ::testing::Test {
 };
 
 TEST_F(InterceptTest, RestManagesModeBreakpointsAndHeldMessages) {
-  HttpResult state = Request("GET", "/api/intercept");
+  HttpResult state = Rest("GET", "/api/intercept");
   ASSERT_EQ(state.status, 200) << state.body;
   EXPECT_EQ(state.Json()["mode"], "PASSTHROUGH");
 
-  HttpResult set = Request("PUT", "/api/intercept",
-                           R"({"mode":"INTERCEPT","holdTimeoutMs":1500})");
+  HttpResult set = Rest("PUT", "/api/intercept",
+                        R"({"mode":"INTERCEPT","holdTimeoutMs":1500})");
   ASSERT_EQ(set.status, 200) << set.body;
   EXPECT_EQ(set.Json()["mode"], "INTERCEPT");
   EXPECT_EQ(set.Json()["holdTimeoutMs"], 1500);
   // A field left out keeps its value.
-  set = Request("PUT", "/api/intercept", R"({"mode":"PASSTHROUGH"})");
+  set = Rest("PUT", "/api/intercept", R"({"mode":"PASSTHROUGH"})");
   EXPECT_EQ(set.Json()["holdTimeoutMs"], 1500);
   EXPECT_EQ(set.Json()["mode"], "PASSTHROUGH");
 
@@ -283,29 +191,28 @@ TEST_F(InterceptTest, RestManagesModeBreakpointsAndHeldMessages) {
                            {"method", "tools/call"},
                            {"target", "echo"}});
   EXPECT_EQ(bp["id"], "bp-1");
-  HttpResult bad = Request("POST", "/api/intercept/breakpoints",
-                           R"({"enabled":true,"pattern":"(unclosed"})");
+  HttpResult bad = Rest("POST", "/api/intercept/breakpoints",
+                        R"({"enabled":true,"pattern":"(unclosed"})");
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_THAT(bad.body, HasSubstr("invalid regular expression"));
   EXPECT_THAT(bad.body, HasSubstr("INVALID_REQUEST"));
-  HttpResult orphan = Request("POST", "/api/intercept/breakpoints",
-                              R"({"value":"1"})");
+  HttpResult orphan =
+      Rest("POST", "/api/intercept/breakpoints", R"({"value":"1"})");
   EXPECT_EQ(orphan.status, 400) << orphan.body;
   EXPECT_THAT(orphan.body, HasSubstr("needs a pointer"));
 
-  HttpResult patched = Request("PATCH", "/api/intercept/breakpoints/bp-1",
-                               R"({"enabled":false})");
+  HttpResult patched =
+      Rest("PATCH", "/api/intercept/breakpoints/bp-1", R"({"enabled":false})");
   ASSERT_EQ(patched.status, 200) << patched.body;
   EXPECT_FALSE(patched.Json().value("enabled", true));
-  HttpResult list = Request("GET", "/api/intercept/breakpoints");
+  HttpResult list = Rest("GET", "/api/intercept/breakpoints");
   ASSERT_EQ(list.Json()["breakpoints"].size(), 1u);
   EXPECT_EQ(list.Json()["breakpoints"][0]["target"], "echo");
-  EXPECT_EQ(Request("DELETE", "/api/intercept/breakpoints/bp-1").status, 204);
-  EXPECT_EQ(Request("DELETE", "/api/intercept/breakpoints/bp-1").status, 404);
-  EXPECT_EQ(Request("PATCH", "/api/intercept/breakpoints/bp-9", "{}").status,
-            404);
+  EXPECT_EQ(Rest("DELETE", "/api/intercept/breakpoints/bp-1").status, 204);
+  EXPECT_EQ(Rest("DELETE", "/api/intercept/breakpoints/bp-1").status, 404);
+  EXPECT_EQ(Rest("PATCH", "/api/intercept/breakpoints/bp-9", "{}").status, 404);
 
-  HttpResult held = Request("GET", "/api/intercept/held");
+  HttpResult held = Rest("GET", "/api/intercept/held");
   ASSERT_EQ(held.status, 200) << held.body;
   EXPECT_TRUE(held.Json().value("held", json::array()).empty());
   HttpResult unknown = Resolve("h-404", {{"action", "FORWARD"}});
@@ -316,7 +223,7 @@ TEST_F(InterceptTest, RestManagesModeBreakpointsAndHeldMessages) {
 TEST_F(InterceptTest, FlagsSetTheStateAndABadSpecIsRefused) {
   Start({"--intercept", "--hold-timeout", "2500", "--breakpoint",
          "method=tools/call,target=echo,once"});
-  HttpResult state = Request("GET", "/api/intercept");
+  HttpResult state = Rest("GET", "/api/intercept");
   ASSERT_EQ(state.status, 200) << state.body;
   EXPECT_EQ(state.Json()["mode"], "INTERCEPT");
   EXPECT_EQ(state.Json()["holdTimeoutMs"], 2500);
@@ -447,8 +354,8 @@ TEST_F(InterceptTest, TypedCallDroppedAndRestCallForwarded) {
 
   HttpResult rest;
   std::thread rest_caller([&] {
-    rest = Request("POST", "/api/servers/" + id + "/tools/echo:call",
-                   R"({"arguments":{"message":"via rest"}})");
+    rest = Rest("POST", "/api/servers/" + id + "/tools/echo:call",
+                R"({"arguments":{"message":"via rest"}})");
   });
   held = WaitHeld(1);
   ASSERT_EQ(held.size(), 1u);
@@ -510,10 +417,10 @@ TEST_F(InterceptTest, FrontDoorDropModifyAndServerToClient) {
   EXPECT_THAT(second.Rpc().dump(), HasSubstr("after")) << second.body;
 
   // The server's answer on its way back: held, then forwarded.
-  EXPECT_EQ(Request("PATCH", "/api/intercept/breakpoints/bp-1",
-                    R"({"enabled":false})")
-                .status,
-            200);
+  EXPECT_EQ(
+      Rest("PATCH", "/api/intercept/breakpoints/bp-1", R"({"enabled":false})")
+          .status,
+      200);
   AddBreakpoint({{"enabled", true}, {"direction", "SERVER_TO_CLIENT"},
                  {"kind", "response"}, {"method", "tools/call"}});
   HttpResult third;
@@ -537,7 +444,7 @@ TEST_F(InterceptTest, FrontDoorDropModifyAndServerToClient) {
 TEST_F(InterceptTest, HundredOtherSessionsCompleteWhileOneIsHeld) {
   Start({"--frontdoor-max-sessions", "200"});
   std::string error;
-  auto peer = PeerProcess::Start({"node", kFixture, "streamableHttp"},
+  auto peer = PeerProcess::Start({"node", kFixtureServer, "streamableHttp"},
                                  {{"PORT", "0"}}, "\"listening\"", &error);
   ASSERT_NE(peer, nullptr) << error;
   int port = json::parse(peer->ready_line())["listening"];
@@ -647,10 +554,10 @@ TEST_F(InterceptTest, StdioProxyHeldAndModified) {
   EXPECT_EQ(held[0]["message"]["direction"], "SERVER_TO_CLIENT");
   EXPECT_EQ(held[0]["message"]["target"], "echo");
   // Switching from INTERCEPT to PASSTHROUGH releases everything held.
-  EXPECT_EQ(Request("PUT", "/api/intercept", R"({"mode":"INTERCEPT"})").status,
+  EXPECT_EQ(Rest("PUT", "/api/intercept", R"({"mode":"INTERCEPT"})").status,
             200);
   HttpResult passthrough =
-      Request("PUT", "/api/intercept", R"({"mode":"PASSTHROUGH"})");
+      Rest("PUT", "/api/intercept", R"({"mode":"PASSTHROUGH"})");
   EXPECT_EQ(passthrough.Json().value("held", 0), 0);
   // The answer (notifications the server sent meanwhile may come first).
   std::string answer;
