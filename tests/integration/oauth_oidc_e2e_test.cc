@@ -21,7 +21,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
@@ -29,10 +31,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::PeerProcess;
 using testing::ProcessResult;
-using testing::TempDir;
+using testing::WaitUntil;
 
 const std::string kFixture =
     std::string(SOURCE_DIR) + "/tools/oauth-fixture/server.mjs";
@@ -58,7 +59,7 @@ std::string PercentEncode(const std::string& s) {
   return out;
 }
 
-class OAuthOidcTest : public ::testing::Test {
+class OAuthOidcTest : public testing::DaemonFixture {
  protected:
   void SetUp() override { StartAll({}); }
 
@@ -72,22 +73,20 @@ class OAuthOidcTest : public ::testing::Test {
     mcp_url_ = ready["mcp"].get<std::string>();
     issuer_ = ready["issuer"].get<std::string>();
     fixture_origin_ = mcp_url_.substr(0, mcp_url_.rfind("/mcp"));
-    daemon_ = DaemonProcess::Start(
-        INSPECTORD_PATH, dir_,
-        {"--http", "127.0.0.1:0", "--log-level", "debug", "--log-format", "json"},
-        &error);
-    ASSERT_NE(daemon_, nullptr) << error;
+    ASSERT_NO_FATAL_FAILURE(StartLoggingDaemon());
     ProcessResult added = Ctl({"servers", "add", "oidc", "--url", mcp_url_});
     ASSERT_EQ(added.exit_code, 0) << added.err;
   }
 
+  // The daemon with --http and its log in JSON, debug level and up.
+  void StartLoggingDaemon() {
+    StartDaemonWithHttp({"--log-level", "debug", "--log-format", "json"});
+  }
+
   ProcessResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return testing::RunProcess(args, {{"INSPECTOR_ADDR", daemon_->address()},
-                                      {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
-                                      {"NO_COLOR", "1"},
-                                      {"DISPLAY", ""},
-                                      {"WAYLAND_DISPLAY", ""}});
+    // No display: `auth login` must not open a browser.
+    return DaemonFixture::Ctl(std::move(args),
+                              {{"DISPLAY", ""}, {"WAYLAND_DISPLAY", ""}});
   }
 
   void Login() {
@@ -137,27 +136,16 @@ class OAuthOidcTest : public ::testing::Test {
   // The body of GET `path` on the daemon's REST gateway; *status gets the
   // HTTP status.
   std::string RestGet(const std::string& path, int* status = nullptr) {
-    ProcessResult got = testing::RunProcess(
-        {"curl", "-sS", "--max-time", "60", "-w", "\n%{http_code}", "-H",
-         "X-Session-Token: " + daemon_->token(),
-         "http://" + daemon_->http_address() + path});
-    EXPECT_EQ(got.exit_code, 0) << got.err;
-    size_t last = got.out.rfind('\n');
-    if (last == std::string::npos) return got.out;
-    if (status != nullptr) *status = std::atoi(got.out.c_str() + last + 1);
-    return got.out.substr(0, last);
+    testing::HttpResult got = Rest("GET", path);
+    if (status != nullptr) *status = got.status;
+    return got.body;
   }
 
   // POST `body` to `path` on the daemon's REST gateway: the parsed answer.
   json RestPost(const std::string& path, const std::string& body) {
-    ProcessResult got = testing::RunProcess(
-        {"curl", "-sS", "--max-time", "60", "-X", "POST", "-H",
-         "X-Session-Token: " + daemon_->token(), "-H",
-         "Content-Type: application/json", "--data-binary", body,
-         "http://" + daemon_->http_address() + path});
-    EXPECT_EQ(got.exit_code, 0) << got.err;
-    json parsed = json::parse(got.out, nullptr, false);
-    EXPECT_TRUE(parsed.is_object()) << got.out;
+    testing::HttpResult got = Rest("POST", path, body);
+    json parsed = got.Json();
+    EXPECT_TRUE(parsed.is_object()) << got.body;
     return parsed;
   }
 
@@ -183,12 +171,7 @@ class OAuthOidcTest : public ::testing::Test {
   // starts it again on the same database.
   void RestartDaemon() {
     ASSERT_EQ(daemon_->Stop(SIGKILL), 128 + SIGKILL);
-    std::string error;
-    daemon_ = DaemonProcess::Start(
-        INSPECTORD_PATH, dir_,
-        {"--http", "127.0.0.1:0", "--log-level", "debug", "--log-format", "json"},
-        &error);
-    ASSERT_NE(daemon_, nullptr) << error;
+    StartLoggingDaemon();
   }
 
   // What a browser does with the authorization URL: follows the
@@ -229,9 +212,7 @@ class OAuthOidcTest : public ::testing::Test {
     return dump.out;
   }
 
-  TempDir dir_;
   std::unique_ptr<PeerProcess> fixture_;
-  std::unique_ptr<DaemonProcess> daemon_;
   std::string mcp_url_;
   std::string issuer_;
   std::string fixture_origin_;
@@ -428,13 +409,11 @@ class OAuthOidcSseTest : public OAuthOidcTest {
   }
 
   // Waits (at most 60 s) until the fixture counter reaches `value`.
-  bool WaitForCounter(const std::string& name, int value) {
-    absl::Time deadline = absl::Now() + absl::Seconds(60);
-    while (absl::Now() < deadline) {
-      if (Counter(name) >= value) return true;
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    return false;
+  ::testing::AssertionResult WaitForCounter(const std::string& name,
+                                            int value) {
+    return WaitUntil(
+        [&] { return Counter(name) >= value; }, absl::Seconds(60),
+        "the fixture counts " + std::to_string(value) + " " + name);
   }
 };
 
@@ -563,14 +542,14 @@ TEST_F(OAuthOidcTest, NoTokenInLogsHistoryWatchOrExports) {
   ASSERT_EQ(last.exit_code, 0) << last.err;
 
   // The events of the last call reached the stream.
-  absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline &&
-         std::vector<std::string>(absl::StrSplit(events->Output(), "alice with"))
-                 .size() < 3) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  std::string watched = events->Output();
-  EXPECT_GE(std::vector<std::string>(absl::StrSplit(watched, "alice with")).size(), 3u)
+  std::string watched;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        watched = events->Output();
+        return std::vector<std::string>(absl::StrSplit(watched, "alice with"))
+                   .size() >= 3;
+      },
+      absl::Seconds(30), "the stream shows both answers of whoami"))
       << watched;
 
   std::map<std::string, std::string> places = {
