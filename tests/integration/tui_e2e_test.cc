@@ -16,85 +16,32 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/tmux.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using testing::kFixtureServer;
 using ::testing::Not;
-using testing::DaemonProcess;
 using testing::ProcessResult;
 using testing::TempDir;
+using testing::Tmux;
+using testing::WaitUntil;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-
-// A tmux server of its own (its socket in the test's directory).
-class Tmux {
- public:
-  explicit Tmux(std::string socket) : socket_(std::move(socket)) {}
-  ~Tmux() { Run({"kill-server"}); }
-
-  ProcessResult Run(std::vector<std::string> args) {
-    args.insert(args.begin(), {"tmux", "-u", "-S", socket_});
-    return testing::RunProcess(args, {{"LC_ALL", "C.UTF-8"}});
-  }
-  // Starts `command` (a shell command line) in a detached 80x24 session.
-  bool Start(const std::string& command) {
-    ProcessResult started = Run({"new-session", "-d", "-s", "tui", "-x",
-                                 "80", "-y", "24", command});
-    if (started.exit_code != 0) ADD_FAILURE() << started.err;
-    return started.exit_code == 0;
-  }
-  std::string Screen() { return Run({"capture-pane", "-p", "-t", "tui"}).out; }
-  void Keys(const std::vector<std::string>& keys) {
-    std::vector<std::string> args = {"send-keys", "-t", "tui"};
-    args.insert(args.end(), keys.begin(), keys.end());
-    ProcessResult sent = Run(args);
-    EXPECT_EQ(sent.exit_code, 0) << sent.err;
-  }
-  // Waits up to 60 s for the screen to contain every one of `texts`.
-  bool WaitFor(const std::vector<std::string>& texts) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    std::string screen;
-    while (std::chrono::steady_clock::now() < deadline) {
-      screen = Screen();
-      bool all = true;
-      for (const std::string& text : texts) {
-        all = all && screen.find(text) != std::string::npos;
-      }
-      if (all) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "the screen never showed " << ::testing::PrintToString(texts)
-                  << ":\n" << screen;
-    return false;
-  }
-  bool SessionGone() {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Run({"has-session", "-t", "tui"}).exit_code != 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-
- private:
-  std::string socket_;
-};
-
-class TuiE2eTest : public ::testing::Test {
+class TuiE2eTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-    ASSERT_EQ(
-        Ctl({"servers", "add", "fixture", "--", "node", kFixture, "stdio"})
-            .exit_code,
-        0);
+    ASSERT_NO_FATAL_FAILURE(StartDaemon());
+    ASSERT_EQ(Ctl({"servers", "add", "fixture", "--", "node", kFixtureServer,
+                   "stdio"})
+                  .exit_code,
+              0);
     ASSERT_EQ(Ctl({"connect", "fixture"}).exit_code, 0);
     // Until this inspectord implements InterceptService, every intercept
     // command exits 8 ("not available"): nothing here can be exercised.
@@ -104,14 +51,6 @@ class TuiE2eTest : public ::testing::Test {
       GTEST_SKIP() << "inspectord does not implement InterceptService yet";
     }
     ASSERT_EQ(state.exit_code, 0) << state.err;
-  }
-
-  ProcessResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return testing::RunProcess(
-        args, {{"INSPECTOR_ADDR", daemon_->address()},
-               {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
-               {"NO_COLOR", "1"}});
   }
 
   // The shell command line tmux runs: inspectorctl tui with this daemon,
@@ -124,9 +63,6 @@ class TuiE2eTest : public ::testing::Test {
         " INSPECTOR_TOKEN_FILE='", daemon_->token_file(), "' ",
         INSPECTORCTL_PATH, " tui");
   }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
 };
 
 TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
@@ -176,7 +112,7 @@ TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
   ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
 
   tmux.Keys({"q"});
-  EXPECT_TRUE(tmux.SessionGone());
+  EXPECT_TRUE(tmux.WaitSessionGone());
 }
 
 TEST_F(TuiE2eTest, ForwardAndDropFromTheKeyboard) {
@@ -213,7 +149,7 @@ TEST_F(TuiE2eTest, ForwardAndDropFromTheKeyboard) {
   tmux.Keys({"F5"});
   ASSERT_TRUE(tmux.WaitFor({"not held"}));
   tmux.Keys({"q"});
-  EXPECT_TRUE(tmux.SessionGone());
+  EXPECT_TRUE(tmux.WaitSessionGone());
 }
 
 // The session files `s` wrote into `dir`.
@@ -234,14 +170,12 @@ TEST_F(TuiE2eTest, ReplayARequestAndExportItsSession) {
             0);
   // The TUI's backlog is read from history, which commits up to ~50 ms
   // after the answer: wait for the call's row first.
-  bool recorded = false;
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-       !recorded && std::chrono::steady_clock::now() < deadline;) {
-    recorded = Ctl({"history", "--method", "tools/call"}).out.find("echo") !=
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Ctl({"history", "--method", "tools/call"}).out.find("echo") !=
                std::string::npos;
-    if (!recorded) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(recorded);
+      },
+      absl::Seconds(30), "history has the echo call"));
   Tmux tmux(dir_.File("tmux.sock"));
   ASSERT_TRUE(tmux.Start(TuiCommand("true")));
   ASSERT_TRUE(tmux.WaitFor({"[PASSTHROUGH]"}));
@@ -278,7 +212,7 @@ TEST_F(TuiE2eTest, ReplayARequestAndExportItsSession) {
   ProcessResult imported = Ctl({"sessions", "import", files[0]});
   EXPECT_EQ(imported.exit_code, 0) << imported.err;
   tmux.Keys({"q"});
-  EXPECT_TRUE(tmux.SessionGone());
+  EXPECT_TRUE(tmux.WaitSessionGone());
 }
 
 // The story: a person stops a client's tools/call, edits its
@@ -346,7 +280,7 @@ TEST_F(TuiE2eTest, EditAHeldCallThenReplayTheSessionAndSeeWhatChanged) {
   ASSERT_TRUE(tmux.WaitFor({"F5 Fwd"}));
   EXPECT_THAT(tmux.Screen(), Not(HasSubstr("REPLAY of session")));
   tmux.Keys({"q"});
-  EXPECT_TRUE(tmux.SessionGone());
+  EXPECT_TRUE(tmux.WaitSessionGone());
 }
 
 TEST(TuiUnreachableTest, UnreachableDaemonExitsWithCodeFour) {
