@@ -99,6 +99,7 @@ struct Daemon::State {
       : own_clock(given_clock == nullptr ? std::make_unique<TimerQueue>()
                                          : nullptr),
         clock(given_clock == nullptr ? own_clock.get() : given_clock),
+        event_bus(clock),
         sign_in_codes(clock) {}
 
   // The daemon's one clock (options.clock, or its own real one), given to
@@ -272,9 +273,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->pipeline = std::make_unique<engine::Pipeline>(
       state->history_writer.get(), &state->event_bus,
       options.answer_after_recorded ? engine::HistorySync::kAnswered
-                                    : engine::HistorySync::kAsync);
-  state->intercept =
-      std::make_unique<engine::InterceptStage>(state->pipeline.get());
+                                    : engine::HistorySync::kAsync,
+      state->clock);
+  state->intercept = std::make_unique<engine::InterceptStage>(
+      state->pipeline.get(), state->clock);
   for (const std::string& spec : options.breakpoints) {
     auto breakpoint = intercept::ParseBreakpointSpec(spec);
     if (breakpoint.ok()) {

@@ -428,6 +428,7 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
         "(inspectorctl convert --require-token) and send Authorization: "
         "Bearer TOKEN.";
     endpoint_options.kind = "bridge";
+    endpoint_options.clock = clock_;
     endpoint_options.base_path = "";
     // Built from the opener, not the engine constructor, so that it is
     // served at the root of its own port: its legacy transport names
