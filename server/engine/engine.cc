@@ -496,20 +496,7 @@ void Engine::Shutdown() {
   }
   CloseRelays("");
   for (auto& [id, c] : connections) {
-    std::shared_ptr<UpstreamSession> session;
-    Clock::TimerId retry_timer, idle_timer, rate_timer;
-    {
-      absl::MutexLock lock(&c->mu);
-      session = c->session;
-      retry_timer = c->retry_timer;
-      idle_timer = c->idle_timer;
-      rate_timer = c->rate_timer;
-    }
-    clock_->Cancel(retry_timer);
-    clock_->Cancel(idle_timer);
-    clock_->Cancel(rate_timer);
-    if (session != nullptr) session->Close();
-    FailWaiting(c, Error(v1::CANCELLED, "inspectord is shutting down"));
+    EndConnection(c, Error(v1::CANCELLED, "inspectord is shutting down"));
   }
 }
 

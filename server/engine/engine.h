@@ -230,6 +230,11 @@ class Engine {
   // one for any loss of a connected session, `lost`).
   static bool IsRetryable(const absl::Status& why, bool lost,
                           const std::vector<std::string>& retryable);
+  // Ends a connection for good (its server deleted or changed, or the
+  // engine shutting down): cancels its timers, closes its session and
+  // fails what waits on it with `why`. Call without c->mu held.
+  void EndConnection(const std::shared_ptr<Connection>& connection,
+                     const absl::Status& why);
   // Fails the connection's Connect() waiters and deferred messages.
   void FailWaiting(const std::shared_ptr<Connection>& connection,
                    const absl::Status& why);

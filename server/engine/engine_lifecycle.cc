@@ -337,6 +337,24 @@ void Engine::Reconnect(const std::shared_ptr<Connection>& c) {
   if (c->next_retry_at == due) c->retry_timer = id;
 }
 
+void Engine::EndConnection(const std::shared_ptr<Connection>& c,
+                           const absl::Status& why) {
+  std::shared_ptr<UpstreamSession> session;
+  Clock::TimerId retry_timer, idle_timer, rate_timer;
+  {
+    absl::MutexLock lock(&c->mu);
+    session = c->session;
+    retry_timer = c->retry_timer;
+    idle_timer = c->idle_timer;
+    rate_timer = c->rate_timer;
+  }
+  clock_->Cancel(retry_timer);
+  clock_->Cancel(idle_timer);
+  clock_->Cancel(rate_timer);
+  if (session != nullptr) session->Close();
+  FailWaiting(c, why);
+}
+
 void Engine::FailWaiting(const std::shared_ptr<Connection>& c,
                          const absl::Status& why) {
   std::vector<std::function<void(absl::StatusOr<v1::ServerStatus>)>> waiters;
@@ -464,20 +482,7 @@ void Engine::OnConfigChanged(const std::string& server_id,
     tool_headers_.erase(server_id);
   }
   if (c == nullptr) return;
-  std::shared_ptr<UpstreamSession> session;
-  Clock::TimerId retry_timer, idle_timer, rate_timer;
-  {
-    absl::MutexLock lock(&c->mu);
-    session = c->session;
-    retry_timer = c->retry_timer;
-    idle_timer = c->idle_timer;
-    rate_timer = c->rate_timer;
-  }
-  clock_->Cancel(retry_timer);
-  clock_->Cancel(idle_timer);
-  clock_->Cancel(rate_timer);
-  if (session != nullptr) session->Close();
-  FailWaiting(c, Error(v1::CANCELLED,
+  EndConnection(c, Error(v1::CANCELLED,
                        absl::StrCat("the configuration of ", c->config.name(),
                                     " was ", change),
                        {{"serverId", server_id}}));
