@@ -431,7 +431,7 @@ try {
   }
   check(order[0] === 'Skip to content' && order.includes('nav-servers') && order.includes('nav-explore'),
     `Tab reaches the skip link and the views (${order.join(' → ')})`);
-  for (let i = 0; i < 20 && (await page.eval('document.activeElement.id')) !== 'nav-timeline'; i++) await page.tab();
+  for (let i = 0; i < 60 && (await page.eval('document.activeElement.id')) !== 'nav-timeline'; i++) await page.tab();
   await page.key('Enter', 'Enter', 13);
   const afterEnter = await page.waitFor(`location.hash === '#/timeline' && document.querySelector('#title-timeline') && location.hash`, 'Enter to open the timeline');
   check(afterEnter === '#/timeline', 'Enter on a focused tab opens its view');

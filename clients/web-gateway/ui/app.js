@@ -10,6 +10,7 @@ import * as timeline from './timeline.js';
 import * as history from './history.js';
 import * as pending from './pending.js';
 import * as conversions from './conversions.js';
+import * as intercept from './intercept.js';
 
 const VIEWS = [
   { path: 'servers', label: 'Servers', view: servers },
@@ -18,6 +19,7 @@ const VIEWS = [
   { path: 'history', label: 'History', view: history },
   { path: 'pending', label: 'Pending', view: pending },
   { path: 'conversions', label: 'Conversions', view: conversions },
+  { path: 'intercept', label: 'Intercept', view: intercept },
 ];
 
 const main = document.getElementById('main');
@@ -99,6 +101,7 @@ async function start() {
     live.textContent = up ? 'live' : 'reconnecting…';
     live.classList.toggle('down', !up);
   });
+  intercept.startHeldTracking();
   window.addEventListener('hashchange', route);
   route();
 }

@@ -26,7 +26,8 @@ export function inspectorctlFor(serverId, raw) {
 }
 
 // `request` and `response`: raw JSON texts (either may be missing).
-export function detailPane({ title, serverId, request, response, meta }) {
+// `extra`: more buttons for the message (e.g. "Break on this").
+export function detailPane({ title, serverId, request, response, meta, extra }) {
   const sendable = request && (() => {
     try {
       const m = JSON.parse(request);
@@ -41,6 +42,7 @@ export function detailPane({ title, serverId, request, response, meta }) {
     sendable ? h('div', { class: 'actions' },
       h('button', { type: 'button', onclick: () => copyText(curlFor(serverId, request)) }, 'Copy as curl'),
       h('button', { type: 'button', onclick: () => copyText(inspectorctlFor(serverId, request)) }, 'Copy as inspectorctl')) : null,
+    extra && extra.length ? h('div', { class: 'actions' }, extra) : null,
     request ? [h('h4', {}, 'Request'), h('pre', { class: 'json' }, pretty(request))] : null,
     response ? [h('h4', {}, 'Response'), h('pre', { class: 'json' }, pretty(response))] : null);
 }

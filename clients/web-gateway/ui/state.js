@@ -115,5 +115,6 @@ export function startEvents(onLive) {
     if (event.listChanged) emit('listChanged', event.listChanged);
     if (event.log) emit('log', event);
     if (event.dropped) emit('dropped', event.dropped);
+    if (event.held) emit('held', event.held);
   };
 }

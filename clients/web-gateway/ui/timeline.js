@@ -5,6 +5,7 @@
 import { store, on, serverName } from './state.js';
 import { h, clear, field, timeOf } from './util.js';
 import { detailPane } from './detail.js';
+import { breakOnButton } from './intercept.js';
 
 const ROW = 30;          // px, fixed row height (style.css .tl-row)
 const OVERSCAN = 10;
@@ -27,7 +28,7 @@ function record(event) {
     id: nextId++, time: m.timestamp || event.timestamp, serverId: m.serverId, dir: m.direction,
     kind: m.kind, method: m.method || '', jsonId: m.jsonrpcId || '', raw: m.raw || '',
     pair: null, duration: m.durationMs, error: m.kind === 'error' || m.kind === 'invalid' || m.success === false,
-    target: m.target || '',
+    target: m.target || '', sessionId: m.sessionId || '',
   };
   if (m.kind === 'request') {
     byRequestKey.set(requestKey(m, m.direction), row);
@@ -144,6 +145,7 @@ function select(id, focus) {
     serverId: row.serverId,
     request: request ? request.raw : null,
     response: response ? response.raw : null,
+    extra: [breakOnButton({ serverId: row.serverId, direction: row.dir, kind: row.kind, method: row.method, target: row.target })],
     meta: { Server: serverName(row.serverId), Direction: row.dir === 'CLIENT_TO_SERVER' ? 'client → server' : 'server → client', Kind: row.kind, Duration: row.duration !== undefined ? `${Math.round(row.duration)} ms` : undefined },
   }));
   if (focus) body.querySelector(`[data-row="${id}"]`)?.focus();

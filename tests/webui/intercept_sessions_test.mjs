@@ -1,0 +1,361 @@
+// The Intercept and Sessions views end to end: headless Chromium (Debian's)
+// drives a real inspectord (--http on port 0) with the fixture server.
+//   Intercept: a breakpoint added from the form on tools/call holds a call
+//   made from the Tools view (in one tab) while the Intercept view (another
+//   tab of the same browser) shows it held; the edit is checked (bad JSON,
+//   a changed id) and its diff names the changed path; the caller sees the
+//   answer to the modified call; a dropped call's caller sees the drop
+//   error; "Break on this" in Live traffic fills the form; enable, disable,
+//   remove and the hold timeout reach the daemon; in INTERCEPT mode a held
+//   call shows the call waiting behind it, and Passthrough releases both.
+//   Sessions: a session recorded through a front door is named, opened as
+//   a timeline, exported (a download), changed and imported (a file
+//   upload), one request is edited and replayed, and the import replayed
+//   against the fixture: the diff names the changed path.
+// Every control of both views has a label and is reached with Tab;
+// screenshots at 1280x800 and 390x844 go to --artifacts.
+//
+//   node intercept_sessions_test.mjs --inspectord PATH --fixture PATH --artifacts DIR
+//        [--chromium /usr/bin/chromium]
+// Exits 0 when every check passed, 1 otherwise (each failure on stderr).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { Browser } from './devtools.mjs';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, arg, i, all) => {
+    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
+    return pairs;
+  }, []));
+if (!args.inspectord || !args.fixture || !args.artifacts) {
+  console.error('usage: intercept_sessions_test.mjs --inspectord PATH --fixture PATH --artifacts DIR [--chromium PATH]');
+  process.exit(2);
+}
+const chromiumPath = args.chromium || '/usr/bin/chromium';
+if (!fs.existsSync(chromiumPath)) {
+  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
+  process.exit(1);
+}
+fs.mkdirSync(args.artifacts, { recursive: true });
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-webui-is-'));
+const children = [];
+let failures = 0;
+let stopping = false;
+function check(ok, what) {
+  if (ok) {
+    console.log(`ok: ${what}`);
+  } else {
+    console.error(`FAILED: ${what}`);
+    failures++;
+  }
+}
+
+function stop(child, group) {
+  const signal = (name) => {
+    try {
+      if (group) process.kill(-child.pid, name);
+      else child.kill(name);
+    } catch {
+      // Already gone.
+    }
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    if (group) signal('SIGKILL');
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => signal('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      if (group) signal('SIGKILL');
+      resolve();
+    });
+    signal('SIGTERM');
+  });
+}
+async function cleanup() {
+  stopping = true;
+  await Promise.all(children.map(({ child, group }) => stop(child, group)));
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+const deadline = setTimeout(async () => {
+  console.error('FAILED: the test did not finish within 170 s');
+  await cleanup();
+  process.exit(1);
+}, 170000);
+
+function waitForLine(stream, pattern, what) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`${what}: no line matching ${pattern} within 20 s:\n${buffered}`)), 20000);
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => {
+      buffered += chunk;
+      const match = buffered.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+  });
+}
+
+async function shoot(page, name) {
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    await page.viewport(width, height);
+    await page.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    fs.writeFileSync(path.join(args.artifacts, `${name}-${width}x${height}.png`), await page.screenshot());
+  }
+  await page.viewport(1280, 800);
+  console.log(`screenshots: ${name}`);
+}
+
+// Every form control and button of the view has an accessible name.
+const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, main summary, main [tabindex="0"]')]
+  .filter((el) => !el.closest('[hidden]') && el.type !== 'hidden')
+  .filter((el) => {
+    if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) return false;
+    if (el.tagName === 'BUTTON' || el.tagName === 'SUMMARY' || el.tagName === 'A' || el.classList.contains('jt-row')) return el.textContent.trim() === '';
+    return !(el.labels && el.labels.length && [...el.labels].some((l) => l.textContent.trim()));
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
+
+// Tab from the top of the page until focus has been on every enabled
+// control of <main> (or 400 presses); returns the ones never reached.
+async function unreachable(page) {
+  const total = await page.eval(`(() => {
+    const all = [...document.querySelectorAll('main a[href], main button, main input, main select, main textarea, main [tabindex="0"]')]
+      .filter((el) => !el.disabled && !el.closest('[hidden]') && el.getAttribute('tabindex') !== '-1' && el.getClientRects().length);
+    all.forEach((el, i) => { el.dataset.kb = String(i); });
+    window.__kbSeen = new Set();
+    document.addEventListener('focusin', (e) => { if (e.target.dataset && e.target.dataset.kb) window.__kbSeen.add(e.target.dataset.kb); });
+    document.activeElement?.blur();
+    return all.length;
+  })()`);
+  for (let i = 0; i < 400; i++) {
+    await page.tab();
+    if (i % 10 === 9 && await page.eval(`window.__kbSeen.size >= ${total}`)) break;
+  }
+  return page.eval(`[...document.querySelectorAll('main [data-kb]')].filter((el) => !window.__kbSeen.has(el.dataset.kb)).map((el) => el.outerHTML.slice(0, 100))`);
+}
+
+async function accessible(page, view) {
+  const unlabelled = await page.eval(UNLABELLED);
+  check(unlabelled.length === 0, `every control of ${view} has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
+  const missed = await unreachable(page);
+  check(missed.length === 0, `Tab reaches every control of ${view}${missed.length ? `; not: ${missed.join(' ; ')}` : ''}`);
+}
+
+// A tab in the background gets no animation frames (waitFor counts on
+// them): the tab acted on or watched comes to the front first.
+let shown = null;
+async function front(page) {
+  if (shown === page) return page;
+  await page.send('Page.bringToFront');
+  shown = page;
+  return page;
+}
+
+// Clicks the button of `scope` whose text (or aria-label) is `text`.
+function clickButton(page, scope, text) {
+  return page.eval(`(() => {
+    const b = [...document.querySelectorAll(${JSON.stringify(`${scope} button`)})]
+      .find((x) => x.textContent.trim() === ${JSON.stringify(text)} || x.getAttribute('aria-label') === ${JSON.stringify(text)});
+    if (!b) throw new Error('no button ' + ${JSON.stringify(text)} + ' in ' + ${JSON.stringify(scope)});
+    b.scrollIntoView({ block: 'center' });
+    b.click();
+    return true;
+  })()`);
+}
+
+try {
+  const daemon = spawn(args.inspectord, [
+    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
+    '--db', path.join(dir, 'inspector.db'), '--token-file', path.join(dir, 'token'),
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push({ child: daemon });
+  const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord');
+  const base = new URL(signInUrl).origin;
+  const token = fs.readFileSync(path.join(dir, 'token'), 'utf8').trim();
+  const withToken = { 'X-Session-Token': token, 'Content-Type': 'application/json' };
+  const rest = async (method, p, body) => {
+    const response = await fetch(base + p, { method, headers: withToken, body: body && JSON.stringify(body) });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  };
+
+  // The fixture server, connected.
+  const created = await rest('POST', '/config', { name: 'fixture', transport: 'stdio', command: process.execPath, args: [args.fixture, 'stdio'] });
+  const fixtureId = created.body && (created.body.id || created.body.server?.id);
+  check(created.status < 300 && fixtureId, `the fixture server was added (${created.status})`);
+  const connected = await rest('POST', `/api/servers/${fixtureId}/connect`, {});
+  check(connected.status === 200, `the fixture connected (${connected.status})`);
+
+  const browser = await Browser.launch(chromiumPath, dir);
+  children.push({ child: browser.child, group: true });
+  browser.child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
+  });
+  // Two tabs of one browser: the caller (Tools) and the person at Intercept.
+  const caller = await browser.newPage();
+  await caller.viewport(1280, 800);
+  await caller.goto(signInUrl);
+  await (await front(caller)).waitFor(`document.querySelector('#title-servers')`, 'the servers view');
+  const desk = await browser.newPage();
+  shown = desk;
+  await desk.viewport(1280, 800);
+  await desk.goto(`${base}/#/intercept`);
+  await (await front(desk)).waitFor(`document.querySelector('#title-intercept') && document.querySelector('.bp-form')`, 'the intercept view');
+  check(true, 'a second tab of the signed-in browser opens the Intercept view');
+  const mode = await (await front(desk)).eval(`document.querySelector('#ic-mode-name').textContent`);
+  check(mode === 'PASSTHROUGH', `the mode is shown (${mode})`);
+  await shoot(await front(desk), 'intercept-empty');
+
+  // --- a breakpoint from the form -------------------------------------------
+  const formLabels = await (await front(desk)).eval(`[...document.querySelectorAll('.bp-form label')].map((l) => l.textContent.trim())`);
+  const keys = ['Server', 'Session', 'Direction', 'Kind', 'Method', 'Target', 'Pattern', 'JSON Pointer', 'Value at the pointer', 'Value pattern', 'Once', 'Unanswered', 'Add it disabled'];
+  check(keys.every((k) => formLabels.some((l) => l.startsWith(k))), `the breakpoint form has every key of inspectorctl break (${formLabels.join(', ')})`);
+  // A value without a pointer is refused in the page, a bad RE2 by the daemon.
+  await (await front(desk)).fill('#bp-value', '"x"');
+  await (await front(desk)).click('.bp-form button[type=submit]');
+  const noPointer = await (await front(desk)).waitFor(`document.querySelector('.bp-form .error-box')?.textContent`, 'the value-without-pointer refusal');
+  check(/JSON Pointer/.test(noPointer), `a value without a pointer is refused (${noPointer})`);
+  await (await front(desk)).fill('#bp-value', '');
+  await (await front(desk)).fill('#bp-pattern', '(unclosed');
+  await (await front(desk)).click('.bp-form button[type=submit]');
+  const badRe = await (await front(desk)).waitFor(`(() => { const t = document.querySelector('.bp-form .error-box')?.textContent || ''; return /INVALID_REQUEST/.test(t) && !/JSON Pointer/.test(t) && t; })()`, 'the bad pattern refusal');
+  check(/pattern/i.test(badRe), `the daemon's refusal of a bad expression is shown (${badRe.slice(0, 80)})`);
+  await (await front(desk)).fill('#bp-pattern', '');
+  await (await front(desk)).fill('#bp-method', 'tools/call');
+  await (await front(desk)).eval(`(() => { const s = document.querySelector('#bp-server'); s.value = ${JSON.stringify(fixtureId)}; })()`);
+  await (await front(desk)).eval(`(() => { const s = document.querySelector('#bp-direction'); s.value = 'CLIENT_TO_SERVER'; })()`);
+  await (await front(desk)).click('.bp-form button[type=submit]');
+  await (await front(desk)).waitFor(`document.querySelector('tr[data-bp="bp-1"]')`, 'bp-1 in the table');
+  const bpRest = await rest('GET', '/api/intercept/breakpoints');
+  const bp1 = (bpRest.body.breakpoints || [])[0] || {};
+  check(bp1.id === 'bp-1' && bp1.enabled && bp1.method === 'tools/call' && bp1.direction === 'CLIENT_TO_SERVER' && bp1.serverId,
+    `the form added the breakpoint (${JSON.stringify(bp1)})`);
+
+  // --- hold a call made from the Tools view; modify it ------------------------
+  await (await front(caller)).click('#nav-explore');
+  await (await front(caller)).waitFor(`[...document.querySelectorAll('.item-name')].some((e) => e.textContent === 'echo')`, 'the tool list');
+  await (await front(caller)).eval(`[...document.querySelectorAll('.item')].find((b) => b.querySelector('.item-name').textContent === 'echo').click()`);
+  await (await front(caller)).waitFor(`document.querySelector('.tool-form')`, 'the echo form');
+  await (await front(caller)).eval(`document.querySelector('.tool-form .field textarea, .tool-form .field input').id = 't-message'`);
+  await (await front(caller)).fill('#t-message', 'as typed');
+  await (await front(caller)).click('.tool-form button[type=submit]');
+  const heldTitle = await (await front(desk)).waitFor(`document.querySelector('.held-card h5')?.textContent`, 'the held call in Intercept');
+  check(/tools\/call echo/.test(heldTitle), `the call is held, shown live (${heldTitle})`);
+  const bannerText = await (await front(caller)).waitFor(`!document.querySelector('#held-banner').hidden && document.querySelector('#held-banner').textContent`, 'the held banner in the caller\'s tab');
+  check(/1 message is held/.test(bannerText), `a banner on the other views says a message is held (${bannerText.slice(0, 40)})`);
+  const hits = await (await front(desk)).waitFor(`document.querySelector('tr[data-bp="bp-1"] .bp-hits')?.textContent === '1' && '1'`, 'the hit count');
+  check(hits === '1', 'the breakpoint counts its hit');
+  const running = await (await front(caller)).eval(`document.querySelector('.tool-form button[type=submit]').disabled && !document.querySelector('.tool-result')`);
+  check(running, 'the caller still waits');
+  await shoot(await front(desk), 'intercept-held');
+  await clickButton(await front(desk), '.held-card', 'Modify…');
+  await (await front(desk)).waitFor(`document.querySelector('.held-editor textarea')`, 'the editor');
+  const original = await (await front(desk)).eval(`document.querySelector('.held-editor textarea').value`);
+  const message = JSON.parse(original);
+  await (await front(desk)).eval(`document.querySelector('.held-editor textarea').id = 'h-edit'`);
+  await (await front(desk)).fill('#h-edit', original.replace(/}\s*$/, ''));
+  const notJson = await (await front(desk)).eval(`[document.querySelector('.held-editor .edit-check').textContent, document.querySelector('.held-editor button[type=submit]').disabled]`);
+  check(/not JSON/.test(notJson[0]) && notJson[1], `broken JSON is refused before sending (${notJson[0].slice(0, 50)})`);
+  await (await front(desk)).fill('#h-edit', JSON.stringify({ ...message, id: 'another' }, null, 2));
+  const otherId = await (await front(desk)).eval(`[document.querySelector('.held-editor .edit-check').textContent, document.querySelector('.held-editor button[type=submit]').disabled]`);
+  check(/id must stay/.test(otherId[0]) && otherId[1], `a changed id is refused before sending (${otherId[0]})`);
+  const edited = structuredClone(message);
+  edited.params.arguments.message = 'changed at the desk';
+  await (await front(desk)).fill('#h-edit', JSON.stringify(edited, null, 2));
+  const diffPaths = await (await front(desk)).waitFor(`[...document.querySelectorAll('.held-editor .diff-path')].map((e) => e.textContent).join(',')`, 'the diff of the edit');
+  check(diffPaths === '/params/arguments/message', `the diff names the changed path (${diffPaths})`);
+  const marked = await (await front(desk)).eval(`[...document.querySelectorAll('.held-editor .diff-side .mark-changed')].map((e) => e.dataset.path).join(',')`);
+  check(marked.includes('/params/arguments/message'), `the changed path is highlighted on both sides (${marked})`);
+  await shoot(await front(desk), 'intercept-modify');
+  await (await front(desk)).click('.held-editor button[type=submit]');
+  const answer = await (await front(caller)).waitFor(`document.querySelector('.tool-result .text-content')?.textContent`, 'the answer in the Tools view');
+  check(answer === 'changed at the desk', `the caller sees the answer to the modified call (${answer})`);
+  await (await front(desk)).waitFor(`!document.querySelector('.held-card') && document.querySelector('#ic-held-empty')`, 'the held list to empty');
+  await (await front(caller)).waitFor(`document.querySelector('#held-banner').hidden`, 'the banner to go');
+  check(true, 'the held list and the banner clear once it is sent');
+
+  // --- drop another ---------------------------------------------------------
+  await (await front(caller)).fill('#t-message', 'to be dropped');
+  await (await front(caller)).click('.tool-form button[type=submit]');
+  await (await front(desk)).waitFor(`document.querySelector('.held-card')`, 'the second held call');
+  await clickButton(await front(desk), '.held-card', 'Drop');
+  const dropped = await (await front(caller)).waitFor(`document.querySelector('.result .error-box')?.textContent`, 'the drop error in the Tools view');
+  check(/INTERCEPT_DROPPED/.test(dropped), `the caller sees the drop error (${dropped.slice(0, 80)})`);
+
+  // --- "Break on this" from Live traffic --------------------------------------
+  await (await front(caller)).click('#nav-timeline');
+  await (await front(caller)).waitFor(`[...document.querySelectorAll('.tl-row')].some((r) => r.querySelector('.c-method').textContent.startsWith('tools/call') && r.querySelector('.c-kind').textContent === 'request')`, 'the call in Live traffic');
+  await (await front(caller)).eval(`[...document.querySelectorAll('.tl-row')].find((r) => r.querySelector('.c-method').textContent.startsWith('tools/call') && r.querySelector('.c-kind').textContent === 'request').click()`);
+  await (await front(caller)).waitFor(`document.querySelector('.msg-detail')`, 'the message detail');
+  await clickButton(await front(caller), '.msg-detail', 'Break on this');
+  const filled = await (await front(caller)).waitFor(`location.hash === '#/intercept' && document.querySelector('#bp-method')?.value &&
+    [document.querySelector('#bp-server').value, document.querySelector('#bp-direction').value, document.querySelector('#bp-method').value, document.querySelector('#bp-target').value].join('|')`, 'the form filled from the message');
+  check(filled === `${fixtureId}|CLIENT_TO_SERVER|tools/call|echo`, `"Break on this" fills the form from the message (${filled})`);
+  await (await front(caller)).click('.bp-form button[type=submit]');
+  await (await front(caller)).waitFor(`document.querySelector('tr[data-bp="bp-2"]')`, 'bp-2 in the table');
+  check(true, 'a breakpoint was added from a message');
+
+  // --- enable, disable, remove, hold timeout ----------------------------------
+  await clickButton(await front(caller), 'tr[data-bp="bp-1"]', 'Disable bp-1');
+  await (await front(caller)).waitFor(`document.querySelector('tr[data-bp="bp-1"]')?.textContent.includes('disabled')`, 'bp-1 disabled');
+  let list = (await rest('GET', '/api/intercept/breakpoints')).body.breakpoints;
+  check(list.find((b) => b.id === 'bp-1').enabled !== true, 'Disable reaches the daemon');
+  await clickButton(await front(caller), 'tr[data-bp="bp-1"]', 'Enable bp-1');
+  await (await front(caller)).waitFor(`document.querySelector('tr[data-bp="bp-1"] td:nth-child(4)')?.textContent === 'enabled'`, 'bp-1 enabled');
+  list = (await rest('GET', '/api/intercept/breakpoints')).body.breakpoints;
+  check(list.find((b) => b.id === 'bp-1').enabled === true, 'Enable reaches the daemon');
+  await clickButton(await front(caller), 'tr[data-bp="bp-1"]', 'Reset the hits of bp-1');
+  await (await front(caller)).waitFor(`document.querySelector('tr[data-bp="bp-1"] .bp-hits')?.textContent === '0'`, 'the hits reset');
+  for (const id of ['bp-1', 'bp-2']) {
+    await clickButton(await front(caller), `tr[data-bp="${id}"]`, `Remove ${id}`);
+    await (await front(caller)).waitFor(`!document.querySelector('tr[data-bp="${id}"]')`, `${id} removed`);
+  }
+  list = (await rest('GET', '/api/intercept/breakpoints')).body.breakpoints || [];
+  check(list.length === 0, `Remove reaches the daemon (${list.length} left)`);
+  await (await front(caller)).fill('#ic-timeout', '45000');
+  await (await front(caller)).click('.ic-timeout button[type=submit]');
+  let st = null;
+  for (const started = Date.now(); Date.now() - started < 10000;) {
+    st = (await rest('GET', '/api/intercept')).body;
+    if (st.holdTimeoutMs === 45000) break;
+    await (await front(caller)).eval('new Promise((r) => requestAnimationFrame(r))');
+  }
+  check(st.holdTimeoutMs === 45000, `the hold timeout is set from the page (${st.holdTimeoutMs})`);
+
+  // --- INTERCEPT mode: what a held call holds back -----------------------------
+  await clickButton(await front(desk), '.ic-mode', 'Intercept everything');
+  await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'INTERCEPT'`, 'INTERCEPT mode');
+  const first = rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: 'first' } });
+  await (await front(desk)).waitFor(`document.querySelector('.held-card')`, 'the first call held');
+  const second = rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: 'second' } });
+  const behind = await (await front(desk)).waitFor(`document.querySelector('.held-behind')?.textContent`, 'the call waiting behind');
+  check(/1 more message waits in this session and direction/.test(behind), `what a held message holds back is shown (${behind.slice(0, 60)})`);
+  await shoot(await front(desk), 'intercept-mode');
+  await accessible(await front(desk), 'the Intercept view');
+  await clickButton(await front(desk), '.ic-mode', 'Passthrough');
+  const [a1, a2] = await Promise.all([first, second]);
+  check(a1.status === 200 && a2.status === 200 && a1.body.result.content[0].text === 'first' && a2.body.result.content[0].text === 'second',
+    'Passthrough releases the held call and the one behind it, in order');
+  await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH' && !document.querySelector('.held-card')`, 'PASSTHROUGH again');
+  await rest('PUT', '/api/intercept', { holdTimeoutMs: 0 });
+
+  for (const p of [caller, desk]) {
+    check(p.consoleErrors.length === 0, `no script errors in the page${p.consoleErrors.length ? `: ${p.consoleErrors.join('; ')}` : ''}`);
+  }
+} catch (error) {
+  console.error(`FAILED: ${error.stack || error}`);
+  failures++;
+} finally {
+  clearTimeout(deadline);
+  await cleanup();
+}
+console.log(failures === 0 ? 'all checks passed' : `${failures} checks failed`);
+process.exit(failures === 0 ? 0 : 1);
