@@ -200,6 +200,16 @@ export class Page {
     });
   }
 
+  // Puts files (absolute paths) in the <input type=file> `selector`, as
+  // choosing them in the file dialog would.
+  async setFiles(selector, files) {
+    const { root } = await this.send('DOM.getDocument', { depth: 0 });
+    const { nodeId } = await this.send('DOM.querySelector', { nodeId: root.nodeId, selector });
+    if (!nodeId) throw new Error(`no element ${selector}`);
+    await this.send('DOM.setFileInputFiles', { nodeId, files });
+    await this.eval(`document.querySelector(${JSON.stringify(selector)}).dispatchEvent(new Event('change', { bubbles: true }))`);
+  }
+
   async screenshot() {
     const { data } = await this.send('Page.captureScreenshot', { format: 'png' });
     return Buffer.from(data, 'base64');

@@ -347,6 +347,125 @@ try {
   await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH' && !document.querySelector('.held-card')`, 'PASSTHROUGH again');
   await rest('PUT', '/api/intercept', { holdTimeoutMs: 0 });
 
+  // --- Sessions: one recorded through the front door -------------------------
+  const door = `${base}/servers/fixture/mcp`;
+  let doorSession = '';
+  const doorCall = async (message) => {
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    if (doorSession) Object.assign(headers, { 'Mcp-Session-Id': doorSession, 'MCP-Protocol-Version': '2025-06-18' });
+    const response = await fetch(door, { method: 'POST', headers, body: JSON.stringify(message) });
+    doorSession = response.headers.get('mcp-session-id') || doorSession;
+    const text = await response.text();
+    if (!text) return null;
+    if ((response.headers.get('content-type') || '').includes('text/event-stream')) {
+      const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)));
+      return data.find((m) => m.id === message.id) || null;
+    }
+    return JSON.parse(text);
+  };
+  const init = await doorCall({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'webui-test', version: '1.0' } } });
+  check(init && init.result && doorSession, `a client initialized through the front door (${init && init.result && init.result.protocolVersion})`);
+  await doorCall({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const echoed = await doorCall({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'recorded answer' } } });
+  const added = await doorCall({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add', arguments: { a: 2, b: 3 } } });
+  check(echoed?.result?.content?.[0]?.text === 'recorded answer' && added?.result, 'two calls through the front door were answered');
+  await fetch(door, { method: 'DELETE', headers: { 'Mcp-Session-Id': doorSession, 'MCP-Protocol-Version': '2025-06-18' } });
+  let recorded = null;
+  for (const started = Date.now(); Date.now() - started < 10000 && !(recorded && recorded.endedAt);) {
+    recorded = ((await rest('GET', '/api/sessions?kind=bridge')).body.sessions || [])[0] || null;
+    if (!(recorded && recorded.endedAt)) await (await front(caller)).eval('new Promise((r) => requestAnimationFrame(r))');
+  }
+  check(recorded && recorded.endedAt, `the front door's session is recorded and ended (${recorded && recorded.id})`);
+
+  await (await front(caller)).eval(`location.hash = '#/sessions'`);
+  const rowText = await (await front(caller)).waitFor(`(() => {
+    const r = document.querySelector('tr[data-session="${recorded.id}"]');
+    const text = r && r.innerText.replace(/\\s+/g, ' ');
+    return text && !r.querySelector('.ss-client').textContent.includes('…') && text;
+  })()`, 'the session in the list with its client');
+  check(/bridge/.test(rowText) && /fixture/.test(rowText) && /webui-test 1\.0/.test(rowText) && !/ live /.test(rowText) &&
+    Number(await caller.eval(`document.querySelector('tr[data-session="${recorded.id}"] .ss-count').textContent`)) >= 6,
+    `the list shows kind, server, client, start, end and count (${rowText})`);
+  await shoot(await front(caller), 'sessions');
+  await accessible(await front(caller), 'the Sessions list');
+
+  // Open it: its own timeline; name and notes.
+  await (await front(caller)).click(`tr[data-session="${recorded.id}"] a`);
+  await (await front(caller)).waitFor(`document.querySelector('#ss-name') && document.querySelectorAll('.ss-msg').length >= 6`, 'the session\'s timeline');
+  await (await front(caller)).fill('#ss-name', 'echo and add');
+  await (await front(caller)).fill('#ss-notes', 'through the front door');
+  await (await front(caller)).click('.ss-about button[type=submit]');
+  await (await front(caller)).waitFor(`document.querySelector('#title-sessions').textContent === 'Session echo and add'`, 'the name saved');
+  const named = (await rest('GET', `/api/sessions/${recorded.id}`)).body;
+  check(named.name === 'echo and add' && named.notes === 'through the front door', `name and notes reach the daemon (${named.name}; ${named.notes})`);
+  const order = await caller.eval(`[...document.querySelectorAll('.ss-msg')].map((b) => b.dataset.method || b.dataset.kind).join(',')`);
+  check(/^(server\/discover,server\/discover,)?initialize,initialize,notifications\/initialized,tools\/call,tools\/call,tools\/call,tools\/call$/.test(order), `the messages are in order (${order})`);
+  await (await front(caller)).eval(`[...document.querySelectorAll('.ss-msg')].find((b) => b.dataset.method === 'tools/call' && b.dataset.kind === 'request').click()`);
+  await (await front(caller)).waitFor(`document.querySelector('#ss-message .jt')`, 'the message in the tree viewer');
+  await (await front(caller)).fill('#ss-message .jt-search', 'recorded');
+  const found = await caller.eval(`[document.querySelector('#ss-message .jt-found').textContent, [...document.querySelectorAll('#ss-message .jt-row.found')].map((r) => r.dataset.path).join(',')]`);
+  check(found[0] === '1 found' && found[1] === '/params/arguments/message', `the tree viewer's search finds and opens the value (${found.join(' at ')})`);
+
+  // Replay that request, edited, to the fixture.
+  await clickButton(await front(caller), '#ss-message', 'Edit before replaying');
+  const editor = await caller.eval(`(() => { const t = document.querySelector('.ss-replay-form textarea'); t.id = 'ss-edit'; return t.value; })()`);
+  const request = JSON.parse(editor);
+  request.params.arguments.message = 'edited replay';
+  await (await front(caller)).fill('#ss-edit', JSON.stringify(request, null, 2));
+  const editDiff = await caller.eval(`[...document.querySelectorAll('.ss-replay-form .diff-path')].map((e) => e.textContent).join(',')`);
+  check(editDiff === '/params/arguments/message', `the edit shows its diff against the recording (${editDiff})`);
+  await (await front(caller)).click('.ss-replay-form button[type=submit]');
+  const replayed = await (await front(caller)).waitFor(`(() => { const t = document.querySelector('.ss-replay-one .jt')?.textContent || document.querySelector('.ss-replay-one .error-box')?.textContent; return t; })()`, 'the replayed answer');
+  check(/"edited replay"/.test(replayed), `an edited request was replayed and its answer shown (${replayed.slice(0, 80)})`);
+  await shoot(await front(caller), 'session');
+  await accessible(await front(caller), 'a session');
+
+  // Export: a download of the session file.
+  const downloads = path.join(dir, 'downloads');
+  fs.mkdirSync(downloads);
+  await browser.send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: downloads, eventsEnabled: true });
+  const begun = browser.next('Browser.downloadWillBegin', undefined);
+  const done = browser.next('Browser.downloadProgress', undefined, (p) => p.state === 'completed' || p.state === 'canceled');
+  await (await front(caller)).click('#ss-export');
+  const [{ guid, suggestedFilename }, progress] = await Promise.all([begun, done]);
+  check(progress.state === 'completed' && suggestedFilename === `session-${recorded.id}.json`, `Export downloads the session file (${suggestedFilename}, ${progress.state})`);
+  const file = JSON.parse(fs.readFileSync(path.join(downloads, guid), 'utf8'));
+  check(file.format === 'inspectord-session/1' && file.id === recorded.id && file.metadata.name === 'echo and add' && file.messages.length >= 6,
+    `the file is the session (${file.format}, ${file.messages.length} messages)`);
+
+  // The server changed since: the file's echo answer differs from today's.
+  let changedAnswers = 0;
+  for (const m of file.messages) {
+    const content = m.raw && m.raw.result && m.raw.result.content;
+    if (content && content[0] && content[0].text === 'recorded answer') {
+      content[0].text = 'as it was once';
+      changedAnswers++;
+    }
+  }
+  check(changedAnswers === 1, `the recorded answer was changed in the file (${changedAnswers})`);
+  const changedFile = path.join(dir, 'changed-session.json');
+  fs.writeFileSync(changedFile, JSON.stringify(file, null, 2));
+
+  // Import it (an upload), then replay it against the fixture.
+  await (await front(caller)).eval(`location.hash = '#/sessions'`);
+  await (await front(caller)).waitFor(`document.querySelector('#ss-import-file')`, 'the import form');
+  await (await front(caller)).setFiles('#ss-import-file', [changedFile]);
+  await (await front(caller)).click('.ss-import button[type=submit]');
+  const importedId = await (await front(caller)).waitFor(`(() => { const m = location.hash.match(/^#\\/sessions\\/(.+)$/); return m && document.querySelector('#ss-name') && decodeURIComponent(m[1]); })()`, 'the imported session');
+  check(importedId && importedId !== recorded.id, `the import opened as a session of its own (${importedId})`);
+  const importedMeta = await caller.eval(`document.querySelector('.ss-meta').innerText`);
+  check(/Imported/.test(importedMeta) && /bridge/.test(importedMeta), 'the imported session says it was imported and keeps its kind');
+  await (await front(caller)).eval(`document.querySelector('#ss-replay-server').value = ${JSON.stringify(fixtureId)}`);
+  await (await front(caller)).click('.ss-replay button[type=submit]');
+  const diffTitle = await (await front(caller)).waitFor(`document.querySelector('.ss-diff h3')?.textContent || document.querySelector('#ss-replay-result .error-box')?.textContent`, 'the replay\'s diff', 30);
+  const pairPaths = await caller.eval(`[...document.querySelectorAll('.ss-pair')].map((p) => p.dataset.status + ':' + [...p.querySelectorAll('.diff-path')].map((e) => e.textContent).join('+')).join(' ')`);
+  check(/1 of \d+ answers differ/.test(diffTitle) && pairPaths === 'changed:/result/content/0/text',
+    `replaying the import against the fixture names the changed path (${diffTitle}; ${pairPaths})`);
+  const sides = await caller.eval(`[...document.querySelectorAll('.ss-pair .diff-side')].map((s) => [...s.querySelectorAll('.mark-changed')].map((e) => e.dataset.path + '=' + e.textContent.split(': ').pop()).join(','))`);
+  check(sides.length === 2 && sides[0] === '/result/content/0/text="as it was once"' && sides[1] === '/result/content/0/text="recorded answer"',
+    `the two answers are side by side, the changed value highlighted on each (${sides.join(' | ')})`);
+  await shoot(await front(caller), 'sessions-diff');
+
   for (const p of [caller, desk]) {
     check(p.consoleErrors.length === 0, `no script errors in the page${p.consoleErrors.length ? `: ${p.consoleErrors.join('; ')}` : ''}`);
   }

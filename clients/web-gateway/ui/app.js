@@ -11,6 +11,7 @@ import * as history from './history.js';
 import * as pending from './pending.js';
 import * as conversions from './conversions.js';
 import * as intercept from './intercept.js';
+import * as sessions from './sessions.js';
 
 const VIEWS = [
   { path: 'servers', label: 'Servers', view: servers },
@@ -20,6 +21,7 @@ const VIEWS = [
   { path: 'pending', label: 'Pending', view: pending },
   { path: 'conversions', label: 'Conversions', view: conversions },
   { path: 'intercept', label: 'Intercept', view: intercept },
+  { path: 'sessions', label: 'Sessions', view: sessions },
 ];
 
 const main = document.getElementById('main');
