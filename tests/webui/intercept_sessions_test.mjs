@@ -334,8 +334,10 @@ try {
   await clickButton(await front(desk), '.ic-mode', 'Intercept everything');
   await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'INTERCEPT'`, 'INTERCEPT mode');
   const first = rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: 'first' } });
+  first.catch(() => {});  // Awaited below.
   await (await front(desk)).waitFor(`document.querySelector('.held-card')`, 'the first call held');
   const second = rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: 'second' } });
+  second.catch(() => {});  // Awaited below.
   const behind = await (await front(desk)).waitFor(`document.querySelector('.held-behind')?.textContent`, 'the call waiting behind');
   check(/1 more message waits in this session and direction/.test(behind), `what a held message holds back is shown (${behind.slice(0, 60)})`);
   await shoot(await front(desk), 'intercept-mode');
@@ -344,6 +346,35 @@ try {
   const [a1, a2] = await Promise.all([first, second]);
   check(a1.status === 200 && a2.status === 200 && a1.body.result.content[0].text === 'first' && a2.body.result.content[0].text === 'second',
     'Passthrough releases the held call and the one behind it, in order');
+
+  // INTERCEPT again: a call whose tool asks the client for its roots. Each
+  // message is held in its turn, the server's own request too; forwarding
+  // the oldest each time, the call completes.
+  await desk.waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH'`, 'PASSTHROUGH');
+  await clickButton(await front(desk), '.ic-mode', 'Intercept everything');
+  await desk.waitFor(`document.querySelector('#ic-mode-name').textContent === 'INTERCEPT'`, 'INTERCEPT mode again');
+  let rootsDone = false;
+  const rootsCall = rest('POST', `/api/servers/${fixtureId}/tools/roots:call`, {}).finally(() => { rootsDone = true; });
+  rootsCall.catch(() => {});  // Awaited below; a failure there is reported.
+  const seen = [];
+  for (let i = 0; i < 12 && !rootsDone; i++) {
+    const next = await desk.waitFor(`(() => {
+      const card = document.querySelector('.held-card');
+      const seen = ${JSON.stringify(seen.map((x) => x.id))};
+      if (!card || seen.includes(card.dataset.held)) return null;
+      return { id: card.dataset.held, title: card.querySelector('h5').textContent, group: card.closest('.held-group').querySelector('h4').textContent };
+    })() || (${JSON.stringify(seen.length)} > 0 && !document.querySelector('.held-card') && 'none')`, `held message ${i + 1} of the roots call`).catch(() => 'none');
+    if (next === 'none') break;
+    seen.push(next);
+    await clickButton(desk, `.held-card[data-held="${next.id}"]`, `Forward ${next.id}`);
+  }
+  const rootsAnswer = await rootsCall;
+  const held = seen.map((x) => `${/server → client/.test(x.group) ? 's2c' : 'c2s'} ${x.title.replace(/^h-\d+ /, '').replace(/ #.*/, '')}`);
+  const c2sCall = held.indexOf('c2s request tools/call roots');
+  const s2cAsk = held.indexOf('s2c request roots/list');
+  check(rootsAnswer.status === 200 && c2sCall >= 0 && s2cAsk > c2sCall,
+    `INTERCEPT mode holds the server's own request in its turn (${held.join(' → ')}; ${rootsAnswer.status})`);
+  await clickButton(await front(desk), '.ic-mode', 'Passthrough');
   await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH' && !document.querySelector('.held-card')`, 'PASSTHROUGH again');
   await rest('PUT', '/api/intercept', { holdTimeoutMs: 0 });
 
@@ -405,6 +436,13 @@ try {
   await (await front(caller)).fill('#ss-message .jt-search', 'recorded');
   const found = await caller.eval(`[document.querySelector('#ss-message .jt-found').textContent, [...document.querySelectorAll('#ss-message .jt-row.found')].map((r) => r.dataset.path).join(',')]`);
   check(found[0] === '1 found' && found[1] === '/params/arguments/message', `the tree viewer's search finds and opens the value (${found.join(' at ')})`);
+  await caller.eval(`document.querySelector('#ss-message .jt-row.found').focus()`);
+  const chosenPath = await caller.eval(`document.querySelector('#ss-message .jt-path').textContent`);
+  await caller.key('ArrowUp', 'ArrowUp', 38);
+  await caller.key('ArrowLeft', 'ArrowLeft', 37);
+  const afterKeys = await caller.eval(`[document.querySelector('#ss-message .jt-path').textContent, document.activeElement.parentElement.open]`);
+  check(chosenPath === '/params/arguments/message' && afterKeys[0] === '/params/arguments' && afterKeys[1] === false,
+    `the tree is driven by keys: the chosen path follows, Left closes (${chosenPath} → ${afterKeys.join(', open ')})`);
 
   // Replay that request, edited, to the fixture.
   await clickButton(await front(caller), '#ss-message', 'Edit before replaying');

@@ -137,6 +137,12 @@ function render() {
       h('section', { class: 'panel', 'aria-labelledby': 'ic-bp-title' }, h('h3', { id: 'ic-bp-title' }, 'Breakpoints'),
         h('div', { id: 'ic-bps' }), breakpointForm()));
   }
+  // Servers added since: the form's server list follows.
+  const serverSelect = root.querySelector('#bp-server');
+  if (serverSelect && serverSelect.options.length !== store.servers.length + 1) {
+    const keep = serverSelect.value;
+    clear(serverSelect, h('option', { value: '' }, 'Any server'), store.servers.map((s) => h('option', { value: s.id, selected: s.id === keep }, s.name)));
+  }
   if (prefill) {
     fillForm(prefill);
     prefill = null;
