@@ -355,18 +355,19 @@ try {
   await desk.waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH'`, 'PASSTHROUGH');
   await clickButton(await front(desk), '.ic-mode', 'Intercept everything');
   await desk.waitFor(`document.querySelector('#ic-mode-name').textContent === 'INTERCEPT'`, 'INTERCEPT mode again');
-  let rootsDone = false;
-  const rootsCall = rest('POST', `/api/servers/${fixtureId}/tools/roots:call`, {}).finally(() => { rootsDone = true; });
+  const rootsCall = rest('POST', `/api/servers/${fixtureId}/tools/roots:call`, {});
   rootsCall.catch(() => {});  // Awaited below; a failure there is reported.
   const seen = [];
-  for (let i = 0; i < 12 && !rootsDone; i++) {
-    const next = await desk.waitFor(`(() => {
-      const card = document.querySelector('.held-card');
-      const seen = ${JSON.stringify(seen.map((x) => x.id))};
-      if (!card || seen.includes(card.dataset.held)) return null;
-      return { id: card.dataset.held, title: card.querySelector('h5').textContent, group: card.closest('.held-group').querySelector('h4').textContent };
-    })() || (${JSON.stringify(seen.length)} > 0 && !document.querySelector('.held-card') && 'none')`, `held message ${i + 1} of the roots call`).catch(() => 'none');
-    if (next === 'none') break;
+  for (let i = 0; i < 12; i++) {
+    // The next message held, or the call's end.
+    const next = await Promise.race([
+      desk.waitFor(`(() => {
+        const card = [...document.querySelectorAll('.held-card')].find((c) => !${JSON.stringify(seen.map((x) => x.id))}.includes(c.dataset.held));
+        return card && { id: card.dataset.held, title: card.querySelector('h5').textContent, group: card.closest('.held-group').querySelector('h4').textContent };
+      })()`, `held message ${i + 1} of the roots call`).catch(() => 'timeout'),
+      rootsCall.then(() => 'done', () => 'done'),
+    ]);
+    if (next === 'done' || next === 'timeout') break;
     seen.push(next);
     await clickButton(desk, `.held-card[data-held="${next.id}"]`, `Forward ${next.id}`);
   }
