@@ -17,6 +17,7 @@ const KINDS = [['', 'Any kind'], ['request', 'request'], ['response', 'response'
 
 // The messages held now (hold id -> HeldMessage), kept for every view.
 const held = new Map();
+const resolvedAt = new Map();  // hold id -> when its release was seen
 let state = null;          // InterceptState
 let root = null;
 let off = [];
@@ -33,10 +34,15 @@ function dirText(d) {
   return d === 'CLIENT_TO_SERVER' ? 'client → server' : d === 'SERVER_TO_CLIENT' ? 'server → client' : 'either direction';
 }
 
+// Replaces what the list knew before the call started; what the HELD
+// events said meanwhile (held, or resolved) stands.
 async function loadHeld() {
+  const asked = Date.now();
   const answer = await api('GET', '/api/intercept/held');
-  held.clear();
-  for (const item of (answer && answer.held) || []) held.set(item.id, item);
+  const listed = new Map(((answer && answer.held) || []).map((item) => [item.id, item]));
+  for (const [id, item] of held) if (!listed.has(id) && item.seenAt < asked) held.delete(id);
+  for (const [id, item] of listed) if (!(resolvedAt.get(id) >= asked)) held.set(id, { ...item, seenAt: asked });
+  for (const [id, at] of resolvedAt) if (at < asked - 60000) resolvedAt.delete(id);
   paintBanner();
 }
 
@@ -63,8 +69,9 @@ export function startHeldTracking() {
     if (item.action && item.action !== 'INTERCEPT_ACTION_UNSPECIFIED') {
       held.delete(item.id);
       editing.delete(item.id);
+      resolvedAt.set(item.id, Date.now());
     } else {
-      held.set(item.id, item);
+      held.set(item.id, { ...item, seenAt: Date.now() });
     }
     paintBanner();
     if (root) {
