@@ -28,7 +28,7 @@ function record(event) {
     id: nextId++, time: m.timestamp || event.timestamp, serverId: m.serverId, dir: m.direction,
     kind: m.kind, method: m.method || '', jsonId: m.jsonrpcId || '', raw: m.raw || '',
     pair: null, duration: m.durationMs, error: m.kind === 'error' || m.kind === 'invalid' || m.success === false,
-    target: m.target || '', sessionId: m.sessionId || '',
+    target: m.target || '',
   };
   if (m.kind === 'request') {
     byRequestKey.set(requestKey(m, m.direction), row);
