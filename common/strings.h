@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 
 namespace inspector {
@@ -22,6 +23,12 @@ inline absl::string_view AbslView(std::string_view s) {
 // The same characters as `s`, viewed as a std::string_view. Never copies.
 inline std::string_view StdView(absl::string_view s) {
   return std::string_view(s.data(), s.size());
+}
+
+// Whether `a` and `b` are equal when ASCII letters are compared without
+// case (HTTP field names, tokens, schemes).
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return absl::EqualsIgnoreCase(AbslView(a), AbslView(b));
 }
 
 }  // namespace inspector

@@ -56,10 +56,6 @@ std::string_view TrimOws(std::string_view s) {
   return s;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return absl::EqualsIgnoreCase(AbslView(a), AbslView(b));
-}
-
 // Calls `fn` with each trimmed, non-empty element of a comma-separated
 // field value (RFC 9110 list syntax).
 template <typename Fn>

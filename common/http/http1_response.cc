@@ -16,10 +16,6 @@
 namespace inspector::http {
 namespace {
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return absl::EqualsIgnoreCase(AbslView(a), AbslView(b));
-}
-
 void AppendDecimal(std::string* out, uint64_t value) {
   char buffer[24];
   char* end = buffer + sizeof(buffer);
