@@ -19,6 +19,13 @@
 
 namespace inspector::engine {
 
+// The error codes JSON-RPC 2.0 defines (its section 5.1).
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+
 enum class MessageKind {
   kRequest,       // has "method" and "id"
   kNotification,  // has "method", no "id"

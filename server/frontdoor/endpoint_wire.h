@@ -19,9 +19,9 @@
 namespace inspector::frontdoor::endpoint_wire {
 
 // JSON-RPC error codes used for answers the endpoint makes itself.
-inline constexpr int kParseError = -32700;
-inline constexpr int kInvalidRequest = -32600;
-inline constexpr int kInternalError = -32603;
+using engine::kInternalError;
+using engine::kInvalidRequest;
+using engine::kParseError;
 // Server errors (-32000 to -32099): the session or the server is gone, a
 // request timed out, the request was cancelled.
 inline constexpr int kConnectionClosed = -32000;

@@ -46,6 +46,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/http/http_server.h"
+#include "server/engine/json_rpc.h"
 #include "nlohmann/json.hpp"
 #include "server/frontdoor/modern_front.h"
 #include "server/protocol/header_params.h"
@@ -58,11 +59,11 @@ using Json = nlohmann::json;
 // The version the front door speaks to a legacy server.
 inline constexpr char kLegacyUpstreamVersion[] = "2025-11-25";
 
-inline constexpr int kParseError = -32700;
-inline constexpr int kInvalidRequest = -32600;
-inline constexpr int kMethodNotFound = -32601;
-inline constexpr int kInvalidParams = -32602;
-inline constexpr int kInternalError = -32603;
+using engine::kInternalError;
+using engine::kInvalidParams;
+using engine::kInvalidRequest;
+using engine::kMethodNotFound;
+using engine::kParseError;
 inline constexpr int kResourceNotFoundLegacy = -32002;
 using protocol::kCapabilitiesKey;
 using protocol::kHeaderMismatch;
