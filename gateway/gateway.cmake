@@ -4,6 +4,7 @@ add_library(inspector_gateway STATIC
     byte_buffers.cc caller_credentials.cc descriptor_set_data.cc gateway.cc
     request_policy.cc stream_call.cc)
 inspector_target_defaults(inspector_gateway)
+inspector_unity_build(inspector_gateway 0)
 target_compile_definitions(inspector_gateway PRIVATE
     INSPECTOR_DESCRIPTOR_SET="${INSPECTOR_DESCRIPTOR_SET}")
 set_source_files_properties(descriptor_set_data.cc PROPERTIES

@@ -11,6 +11,7 @@ add_library(inspector_gateway_core STATIC
     value_forms.cc
     http_errors.cc)
 inspector_target_defaults(inspector_gateway_core)
+inspector_unity_build(inspector_gateway_core 4)
 target_link_libraries(inspector_gateway_core PUBLIC
     inspector_common inspector_http1 inspector_proto protobuf::libprotobuf gRPC::grpc++
     absl::status absl::statusor absl::strings nlohmann_json::nlohmann_json)
