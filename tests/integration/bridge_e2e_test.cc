@@ -31,6 +31,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace bridge_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -606,4 +608,5 @@ TEST_F(BridgeTest, InspectorctlConvertsListsAndUnconverts) {
 }
 
 }  // namespace
+}  // namespace bridge_e2e_test
 }  // namespace inspector

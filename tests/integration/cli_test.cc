@@ -13,6 +13,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace cli_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -264,4 +266,5 @@ TEST_F(CliTest, StatusShowsTheDaemon) {
 }
 
 }  // namespace
+}  // namespace cli_test
 }  // namespace inspector

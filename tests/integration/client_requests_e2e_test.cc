@@ -28,6 +28,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace client_requests_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -679,4 +681,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, ClientRequestsOverHttpTest,
                          ::testing::Values("streamableHttp", "sse"));
 
 }  // namespace
+}  // namespace client_requests_e2e_test
 }  // namespace inspector

@@ -21,6 +21,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace config_file_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -370,4 +372,5 @@ TEST_F(FilesTest, AllowedDirRefusesDotDotAndSymlinkEscapes) {
 }
 
 }  // namespace
+}  // namespace config_file_e2e_test
 }  // namespace inspector

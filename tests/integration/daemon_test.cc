@@ -23,6 +23,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace daemon_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -547,4 +549,5 @@ TEST(DaemonStartTest, ASecondDaemonOnADatabaseInUseRefusesAndNamesTheHolder) {
 }
 
 }  // namespace
+}  // namespace daemon_test
 }  // namespace inspector

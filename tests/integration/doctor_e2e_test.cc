@@ -15,6 +15,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace doctor_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -307,4 +309,5 @@ TEST_F(DoctorTest, RestRouteAndUnknownServer) {
 }
 
 }  // namespace
+}  // namespace doctor_e2e_test
 }  // namespace inspector

@@ -21,6 +21,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace durability_e2e_test {
 namespace {
 
 using testing::CallContext;
@@ -112,4 +114,5 @@ TEST(DurabilityTest, AnsweredCallsSurviveSigkill) {
 }
 
 }  // namespace
+}  // namespace durability_e2e_test
 }  // namespace inspector

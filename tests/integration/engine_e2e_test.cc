@@ -25,6 +25,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace engine_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -445,4 +447,5 @@ TEST_F(EngineTest, AWaitingForwardIsAnsweredWhenTheDaemonStops) {
 }
 
 }  // namespace
+}  // namespace engine_e2e_test
 }  // namespace inspector

@@ -21,6 +21,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace frontdoor_access_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -187,4 +189,5 @@ TEST_F(FrontDoorAccessTest, ABodyTooLargeIsAJsonRpcError) {
 }
 
 }  // namespace
+}  // namespace frontdoor_access_e2e_test
 }  // namespace inspector

@@ -29,6 +29,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace gateway_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -754,4 +756,5 @@ TEST(GatewayStandaloneTest, RefusesAnEmptyDescriptorSet) {
 }
 
 }  // namespace
+}  // namespace gateway_e2e_test
 }  // namespace inspector

@@ -20,6 +20,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace intercept_cli_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -275,4 +277,5 @@ TEST_F(InterceptCliTest, BadInputAndUnknownIds) {
 }
 
 }  // namespace
+}  // namespace intercept_cli_e2e_test
 }  // namespace inspector

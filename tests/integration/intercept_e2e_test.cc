@@ -40,6 +40,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace intercept_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -575,4 +577,5 @@ TEST_F(InterceptTest, StdioProxyHeldAndModified) {
 }
 
 }  // namespace
+}  // namespace intercept_e2e_test
 }  // namespace inspector

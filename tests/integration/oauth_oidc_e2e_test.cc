@@ -26,6 +26,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace oauth_oidc_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -660,4 +662,5 @@ TEST_F(OAuthOidcTest, MetadataProxyRefusesWithTheErrorShape) {
 }
 
 }  // namespace
+}  // namespace oauth_oidc_e2e_test
 }  // namespace inspector

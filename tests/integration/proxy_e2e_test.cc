@@ -30,6 +30,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace proxy_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -405,4 +407,5 @@ TEST_F(ProxyTest, InstallRewritesClaudeDesktopFileAndUninstallRestoresIt) {
 }
 
 }  // namespace
+}  // namespace proxy_e2e_test
 }  // namespace inspector

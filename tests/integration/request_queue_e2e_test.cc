@@ -31,6 +31,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace request_queue_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -469,4 +471,5 @@ TEST_F(RequestQueueE2eTest, McpNotificationIsAcceptedWith202AndNoBody) {
 }
 
 }  // namespace
+}  // namespace request_queue_e2e_test
 }  // namespace inspector

@@ -27,6 +27,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace sessions_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -393,4 +395,5 @@ TEST_F(SessionsE2eTest, RefusesBadInputWithTheDocumentedCodes) {
 }
 
 }  // namespace
+}  // namespace sessions_e2e_test
 }  // namespace inspector

@@ -23,6 +23,8 @@
 #include "tests/testing/wait_until.h"
 
 namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace tui_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -297,4 +299,5 @@ TEST(TuiUnreachableTest, UnreachableDaemonExitsWithCodeFour) {
 }
 
 }  // namespace
+}  // namespace tui_e2e_test
 }  // namespace inspector
