@@ -12,6 +12,10 @@ import * as pending from './pending.js';
 import * as conversions from './conversions.js';
 import * as intercept from './intercept.js';
 import * as sessions from './sessions.js';
+import * as logs from './logs.js';
+import * as doctor from './doctor.js';
+import * as tasks from './tasks.js';
+import * as inflight from './inflight.js';
 
 const VIEWS = [
   { path: 'servers', label: 'Servers', view: servers },
@@ -22,6 +26,10 @@ const VIEWS = [
   { path: 'conversions', label: 'Conversions', view: conversions },
   { path: 'intercept', label: 'Intercept', view: intercept },
   { path: 'sessions', label: 'Sessions', view: sessions },
+  { path: 'logs', label: 'Logs', view: logs },
+  { path: 'doctor', label: 'Doctor', view: doctor },
+  { path: 'tasks', label: 'Tasks', view: tasks },
+  { path: 'inflight', label: 'In flight', view: inflight },
 ];
 
 const main = document.getElementById('main');

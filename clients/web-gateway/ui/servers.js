@@ -98,6 +98,7 @@ function serverRow(server) {
         ? actionButton('Disconnect', () => sessionCall(server, 'disconnect'), { 'aria-label': `Disconnect ${server.name}` })
         : actionButton('Connect', () => sessionCall(server, 'connect'), { 'aria-label': `Connect ${server.name}` }),
       h('button', { type: 'button', onclick: () => openEditor(server), 'aria-label': `Edit ${server.name}` }, 'Edit'),
+      h('button', { type: 'button', onclick: () => { location.hash = `#/doctor/${encodeURIComponent(server.id)}`; }, 'aria-label': `Run the doctor on ${server.name}` }, 'Doctor'),
       actionButton('Delete', async () => {
         if (!confirm(`Delete the server ${server.name}?`)) return;
         await api('DELETE', `/config/${enc(server.id)}`);

@@ -116,5 +116,7 @@ export function startEvents(onLive) {
     if (event.log) emit('log', event);
     if (event.dropped) emit('dropped', event.dropped);
     if (event.held) emit('held', event.held);
+    if (event.task) emit('task', event);
+    if (event.oauth) emit('oauth', event);
   };
 }

