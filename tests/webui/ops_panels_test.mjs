@@ -306,6 +306,163 @@ try {
     'the cancelled call to leave the list');
   check(true, 'the cancelled call left the queue and the counters count it');
 
+  // --- OAuth -----------------------------------------------------------------
+  const oauthFixture = spawn(node22, [oauthScript], { stdio: ['pipe', 'ignore', 'pipe'] });
+  children.push({ child: oauthFixture });
+  const [ready] = await waitForLine(oauthFixture.stderr, /\{"listening".*\}/, 'the OAuth fixture');
+  const { mcp: oauthMcp, issuer } = JSON.parse(ready);
+  const fixtureState = async () => (await fetch(new URL('/_fixture/state', oauthMcp))).json();
+  // A protected server whose authorization server refuses every client
+  // registration: discovery passes, client registration fails.
+  const broken = http.createServer((request, response) => {
+    const origin = `http://127.0.0.1:${broken.address().port}`;
+    const send = (status, body, headers = {}) => {
+      response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+      response.end(JSON.stringify(body));
+    };
+    const url = new URL(request.url, origin);
+    if (url.pathname === '/mcp') {
+      send(401, { error: 'unauthorized' }, { 'WWW-Authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` });
+    } else if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
+      send(200, { resource: `${origin}/mcp`, authorization_servers: [origin] });
+    } else if (url.pathname === '/.well-known/oauth-authorization-server') {
+      send(200, {
+        issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`,
+        registration_endpoint: `${origin}/register`, response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'], token_endpoint_auth_methods_supported: ['none'],
+      });
+    } else if (url.pathname === '/register') {
+      request.resume();
+      send(400, { error: 'invalid_redirect_uri', error_description: 'this authorization server registers no client' });
+    } else {
+      send(404, { error: 'not_found' });
+    }
+  });
+  await new Promise((resolve) => broken.listen(0, '127.0.0.1', resolve));
+  servers.push(broken);
+  const oidcId = await addServer({ name: 'oidc', transport: 'streamableHttp', url: oauthMcp });
+  await addServer({ name: 'broken-as', transport: 'streamableHttp', url: `http://127.0.0.1:${broken.address().port}/mcp` });
+  await page.click('#nav-oauth');
+  await page.waitFor(`document.querySelector('#oauth-server')`, 'the OAuth view');
+  await page.fill('#oauth-server', oidcId);
+  const notSigned = await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent`, 'the oidc sign-in status');
+  check(notSigned === 'no', `the OAuth panel says the server is not signed in (${notSigned})`);
+
+  // The guided debugger, one step at a time.
+  const stepMarks = `[...document.querySelectorAll('.oauth-step')].map((s) => s.dataset.step + ':' + s.querySelector('.step-mark').textContent)`;
+  await page.click('#oauth-start');
+  await page.waitFor(`document.querySelector('.oauth-step[data-step="METADATA_DISCOVERY"] .step-mark')?.textContent === 'Next'`, 'a started flow');
+  for (const [done, next] of [['METADATA_DISCOVERY', 'CLIENT_REGISTRATION'], ['CLIENT_REGISTRATION', 'AUTHORIZATION_REDIRECT'], ['AUTHORIZATION_REDIRECT', 'AUTHORIZATION_CODE']]) {
+    await page.click('#oauth-advance');
+    await page.waitFor(`document.querySelector('.oauth-step[data-step="${done}"] .step-mark')?.textContent === 'Done' &&
+      document.querySelector('.oauth-step[data-step="${next}"] .step-mark')?.textContent === 'Next'`, `the debugger past ${done}`);
+  }
+  const discovery = await page.eval(`(() => {
+    const s = document.querySelector('.oauth-step[data-step="METADATA_DISCOVERY"]');
+    return { checked: [...s.querySelectorAll('.oauth-log li')].map((l) => l.textContent), exchanges: [...s.querySelectorAll('.oauth-exchange summary')].map((x) => x.textContent) };
+  })()`);
+  check(discovery.checked.some((c) => /401/.test(c)) && discovery.checked.some((c) => /authorization server metadata found/.test(c)),
+    `the discovery step says what it checked (${discovery.checked.join(' | ').slice(0, 200)})`);
+  check(discovery.exchanges.some((x) => /^POST .*\/mcp 401/.test(x)) && discovery.exchanges.some((x) => /oauth-protected-resource.* 200/.test(x)),
+    `the discovery step lists its HTTP exchanges (${discovery.exchanges.join(' | ').slice(0, 200)})`);
+  const headers401 = await page.eval(`[...document.querySelectorAll('.oauth-step[data-step="METADATA_DISCOVERY"] .oauth-exchange')][0].querySelectorAll('pre')[2]?.textContent || ''`);
+  check(/www-authenticate: Bearer resource_metadata=/i.test(headers401), 'an exchange shows the response headers');
+  const authUrl = await page.eval(`document.querySelector('.oauth-step[data-step="AUTHORIZATION_REDIRECT"] a')?.href || ''`);
+  check(authUrl.startsWith(`${issuer}/`) && /code_challenge_method=S256/.test(authUrl), `the authorization URL is shown as a link (${authUrl.slice(0, 80)})`);
+  await shoot(page, 'oauth-debugger-code');
+  await page.click('#oauth-follow');
+  await page.waitFor(`document.querySelector('.oauth-step[data-step="AUTHORIZATION_CODE"] .step-mark')?.textContent === 'Done'`, 'the authorization code step');
+  await page.click('#oauth-advance');
+  const marks = await page.waitFor(`(() => { const m = ${stepMarks}; return m.every((x) => x.endsWith(':Done')) && m; })()`, 'every step done');
+  check(marks.length === 6, `the stepper shows every step done (${marks.join(', ')})`);
+  const signed = await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes' &&
+    [...document.querySelectorAll('#oauth-status dd')].map((d) => d.dataset.key + '=' + d.textContent)`, 'the signed-in status');
+  check(signed.includes(`Issuer=${issuer}`) && signed.includes('Scopes=mcp:read') && signed.some((x) => /^Expires=.*\(in \d+ min\)$/.test(x)) &&
+        signed.some((x) => /^Refresh=a refresh token is held/.test(x)),
+    `the status shows issuer, scopes, expiry and refresh state (${signed.join('; ')})`);
+  // Every step's exchanges, opened: no token, code or verifier in clear.
+  await page.eval(`document.querySelectorAll('.oauth-step-body').forEach((b) => { b.hidden = false; }); document.querySelectorAll('.oauth-exchange').forEach((d) => { d.open = true; })`);
+  const tokenText = await page.eval(`[...document.querySelectorAll('.oauth-step[data-step="TOKEN_REQUEST"] .oauth-body')].map((p) => p.textContent).join('\\n')`);
+  check(/code=\*\*\*/.test(tokenText) && /code_verifier=\*\*\*/.test(tokenText) && /"access_token": "\*\*\*/.test(tokenText),
+    `the token request and answer are shown with their secrets masked (${tokenText.replace(/\s+/g, ' ').slice(0, 160)})`);
+  const afterDebug = await fixtureState();
+  const secrets = [...afterDebug.accessTokens, ...afterDebug.refreshTokens].map((t) => (typeof t === 'string' ? t : t.value || t.token || JSON.stringify(t)));
+  const pageText = await page.eval('document.body.innerText + document.body.innerHTML');
+  check(secrets.length >= 2 && !secrets.some((t) => pageText.includes(t)), `no token the authorization server issued is in the page (${secrets.length} checked)`);
+  await page.eval(`document.querySelector('#oauth-debugger-title').scrollIntoView({ block: 'start' })`);
+  await shoot(page, 'oauth-debugger');
+
+  // Log out, then log in with the button: a new tab goes through the
+  // authorization server's pages to /oauth/callback.
+  await page.click('#oauth-logout');
+  await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'no'`, 'the logged-out status');
+  check(true, 'Log out forgets the tokens');
+  await browser.send('Target.setDiscoverTargets', { discover: true });
+  const callbackTab = new Promise((resolve) => {
+    browser.on('Target.targetInfoChanged', ({ targetInfo }) => {
+      if (targetInfo.type === 'page' && targetInfo.url.startsWith(`${base}/oauth/callback`)) resolve(targetInfo);
+    });
+  });
+  const codeGrants = afterDebug.counters.authorizationCodeGrants;
+  // From the keyboard: a real key press lets the page open a tab.
+  await page.eval(`document.querySelector('#oauth-login').focus()`);
+  await page.key('Enter', 'Enter', 13);
+  const landed = await Promise.race([callbackTab, new Promise((resolve) => setTimeout(() => resolve(null), 30000))]);
+  check(landed && /[?&]code=/.test(landed.url) && /[?&]state=/.test(landed.url), `the login tab came back to the daemon's /oauth/callback (${landed ? landed.url.replace(/code=[^&]+/, 'code=…') : 'never'})`);
+  if (landed) {
+    const { sessionId: tabSession } = await browser.send('Target.attachToTarget', { targetId: landed.targetId, flatten: true });
+    const heading = await browser.send('Runtime.evaluate', {
+      expression: `new Promise((resolve) => { const stop = Date.now() + 20000; const look = () => { const t = document.querySelector('h1')?.textContent;
+        if (t || Date.now() > stop) resolve(t || null); else setTimeout(look, 50); }; look(); })`, awaitPromise: true, returnByValue: true,
+    }, tabSession);
+    check(heading.result.value === 'Signed in', `the callback page says the sign-in worked (${heading.result.value})`);
+    await browser.send('Target.closeTarget', { targetId: landed.targetId });
+  }
+  await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes'`, 'the UI tab to show the login');
+  const afterLogin = await fixtureState();
+  check(afterLogin.counters.authorizationCodeGrants === codeGrants + 1, `the login redeemed one more authorization code (${codeGrants} → ${afterLogin.counters.authorizationCodeGrants})`);
+  check(true, 'the UI tab shows the server signed in when the other tab completes');
+  await shoot(page, 'oauth');
+
+  // The protected tool, called from the Tools view.
+  await page.eval(`(async () => { const s = await import('/ui/state.js'); s.setCurrent(${JSON.stringify(oidcId)}); })()`);
+  await page.click('#nav-explore');
+  await page.waitFor(`[...document.querySelectorAll('.item-name')].some((e) => e.textContent === 'whoami')`, 'the protected server\'s tools');
+  await page.eval(`[...document.querySelectorAll('.item')].find((b) => b.querySelector('.item-name').textContent === 'whoami').click()`);
+  await page.waitFor(`document.querySelector('.tool-form')`, 'the whoami form');
+  await page.click('.tool-form button[type=submit]');
+  const whoami = await page.waitFor(`document.querySelector('.tool-result .text-content')?.textContent`, 'the whoami answer');
+  check(whoami === 'alice with mcp:read', `the protected tool answered with the token's user and scope (${whoami})`);
+
+  // Refresh from the panel.
+  await page.click('#nav-oauth');
+  await page.waitFor(`document.querySelector('#oauth-refresh')`, 'the Refresh button');
+  const refreshes = afterLogin.counters.refreshTokenGrants;
+  await page.click('#oauth-refresh');
+  await page.waitFor(`[...document.querySelectorAll('.toast')].some((t) => /^Refreshed/.test(t.textContent))`, 'the refresh');
+  const afterRefresh = await fixtureState();
+  check(afterRefresh.counters.refreshTokenGrants === refreshes + 1, `Refresh ran a refresh_token grant (${refreshes} → ${afterRefresh.counters.refreshTokenGrants})`);
+  await a11y(page, 'oauth');
+
+  // A broken authorization server: the failing step is marked, with why.
+  const brokenId = (await rest('GET', '/config')).body.servers.find((s) => s.name === 'broken-as').id;
+  await page.fill('#oauth-server', brokenId);
+  await page.waitFor(`document.querySelector('#oauth-run') && /broken-as/.test(document.querySelector('#oauth-status-title')?.textContent)`, 'the broken server in the panel');
+  await page.click('#oauth-run');
+  const failedStep = await page.waitFor(`(() => {
+    const s = document.querySelector('.oauth-step.step-fail');
+    return s && { step: s.dataset.step, mark: s.querySelector('.step-mark').textContent, error: s.querySelector('.step-error')?.textContent || '',
+      open: !s.querySelector('.oauth-step-body').hidden, exchanges: [...s.querySelectorAll('.oauth-exchange summary')].map((x) => x.textContent),
+      before: [...document.querySelectorAll('.oauth-step')].slice(0, 1).map((x) => x.querySelector('.step-mark').textContent) };
+  })()`, 'the failing step');
+  check(failedStep.step === 'CLIENT_REGISTRATION' && failedStep.mark === 'Failed' && failedStep.before[0] === 'Done',
+    `the failing step is marked (${failedStep.step} ${failedStep.mark}; discovery ${failedStep.before[0]})`);
+  check(failedStep.open && /Failed: .*(invalid_redirect_uri|registers no client|register)/i.test(failedStep.error) && failedStep.exchanges.some((x) => /\/register 400/.test(x)),
+    `it says why, with the refused request (${failedStep.error.slice(0, 200)}; ${failedStep.exchanges.join(' | ')})`);
+  check(/Hint: ./.test(failedStep.error), `the failed step shows the hint (${failedStep.error.slice(0, 300)})`);
+  await page.eval(`document.querySelector('.oauth-step.step-fail').scrollIntoView({ block: 'start' })`);
+  await shoot(page, 'oauth-broken');
+
   check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);

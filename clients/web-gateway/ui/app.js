@@ -16,6 +16,7 @@ import * as logs from './logs.js';
 import * as doctor from './doctor.js';
 import * as tasks from './tasks.js';
 import * as inflight from './inflight.js';
+import * as oauth from './oauth.js';
 
 const VIEWS = [
   { path: 'servers', label: 'Servers', view: servers },
@@ -30,6 +31,7 @@ const VIEWS = [
   { path: 'doctor', label: 'Doctor', view: doctor },
   { path: 'tasks', label: 'Tasks', view: tasks },
   { path: 'inflight', label: 'In flight', view: inflight },
+  { path: 'oauth', label: 'OAuth', view: oauth },
 ];
 
 const main = document.getElementById('main');

@@ -3,7 +3,7 @@
 // found and, unless it passed, how to fix it. #/doctor/ID runs it at once
 // (the Servers view's "Doctor" buttons lead there).
 import { api, enc } from './api.js';
-import { store, serverName } from './state.js';
+import { store, on, serverName } from './state.js';
 import { h, clear, errorBox, actionButton } from './util.js';
 
 const RESULT = {
@@ -11,9 +11,17 @@ const RESULT = {
 };
 const last = new Map();  // server id -> Diagnosis, for this page's life
 let root = null;
+let autoRan = '';  // the #/doctor/ID already run on arrival
+let offServers = null;
+let shownServers = '';
 
 export function mount(container) {
+  unmount();
   root = container;
+  shownServers = store.servers.map((s) => `${s.id}=${s.name}`).join(',');
+  offServers = on('servers', () => {
+    if (root && store.servers.map((s) => `${s.id}=${s.name}`).join(',') !== shownServers) mount(root);
+  });
   const wanted = decodeURIComponent(location.hash.replace(/^#\/?/, '').split('/')[1] || '');
   clear(root,
     h('div', { class: 'view-head' }, h('h2', { id: 'title-doctor' }, 'Connection doctor')),
@@ -27,15 +35,20 @@ export function mount(container) {
         h('td', { class: 'doctor-last' }, summary(last.get(s.id))),
         h('td', {}, actionButton('Run doctor', () => run(s.id), { 'aria-label': `Run the doctor on ${s.name}`, class: 'doctor-run' }))))))),
     h('div', { id: 'doctor-result', 'aria-live': 'polite' }));
-  const server = store.servers.find((s) => s.id === wanted || s.name === wanted);
-  if (server) run(server.id);
-  else if (last.size) {
+  const server = wanted && wanted !== autoRan ? store.servers.find((s) => s.id === wanted || s.name === wanted) : null;
+  if (server) {
+    autoRan = wanted;
+    run(server.id);
+  } else if (last.size) {
     const [id, diagnosis] = [...last.entries()].pop();
     show(id, diagnosis);
   }
 }
 
 export function unmount() {
+  if (offServers) offServers();
+  offServers = null;
+  if (root && !location.hash.startsWith('#/doctor/')) autoRan = '';
   root = null;
 }
 

@@ -8,6 +8,8 @@ import { h, clear, field, errorBox, actionButton, toast, timeOf } from './util.j
 
 const EVERY_MS = 1000;
 let root = null;
+let offServers = null;
+let shownServers = '';
 let timer = null;
 let serverFilter = null;  // null: the current server
 let offCurrent = null;
@@ -17,7 +19,12 @@ function chosen() {
 }
 
 export function mount(container) {
+  unmount();
   root = container;
+  shownServers = store.servers.map((s) => `${s.id}=${s.name}`).join(',');
+  offServers = on('servers', () => {
+    if (root && store.servers.map((s) => `${s.id}=${s.name}`).join(',') !== shownServers) mount(root);
+  });
   const server = h('select', { id: 'inflight-server' },
     store.servers.map((s) => h('option', { value: s.id, selected: chosen() === s.id }, s.name)));
   server.addEventListener('change', () => {
@@ -40,6 +47,8 @@ export function mount(container) {
 }
 
 export function unmount() {
+  if (offServers) offServers();
+  offServers = null;
   clearTimeout(timer);
   timer = null;
   if (offCurrent) offCurrent();

@@ -10,6 +10,8 @@ import { h, clear, field, errorBox, timeOf, pretty } from './util.js';
 const tasks = new Map();  // `${serverId} ${taskId}` -> task
 const ENDED = ['completed', 'failed', 'cancelled'];
 let root = null;
+let offServers = null;
+let shownServers = '';
 let serverFilter = null;  // null: the current server
 let open = '';            // the key of the task whose detail is shown
 
@@ -80,7 +82,12 @@ async function loadResult(task) {
 }
 
 export function mount(container) {
+  unmount();
   root = container;
+  shownServers = store.servers.map((s) => `${s.id}=${s.name}`).join(',');
+  offServers = on('servers', () => {
+    if (root && store.servers.map((s) => `${s.id}=${s.name}`).join(',') !== shownServers) mount(root);
+  });
   const chosen = serverFilter === null ? store.current : serverFilter;
   const server = h('select', { id: 'tasks-server' }, h('option', { value: '' }, 'All servers'),
     store.servers.map((s) => h('option', { value: s.id, selected: chosen === s.id }, s.name)));
@@ -98,6 +105,8 @@ export function mount(container) {
 }
 
 export function unmount() {
+  if (offServers) offServers();
+  offServers = null;
   root = null;
 }
 
