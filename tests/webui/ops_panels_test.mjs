@@ -419,6 +419,8 @@ try {
     await browser.send('Target.closeTarget', { targetId: landed.targetId });
   }
   await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes'`, 'the UI tab to show the login');
+  const told = await page.waitFor(`[...document.querySelectorAll('.toast')].map((t) => t.textContent).find((t) => t.startsWith('Signed in to'))`, 'the signed-in notice');
+  check(told === 'Signed in to oidc', `the UI tab says the sign-in completed (${told})`);
   const afterLogin = await fixtureState();
   check(afterLogin.counters.authorizationCodeGrants === codeGrants + 1, `the login redeemed one more authorization code (${codeGrants} → ${afterLogin.counters.authorizationCodeGrants})`);
   check(true, 'the UI tab shows the server signed in when the other tab completes');

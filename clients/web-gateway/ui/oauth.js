@@ -108,6 +108,8 @@ export function mount(container) {
         h('section', { id: 'oauth-debugger', class: 'panel', 'aria-labelledby': 'oauth-debugger-title' })]);
   offEvents = on('oauth', (event) => {
     if (event.oauth.serverId !== chosen()) return;
+    const t = event.oauth.transition;
+    if (t && t.to === 'COMPLETE' && t.from !== 'COMPLETE' && !t.error) toast(`Signed in to ${serverName(event.oauth.serverId)}`);
     // Several events arrive per step: one reload for the burst.
     clearTimeout(reloadTimer);
     reloadTimer = setTimeout(load, 150);
@@ -187,9 +189,25 @@ function renderStatus(id, status) {
 // /oauth/authorize/{id} with a redirect to the authorization server, whose
 // pages end at /oauth/callback; this tab follows the flow's events.
 function login(id) {
-  window.open(`/oauth/authorize/${enc(id)}`, '_blank', 'noopener');
+  const path = `/oauth/authorize/${enc(id)}`;
+  window.open(path, '_blank', 'noopener');
   const note = root.querySelector('#oauth-login-note');
-  if (note) note.textContent = 'Continue in the new tab; this page updates when the sign-in completes.';
+  if (note) {
+    clear(note, 'Continue in the new tab; this page updates when the sign-in completes. No tab? ',
+      h('a', { href: path, target: '_blank', rel: 'noopener noreferrer' }, 'Open the sign-in page'), '.');
+  }
+}
+
+// Opens an authorization URL the daemon built, only when it is http(s).
+function openWeb(url) {
+  let parsed = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  if (parsed && (parsed.protocol === 'https:' || parsed.protocol === 'http:')) window.open(parsed.href, '_blank', 'noopener');
+  else toast('The authorization URL is not an http(s) URL: not opened', 'error');
 }
 
 function stepStatus(flow, index) {
@@ -263,7 +281,7 @@ function renderDebugger(id, flow) {
         flow.issuer ? ` · issuer ${flow.issuer}` : '', flow.registrationStrategy ? ` · ${flow.registrationStrategy}` : ''),
       h('div', { class: 'actions' },
         flow.state !== 'COMPLETE' && !atCode ? actionButton(flow.latestError ? 'Retry this step' : 'Advance one step', async () => { await advance(); await load(); }, { id: 'oauth-advance', class: 'primary' }) : null,
-        atCode && flow.authorizationUrl ? h('button', { type: 'button', id: 'oauth-open-url', onclick: () => window.open(flow.authorizationUrl, '_blank', 'noopener') }, 'Open the authorization URL in a new tab') : null,
+        atCode && flow.authorizationUrl ? h('button', { type: 'button', id: 'oauth-open-url', onclick: () => openWeb(flow.authorizationUrl) }, 'Open the authorization URL in a new tab') : null,
         atCode ? actionButton('Let the daemon follow the redirects', async () => { await advance({ followRedirect: true }); await load(); }, { id: 'oauth-follow' }) : null),
       atCode ? h('form', { class: 'filters', 'aria-label': 'Paste the redirected URL', onsubmit: async (e) => {
         e.preventDefault();
