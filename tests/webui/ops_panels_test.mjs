@@ -97,10 +97,10 @@ async function cleanup() {
   fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 const deadline = setTimeout(async () => {
-  console.error('FAILED: the test did not finish within 200 s');
+  console.error('FAILED: the test did not finish within 420 s');
   await cleanup();
   process.exit(1);
-}, 200000);
+}, 420000);
 
 function waitForLine(stream, pattern, what) {
   return new Promise((resolve, reject) => {
@@ -163,6 +163,19 @@ async function a11y(page, view) {
   check(missed.length === 0, `the keyboard reaches every control of ${view}${missed.length ? `; missed: ${missed.join(' ; ')}` : ''}`);
 }
 
+// Waits for a page condition; 45 s, as a loaded CI machine can be slow.
+function waitFor(p, expression, what, seconds = 45) {
+  return p.waitFor(expression, what, seconds);
+}
+
+// Clicks `selector` as soon as it is there and enabled (one step in the
+// page, so a redraw cannot come between finding and clicking).
+function press(page, selector, what = selector) {
+  return waitFor(page, `(() => { const el = document.querySelector(${JSON.stringify(selector)});
+    if (!el || el.disabled) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`, `${what} to click`);
+}
+
+let page = null;
 try {
   const daemon = spawn(args.inspectord, [
     '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
@@ -204,14 +217,14 @@ try {
   browser.child.on('exit', (code, signal) => {
     if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
   });
-  const page = await browser.newPage();
+  page = await browser.newPage();
   await page.viewport(1280, 800);
   await page.goto(signInUrl);
-  await page.waitFor(`document.querySelector('#title-servers')`, 'the servers view');
+  await waitFor(page, `document.querySelector('#title-servers')`, 'the servers view');
 
   // --- Logs -------------------------------------------------------------------
   await page.click('#nav-logs');
-  const stderrRow = await page.waitFor(`[...document.querySelectorAll('tr.log-row')].find((r) => r.dataset.source === 'stderr' && r.textContent.includes('fixture stderr says hello'))?.innerText`,
+  const stderrRow = await waitFor(page, `[...document.querySelectorAll('tr.log-row')].find((r) => r.dataset.source === 'stderr' && r.textContent.includes('fixture stderr says hello'))?.innerText`,
     'the fixture\'s stderr line in Logs');
   check(/fixture/.test(stderrRow), `Logs shows a server's stderr with its server (${stderrRow.replace(/\s+/g, ' ')})`);
   const daemonRows = await page.eval(`document.querySelectorAll('tr.log-row[data-source="daemon"]').length`);
@@ -219,7 +232,7 @@ try {
   // A log message sent while the view is open arrives live.
   const logged = await rest('POST', `/api/servers/${fixtureId}/tools/log:call`, { arguments: { level: 'warning', message: 'live warning from the fixture' } });
   check(logged.status === 200, `the fixture's log tool ran (${logged.status})`);
-  const live = await page.waitFor(`[...document.querySelectorAll('tr.log-row')].find((r) => r.textContent.includes('live warning from the fixture'))?.dataset.source`,
+  const live = await waitFor(page, `[...document.querySelectorAll('tr.log-row')].find((r) => r.textContent.includes('live warning from the fixture'))?.dataset.source`,
     'the live log message');
   check(live === 'server', `a server's log message arrives live (${live})`);
   await page.fill('#logs-source', 'stderr');
@@ -235,9 +248,9 @@ try {
 
   // --- Doctor -----------------------------------------------------------------
   await page.click('#nav-servers');
-  await page.waitFor(`document.querySelector('tr[data-server="fixture"] button[aria-label="Run the doctor on fixture"]')`, 'the Doctor button on the fixture row');
+  await waitFor(page, `document.querySelector('tr[data-server="fixture"] button[aria-label="Run the doctor on fixture"]')`, 'the Doctor button on the fixture row');
   await page.click('tr[data-server="fixture"] button[aria-label="Run the doctor on fixture"]');
-  const checks = await page.waitFor(`(() => {
+  const checks = await waitFor(page, `(() => {
     const rows = [...document.querySelectorAll('.doctor-report .doctor-check')];
     return rows.length && rows.map((r) => [r.dataset.check, r.querySelector('.check').textContent, r.querySelector('.doctor-time').textContent]);
   })()`, 'the fixture\'s diagnosis', 40);
@@ -249,7 +262,7 @@ try {
   const overall = await page.eval(`document.querySelector('.doctor-report h3 .check').textContent`);
   check(overall === 'Passed' || overall === 'Warning', `the diagnosis' overall result is shown (${overall})`);
   await page.click('tr[data-server="missing"] .doctor-run');
-  const failed = await page.waitFor(`(() => {
+  const failed = await waitFor(page, `(() => {
     const r = document.querySelector('.doctor-report');
     const f = r && /missing/.test(r.querySelector('h3').textContent) && r.querySelector('.check-row-fail');
     return f && { check: f.dataset.check, advice: f.querySelector('.doctor-fix')?.textContent || '' };
@@ -264,14 +277,14 @@ try {
   // --- Tasks ------------------------------------------------------------------
   await page.eval(`(async () => { const s = await import('/ui/state.js'); s.setCurrent(${JSON.stringify(modernId)}); })()`);
   await page.click('#nav-tasks');
-  await page.waitFor(`document.querySelector('#title-tasks')`, 'the tasks view');
+  await waitFor(page, `document.querySelector('#title-tasks')`, 'the tasks view');
   const job = await rest('POST', `/api/servers/${modernId}/tools/slow_job:call`, { arguments: { steps: 3 } });
   check(job.status === 200 && job.body?.result?.content?.[0]?.text === 'job done after 3 steps',
     `the task-returning tool answered through the daemon (${job.status} ${JSON.stringify(job.body).slice(0, 100)})`);
-  const taskId = await page.waitFor(`[...document.querySelectorAll('tr.task-row')].find((r) => r.querySelector('.task-status').textContent === 'completed')?.dataset.task`,
+  const taskId = await waitFor(page, `[...document.querySelectorAll('tr.task-row')].find((r) => r.querySelector('.task-status').textContent === 'completed')?.dataset.task`,
     'the completed task in Tasks');
   await page.click(`tr.task-row[data-task="${taskId}"] button`);
-  const detail = await page.waitFor(`(() => {
+  const detail = await waitFor(page, `(() => {
     const d = document.querySelector('.task-detail');
     const result = d && d.querySelector('.task-result')?.textContent;
     return result && { updates: [...d.querySelectorAll('.task-updates li')].map((l) => l.textContent.replace(/^\\S+ /, '')), result, request: d.querySelector('dl').textContent };
@@ -284,16 +297,16 @@ try {
   await a11y(page, 'tasks');
   // A fresh page rebuilds the list from the recorded polls.
   await page.reload();
-  await page.waitFor(`document.querySelector('#title-tasks')`, 'the tasks view after a reload');
-  const again = await page.waitFor(`document.querySelector('tr.task-row[data-task="${taskId}"] .task-status')?.textContent`, 'the task after a reload');
+  await waitFor(page, `document.querySelector('#title-tasks')`, 'the tasks view after a reload');
+  const again = await waitFor(page, `document.querySelector('tr.task-row[data-task="${taskId}"] .task-status')?.textContent`, 'the task after a reload');
   check(again === 'completed', `a reloaded page lists the task from the history (${again})`);
 
   // --- In flight --------------------------------------------------------------
   await page.eval(`(async () => { const s = await import('/ui/state.js'); s.setCurrent(${JSON.stringify(fixtureId)}); })()`);
   await page.click('#nav-inflight');
-  await page.waitFor(`document.querySelector('#title-inflight')`, 'the in-flight view');
+  await waitFor(page, `document.querySelector('#title-inflight')`, 'the in-flight view');
   const slow = rest('POST', `/api/servers/${fixtureId}/tools/slow:call`, { arguments: { steps: 600, delayMs: 100 } });
-  const entry = await page.waitFor(`[...document.querySelectorAll('tr.inflight-row')].find((r) => r.textContent.includes('tools/call') && r.textContent.includes('slow'))?.dataset.entry`,
+  const entry = await waitFor(page, `[...document.querySelectorAll('tr.inflight-row')].find((r) => r.textContent.includes('tools/call') && r.textContent.includes('slow'))?.dataset.entry`,
     'the slow call in In flight');
   const rowText = await page.eval(`document.querySelector('tr.inflight-row[data-entry="${entry}"]').innerText.replace(/\\s+/g, ' ')`);
   check(/in progress/.test(rowText) && /daemon/.test(rowText), `the slow call is listed in progress (${rowText})`);
@@ -302,7 +315,7 @@ try {
   await page.click(`tr.inflight-row[data-entry="${entry}"] button.inflight-cancel`);
   const slowAnswer = await slow;
   check(slowAnswer.body?.error?.code === 'CANCELLED', `the caller of the cancelled call got CANCELLED (${slowAnswer.status} ${slowAnswer.body?.error?.code})`);
-  await page.waitFor(`!document.querySelector('tr.inflight-row[data-entry="${entry}"]') && /1 cancelled/.test(document.querySelector('#inflight-counters').textContent)`,
+  await waitFor(page, `!document.querySelector('tr.inflight-row[data-entry="${entry}"]') && /1 cancelled/.test(document.querySelector('#inflight-counters').textContent)`,
     'the cancelled call to leave the list');
   check(true, 'the cancelled call left the queue and the counters count it');
 
@@ -343,18 +356,20 @@ try {
   const oidcId = await addServer({ name: 'oidc', transport: 'streamableHttp', url: oauthMcp });
   await addServer({ name: 'broken-as', transport: 'streamableHttp', url: `http://127.0.0.1:${broken.address().port}/mcp` });
   await page.click('#nav-oauth');
-  await page.waitFor(`document.querySelector('#oauth-server')`, 'the OAuth view');
+  await waitFor(page, `document.querySelector('#oauth-server')`, 'the OAuth view');
   await page.fill('#oauth-server', oidcId);
-  const notSigned = await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent`, 'the oidc sign-in status');
+  const notSigned = await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent`, 'the oidc sign-in status');
   check(notSigned === 'no', `the OAuth panel says the server is not signed in (${notSigned})`);
 
   // The guided debugger, one step at a time.
   const stepMarks = `[...document.querySelectorAll('.oauth-step')].map((s) => s.dataset.step + ':' + s.querySelector('.step-mark').textContent)`;
-  await page.click('#oauth-start');
-  await page.waitFor(`document.querySelector('.oauth-step[data-step="METADATA_DISCOVERY"] .step-mark')?.textContent === 'Next'`, 'a started flow');
+  await press(page, '#oauth-start');
+  const started = await waitFor(page, `document.querySelector('.oauth-step[data-step="METADATA_DISCOVERY"] .step-mark')?.textContent === 'Next' ? 'started'
+    : [...document.querySelectorAll('.toast.error')].map((t) => t.textContent).join(' | ')`, 'a started flow');
+  check(started === 'started', `Start begins a flow at metadata discovery (${started})`);
   for (const [done, next] of [['METADATA_DISCOVERY', 'CLIENT_REGISTRATION'], ['CLIENT_REGISTRATION', 'AUTHORIZATION_REDIRECT'], ['AUTHORIZATION_REDIRECT', 'AUTHORIZATION_CODE']]) {
-    await page.click('#oauth-advance');
-    await page.waitFor(`document.querySelector('.oauth-step[data-step="${done}"] .step-mark')?.textContent === 'Done' &&
+    await press(page, '#oauth-advance');
+    await waitFor(page, `document.querySelector('.oauth-step[data-step="${done}"] .step-mark')?.textContent === 'Done' &&
       document.querySelector('.oauth-step[data-step="${next}"] .step-mark')?.textContent === 'Next'`, `the debugger past ${done}`);
   }
   const discovery = await page.eval(`(() => {
@@ -370,12 +385,12 @@ try {
   const authUrl = await page.eval(`document.querySelector('.oauth-step[data-step="AUTHORIZATION_REDIRECT"] a')?.href || ''`);
   check(authUrl.startsWith(`${issuer}/`) && /code_challenge_method=S256/.test(authUrl), `the authorization URL is shown as a link (${authUrl.slice(0, 80)})`);
   await shoot(page, 'oauth-debugger-code');
-  await page.click('#oauth-follow');
-  await page.waitFor(`document.querySelector('.oauth-step[data-step="AUTHORIZATION_CODE"] .step-mark')?.textContent === 'Done'`, 'the authorization code step');
-  await page.click('#oauth-advance');
-  const marks = await page.waitFor(`(() => { const m = ${stepMarks}; return m.every((x) => x.endsWith(':Done')) && m; })()`, 'every step done');
+  await press(page, '#oauth-follow');
+  await waitFor(page, `document.querySelector('.oauth-step[data-step="AUTHORIZATION_CODE"] .step-mark')?.textContent === 'Done'`, 'the authorization code step');
+  await press(page, '#oauth-advance');
+  const marks = await waitFor(page, `(() => { const m = ${stepMarks}; return m.every((x) => x.endsWith(':Done')) && m; })()`, 'every step done');
   check(marks.length === 6, `the stepper shows every step done (${marks.join(', ')})`);
-  const signed = await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes' &&
+  const signed = await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes' &&
     [...document.querySelectorAll('#oauth-status dd')].map((d) => d.dataset.key + '=' + d.textContent)`, 'the signed-in status');
   check(signed.includes(`Issuer=${issuer}`) && signed.includes('Scopes=mcp:read') && signed.some((x) => /^Expires=.*\(in \d+ min\)$/.test(x)) &&
         signed.some((x) => /^Refresh=a refresh token is held/.test(x)),
@@ -394,10 +409,24 @@ try {
 
   // Log out, then log in with the button: a new tab goes through the
   // authorization server's pages to /oauth/callback.
-  await page.click('#oauth-logout');
-  await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'no'`, 'the logged-out status');
+  await press(page, '#oauth-logout');
+  await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'no'`, 'the logged-out status');
   check(true, 'Log out forgets the tokens');
   await browser.send('Target.setDiscoverTargets', { discover: true });
+  // New tabs start paused until their navigations are watched: the login
+  // tab's document requests show the way it went.
+  const tabRequests = [];
+  browser.on('Target.attachedToTarget', async ({ sessionId: tab, targetInfo, waitingForDebugger }) => {
+    if (targetInfo.type !== 'page') return;
+    browser.on('Network.requestWillBeSent', (params, session) => {
+      if (session === tab && params.type === 'Document') tabRequests.push(params.request.url);
+    });
+    // Both sent before either answers: a paused tab may answer only once it runs.
+    const watching = browser.send('Network.enable', {}, tab).catch(() => {});
+    if (waitingForDebugger) browser.send('Runtime.runIfWaitingForDebugger', {}, tab).catch(() => {});
+    await watching;
+  });
+  await browser.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
   const callbackTab = new Promise((resolve) => {
     browser.on('Target.targetInfoChanged', ({ targetInfo }) => {
       if (targetInfo.type === 'page' && targetInfo.url.startsWith(`${base}/oauth/callback`)) resolve(targetInfo);
@@ -416,11 +445,14 @@ try {
         if (t || Date.now() > stop) resolve(t || null); else setTimeout(look, 50); }; look(); })`, awaitPromise: true, returnByValue: true,
     }, tabSession);
     check(heading.result.value === 'Signed in', `the callback page says the sign-in worked (${heading.result.value})`);
+    const way = tabRequests.map((u) => u.replace(/\?.*/, ''));
+    check(way[0] === `${base}/oauth/authorize/${oidcId}` && way.some((u) => u.startsWith(`${issuer}/interaction/`)) && way.at(-1) === `${base}/oauth/callback`,
+      `the tab went from the daemon through the authorization server's interaction pages to the callback (${way.join(' → ')})`);
     await browser.send('Target.closeTarget', { targetId: landed.targetId });
   }
-  await page.waitFor(`document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes'`, 'the UI tab to show the login');
-  const told = await page.waitFor(`[...document.querySelectorAll('.toast')].map((t) => t.textContent).find((t) => t.startsWith('Signed in to'))`, 'the signed-in notice');
-  check(told === 'Signed in to oidc', `the UI tab says the sign-in completed (${told})`);
+  await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes'`, 'the UI tab to show the login');
+  const told = await waitFor(page, `document.querySelector('#oauth-login-note')?.textContent.startsWith('Signed in to') && document.querySelector('#oauth-login-note').textContent`, 'the signed-in notice');
+  check(/^Signed in to oidc at /.test(told), `the UI tab says the sign-in completed (${told})`);
   const afterLogin = await fixtureState();
   check(afterLogin.counters.authorizationCodeGrants === codeGrants + 1, `the login redeemed one more authorization code (${codeGrants} → ${afterLogin.counters.authorizationCodeGrants})`);
   check(true, 'the UI tab shows the server signed in when the other tab completes');
@@ -429,19 +461,21 @@ try {
   // The protected tool, called from the Tools view.
   await page.eval(`(async () => { const s = await import('/ui/state.js'); s.setCurrent(${JSON.stringify(oidcId)}); })()`);
   await page.click('#nav-explore');
-  await page.waitFor(`[...document.querySelectorAll('.item-name')].some((e) => e.textContent === 'whoami')`, 'the protected server\'s tools');
+  await waitFor(page, `[...document.querySelectorAll('.item-name')].some((e) => e.textContent === 'whoami')`, 'the protected server\'s tools');
   await page.eval(`[...document.querySelectorAll('.item')].find((b) => b.querySelector('.item-name').textContent === 'whoami').click()`);
-  await page.waitFor(`document.querySelector('.tool-form')`, 'the whoami form');
+  await waitFor(page, `document.querySelector('.tool-form')`, 'the whoami form');
   await page.click('.tool-form button[type=submit]');
-  const whoami = await page.waitFor(`document.querySelector('.tool-result .text-content')?.textContent`, 'the whoami answer');
+  const whoami = await waitFor(page, `document.querySelector('.tool-result .text-content')?.textContent`, 'the whoami answer');
   check(whoami === 'alice with mcp:read', `the protected tool answered with the token's user and scope (${whoami})`);
 
   // Refresh from the panel.
   await page.click('#nav-oauth');
-  await page.waitFor(`document.querySelector('#oauth-refresh')`, 'the Refresh button');
+  await waitFor(page, `document.querySelector('#oauth-refresh')`, 'the Refresh button');
   const refreshes = afterLogin.counters.refreshTokenGrants;
-  await page.click('#oauth-refresh');
-  await page.waitFor(`[...document.querySelectorAll('.toast')].some((t) => /^Refreshed/.test(t.textContent))`, 'the refresh');
+  const expiresBefore = await page.eval(`document.querySelector('#oauth-status dd[data-key="Expires"]').textContent`);
+  await press(page, '#oauth-refresh');
+  await waitFor(page, `[...document.querySelectorAll('.toast')].some((t) => /^Refreshed/.test(t.textContent))`, 'the refresh');
+  await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Expires"]')?.textContent !== ${JSON.stringify(expiresBefore)}`, 'the new expiry');
   const afterRefresh = await fixtureState();
   check(afterRefresh.counters.refreshTokenGrants === refreshes + 1, `Refresh ran a refresh_token grant (${refreshes} → ${afterRefresh.counters.refreshTokenGrants})`);
   await a11y(page, 'oauth');
@@ -449,9 +483,9 @@ try {
   // A broken authorization server: the failing step is marked, with why.
   const brokenId = (await rest('GET', '/config')).body.servers.find((s) => s.name === 'broken-as').id;
   await page.fill('#oauth-server', brokenId);
-  await page.waitFor(`document.querySelector('#oauth-run') && /broken-as/.test(document.querySelector('#oauth-status-title')?.textContent)`, 'the broken server in the panel');
-  await page.click('#oauth-run');
-  const failedStep = await page.waitFor(`(() => {
+  await waitFor(page, `document.querySelector('#oauth-run') && /broken-as/.test(document.querySelector('#oauth-status-title')?.textContent)`, 'the broken server in the panel');
+  await press(page, '#oauth-run');
+  const failedStep = await waitFor(page, `(() => {
     const s = document.querySelector('.oauth-step.step-fail');
     return s && { step: s.dataset.step, mark: s.querySelector('.step-mark').textContent, error: s.querySelector('.step-error')?.textContent || '',
       open: !s.querySelector('.oauth-step-body').hidden, exchanges: [...s.querySelectorAll('.oauth-exchange summary')].map((x) => x.textContent),
@@ -469,6 +503,10 @@ try {
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);
   failures++;
+  // What the page showed then, to tell why.
+  const shown = page && await page.eval(`document.querySelector('main').innerText.slice(0, 3000) + '\\n-- toasts: ' +
+    [...document.querySelectorAll('.toast')].map((t) => t.textContent).join(' | ')`).catch(() => null);
+  if (shown) console.error(`the page showed:\n${shown}`);
 } finally {
   clearTimeout(deadline);
   await cleanup();

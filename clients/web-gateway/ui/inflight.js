@@ -81,6 +81,17 @@ function render(id, answer) {
   root.querySelector('#inflight-counters').textContent =
     `${q.pending || 0} queued · ${q.inProgress || 0} in progress · ${q.completed || 0} completed · ${q.failed || 0} failed · ${q.cancelled || 0} cancelled`;
   const list = root.querySelector('#inflight-list');
+  // The same requests as shown: only their state and age change in place
+  // (focus and keyboard position stay).
+  const rows = [...list.querySelectorAll('tr.inflight-row')];
+  if (requests.length && rows.length === requests.length && rows.every((row, i) => row.dataset.entry === requests[i].id)) {
+    rows.forEach((row, i) => {
+      row.querySelector('.inflight-state').textContent = stateText(requests[i].state);
+      row.querySelector('.inflight-age').textContent = ageText(requests[i].ageMs);
+      row.querySelector('.inflight-sent').textContent = requests[i].startedAt ? timeOf(Number(requests[i].startedAt)) : '—';
+    });
+    return;
+  }
   // Keep focus on a row's button across refreshes when that row is still there.
   const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.entry : null;
   clear(list,
@@ -90,9 +101,9 @@ function render(id, answer) {
       h('tbody', {}, requests.map((r) => h('tr', { class: 'inflight-row', dataset: { entry: r.id } },
         h('td', {}, r.method),
         h('td', { class: 'clip' }, r.target || ''),
-        h('td', {}, r.state === 'REQUEST_STATE_IN_PROGRESS' ? 'in progress' : r.state === 'REQUEST_STATE_PENDING' ? 'queued' : (r.state || '')),
-        h('td', { class: 'mono' }, `${((Number(r.ageMs) || 0) / 1000).toFixed(1)} s`),
-        h('td', { class: 'mono' }, r.startedAt ? timeOf(Number(r.startedAt)) : '—'),
+        h('td', { class: 'inflight-state' }, stateText(r.state)),
+        h('td', { class: 'mono inflight-age' }, ageText(r.ageMs)),
+        h('td', { class: 'mono inflight-sent' }, r.startedAt ? timeOf(Number(r.startedAt)) : '—'),
         h('td', {}, r.sessionKind || ''),
         h('td', { class: 'clip' }, r.caller || ''),
         h('td', { class: 'mono' }, r.requestId || ''),
@@ -105,4 +116,14 @@ function render(id, answer) {
     const again = list.querySelector(`button[data-entry="${CSS.escape(focused)}"]`);
     if (again) again.focus();
   }
+}
+
+function stateText(state) {
+  if (state === 'REQUEST_STATE_IN_PROGRESS') return 'in progress';
+  if (state === 'REQUEST_STATE_PENDING') return 'queued';
+  return state || '';
+}
+
+function ageText(ageMs) {
+  return `${((Number(ageMs) || 0) / 1000).toFixed(1)} s`;
 }

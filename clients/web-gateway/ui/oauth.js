@@ -9,7 +9,7 @@
 // (`oauth` events), so a login run from here, the CLI or a refresh shows up.
 import { api, enc, ApiError } from './api.js';
 import { store, on, serverName } from './state.js';
-import { h, clear, field, errorBox, actionButton, toast, dateTimeOf, pretty, webLink, uid } from './util.js';
+import { h, clear, field, errorBox, actionButton, toast, dateTimeOf, pretty, webLink } from './util.js';
 
 const STEPS = [
   ['METADATA_DISCOVERY', 'Metadata discovery', 'The 401 challenge, the protected resource metadata (RFC 9728) and the authorization server metadata (RFC 8414); the resource and issuer must match.'],
@@ -28,8 +28,11 @@ let serverFilter = null;
 let offEvents = null;
 let offServers = null;
 let shownServers = '';
+let shownKey = '';  // what the status and debugger show
+let loginNote = null;  // () => the note under the login button, kept across redraws
 let reloadTimer = null;
 const expanded = new Set();  // steps whose detail is open
+const options = { protocol: '', strategy: '', scopes: '', target: 'COMPLETE' };  // the debugger's form, kept across redraws
 
 function httpServers() {
   return store.servers.filter((s) => s.transport === 'streamableHttp' || s.transport === 'sse');
@@ -88,6 +91,7 @@ export function maskHeaders(headers) {
 export function mount(container) {
   unmount();
   root = container;
+  shownKey = '';
   const list = httpServers();
   shownServers = list.map((s) => `${s.id}=${s.name}`).join(',');
   offServers = on('servers', () => {
@@ -97,6 +101,7 @@ export function mount(container) {
   server.addEventListener('change', () => {
     serverFilter = server.value;
     expanded.clear();
+    loginNote = null;
     load();
   });
   clear(root,
@@ -109,7 +114,13 @@ export function mount(container) {
   offEvents = on('oauth', (event) => {
     if (event.oauth.serverId !== chosen()) return;
     const t = event.oauth.transition;
-    if (t && t.to === 'COMPLETE' && t.from !== 'COMPLETE' && !t.error) toast(`Signed in to ${serverName(event.oauth.serverId)}`);
+    if (t && t.to === 'COMPLETE' && t.from !== 'COMPLETE' && !t.error) {
+      const text = `Signed in to ${serverName(event.oauth.serverId)}`;
+      toast(text);
+      loginNote = () => `${text} at ${dateTimeOf(Date.now())}.`;
+      const note = root && root.querySelector('#oauth-login-note');
+      if (note) clear(note, loginNote());
+    }
     // Several events arrive per step: one reload for the burst.
     clearTimeout(reloadTimer);
     reloadTimer = setTimeout(load, 150);
@@ -126,16 +137,25 @@ export function unmount() {
   root = null;
 }
 
+let loads = 0;
 async function load() {
   const id = chosen();
   if (!root || !id) return;
+  // Only the latest load draws: an older answer never replaces a newer one.
+  const seq = ++loads;
   const [status, flow] = await Promise.all([
     api('GET', `/api/oauth/${enc(id)}/status`).catch((error) => ({ error })),
     api('GET', `/api/oauth/${enc(id)}/flow`).catch((error) => (error instanceof ApiError && error.status === 404 ? null : { error })),
   ]);
-  if (!root || id !== chosen()) return;
+  if (!root || id !== chosen() || seq !== loads) return;
+  // Redrawn only when something changed, keeping the focus where it was.
+  const key = JSON.stringify([id, status && status.error ? String(status.error.message) : status, flow && flow.error ? String(flow.error.message) : flow]);
+  if (key === shownKey) return;
+  shownKey = key;
+  const focused = document.activeElement && root.contains(document.activeElement) ? document.activeElement.id : '';
   renderStatus(id, status);
   renderDebugger(id, flow);
+  if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
 }
 
 function untilText(iso) {
@@ -154,7 +174,7 @@ function renderStatus(id, status) {
     clear(box, h('h3', { id: 'oauth-status-title' }, `Sign-in of ${name}`), errorBox(status.error));
     return;
   }
-  const forget = h('input', { type: 'checkbox', id: uid('oauth-forget') });
+  const forget = h('input', { type: 'checkbox', id: 'oauth-forget' });
   const rows = status.authenticated ? [
     ['Signed in', 'yes'],
     ['Issuer', status.issuer],
@@ -182,7 +202,7 @@ function renderStatus(id, status) {
         await load();
       }, { id: 'oauth-logout', class: 'danger' }),
       h('span', { class: 'check' }, forget, h('label', { for: forget.id }, 'also forget the client registration'))] : null),
-    h('p', { class: 'hint', id: 'oauth-login-note', role: 'status' }));
+    h('p', { class: 'hint', id: 'oauth-login-note', role: 'status' }, loginNote ? loginNote() : null));
 }
 
 // The authorization code flow in a new tab: the daemon answers
@@ -192,10 +212,9 @@ function login(id) {
   const path = `/oauth/authorize/${enc(id)}`;
   window.open(path, '_blank', 'noopener');
   const note = root.querySelector('#oauth-login-note');
-  if (note) {
-    clear(note, 'Continue in the new tab; this page updates when the sign-in completes. No tab? ',
-      h('a', { href: path, target: '_blank', rel: 'noopener noreferrer' }, 'Open the sign-in page'), '.');
-  }
+  loginNote = () => ['Continue in the new tab; this page updates when the sign-in completes. No tab? ',
+    h('a', { href: path, target: '_blank', rel: 'noopener noreferrer' }, 'Open the sign-in page'), '.'];
+  if (note) clear(note, loginNote());
 }
 
 // Opens an authorization URL the daemon built, only when it is http(s).
@@ -237,11 +256,14 @@ function exchangeView(x) {
 function renderDebugger(id, flow) {
   const box = root.querySelector('#oauth-debugger');
   const protocol = h('select', { id: 'oauth-protocol' }, [['', 'Negotiate'], ['2025-03-26', '2025-03-26'], ['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2026-07-28', '2026-07-28']]
-    .map(([v, l]) => h('option', { value: v }, l)));
+    .map(([v, l]) => h('option', { value: v, selected: options.protocol === v }, l)));
   const strategy = h('select', { id: 'oauth-strategy' }, [['', 'Automatic'], ['dcr', 'Dynamic registration'], ['preregistered', 'Pre-registered'], ['cimd', 'Client ID metadata document']]
-    .map(([v, l]) => h('option', { value: v }, l)));
-  const scopes = h('input', { type: 'text', id: 'oauth-scopes', placeholder: 'mcp:read mcp:admin' });
-  const target = h('select', { id: 'oauth-target' }, STEPS.slice(1).map(([s, label]) => h('option', { value: s, selected: s === 'COMPLETE' }, label)));
+    .map(([v, l]) => h('option', { value: v, selected: options.strategy === v }, l)));
+  const scopes = h('input', { type: 'text', id: 'oauth-scopes', placeholder: 'mcp:read mcp:admin', value: options.scopes });
+  const target = h('select', { id: 'oauth-target' }, STEPS.slice(1).map(([s, label]) => h('option', { value: s, selected: s === options.target }, label)));
+  const keep = () => Object.assign(options, { protocol: protocol.value, strategy: strategy.value, scopes: scopes.value, target: target.value });
+  [protocol, strategy, target].forEach((c) => c.addEventListener('change', keep));
+  scopes.addEventListener('input', keep);
   const start = async () => {
     const body = { protocolVersion: protocol.value, registrationStrategy: strategy.value };
     const list = scopes.value.trim().split(/\s+/).filter(Boolean);
