@@ -302,10 +302,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     // Checked again at each spawn: a configuration stored before
     // --allowed-dir was given, or a link changed since, is caught here.
     engine_options.transport_factory =
-        [policy = *paths](const v1::ServerConfig& config)
+        [policy = *paths, clock = state->clock](const v1::ServerConfig& config)
         -> absl::StatusOr<std::unique_ptr<transport::Transport>> {
       RETURN_IF_ERROR(policy.CheckServer(config));
-      return engine::MakeTransport(config);
+      return engine::MakeTransport(config, clock);
     };
   }
   state->engine = std::make_unique<engine::Engine>(

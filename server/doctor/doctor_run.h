@@ -90,7 +90,7 @@ class DoctorRun::Impl {
                                              : nullptr),
         clock_(options_.clock != nullptr ? options_.clock : own_clock_.get()) {
     if (!options_.transport_factory) {
-      options_.transport_factory = engine::MakeTransport;
+      options_.transport_factory = engine::MakeTransportFactory(clock_);
     }
   }
 

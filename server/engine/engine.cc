@@ -58,6 +58,16 @@ ClientFeatures FeaturesOf(const v1::ServerConfig& config) {
   return features;
 }
 
+// `options`, with the real transports on the engine's clock (the injected
+// one, else `own_clock`) unless a factory is given.
+EngineOptions WithTransports(EngineOptions options, Clock* own_clock) {
+  if (!options.transport_factory) {
+    options.transport_factory = MakeTransportFactory(
+        options.clock != nullptr ? options.clock : own_clock);
+  }
+  return options;
+}
+
 }  // namespace
 
 config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
@@ -76,7 +86,8 @@ config::ConfigManagerOptions Engine::ConfigOptions(Engine* engine) {
 
 Engine::Engine(EngineOptions options, storage::ServerStore* store,
                Pipeline* pipeline)
-    : options_(std::move(options)), configs_(store, ConfigOptions(this)),
+    : options_(WithTransports(std::move(options), &timers_)),
+      configs_(store, ConfigOptions(this)),
       pipeline_(pipeline),
       clock_(options_.clock != nullptr ? options_.clock : &timers_),
       pending_(options_.pending, clock_, pipeline),

@@ -66,9 +66,14 @@ using TransportFactory =
     std::function<absl::StatusOr<std::unique_ptr<transport::Transport>>(
         const v1::ServerConfig& config)>;
 
-// The real transports: stdio, Streamable HTTP, SSE.
+// The real transports: stdio, Streamable HTTP, SSE. The HTTP ones time
+// their reconnect delays and Retry-After waits by `clock` (null: the
+// process's real clock), which must outlive them.
 absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
-    const v1::ServerConfig& config);
+    const v1::ServerConfig& config, Clock* clock);
+
+// MakeTransport on `clock`, as a TransportFactory.
+TransportFactory MakeTransportFactory(Clock* clock);
 
 struct EngineOptions {
   // Defaults for servers whose config does not set timeouts.
@@ -78,7 +83,8 @@ struct EngineOptions {
   // size is the default maxRetries.
   std::vector<absl::Duration> retry_backoff = {
       absl::Seconds(1), absl::Seconds(2), absl::Seconds(4)};
-  TransportFactory transport_factory = MakeTransport;
+  // Empty: MakeTransportFactory on the engine's clock.
+  TransportFactory transport_factory;
   // Pending sampling and elicitation requests (default deadline, timeout
   // message).
   PendingOptions pending;

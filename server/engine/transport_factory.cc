@@ -38,7 +38,7 @@ void SetAuthorizationProvider(AuthorizationProvider provider,
 }
 
 absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
-    const v1::ServerConfig& config) {
+    const v1::ServerConfig& config, Clock* clock) {
   if (config.transport() == kTransportStdio) {
     transport::StdioOptions options;
     options.command = config.command();
@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
   options.url = config.url();
   options.headers.insert(config.headers().begin(), config.headers().end());
   options.connect_timeout = ConnectTimeout(config);
+  options.clock = clock;
   options.authorization = [id = config.id()](const std::string& url) {
     AuthorizationProvider provider;
     {
@@ -80,6 +81,12 @@ absl::StatusOr<std::unique_ptr<transport::Transport>> MakeTransport(
                absl::StrCat("transport: '", config.transport(),
                             "' is not stdio, streamableHttp or sse"),
                {{"field", "transport"}, {"serverId", config.id()}});
+}
+
+TransportFactory MakeTransportFactory(Clock* clock) {
+  return [clock](const v1::ServerConfig& config) {
+    return MakeTransport(config, clock);
+  };
 }
 
 }  // namespace inspector::engine
