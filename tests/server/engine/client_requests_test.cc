@@ -34,15 +34,6 @@ class ClientRequestsTest : public testing::EngineFixture {
  protected:
   void SetUp() override { StartEngine(EngineOptions()); }
 
-  std::string AddServer(v1::ServerConfig config = {}) {
-    config.set_name("fake");
-    config.set_transport("stdio");
-    config.set_command("fake-server");
-    auto created = configs_->Create(config);
-    EXPECT_TRUE(created.ok()) << created.status();
-    return created.ok() ? created->id() : "";
-  }
-
   // Sends a tools/call through the engine and plays the server's handshake
   // on the first connection; returns the call as the server received it.
   json StartCall(Answer* answer, json* initialize = nullptr) {
@@ -68,7 +59,7 @@ class ClientRequestsTest : public testing::EngineFixture {
 };
 
 TEST_F(ClientRequestsTest, EveryClientFeatureIsDeclaredByDefault) {
-  AddServer();
+  AddFakeServer();
   json init;
   StartCall(&answer_, &init);
   EXPECT_EQ(init["params"]["capabilities"],
@@ -81,7 +72,7 @@ TEST_F(ClientRequestsTest, TheConfigurationChoosesTheDeclaredFeatures) {
   v1::ServerConfig config;
   config.mutable_client_capabilities()->set_sampling(false);
   config.mutable_client_capabilities()->set_elicitation_url(false);
-  AddServer(config);
+  AddFakeServer(config);
   json init;
   StartCall(&answer_, &init);
   EXPECT_EQ(init["params"]["capabilities"],
@@ -95,7 +86,7 @@ TEST_F(ClientRequestsTest, TheConfigurationChoosesTheDeclaredFeatures) {
 }
 
 TEST_F(ClientRequestsTest, AnElicitationWaitsAndItsAnswerGoesUpstreamOnce) {
-  std::string server_id = AddServer();
+  std::string server_id = AddFakeServer();
   json call = StartCall(&answer_);
   auto wire = Wire(0);
   wire->Deliver(R"({"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","default":30}},"required":["name"]}}})");
@@ -141,7 +132,7 @@ TEST_F(ClientRequestsTest, AnElicitationWaitsAndItsAnswerGoesUpstreamOnce) {
 }
 
 TEST_F(ClientRequestsTest, ACrashEndsThePendingItemsOfItsSession) {
-  AddServer();
+  AddFakeServer();
   StartCall(&answer_);
   auto wire = Wire(0);
   wire->Deliver(R"({"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}})");
@@ -164,7 +155,7 @@ TEST_F(ClientRequestsTest, RootsAreAnsweredFromTheConfigurationAndChangesAnnounc
   v1::Root* root = config.add_roots();
   root->set_uri("file:///work/project");
   root->set_name("Project");
-  std::string server_id = AddServer(config);
+  std::string server_id = AddFakeServer(config);
   json call = StartCall(&answer_);
   auto wire = Wire(0);
 
@@ -212,7 +203,7 @@ TEST_F(ClientRequestsTest, RootsAreAnsweredFromTheConfigurationAndChangesAnnounc
 }
 
 TEST_F(ClientRequestsTest, OtherConfigurationChangesStillReconnect) {
-  AddServer();
+  AddFakeServer();
   StartCall(&answer_);
   v1::ServerConfig patch;
   patch.mutable_client_capabilities()->set_roots(false);

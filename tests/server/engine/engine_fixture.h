@@ -21,6 +21,15 @@
 
 namespace inspector::engine::testing {
 
+// Options for an engine on `clock` that sends no pings, so that every
+// message on the wire and every timer is the test's.
+inline EngineOptions QuietEngineOptions(Clock* clock) {
+  EngineOptions options;
+  options.clock = clock;
+  options.limits.ping_interval = absl::ZeroDuration();
+  return options;
+}
+
 class EngineFixture : public ::testing::Test {
  protected:
   // Starts the engine with `options` (its transport factory replaced).
@@ -44,6 +53,18 @@ class EngineFixture : public ::testing::Test {
   }
 
   void TearDown() override { engine_.reset(); }
+
+  // Stores `config` as the stdio server "fake" (its command is never run:
+  // the transports are fake); returns its id ("", and a failure, if it was
+  // refused).
+  std::string AddFakeServer(v1::ServerConfig config = {}) {
+    config.set_name("fake");
+    config.set_transport("stdio");
+    config.set_command("fake-server");
+    auto created = configs_->Create(config);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? created->id() : "";
+  }
 
   // The wire of the index-th session, waiting up to 10 s for it.
   std::shared_ptr<FakeWire> Wire(size_t index) {

@@ -4,11 +4,7 @@
 // and 4 s, then given up, and so is a first connect that is refused or
 // not answered, as the server's retry settings say. Time moves only when
 // the test advances it.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <functional>
 #include <memory>
@@ -20,28 +16,27 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/engine.h"
-#include "tests/testing/fake_clock.h"
 #include "storage/database.h"
 #include "storage/server_store.h"
 #include "tests/server/engine/engine_fixture.h"
 #include "tests/server/engine/fake_transport.h"
+#include "tests/testing/fake_clock.h"
+#include "tests/testing/unused_port.h"
 
 namespace inspector::engine {
 namespace {
 
 using json = nlohmann::json;
-using testing::Answer;
 using ::inspector::testing::FakeClock;
+using ::inspector::testing::UnusedLoopbackPort;
+using testing::Answer;
 using testing::FakeWire;
 
 class EngineTimingTest : public testing::EngineFixture {
  protected:
   void SetUp() override {
-    EngineOptions options;
-    options.clock = &clock_;
+    EngineOptions options = testing::QuietEngineOptions(&clock_);
     options.idle_timeout = absl::Minutes(1);
-    // No pings: the tests count every message and every timer.
-    options.limits.ping_interval = absl::ZeroDuration();
     StartEngine(std::move(options));
   }
 
@@ -64,8 +59,20 @@ class EngineTimingTest : public testing::EngineFixture {
   // (which plays the handshake first if `handshake`).
   void Call(size_t wire_index, bool handshake) {
     Answer answer;
+    ListTools(answer);
+    AnswerCall(answer, wire_index, handshake);
+  }
+
+  // Sends a caller's tools/list (id 1) through the engine; `answer` gets
+  // the response.
+  void ListTools(Answer& answer) {
     engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
                      {}, answer.Callback());
+  }
+
+  // Plays the server of the wire_index-th connection (after the handshake
+  // if asked): answers the tools/list `answer` waits for, which succeeds.
+  void AnswerCall(Answer& answer, size_t wire_index, bool handshake) {
     auto wire = Wire(wire_index);
     ASSERT_NE(wire, nullptr);
     if (handshake) Handshake(*wire);
@@ -186,8 +193,7 @@ TEST_F(EngineTimingTest, ARefusedFirstConnectIsRetried1s2s4sThenLeftInError) {
     connect_done.Notify();
   });
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   Refuse(Wire(0));
   const absl::Time start = clock_.Now();
   auto status = engine_->GetStatus("fake");
@@ -249,8 +255,7 @@ TEST_F(EngineTimingTest, AServerThatNeverAnswersTimesOutAndIsRetried) {
     config->mutable_timeouts()->set_connection(5000);
   });
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   EXPECT_EQ(json::parse(Wire(0)->NextSent())["method"], "initialize");
   clock_.Advance(absl::Milliseconds(4999));
   EXPECT_EQ(State(), v1::CONNECTING);
@@ -260,11 +265,7 @@ TEST_F(EngineTimingTest, AServerThatNeverAnswersTimesOutAndIsRetried) {
   EXPECT_EQ(engine_->GetStatus("fake")->retry_count(), 1u);
   clock_.Advance(absl::Seconds(1));
   ASSERT_EQ(wire_count(), 2u);
-  Handshake(*Wire(1));
-  json sent = json::parse(Wire(1)->NextSent());
-  Wire(1)->Reply(sent, {{"tools", json::array()}});
-  ASSERT_TRUE(call.Wait());
-  EXPECT_TRUE(call.value.ok()) << call.value.status();
+  AnswerCall(call, 1, /*handshake=*/true);
 }
 
 TEST_F(EngineTimingTest, MaxRetriesZeroMeansNoRetry) {
@@ -282,8 +283,7 @@ TEST_F(EngineTimingTest, MaxRetriesZeroMeansNoRetry) {
   EXPECT_EQ(wire_count(), 1u);
   // ... nor on a refused connect: the call fails at once.
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   Refuse(Wire(1));
   ASSERT_TRUE(call.Wait());
   EXPECT_EQ(ErrorReason(call.value.status()), "CONNECTION_REFUSED");
@@ -298,8 +298,7 @@ TEST_F(EngineTimingTest, ACustomBackoffIsFollowedAndItsLastDelayRepeats) {
     config->add_retry_backoff(3000);
   });
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   Refuse(Wire(0));
   const absl::Duration delays[] = {absl::Milliseconds(500), absl::Seconds(3),
                                    absl::Seconds(3), absl::Seconds(3)};
@@ -319,8 +318,7 @@ TEST_F(EngineTimingTest, OnlyTheRetryableErrorsAreRetried) {
   // By default an upstream 401 is not retried: it fails at once.
   AddServer("streamableHttp");
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   EXPECT_EQ(json::parse(Wire(0)->NextSent())["method"], "initialize");
   Wire(0)->Close(
       Error(v1::AUTHENTICATION_FAILED, "HTTP 401", {{"httpStatus", "401"}}));
@@ -336,8 +334,7 @@ TEST_F(EngineTimingTest, ARateLimitedRetryWaitsForRetryAfter) {
     config->add_retryable_errors("ECONNREFUSED");
   });
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   EXPECT_EQ(json::parse(Wire(0)->NextSent())["method"], "initialize");
   Wire(0)->Close(Error(v1::RATE_LIMITED, "HTTP 429 (retry after 10 s)",
                        {{"httpStatus", "429"}, {"retryAfter", "10"}}));
@@ -347,11 +344,7 @@ TEST_F(EngineTimingTest, ARateLimitedRetryWaitsForRetryAfter) {
   EXPECT_EQ(wire_count(), 1u);
   clock_.Advance(absl::Seconds(1));
   ASSERT_EQ(wire_count(), 2u);
-  Handshake(*Wire(1));
-  json sent = json::parse(Wire(1)->NextSent());
-  Wire(1)->Reply(sent, {{"tools", json::array()}});
-  ASSERT_TRUE(call.Wait());
-  EXPECT_TRUE(call.value.ok()) << call.value.status();
+  AnswerCall(call, 1, /*handshake=*/true);
 }
 
 // A request answered 429 with Retry-After fails with RATE_LIMITED saying
@@ -396,8 +389,7 @@ TEST_F(EngineTimingTest, ARateLimitedAnswerHoldsBackTheNextRequest) {
 TEST_F(EngineTimingTest, DisconnectCallsOffAScheduledRetry) {
   AddServer("streamableHttp");
   Answer call;
-  engine_->Forward("fake", R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
-                   {}, call.Callback());
+  ListTools(call);
   Refuse(Wire(0));
   auto status = engine_->Disconnect("fake");
   ASSERT_TRUE(status.ok()) << status.status();
@@ -471,27 +463,11 @@ class RefusingPortTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     store_ = std::make_unique<storage::ServerStore>(db_.get());
-    EngineOptions options;
-    options.clock = &clock_;
-    options.limits.ping_interval = absl::ZeroDuration();
-    engine_ =
-        std::make_unique<Engine>(std::move(options), store_.get(), &pipeline_);
+    engine_ = std::make_unique<Engine>(testing::QuietEngineOptions(&clock_),
+                                       store_.get(), &pipeline_);
     subscription_ = bus_.Subscribe(10000);
   }
   void TearDown() override { engine_.reset(); }
-
-  static int UnusedPort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    close(fd);
-    return ntohs(addr.sin_port);
-  }
 
   // Waits for the next state change to ERROR (an attempt refused).
   bool NextError() {
@@ -514,7 +490,8 @@ TEST_F(RefusingPortTest, IsTriedFourTimesThenLeftInErrorWithTheReason) {
   v1::ServerConfig config;
   config.set_name("refusing");
   config.set_transport("streamableHttp");
-  config.set_url(absl::StrCat("http://127.0.0.1:", UnusedPort(), "/mcp"));
+  config.set_url(
+      absl::StrCat("http://127.0.0.1:", UnusedLoopbackPort(), "/mcp"));
   ASSERT_TRUE(engine_->configs()->Create(config).ok());
   absl::Notification done;
   absl::Status result;

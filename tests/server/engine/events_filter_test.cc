@@ -1,6 +1,6 @@
 // The Watch filters (EventsService::Matches) for the event kinds of their
-// own: progress and resources/updated are chosen by kind and by server like
-// the others, and are not messages.
+// own: progress, resources/updated and OAuth flows are chosen by kind and
+// by server like the others, and are not messages.
 #include <gtest/gtest.h>
 
 #include "server/services/events_service.h"
@@ -36,43 +36,37 @@ v1::Event OAuth(const std::string& server_id) {
   return event;
 }
 
-TEST(EventsFilterTest, OAuthFlowsAreAKindOfTheirOwnChosenByServer) {
-  v1::WatchRequest oauth_only;
-  oauth_only.add_kinds(v1::EVENT_KIND_OAUTH);
-  EXPECT_TRUE(EventsService::Matches(oauth_only, "", OAuth("s1")));
-  EXPECT_FALSE(EventsService::Matches(oauth_only, "", Progress("s1")));
-  EXPECT_FALSE(EventsService::Matches(oauth_only, "", Message("s1")));
-  v1::WatchRequest messages_only;
-  messages_only.add_kinds(v1::EVENT_KIND_MESSAGE);
-  EXPECT_FALSE(EventsService::Matches(messages_only, "", OAuth("s1")));
-  EXPECT_TRUE(EventsService::Matches(oauth_only, "s1", OAuth("s1")));
-  EXPECT_FALSE(EventsService::Matches(oauth_only, "s1", OAuth("s2")));
+// A filter of one kind passes the events of that kind only; one of no kind
+// passes every event.
+TEST(EventsFilterTest, ProgressResourceUpdatesAndOAuthAreKindsOfTheirOwn) {
+  struct Case {
+    v1::EventKind kind;  // UNSPECIFIED: no kinds in the filter
+    bool progress, resource_updated, message, oauth;
+  };
+  const Case cases[] = {
+      {v1::EVENT_KIND_PROGRESS, true, false, false, false},
+      {v1::EVENT_KIND_RESOURCE_UPDATED, false, true, false, false},
+      {v1::EVENT_KIND_MESSAGE, false, false, true, false},
+      {v1::EVENT_KIND_OAUTH, false, false, false, true},
+      {v1::EVENT_KIND_UNSPECIFIED, true, true, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(v1::EventKind_Name(c.kind));
+    v1::WatchRequest request;
+    if (c.kind != v1::EVENT_KIND_UNSPECIFIED) request.add_kinds(c.kind);
+    EXPECT_EQ(EventsService::Matches(request, "", Progress("s1")), c.progress);
+    EXPECT_EQ(EventsService::Matches(request, "", ResourceUpdated("s1")),
+              c.resource_updated);
+    EXPECT_EQ(EventsService::Matches(request, "", Message("s1")), c.message);
+    EXPECT_EQ(EventsService::Matches(request, "", OAuth("s1")), c.oauth);
+  }
 }
 
-TEST(EventsFilterTest, ProgressAndResourceUpdatesAreKindsOfTheirOwn) {
-  v1::WatchRequest progress_only;
-  progress_only.add_kinds(v1::EVENT_KIND_PROGRESS);
-  EXPECT_TRUE(EventsService::Matches(progress_only, "", Progress("s1")));
-  EXPECT_FALSE(
-      EventsService::Matches(progress_only, "", ResourceUpdated("s1")));
-  EXPECT_FALSE(EventsService::Matches(progress_only, "", Message("s1")));
-
-  v1::WatchRequest updates_only;
-  updates_only.add_kinds(v1::EVENT_KIND_RESOURCE_UPDATED);
-  EXPECT_TRUE(EventsService::Matches(updates_only, "", ResourceUpdated("s1")));
-  EXPECT_FALSE(EventsService::Matches(updates_only, "", Progress("s1")));
-
-  v1::WatchRequest messages_only;
-  messages_only.add_kinds(v1::EVENT_KIND_MESSAGE);
-  EXPECT_FALSE(EventsService::Matches(messages_only, "", Progress("s1")));
-  EXPECT_FALSE(
-      EventsService::Matches(messages_only, "", ResourceUpdated("s1")));
-  EXPECT_TRUE(EventsService::Matches(messages_only, "", Message("s1")));
-
-  // No kinds: everything.
-  v1::WatchRequest all;
-  EXPECT_TRUE(EventsService::Matches(all, "", Progress("s1")));
-  EXPECT_TRUE(EventsService::Matches(all, "", ResourceUpdated("s1")));
+TEST(EventsFilterTest, OAuthFlowsAreChosenByServer) {
+  v1::WatchRequest oauth_only;
+  oauth_only.add_kinds(v1::EVENT_KIND_OAUTH);
+  EXPECT_TRUE(EventsService::Matches(oauth_only, "s1", OAuth("s1")));
+  EXPECT_FALSE(EventsService::Matches(oauth_only, "s1", OAuth("s2")));
 }
 
 TEST(EventsFilterTest, ProgressAndResourceUpdatesAreFilteredByServer) {

@@ -71,6 +71,13 @@ struct FakeWire {
                 {{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}})
                 .dump());
   }
+  // Plays the server answering `request` (as sent) with a JSON-RPC
+  // `error` ({"code", "message"[, "data"]}).
+  void ReplyError(const nlohmann::json& request, const nlohmann::json& error) {
+    Deliver(nlohmann::json(
+                {{"jsonrpc", "2.0"}, {"id", request["id"]}, {"error", error}})
+                .dump());
+  }
   void Close(absl::Status status) {
     transport::TransportCallbacks c;
     {

@@ -13,9 +13,10 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/listen_stream.h"
 #include "server/engine/modern_protocol.h"
-#include "tests/testing/fake_clock.h"
 #include "server/engine/upstream_session.h"
 #include "tests/server/engine/fake_transport.h"
+#include "tests/server/engine/session_fixture.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
@@ -23,8 +24,6 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::Answer;
-using ::inspector::testing::FakeClock;
-using testing::FakeTransport;
 using testing::FakeWire;
 
 constexpr char kMetaVersion[] = "io.modelcontextprotocol/protocolVersion";
@@ -61,77 +60,34 @@ TEST(ModernProtocolTest, AddModernMetaKeepsWhatTheCallerSet) {
 
 // --- UpstreamSession in the stateless era ------------------------------------
 
-class ModernSessionTest : public ::testing::Test {
+class ModernSessionTest : public testing::SessionFixture {
  protected:
   void Start(ProtocolMode mode) {
-    wire_ = std::make_shared<FakeWire>();
-    {
-      absl::MutexLock lock(&wire_->mu);
-      wire_->legacy_discover = false;  // the tests answer the probe
-    }
-    SessionIdentity identity;
-    identity.server_id = "server-1";
-    identity.server_name = "fake";
-    identity.session_id = "session-1";
-    identity.transport = "stdio";
-    UpstreamSession::Hooks hooks;
-    hooks.on_state = [this](v1::ConnectionState, v1::ConnectionState to,
-                            const absl::Status& why) {
-      absl::MutexLock lock(&mu_);
-      states_.push_back(to);
-      last_error_ = why;
-    };
-    hooks.on_server_request = [this](ServerRequest request) {
-      absl::MutexLock lock(&mu_);
-      server_requests_.push_back(request);
-    };
-    hooks.on_server_request_withdrawn = [this](const std::string& id,
-                                               const std::string&) {
-      absl::MutexLock lock(&mu_);
-      withdrawn_.push_back(id);
-    };
-    hooks.on_list_changed = [this](const std::string& list) {
-      absl::MutexLock lock(&mu_);
-      lists_changed_.push_back(list);
-    };
     ClientFeatures features;
     features.elicitation_form = true;
     features.sampling = true;
     features.roots = true;
     features.protocol = mode;
-    session_ = UpstreamSession::Create(identity, SessionLimits(),
-                                       std::make_unique<FakeTransport>(wire_),
-                                       &pipeline_, &clock_, &work_, hooks,
-                                       features);
+    MakeSession(SessionLimits(), features);
+    absl::MutexLock lock(&wire_->mu);
+    wire_->legacy_discover = false;  // the tests answer the probe
   }
 
-  bool WaitForState(v1::ConnectionState state) {
-    absl::MutexLock lock(&mu_);
-    auto reached = [this, state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !states_.empty() && states_.back() == state;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
-  }
-
-  std::optional<ServerRequest> NextServerRequest() {
-    absl::MutexLock lock(&mu_);
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !server_requests_.empty();
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10))) {
-      return std::nullopt;
-    }
-    ServerRequest next = server_requests_.front();
-    server_requests_.erase(server_requests_.begin());
-    return next;
+  // Starts the session in `mode` and connects it; returns the
+  // server/discover probe it sent (null, and a failure, if it sent
+  // something else).
+  json StartAndProbe(ProtocolMode mode) {
+    Start(mode);
+    session_->Connect();
+    json discover = json::parse(wire_->NextSent());
+    EXPECT_EQ(discover["method"], "server/discover");
+    return discover["method"] == "server/discover" ? discover : json();
   }
 
   // Connects against a modern server: answers server/discover.
   void ConnectModern() {
-    Start(ProtocolMode::kAuto);
-    session_->Connect();
-    json discover = json::parse(wire_->NextSent());
-    ASSERT_EQ(discover["method"], "server/discover");
+    json discover = StartAndProbe(ProtocolMode::kAuto);
+    ASSERT_FALSE(discover.is_null());
     EXPECT_EQ(discover["params"]["_meta"][kMetaVersion], "2026-07-28");
     wire_->Reply(discover, {{"supportedVersions", {"2026-07-28"}},
                             {"capabilities", {{"tools", json::object()}}}});
@@ -139,6 +95,15 @@ class ModernSessionTest : public ::testing::Test {
     // The change notifications' stream opens first.
     listen_ = json::parse(wire_->NextSent());
     ASSERT_EQ(listen_["method"], "subscriptions/listen");
+  }
+
+  // Sends a caller's resources/subscribe of file:///a (id "s"); returns
+  // the next message sent, the listen request that replaces the stream.
+  json Subscribe(Answer& subscribe) {
+    session_->Send(
+        R"({"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}})",
+        {}, subscribe.Callback());
+    return json::parse(wire_->NextSent());
   }
 
   // Acknowledges the listen request `request` with its own filter.
@@ -162,19 +127,7 @@ class ModernSessionTest : public ::testing::Test {
     return result;
   }
 
-  FakeClock clock_;
-  WorkQueue work_{2};
-  EventBus bus_;
-  Pipeline pipeline_{nullptr, &bus_};
-  std::shared_ptr<FakeWire> wire_;
-  std::shared_ptr<UpstreamSession> session_;
   json listen_;  // the subscriptions/listen request sent on connecting
-  absl::Mutex mu_;
-  std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
-  std::vector<ServerRequest> server_requests_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> lists_changed_ ABSL_GUARDED_BY(mu_);
-  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(ModernSessionTest, AModernServerNeedsNoHandshakeAndGetsMetaEverywhere) {
@@ -196,10 +149,8 @@ TEST_F(ModernSessionTest, AModernServerNeedsNoHandshakeAndGetsMetaEverywhere) {
 }
 
 TEST_F(ModernSessionTest, AutoFallsBackToTheHandshakeOnAGarbageDiscoverAnswer) {
-  Start(ProtocolMode::kAuto);
-  session_->Connect();
-  json discover = json::parse(wire_->NextSent());
-  ASSERT_EQ(discover["method"], "server/discover");
+  json discover = StartAndProbe(ProtocolMode::kAuto);
+  ASSERT_FALSE(discover.is_null());
   wire_->Deliver(json({{"jsonrpc", "2.0"}, {"id", discover["id"]}, {"result", "garbage"}}).dump());
   json init = json::parse(wire_->NextSent());
   ASSERT_EQ(init["method"], "initialize");
@@ -214,13 +165,9 @@ TEST_F(ModernSessionTest, AutoFallsBackToTheHandshakeOnAGarbageDiscoverAnswer) {
 }
 
 TEST_F(ModernSessionTest, ModernModeRefusesAServerThatIsNotModern) {
-  Start(ProtocolMode::kModern);
-  session_->Connect();
-  json discover = json::parse(wire_->NextSent());
-  wire_->Deliver(json({{"jsonrpc", "2.0"},
-                       {"id", discover["id"]},
-                       {"error", {{"code", -32601}, {"message", "Method not found"}}}})
-                     .dump());
+  json discover = StartAndProbe(ProtocolMode::kModern);
+  wire_->ReplyError(discover,
+                    {{"code", -32601}, {"message", "Method not found"}});
   ASSERT_TRUE(WaitForState(v1::ERROR));
   absl::MutexLock lock(&mu_);
   EXPECT_EQ(ErrorReason(last_error_), "PROTOCOL_ERROR");
@@ -228,16 +175,10 @@ TEST_F(ModernSessionTest, ModernModeRefusesAServerThatIsNotModern) {
 }
 
 TEST_F(ModernSessionTest, UnsupportedVersionNamingOursIsAnsweredBySelectingIt) {
-  Start(ProtocolMode::kModern);
-  session_->Connect();
-  json discover = json::parse(wire_->NextSent());
-  wire_->Deliver(json({{"jsonrpc", "2.0"},
-                       {"id", discover["id"]},
-                       {"error",
-                        {{"code", -32022},
-                         {"message", "Unsupported protocol version"},
-                         {"data", {{"supported", {"2026-07-28"}}}}}}})
-                     .dump());
+  json discover = StartAndProbe(ProtocolMode::kModern);
+  wire_->ReplyError(discover, {{"code", -32022},
+                               {"message", "Unsupported protocol version"},
+                               {"data", {{"supported", {"2026-07-28"}}}}});
   json again = json::parse(wire_->NextSent());
   ASSERT_EQ(again["method"], "server/discover");
   EXPECT_NE(again["id"], discover["id"]);
@@ -427,10 +368,7 @@ TEST_F(ModernSessionTest, SubscribeReplacesTheStreamWithoutLosingOrDoubling) {
   ConnectModern();
   Acknowledge(listen_);
   Answer subscribe;
-  session_->Send(
-      R"({"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}})",
-      {}, subscribe.Callback());
-  json second = json::parse(wire_->NextSent());
+  json second = Subscribe(subscribe);
   ASSERT_EQ(second["method"], "subscriptions/listen");
   EXPECT_EQ(second["params"]["notifications"]["resourceSubscriptions"],
             json({"file:///a"}));
@@ -485,10 +423,7 @@ TEST_F(ModernSessionTest, ASubscriptionTheServerDoesNotAcknowledgeFails) {
   ConnectModern();
   Acknowledge(listen_);
   Answer subscribe;
-  session_->Send(
-      R"({"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"file:///a"}})",
-      {}, subscribe.Callback());
-  json second = json::parse(wire_->NextSent());
+  json second = Subscribe(subscribe);
   json without = second;
   without["params"]["notifications"].erase("resourceSubscriptions");
   Acknowledge(without);
@@ -519,10 +454,7 @@ TEST_F(ModernSessionTest, AStreamTheServerEndsIsOpenedAgainAfterADelay) {
 
 TEST_F(ModernSessionTest, AServerRefusingListenIsNotAskedAgain) {
   ConnectModern();
-  wire_->Deliver(json({{"jsonrpc", "2.0"},
-                       {"id", listen_["id"]},
-                       {"error", {{"code", -32601}, {"message", "nope"}}}})
-                     .dump());
+  wire_->ReplyError(listen_, {{"code", -32601}, {"message", "nope"}});
   clock_.Advance(absl::Minutes(5));
   absl::MutexLock lock(&wire_->mu);
   EXPECT_TRUE(wire_->sent.empty());

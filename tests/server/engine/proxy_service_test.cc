@@ -31,13 +31,8 @@ class ProxyServiceTest : public EngineFixture {
  protected:
   void SetUp() override {
     StartEngine({});
-    v1::ServerConfig config;
-    config.set_name("fake");
-    config.set_transport("stdio");
-    config.set_command("fake-server");
-    auto created = configs_->Create(config);
-    ASSERT_TRUE(created.ok()) << created.status();
-    server_id_ = created->id();
+    server_id_ = AddFakeServer();
+    ASSERT_FALSE(server_id_.empty());
 
     service_ = std::make_unique<services::ProxyService>(
         engine_.get(), services::ServiceDeps{&authenticator_, &calls_});
@@ -118,6 +113,29 @@ class ProxyServiceTest : public EngineFixture {
     return stream;
   }
 
+  // A call with its relay opened and initialized, and the wire of the
+  // session behind it (null, and a failure, if none was made).
+  struct Relay {
+    std::unique_ptr<grpc::ClientContext> context;  // outlives the stream
+    std::shared_ptr<FakeWire> wire;
+    std::unique_ptr<Stream> stream;
+  };
+  Relay OpenRelay() {
+    Relay relay;
+    relay.context = Call();
+    relay.stream = OpenInitialized(relay.context.get(), &relay.wire);
+    return relay;
+  }
+
+  // Reads `stream` to its end; returns the last frame (which the tests
+  // expect to be `ended`).
+  static v1::RelayResponse ReadToEnd(Stream& stream) {
+    v1::RelayResponse frame;
+    v1::RelayResponse last;
+    while (stream.Read(&frame)) last = frame;
+    return last;
+  }
+
   auth::TokenAuthenticator authenticator_{kToken};
   services::CallTracker calls_;
   std::unique_ptr<services::ProxyService> service_;
@@ -127,9 +145,7 @@ class ProxyServiceTest : public EngineFixture {
 };
 
 TEST_F(ProxyServiceTest, RelaysBothWaysWithResponsesOutOfOrder) {
-  auto context = Call();
-  std::shared_ptr<FakeWire> wire;
-  auto stream = OpenInitialized(context.get(), &wire);
+  auto [context, wire, stream] = OpenRelay();
   ASSERT_NE(wire, nullptr);
 
   ASSERT_TRUE(Send(*stream, R"({"jsonrpc":"2.0","id":"a","method":"tools/list"})"));
@@ -166,9 +182,7 @@ TEST_F(ProxyServiceTest, RelaysBothWaysWithResponsesOutOfOrder) {
 
   // Half-close: the session is closed and the call ends OK after `ended`.
   ASSERT_TRUE(stream->WritesDone());
-  v1::RelayResponse frame;
-  v1::RelayResponse last;
-  while (stream->Read(&frame)) last = frame;
+  v1::RelayResponse last = ReadToEnd(*stream);
   EXPECT_TRUE(last.has_ended()) << last.DebugString();
   EXPECT_EQ(last.ended().reason(), "");
   grpc::Status status = stream->Finish();
@@ -178,9 +192,7 @@ TEST_F(ProxyServiceTest, RelaysBothWaysWithResponsesOutOfOrder) {
 }
 
 TEST_F(ProxyServiceTest, HalfCloseWaitsForTheAnswersStillDue) {
-  auto context = Call();
-  std::shared_ptr<FakeWire> wire;
-  auto stream = OpenInitialized(context.get(), &wire);
+  auto [context, wire, stream] = OpenRelay();
   ASSERT_NE(wire, nullptr);
   ASSERT_TRUE(Send(*stream, R"({"jsonrpc":"2.0","id":7,"method":"tools/list"})"));
   ASSERT_TRUE(stream->WritesDone());
@@ -188,9 +200,7 @@ TEST_F(ProxyServiceTest, HalfCloseWaitsForTheAnswersStillDue) {
   EXPECT_FALSE(wire->transport_closed.HasBeenNotified());
   wire->Reply(request, {{"tools", json::array()}});
   EXPECT_EQ(NextMessage(*stream)["id"], 7);
-  v1::RelayResponse frame;
-  v1::RelayResponse last;
-  while (stream->Read(&frame)) last = frame;
+  v1::RelayResponse last = ReadToEnd(*stream);
   EXPECT_TRUE(last.has_ended()) << last.DebugString();
   EXPECT_TRUE(stream->Finish().ok());
   EXPECT_TRUE(wire->transport_closed.WaitForNotificationWithTimeout(
@@ -198,18 +208,13 @@ TEST_F(ProxyServiceTest, HalfCloseWaitsForTheAnswersStillDue) {
 }
 
 TEST_F(ProxyServiceTest, ServerGoingAwayEndsTheCallWithTheReason) {
-  auto context = Call();
-  std::shared_ptr<FakeWire> wire;
-  auto stream = OpenInitialized(context.get(), &wire);
+  auto [context, wire, stream] = OpenRelay();
   ASSERT_NE(wire, nullptr);
   ASSERT_TRUE(Send(*stream, R"({"jsonrpc":"2.0","id":9,"method":"tools/list"})"));
   ASSERT_FALSE(wire->NextSent().empty());
   wire->Close(Error(v1::PROCESS_CRASHED, "the server exited with code 3"));
-  v1::RelayResponse frame;
-  v1::RelayResponse ended;
-  while (stream->Read(&frame)) {
-    if (frame.has_ended()) ended = frame;
-  }
+  v1::RelayResponse ended = ReadToEnd(*stream);
+  EXPECT_TRUE(ended.has_ended()) << ended.DebugString();
   EXPECT_FALSE(ended.ended().reason().empty()) << ended.DebugString();
   grpc::Status status = stream->Finish();
   EXPECT_FALSE(status.ok());
@@ -217,14 +222,10 @@ TEST_F(ProxyServiceTest, ServerGoingAwayEndsTheCallWithTheReason) {
 }
 
 TEST_F(ProxyServiceTest, DeletingTheServerEndsTheRelay) {
-  auto context = Call();
-  std::shared_ptr<FakeWire> wire;
-  auto stream = OpenInitialized(context.get(), &wire);
+  auto [context, wire, stream] = OpenRelay();
   ASSERT_NE(wire, nullptr);
   ASSERT_TRUE(configs_->Delete("fake").ok());
-  v1::RelayResponse frame;
-  v1::RelayResponse last;
-  while (stream->Read(&frame)) last = frame;
+  v1::RelayResponse last = ReadToEnd(*stream);
   EXPECT_TRUE(last.has_ended()) << last.DebugString();
   EXPECT_THAT(last.ended().message(), ::testing::HasSubstr("deleted"));
   EXPECT_TRUE(stream->Finish().ok());
@@ -233,9 +234,7 @@ TEST_F(ProxyServiceTest, DeletingTheServerEndsTheRelay) {
 }
 
 TEST_F(ProxyServiceTest, CancelClosesTheSession) {
-  auto context = Call();
-  std::shared_ptr<FakeWire> wire;
-  auto stream = OpenInitialized(context.get(), &wire);
+  auto [context, wire, stream] = OpenRelay();
   ASSERT_NE(wire, nullptr);
   context->TryCancel();
   EXPECT_TRUE(wire->transport_closed.WaitForNotificationWithTimeout(

@@ -75,13 +75,8 @@ class RelaySessionTest : public testing::EngineFixture {
 
   void SetUp() override {
     StartEngine(Options());
-    v1::ServerConfig config;
-    config.set_name("fake");
-    config.set_transport("stdio");
-    config.set_command("fake-server");
-    auto created = configs_->Create(config);
-    ASSERT_TRUE(created.ok()) << created.status();
-    server_id_ = created->id();
+    server_id_ = AddFakeServer();
+    ASSERT_FALSE(server_id_.empty());
   }
 
   // Opens a relay for `client` and plays the client's initialize through
@@ -124,6 +119,19 @@ class RelaySessionTest : public testing::EngineFixture {
     return *session;
   }
 
+  // A new client, its relay initialized on the first connection, and that
+  // connection's wire (session null, and a failure, if it did not open).
+  struct Relay {
+    ClientSide& client;
+    std::shared_ptr<FakeWire> wire;
+    std::shared_ptr<UpstreamSession> session;
+  };
+  Relay OpenFirstRelay() {
+    Relay relay{NewClient(), nullptr, nullptr};
+    relay.session = OpenInitialized(relay.client, 0, &relay.wire);
+    return relay;
+  }
+
   // A new client; it outlives the engine, whose shutdown ends its relay.
   ClientSide& NewClient() {
     clients_.push_back(std::make_unique<ClientSide>());
@@ -135,9 +143,7 @@ class RelaySessionTest : public testing::EngineFixture {
 };
 
 TEST_F(RelaySessionTest, TheClientsHandshakeGoesThroughAndIsKept) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->protocol_version(), "2025-06-18");
   EXPECT_EQ(session->identity().kind, "bridge");
@@ -325,9 +331,7 @@ TEST_F(RelaySessionTest, ToolHeadersLearntOnOneRelayServeTheOthers) {
 }
 
 TEST_F(RelaySessionTest, TheClientsAnswerIsRecordedWithTheServersRequest) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   wire->Deliver(R"({"jsonrpc":"2.0","id":"r1","method":"roots/list"})");
   ASSERT_EQ(json::parse(client.Received(0))["method"], "roots/list");
@@ -348,9 +352,7 @@ TEST_F(RelaySessionTest, TheClientsAnswerIsRecordedWithTheServersRequest) {
 }
 
 TEST_F(RelaySessionTest, RequestsGetTheirResponsesWithTheClientsIds) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   Answer call;
   session->Send(
@@ -370,9 +372,7 @@ TEST_F(RelaySessionTest, RequestsGetTheirResponsesWithTheClientsIds) {
 }
 
 TEST_F(RelaySessionTest, AListenStreamsNotificationsNameItByTheClientsId) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   Answer listen;
   session->Send(
@@ -409,9 +409,7 @@ TEST_F(RelaySessionTest, AListenStreamsNotificationsNameItByTheClientsId) {
 }
 
 TEST_F(RelaySessionTest, TheClientsCancellationReachesTheServer) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   Answer call;
   session->Send(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}})",
@@ -449,9 +447,7 @@ TEST_F(RelaySessionTest, ARelayEndsWithItsServerAndItsConfiguration) {
 }
 
 TEST_F(RelaySessionTest, CloseEndsTheRelayAndUnknownServersAreRefused) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   session->Close();
   absl::Status why;
@@ -477,9 +473,7 @@ class RelayTimingTest : public RelaySessionTest {
 };
 
 TEST_F(RelayTimingTest, ARequestWaitsWhileTheClientAnswersASamplingRequest) {
-  ClientSide& client = NewClient();
-  std::shared_ptr<FakeWire> wire;
-  auto session = OpenInitialized(client, 0, &wire);
+  auto [client, wire, session] = OpenFirstRelay();
   ASSERT_NE(session, nullptr);
   Answer call;
   session->Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}})",

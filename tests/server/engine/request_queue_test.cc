@@ -34,17 +34,8 @@ using testing::FakeWire;
 class RequestQueueTest : public testing::EngineFixture {
  protected:
   void SetUp() override {
-    EngineOptions options;
-    options.clock = &clock_;
-    // No pings: every message on the wire is the test's.
-    options.limits.ping_interval = absl::ZeroDuration();
-    StartEngine(std::move(options));
-    v1::ServerConfig config;
-    config.set_name("fake");
-    config.set_transport("stdio");
-    config.set_command("fake-server");
-    auto created = configs_->Create(config);
-    ASSERT_TRUE(created.ok()) << created.status();
+    StartEngine(testing::QuietEngineOptions(&clock_));
+    ASSERT_FALSE(AddFakeServer().empty());
   }
 
   // tools/call of tool "slow" with caller id `n` and arguments {"n": n}.
@@ -186,10 +177,7 @@ TEST_F(RequestQueueTest,
   for (int i = 20; i < 45; ++i)
     wire->Reply(sent[i], {{"content", json::array()}});
   for (int i = 45; i < 50; ++i) {
-    wire->Deliver(json({{"jsonrpc", "2.0"},
-                        {"id", sent[i]["id"]},
-                        {"error", {{"code", -32603}, {"message", "boom"}}}})
-                      .dump());
+    wire->ReplyError(sent[i], {{"code", -32603}, {"message", "boom"}});
   }
   wire->Reply(sent[11], {{"content", json::array()}});
   wire->Reply(sent[12], {{"content", json::array()}});

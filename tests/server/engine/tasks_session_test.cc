@@ -16,9 +16,10 @@
 #include "server/engine/json_rpc.h"
 #include "server/engine/modern_protocol.h"
 #include "server/engine/tasks.h"
-#include "tests/testing/fake_clock.h"
 #include "server/engine/upstream_session.h"
 #include "tests/server/engine/fake_transport.h"
+#include "tests/server/engine/session_fixture.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
@@ -26,8 +27,6 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::Answer;
-using ::inspector::testing::FakeClock;
-using testing::FakeTransport;
 using testing::FakeWire;
 
 std::string Response(const json& result) {
@@ -39,6 +38,14 @@ json Task(const std::string& status) {
           {"createdAt", "2026-01-01T00:00:00Z"},
           {"lastUpdatedAt", "2026-01-01T00:00:00Z"},
           {"ttlMs", 60000},           {"pollIntervalMs", 250}};
+}
+
+// A task waiting for one input, `key`, asked by `method` with `params`.
+json WaitingFor(const std::string& key, const std::string& method,
+                const json& params = json::object()) {
+  json waiting = Task("input_required");
+  waiting["inputRequests"] = {{key, {{"method", method}, {"params", params}}}};
+  return waiting;
 }
 
 // --- tasks.h ------------------------------------------------------------------
@@ -68,9 +75,7 @@ TEST(TasksTest, OnlyResultsOfTypeTaskAreHandles) {
 }
 
 TEST(TasksTest, GetAnswersAreReadAndChecked) {
-  json waiting = Task("input_required");
-  waiting["inputRequests"] = {
-      {"ok", {{"method", "elicitation/create"}, {"params", {{"message", "ok?"}}}}}};
+  json waiting = WaitingFor("ok", "elicitation/create", {{"message", "ok?"}});
   absl::StatusOr<TaskState> task = ParseGetTaskResponse(Response(waiting), "t-1");
   ASSERT_TRUE(task.ok()) << task.status();
   ASSERT_EQ(task->input_requests.size(), 1u);
@@ -135,42 +140,18 @@ TEST(TasksTest, TaskRequestsNameTheirTaskAsTarget) {
 
 // --- UpstreamSession following tasks ------------------------------------------
 
-class TaskSessionTest : public ::testing::Test {
+class TaskSessionTest : public testing::SessionFixture {
  protected:
   void SetUp() override {
     events_ = bus_.Subscribe(1000);
-    wire_ = std::make_shared<FakeWire>();
+    ClientFeatures features;
+    features.elicitation_form = true;
+    features.protocol = ProtocolMode::kAuto;
+    MakeSession(SessionLimits(), features);
     {
       absl::MutexLock lock(&wire_->mu);
       wire_->legacy_discover = false;
     }
-    SessionIdentity identity;
-    identity.server_id = "server-1";
-    identity.server_name = "fake";
-    identity.session_id = "session-1";
-    identity.transport = "stdio";
-    UpstreamSession::Hooks hooks;
-    hooks.on_state = [this](v1::ConnectionState, v1::ConnectionState to,
-                            const absl::Status&) {
-      absl::MutexLock lock(&mu_);
-      states_.push_back(to);
-    };
-    hooks.on_server_request = [this](ServerRequest request) {
-      absl::MutexLock lock(&mu_);
-      server_requests_.push_back(request);
-    };
-    hooks.on_server_request_withdrawn = [this](const std::string& id,
-                                               const std::string&) {
-      absl::MutexLock lock(&mu_);
-      withdrawn_.push_back(id);
-    };
-    ClientFeatures features;
-    features.elicitation_form = true;
-    features.protocol = ProtocolMode::kAuto;
-    session_ = UpstreamSession::Create(identity, SessionLimits(),
-                                       std::make_unique<FakeTransport>(wire_),
-                                       &pipeline_, &clock_, &work_, hooks,
-                                       features);
     session_->Connect();
     json discover = json::parse(wire_->NextSent());
     ASSERT_EQ(discover["method"], "server/discover");
@@ -180,14 +161,7 @@ class TaskSessionTest : public ::testing::Test {
                               {"extensions",
                                {{"io.modelcontextprotocol/tasks",
                                  json::object()}}}}}});
-    {
-      absl::MutexLock lock(&mu_);
-      auto connected = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !states_.empty() && states_.back() == v1::CONNECTED;
-      };
-      ASSERT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&connected),
-                                       absl::Seconds(10)));
-    }
+    ASSERT_TRUE(WaitForState(v1::CONNECTED));
     // The change notifications' stream opens first; it stays unanswered.
     json listen = json::parse(wire_->NextSent());
     ASSERT_EQ(listen["method"], "subscriptions/listen");
@@ -219,31 +193,20 @@ class TaskSessionTest : public ::testing::Test {
   }
 
   // The next tasks/* request, after letting simulated time pass by `step`
-  // until one is sent.
+  // until one is sent (at most 100 steps). What a step makes due runs on
+  // the test's thread and may post to work_, which is drained before the
+  // wire is looked at again.
   json NextTaskRequest(absl::Duration step = absl::Milliseconds(250)) {
     for (int i = 0; i < 100; ++i) {
+      work_.Drain();
       {
         absl::MutexLock lock(&wire_->mu);
         if (!wire_->sent.empty()) break;
       }
       clock_.Advance(step);
-      absl::SleepFor(absl::Milliseconds(5));
     }
     std::string next = wire_->NextSent();
     return next.empty() ? json() : json::parse(next);
-  }
-
-  std::optional<ServerRequest> NextServerRequest() {
-    absl::MutexLock lock(&mu_);
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !server_requests_.empty();
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10))) {
-      return std::nullopt;
-    }
-    ServerRequest next = server_requests_.front();
-    server_requests_.erase(server_requests_.begin());
-    return next;
   }
 
   // Statuses published for Watch so far, "status: message" each.
@@ -262,17 +225,7 @@ class TaskSessionTest : public ::testing::Test {
     return out;
   }
 
-  FakeClock clock_;
-  WorkQueue work_{2};
-  EventBus bus_{&clock_};
   std::unique_ptr<Subscription> events_;
-  Pipeline pipeline_{nullptr, &bus_, HistorySync::kAsync, &clock_};
-  std::shared_ptr<FakeWire> wire_;
-  std::shared_ptr<UpstreamSession> session_;
-  absl::Mutex mu_;
-  std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
-  std::vector<ServerRequest> server_requests_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(TaskSessionTest, RequestsDeclareTheExtension) {
@@ -340,10 +293,8 @@ TEST_F(TaskSessionTest, InputRequestsArePendingItemsAnsweredWithTasksUpdate) {
   Answer call;
   CallAndGetHandle(&call);
   json poll = NextTaskRequest();
-  json waiting = Task("input_required");
-  waiting["inputRequests"] = {
-      {"approve",
-       {{"method", "elicitation/create"}, {"params", {{"message", "Go?"}}}}}};
+  json waiting =
+      WaitingFor("approve", "elicitation/create", {{"message", "Go?"}});
   wire_->Reply(poll, waiting);
   std::optional<ServerRequest> ask = NextServerRequest();
   ASSERT_TRUE(ask.has_value());
@@ -386,11 +337,7 @@ TEST_F(TaskSessionTest, InputRequestsArePendingItemsAnsweredWithTasksUpdate) {
 TEST_F(TaskSessionTest, CancellingTheCallCancelsTheTaskAndWithdrawsItsInputs) {
   Answer call;
   CallAndGetHandle(&call);
-  json poll = NextTaskRequest();
-  json waiting = Task("input_required");
-  waiting["inputRequests"] = {
-      {"approve", {{"method", "elicitation/create"}, {"params", json::object()}}}};
-  wire_->Reply(poll, waiting);
+  wire_->Reply(NextTaskRequest(), WaitingFor("approve", "elicitation/create"));
   std::optional<ServerRequest> ask = NextServerRequest();
   ASSERT_TRUE(ask.has_value());
   EXPECT_EQ(session_->CancelRequest("", 7, "enough"),
@@ -424,11 +371,7 @@ TEST_F(TaskSessionTest, AServerCancelledTaskEndsTheCall) {
 TEST_F(TaskSessionTest, UndeclaredInputEndsTheTask) {
   Answer call;
   CallAndGetHandle(&call);
-  json poll = NextTaskRequest();
-  json waiting = Task("input_required");
-  waiting["inputRequests"] = {
-      {"s", {{"method", "sampling/createMessage"}, {"params", json::object()}}}};
-  wire_->Reply(poll, waiting);
+  wire_->Reply(NextTaskRequest(), WaitingFor("s", "sampling/createMessage"));
   ASSERT_TRUE(call.Wait());
   EXPECT_EQ(ErrorReason(call.value.status()), "PROTOCOL_ERROR");
   json cancel = json::parse(wire_->NextSent());

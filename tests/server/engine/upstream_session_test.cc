@@ -14,11 +14,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/testing/fake_clock.h"
 #include "storage/database.h"
 #include "storage/history_writer.h"
 #include "tests/server/engine/fake_transport.h"
+#include "tests/server/engine/session_fixture.h"
 #include "tests/storage/test_util.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::engine {
 namespace {
@@ -30,35 +31,12 @@ using testing::Answer;
 using ::inspector::testing::FakeClock;
 using testing::FakeWire;
 
-class SessionTest : public ::testing::Test {
+class SessionTest : public testing::SessionFixture {
  protected:
   void SetUp() override { Start(SessionLimits()); }
 
   void Start(SessionLimits limits, ClientFeatures features = {}) {
-    wire_ = std::make_shared<FakeWire>();
-    SessionIdentity identity;
-    identity.server_id = "server-1";
-    identity.server_name = "fake";
-    identity.session_id = "session-1";
-    UpstreamSession::Hooks hooks;
-    hooks.on_state = [this](v1::ConnectionState, v1::ConnectionState to,
-                            const absl::Status& why) {
-      absl::MutexLock lock(&mu_);
-      states_.push_back(to);
-      last_error_ = why;
-    };
-    hooks.on_server_request = [this](ServerRequest request) {
-      absl::MutexLock lock(&mu_);
-      server_requests_.push_back(request);
-    };
-    hooks.on_server_request_withdrawn = [this](const std::string& id,
-                                               const std::string& reason) {
-      absl::MutexLock lock(&mu_);
-      withdrawn_.push_back(id + " " + reason);
-    };
-    session_ = UpstreamSession::Create(
-        identity, limits, std::make_unique<FakeTransport>(wire_), &pipeline_,
-        &clock_, &work_, hooks, features);
+    MakeSession(limits, features);
     subscription_ = bus_.Subscribe(10000);
   }
 
@@ -76,28 +54,6 @@ class SessionTest : public ::testing::Test {
                            {"capabilities", {{"tools", json::object()}}},
                            {"serverInfo", {{"name", "fake"}, {"version", "1"}}}}}})
                        .dump());
-  }
-
-  bool WaitForState(v1::ConnectionState state) {
-    absl::MutexLock lock(&mu_);
-    auto reached = [this, state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !states_.empty() && states_.back() == state;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
-  }
-
-  // The next server request handed to the owner, waiting up to 10 s.
-  std::optional<ServerRequest> NextServerRequest() {
-    absl::MutexLock lock(&mu_);
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !server_requests_.empty();
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(10))) {
-      return std::nullopt;
-    }
-    ServerRequest next = server_requests_.front();
-    server_requests_.erase(server_requests_.begin());
-    return next;
   }
 
   static ClientFeatures AllFeatures() {
@@ -132,18 +88,7 @@ class SessionTest : public ::testing::Test {
     wire_->Reply(json::parse(sent), result);
   }
 
-  FakeClock clock_;
-  WorkQueue work_{2};
-  EventBus bus_{&clock_};
-  Pipeline pipeline_{nullptr, &bus_, HistorySync::kAsync, &clock_};
   std::unique_ptr<Subscription> subscription_;
-  std::shared_ptr<FakeWire> wire_;
-  std::shared_ptr<UpstreamSession> session_;
-  absl::Mutex mu_;
-  std::vector<v1::ConnectionState> states_ ABSL_GUARDED_BY(mu_);
-  std::vector<ServerRequest> server_requests_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
-  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   json initialize_params_;
 };
 
@@ -541,7 +486,8 @@ TEST_F(SessionTest, AServerCancellationWithdrawsItsRequest) {
   // The notification is handled on the delivering thread.
   {
     absl::MutexLock lock(&mu_);
-    EXPECT_THAT(withdrawn_, ::testing::ElementsAre("\"e-1\" gave up"));
+    EXPECT_THAT(withdrawn_, ::testing::ElementsAre("\"e-1\""));
+    EXPECT_THAT(withdrawal_reasons_, ::testing::ElementsAre("gave up"));
   }
   EXPECT_EQ(session_->server_requests_waiting(), 0u);
   EXPECT_EQ(ErrorReason(session_->AnswerServerRequest("\"e-1\"", "result",
@@ -663,11 +609,6 @@ TEST(SessionRecordTest, TheSessionRowIsWrittenThroughThePipeline) {
   FakeClock clock;
   WorkQueue work(1);
   auto wire = std::make_shared<FakeWire>();
-  SessionIdentity identity;
-  identity.server_id = "server-1";
-  identity.server_name = "fake";
-  identity.session_id = "session-1";
-  identity.transport = "stdio";
   absl::Notification ended;
   UpstreamSession::Hooks hooks;
   hooks.on_state = [&](v1::ConnectionState, v1::ConnectionState to,
@@ -675,8 +616,8 @@ TEST(SessionRecordTest, TheSessionRowIsWrittenThroughThePipeline) {
     if (to == v1::ERROR) ended.Notify();
   };
   auto session = UpstreamSession::Create(
-      identity, SessionLimits(), std::make_unique<FakeTransport>(wire),
-      &pipeline, &clock, &work, hooks);
+      testing::FakeSessionIdentity(), SessionLimits(),
+      std::make_unique<FakeTransport>(wire), &pipeline, &clock, &work, hooks);
   session->Connect();
   ASSERT_EQ(json::parse(wire->NextSent())["method"], "initialize");
   wire->Close(Error(v1::PROCESS_CRASHED, "exited with code 3"));
