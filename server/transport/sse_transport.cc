@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/memory/memory.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
@@ -16,8 +17,7 @@ using http_internal::HttpResponseHead;
 
 std::unique_ptr<SseTransport> SseTransport::Create(HttpOptions options,
                                                    HttpTuning tuning) {
-  return std::unique_ptr<SseTransport>(
-      new SseTransport(std::move(options), tuning));
+  return absl::WrapUnique(new SseTransport(std::move(options), tuning));
 }
 
 SseTransport::SseTransport(HttpOptions options, HttpTuning tuning)

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-
+#include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/thread_name.h"
@@ -40,8 +40,7 @@ using stdio_internal::PollRetry;
 
 std::unique_ptr<StdioTransport> StdioTransport::Create(StdioOptions options,
                                                        StdioTuning tuning) {
-  return std::unique_ptr<StdioTransport>(
-      new StdioTransport(std::move(options), tuning));
+  return absl::WrapUnique(new StdioTransport(std::move(options), tuning));
 }
 
 StdioTransport::StdioTransport(StdioOptions options, StdioTuning tuning)

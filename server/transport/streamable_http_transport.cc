@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/memory/memory.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
@@ -90,7 +91,7 @@ struct StreamableHttpTransport::GetStream {
 
 std::unique_ptr<StreamableHttpTransport> StreamableHttpTransport::Create(
     HttpOptions options, HttpTuning tuning) {
-  return std::unique_ptr<StreamableHttpTransport>(
+  return absl::WrapUnique(
       new StreamableHttpTransport(std::move(options), tuning));
 }
 
