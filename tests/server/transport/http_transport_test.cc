@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -32,7 +33,10 @@
 #include "server/transport/http_client.h"
 #include "server/transport/sse_transport.h"
 #include "server/transport/streamable_http_transport.h"
+#include "tests/server/transport/transport_recorder.h"
 #include "tests/testing/fake_clock.h"
+#include "tests/testing/unused_port.h"
+#include "tests/testing/wait_until.h"
 
 extern char** environ;
 
@@ -41,8 +45,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-
-constexpr absl::Duration kWait = absl::Seconds(30);
 
 // The python test server as a child process; its lifetime is the object's.
 class TestServer {
@@ -84,12 +86,10 @@ class TestServer {
     if (in_fd_ >= 0) close(in_fd_);
     // Closing stdin stops the server; give it a moment, then insist.
     int status = 0;
-    for (int i = 0; i < 500; ++i) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      absl::SleepFor(absl::Milliseconds(10));
+    if (testing::WaitUntil(
+            [&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
+            absl::Seconds(5), "the test server exits")) {
+      pid_ = -1;
     }
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
@@ -135,136 +135,9 @@ class TestServer {
   int port_ = 0;
 };
 
-// A port on 127.0.0.1 where nothing listens (bound, then closed).
-int UnusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using ::inspector::testing::UnusedLoopbackPort;
 
-// Records every callback; tests wait on its state.
-class Recorder {
- public:
-  TransportCallbacks Callbacks() {
-    TransportCallbacks callbacks;
-    callbacks.on_message = [this](std::string message) {
-      absl::MutexLock lock(&mu_);
-      messages_.push_back(std::move(message));
-    };
-    callbacks.on_send_failed = [this](const std::string& message,
-                                      absl::Status status) {
-      absl::MutexLock lock(&mu_);
-      failures_.emplace_back(message, std::move(status));
-    };
-    callbacks.on_log = [this](std::string line) {
-      absl::MutexLock lock(&mu_);
-      logs_.push_back(std::move(line));
-    };
-    callbacks.on_closed = [this](absl::Status status) {
-      absl::MutexLock lock(&mu_);
-      closed_.push_back(std::move(status));
-    };
-    return callbacks;
-  }
-
-  // Waits until a message with JSON-RPC id `id` arrived; returns it parsed.
-  json WaitForId(const json& id) {
-    json found;
-    auto done = [&]() {
-      for (const std::string& m : messages_) {
-        json j = json::parse(m, nullptr, false);
-        if (j.is_object() && j.contains("id") && j["id"] == id) {
-          found = j;
-          return true;
-        }
-      }
-      return false;
-    };
-    absl::MutexLock lock(&mu_);
-    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
-        << "no message with id " << id.dump();
-    return found;
-  }
-
-  bool HasId(const json& id) {
-    absl::MutexLock lock(&mu_);
-    for (const std::string& m : messages_) {
-      json j = json::parse(m, nullptr, false);
-      if (j.is_object() && j.contains("id") && j["id"] == id) return true;
-    }
-    return false;
-  }
-
-  void WaitForMessages(size_t n) {
-    auto done = [&]() { return messages_.size() >= n; };
-    absl::MutexLock lock(&mu_);
-    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
-        << "fewer than " << n << " messages";
-  }
-
-  // Waits for the n-th on_send_failed and returns it.
-  std::pair<std::string, absl::Status> WaitForFailure(size_t n = 1) {
-    auto done = [&]() { return failures_.size() >= n; };
-    absl::MutexLock lock(&mu_);
-    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
-        << "fewer than " << n << " on_send_failed";
-    if (failures_.size() < n) return {"", absl::OkStatus()};
-    return failures_[n - 1];
-  }
-
-  absl::Status WaitForClosed() {
-    auto done = [&]() { return !closed_.empty(); };
-    absl::MutexLock lock(&mu_);
-    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
-        << "no on_closed";
-    return closed_.empty() ? absl::UnknownError("not closed") : closed_[0];
-  }
-
-  std::string WaitForLog(const std::string& needle) {
-    std::string found;
-    auto done = [&]() {
-      for (const std::string& line : logs_) {
-        if (absl::StrContains(line, needle)) {
-          found = line;
-          return true;
-        }
-      }
-      return false;
-    };
-    absl::MutexLock lock(&mu_);
-    EXPECT_TRUE(mu_.AwaitWithTimeout(absl::Condition(&done), kWait))
-        << "no log line containing " << needle;
-    return found;
-  }
-
-  std::vector<std::string> messages() {
-    absl::MutexLock lock(&mu_);
-    return messages_;
-  }
-  std::vector<std::pair<std::string, absl::Status>> failures() {
-    absl::MutexLock lock(&mu_);
-    return failures_;
-  }
-  std::vector<absl::Status> closed() {
-    absl::MutexLock lock(&mu_);
-    return closed_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::string> messages_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<std::string, absl::Status>> failures_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> logs_ ABSL_GUARDED_BY(mu_);
-  std::vector<absl::Status> closed_ ABSL_GUARDED_BY(mu_);
-};
+using Recorder = ::inspector::testing::TransportRecorder;
 
 std::string Request(const json& id, const std::string& method,
                     json params = json::object()) {
@@ -286,7 +159,9 @@ HttpTuning FastTuning() {
   return tuning;
 }
 
-class StreamableHttpTransportTest : public ::testing::Test {
+// A test against its own python test server, with a recorder for the
+// transport's callbacks.
+class TestServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Requests to 127.0.0.1 must never go through a proxy from the
@@ -297,6 +172,27 @@ class StreamableHttpTransportTest : public ::testing::Test {
     ASSERT_NE(server_, nullptr) << "the python test server did not start";
   }
 
+  // Starts `t` and sends `message`, which fails: returns the status
+  // on_send_failed reported for it (and a failure if that named another
+  // message, or if starting or sending failed at once).
+  absl::Status SendThatFails(Transport& t, const std::string& message) {
+    absl::Status started = t.Start(rec_.Callbacks());
+    absl::Status sent = started.ok() ? t.Send(message) : started;
+    if (!sent.ok()) {
+      ADD_FAILURE() << "the send failed at once: " << sent;
+      return sent;
+    }
+    auto [failed, status] = rec_.WaitForFailure();
+    EXPECT_EQ(failed, message);
+    return status;
+  }
+
+  std::unique_ptr<TestServer> server_;
+  Recorder rec_;
+};
+
+class StreamableHttpTransportTest : public TestServerTest {
+ protected:
   std::unique_ptr<StreamableHttpTransport> Make(const std::string& path,
                                                 HttpOptions options = {}) {
     options.url = server_->Url(path);
@@ -314,9 +210,6 @@ class StreamableHttpTransportTest : public ::testing::Test {
     t->SetProtocolVersion(kVersion);
     return t->session_id();
   }
-
-  std::unique_ptr<TestServer> server_;
-  Recorder rec_;
 };
 
 TEST_F(StreamableHttpTransportTest, JsonReply) {
@@ -451,13 +344,9 @@ TEST_F(StreamableHttpTransportTest, NoDeleteWithoutSession) {
 
 TEST_F(StreamableHttpTransportTest, ConnectionRefused) {
   HttpOptions options;
-  options.url = absl::StrCat("http://127.0.0.1:", UnusedPort(), "/mcp");
+  options.url = absl::StrCat("http://127.0.0.1:", UnusedLoopbackPort(), "/mcp");
   auto t = StreamableHttpTransport::Create(options);
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  std::string message = Request(1, "initialize");
-  ASSERT_TRUE(t->Send(message).ok());
-  auto [failed, status] = rec_.WaitForFailure();
-  EXPECT_EQ(failed, message);
+  absl::Status status = SendThatFails(*t, Request(1, "initialize"));
   EXPECT_EQ(ErrorReason(status), "CONNECTION_REFUSED") << status;
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   // The transport stays usable.
@@ -466,11 +355,8 @@ TEST_F(StreamableHttpTransportTest, ConnectionRefused) {
 
 TEST_F(StreamableHttpTransportTest, Http500IsTransportErrorWithStatus) {
   auto t = Make("/mcp?session=none");
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  std::string message = Request(1, "fail", {{"status", 500}});
-  ASSERT_TRUE(t->Send(message).ok());
-  auto [failed, status] = rec_.WaitForFailure();
-  EXPECT_EQ(failed, message);
+  absl::Status status =
+      SendThatFails(*t, Request(1, "fail", {{"status", 500}}));
   EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR");
   auto details = GetErrorDetails(status);
   EXPECT_EQ(details["httpStatus"], "500");
@@ -480,14 +366,11 @@ TEST_F(StreamableHttpTransportTest, Http500IsTransportErrorWithStatus) {
 
 TEST_F(StreamableHttpTransportTest, Http401IsAuthenticationFailed) {
   auto t = Make("/mcp?session=none");
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  std::string message =
+  absl::Status status = SendThatFails(
+      *t,
       Request(1, "fail",
               {{"status", 401},
-               {"headers", {{"WWW-Authenticate", "Bearer realm=\"mcp\""}}}});
-  ASSERT_TRUE(t->Send(message).ok());
-  auto [failed, status] = rec_.WaitForFailure();
-  EXPECT_EQ(failed, message);
+               {"headers", {{"WWW-Authenticate", "Bearer realm=\"mcp\""}}}}));
   EXPECT_EQ(ErrorReason(status), "AUTHENTICATION_FAILED") << status;
   EXPECT_EQ(ErrorCategory(status), "connection");
   EXPECT_FALSE(ErrorRetryable(status));
@@ -498,11 +381,9 @@ TEST_F(StreamableHttpTransportTest, Http401IsAuthenticationFailed) {
 
 TEST_F(StreamableHttpTransportTest, Http429IsRateLimitedWithItsRetryAfter) {
   auto t = Make("/mcp?session=none");
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  std::string message = Request(
-      1, "fail", {{"status", 429}, {"headers", {{"Retry-After", "7"}}}});
-  ASSERT_TRUE(t->Send(message).ok());
-  auto [failed, status] = rec_.WaitForFailure();
+  absl::Status status = SendThatFails(
+      *t, Request(1, "fail",
+                  {{"status", 429}, {"headers", {{"Retry-After", "7"}}}}));
   EXPECT_EQ(ErrorReason(status), "RATE_LIMITED") << status;
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(ErrorRetryable(status));
@@ -512,11 +393,7 @@ TEST_F(StreamableHttpTransportTest, Http429IsRateLimitedWithItsRetryAfter) {
 
 TEST_F(StreamableHttpTransportTest, NonJsonAnswerToARequestIsInvalidResponse) {
   auto t = Make("/mcp?session=none");
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  std::string message = Request(1, "not_json");
-  ASSERT_TRUE(t->Send(message).ok());
-  auto [failed, status] = rec_.WaitForFailure();
-  EXPECT_EQ(failed, message);
+  absl::Status status = SendThatFails(*t, Request(1, "not_json"));
   EXPECT_EQ(ErrorReason(status), "INVALID_RESPONSE") << status;
   EXPECT_EQ(ErrorCategory(status), "protocol");
   EXPECT_THAT(GetErrorDetails(status)["body"], HasSubstr("this is not json"));
@@ -600,10 +477,11 @@ TEST_F(StreamableHttpTransportTest, SessionExpiry) {
   rec_.WaitForId(1);
   std::string message = Request(2, "echo");
   ASSERT_TRUE(t->Send(message).ok());
-  absl::Status closed = rec_.WaitForClosed();
-  EXPECT_EQ(ErrorReason(closed), "TRANSPORT_ERROR");
-  EXPECT_EQ(closed.message(), "session expired");
-  EXPECT_EQ(GetErrorDetails(closed)["httpStatus"], "404");
+  std::optional<absl::Status> closed = rec_.WaitForClosed();
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(ErrorReason(*closed), "TRANSPORT_ERROR");
+  EXPECT_EQ(closed->message(), "session expired");
+  EXPECT_EQ(GetErrorDetails(*closed)["httpStatus"], "404");
   auto failures = rec_.failures();
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0].first, message);
@@ -619,9 +497,7 @@ TEST_F(StreamableHttpTransportTest, BodyOverLimitIsTooLarge) {
   HttpOptions options;
   options.max_message_bytes = 1000;
   auto t = Make("/mcp?session=none", options);
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  ASSERT_TRUE(t->Send(Request(1, "big", {{"size", 5000}})).ok());
-  auto [failed, status] = rec_.WaitForFailure();
+  absl::Status status = SendThatFails(*t, Request(1, "big", {{"size", 5000}}));
   EXPECT_EQ(ErrorReason(status), "TOO_LARGE") << status;
   std::string sse = Request(2, "big_sse", {{"size", 5000}});
   ASSERT_TRUE(t->Send(sse).ok());
@@ -638,7 +514,7 @@ TEST_F(StreamableHttpTransportTest, NonJsonBodyIsPassedThrough) {
   auto t = Make("/mcp?session=none");
   ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
   ASSERT_TRUE(t->Send(Request(1, "not_json")).ok());
-  rec_.WaitForMessages(1);
+  ASSERT_TRUE(rec_.WaitForMessages(1));
   EXPECT_EQ(rec_.messages()[0], "this is not json");
 }
 
@@ -739,15 +615,8 @@ TEST_F(StreamableHttpTransportTest, StartAndSendPreconditions) {
 
 // --- Legacy HTTP+SSE ---------------------------------------------------------
 
-class SseTransportTest : public ::testing::Test {
+class SseTransportTest : public TestServerTest {
  protected:
-  void SetUp() override {
-    setenv("NO_PROXY", "127.0.0.1,localhost", 1);
-    setenv("no_proxy", "127.0.0.1,localhost", 1);
-    server_ = TestServer::Start();
-    ASSERT_NE(server_, nullptr) << "the python test server did not start";
-  }
-
   std::unique_ptr<SseTransport> Make(const std::string& path,
                                      HttpOptions options = {}) {
     options.url = server_->Url(path);
@@ -756,9 +625,6 @@ class SseTransportTest : public ::testing::Test {
     }
     return SseTransport::Create(options, FastTuning());
   }
-
-  std::unique_ptr<TestServer> server_;
-  Recorder rec_;
 };
 
 TEST_F(SseTransportTest, RelativeEndpointAndRoundTrip) {
@@ -805,7 +671,7 @@ TEST_F(SseTransportTest, CrossOriginEndpointRefused) {
 
 TEST_F(SseTransportTest, ConnectionRefused) {
   HttpOptions options;
-  options.url = absl::StrCat("http://127.0.0.1:", UnusedPort(), "/sse");
+  options.url = absl::StrCat("http://127.0.0.1:", UnusedLoopbackPort(), "/sse");
   auto t = SseTransport::Create(options);
   absl::Status status = t->Start(rec_.Callbacks());
   EXPECT_EQ(ErrorReason(status), "CONNECTION_REFUSED") << status;
@@ -833,8 +699,9 @@ TEST_F(SseTransportTest, CloseCutsStartShort) {
   absl::Status status;
   std::thread starter([&] { status = t->Start(rec_.Callbacks()); });
   // Wait until the stream is connected (the server has counted it).
-  while (server_->State()["sseConnections"] == 0) {
-  }
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return server_->State()["sseConnections"] != 0; },
+      absl::Seconds(30), "the server counts the stream"));
   t->Close();
   starter.join();
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
@@ -843,11 +710,7 @@ TEST_F(SseTransportTest, CloseCutsStartShort) {
 
 TEST_F(SseTransportTest, PostFailureIsReported) {
   auto t = Make("/sse");
-  ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
-  std::string message = Request(1, "fail");
-  ASSERT_TRUE(t->Send(message).ok());
-  auto [failed, status] = rec_.WaitForFailure();
-  EXPECT_EQ(failed, message);
+  absl::Status status = SendThatFails(*t, Request(1, "fail"));
   EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR");
   EXPECT_EQ(GetErrorDetails(status)["httpStatus"], "500");
 }
@@ -875,9 +738,10 @@ TEST_F(SseTransportTest, GivesUpAfterFailedReconnects) {
   ASSERT_TRUE(t->Start(rec_.Callbacks()).ok());
   ASSERT_TRUE(t->Send(Request(1, "echo")).ok());
   rec_.WaitForId(1);
-  absl::Status closed = rec_.WaitForClosed();
-  EXPECT_EQ(ErrorReason(closed), "TRANSPORT_ERROR");
-  EXPECT_THAT(std::string(closed.message()), HasSubstr("5 reconnect"));
+  std::optional<absl::Status> closed = rec_.WaitForClosed();
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_EQ(ErrorReason(*closed), "TRANSPORT_ERROR");
+  EXPECT_THAT(std::string(closed->message()), HasSubstr("5 reconnect"));
   // The first connection plus five attempts.
   EXPECT_EQ(server_->State()["sseConnections"], 6);
   EXPECT_EQ(t->Send("{}").code(), absl::StatusCode::kFailedPrecondition);

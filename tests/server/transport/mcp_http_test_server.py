@@ -168,23 +168,31 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- dispatch ----------------------------------------------------------
 
-    def do_POST(self):
+    def parse_json(self, raw):
+        """(the message in `raw`, its method or None); None after answering
+        400 if `raw` is not JSON."""
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            self.send_plain(400, "body is not JSON")
+            return None
+        return msg, (msg.get("method") if isinstance(msg, dict) else None)
+
+    def route(self, handlers):
+        """Calls the handler of the request's path with its query; 404 if
+        `handlers` has none."""
         path, q = self.query()
-        if path == "/mcp":
-            self.mcp_post(q)
-        elif path == "/messages":
-            self.legacy_post(q)
-        else:
+        handler = handlers.get(path)
+        if handler is None:
             self.send_plain(404, "no such path")
+        else:
+            handler(q)
+
+    def do_POST(self):
+        self.route({"/mcp": self.mcp_post, "/messages": self.legacy_post})
 
     def do_GET(self):
-        path, q = self.query()
-        if path == "/mcp":
-            self.mcp_get(q)
-        elif path == "/sse":
-            self.legacy_sse(q)
-        else:
-            self.send_plain(404, "no such path")
+        self.route({"/mcp": self.mcp_get, "/sse": self.legacy_sse})
 
     def do_DELETE(self):
         path, q = self.query()
@@ -208,12 +216,10 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.read_body()
         sid = self.headers.get("Mcp-Session-Id")
         version = self.headers.get("MCP-Protocol-Version")
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            self.send_plain(400, "body is not JSON")
+        parsed = self.parse_json(raw)
+        if parsed is None:
             return
-        method = msg.get("method") if isinstance(msg, dict) else None
+        msg, method = parsed
         with STATE.lock:
             STATE.posts.append({
                 "method": method,
@@ -414,12 +420,10 @@ class Handler(BaseHTTPRequestHandler):
         if messages is None:
             self.send_plain(404, "unknown session")
             return
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            self.send_plain(400, "body is not JSON")
+        parsed = self.parse_json(raw)
+        if parsed is None:
             return
-        method = msg.get("method") if isinstance(msg, dict) else None
+        msg, method = parsed
         if method == "fail":
             self.send_plain(500, "boom: legacy failure")
             return

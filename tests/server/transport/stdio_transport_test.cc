@@ -27,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/server/transport/transport_recorder.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::transport {
@@ -39,112 +40,7 @@ using ::testing::UnorderedElementsAre;
 
 constexpr absl::Duration kWait = absl::Seconds(10);
 
-// Collects what the callbacks report and lets the test wait for it.
-class Recorder {
- public:
-  TransportCallbacks Callbacks() {
-    TransportCallbacks callbacks;
-    callbacks.on_message = [this](std::string message) {
-      absl::MutexLock lock(&mu_);
-      messages_.push_back(std::move(message));
-      message_threads_.push_back(std::this_thread::get_id());
-      events_.push_back("message");
-    };
-    callbacks.on_log = [this](std::string line) {
-      absl::MutexLock lock(&mu_);
-      logs_.push_back(std::move(line));
-    };
-    callbacks.on_send_failed = [this](const std::string& message,
-                                      absl::Status status) {
-      absl::MutexLock lock(&mu_);
-      send_failed_.emplace_back(message, std::move(status));
-    };
-    callbacks.on_closed = [this](absl::Status status) {
-      absl::MutexLock lock(&mu_);
-      ++closed_count_;
-      closed_ = std::move(status);
-      events_.push_back("closed");
-    };
-    return callbacks;
-  }
-
-  bool WaitForMessages(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return messages_.size() >= count;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&done), kWait);
-  }
-
-  bool WaitForLogs(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return logs_.size() >= count;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&done), kWait);
-  }
-
-  bool WaitForSendFailed(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return send_failed_.size() >= count;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&done), kWait);
-  }
-
-  // The status on_closed got, or nullopt if it did not come in time.
-  std::optional<absl::Status> WaitForClosed() {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return closed_count_ > 0;
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&done), kWait)) {
-      return std::nullopt;
-    }
-    return closed_;
-  }
-
-  std::vector<std::string> messages() {
-    absl::MutexLock lock(&mu_);
-    return messages_;
-  }
-  std::vector<std::string> logs() {
-    absl::MutexLock lock(&mu_);
-    return logs_;
-  }
-  std::vector<std::string> events() {
-    absl::MutexLock lock(&mu_);
-    return events_;
-  }
-  std::vector<std::pair<std::string, absl::Status>> send_failed() {
-    absl::MutexLock lock(&mu_);
-    return send_failed_;
-  }
-  int closed_count() {
-    absl::MutexLock lock(&mu_);
-    return closed_count_;
-  }
-  size_t message_count() {
-    absl::MutexLock lock(&mu_);
-    return messages_.size();
-  }
-  // The thread each message was delivered on.
-  std::vector<std::thread::id> message_threads() {
-    absl::MutexLock lock(&mu_);
-    return message_threads_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::string> messages_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread::id> message_threads_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> logs_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> events_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<std::string, absl::Status>> send_failed_
-      ABSL_GUARDED_BY(mu_);
-  int closed_count_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Status closed_ ABSL_GUARDED_BY(mu_);
-};
+using Recorder = ::inspector::testing::TransportRecorder;
 
 // A child running `script` with /bin/sh (the test's choice of server; the
 // transport itself never adds a shell).
@@ -213,6 +109,26 @@ void ExpectSpawnFailed(const absl::Status& status, const std::string& command,
                                    Pair("originalError", errno_name)));
 }
 
+// The pid a child printed as its first line (of a grandchild it started in
+// the background); 0, and a failure, if it printed none in time.
+int FirstLinePid(Recorder& recorder) {
+  if (!recorder.WaitForMessages(1)) {
+    ADD_FAILURE() << "the child printed nothing";
+    return 0;
+  }
+  return std::stoi(recorder.messages()[0]);
+}
+
+// A transport with no process (it ended, or never started): sends are
+// refused and Close() reports nothing more; on_closed ran `closed` times.
+void ExpectNoProcess(StdioTransport& transport, Recorder& recorder,
+                     int closed) {
+  EXPECT_EQ(transport.pid(), 0);
+  EXPECT_EQ(transport.Send("{}").code(), absl::StatusCode::kFailedPrecondition);
+  transport.Close();
+  EXPECT_EQ(recorder.closed_count(), closed);
+}
+
 // Tests that run once with a pidfd and once with the polling fallback.
 class StdioTransportExitTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -269,12 +185,7 @@ TEST_P(StdioTransportExitTest, CrashReportsExitCodeAfterEarlierLines) {
   EXPECT_THAT(recorder.events(), ElementsAre("message", "message", "closed"));
   // Reaped before on_closed: no zombie.
   EXPECT_FALSE(ProcessEntryExists(pid));
-  EXPECT_EQ(transport->pid(), 0);
-
-  EXPECT_EQ(transport->Send("{}").code(),
-            absl::StatusCode::kFailedPrecondition);
-  transport->Close();
-  EXPECT_EQ(recorder.closed_count(), 1);
+  ExpectNoProcess(*transport, recorder, 1);
 }
 
 TEST_P(StdioTransportExitTest, CloseKillsChildIgnoringEofAndSigterm) {
@@ -285,8 +196,8 @@ TEST_P(StdioTransportExitTest, CloseKillsChildIgnoringEofAndSigterm) {
   auto transport = StartOrFail(options, recorder, Tuning());
   ASSERT_NE(transport, nullptr);
   int pid = transport->pid();
-  ASSERT_TRUE(recorder.WaitForMessages(1));
-  int grandchild = std::stoi(recorder.messages()[0]);
+  int grandchild = FirstLinePid(recorder);
+  ASSERT_GT(grandchild, 0);
   ASSERT_TRUE(IsRunning(grandchild));
 
   absl::Time start = absl::Now();
@@ -311,8 +222,8 @@ TEST(StdioTransportTest, CloseEndsGroupWhenLeaderExitsOnEof) {
   auto transport = StartOrFail(options, recorder);
   ASSERT_NE(transport, nullptr);
   int pid = transport->pid();
-  ASSERT_TRUE(recorder.WaitForMessages(1));
-  int grandchild = std::stoi(recorder.messages()[0]);
+  int grandchild = FirstLinePid(recorder);
+  ASSERT_GT(grandchild, 0);
   ASSERT_TRUE(IsRunning(grandchild));
 
   absl::Time start = absl::Now();
@@ -331,8 +242,8 @@ TEST(StdioTransportTest, CrashKillsRestOfGroup) {
   auto transport =
       StartOrFail(Sh("sleep 1000 & echo $!; read line; exit 7"), recorder);
   ASSERT_NE(transport, nullptr);
-  ASSERT_TRUE(recorder.WaitForMessages(1));
-  int grandchild = std::stoi(recorder.messages()[0]);
+  int grandchild = FirstLinePid(recorder);
+  ASSERT_GT(grandchild, 0);
   ASSERT_TRUE(transport->Send("go").ok());
   std::optional<absl::Status> closed = recorder.WaitForClosed();
   ASSERT_TRUE(closed.has_value());
@@ -508,11 +419,7 @@ TEST(StdioTransportTest, MissingExecutableIsSpawnFailed) {
     ExpectSpawnFailed(status, command, "ENOENT");
     EXPECT_EQ(status.message(),
               "Failed to spawn server process: No such file or directory");
-    EXPECT_EQ(transport->pid(), 0);
-    EXPECT_EQ(transport->Send("{}").code(),
-              absl::StatusCode::kFailedPrecondition);
-    transport->Close();
-    EXPECT_EQ(recorder.closed_count(), 0);
+    ExpectNoProcess(*transport, recorder, 0);
   }
 }
 
@@ -692,10 +599,9 @@ TEST(StdioTransportTest, ChildClosingStdinFailsSends) {
   ASSERT_NE(transport, nullptr);
   ASSERT_TRUE(recorder.WaitForMessages(1));
   ASSERT_TRUE(transport->Send(R"({"lost":1})").ok());
-  ASSERT_TRUE(recorder.WaitForSendFailed(1));
-  auto failed = recorder.send_failed();
-  EXPECT_EQ(failed[0].first, R"({"lost":1})");
-  EXPECT_EQ(ErrorReason(failed[0].second), "TRANSPORT_ERROR");
+  auto [message, failed] = recorder.WaitForFailure(1);
+  EXPECT_EQ(message, R"({"lost":1})");
+  EXPECT_EQ(ErrorReason(failed), "TRANSPORT_ERROR");
   absl::Status status = transport->Send("{}");
   EXPECT_EQ(ErrorReason(status), "TRANSPORT_ERROR") << status;
 }
@@ -740,8 +646,8 @@ TEST(StdioTransportTest, DestructorWithoutCloseCleansUp) {
   auto transport = StartOrFail(Sh("sleep 1000 & echo $!; exec cat"), recorder);
   ASSERT_NE(transport, nullptr);
   int pid = transport->pid();
-  ASSERT_TRUE(recorder.WaitForMessages(1));
-  int grandchild = std::stoi(recorder.messages()[0]);
+  int grandchild = FirstLinePid(recorder);
+  ASSERT_GT(grandchild, 0);
   transport.reset();
   EXPECT_EQ(recorder.closed_count(), 1);
   EXPECT_FALSE(ProcessEntryExists(pid));
