@@ -572,37 +572,35 @@ void AddClientRequestsCommands(CLI::App* app, Context* context) {
 
   // roots
   auto roots_flags = std::make_shared<RootsFlags>();
-  CLI::App* roots = app->add_subcommand(
-      "roots",
-      "Show or change the roots a server is given: `SERVER [set|add|rm|clear "
-      "ROOT...]`");
-  roots->group(kClientRequestsGroup);
-  AddServerArgument(roots, &roots_flags->server);
+  CLI::App* roots = AddServerCommand(
+      app, context, kClientRequestsGroup,
+      {"roots",
+       "Show or change the roots a server is given: `SERVER [set|add|rm|clear "
+       "ROOT...]`",
+       "  roots SERVER                 show the roots (URI, NAME)\n"
+       "  roots SERVER set ROOT...     replace them\n"
+       "  roots SERVER add ROOT...     add some (a known URI gets the new "
+       "name)\n"
+       "  roots SERVER rm ROOT...      remove some (exit 2 if one is not "
+       "there)\n"
+       "  roots SERVER clear           remove them all\n"
+       "\n"
+       "ROOT is file:///abs/path or a local path (made absolute and\n"
+       "encoded), optionally followed by =NAME; the first = separates, so\n"
+       "write = inside a URI as %3D. Changes send\n"
+       "notifications/roots/list_changed to the server; the table of the\n"
+       "new roots is printed (-o json: the Roots message).\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl roots everything\n"
+       "  inspectorctl roots everything set .=project file:///tmp=scratch\n"
+       "  inspectorctl roots everything add ~/notes\n"
+       "  inspectorctl roots everything clear"},
+      roots_flags, RunRoots);
   roots
       ->add_option("words", roots_flags->words,
                    "An action (set, add, rm, clear) and its roots")
       ->type_name("ACTION [ROOT...]");
-  roots->footer(
-      "  roots SERVER                 show the roots (URI, NAME)\n"
-      "  roots SERVER set ROOT...     replace them\n"
-      "  roots SERVER add ROOT...     add some (a known URI gets the new "
-      "name)\n"
-      "  roots SERVER rm ROOT...      remove some (exit 2 if one is not "
-      "there)\n"
-      "  roots SERVER clear           remove them all\n"
-      "\n"
-      "ROOT is file:///abs/path or a local path (made absolute and\n"
-      "encoded), optionally followed by =NAME; the first = separates, so\n"
-      "write = inside a URI as %3D. Changes send\n"
-      "notifications/roots/list_changed to the server; the table of the\n"
-      "new roots is printed (-o json: the Roots message).\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl roots everything\n"
-      "  inspectorctl roots everything set .=project file:///tmp=scratch\n"
-      "  inspectorctl roots everything add ~/notes\n"
-      "  inspectorctl roots everything clear");
-  OnSelected(roots, context, roots_flags, RunRoots);
 }
 
 }  // namespace inspector::cli

@@ -40,6 +40,30 @@ void OnSelected(CLI::App* command, Context* context,
 // Adds the required SERVER positional (a name or an id) to `command`.
 void AddServerArgument(CLI::App* command, std::string* server);
 
+// A subcommand's name, its line in the parent's help and the text at the
+// end of its own --help.
+struct CommandText {
+  std::string name;
+  std::string description;
+  std::string footer;
+};
+
+// Adds the subcommand `text.name` of `parent` in the help group `group`,
+// whose first argument is SERVER (into flags->server); when it is
+// selected, `run(*context, *flags)` becomes the action (see OnSelected).
+// The caller adds the other arguments and flags to the returned command.
+template <typename Flags, typename Run>
+CLI::App* AddServerCommand(CLI::App* parent, Context* context,
+                           const char* group, const CommandText& text,
+                           std::shared_ptr<Flags> flags, Run run) {
+  CLI::App* command = parent->add_subcommand(text.name, text.description);
+  command->group(group);
+  command->footer(text.footer);
+  AddServerArgument(command, &flags->server);
+  OnSelected(command, context, std::move(flags), std::move(run));
+  return command;
+}
+
 // --all and --cursor of the list commands.
 struct PageFlags {
   bool all = false;

@@ -24,6 +24,22 @@ struct ServerFlags {
   std::string server;
 };
 
+// Calls McpService `method` (one that reaches the server) with a request
+// that names only `server`.
+template <typename Request, typename Response>
+absl::StatusOr<Response> CallForServer(
+    Context& context,
+    grpc::Status (McpStub::*method)(grpc::ClientContext*, const Request&,
+                                    Response*),
+    const std::string& server) {
+  Request request;
+  request.set_server_id(server);
+  Response response;
+  RETURN_IF_ERROR(
+      context.CallServer(context.mcp(), method, request, &response));
+  return response;
+}
+
 // A Connect answered with state ERROR: the MCP server failed.
 absl::Status ConnectFailed(Context& context, const v1::ServerStatus& status,
                            const std::string& server) {
@@ -43,11 +59,8 @@ absl::Status ConnectFailed(Context& context, const v1::ServerStatus& status,
 }
 
 absl::Status RunConnect(Context& context, const ServerFlags& flags) {
-  v1::ConnectRequest request;
-  request.set_server_id(flags.server);
-  v1::ServerStatus status;
-  RETURN_IF_ERROR(
-      context.CallServer(context.mcp(), &McpStub::Connect, request, &status));
+  ASSIGN_OR_RETURN(v1::ServerStatus status,
+                   CallForServer(context, &McpStub::Connect, flags.server));
   if (context.json()) {
     RETURN_IF_ERROR(context.PrintJson(status));
   } else {
@@ -63,22 +76,16 @@ absl::Status RunConnect(Context& context, const ServerFlags& flags) {
 }
 
 absl::Status RunDisconnect(Context& context, const ServerFlags& flags) {
-  v1::DisconnectRequest request;
-  request.set_server_id(flags.server);
-  v1::ServerStatus status;
-  RETURN_IF_ERROR(context.CallServer(context.mcp(), &McpStub::Disconnect,
-                                     request, &status));
+  ASSIGN_OR_RETURN(v1::ServerStatus status,
+                   CallForServer(context, &McpStub::Disconnect, flags.server));
   if (context.json()) return context.PrintJson(status);
   context.out() << ConnectionSummary(status, flags.server) << "\n";
   return absl::OkStatus();
 }
 
 absl::Status RunPing(Context& context, const ServerFlags& flags) {
-  v1::PingRequest request;
-  request.set_server_id(flags.server);
-  v1::PingResponse response;
-  RETURN_IF_ERROR(
-      context.CallServer(context.mcp(), &McpStub::Ping, request, &response));
+  ASSIGN_OR_RETURN(v1::PingResponse response,
+                   CallForServer(context, &McpStub::Ping, flags.server));
   if (context.json()) return context.PrintJson(response);
   context.out() << SanitizeForTerminal(flags.server) << ": pong in "
                 << absl::StrFormat("%.1f", response.rtt_ms()) << " ms\n";
@@ -173,89 +180,86 @@ absl::Status RunCancel(Context& context, const CancelFlags& flags) {
 
 void AddConnectionCommands(CLI::App* app, Context* context) {
   // connect
-  auto connect_flags = std::make_shared<ServerFlags>();
-  CLI::App* connect = app->add_subcommand(
-      "connect", "Connect to a server (start it, initialize) if needed");
-  connect->group(kMcpGroup);
-  AddServerArgument(connect, &connect_flags->server);
-  connect->footer(
-      "Prints the state, the negotiated protocol version and the server's\n"
-      "name and version. Exits 7 when the server cannot be started or\n"
-      "reached. Other commands connect on their own when needed.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl connect everything\n"
-      "  inspectorctl connect everything -o json");
-  OnSelected(connect, context, connect_flags, RunConnect);
+  AddServerCommand(
+      app, context, kMcpGroup,
+      {"connect", "Connect to a server (start it, initialize) if needed",
+       "Prints the state, the negotiated protocol version and the server's\n"
+       "name and version. Exits 7 when the server cannot be started or\n"
+       "reached. Other commands connect on their own when needed.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl connect everything\n"
+       "  inspectorctl connect everything -o json"},
+      std::make_shared<ServerFlags>(), RunConnect);
 
   // disconnect
-  auto disconnect_flags = std::make_shared<ServerFlags>();
-  CLI::App* disconnect = app->add_subcommand(
-      "disconnect",
-      "Close the daemon's session with a server (ends a stdio process)");
-  disconnect->group(kMcpGroup);
-  AddServerArgument(disconnect, &disconnect_flags->server);
-  disconnect->footer(
-      "Examples:\n"
-      "  inspectorctl disconnect everything");
-  OnSelected(disconnect, context, disconnect_flags, RunDisconnect);
+  AddServerCommand(
+      app, context, kMcpGroup,
+      {"disconnect",
+       "Close the daemon's session with a server (ends a stdio process)",
+       "Examples:\n"
+       "  inspectorctl disconnect everything"},
+      std::make_shared<ServerFlags>(), RunDisconnect);
 
   // ping
-  auto ping_flags = std::make_shared<ServerFlags>();
-  CLI::App* ping =
-      app->add_subcommand("ping", "Send ping to a server and show the time");
-  ping->group(kMcpGroup);
-  AddServerArgument(ping, &ping_flags->server);
-  ping->footer(
-      "Examples:\n"
-      "  inspectorctl ping everything");
-  OnSelected(ping, context, ping_flags, RunPing);
+  AddServerCommand(app, context, kMcpGroup,
+                   {"ping", "Send ping to a server and show the time",
+                    "Examples:\n"
+                    "  inspectorctl ping everything"},
+                   std::make_shared<ServerFlags>(), RunPing);
 
   // log-level
   auto level_flags = std::make_shared<LogLevelFlags>();
-  CLI::App* level = app->add_subcommand(
-      "log-level", "Set the level of the log messages a server sends");
-  level->group(kMcpGroup);
-  AddServerArgument(level, &level_flags->server);
+  CLI::App* level = AddServerCommand(
+      app, context, kMcpGroup,
+      {"log-level", "Set the level of the log messages a server sends",
+       "Levels: debug, info, notice, warning, error, critical, alert,\n"
+       "emergency (logging/setLevel). The messages show in `inspectorctl\n"
+       "logs` and `inspectorctl watch --kind log`.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl log-level everything debug"},
+      level_flags, RunLogLevel);
   level->add_option("level", level_flags->level, "The minimum level")
       ->required()
       ->check(CLI::IsMember({"debug", "info", "notice", "warning", "error",
                              "critical", "alert", "emergency"}))
       ->type_name("LEVEL");
-  level->footer(
-      "Levels: debug, info, notice, warning, error, critical, alert,\n"
-      "emergency (logging/setLevel). The messages show in `inspectorctl\n"
-      "logs` and `inspectorctl watch --kind log`.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl log-level everything debug");
-  OnSelected(level, context, level_flags, RunLogLevel);
 
   // inflight
-  auto inflight_flags = std::make_shared<ServerFlags>();
-  CLI::App* inflight = app->add_subcommand(
-      "inflight", "List a server's requests that are queued or in progress");
-  inflight->group(kMcpGroup);
-  AddServerArgument(inflight, &inflight_flags->server);
-  inflight->footer(
-      "One row per request of any caller (gRPC, REST, the CLI, front-door\n"
-      "and proxy clients), oldest first: ID (for `cancel --entry`), REQUEST\n"
-      "ID (the caller's JSON-RPC id), METHOD, TARGET, STATE (pending: queued\n"
-      "while the server starts; in progress: sent, not answered), AGE,\n"
-      "SESSION, CALLER. Then the server's counters: pending, in progress,\n"
-      "and how the requests since inspectord started ended.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl inflight everything\n"
-      "  inspectorctl inflight everything -o json");
-  OnSelected(inflight, context, inflight_flags, RunInflight);
+  AddServerCommand(
+      app, context, kMcpGroup,
+      {"inflight", "List a server's requests that are queued or in progress",
+       "One row per request of any caller (gRPC, REST, the CLI, front-door\n"
+       "and proxy clients), oldest first: ID (for `cancel --entry`), REQUEST\n"
+       "ID (the caller's JSON-RPC id), METHOD, TARGET, STATE (pending: queued\n"
+       "while the server starts; in progress: sent, not answered), AGE,\n"
+       "SESSION, CALLER. Then the server's counters: pending, in progress,\n"
+       "and how the requests since inspectord started ended.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl inflight everything\n"
+       "  inspectorctl inflight everything -o json"},
+      std::make_shared<ServerFlags>(), RunInflight);
 
   // cancel
   auto cancel_flags = std::make_shared<CancelFlags>();
-  CLI::App* cancel = app->add_subcommand(
-      "cancel", "Cancel a request that is queued or in progress");
-  cancel->group(kMcpGroup);
-  AddServerArgument(cancel, &cancel_flags->server);
+  CLI::App* cancel = AddServerCommand(
+      app, context, kMcpGroup,
+      {"cancel", "Cancel a request that is queued or in progress",
+       "The id is the JSON-RPC id the client used: 7, or \"abc\" (a word is\n"
+       "taken as a string id); --entry takes the ID column of `inflight`\n"
+       "instead, and reaches front-door and proxy clients' requests too.\n"
+       "A request still queued (the server is starting) is taken out of the\n"
+       "queue and never sent; one in progress is cancelled upstream with\n"
+       "notifications/cancelled. Its caller gets CANCELLED. Exits 2 when no\n"
+       "such request is queued or in progress.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl cancel everything 7\n"
+       "  inspectorctl cancel everything req-12 --reason \"took too long\"\n"
+       "  inspectorctl cancel everything --entry 42"},
+      cancel_flags, RunCancel);
   cancel
       ->add_option("request-id", cancel_flags->request_id,
                    "The request's JSON-RPC id, as history and watch show it")
@@ -266,20 +270,6 @@ void AddConnectionCommands(CLI::App* app, Context* context) {
       ->type_name("ID");
   cancel->add_option("--reason", cancel_flags->reason,
                      "Reason sent to the server");
-  cancel->footer(
-      "The id is the JSON-RPC id the client used: 7, or \"abc\" (a word is\n"
-      "taken as a string id); --entry takes the ID column of `inflight`\n"
-      "instead, and reaches front-door and proxy clients' requests too.\n"
-      "A request still queued (the server is starting) is taken out of the\n"
-      "queue and never sent; one in progress is cancelled upstream with\n"
-      "notifications/cancelled. Its caller gets CANCELLED. Exits 2 when no\n"
-      "such request is queued or in progress.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl cancel everything 7\n"
-      "  inspectorctl cancel everything req-12 --reason \"took too long\"\n"
-      "  inspectorctl cancel everything --entry 42");
-  OnSelected(cancel, context, cancel_flags, RunCancel);
 }
 
 }  // namespace inspector::cli

@@ -113,25 +113,31 @@ absl::Status RunComplete(Context& context, const CompleteFlags& flags) {
 void AddPromptsCommands(CLI::App* app, Context* context) {
   // prompts
   auto prompts_flags = std::make_shared<PromptsFlags>();
-  CLI::App* prompts = app->add_subcommand("prompts", "List a server's prompts");
-  prompts->group(kMcpGroup);
-  AddServerArgument(prompts, &prompts_flags->server);
+  CLI::App* prompts = AddServerCommand(
+      app, context, kMcpGroup,
+      {"prompts", "List a server's prompts",
+       "Columns: NAME, DESCRIPTION, ARGS (* marks required ones). One page\n"
+       "unless --all.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl prompts everything\n"
+       "  inspectorctl prompts everything --all -o json"},
+      prompts_flags, RunPrompts);
   AddPageFlags(prompts, &prompts_flags->page);
-  prompts->footer(
-      "Columns: NAME, DESCRIPTION, ARGS (* marks required ones). One page\n"
-      "unless --all.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl prompts everything\n"
-      "  inspectorctl prompts everything --all -o json");
-  OnSelected(prompts, context, prompts_flags, RunPrompts);
 
   // prompt
   auto prompt_flags = std::make_shared<PromptFlags>();
-  CLI::App* prompt = app->add_subcommand(
-      "prompt", "Get a prompt's messages: `SERVER NAME [KEY=VALUE...]`");
-  prompt->group(kMcpGroup);
-  AddServerArgument(prompt, &prompt_flags->server);
+  CLI::App* prompt = AddServerCommand(
+      app, context, kMcpGroup,
+      {"prompt", "Get a prompt's messages: `SERVER NAME [KEY=VALUE...]`",
+       "Prints one `role: content` per message; non-text content is\n"
+       "summarized as in `call`. -o json prints the MCP result.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl prompt everything simple_prompt\n"
+       "  inspectorctl prompt everything complex_prompt temperature=0.7 "
+       "style=terse"},
+      prompt_flags, RunPrompt);
   prompt->add_option("name", prompt_flags->name, "The prompt's name")
       ->required()
       ->type_name("NAME");
@@ -139,22 +145,23 @@ void AddPromptsCommands(CLI::App* app, Context* context) {
       ->add_option("arguments", prompt_flags->arguments,
                    "Prompt arguments (values are strings)")
       ->type_name("KEY=VALUE");
-  prompt->footer(
-      "Prints one `role: content` per message; non-text content is\n"
-      "summarized as in `call`. -o json prints the MCP result.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl prompt everything simple_prompt\n"
-      "  inspectorctl prompt everything complex_prompt temperature=0.7 "
-      "style=terse");
-  OnSelected(prompt, context, prompt_flags, RunPrompt);
 
   // complete
   auto complete_flags = std::make_shared<CompleteFlags>();
-  CLI::App* complete = app->add_subcommand(
-      "complete", "Complete a prompt argument or a resource template variable");
-  complete->group(kMcpGroup);
-  AddServerArgument(complete, &complete_flags->server);
+  CLI::App* complete = AddServerCommand(
+      app, context, kMcpGroup,
+      {"complete", "Complete a prompt argument or a resource template variable",
+       "Prints the server's suggestions, one per line, then `(N of TOTAL)`\n"
+       "or `(more available)` when it has more (completion/complete).\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl complete everything --prompt complex_prompt "
+       "style=te\n"
+       "  inspectorctl complete everything --resource "
+       "'test://static/resource/{id}' id=1\n"
+       "  inspectorctl complete srv --prompt translate target=fr "
+       "--context source=en"},
+      complete_flags, RunComplete);
   complete
       ->add_option("argument", complete_flags->argument,
                    "The argument and the value typed so far")
@@ -176,18 +183,6 @@ void AddPromptsCommands(CLI::App* app, Context* context) {
                    "An argument already chosen (repeatable)")
       ->allow_extra_args(false)
       ->type_name("KEY=VALUE");
-  complete->footer(
-      "Prints the server's suggestions, one per line, then `(N of TOTAL)`\n"
-      "or `(more available)` when it has more (completion/complete).\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl complete everything --prompt complex_prompt "
-      "style=te\n"
-      "  inspectorctl complete everything --resource "
-      "'test://static/resource/{id}' id=1\n"
-      "  inspectorctl complete srv --prompt translate target=fr "
-      "--context source=en");
-  OnSelected(complete, context, complete_flags, RunComplete);
 }
 
 }  // namespace inspector::cli

@@ -434,12 +434,40 @@ absl::Status RunProxy(Context& context, const ProxyFlags& flags) {
 
 void AddProxyCommand(CLI::App* app, Context* context) {
   auto flags = std::make_shared<ProxyFlags>();
-  CLI::App* proxy = app->add_subcommand(
-      "proxy",
-      "Stand in for a stdio MCP server: relay stdin/stdout through "
-      "inspectord");
-  proxy->group(kMcpGroup);
-  AddServerArgument(proxy, &flags->server);
+  CLI::App* proxy = AddServerCommand(
+      app, context, kMcpGroup,
+      {"proxy",
+       "Stand in for a stdio MCP server: relay stdin/stdout through "
+       "inspectord",
+       "A desktop MCP client launches `inspectorctl proxy NAME` instead of "
+       "the\n"
+       "server: newline-delimited JSON-RPC on stdin and stdout, each message\n"
+       "relayed through inspectord, which runs server NAME in a session of\n"
+       "its own (recorded in history, kind proxy; seen by `watch`). stdout\n"
+       "carries only messages; errors go to stderr. A request the daemon\n"
+       "cannot deliver gets a JSON-RPC error with data.reason. End of stdin\n"
+       "waits up to --drain-timeout for the answers still due, then exits 0.\n"
+       "Exits 4 when inspectord is not running (or ends the relay itself),\n"
+       "2 for an unknown server, 7 when the server's process exits.\n"
+       "\n"
+       "--install rewrites entry NAME of the client's file to run this\n"
+       "program (absolute path; --addr when not the default, --token-file\n"
+       "when given or set in $INSPECTOR_TOKEN_FILE), after\n"
+       "importing the entry into inspectord if the daemon does not know\n"
+       "NAME. The file as it was is kept in FILE.inspectord-backup (first\n"
+       "install only) and the original entry in FILE.inspectord-proxy.json;\n"
+       "--uninstall restores the entry from there. Files:\n"
+       "  claude  ~/.config/Claude/claude_desktop_config.json (mcpServers)\n"
+       "  cursor  ~/.cursor/mcp.json (mcpServers)\n"
+       "  vscode  .vscode/mcp.json of the current directory (servers)\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl proxy everything\n"
+       "  inspectorctl proxy --install everything --client claude\n"
+       "  inspectorctl proxy --uninstall everything --client claude\n"
+       "  inspectorctl proxy --install fs --client vscode --config "
+       ".vscode/mcp.json"},
+      flags, RunProxy);
   proxy->add_flag("--install", flags->install,
                   "Point the desktop client's entry NAME at `inspectorctl "
                   "proxy NAME`");
@@ -449,11 +477,12 @@ void AddProxyCommand(CLI::App* app, Context* context) {
       ->add_option("--client", flags->client,
                    "The desktop client whose file --install/--uninstall "
                    "edit")
-      ->check(CLI::IsMember({"claude", "claude-desktop", "cursor", "vscode",
-                             "code"}))
+      ->check(CLI::IsMember(
+          {"claude", "claude-desktop", "cursor", "vscode", "code"}))
       ->type_name("claude|cursor|vscode");
-  proxy->add_option("--config", flags->config,
-                    "The client's file (default: its usual place, see below)")
+  proxy
+      ->add_option("--config", flags->config,
+                   "The client's file (default: its usual place, see below)")
       ->type_name("FILE");
   proxy->add_flag("--force", flags->force,
                   "--uninstall: restore even if the entry was edited since");
@@ -465,35 +494,6 @@ void AddProxyCommand(CLI::App* app, Context* context) {
       ->type_name("SECONDS");
   proxy->add_flag("--verbose", flags->verbose,
                   "Say on stderr when the relay is open");
-  proxy->footer(
-      "A desktop MCP client launches `inspectorctl proxy NAME` instead of the\n"
-      "server: newline-delimited JSON-RPC on stdin and stdout, each message\n"
-      "relayed through inspectord, which runs server NAME in a session of\n"
-      "its own (recorded in history, kind proxy; seen by `watch`). stdout\n"
-      "carries only messages; errors go to stderr. A request the daemon\n"
-      "cannot deliver gets a JSON-RPC error with data.reason. End of stdin\n"
-      "waits up to --drain-timeout for the answers still due, then exits 0.\n"
-      "Exits 4 when inspectord is not running (or ends the relay itself),\n"
-      "2 for an unknown server, 7 when the server's process exits.\n"
-      "\n"
-      "--install rewrites entry NAME of the client's file to run this\n"
-      "program (absolute path; --addr when not the default, --token-file\n"
-      "when given or set in $INSPECTOR_TOKEN_FILE), after\n"
-      "importing the entry into inspectord if the daemon does not know\n"
-      "NAME. The file as it was is kept in FILE.inspectord-backup (first\n"
-      "install only) and the original entry in FILE.inspectord-proxy.json;\n"
-      "--uninstall restores the entry from there. Files:\n"
-      "  claude  ~/.config/Claude/claude_desktop_config.json (mcpServers)\n"
-      "  cursor  ~/.cursor/mcp.json (mcpServers)\n"
-      "  vscode  .vscode/mcp.json of the current directory (servers)\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl proxy everything\n"
-      "  inspectorctl proxy --install everything --client claude\n"
-      "  inspectorctl proxy --uninstall everything --client claude\n"
-      "  inspectorctl proxy --install fs --client vscode --config "
-      ".vscode/mcp.json");
-  OnSelected(proxy, context, flags, RunProxy);
 }
 
 }  // namespace inspector::cli

@@ -104,8 +104,22 @@ absl::Status RunUnsubscribe(Context& context, const ResourceFlags& flags) {
   return absl::OkStatus();
 }
 
-void AddUriArgument(CLI::App* command, std::string* uri) {
-  command->add_option("uri", *uri, "The resource's URI")
+// `resources` and `templates`: SERVER and the paging flags.
+void AddListCommand(CLI::App* app, Context* context, const CommandText& text,
+                    absl::Status (*run)(Context&, const ListFlags&)) {
+  auto flags = std::make_shared<ListFlags>();
+  CLI::App* command =
+      AddServerCommand(app, context, kMcpGroup, text, flags, run);
+  AddPageFlags(command, &flags->page);
+}
+
+// `read`, `subscribe` and `unsubscribe`: SERVER and the resource's URI.
+void AddUriCommand(CLI::App* app, Context* context, const CommandText& text,
+                   absl::Status (*run)(Context&, const ResourceFlags&)) {
+  auto flags = std::make_shared<ResourceFlags>();
+  CLI::App* command =
+      AddServerCommand(app, context, kMcpGroup, text, flags, run);
+  command->add_option("uri", flags->uri, "The resource's URI")
       ->required()
       ->type_name("URI");
 }
@@ -114,78 +128,59 @@ void AddUriArgument(CLI::App* command, std::string* uri) {
 
 void AddResourcesCommands(CLI::App* app, Context* context) {
   // resources
-  auto resources_flags = std::make_shared<ListFlags>();
-  CLI::App* resources =
-      app->add_subcommand("resources", "List a server's resources");
-  resources->group(kMcpGroup);
-  AddServerArgument(resources, &resources_flags->server);
-  AddPageFlags(resources, &resources_flags->page);
-  resources->footer(
-      "Columns: URI, NAME, MIME TYPE, DESCRIPTION. One page unless --all.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl resources everything\n"
-      "  inspectorctl resources everything --all -o json");
-  OnSelected(resources, context, resources_flags, RunResources);
+  AddListCommand(
+      app, context,
+      {"resources", "List a server's resources",
+       "Columns: URI, NAME, MIME TYPE, DESCRIPTION. One page unless --all.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl resources everything\n"
+       "  inspectorctl resources everything --all -o json"},
+      RunResources);
 
   // templates
-  auto templates_flags = std::make_shared<ListFlags>();
-  CLI::App* templates =
-      app->add_subcommand("templates", "List a server's resource templates");
-  templates->group(kMcpGroup);
-  AddServerArgument(templates, &templates_flags->server);
-  AddPageFlags(templates, &templates_flags->page);
-  templates->footer(
-      "Columns: URI TEMPLATE, NAME, MIME TYPE, DESCRIPTION. One page unless\n"
-      "--all. `inspectorctl complete SERVER --resource TEMPLATE ARG=PREFIX`\n"
-      "completes a template's variables.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl templates everything");
-  OnSelected(templates, context, templates_flags, RunTemplates);
+  AddListCommand(
+      app, context,
+      {"templates", "List a server's resource templates",
+       "Columns: URI TEMPLATE, NAME, MIME TYPE, DESCRIPTION. One page unless\n"
+       "--all. `inspectorctl complete SERVER --resource TEMPLATE ARG=PREFIX`\n"
+       "completes a template's variables.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl templates everything"},
+      RunTemplates);
 
   // read
-  auto read_flags = std::make_shared<ResourceFlags>();
-  CLI::App* read = app->add_subcommand("read", "Read a resource");
-  read->group(kMcpGroup);
-  AddServerArgument(read, &read_flags->server);
-  AddUriArgument(read, &read_flags->uri);
-  read->footer(
-      "Text contents are printed as they are; binary ones as\n"
-      "[N bytes base64] (-o json has the data).\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl read everything test://static/resource/1\n"
-      "  inspectorctl read everything test://static/resource/2 -o json | "
-      "jq -r '.contents[0].blob' | base64 -d");
-  OnSelected(read, context, read_flags, RunRead);
+  AddUriCommand(
+      app, context,
+      {"read", "Read a resource",
+       "Text contents are printed as they are; binary ones as\n"
+       "[N bytes base64] (-o json has the data).\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl read everything test://static/resource/1\n"
+       "  inspectorctl read everything test://static/resource/2 -o json | "
+       "jq -r '.contents[0].blob' | base64 -d"},
+      RunRead);
 
   // subscribe
-  auto subscribe_flags = std::make_shared<ResourceFlags>();
-  CLI::App* subscribe =
-      app->add_subcommand("subscribe", "Subscribe to a resource's updates");
-  subscribe->group(kMcpGroup);
-  AddServerArgument(subscribe, &subscribe_flags->server);
-  AddUriArgument(subscribe, &subscribe_flags->uri);
-  subscribe->footer(
-      "The daemon's session keeps the subscription; the server's\n"
-      "notifications/resources/updated show in `inspectorctl watch`.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl subscribe everything test://static/resource/1");
-  OnSelected(subscribe, context, subscribe_flags, RunSubscribe);
+  AddUriCommand(
+      app, context,
+      {"subscribe", "Subscribe to a resource's updates",
+       "The daemon's session keeps the subscription; the server's\n"
+       "notifications/resources/updated show in `inspectorctl watch`.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl subscribe everything test://static/resource/1"},
+      RunSubscribe);
 
   // unsubscribe
-  auto unsubscribe_flags = std::make_shared<ResourceFlags>();
-  CLI::App* unsubscribe = app->add_subcommand(
-      "unsubscribe", "Stop a subscription to a resource's updates");
-  unsubscribe->group(kMcpGroup);
-  AddServerArgument(unsubscribe, &unsubscribe_flags->server);
-  AddUriArgument(unsubscribe, &unsubscribe_flags->uri);
-  unsubscribe->footer(
-      "Examples:\n"
-      "  inspectorctl unsubscribe everything test://static/resource/1");
-  OnSelected(unsubscribe, context, unsubscribe_flags, RunUnsubscribe);
+  AddUriCommand(
+      app, context,
+      {"unsubscribe", "Stop a subscription to a resource's updates",
+       "Examples:\n"
+       "  inspectorctl unsubscribe everything test://static/resource/1"},
+      RunUnsubscribe);
 }
 
 }  // namespace inspector::cli

@@ -103,10 +103,26 @@ absl::Status RunRpc(Context& context, const RpcFlags& flags) {
 
 void AddRpcCommand(CLI::App* app, Context* context) {
   auto flags = std::make_shared<RpcFlags>();
-  CLI::App* rpc = app->add_subcommand(
-      "rpc", "Send a raw JSON-RPC message to a server and print the answer");
-  rpc->group(kMcpGroup);
-  AddServerArgument(rpc, &flags->server);
+  CLI::App* rpc = AddServerCommand(
+      app, context, kMcpGroup,
+      {"rpc", "Send a raw JSON-RPC message to a server and print the answer",
+       "The message goes to the server byte for byte (the daemon only\n"
+       "rewrites the id on the way and back). With a method name the message\n"
+       "is {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":METHOD,\"params\":...}; "
+       "methods\n"
+       "under notifications/ get no id. The answer is printed as indented\n"
+       "JSON, or exactly as received with -o json. A notification prints\n"
+       "nothing. A JSON-RPC error answer exits 7.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl rpc everything tools/list\n"
+       "  inspectorctl rpc everything tools/call --params "
+       "'{\"name\":\"echo\",\"arguments\":{\"message\":\"hi\"}}'\n"
+       "  inspectorctl rpc everything "
+       "'{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}'\n"
+       "  inspectorctl rpc everything notifications/roots/list_changed\n"
+       "  cat request.json | inspectorctl rpc everything -"},
+      flags, RunRpc);
   rpc->add_option("message", flags->message,
                   "A JSON-RPC message, - to read one from stdin, or a "
                   "method name")
@@ -120,24 +136,6 @@ void AddRpcCommand(CLI::App* app, Context* context) {
                 "MCP 2026-07-28 servers: print an input_required result as "
                 "the server sent it, instead of asking its input requests as "
                 "pending items and retrying until the final result");
-  rpc->footer(
-      "The message goes to the server byte for byte (the daemon only\n"
-      "rewrites the id on the way and back). With a method name the message\n"
-      "is {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":METHOD,\"params\":...}; "
-      "methods\n"
-      "under notifications/ get no id. The answer is printed as indented\n"
-      "JSON, or exactly as received with -o json. A notification prints\n"
-      "nothing. A JSON-RPC error answer exits 7.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl rpc everything tools/list\n"
-      "  inspectorctl rpc everything tools/call --params "
-      "'{\"name\":\"echo\",\"arguments\":{\"message\":\"hi\"}}'\n"
-      "  inspectorctl rpc everything "
-      "'{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}'\n"
-      "  inspectorctl rpc everything notifications/roots/list_changed\n"
-      "  cat request.json | inspectorctl rpc everything -");
-  OnSelected(rpc, context, flags, RunRpc);
 }
 
 }  // namespace inspector::cli

@@ -96,26 +96,50 @@ absl::Status RunCall(Context& context, const CallFlags& flags) {
 void AddToolsCommands(CLI::App* app, Context* context) {
   // tools
   auto tools_flags = std::make_shared<ToolsFlags>();
-  CLI::App* tools = app->add_subcommand("tools", "List a server's tools");
-  tools->group(kMcpGroup);
-  AddServerArgument(tools, &tools_flags->server);
+  CLI::App* tools = AddServerCommand(
+      app, context, kMcpGroup,
+      {"tools", "List a server's tools",
+       "Columns: NAME, DESCRIPTION (cut to the terminal's width), ARGS (the\n"
+       "input schema's properties; * marks required ones). One page unless\n"
+       "--all; `more: --cursor C` says how to get the next one.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl tools everything\n"
+       "  inspectorctl tools everything --all -o json | jq '.tools[].name'"},
+      tools_flags, RunTools);
   AddPageFlags(tools, &tools_flags->page);
-  tools->footer(
-      "Columns: NAME, DESCRIPTION (cut to the terminal's width), ARGS (the\n"
-      "input schema's properties; * marks required ones). One page unless\n"
-      "--all; `more: --cursor C` says how to get the next one.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl tools everything\n"
-      "  inspectorctl tools everything --all -o json | jq '.tools[].name'");
-  OnSelected(tools, context, tools_flags, RunTools);
 
   // call
   auto call_flags = std::make_shared<CallFlags>();
-  CLI::App* call = app->add_subcommand(
-      "call", "Call a tool: `SERVER TOOL [KEY=VALUE...]` (tools/call)");
-  call->group(kMcpGroup);
-  AddServerArgument(call, &call_flags->server);
+  CLI::App* call = AddServerCommand(
+      app, context, kMcpGroup,
+      {"call", "Call a tool: `SERVER TOOL [KEY=VALUE...]` (tools/call)",
+       "KEY=VALUE sends VALUE as JSON when it is valid JSON (count=3,\n"
+       "on=true, tags='[\"a\"]', opts='{\"x\":1}') and as a string otherwise\n"
+       "(name=Ada). Quote to force a string: id='\"42\"'. KEY:=VALUE must be\n"
+       "JSON. --tool-arg KEY=VALUE does the same, as in the official\n"
+       "inspector's `--cli --method tools/call --tool-arg`.\n"
+       "\n"
+       "Output: text content as it is; images and audio as\n"
+       "[image/png, N bytes base64]; resources and links summarized;\n"
+       "structuredContent as indented JSON. -o json prints the MCP result.\n"
+       "A result with isError prints its content, then `error: tool ...\n"
+       "reported an error (isError)` on stderr, and exits 7.\n"
+       "\n"
+       "Without --timeout inspectorctl waits up to 3600 s; the daemon's own\n"
+       "timeouts end the call sooner, and pause while a person answers a\n"
+       "sampling or elicitation request the call caused.\n"
+       "Ctrl-C cancels it.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl call everything echo message=hello\n"
+       "  inspectorctl call everything add a=1 b:=2\n"
+       "  inspectorctl call everything longRunningOperation duration=5 "
+       "--progress\n"
+       "  inspectorctl call everything echo --tool-arg message=hi -o json\n"
+       "  echo '{\"message\": \"hi\"}' | inspectorctl call everything echo "
+       "--json -"},
+      call_flags, RunCall);
   call->add_option("tool", call_flags->tool, "The tool's name")
       ->required()
       ->type_name("TOOL");
@@ -134,33 +158,6 @@ void AddToolsCommands(CLI::App* app, Context* context) {
   call->add_flag("--progress", call_flags->progress,
                  "Ask the server for progress notifications (they reset "
                  "its request timeout and show in `inspectorctl watch`)");
-  call->footer(
-      "KEY=VALUE sends VALUE as JSON when it is valid JSON (count=3,\n"
-      "on=true, tags='[\"a\"]', opts='{\"x\":1}') and as a string otherwise\n"
-      "(name=Ada). Quote to force a string: id='\"42\"'. KEY:=VALUE must be\n"
-      "JSON. --tool-arg KEY=VALUE does the same, as in the official\n"
-      "inspector's `--cli --method tools/call --tool-arg`.\n"
-      "\n"
-      "Output: text content as it is; images and audio as\n"
-      "[image/png, N bytes base64]; resources and links summarized;\n"
-      "structuredContent as indented JSON. -o json prints the MCP result.\n"
-      "A result with isError prints its content, then `error: tool ...\n"
-      "reported an error (isError)` on stderr, and exits 7.\n"
-      "\n"
-      "Without --timeout inspectorctl waits up to 3600 s; the daemon's own\n"
-      "timeouts end the call sooner, and pause while a person answers a\n"
-      "sampling or elicitation request the call caused.\n"
-      "Ctrl-C cancels it.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl call everything echo message=hello\n"
-      "  inspectorctl call everything add a=1 b:=2\n"
-      "  inspectorctl call everything longRunningOperation duration=5 "
-      "--progress\n"
-      "  inspectorctl call everything echo --tool-arg message=hi -o json\n"
-      "  echo '{\"message\": \"hi\"}' | inspectorctl call everything echo "
-      "--json -");
-  OnSelected(call, context, call_flags, RunCall);
 }
 
 }  // namespace inspector::cli
