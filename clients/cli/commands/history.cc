@@ -26,30 +26,49 @@ absl::StatusOr<double> SinceMillis(const std::string& since) {
   return ParseSince(since, absl::Now(), absl::LocalTimeZone());
 }
 
-struct HistoryFlags {
+// --server, --since, --limit and --offset: the filters of both commands.
+struct QueryFilters {
   std::string server;
-  std::string method;
   std::string since;
-  std::string text;
-  std::string direction;
-  std::string session;
   uint32_t limit = 0;
   uint32_t offset = 0;
 };
 
+// Sets `request`'s server (a name resolved to its id), since, limit and
+// offset from `filters`; returns the server names for the table.
+template <typename Request>
+absl::StatusOr<ServerNames> SetFilters(Context& context,
+                                       const QueryFilters& filters,
+                                       Request* request) {
+  ASSIGN_OR_RETURN(double since, SinceMillis(filters.since));
+  request->set_since(since);
+  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
+  if (!filters.server.empty()) {
+    request->set_server_id(names.Resolve(filters.server));
+  }
+  request->set_limit(filters.limit);
+  request->set_offset(filters.offset);
+  return names;
+}
+
+struct HistoryFlags {
+  QueryFilters filters;
+  std::string method;
+  std::string text;
+  std::string direction;
+  std::string session;
+};
+
 absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
   v1::QueryHistoryRequest request;
-  ASSIGN_OR_RETURN(double since, SinceMillis(flags.since));
-  request.set_since(since);
+  ASSIGN_OR_RETURN(ServerNames names,
+                   SetFilters(context, flags.filters, &request));
+  // CLI11 has checked the word; this cannot fail.
   if (!flags.direction.empty()) {
     ASSIGN_OR_RETURN(v1::Direction direction, ParseDirection(flags.direction));
     request.set_direction(direction);
   }
-  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
-  if (!flags.server.empty()) request.set_server_id(names.Resolve(flags.server));
   request.set_method(flags.method);
-  request.set_limit(flags.limit);
-  request.set_offset(flags.offset);
   request.set_text(flags.text);
   request.set_session_id(flags.session);
 
@@ -62,27 +81,20 @@ absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
                                     /*symbols=*/context.stdout_color()),
                        kHistoryTargetColumn);
   }
-  context.out() << HistoryFooter(response, flags.offset) << std::flush;
+  context.out() << HistoryFooter(response, flags.filters.offset) << std::flush;
   return absl::OkStatus();
 }
 
 struct LogsFlags {
-  std::string server;
+  QueryFilters filters;
   std::string level;
-  std::string since;
-  uint32_t limit = 0;
-  uint32_t offset = 0;
 };
 
 absl::Status RunLogs(Context& context, const LogsFlags& flags) {
   v1::QueryLogsRequest request;
-  ASSIGN_OR_RETURN(double since, SinceMillis(flags.since));
-  request.set_since(since);
-  ASSIGN_OR_RETURN(ServerNames names, LoadServerNames(context));
-  if (!flags.server.empty()) request.set_server_id(names.Resolve(flags.server));
+  ASSIGN_OR_RETURN(ServerNames names,
+                   SetFilters(context, flags.filters, &request));
   request.set_level(flags.level);
-  request.set_limit(flags.limit);
-  request.set_offset(flags.offset);
 
   v1::QueryLogsResponse response;
   RETURN_IF_ERROR(context.Call(context.history(), &HistoryStub::QueryLogs,
@@ -92,7 +104,7 @@ absl::Status RunLogs(Context& context, const LogsFlags& flags) {
     context.PrintTable(LogsTable(response, names, LocalTimes()),
                        kLogsMessageColumn);
   }
-  context.out() << LogsFooter(response, flags.offset) << std::flush;
+  context.out() << LogsFooter(response, flags.filters.offset) << std::flush;
   return absl::OkStatus();
 }
 
@@ -109,12 +121,12 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
   CLI::App* history = app->add_subcommand(
       "history", "Show recorded requests and their responses, newest first");
   history->group(kTrafficGroup);
-  AddServerFilter(history, &history_flags->server);
+  AddServerFilter(history, &history_flags->filters.server);
   history
       ->add_option("--method", history_flags->method,
                    "Only this MCP method (tools/call, ...)")
       ->type_name("METHOD");
-  history->add_option("--since", history_flags->since, kSinceHelp)
+  history->add_option("--since", history_flags->filters.since, kSinceHelp)
       ->type_name("WHEN");
   history
       ->add_option("--text", history_flags->text,
@@ -131,11 +143,12 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
                    "Only this upstream session")
       ->type_name("ID");
   history
-      ->add_option("--limit", history_flags->limit,
+      ->add_option("--limit", history_flags->filters.limit,
                    "At most N entries (the daemon's default: 100, at most "
                    "1000)")
       ->type_name("N");
-  history->add_option("--offset", history_flags->offset, "Skip N entries")
+  history
+      ->add_option("--offset", history_flags->filters.offset, "Skip N entries")
       ->type_name("N");
   history->footer(
       "Columns: TIME (local; with the date when not today), SERVER, METHOD,\n"
@@ -156,16 +169,17 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
   CLI::App* logs = app->add_subcommand(
       "logs", "Show the daemon's and the servers' logs, newest first");
   logs->group(kTrafficGroup);
-  AddServerFilter(logs, &logs_flags->server);
+  AddServerFilter(logs, &logs_flags->filters.server);
   logs->add_option("--level", logs_flags->level,
                    "Minimum level: debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
       ->type_name("LEVEL");
-  logs->add_option("--since", logs_flags->since, kSinceHelp)->type_name("WHEN");
-  logs->add_option("--limit", logs_flags->limit,
+  logs->add_option("--since", logs_flags->filters.since, kSinceHelp)
+      ->type_name("WHEN");
+  logs->add_option("--limit", logs_flags->filters.limit,
                    "At most N entries (the daemon's default: 100)")
       ->type_name("N");
-  logs->add_option("--offset", logs_flags->offset, "Skip N entries")
+  logs->add_option("--offset", logs_flags->filters.offset, "Skip N entries")
       ->type_name("N");
   logs->footer(
       "Columns: TIME, LEVEL, SOURCE (daemon, stderr: a stdio server's\n"
