@@ -137,6 +137,21 @@ std::optional<uint32_t> IfGiven(const CLI::Option* option, uint32_t value) {
   return value;
 }
 
+// The settings of `flags` that `servers add` and `servers update` share
+// (all but env and headers), each set only if its flag was given.
+template <typename Options>
+void SetEditOptions(const EditFlags& flags, Options* options) {
+  options->url = IfGiven(flags.url_option, flags.url);
+  options->transport = IfGiven(flags.transport_option, flags.transport);
+  options->cwd = IfGiven(flags.cwd_option, flags.cwd);
+  options->mode = IfGiven(flags.mode_option, flags.mode);
+  options->protocol = IfGiven(flags.protocol_option, flags.protocol);
+  options->connection_timeout_ms =
+      IfGiven(flags.connection_timeout_option, flags.connection_timeout_ms);
+  options->request_timeout_ms =
+      IfGiven(flags.request_timeout_option, flags.request_timeout_ms);
+}
+
 absl::StatusOr<v1::ServerConfig> GetServer(Context& context,
                                            const std::string& id) {
   v1::GetServerRequest request;
@@ -190,18 +205,9 @@ absl::Status RunAdd(Context& context, const AddFlags& flags) {
   AddOptions options;
   options.name = flags.name;
   options.command_line = context.command_line();
-  options.url = IfGiven(flags.edit.url_option, flags.edit.url);
-  options.transport =
-      IfGiven(flags.edit.transport_option, flags.edit.transport);
+  SetEditOptions(flags.edit, &options);
   ASSIGN_OR_RETURN(options.env, ParseEnvFlags(flags.edit.env));
   ASSIGN_OR_RETURN(options.headers, ParseHeaderFlags(flags.edit.headers));
-  options.cwd = IfGiven(flags.edit.cwd_option, flags.edit.cwd);
-  options.mode = IfGiven(flags.edit.mode_option, flags.edit.mode);
-  options.protocol = IfGiven(flags.edit.protocol_option, flags.edit.protocol);
-  options.connection_timeout_ms = IfGiven(flags.edit.connection_timeout_option,
-                                          flags.edit.connection_timeout_ms);
-  options.request_timeout_ms =
-      IfGiven(flags.edit.request_timeout_option, flags.edit.request_timeout_ms);
   ASSIGN_OR_RETURN(v1::ServerConfig server, BuildServerForAdd(options));
 
   v1::CreateServerRequest request;
@@ -236,21 +242,12 @@ struct UpdateFlags {
 absl::Status RunUpdate(Context& context, const UpdateFlags& flags) {
   UpdateOptions options;
   options.name = IfGiven(flags.name_option, flags.name);
-  options.url = IfGiven(flags.edit.url_option, flags.edit.url);
-  options.transport =
-      IfGiven(flags.edit.transport_option, flags.edit.transport);
   options.command_line = context.command_line();
+  SetEditOptions(flags.edit, &options);
   ASSIGN_OR_RETURN(options.set_env, ParseEnvFlags(flags.edit.env));
   options.unset_env = flags.unset_env;
   ASSIGN_OR_RETURN(options.set_headers, ParseHeaderFlags(flags.edit.headers));
   options.unset_headers = flags.unset_headers;
-  options.cwd = IfGiven(flags.edit.cwd_option, flags.edit.cwd);
-  options.mode = IfGiven(flags.edit.mode_option, flags.edit.mode);
-  options.protocol = IfGiven(flags.edit.protocol_option, flags.edit.protocol);
-  options.connection_timeout_ms = IfGiven(flags.edit.connection_timeout_option,
-                                          flags.edit.connection_timeout_ms);
-  options.request_timeout_ms =
-      IfGiven(flags.edit.request_timeout_option, flags.edit.request_timeout_ms);
 
   ASSIGN_OR_RETURN(v1::ServerConfig current, GetServer(context, flags.id));
   ASSIGN_OR_RETURN(UpdatePlan plan, PlanServerUpdate(current, options));
