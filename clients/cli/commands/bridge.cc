@@ -54,6 +54,14 @@ struct ConvertFlags {
   uint32_t port = 0;
 };
 
+// --sse, --require-token and --port, which both ways of converting take.
+template <typename Request>
+void SetServeOptions(const ConvertFlags& flags, Request* request) {
+  request->set_sse(flags.sse);
+  request->set_require_token(flags.require_token);
+  request->set_port(flags.port);
+}
+
 absl::Status RunConvert(Context& context, const ConvertFlags& flags) {
   auto stub = NewBridgeStub(context);
   const auto& command_line = context.command_line();
@@ -78,9 +86,7 @@ absl::Status RunConvert(Context& context, const ConvertFlags& flags) {
       ASSIGN_OR_RETURN(KeyValue entry, ParseEnvAssignment(text, ProcessEnv()));
       (*request.mutable_env())[entry.first] = entry.second;
     }
-    request.set_sse(flags.sse);
-    request.set_require_token(flags.require_token);
-    request.set_port(flags.port);
+    SetServeOptions(flags, &request);
     v1::Conversion conversion;
     RETURN_IF_ERROR(context.Call(stub.get(), &BridgeStub::Convert, request,
                                  &conversion));
@@ -101,9 +107,7 @@ absl::Status RunConvert(Context& context, const ConvertFlags& flags) {
   }
   v1::ConvertServerRequest request;
   request.set_id(flags.server);
-  request.set_sse(flags.sse);
-  request.set_require_token(flags.require_token);
-  request.set_port(flags.port);
+  SetServeOptions(flags, &request);
   v1::ConvertServerResponse response;
   RETURN_IF_ERROR(context.Call(stub.get(), &BridgeStub::ConvertServer, request,
                                &response));
