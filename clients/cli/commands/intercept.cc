@@ -325,6 +325,21 @@ absl::Status RunModify(Context& context, const ModifyFlags& flags) {
   }
 }
 
+// Adds `name`, a command on one held message whose first argument is its
+// ID (into flags->id); when it is selected, `run(*context, *flags)` becomes
+// the action.
+template <typename Flags, typename Run>
+CLI::App* AddHeldCommand(CLI::App* app, Context* context,
+                         const std::string& name,
+                         const std::string& description,
+                         std::shared_ptr<Flags> flags, Run run) {
+  CLI::App* command = app->add_subcommand(name, description);
+  command->group(kInterceptGroup);
+  command->add_option("ID", flags->id, "Held message id (h-1)")->required();
+  OnSelected(command, context, std::move(flags), std::move(run));
+  return command;
+}
+
 }  // namespace
 
 void AddInterceptCommands(CLI::App* app, Context* context) {
@@ -408,32 +423,25 @@ void AddInterceptCommands(CLI::App* app, Context* context) {
       "(method [target]), AGE, BREAKPOINT (- when INTERCEPT mode held it)."));
   OnSelected(held, context, held_flags, RunHeld);
 
-  auto forward_id = std::make_shared<IdFlags>();
-  CLI::App* forward =
-      app->add_subcommand("forward", "Send a held message on unchanged");
-  forward->group(kInterceptGroup);
-  forward->add_option("ID", forward_id->id, "Held message id (h-1)")
-      ->required();
+  CLI::App* forward = AddHeldCommand(app, context, "forward",
+                                     "Send a held message on unchanged",
+                                     std::make_shared<IdFlags>(), RunForward);
   forward->footer(kHeldHelp);
-  OnSelected(forward, context, forward_id, RunForward);
 
   auto drop_flags = std::make_shared<DropFlags>();
-  CLI::App* drop = app->add_subcommand(
-      "drop", "Discard a held message (a request's caller gets an error)");
-  drop->group(kInterceptGroup);
-  drop->add_option("ID", drop_flags->id, "Held message id (h-1)")->required();
+  CLI::App* drop = AddHeldCommand(
+      app, context, "drop",
+      "Discard a held message (a request's caller gets an error)", drop_flags,
+      RunDrop);
   drop->add_flag("--unanswered", drop_flags->unanswered,
                  "For a request: send its caller no answer at all (default: "
                  "the breakpoint's `unanswered`, else a JSON-RPC error)");
   drop->footer(kHeldHelp);
-  OnSelected(drop, context, drop_flags, RunDrop);
 
   auto modify_flags = std::make_shared<ModifyFlags>();
-  CLI::App* modify = app->add_subcommand(
-      "modify", "Edit a held message, then send the edited copy");
-  modify->group(kInterceptGroup);
-  modify->add_option("ID", modify_flags->id, "Held message id (h-1)")
-      ->required();
+  CLI::App* modify = AddHeldCommand(
+      app, context, "modify", "Edit a held message, then send the edited copy",
+      modify_flags, RunModify);
   modify
       ->add_option("--file", modify_flags->file,
                    "Send this file's JSON instead (- for stdin); no editor")
@@ -450,7 +458,6 @@ void AddInterceptCommands(CLI::App* app, Context* context) {
       "  inspectorctl modify h-1\n"
       "  EDITOR=nano inspectorctl modify h-1\n"
       "  inspectorctl modify h-1 --file edited.json"));
-  OnSelected(modify, context, modify_flags, RunModify);
 }
 
 }  // namespace inspector::cli
