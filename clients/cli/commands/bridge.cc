@@ -247,22 +247,21 @@ void AddBridgeCommands(CLI::App* app, Context* context) {
 
   // unconvert
   auto unconvert_flags = std::make_shared<UnconvertFlags>();
-  CLI::App* unconvert = app->add_subcommand(
-      "unconvert", "Stop a conversion (and restore a converted server)");
-  unconvert->group(kDaemonGroup);
+  CLI::App* unconvert = AddCommand(
+      app, context, kDaemonGroup,
+      {"unconvert", "Stop a conversion (and restore a converted server)",
+       "A server converted with `convert NAME` gets its stdio command back;\n"
+       "a conversion made with `--name` is stopped (its configuration\n"
+       "stays). Exits 2 if nothing of that name is converted.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl unconvert everything"},
+      unconvert_flags, RunUnconvert);
   unconvert
       ->add_option("server", unconvert_flags->server,
                    "The conversion's name (a converted server's name or id)")
       ->required()
       ->type_name("NAME");
-  unconvert->footer(
-      "A server converted with `convert NAME` gets its stdio command back;\n"
-      "a conversion made with `--name` is stopped (its configuration\n"
-      "stays). Exits 2 if nothing of that name is converted.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl unconvert everything");
-  OnSelected(unconvert, context, unconvert_flags, RunUnconvert);
 }
 
 }  // namespace inspector::cli

@@ -450,9 +450,27 @@ absl::Status RunRoots(Context& context, const RootsFlags& flags) {
 void AddClientRequestsCommands(CLI::App* app, Context* context) {
   // pending
   auto pending_flags = std::make_shared<PendingFlags>();
-  CLI::App* pending = app->add_subcommand(
-      "pending", "List the requests servers sent that wait for an answer");
-  pending->group(kClientRequestsGroup);
+  CLI::App* pending = AddCommand(
+      app, context, kClientRequestsGroup,
+      {"pending", "List the requests servers sent that wait for an answer",
+       "Columns: ID (its first 8 characters; `respond` takes any unique\n"
+       "prefix), SERVER, KIND, METHOD, AGE, TIME LEFT (until inspectord\n"
+       "gives up on the request; answered ones show their status), SUMMARY\n"
+       "(the elicitation's message, or the last user message of a sampling\n"
+       "request). -o json prints the ListPendingResponse.\n"
+       "\n"
+       "--follow prints one line per request, then one per change\n"
+       "(pending, resolved, rejected, expired); with -o json one\n"
+       "PendingRequest per line (NDJSON). It has no deadline; Ctrl-C ends\n"
+       "it (exit 130), and it exits 4 if inspectord goes away.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl pending\n"
+       "  inspectorctl pending --server everything --kind elicitation\n"
+       "  inspectorctl pending --follow\n"
+       "  inspectorctl pending -f -o json | jq -r 'select(.status == "
+       "\"PENDING\") | .id'"},
+      pending_flags, RunPending);
   pending
       ->add_option("--server", pending_flags->server,
                    "Only this server's requests (name or id)")
@@ -465,31 +483,50 @@ void AddClientRequestsCommands(CLI::App* app, Context* context) {
   pending->add_flag("--follow,-f", pending_flags->follow,
                     "Print the current requests, then each new or changed "
                     "one as it happens, until Ctrl-C");
-  pending->footer(
-      "Columns: ID (its first 8 characters; `respond` takes any unique\n"
-      "prefix), SERVER, KIND, METHOD, AGE, TIME LEFT (until inspectord\n"
-      "gives up on the request; answered ones show their status), SUMMARY\n"
-      "(the elicitation's message, or the last user message of a sampling\n"
-      "request). -o json prints the ListPendingResponse.\n"
-      "\n"
-      "--follow prints one line per request, then one per change\n"
-      "(pending, resolved, rejected, expired); with -o json one\n"
-      "PendingRequest per line (NDJSON). It has no deadline; Ctrl-C ends\n"
-      "it (exit 130), and it exits 4 if inspectord goes away.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl pending\n"
-      "  inspectorctl pending --server everything --kind elicitation\n"
-      "  inspectorctl pending --follow\n"
-      "  inspectorctl pending -f -o json | jq -r 'select(.status == "
-      "\"PENDING\") | .id'");
-  OnSelected(pending, context, pending_flags, RunPending);
 
   // respond
   auto respond_flags = std::make_shared<RespondFlags>();
-  CLI::App* respond = app->add_subcommand(
-      "respond", "Answer a pending request: `ID [KEY=VALUE...]` or an option");
-  respond->group(kClientRequestsGroup);
+  CLI::App* respond = AddCommand(
+      app, context, kClientRequestsGroup,
+      {"respond", "Answer a pending request: `ID [KEY=VALUE...]` or an option",
+       "Answers (one of them):\n"
+       "  KEY=VALUE...        elicitation: accept with these fields; VALUE is\n"
+       "                      read by the field's type (numbers, yes/no,\n"
+       "                      a choice by value, label or number, several\n"
+       "                      choices comma-separated); KEY:=JSON is JSON\n"
+       "  --accept-defaults   elicitation: accept, absent fields get the\n"
+       "                      schema's defaults (may go with "
+       "KEY=VALUE/--json)\n"
+       "  --json JSON|@FILE|- the full result: an ElicitResult (a bare\n"
+       "                      content object means accept), a\n"
+       "                      CreateMessageResult, or {\"roots\": [...]}\n"
+       "  --text TEXT         sampling: {\"role\": \"assistant\", "
+       "\"content\":\n"
+       "                      {\"type\": \"text\", \"text\": TEXT}, "
+       "\"model\":\n"
+       "                      \"inspectorctl\" (or --model), \"stopReason\":\n"
+       "                      \"endTurn\"}\n"
+       "  --decline, --cancel elicitation: decline or cancel\n"
+       "  --reject REASON     any request: a JSON-RPC error\n"
+       "  (none)              on a terminal, or with --interactive: a form\n"
+       "                      that shows the message and asks each field\n"
+       "                      (Enter keeps the [default]; choices are\n"
+       "                      numbered), then asks to send, edit, decline\n"
+       "                      or cancel; sampling asks for a one-line reply\n"
+       "\n"
+       "The answer is checked against the request here first, with the same\n"
+       "rules inspectord applies, so a wrong one is never sent (exit 5).\n"
+       "Exits 2 if no pending request has this id, 6 if it was answered or\n"
+       "expired already, 8 if this inspectord cannot answer servers yet.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl respond 1a2b3c4d name=Ada age=36 colors=1,3\n"
+       "  inspectorctl respond 1a2b3c4d --accept-defaults\n"
+       "  inspectorctl respond 1a2b3c4d --decline\n"
+       "  inspectorctl respond 5e6f7a8b --text 'Paris is the capital.'\n"
+       "  inspectorctl respond 5e6f7a8b --json @answer.json\n"
+       "  inspectorctl respond 5e6f7a8b --reject 'not now'"},
+      respond_flags, RunRespond);
   respond
       ->add_option("id", respond_flags->id,
                    "The pending request's id, or a unique prefix of it")
@@ -533,42 +570,6 @@ void AddClientRequestsCommands(CLI::App* app, Context* context) {
   respond->add_flag("--interactive,-i", respond_flags->interactive,
                     "Ask in the terminal (the default when no answer is "
                     "given and stdin is a terminal)");
-  respond->footer(
-      "Answers (one of them):\n"
-      "  KEY=VALUE...        elicitation: accept with these fields; VALUE is\n"
-      "                      read by the field's type (numbers, yes/no,\n"
-      "                      a choice by value, label or number, several\n"
-      "                      choices comma-separated); KEY:=JSON is JSON\n"
-      "  --accept-defaults   elicitation: accept, absent fields get the\n"
-      "                      schema's defaults (may go with KEY=VALUE/--json)\n"
-      "  --json JSON|@FILE|- the full result: an ElicitResult (a bare\n"
-      "                      content object means accept), a\n"
-      "                      CreateMessageResult, or {\"roots\": [...]}\n"
-      "  --text TEXT         sampling: {\"role\": \"assistant\", \"content\":\n"
-      "                      {\"type\": \"text\", \"text\": TEXT}, \"model\":\n"
-      "                      \"inspectorctl\" (or --model), \"stopReason\":\n"
-      "                      \"endTurn\"}\n"
-      "  --decline, --cancel elicitation: decline or cancel\n"
-      "  --reject REASON     any request: a JSON-RPC error\n"
-      "  (none)              on a terminal, or with --interactive: a form\n"
-      "                      that shows the message and asks each field\n"
-      "                      (Enter keeps the [default]; choices are\n"
-      "                      numbered), then asks to send, edit, decline\n"
-      "                      or cancel; sampling asks for a one-line reply\n"
-      "\n"
-      "The answer is checked against the request here first, with the same\n"
-      "rules inspectord applies, so a wrong one is never sent (exit 5).\n"
-      "Exits 2 if no pending request has this id, 6 if it was answered or\n"
-      "expired already, 8 if this inspectord cannot answer servers yet.\n"
-      "\n"
-      "Examples:\n"
-      "  inspectorctl respond 1a2b3c4d name=Ada age=36 colors=1,3\n"
-      "  inspectorctl respond 1a2b3c4d --accept-defaults\n"
-      "  inspectorctl respond 1a2b3c4d --decline\n"
-      "  inspectorctl respond 5e6f7a8b --text 'Paris is the capital.'\n"
-      "  inspectorctl respond 5e6f7a8b --json @answer.json\n"
-      "  inspectorctl respond 5e6f7a8b --reject 'not now'");
-  OnSelected(respond, context, respond_flags, RunRespond);
 
   // roots
   auto roots_flags = std::make_shared<RootsFlags>();

@@ -48,19 +48,30 @@ struct CommandText {
   std::string footer;
 };
 
-// Adds the subcommand `text.name` of `parent` in the help group `group`,
-// whose first argument is SERVER (into flags->server); when it is
-// selected, `run(*context, *flags)` becomes the action (see OnSelected).
-// The caller adds the other arguments and flags to the returned command.
+// Adds the subcommand `text.name` of `parent` in the help group `group`;
+// when it is selected, `run(*context, *flags)` becomes the action (see
+// OnSelected). The caller adds the arguments and flags to the returned
+// command.
+template <typename Flags, typename Run>
+CLI::App* AddCommand(CLI::App* parent, Context* context, const char* group,
+                     const CommandText& text, std::shared_ptr<Flags> flags,
+                     Run run) {
+  CLI::App* command = parent->add_subcommand(text.name, text.description);
+  command->group(group);
+  command->footer(text.footer);
+  OnSelected(command, context, std::move(flags), std::move(run));
+  return command;
+}
+
+// AddCommand for a command whose first argument is SERVER (into
+// flags->server).
 template <typename Flags, typename Run>
 CLI::App* AddServerCommand(CLI::App* parent, Context* context,
                            const char* group, const CommandText& text,
                            std::shared_ptr<Flags> flags, Run run) {
-  CLI::App* command = parent->add_subcommand(text.name, text.description);
-  command->group(group);
-  command->footer(text.footer);
+  CLI::App* command =
+      AddCommand(parent, context, group, text, flags, std::move(run));
   AddServerArgument(command, &flags->server);
-  OnSelected(command, context, std::move(flags), std::move(run));
   return command;
 }
 
