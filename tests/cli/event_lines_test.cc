@@ -2,24 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/everything_server.h"
+
 namespace inspector::cli {
 namespace event_lines_test {
 
 // 2025-06-01T12:00:00Z.
 constexpr double kNowMs = 1748779200000.0;
-constexpr char kEverything[] = "11111111-2222-3333-4444-555555555555";
-
-ServerNames Names() {
-  ServerNames names;
-  names.Learn(kEverything, "everything");
-  return names;
-}
+constexpr const char* kEverything = testdata::kEverythingId;
 
 std::string Line(const v1::Event& event, bool color = false) {
   EventLineOptions options;
   options.color = color;
   options.zone = absl::UTCTimeZone();
-  return FormatEventLine(event, Names(), options);
+  return FormatEventLine(event, testdata::EverythingNames(), options);
 }
 
 v1::Event Message(v1::Direction direction, const std::string& kind,

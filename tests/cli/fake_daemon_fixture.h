@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "inspector/v1/config.grpc.pb.h"
+#include "tests/cli/everything_server.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector::cli::fakes {
@@ -26,7 +27,7 @@ inline constexpr char kToken[] = "0123456789abcdef";
 grpc::Status CheckToken(grpc::ServerContext* context);
 
 // The id of the one server, "everything", that EverythingConfig lists.
-inline constexpr char kEverythingId[] = "11111111-2222-3333-4444-555555555555";
+using testdata::kEverythingId;
 
 // ConfigService of a daemon with one server, "everything" (kEverythingId),
 // for the tests of commands that name it.

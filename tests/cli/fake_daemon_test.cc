@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -22,6 +23,7 @@
 #include "common/errors.h"
 #include "inspector/v1/config.grpc.pb.h"
 #include "inspector/v1/system.grpc.pb.h"
+#include "tests/cli/everything_server.h"
 #include "tests/cli/fake_daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
@@ -83,7 +85,7 @@ class FakeConfig final : public v1::ConfigService::Service {
                             v1::ServerConfig* created) override {
     if (auto s = CheckToken(context); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    last_create_ = *request;
+    std::get<v1::CreateServerRequest>(last_) = *request;
     const std::string& name = request->server().name();
     if (servers_.count(name) > 0) {
       return ToGrpcStatus(
@@ -108,7 +110,7 @@ class FakeConfig final : public v1::ConfigService::Service {
                             v1::ServerConfig* updated) override {
     if (auto s = CheckToken(context); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    last_update_ = *request;
+    std::get<v1::UpdateServerRequest>(last_) = *request;
     const v1::ServerConfig* found = Find(request->id());
     if (found == nullptr) return NotFound(request->id());
     v1::ServerConfig server = request->server();
@@ -135,7 +137,7 @@ class FakeConfig final : public v1::ConfigService::Service {
                              v1::ImportServersResponse* response) override {
     if (auto s = CheckToken(context); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    last_import_ = *request;
+    std::get<v1::ImportServersRequest>(last_) = *request;
     response->set_format(v1::CONFIG_FORMAT_MCP_SERVERS);
     v1::ServerConfig* created = response->add_created();
     created->set_id("abcdef01-0000");
@@ -149,7 +151,7 @@ class FakeConfig final : public v1::ConfigService::Service {
                              v1::ExportServersResponse* response) override {
     if (auto s = CheckToken(context); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    last_export_ = *request;
+    std::get<v1::ExportServersRequest>(last_) = *request;
     response->set_format(request->format());
     response->set_content(
         "{\"mcpServers\": {\"a\": {\"env\": "
@@ -161,21 +163,11 @@ class FakeConfig final : public v1::ConfigService::Service {
     absl::MutexLock lock(&mu_);
     servers_[server.name()] = std::move(server);
   }
-  v1::CreateServerRequest last_create() {
+  // The last request of type `Request` the fake received.
+  template <typename Request>
+  Request Last() {
     absl::MutexLock lock(&mu_);
-    return last_create_;
-  }
-  v1::UpdateServerRequest last_update() {
-    absl::MutexLock lock(&mu_);
-    return last_update_;
-  }
-  v1::ImportServersRequest last_import() {
-    absl::MutexLock lock(&mu_);
-    return last_import_;
-  }
-  v1::ExportServersRequest last_export() {
-    absl::MutexLock lock(&mu_);
-    return last_export_;
+    return std::get<Request>(last_);
   }
   bool Has(const std::string& name) {
     absl::MutexLock lock(&mu_);
@@ -199,10 +191,9 @@ class FakeConfig final : public v1::ConfigService::Service {
   absl::Mutex mu_;
   std::map<std::string, v1::ServerConfig> servers_ ABSL_GUARDED_BY(mu_);
   int next_id_ ABSL_GUARDED_BY(mu_) = 0;
-  v1::CreateServerRequest last_create_ ABSL_GUARDED_BY(mu_);
-  v1::UpdateServerRequest last_update_ ABSL_GUARDED_BY(mu_);
-  v1::ImportServersRequest last_import_ ABSL_GUARDED_BY(mu_);
-  v1::ExportServersRequest last_export_ ABSL_GUARDED_BY(mu_);
+  std::tuple<v1::CreateServerRequest, v1::UpdateServerRequest,
+             v1::ImportServersRequest, v1::ExportServersRequest>
+      last_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeDaemonTest : public fakes::FakeDaemonTestBase {
@@ -210,16 +201,7 @@ class FakeDaemonTest : public fakes::FakeDaemonTestBase {
   void SetUp() override { StartFakes({&system_, &config_}); }
 
   static v1::ServerConfig Everything() {
-    v1::ServerConfig server;
-    server.set_id("11111111-2222-3333-4444-555555555555");
-    server.set_name("everything");
-    server.set_transport("stdio");
-    server.set_command("npx");
-    server.add_args("-y");
-    server.add_args("@modelcontextprotocol/server-everything");
-    (*server.mutable_env())["API_KEY"] = "sk-live";
-    (*server.mutable_env())["DEBUG"] = "1";
-    return server;
+    return testdata::EverythingServer({{"API_KEY", "sk-live"}, {"DEBUG", "1"}});
   }
 
   FakeSystem system_;
@@ -281,7 +263,7 @@ TEST_F(FakeDaemonTest, AddStdioKeepsTheCommandLineVerbatim) {
            "X=1", "--", "two words"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_THAT(result.out, StartsWith("created server everything (id "));
-  v1::ServerConfig sent = config_.last_create().server();
+  v1::ServerConfig sent = config_.Last<v1::CreateServerRequest>().server();
   EXPECT_EQ(sent.name(), "everything");
   EXPECT_EQ(sent.transport(), "stdio");
   EXPECT_EQ(sent.command(), "npx");
@@ -298,7 +280,7 @@ TEST_F(FakeDaemonTest, AddHttpPicksTheTransportAndPrintsJson) {
            "http://127.0.0.1:3001/sse", "--header", "Authorization: Bearer x",
            "--header", "X-Trace=1"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
-  v1::ServerConfig sent = config_.last_create().server();
+  v1::ServerConfig sent = config_.Last<v1::CreateServerRequest>().server();
   EXPECT_EQ(sent.transport(), "sse");
   EXPECT_THAT(sent.headers(),
               UnorderedElementsAre(Pair("Authorization", "Bearer x"),
@@ -381,7 +363,7 @@ TEST_F(FakeDaemonTest, UpdateSendsAMaskOfTheChangedFields) {
               StartsWith("updated server everything (id "
                          "11111111-2222-3333-4444-555555555555): env, "
                          "connectionMode"));
-  v1::UpdateServerRequest sent = config_.last_update();
+  v1::UpdateServerRequest sent = config_.Last<v1::UpdateServerRequest>();
   EXPECT_EQ(sent.id(), "11111111-2222-3333-4444-555555555555");
   EXPECT_THAT(sent.update_mask().paths(), ElementsAre("env", "connectionMode"));
   EXPECT_THAT(
@@ -396,7 +378,7 @@ TEST_F(FakeDaemonTest, UpdateSwitchesTransportAndClearsOldFields) {
       {"servers", "update", "everything", "--url", "https://example.com/mcp"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_THAT(result.out, HasSubstr("transport stdio -> streamableHttp"));
-  v1::UpdateServerRequest sent = config_.last_update();
+  v1::UpdateServerRequest sent = config_.Last<v1::UpdateServerRequest>();
   EXPECT_THAT(sent.update_mask().paths(),
               ElementsAre("transport", "command", "args", "env", "cwd", "url",
                           "connectionMode"));
@@ -410,7 +392,7 @@ TEST_F(FakeDaemonTest, UpdateSwitchesTransportAndClearsOldFields) {
 
   result = Run({"servers", "update", "everything", "--", "node", "a.js"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
-  sent = config_.last_update();
+  sent = config_.Last<v1::UpdateServerRequest>();
   EXPECT_THAT(sent.update_mask().paths(),
               ElementsAre("transport", "command", "args", "url", "headers",
                           "connectionMode"));
@@ -439,7 +421,7 @@ TEST_F(FakeDaemonTest, ImportSendsTheFileAndOptions) {
   ProcessResult result = Run({"servers", "import", file, "--format", "claude",
                               "--on-conflict", "skip", "--dry-run"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
-  v1::ImportServersRequest sent = config_.last_import();
+  v1::ImportServersRequest sent = config_.Last<v1::ImportServersRequest>();
   EXPECT_EQ(sent.content(), "{\"mcpServers\": {}}");
   EXPECT_EQ(sent.format(), v1::CONFIG_FORMAT_MCP_SERVERS);
   EXPECT_EQ(sent.on_conflict(), v1::CONFLICT_POLICY_SKIP);
@@ -452,9 +434,12 @@ TEST_F(FakeDaemonTest, ImportSendsTheFileAndOptions) {
 
   result = Run({"servers", "import", "-"}, "{\"servers\": {}}");
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
-  EXPECT_EQ(config_.last_import().content(), "{\"servers\": {}}");
-  EXPECT_EQ(config_.last_import().format(), v1::CONFIG_FORMAT_AUTO);
-  EXPECT_EQ(config_.last_import().on_conflict(), v1::CONFLICT_POLICY_FAIL);
+  EXPECT_EQ(config_.Last<v1::ImportServersRequest>().content(),
+            "{\"servers\": {}}");
+  EXPECT_EQ(config_.Last<v1::ImportServersRequest>().format(),
+            v1::CONFIG_FORMAT_AUTO);
+  EXPECT_EQ(config_.Last<v1::ImportServersRequest>().on_conflict(),
+            v1::CONFLICT_POLICY_FAIL);
 }
 
 TEST_F(FakeDaemonTest, ExportToAPrivateFile) {
@@ -463,7 +448,7 @@ TEST_F(FakeDaemonTest, ExportToAPrivateFile) {
       Run({"servers", "export", "a", "b", "--format", "vscode", "--out", out});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
   EXPECT_THAT(result.out, HasSubstr("mode 0600"));
-  v1::ExportServersRequest sent = config_.last_export();
+  v1::ExportServersRequest sent = config_.Last<v1::ExportServersRequest>();
   EXPECT_EQ(sent.format(), v1::CONFIG_FORMAT_VSCODE);
   EXPECT_THAT(sent.servers(), ElementsAre("a", "b"));
   struct stat st;
@@ -473,7 +458,8 @@ TEST_F(FakeDaemonTest, ExportToAPrivateFile) {
 
   result = Run({"servers", "export"});
   EXPECT_EQ(result.exit_code, kExitOk) << result.err;
-  EXPECT_EQ(config_.last_export().format(), v1::CONFIG_FORMAT_INSPECTOR);
+  EXPECT_EQ(config_.Last<v1::ExportServersRequest>().format(),
+            v1::CONFIG_FORMAT_INSPECTOR);
   EXPECT_THAT(result.out, StartsWith("{\"mcpServers\""));
   EXPECT_EQ(result.out.back(), '\n');
 }

@@ -2,21 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/everything_server.h"
+
 namespace inspector::cli {
 namespace history_views_test {
 
 // 2025-06-01T12:00:00Z.
 constexpr double kNowMs = 1748779200000.0;
-constexpr char kEverything[] = "11111111-2222-3333-4444-555555555555";
+constexpr const char* kEverything = testdata::kEverythingId;
 constexpr char kGone[] = "99999999-0000-0000-0000-000000000000";
-
-ServerNames Names() {
-  v1::ListServersResponse servers;
-  v1::ServerConfig* server = servers.add_servers();
-  server->set_id(kEverything);
-  server->set_name("everything");
-  return ServerNames(servers);
-}
 
 TableTimes Times() {
   TableTimes times;
@@ -26,7 +20,7 @@ TableTimes Times() {
 }
 
 TEST(ServerNamesTest, DisplayAndResolve) {
-  ServerNames names = Names();
+  ServerNames names = testdata::EverythingNames();
   EXPECT_EQ(names.Display(kEverything), "everything");
   EXPECT_EQ(names.Display(kGone), "99999999");
   EXPECT_EQ(names.Display(""), "-");
@@ -65,16 +59,17 @@ v1::QueryHistoryResponse History() {
 }
 
 TEST(HistoryTableTest, Columns) {
-  EXPECT_EQ(
-      HistoryTable(History(), Names(), Times(), /*symbols=*/false).Render({}),
-      "TIME                      SERVER       METHOD           TARGET"
-      "        DURATION   OK        ID\n"
-      "11:59:58.500              everything   tools/call       echo"
-      "          12 ms      yes       7\n"
-      "2025-05-31 12:00:00.000   99999999     resources/read   "
-      "file:///x y   3.0 ms     no        \"a\"\n"
-      "12:00:00.000              everything   ping"
-      "                                      pending   8\n");
+  EXPECT_EQ(HistoryTable(History(), testdata::EverythingNames(), Times(),
+                         /*symbols=*/false)
+                .Render({}),
+            "TIME                      SERVER       METHOD           TARGET"
+            "        DURATION   OK        ID\n"
+            "11:59:58.500              everything   tools/call       echo"
+            "          12 ms      yes       7\n"
+            "2025-05-31 12:00:00.000   99999999     resources/read   "
+            "file:///x y   3.0 ms     no        \"a\"\n"
+            "12:00:00.000              everything   ping"
+            "                                      pending   8\n");
 }
 
 TEST(HistoryTableTest, EraColumnWhenEntriesKnowTheirEra) {
@@ -82,8 +77,9 @@ TEST(HistoryTableTest, EraColumnWhenEntriesKnowTheirEra) {
   response.mutable_entries(0)->set_era("modern");
   response.mutable_entries(0)->set_input_round(2);
   response.mutable_entries(1)->set_era("legacy");
-  const std::string table =
-      HistoryTable(response, Names(), Times(), /*symbols=*/false).Render({});
+  const std::string table = HistoryTable(response, testdata::EverythingNames(),
+                                         Times(), /*symbols=*/false)
+                                .Render({});
   EXPECT_NE(table.find("   ID    ERA\n"), std::string::npos) << table;
   EXPECT_NE(table.find("   7     modern round 2\n"), std::string::npos) << table;
   EXPECT_NE(table.find("   \"a\"   legacy\n"), std::string::npos) << table;
@@ -92,8 +88,9 @@ TEST(HistoryTableTest, EraColumnWhenEntriesKnowTheirEra) {
 }
 
 TEST(HistoryTableTest, SymbolsOnAColorTerminal) {
-  const std::string table =
-      HistoryTable(History(), Names(), Times(), /*symbols=*/true).Render({});
+  const std::string table = HistoryTable(History(), testdata::EverythingNames(),
+                                         Times(), /*symbols=*/true)
+                                .Render({});
   EXPECT_NE(table.find("   ✓   "), std::string::npos) << table;
   EXPECT_NE(table.find("   ✗   "), std::string::npos) << table;
 }
@@ -118,10 +115,11 @@ TEST(LogsTableTest, Columns) {
   server->set_server_id(kEverything);
   server->set_message("line one\nline two");
   response.set_total(2);
-  EXPECT_EQ(LogsTable(response, Names(), Times()).Render({}),
-            "TIME           LEVEL   SOURCE   SERVER       MESSAGE\n"
-            "11:59:59.750   info    daemon   -            serving\n"
-            "11:59:59.000   warn    stderr   everything   line one line two\n");
+  EXPECT_EQ(
+      LogsTable(response, testdata::EverythingNames(), Times()).Render({}),
+      "TIME           LEVEL   SOURCE   SERVER       MESSAGE\n"
+      "11:59:59.750   info    daemon   -            serving\n"
+      "11:59:59.000   warn    stderr   everything   line one line two\n");
   EXPECT_EQ(LogsFooter(response, 0), "2 of 2\n");
 }
 

@@ -8,6 +8,7 @@
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/json_values.h"
+#include "tests/cli/everything_server.h"
 
 namespace inspector::cli {
 namespace pending_views_test {
@@ -17,17 +18,9 @@ using ::testing::HasSubstr;
 
 // 2025-06-01T12:00:00Z.
 constexpr double kNowMs = 1748779200000.0;
-constexpr char kEverything[] = "11111111-2222-3333-4444-555555555555";
+constexpr const char* kEverything = testdata::kEverythingId;
 
 absl::Time Now() { return absl::FromUnixMillis(static_cast<int64_t>(kNowMs)); }
-
-ServerNames Names() {
-  v1::ListServersResponse servers;
-  v1::ServerConfig* server = servers.add_servers();
-  server->set_id(kEverything);
-  server->set_name("everything");
-  return ServerNames(servers);
-}
 
 int ExitCode(const absl::Status& status) {
   return DescribeError(status, ErrorContext()).exit_code;
@@ -115,7 +108,8 @@ TEST(PendingTimeLeftTest, CountsDownAndShowsStatus) {
 }
 
 TEST(PendingTableTest, Columns) {
-  Table table = PendingTable({Elicitation(), Sampling()}, Names(), Now());
+  Table table = PendingTable({Elicitation(), Sampling()},
+                             testdata::EverythingNames(), Now());
   EXPECT_EQ(table.Render({}),
             "ID         SERVER       KIND          METHOD                   "
             "AGE     TIME LEFT   SUMMARY\n"
@@ -127,13 +121,15 @@ TEST(PendingTableTest, Columns) {
 
 TEST(PendingLineTest, OneLinePerChange) {
   v1::PendingRequest item = Elicitation();
-  EXPECT_EQ(PendingLine(item, Names(), Now(), Now(), absl::UTCTimeZone()),
+  EXPECT_EQ(PendingLine(item, testdata::EverythingNames(), Now(), Now(),
+                        absl::UTCTimeZone()),
             "12:00:00.000  pending   a1b2c3d4  everything  elicitation  "
             "elicitation/create  55s left  Please provide your name");
   item.set_status(v1::REJECTED);
   item.mutable_params()->mutable_fields()->at("message").set_string_value(
       "evil\x1b[2J");
-  EXPECT_EQ(PendingLine(item, Names(), Now(), Now(), absl::UTCTimeZone()),
+  EXPECT_EQ(PendingLine(item, testdata::EverythingNames(), Now(), Now(),
+                        absl::UTCTimeZone()),
             "12:00:00.000  rejected  a1b2c3d4  everything  elicitation  "
             "elicitation/create  rejected  evil\\x1b[2J");
 }

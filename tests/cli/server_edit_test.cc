@@ -5,6 +5,7 @@
 
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/exit_codes.h"
+#include "tests/cli/everything_server.h"
 
 namespace inspector::cli {
 namespace server_edit_test {
@@ -19,15 +20,8 @@ int ExitCodeOf(const absl::Status& status) {
 }
 
 v1::ServerConfig StdioServer() {
-  v1::ServerConfig server;
-  server.set_id("11111111-2222-3333-4444-555555555555");
-  server.set_name("everything");
-  server.set_transport("stdio");
-  server.set_command("npx");
-  server.add_args("-y");
-  server.add_args("@modelcontextprotocol/server-everything");
-  (*server.mutable_env())["DEBUG"] = "1";
-  (*server.mutable_env())["OLD"] = "x";
+  v1::ServerConfig server =
+      testdata::EverythingServer({{"DEBUG", "1"}, {"OLD", "x"}});
   server.set_cwd("/srv");
   server.mutable_timeouts()->set_request(5000);
   return server;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "google/protobuf/util/time_util.h"
+#include "tests/cli/everything_server.h"
 
 namespace inspector::cli {
 namespace server_views_test {
@@ -12,15 +13,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 v1::ServerConfig Everything() {
-  v1::ServerConfig server;
+  v1::ServerConfig server = testdata::EverythingServer(
+      {{"GITHUB_TOKEN", "ghp_secret"}, {"DEBUG", "1"}});
   server.set_id("0123456789abcdef-0000");
-  server.set_name("everything");
-  server.set_transport("stdio");
-  server.set_command("npx");
-  server.add_args("-y");
-  server.add_args("@modelcontextprotocol/server-everything");
-  (*server.mutable_env())["GITHUB_TOKEN"] = "ghp_secret";
-  (*server.mutable_env())["DEBUG"] = "1";
   return server;
 }
 
