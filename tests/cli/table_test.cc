@@ -51,25 +51,30 @@ TEST(TableTest, BoldHeader) {
   EXPECT_EQ(table.Render(options), "\033[1mA\033[0m\nx\n");
 }
 
-TEST(TableTest, CutsTheFlexibleColumnToFit) {
-  Table table({"NAME", "TARGET", "ID"});
-  table.AddRow({"n", "npx -y @modelcontextprotocol/server-everything", "id"});
+// `header` and one `row`, rendered at most `max_width` wide with the
+// second column cut to fit.
+std::string RenderCut(const std::vector<std::string>& header,
+                      const std::vector<std::string>& row, size_t max_width) {
+  Table table(header);
+  table.AddRow(row);
   Table::RenderOptions options;
-  options.max_width = 30;
+  options.max_width = max_width;
   options.flexible_column = 1;
-  std::string rendered = table.Render(options);
-  EXPECT_EQ(rendered,
-            "NAME   TARGET               ID\n"
-            "n      npx -y @modelcont\xe2\x80\xa6   id\n");
+  return table.Render(options);
+}
+
+TEST(TableTest, CutsTheFlexibleColumnToFit) {
+  EXPECT_EQ(
+      RenderCut({"NAME", "TARGET", "ID"},
+                {"n", "npx -y @modelcontextprotocol/server-everything", "id"},
+                30),
+      "NAME   TARGET               ID\n"
+      "n      npx -y @modelcont\xe2\x80\xa6   id\n");
 }
 
 TEST(TableTest, FlexibleColumnKeepsAMinimumWidth) {
-  Table table({"NAME", "TARGET"});
-  table.AddRow({"a-very-long-name-indeed", "0123456789abcdefghij"});
-  Table::RenderOptions options;
-  options.max_width = 10;
-  options.flexible_column = 1;
-  EXPECT_EQ(table.Render(options),
+  EXPECT_EQ(RenderCut({"NAME", "TARGET"},
+                      {"a-very-long-name-indeed", "0123456789abcdefghij"}, 10),
             "NAME                      TARGET\n"
             "a-very-long-name-indeed   012345678\xe2\x80\xa6\n");
 }
@@ -90,12 +95,9 @@ TEST(TableTest, PlainIsTabSeparatedWithoutPaddingOrCutting) {
 }
 
 TEST(TableTest, DescriptionsAreCutToTheTerminalWidth) {
-  Table table({"NAME", "DESCRIPTION", "ARGS"});
-  table.AddRow({"echo", "Echoes the message back to the caller", "message*"});
-  Table::RenderOptions options;
-  options.max_width = 40;
-  options.flexible_column = 1;
-  std::string rendered = table.Render(options);
+  std::string rendered = RenderCut(
+      {"NAME", "DESCRIPTION", "ARGS"},
+      {"echo", "Echoes the message back to the caller", "message*"}, 40);
   EXPECT_EQ(rendered,
             "NAME   DESCRIPTION              ARGS\n"
             "echo   Echoes the message ba\xe2\x80\xa6   message*\n");

@@ -86,18 +86,16 @@ TEST(TuiModelTest, ListLinesShowDirectionTargetAndAnswers) {
 // and the filter finds it by that method.
 TEST(TuiModelTest, AnswersToServerRequestsShowTheirRequestsMethod) {
   TuiModel model;
-  v1::McpMessage elicit = Request(1, "elicitation/create");
-  elicit.set_direction(v1::SERVER_TO_CLIENT);
-  model.AddMessage(elicit);
-  v1::McpMessage answer = Answer(2, 1, "", true, 40);
-  answer.set_direction(v1::CLIENT_TO_SERVER);
-  model.AddMessage(answer);
-  v1::McpMessage sample = Request(3, "sampling/createMessage");
-  sample.set_direction(v1::SERVER_TO_CLIENT);
-  model.AddMessage(sample);
-  v1::McpMessage refused = Answer(4, 3, "", false, 5);
-  refused.set_direction(v1::CLIENT_TO_SERVER);
-  model.AddMessage(refused);
+  // `message` as sent by the server, or by the client when `!from_server`.
+  auto add = [&model](v1::McpMessage message, bool from_server) {
+    message.set_direction(from_server ? v1::SERVER_TO_CLIENT
+                                      : v1::CLIENT_TO_SERVER);
+    model.AddMessage(message);
+  };
+  add(Request(1, "elicitation/create"), /*from_server=*/true);
+  add(Answer(2, 1, "", true, 40), /*from_server=*/false);
+  add(Request(3, "sampling/createMessage"), /*from_server=*/true);
+  add(Answer(4, 3, "", false, 5), /*from_server=*/false);
   // An answer whose request is not known keeps the "?".
   model.AddMessage(Answer(5, 99, "", true, 1));
   EXPECT_THAT(Lines(model),
