@@ -35,8 +35,6 @@ namespace client_credentials_test {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kServer[] = "https://mcp.example.com/mcp";
-constexpr char kIssuer[] = "https://auth.example.com";
 constexpr char kIdToken[] = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJlLWlkLXRva2Vu";
 constexpr char kIdJag[] = "eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.eyJzdWIiOiJ1c2VyIn0.amFnLXNpZ25hdHVyZQ";
 
@@ -84,14 +82,7 @@ nlohmann::json JwtClaims(const std::string& jwt) {
 class GrantFlowTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    http_.Json(absl::StrCat("POST ", kServer), 401, "{}",
-               {{"www-authenticate",
-                 "Bearer resource_metadata=\"https://mcp.example.com/.well-known/"
-                 "oauth-protected-resource/mcp\""}});
-    http_.Json("GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
-               200,
-               absl::StrCat(R"({"resource":")", kServer,
-                            R"(","authorization_servers":[")", kIssuer, R"("]})"));
+    http_.ProtectedResource(ResourceMetadataChallenge());
     http_.Json("GET https://auth.example.com/.well-known/oauth-authorization-server",
                200,
                R"({"issuer":"https://auth.example.com",

@@ -17,38 +17,35 @@
 #include "server/oauth/oauth_manager.h"
 #include "server/oauth/urls.h"
 #include "storage/database.h"
+#include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
 namespace grant_renewal_test {
 
-constexpr char kServer[] = "https://mcp.example.com/mcp";
-
-class Fetcher : public HttpFetcher {
+// kServer behind an authorization server that offers the client
+// credentials grant; token answers are numbered AT-cc-1, AT-cc-2, ...
+class Fetcher : public ScriptedFetcher {
  public:
+  Fetcher() {
+    ProtectedResource("Bearer realm=\"x\"");
+    Json("GET https://auth.example.com/.well-known/oauth-authorization-server",
+         200,
+         R"({"issuer":"https://auth.example.com","token_endpoint":"https://auth.example.com/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["client_secret_post"]})");
+  }
   absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
+    absl::StatusOr<HttpResponse> r = ScriptedFetcher::Fetch(request);
     std::string url = request.url.substr(0, request.url.find('?'));
-    HttpResponse r;
-    r.status = 404;
-    if (request.method == "POST" && url == kServer) {
-      r.status = 401;
-      r.headers = {{"www-authenticate", "Bearer realm=\"x\""}};
-    } else if (url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp") {
-      r.status = 200;
-      r.body = R"({"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"]})";
-    } else if (url == "https://auth.example.com/.well-known/oauth-authorization-server") {
-      r.status = 200;
-      r.body = R"({"issuer":"https://auth.example.com","token_endpoint":"https://auth.example.com/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["client_secret_post"]})";
-    } else if (url == "https://auth.example.com/token" && request.method == "POST") {
+    if (url == "https://auth.example.com/token" && request.method == "POST") {
       ++token_requests;
       last_form = ParseQuery(request.body);
       if (fail) {
-        r.status = 401;
-        r.body = R"({"error":"invalid_client"})";
+        r->status = 401;
+        r->body = R"({"error":"invalid_client"})";
       } else {
-        r.status = 200;
-        r.body = absl::StrCat(R"({"access_token":"AT-cc-)", token_requests,
-                              R"(","token_type":"Bearer","expires_in":)",
-                              expires_in, "}");
+        r->status = 200;
+        r->body = absl::StrCat(R"({"access_token":"AT-cc-)", token_requests,
+                               R"(","token_type":"Bearer","expires_in":)",
+                               expires_in, "}");
       }
     } else if (url == "https://auth.example.com/authorize" ||
                url == "https://auth.example.com/register") {

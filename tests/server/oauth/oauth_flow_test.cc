@@ -18,21 +18,10 @@
 namespace inspector::oauth {
 namespace oauth_flow_test {
 
-constexpr char kServer[] = "https://mcp.example.com/mcp";
-constexpr char kIssuer[] = "https://auth.example.com";
-constexpr char kRedirect[] = "http://127.0.0.1:4000/oauth/callback";
-
 class OAuthFlowTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    http_.Json(absl::StrCat("POST ", kServer), 401, "{}",
-               {{"www-authenticate",
-                 "Bearer resource_metadata=\"https://mcp.example.com/.well-known/"
-                 "oauth-protected-resource/mcp\", scope=\"mcp:read\""}});
-    http_.Json("GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
-               200,
-               absl::StrCat(R"({"resource":")", kServer,
-                            R"(","authorization_servers":[")", kIssuer, R"("]})"));
+    http_.ProtectedResource(ResourceMetadataChallenge(", scope=\"mcp:read\""));
     SetAsMetadata("https://auth.example.com/authorize");
     http_.Json("POST https://auth.example.com/register", 201,
                R"({"client_id":"client-1","client_secret":"s3cr3t-client"})");
@@ -51,18 +40,19 @@ class OAuthFlowTest : public ::testing::Test {
                             R"("token_endpoint_auth_methods_supported":["client_secret_post"])",
                             extra, "}"));
   }
-  FlowSettings Settings() {
-    FlowSettings s;
-    s.server_id = "id-1";
-    s.server_name = "remote";
-    s.server_url = kServer;
-    s.redirect_uri = kRedirect;
-    return s;
-  }
-  // Runs the flow to AUTHORIZATION_CODE.
-  void ToCode(OAuthFlow& flow) {
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
-    ASSERT_EQ(flow.state(), v1::AUTHORIZATION_CODE);
+  static FlowSettings Settings() { return BrowserFlowSettings(); }
+  static void ToCode(OAuthFlow& flow) { AdvanceToCode(flow); }
+  // A public client "client-old" registered with kIssuer by an earlier
+  // login, whose registration answer was `registration_json`.
+  static ClientRegistration StoredDcrClient(const std::string& registration_json) {
+    ClientRegistration stored;
+    stored.issuer = kIssuer;
+    stored.client_id = "client-old";
+    stored.strategy = "dcr";
+    stored.auth_method = "none";
+    stored.redirect_uri = kRedirect;
+    stored.registration_json = registration_json;
+    return stored;
   }
   std::string Redirect(const std::string& state, const std::string& extra = "") {
     return absl::StrCat(kRedirect, "?code=the-code&state=", state, extra);
@@ -354,13 +344,8 @@ TEST_F(OAuthFlowTest, HeadlessStopsAtAPageThatNeedsAPerson) {
 // A dynamic registration that names its scopes is reused while it covers
 // the scopes asked for, and made again when a step up asks for more.
 TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
-  ClientRegistration stored;
-  stored.issuer = kIssuer;
-  stored.client_id = "client-old";
-  stored.strategy = "dcr";
-  stored.auth_method = "none";
-  stored.redirect_uri = kRedirect;
-  stored.registration_json = R"({"client_id":"client-old","scope":"mcp:read"})";
+  ClientRegistration stored = StoredDcrClient(
+      R"({"client_id":"client-old","scope":"mcp:read"})");
   // The server lists the scopes, so a registration names them.
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["mcp:read","mcp:admin"])");
@@ -408,14 +393,8 @@ TEST_F(OAuthFlowTest, DcrNamesNoScopeWhenTheAuthorizationServerListsNone) {
 TEST_F(OAuthFlowTest, DcrRegistrationIsKeptWhenTheScopesItLacksCannotBeRegistered) {
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["openid","offline_access"])");
-  ClientRegistration stored;
-  stored.issuer = kIssuer;
-  stored.client_id = "client-old";
-  stored.strategy = "dcr";
-  stored.auth_method = "none";
-  stored.redirect_uri = kRedirect;
-  stored.registration_json =
-      R"({"client_id":"client-old","scope":"offline_access"})";
+  ClientRegistration stored = StoredDcrClient(
+      R"({"client_id":"client-old","scope":"offline_access"})");
   FlowSettings settings = Settings();
   settings.stored_client = stored;
   settings.scopes = {"mcp:read", "mcp:admin"};
@@ -431,13 +410,8 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsKeptWhenTheScopesItLacksCannotBeRegistere
 TEST_F(OAuthFlowTest, DcrRegistrationWithTheServersDefaultScopeIsKept) {
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["openid","mcp:read","mcp:admin"])");
-  ClientRegistration stored;
-  stored.issuer = kIssuer;
-  stored.client_id = "client-old";
-  stored.strategy = "dcr";
-  stored.auth_method = "none";
-  stored.redirect_uri = kRedirect;
-  stored.registration_json = R"({"client_id":"client-old","scope":"openid"})";
+  ClientRegistration stored = StoredDcrClient(
+      R"({"client_id":"client-old","scope":"openid"})");
   FlowSettings settings = Settings();
   settings.stored_client = stored;
   settings.scopes = {"mcp:read", "mcp:admin"};

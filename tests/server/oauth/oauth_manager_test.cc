@@ -15,60 +15,53 @@
 #include "server/oauth/urls.h"
 #include "storage/database.h"
 #include "storage/oauth_store.h"
+#include "tests/server/oauth/scripted_fetcher.h"
 #include "absl/synchronization/mutex.h"
 
 namespace inspector::oauth {
 namespace oauth_manager_test {
 
-constexpr char kServer[] = "https://mcp.example.com/mcp";
-
-class Fetcher : public HttpFetcher {
+// kServer behind an authorization server with dynamic registration and,
+// if asked, a revocation endpoint; the refresh grant can be made to fail.
+class Fetcher : public ScriptedFetcher {
  public:
+  Fetcher() { ProtectedResource("Bearer realm=\"x\""); }
   absl::StatusOr<HttpResponse> Fetch(const HttpRequest& request) override {
-    requests.push_back(request);
+    absl::StatusOr<HttpResponse> r = ScriptedFetcher::Fetch(request);
     std::string url = request.url.substr(0, request.url.find('?'));
-    HttpResponse r;
-    r.status = 404;
-    if (request.method == "POST" && url == kServer) {
-      r.status = 401;
-      r.headers = {{"www-authenticate", "Bearer realm=\"x\""}};
-    } else if (url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp") {
-      r.status = 200;
-      r.body = R"({"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"]})";
-    } else if (url == "https://auth.example.com/.well-known/oauth-authorization-server") {
-      r.status = 200;
-      r.body = R"({"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token","registration_endpoint":"https://auth.example.com/register")";
-      if (revocation) r.body += R"(,"revocation_endpoint":"https://auth.example.com/revoke")";
-      r.body += "}";
+    if (url == "https://auth.example.com/.well-known/oauth-authorization-server") {
+      r->status = 200;
+      r->body = R"({"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token","registration_endpoint":"https://auth.example.com/register")";
+      if (revocation) r->body += R"(,"revocation_endpoint":"https://auth.example.com/revoke")";
+      r->body += "}";
     } else if (url == "https://auth.example.com/revoke" && request.method == "POST") {
       revoked.push_back(ParseQuery(request.body));
-      r.status = revocation_status;
+      r->status = revocation_status;
     } else if (url == "https://auth.example.com/register") {
-      r.status = 201;
-      r.body = registered_secret.empty()
-                   ? R"({"client_id":"c1"})"
-                   : absl::StrCat(R"({"client_id":"c1","client_secret":")",
-                                  registered_secret, R"("})");
+      r->status = 201;
+      r->body = registered_secret.empty()
+                    ? R"({"client_id":"c1"})"
+                    : absl::StrCat(R"({"client_id":"c1","client_secret":")",
+                                   registered_secret, R"("})");
     } else if (url == "https://auth.example.com/token") {
       ++token_requests;
       auto form = ParseQuery(request.body);
       last_form = form;
-      r.status = 200;
+      r->status = 200;
       if (form["grant_type"] == "refresh_token" && fail_refresh) {
-        r.status = 400;
-        r.body = R"({"error":"invalid_grant"})";
+        r->status = 400;
+        r->body = R"({"error":"invalid_grant"})";
       } else if (form["grant_type"] == "refresh_token") {
-        r.body = absl::StrCat(R"({"access_token":"AT-refreshed-)", token_requests,
-                              R"(","refresh_token":"RT-rotated-)", token_requests,
-                              R"(","expires_in":3600})");
+        r->body = absl::StrCat(R"({"access_token":"AT-refreshed-)", token_requests,
+                               R"(","refresh_token":"RT-rotated-)", token_requests,
+                               R"(","expires_in":3600})");
       } else {
-        r.body = absl::StrCat(R"({"access_token":"AT-first","refresh_token":"RT-first","expires_in":)",
-                              expires_in, "}");
+        r->body = absl::StrCat(R"({"access_token":"AT-first","refresh_token":"RT-first","expires_in":)",
+                               expires_in, "}");
       }
     }
     return r;
   }
-  std::vector<HttpRequest> requests;
   std::map<std::string, std::string> last_form;
   std::string registered_secret;  // the DCR answer's client_secret
   int token_requests = 0;

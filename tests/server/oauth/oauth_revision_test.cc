@@ -22,23 +22,10 @@
 namespace inspector::oauth {
 namespace oauth_revision_test {
 
-constexpr char kServer[] = "https://mcp.example.com/mcp";
-constexpr char kIssuer[] = "https://auth.example.com";
-constexpr char kRedirect[] = "http://127.0.0.1:4000/oauth/callback";
-
 class OAuthRevisionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    http_.Json(
-        absl::StrCat("POST ", kServer), 401, "{}",
-        {{"www-authenticate",
-          "Bearer resource_metadata=\"https://mcp.example.com/.well-known/"
-          "oauth-protected-resource/mcp\""}});
-    http_.Json(
-        "GET https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
-        200,
-        absl::StrCat(R"({"resource":")", kServer,
-                     R"(","authorization_servers":[")", kIssuer, R"("]})"));
+    http_.ProtectedResource(ResourceMetadataChallenge());
     Metadata("");
     http_.Json(
         "POST https://auth.example.com/register", 201,
@@ -58,19 +45,15 @@ class OAuthRevisionTest : public ::testing::Test {
             R"("registration_endpoint":"https://auth.example.com/register")",
             extra, "}"));
   }
-  FlowSettings Settings() {
-    FlowSettings s;
-    s.server_id = "id-1";
-    s.server_name = "remote";
-    s.server_url = kServer;
-    s.redirect_uri = kRedirect;
-    return s;
-  }
-  void ToCode(OAuthFlow& flow) {
-    for (int i = 0; i < 3; ++i) {
-      ASSERT_TRUE(flow.Advance().ok()) << flow.latest_error();
-    }
-    ASSERT_EQ(flow.state(), v1::AUTHORIZATION_CODE);
+  static FlowSettings Settings() { return BrowserFlowSettings(); }
+  static void ToCode(OAuthFlow& flow) { AdvanceToCode(flow); }
+  // Settings of a client with the metadata document at `url`, for a
+  // server whose metadata says it takes such documents.
+  FlowSettings DocumentSettings(const std::string& url) {
+    Metadata(R"(,"client_id_metadata_document_supported":true)");
+    FlowSettings settings = Settings();
+    settings.client_metadata_url = url;
+    return settings;
   }
   absl::Status Redeem(OAuthFlow& flow, const std::string& iss) {
     CodeInput input;
@@ -121,11 +104,10 @@ TEST_F(OAuthRevisionTest, MetadataFlagsOfTheWrongTypeAreFalseNotACrash) {
 }
 
 TEST_F(OAuthRevisionTest, PreRegisteredClientComesBeforeAMetadataDocument) {
-  Metadata(R"(,"client_id_metadata_document_supported":true)");
-  FlowSettings settings = Settings();
+  FlowSettings settings =
+      DocumentSettings("https://client.example.com/oauth/client.json");
   settings.client_id = "pre-client";
   settings.client_secret = "pre-secret";
-  settings.client_metadata_url = "https://client.example.com/oauth/client.json";
   OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(AuthorizationClientId(flow), "pre-client");
@@ -134,9 +116,8 @@ TEST_F(OAuthRevisionTest, PreRegisteredClientComesBeforeAMetadataDocument) {
 }
 
 TEST_F(OAuthRevisionTest, MetadataDocumentIsPreferredOverDcrWhenSupported) {
-  Metadata(R"(,"client_id_metadata_document_supported":true)");
-  FlowSettings settings = Settings();
-  settings.client_metadata_url = "https://client.example.com/oauth/client.json";
+  FlowSettings settings =
+      DocumentSettings("https://client.example.com/oauth/client.json");
   OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(AuthorizationClientId(flow), settings.client_metadata_url);
@@ -145,10 +126,9 @@ TEST_F(OAuthRevisionTest, MetadataDocumentIsPreferredOverDcrWhenSupported) {
 }
 
 TEST_F(OAuthRevisionTest, DocumentTheServerCannotFetchFallsBackToDcr) {
-  Metadata(R"(,"client_id_metadata_document_supported":true)");
-  FlowSettings settings = Settings();
   // The daemon's own document on loopback: a remote server cannot read it.
-  settings.client_metadata_url = "http://127.0.0.1:4000/oauth/client-metadata.json";
+  FlowSettings settings =
+      DocumentSettings("http://127.0.0.1:4000/oauth/client-metadata.json");
   OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(flow.client()->strategy, "dcr");
