@@ -114,14 +114,8 @@ absl::StatusOr<Url> OAuthFlow::FollowToCallback() {
     }
     std::string location = response->Header("location");
     if (response->status < 300 || response->status >= 400 || location.empty()) {
-      absl::Status status = Error(
-          v1::FAILED_PRECONDITION,
-          absl::StrCat("the authorization server answered HTTP ",
-                       response->status,
-                       " instead of redirecting to the callback: it needs a "
-                       "person"));
-      Fail(status, "run `inspectorctl auth login NAME` without automation");
-      return status;
+      return FailWith(v1::FAILED_PRECONDITION, absl::StrCat("the authorization server answered HTTP ", response->status, " instead of redirecting to the callback: it needs a person"),
+                      "run `inspectorctl auth login NAME` without automation");
     }
     auto current = ParseUrl(url, "the authorization URL");
     if (!current.ok()) {
@@ -144,20 +138,13 @@ absl::StatusOr<Url> OAuthFlow::FollowToCallback() {
     }
     if (!target.ok() || !target->SameOrigin(*start) ||
         !CheckFetchableUrl(location, "the redirect").ok()) {
-      absl::Status status = Error(
-          v1::INVALID_RESPONSE,
-          "the authorization endpoint redirected elsewhere than the callback");
-      Fail(status, "");
-      return status;
+      return FailWith(v1::INVALID_RESPONSE, "the authorization endpoint redirected elsewhere than the callback",
+                      "");
     }
     url = location;
   }
-  absl::Status status = Error(
-      v1::INVALID_RESPONSE,
-      absl::StrCat("the authorization server redirected more than ", kMaxHops,
-                   " times without reaching the callback"));
-  Fail(status, "");
-  return status;
+  return FailWith(v1::INVALID_RESPONSE, absl::StrCat("the authorization server redirected more than ", kMaxHops, " times without reaching the callback"),
+                  "");
 }
 
 
@@ -180,38 +167,24 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
         "cannot be checked");
   }
   if (params.empty()) {
-    absl::Status status = Error(
-        v1::FAILED_PRECONDITION,
-        "waiting for the authorization code (open the authorization URL)");
-    Fail(status, "approve in the browser, or paste the redirected URL");
-    return status;
+    return FailWith(v1::FAILED_PRECONDITION, "waiting for the authorization code (open the authorization URL)",
+                    "approve in the browser, or paste the redirected URL");
   }
   if (auto it = params.find("error"); it != params.end()) {
     std::string description = params["error_description"];
-    absl::Status status = Error(
-        v1::AUTHENTICATION_FAILED,
-        absl::StrCat("the authorization server answered ", it->second,
-                     description.empty() ? "" : absl::StrCat(": ", description)));
-    Fail(status, HintForOAuthError(it->second));
-    return status;
+    return FailWith(v1::AUTHENTICATION_FAILED, absl::StrCat("the authorization server answered ", it->second, description.empty() ? "" : absl::StrCat(": ", description)),
+                    HintForOAuthError(it->second));
   }
   bool pasted_code_only = params.size() == 1 && params.count("code") == 1 &&
                           !input.code.empty();
   if (!pasted_code_only) {
     if (state_used_ || params["state"] != oauth_state_ || oauth_state_.empty()) {
-      absl::Status status = Error(
-          v1::INVALID_REQUEST,
-          "the redirect's state does not match this flow's (wrong, replayed "
-          "or from another login)");
-      Fail(status, "start the login again");
-      return status;
+      return FailWith(v1::INVALID_REQUEST, "the redirect's state does not match this flow's (wrong, replayed or from another login)",
+                      "start the login again");
     }
     if (StateExpired()) {
-      absl::Status status = Error(
-          v1::FAILED_PRECONDITION,
-          "the login took longer than 10 minutes; its state has expired");
-      Fail(status, "start the login again");
-      return status;
+      return FailWith(v1::FAILED_PRECONDITION, "the login took longer than 10 minutes; its state has expired",
+                      "start the login again");
     }
     state_used_ = true;
     // RFC 9207: the issuer of the answer, checked before the code is used,
@@ -237,10 +210,8 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
   }
   code_ = params["code"];
   if (code_.empty()) {
-    absl::Status status = Error(v1::INVALID_REQUEST,
-                                "the redirect carries no code");
-    Fail(status, "");
-    return status;
+    return FailWith(v1::INVALID_REQUEST, "the redirect carries no code",
+                    "");
   }
   Log("authorization code received");
   return absl::OkStatus();

@@ -166,14 +166,8 @@ absl::Status OAuthFlow::Discover() {
         absl::StartsWith(absl::StrCat(TrimSlash(server->path), "/"),
                          absl::StrCat(TrimSlash(parsed->path), "/"));
     if (!matches) {
-      absl::Status status = Error(
-          v1::INVALID_RESPONSE,
-          absl::StrCat("the protected resource metadata names resource '",
-                       resource, "', which is not the server ",
-                       settings_.server_url));
-      Fail(status, "a token for another resource must not be requested; "
-                   "the server's metadata is wrong or not its own");
-      return status;
+      return FailWith(v1::INVALID_RESPONSE, absl::StrCat("the protected resource metadata names resource '", resource, "', which is not the server ", settings_.server_url),
+                      "a token for another resource must not be requested; the server's metadata is wrong or not its own");
     }
     resource_ = resource;
   } else {
@@ -182,11 +176,8 @@ absl::Status OAuthFlow::Discover() {
   std::vector<std::string> servers =
       StringList(resource_metadata_, "authorization_servers");
   if (servers.empty()) {
-    absl::Status status = Error(
-        v1::INVALID_RESPONSE,
-        "the protected resource metadata lists no authorization_servers");
-    Fail(status, "the server's metadata is incomplete");
-    return status;
+    return FailWith(v1::INVALID_RESPONSE, "the protected resource metadata lists no authorization_servers",
+                    "the server's metadata is incomplete");
   }
   absl::Status as = FetchAuthorizationServerMetadata(servers.front());
   if (!as.ok()) return as;

@@ -55,7 +55,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
 import conformance_runner  # noqa: E402
-from conformance_runner import fail, group_members, stop_group  # noqa: E402
+from conformance_runner import check_scenario_list, fail, group_members, stop_group  # noqa: E402
 
 # The spec revision each suite of the pre-release is run for.
 REQUIREMENTS = {"next": "2025-11-25", "modern": "2026-07-28",
@@ -134,17 +134,8 @@ def check_list(installation, scenario_file):
     expected = read_scenario_file(scenario_file)
     listed = listed_server_scenarios(installation)
     print(f"conformance {installation.version}: {len(listed)} server scenarios: {' '.join(listed)}")
-    missing = [name for name in listed if name not in expected]
-    stale = [name for name in expected if name not in listed]
-    problems = []
-    if missing:
-        problems.append(f"listed by the package but not in {scenario_file} (so not tested): {', '.join(missing)}")
-    if stale:
-        problems.append(f"in {scenario_file} but not listed by the package: {', '.join(stale)}")
-    if problems:
-        fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
-             "\nupdate the file (and tools/conformance-server/server.mjs for new scenarios), then re-run cmake")
-    print(f"OK: {scenario_file} matches the package's {len(listed)} server scenarios")
+    check_scenario_list(scenario_file, list(expected), listed, "server",
+                        "update the file (and tools/conformance-server/server.mjs for new scenarios)")
 
 
 class Daemon:

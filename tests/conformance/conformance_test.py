@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
-from conformance_runner import Installation, fail, group_members, stop_group  # noqa: E402
+from conformance_runner import Installation, check_scenario_list, fail, group_members, stop_group  # noqa: E402
 
 # The release, and the next pre-release (installed as conformance-next) run
 # for the revision its requirements name, at that revision's wire.
@@ -92,20 +92,8 @@ def check_list(installation, scenario_file, suite):
     everything, _ = listed_client_scenarios(installation, suite)
     print(f"@modelcontextprotocol/conformance {installation.version}: "
           f"{len(everything)} client scenarios: {' '.join(everything)}")
-    missing = [name for name in everything if name not in expected]
-    stale = [name for name in expected if name not in everything]
-    duplicates = sorted({name for name in expected if expected.count(name) > 1})
-    problems = []
-    if missing:
-        problems.append(f"listed by the package but not in {scenario_file} (so not tested): {', '.join(missing)}")
-    if stale:
-        problems.append(f"in {scenario_file} but not listed by the package: {', '.join(stale)}")
-    if duplicates:
-        problems.append(f"listed twice in {scenario_file}: {', '.join(duplicates)}")
-    if problems:
-        fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
-             "\nupdate the file (and tests/conformance/client.sh for new scenarios), then re-run cmake")
-    print(f"OK: {scenario_file} matches the package's {len(everything)} client scenarios")
+    check_scenario_list(scenario_file, expected, everything, "client",
+                        "update the file (and tests/conformance/client.sh for new scenarios)")
 
 
 def run_scenario(installation, client, scenario, timeout_ms, suite):

@@ -2,7 +2,8 @@
 scenarios, tests/conformance-server for the server ones) share: finding the
 conformance CLI and the Node that runs it under tools/npm/node_modules, and
 the process groups each suite run is started in (read from /proc: which
-processes a group still has, and ending a whole group)."""
+processes a group still has, and ending a whole group), and the check of a
+scenario list against the scenarios the package lists."""
 import json
 import os
 import signal
@@ -16,6 +17,26 @@ NODE_MAJOR = 22  # what the conformance CLI needs
 def fail(message):
     print(f"FAIL: {message}", flush=True)
     sys.exit(1)
+
+
+def check_scenario_list(scenario_file, expected, listed, kind, update_hint):
+    """Fails unless the scenario names `expected` (as read from
+    scenario_file) are the `listed` ones the package has, each once; says
+    what to do (`update_hint`) if not. `kind` is "client" or "server"."""
+    missing = [name for name in listed if name not in expected]
+    stale = [name for name in expected if name not in listed]
+    duplicates = sorted({name for name in expected if expected.count(name) > 1})
+    problems = []
+    if missing:
+        problems.append(f"listed by the package but not in {scenario_file} (so not tested): {', '.join(missing)}")
+    if stale:
+        problems.append(f"in {scenario_file} but not listed by the package: {', '.join(stale)}")
+    if duplicates:
+        problems.append(f"listed twice in {scenario_file}: {', '.join(duplicates)}")
+    if problems:
+        fail("the scenario list is out of date:\n  " + "\n  ".join(problems) +
+             f"\n{update_hint}, then re-run cmake")
+    print(f"OK: {scenario_file} matches the package's {len(listed)} {kind} scenarios")
 
 
 class Installation:
