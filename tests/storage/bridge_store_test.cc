@@ -18,9 +18,10 @@ namespace {
 
 using ::inspector::storage::testing::QueryInt;
 using ::inspector::storage::testing::QueryText;
-using ::inspector::storage::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::Pair;
+
+using BridgeStoreTest = ::inspector::storage::testing::DatabaseFileTest;
 
 BridgeRow Row(const std::string& name) {
   BridgeRow row;
@@ -34,19 +35,17 @@ BridgeRow Row(const std::string& name) {
   return row;
 }
 
-TEST(BridgeStoreTest, RowsRoundTripAndSurviveReopening) {
-  TempDir dir;
-  const std::string path = dir.File("inspector.db");
+TEST_F(BridgeStoreTest, RowsRoundTripAndSurviveReopening) {
   {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path));
-    BridgeStore store(db.get());
+    BridgeStore store(db_.get());
     BridgeRow a = Row("alpha");
     a.sse = true;
     a.token = "secret-token";
     ASSERT_OK(store.Put(a));
     ASSERT_OK(store.Put(Row("beta")));
   }
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path));
+  db_.reset();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path()));
   BridgeStore store(db.get());
   ASSERT_OK_AND_ASSIGN(BridgeRow alpha, store.Get("alpha"));
   EXPECT_EQ(alpha.command, "npx");
@@ -71,11 +70,8 @@ TEST(BridgeStoreTest, RowsRoundTripAndSurviveReopening) {
   EXPECT_EQ(null_tokens, 1);
 }
 
-TEST(BridgeStoreTest, ListsByNameAndByStatus) {
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
-                       Database::Open(dir.File("inspector.db")));
-  BridgeStore store(db.get());
+TEST_F(BridgeStoreTest, ListsByNameAndByStatus) {
+  BridgeStore store(db_.get());
   ASSERT_OK(store.Put(Row("zeta")));
   ASSERT_OK(store.Put(Row("alpha")));
   ASSERT_OK(store.Put(Row("mid")));
@@ -96,11 +92,8 @@ TEST(BridgeStoreTest, ListsByNameAndByStatus) {
   EXPECT_EQ(running[1].server_name, "zeta");
 }
 
-TEST(BridgeStoreTest, PutReplacesAndSetAddressMoves) {
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
-                       Database::Open(dir.File("inspector.db")));
-  BridgeStore store(db.get());
+TEST_F(BridgeStoreTest, PutReplacesAndSetAddressMoves) {
+  BridgeStore store(db_.get());
   ASSERT_OK(store.Put(Row("alpha")));
   ASSERT_OK(store.MarkStopped("alpha", absl::Now()));
   BridgeRow again = Row("alpha");
@@ -117,15 +110,12 @@ TEST(BridgeStoreTest, PutReplacesAndSetAddressMoves) {
   EXPECT_EQ(row.port, 9005);
   EXPECT_EQ(row.url, "http://127.0.0.1:9005/mcp");
   ASSERT_OK_AND_ASSIGN(int64_t count,
-                       QueryInt(*db, "SELECT count(*) FROM bridges"));
+                       QueryInt(*db_, "SELECT count(*) FROM bridges"));
   EXPECT_EQ(count, 1);
 }
 
-TEST(BridgeStoreTest, UnknownNamesAreNotFound) {
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
-                       Database::Open(dir.File("inspector.db")));
-  BridgeStore store(db.get());
+TEST_F(BridgeStoreTest, UnknownNamesAreNotFound) {
+  BridgeStore store(db_.get());
   absl::Status status = store.Get("ghost").status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;
   EXPECT_EQ(ErrorReason(status), "NOT_FOUND");
@@ -138,12 +128,8 @@ TEST(BridgeStoreTest, UnknownNamesAreNotFound) {
   EXPECT_EQ(store.Get("real").status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST(BridgeStoreTest, DeletingTheServerClearsServerId) {
-  TempDir dir;
-  const std::string path = dir.File("inspector.db");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> servers_db,
-                       Database::Open(path));
-  ServerStore servers(servers_db.get());
+TEST_F(BridgeStoreTest, DeletingTheServerClearsServerId) {
+  ServerStore servers(db_.get());
   v1::ServerConfig config;
   config.set_id("11111111-1111-4111-8111-111111111111");
   config.set_name("alpha");
@@ -151,7 +137,7 @@ TEST(BridgeStoreTest, DeletingTheServerClearsServerId) {
   config.set_command("npx");
   ASSERT_TRUE(servers.Insert(config).ok());
 
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path()));
   BridgeStore store(db.get());
   BridgeRow row = Row("alpha");
   row.server_id = config.id();

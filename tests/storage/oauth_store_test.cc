@@ -15,7 +15,6 @@ namespace inspector::storage {
 namespace {
 
 using ::inspector::storage::testing::QueryInt;
-using ::inspector::storage::testing::TempDir;
 
 OAuthFlowRow Flow(const std::string& id, const std::string& server_id) {
   OAuthFlowRow row;
@@ -39,13 +38,19 @@ void AddServer(Database& db, const std::string& id) {
                     "', 'streamableHttp', 'https://x/mcp', 1, 1)"));
 }
 
-TEST(OAuthStoreFlowTest, AFlowSurvivesReopeningWithItsSecrets) {
-  TempDir dir;
-  const std::string path = dir.File("inspector.db");
+// Flows on a database file with two servers, s1 and s2.
+class OAuthStoreFlowTest : public testing::DatabaseFileTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(DatabaseFileTest::SetUp());
+    AddServer(*db_, "s1");
+    AddServer(*db_, "s2");
+  }
+};
+
+TEST_F(OAuthStoreFlowTest, AFlowSurvivesReopeningWithItsSecrets) {
   {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path));
-    AddServer(*db, "s1");
-    OAuthStore store(db.get());
+    OAuthStore store(db_.get());
     ASSERT_OK(store.PutFlow(Flow("f1", "s1")));
     // Replacing the same id keeps one row, with the new values.
     OAuthFlowRow advanced = Flow("f1", "s1");
@@ -53,7 +58,8 @@ TEST(OAuthStoreFlowTest, AFlowSurvivesReopeningWithItsSecrets) {
     advanced.latest_error = "waiting";
     ASSERT_OK(store.PutFlow(advanced));
   }
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path));
+  db_.reset();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, Database::Open(path()));
   OAuthStore store(db.get());
   ASSERT_OK_AND_ASSIGN(std::vector<OAuthFlowRow> flows, store.ListFlows());
   ASSERT_EQ(flows.size(), 1u);
@@ -73,13 +79,8 @@ TEST(OAuthStoreFlowTest, AFlowSurvivesReopeningWithItsSecrets) {
   EXPECT_EQ(*f.expires_at, absl::FromUnixMillis(1700000600000));
 }
 
-TEST(OAuthStoreFlowTest, ExpiredFlowsAreDropped) {
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
-                       Database::Open(dir.File("inspector.db")));
-  AddServer(*db, "s1");
-  AddServer(*db, "s2");
-  OAuthStore store(db.get());
+TEST_F(OAuthStoreFlowTest, ExpiredFlowsAreDropped) {
+  OAuthStore store(db_.get());
   OAuthFlowRow old_flow = Flow("old", "s1");
   old_flow.expires_at = absl::FromUnixMillis(1000);
   ASSERT_OK(store.PutFlow(old_flow));
@@ -95,28 +96,23 @@ TEST(OAuthStoreFlowTest, ExpiredFlowsAreDropped) {
   EXPECT_EQ(dropped, 0);
 }
 
-TEST(OAuthStoreFlowTest, DeletesOneFlowOrAServersFlows) {
-  TempDir dir;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
-                       Database::Open(dir.File("inspector.db")));
-  AddServer(*db, "s1");
-  AddServer(*db, "s2");
-  OAuthStore store(db.get());
+TEST_F(OAuthStoreFlowTest, DeletesOneFlowOrAServersFlows) {
+  OAuthStore store(db_.get());
   ASSERT_OK(store.PutFlow(Flow("a", "s1")));
   ASSERT_OK(store.PutFlow(Flow("b", "s1")));
   ASSERT_OK(store.PutFlow(Flow("c", "s2")));
   ASSERT_OK(store.DeleteFlowsOfServer("s1", "b"));
   ASSERT_OK_AND_ASSIGN(int64_t left,
-                       QueryInt(*db, "SELECT count(*) FROM oauth_flows"));
+                       QueryInt(*db_, "SELECT count(*) FROM oauth_flows"));
   EXPECT_EQ(left, 2);
   ASSERT_OK(store.DeleteFlow("b"));
   ASSERT_OK(store.DeleteFlowsOfServer("s2"));
-  ASSERT_OK_AND_ASSIGN(left, QueryInt(*db, "SELECT count(*) FROM oauth_flows"));
+  ASSERT_OK_AND_ASSIGN(left, QueryInt(*db_, "SELECT count(*) FROM oauth_flows"));
   EXPECT_EQ(left, 0);
   // A deleted server takes its flows along (ON DELETE CASCADE).
   ASSERT_OK(store.PutFlow(Flow("d", "s2")));
-  ASSERT_OK(db->Exec("DELETE FROM servers WHERE id = 's2'"));
-  ASSERT_OK_AND_ASSIGN(left, QueryInt(*db, "SELECT count(*) FROM oauth_flows"));
+  ASSERT_OK(db_->Exec("DELETE FROM servers WHERE id = 's2'"));
+  ASSERT_OK_AND_ASSIGN(left, QueryInt(*db_, "SELECT count(*) FROM oauth_flows"));
   EXPECT_EQ(left, 0);
 }
 

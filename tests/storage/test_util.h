@@ -1,5 +1,5 @@
-// Helpers for the storage tests: status assertions and a temporary
-// directory. Not thread-safe.
+// Helpers for the storage tests: status assertions, a temporary
+// directory and a fixture with a database file in one. Not thread-safe.
 #ifndef INSPECTOR_TESTS_STORAGE_TEST_UTIL_H_
 #define INSPECTOR_TESTS_STORAGE_TEST_UTIL_H_
 
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -94,6 +95,21 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A fixture whose tests start from a database file, "inspector.db" in a
+// fresh temporary directory, opened (so migrated) as db_.
+class DatabaseFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path());
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+  }
+  std::string path() const { return dir_.File("inspector.db"); }
+
+  TempDir dir_;
+  std::unique_ptr<Database> db_;
 };
 
 }  // namespace inspector::storage::testing
