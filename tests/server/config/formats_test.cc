@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/testing/param_name.h"
 
 namespace inspector::config {
 namespace {
@@ -854,16 +855,7 @@ TEST_P(BadFileTest, RefusedWithAClearError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, BadFileTest, ::testing::ValuesIn(BadFiles()),
-                         [](const ::testing::TestParamInfo<BadFile>& info) {
-                           std::string name;
-                           for (char ch : info.param.label) {
-                             name +=
-                                 std::isalnum(static_cast<unsigned char>(ch))
-                                     ? ch
-                                     : '_';
-                           }
-                           return name;
-                         });
+                         inspector::testing::LabelName());
 
 TEST(ParseConfigFileTest, SyntaxErrorsCarryPosition) {
   auto status =

@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "tests/testing/param_name.h"
 
 namespace inspector::config {
 namespace {
@@ -450,16 +451,7 @@ TEST_P(InvalidConfigTest, RefusedWithFieldAndReason) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, InvalidConfigTest,
                          ::testing::ValuesIn(InvalidCases()),
-                         [](const ::testing::TestParamInfo<InvalidCase>& info) {
-                           std::string name;
-                           for (char ch : info.param.label) {
-                             name +=
-                                 std::isalnum(static_cast<unsigned char>(ch))
-                                     ? ch
-                                     : '_';
-                           }
-                           return name;
-                         });
+                         inspector::testing::LabelName());
 
 TEST(NormalizeAndValidateTest, AcceptsTheGrantExtensions) {
   v1::ServerConfig basic = FromJson(R"({
