@@ -103,13 +103,10 @@ class EraRelayTest : public ::testing::Test {
         [&](absl::StatusOr<std::string> a) { answers.push_back(json::parse(*a)); });
     auto discover = inner_->Of("server/discover");
     ASSERT_EQ(discover.size(), 1u);
-    discover[0]->done(json{{"jsonrpc", "2.0"},
-                           {"id", discover[0]->message["id"]},
-                           {"result",
-                            {{"resultType", "complete"},
-                             {"supportedVersions", {"2026-07-28"}},
-                             {"capabilities", capabilities}}}}
-                          .dump());
+    Respond(discover[0], "result",
+            {{"resultType", "complete"},
+             {"supportedVersions", {"2026-07-28"}},
+             {"capabilities", capabilities}});
     ASSERT_EQ(answers.size(), 1u);
     EXPECT_EQ(answers[0]["result"]["capabilities"], capabilities);
   }
@@ -127,10 +124,21 @@ class EraRelayTest : public ::testing::Test {
   }
   // The server ends listen request `listen` gracefully.
   void End(ScriptedRelay::Sent* listen) {
-    listen->done(json{{"jsonrpc", "2.0"},
-                      {"id", listen->message["id"]},
-                      {"result", {{"resultType", "complete"}}}}
-                     .dump());
+    Respond(listen, "result", {{"resultType", "complete"}});
+  }
+  // The server answers `sent` with `member` ("result" or "error") `value`.
+  static void Respond(ScriptedRelay::Sent* sent, const char* member,
+                      json value) {
+    sent->done(json{{"jsonrpc", "2.0"},
+                    {"id", sent->message["id"]},
+                    {member, std::move(value)}}
+                   .dump());
+  }
+  // The client sends `raw`; its answer is added to answers_.
+  void SendFromClient(const std::string& raw) {
+    relay_->Send(raw, [this](absl::StatusOr<std::string> a) {
+      answers_.push_back(json::parse(*a));
+    });
   }
   void ToolsChanged(const json& subscription) {
     to_era_(json{{"jsonrpc", "2.0"},
@@ -153,6 +161,7 @@ class EraRelayTest : public ::testing::Test {
   std::vector<absl::Duration> delays_;
   std::vector<std::function<void()>> timers_;
   std::vector<std::string> logged_;
+  std::vector<json> answers_;  // to what the client sent, oldest first
 };
 
 TEST_F(EraRelayTest, ListensForTheListChangedKindsFromInitializeOn) {
@@ -207,21 +216,18 @@ TEST_F(EraRelayTest, SubscriptionsJoinTheListChangedFilter) {
 TEST_F(EraRelayTest, AReplacedStreamsLateAcknowledgmentSettlesNothing) {
   Initialize({{"tools", {{"listChanged", true}}},
               {"resources", {{"subscribe", true}}}});
-  std::vector<json> answers;
   // Subscribed before the first stream is acknowledged: a second stream
   // replaces it, and the first one's acknowledgment arrives after.
-  relay_->Send(R"({"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"a://x"}})",
-               [&](absl::StatusOr<std::string> a) {
-                 answers.push_back(json::parse(*a));
-               });
+  SendFromClient(
+      R"({"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"a://x"}})");
   auto listens = inner_->Of("subscriptions/listen");
   ASSERT_EQ(listens.size(), 2u);
   Acknowledge(listens[0]);
-  EXPECT_TRUE(answers.empty())
+  EXPECT_TRUE(answers_.empty())
       << "the replaced stream's acknowledgment does not answer the subscribe";
   Acknowledge(listens[1]);
-  ASSERT_EQ(answers.size(), 1u);
-  EXPECT_TRUE(answers[0].contains("result")) << answers[0];
+  ASSERT_EQ(answers_.size(), 1u);
+  EXPECT_TRUE(answers_[0].contains("result")) << answers_[0];
   // Its notifications are the ones delivered.
   ToolsChanged(listens[0]->message["id"]);
   ToolsChanged(listens[1]->message["id"]);
@@ -277,10 +283,7 @@ TEST_F(EraRelayTest, AStreamTheServerEndsIsReopenedWithABackoff) {
 TEST_F(EraRelayTest, AServerRefusingListenIsNotAskedAgain) {
   Initialize({{"tools", {{"listChanged", true}}}});
   auto listens = inner_->Of("subscriptions/listen");
-  listens[0]->done(json{{"jsonrpc", "2.0"},
-                        {"id", listens[0]->message["id"]},
-                        {"error", {{"code", -32601}, {"message", "no"}}}}
-                       .dump());
+  Respond(listens[0], "error", {{"code", -32601}, {"message", "no"}});
   EXPECT_TRUE(delays_.empty());
   EXPECT_EQ(inner_->Of("subscriptions/listen").size(), 1u);
 }
@@ -298,23 +301,17 @@ TEST_F(EraRelayTest, NothingIsReopenedAfterClose) {
 
 TEST_F(EraRelayTest, AnInputRoundIsAskedOfTheClientAndRetried) {
   Initialize({{"tools", json::object()}});
-  std::vector<json> answers;
-  relay_->Send(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}})",
-               [&](absl::StatusOr<std::string> a) {
-                 answers.push_back(json::parse(*a));
-               });
+  SendFromClient(
+      R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}})");
   auto calls = inner_->Of("tools/call");
   ASSERT_EQ(calls.size(), 1u);
-  calls[0]->done(json{{"jsonrpc", "2.0"},
-                      {"id", calls[0]->message["id"]},
-                      {"result",
-                       {{"resultType", "input_required"},
-                        {"inputRequests",
-                         {{"k",
-                           {{"method", "elicitation/create"},
-                            {"params", {{"message", "m"}}}}}}},
-                        {"requestState", "s"}}}}
-                     .dump());
+  Respond(calls[0], "result",
+          {{"resultType", "input_required"},
+           {"inputRequests",
+            {{"k",
+              {{"method", "elicitation/create"},
+               {"params", {{"message", "m"}}}}}}},
+           {"requestState", "s"}});
   ASSERT_EQ(to_client_.size(), 1u);
   EXPECT_EQ(to_client_[0]["method"], "elicitation/create");
   EXPECT_EQ(to_client_[0]["params"]["message"], "m");
@@ -328,37 +325,28 @@ TEST_F(EraRelayTest, AnInputRoundIsAskedOfTheClientAndRetried) {
   EXPECT_EQ(calls[1]->message["params"]["inputResponses"],
             json({{"k", {{"action", "accept"}}}}));
   EXPECT_EQ(calls[1]->message["params"]["requestState"], "s");
-  calls[1]->done(json{{"jsonrpc", "2.0"},
-                      {"id", calls[1]->message["id"]},
-                      {"result", {{"content", json::array()}}}}
-                     .dump());
-  ASSERT_EQ(answers.size(), 1u);
-  EXPECT_EQ(answers[0]["id"], 5);
-  EXPECT_EQ(answers[0]["result"]["content"], json::array());
+  Respond(calls[1], "result", {{"content", json::array()}});
+  ASSERT_EQ(answers_.size(), 1u);
+  EXPECT_EQ(answers_[0]["id"], 5);
+  EXPECT_EQ(answers_[0]["result"]["content"], json::array());
 }
 
 TEST_F(EraRelayTest, AMalformedInputRoundIsTheClientsError) {
   // The rule of server/protocol/results.h: an input request without a
   // method makes the answer invalid; nothing is asked of the client.
   Initialize({{"tools", json::object()}});
-  std::vector<json> answers;
-  relay_->Send(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ask"}})",
-               [&](absl::StatusOr<std::string> a) {
-                 answers.push_back(json::parse(*a));
-               });
+  SendFromClient(
+      R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ask"}})");
   auto calls = inner_->Of("tools/call");
   ASSERT_EQ(calls.size(), 1u);
-  calls[0]->done(json{{"jsonrpc", "2.0"},
-                      {"id", calls[0]->message["id"]},
-                      {"result",
-                       {{"resultType", "input_required"},
-                        {"inputRequests", {{"k", {{"params", json::object()}}}}}}}}
-                     .dump());
+  Respond(calls[0], "result",
+          {{"resultType", "input_required"},
+           {"inputRequests", {{"k", {{"params", json::object()}}}}}});
   EXPECT_TRUE(to_client_.empty());
-  ASSERT_EQ(answers.size(), 1u);
-  EXPECT_EQ(answers[0]["id"], 6);
-  EXPECT_EQ(answers[0]["error"]["code"], -32603);
-  EXPECT_THAT(answers[0]["error"]["message"].get<std::string>(),
+  ASSERT_EQ(answers_.size(), 1u);
+  EXPECT_EQ(answers_[0]["id"], 6);
+  EXPECT_EQ(answers_[0]["error"]["code"], -32603);
+  EXPECT_THAT(answers_[0]["error"]["message"].get<std::string>(),
               ::testing::HasSubstr("has no method"));
 }
 

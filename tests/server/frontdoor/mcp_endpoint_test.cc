@@ -3,9 +3,12 @@
 // curl (a child process) is the client, and a fake relay stands in for the
 // engine's relay session, so every answer and every cancellation is known.
 #include "tests/server/frontdoor/endpoint_fixture.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector::frontdoor {
 namespace {
+
+using ::inspector::testing::WaitUntil;
 
 constexpr char kEcho[] =
     R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})";
@@ -277,14 +280,15 @@ TEST_F(McpEndpointTest, MessagesWaitForTheGetStreamAndReplayAfterLastEventId) {
   stream->Close();
   // Reconnect after event 1: event 2 again, then what came meanwhile.
   std::unique_ptr<StreamClient> resumed;
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (true) {
-    // The old stream may not be seen as gone yet: 409 until it is.
-    resumed = OpenGet(id, "1");
-    ASSERT_TRUE(resumed->ReadUntil("\r\n\r\n"));
-    if (absl::StrContains(resumed->received(), "200 OK")) break;
-    ASSERT_LT(absl::Now(), deadline) << resumed->received();
-  }
+  // The old stream may not be seen as gone yet: 409 until it is.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        resumed = OpenGet(id, "1");
+        return resumed->ReadUntil("\r\n\r\n") &&
+               absl::StrContains(resumed->received(), "200 OK");
+      },
+      absl::Seconds(10), "the stream is resumed after event 1"))
+      << resumed->received();
   RelayAt(0)->Push(Log("live-3"));
   ASSERT_TRUE(resumed->ReadUntil("live-3")) << resumed->received();
   EXPECT_THAT(resumed->received(), HasSubstr("queued-2"));
@@ -314,11 +318,8 @@ TEST_F(McpEndpointTest, LegacySseNamesTheMessageEndpointAndAnswersOnTheStream) {
   // Closing the stream ends the session and its relay.
   stream->Close();
   auto relay = RelayAt(0);
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!relay->closed() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));  // polling, bounded
-  }
-  EXPECT_TRUE(relay->closed());
+  EXPECT_TRUE(WaitUntil([&] { return relay->closed(); }, absl::Seconds(10),
+                        "the session's relay is closed"));
 }
 
 }  // namespace

@@ -31,6 +31,12 @@ ModernCall Call(const std::string& id, const std::string& method,
   return call;
 }
 
+// A tools/call of echo("hi") with `id`, whose Mcp-Name header says `name`.
+ModernCall EchoHi(const std::string& id, const std::string& name) {
+  return Call(id, "tools/call", R"("name":"echo","arguments":{"message":"hi"})",
+              name);
+}
+
 constexpr char kEchoCall[] =
     R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})";
 
@@ -67,9 +73,7 @@ TEST_F(ModernFrontTest, DiscoverIsAnsweredFromALegacyServersInitialize) {
 
 TEST_F(ModernFrontTest, ALegacyAnswerIsTranslated) {
   Start();
-  ModernCall call = Call("\"c1\"", "tools/call",
-                         R"("name":"echo","arguments":{"message":"hi"})",
-                         "echo");
+  ModernCall call = EchoHi("\"c1\"", "echo");
   Reply r = Post(call.body, call.headers);
   ASSERT_EQ(r.status, 200) << r.body;
   json body = Body(r);
@@ -96,9 +100,7 @@ TEST_F(ModernFrontTest, ALegacyAnswerIsTranslated) {
 
 TEST_F(ModernFrontTest, RequestsThatDisagreeWithTheirHeadersAreRefused) {
   Start();
-  ModernCall call = Call("5", "tools/call",
-                         R"("name":"echo","arguments":{"message":"hi"})",
-                         "other");
+  ModernCall call = EchoHi("5", "other");
   Reply r = Post(call.body, call.headers);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(Body(r)["error"]["code"], -32020);
