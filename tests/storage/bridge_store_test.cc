@@ -21,7 +21,7 @@ using ::inspector::storage::testing::QueryText;
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
-using BridgeStoreTest = ::inspector::storage::testing::DatabaseFileTest;
+using BridgeStoreTest = ::inspector::storage::testing::DatabaseFileFixture;
 
 BridgeRow Row(const std::string& name) {
   BridgeRow row;

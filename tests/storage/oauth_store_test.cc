@@ -39,10 +39,10 @@ void AddServer(Database& db, const std::string& id) {
 }
 
 // Flows on a database file with two servers, s1 and s2.
-class OAuthStoreFlowTest : public testing::DatabaseFileTest {
+class OAuthStoreFlowTest : public testing::DatabaseFileFixture {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(DatabaseFileTest::SetUp());
+    ASSERT_NO_FATAL_FAILURE(DatabaseFileFixture::SetUp());
     AddServer(*db_, "s1");
     AddServer(*db_, "s2");
   }

@@ -99,7 +99,7 @@ class TempDir {
 
 // A fixture whose tests start from a database file, "inspector.db" in a
 // fresh temporary directory, opened (so migrated) as db_.
-class DatabaseFileTest : public ::testing::Test {
+class DatabaseFileFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path());
