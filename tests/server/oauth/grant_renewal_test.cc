@@ -2,21 +2,17 @@
 // (oauth.grantType client_credentials): login without a browser, a new
 // token by itself after a 401 and before expiry, `auth refresh`, and the
 // pause after a failed grant. On a real SQLite file.
-#include <unistd.h>
-
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fake_clock.h"
 #include "server/oauth/oauth_manager.h"
 #include "server/oauth/urls.h"
-#include "storage/database.h"
+#include "tests/server/oauth/manager_fixture.h"
 #include "tests/server/oauth/scripted_fetcher.h"
 
 namespace inspector::oauth {
@@ -60,54 +56,24 @@ class Fetcher : public ScriptedFetcher {
   std::map<std::string, std::string> last_form;
 };
 
-class GrantRenewalTest : public ::testing::Test {
+class GrantRenewalTest : public ManagerFixture<Fetcher> {
  protected:
+  GrantRenewalTest() : ManagerFixture("svc") {}
+
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat("grant-renewal-test-", getpid(), "-",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "inspector.db").string();
-    auto db = storage::Database::Open(path_);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Exec("INSERT INTO servers (id, name, transport, url, "
-                            "created_at, updated_at) VALUES ('id-1', 'svc', "
-                            "'streamableHttp', 'https://mcp.example.com/mcp', 0, 0)")
-                    .ok());
-    config_.set_id("id-1");
-    config_.set_name("svc");
-    config_.set_transport("streamableHttp");
-    config_.set_url(kServer);
+    ASSERT_NO_FATAL_FAILURE(ManagerFixture::SetUp());
     config_.mutable_oauth()->set_grant_type("client_credentials");
     config_.mutable_oauth()->set_client_id("svc-client");
     config_.mutable_oauth()->set_client_secret("svc-client-secret");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // No HTTP listener: a browser flow would need a loopback callback; the
+  // grant must not start one.
   std::unique_ptr<OAuthManager> NewManager() {
     OAuthManagerOptions options;
-    options.database_path = path_;
-    options.clock = &clock_;
-    // No HTTP listener: a browser flow would need a loopback callback;
-    // the grant must not start one.
     options.callback_base = [] { return std::string(); };
-    options.find_server =
-        [this](const std::string& s) -> absl::StatusOr<v1::ServerConfig> {
-      if (s == "svc" || s == "id-1") return config_;
-      return Error(v1::SERVER_NOT_FOUND, "no such server");
-    };
-    auto fetcher = std::make_unique<Fetcher>();
-    fetcher_ = fetcher.get();
-    auto manager = OAuthManager::Create(std::move(options), std::move(fetcher));
-    EXPECT_TRUE(manager.ok()) << manager.status();
-    return manager.ok() ? *std::move(manager) : nullptr;
+    return ManagerFixture::NewManager(std::move(options));
   }
-
-  std::filesystem::path dir_;
-  std::string path_;
-  inspector::testing::FakeClock clock_;
-  v1::ServerConfig config_;
-  Fetcher* fetcher_ = nullptr;
 };
 
 TEST_F(GrantRenewalTest, LoginRunsTheGrantWithoutABrowser) {

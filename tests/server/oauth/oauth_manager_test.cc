@@ -15,6 +15,7 @@
 #include "server/oauth/urls.h"
 #include "storage/database.h"
 #include "storage/oauth_store.h"
+#include "tests/server/oauth/manager_fixture.h"
 #include "tests/server/oauth/scripted_fetcher.h"
 #include "absl/synchronization/mutex.h"
 
@@ -72,47 +73,20 @@ class Fetcher : public ScriptedFetcher {
   std::vector<std::map<std::string, std::string>> revoked;
 };
 
-class OAuthManagerTest : public ::testing::Test {
+class OAuthManagerTest : public ManagerFixture<Fetcher> {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat("oauth-manager-test-", getpid(), "-",
-                        ::testing::UnitTest::GetInstance()->random_seed(), "-",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "inspector.db").string();
-    auto db = storage::Database::Open(path_);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Exec("INSERT INTO servers (id, name, transport, url, "
-                            "created_at, updated_at) VALUES ('id-1', 'remote', "
-                            "'streamableHttp', 'https://mcp.example.com/mcp', 0, 0)")
-                    .ok());
-    config_.set_id("id-1");
-    config_.set_name("remote");
-    config_.set_transport("streamableHttp");
-    config_.set_url(kServer);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  OAuthManagerTest() : ManagerFixture("remote") {}
 
+  // A manager that keeps the events it publishes and says its callback is
+  // on 127.0.0.1:4000.
   std::unique_ptr<OAuthManager> NewManager() {
     OAuthManagerOptions options;
     options.publish = [this](v1::Event event) {
       absl::MutexLock lock(&events_mu_);
       events_.push_back(std::move(event));
     };
-    options.database_path = path_;
-    options.clock = &clock_;
     options.callback_base = [] { return std::string("http://127.0.0.1:4000"); };
-    options.find_server =
-        [this](const std::string& s) -> absl::StatusOr<v1::ServerConfig> {
-      if (s == "remote" || s == "id-1") return config_;
-      return Error(v1::SERVER_NOT_FOUND, "no such server");
-    };
-    auto fetcher = std::make_unique<Fetcher>();
-    fetcher_ = fetcher.get();
-    auto manager = OAuthManager::Create(std::move(options), std::move(fetcher));
-    EXPECT_TRUE(manager.ok()) << manager.status();
-    return manager.ok() ? *std::move(manager) : nullptr;
+    return ManagerFixture::NewManager(std::move(options));
   }
 
   // Logs in through the callback, as a browser would.
@@ -136,11 +110,6 @@ class OAuthManagerTest : public ::testing::Test {
 
   absl::Mutex events_mu_;
   std::vector<v1::Event> events_;
-  std::filesystem::path dir_;
-  std::string path_;
-  inspector::testing::FakeClock clock_;
-  v1::ServerConfig config_;
-  Fetcher* fetcher_ = nullptr;
 };
 
 // The text of one column of the only oauth_flows row ("" without one).
