@@ -198,8 +198,13 @@ absl::Status OAuthFlow::RequestGrantToken() {
     Json body = Json::parse(response->body, nullptr, false);
     std::string issued = body.is_object() ? StringField(body, "issued_token_type") : "";
     if (!issued.empty() && issued != kTokenTypeIdJag) {
-      return FailWith(v1::INVALID_RESPONSE, absl::StrCat("the identity provider issued a token of type ", issued, ", not an identity assertion grant (", kTokenTypeIdJag, ")"),
-                      "the identity provider may not support cross-app access for this client");
+      return FailWith(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the identity provider issued a token of type ", issued,
+                       ", not an identity assertion grant (", kTokenTypeIdJag,
+                       ")"),
+          "the identity provider may not support cross-app access for this "
+          "client");
     }
     Log("the identity provider issued an identity assertion grant (ID-JAG)");
     status_message_ = "presenting the ID-JAG to the authorization server";

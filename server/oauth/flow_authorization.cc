@@ -114,8 +114,12 @@ absl::StatusOr<Url> OAuthFlow::FollowToCallback() {
     }
     std::string location = response->Header("location");
     if (response->status < 300 || response->status >= 400 || location.empty()) {
-      return FailWith(v1::FAILED_PRECONDITION, absl::StrCat("the authorization server answered HTTP ", response->status, " instead of redirecting to the callback: it needs a person"),
-                      "run `inspectorctl auth login NAME` without automation");
+      return FailWith(
+          v1::FAILED_PRECONDITION,
+          absl::StrCat(
+              "the authorization server answered HTTP ", response->status,
+              " instead of redirecting to the callback: it needs a person"),
+          "run `inspectorctl auth login NAME` without automation");
     }
     auto current = ParseUrl(url, "the authorization URL");
     if (!current.ok()) {
@@ -138,13 +142,18 @@ absl::StatusOr<Url> OAuthFlow::FollowToCallback() {
     }
     if (!target.ok() || !target->SameOrigin(*start) ||
         !CheckFetchableUrl(location, "the redirect").ok()) {
-      return FailWith(v1::INVALID_RESPONSE, "the authorization endpoint redirected elsewhere than the callback",
-                      "");
+      return FailWith(
+          v1::INVALID_RESPONSE,
+          "the authorization endpoint redirected elsewhere than the callback",
+          "");
     }
     url = location;
   }
-  return FailWith(v1::INVALID_RESPONSE, absl::StrCat("the authorization server redirected more than ", kMaxHops, " times without reaching the callback"),
-                  "");
+  return FailWith(
+      v1::INVALID_RESPONSE,
+      absl::StrCat("the authorization server redirected more than ", kMaxHops,
+                   " times without reaching the callback"),
+      "");
 }
 
 
@@ -167,24 +176,34 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
         "cannot be checked");
   }
   if (params.empty()) {
-    return FailWith(v1::FAILED_PRECONDITION, "waiting for the authorization code (open the authorization URL)",
-                    "approve in the browser, or paste the redirected URL");
+    return FailWith(
+        v1::FAILED_PRECONDITION,
+        "waiting for the authorization code (open the authorization URL)",
+        "approve in the browser, or paste the redirected URL");
   }
   if (auto it = params.find("error"); it != params.end()) {
     std::string description = params["error_description"];
-    return FailWith(v1::AUTHENTICATION_FAILED, absl::StrCat("the authorization server answered ", it->second, description.empty() ? "" : absl::StrCat(": ", description)),
-                    HintForOAuthError(it->second));
+    return FailWith(
+        v1::AUTHENTICATION_FAILED,
+        absl::StrCat(
+            "the authorization server answered ", it->second,
+            description.empty() ? "" : absl::StrCat(": ", description)),
+        HintForOAuthError(it->second));
   }
   bool pasted_code_only = params.size() == 1 && params.count("code") == 1 &&
                           !input.code.empty();
   if (!pasted_code_only) {
     if (state_used_ || params["state"] != oauth_state_ || oauth_state_.empty()) {
-      return FailWith(v1::INVALID_REQUEST, "the redirect's state does not match this flow's (wrong, replayed or from another login)",
+      return FailWith(v1::INVALID_REQUEST,
+                      "the redirect's state does not match this flow's (wrong, "
+                      "replayed or from another login)",
                       "start the login again");
     }
     if (StateExpired()) {
-      return FailWith(v1::FAILED_PRECONDITION, "the login took longer than 10 minutes; its state has expired",
-                      "start the login again");
+      return FailWith(
+          v1::FAILED_PRECONDITION,
+          "the login took longer than 10 minutes; its state has expired",
+          "start the login again");
     }
     state_used_ = true;
     // RFC 9207: the issuer of the answer, checked before the code is used,
@@ -210,8 +229,7 @@ absl::Status OAuthFlow::ReceiveCode(const CodeInput& input) {
   }
   code_ = params["code"];
   if (code_.empty()) {
-    return FailWith(v1::INVALID_REQUEST, "the redirect carries no code",
-                    "");
+    return FailWith(v1::INVALID_REQUEST, "the redirect carries no code", "");
   }
   Log("authorization code received");
   return absl::OkStatus();

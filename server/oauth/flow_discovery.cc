@@ -166,8 +166,13 @@ absl::Status OAuthFlow::Discover() {
         absl::StartsWith(absl::StrCat(TrimSlash(server->path), "/"),
                          absl::StrCat(TrimSlash(parsed->path), "/"));
     if (!matches) {
-      return FailWith(v1::INVALID_RESPONSE, absl::StrCat("the protected resource metadata names resource '", resource, "', which is not the server ", settings_.server_url),
-                      "a token for another resource must not be requested; the server's metadata is wrong or not its own");
+      return FailWith(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the protected resource metadata names resource '",
+                       resource, "', which is not the server ",
+                       settings_.server_url),
+          "a token for another resource must not be requested; the server's "
+          "metadata is wrong or not its own");
     }
     resource_ = resource;
   } else {
@@ -176,8 +181,10 @@ absl::Status OAuthFlow::Discover() {
   std::vector<std::string> servers =
       StringList(resource_metadata_, "authorization_servers");
   if (servers.empty()) {
-    return FailWith(v1::INVALID_RESPONSE, "the protected resource metadata lists no authorization_servers",
-                    "the server's metadata is incomplete");
+    return FailWith(
+        v1::INVALID_RESPONSE,
+        "the protected resource metadata lists no authorization_servers",
+        "the server's metadata is incomplete");
   }
   absl::Status as = FetchAuthorizationServerMetadata(servers.front());
   if (!as.ok()) return as;

@@ -154,8 +154,10 @@ absl::Status OAuthFlow::Register() {
   client.redirect_uri = settings_.redirect_uri;
   if (strategy == "cimd") {
     if (settings_.client_metadata_url.empty()) {
-      return FailWith(v1::FAILED_PRECONDITION, "CIMD registration needs a client metadata document URL",
-                      "set oauth.clientMetadataUrl, or run the daemon with --http so it serves its own document");
+      return FailWith(v1::FAILED_PRECONDITION,
+                      "CIMD registration needs a client metadata document URL",
+                      "set oauth.clientMetadataUrl, or run the daemon with "
+                      "--http so it serves its own document");
     }
     if (!cimd_offered) {
       Log("the authorization server does not say it supports client ID "
@@ -166,8 +168,10 @@ absl::Status OAuthFlow::Register() {
     Log(absl::StrCat("client ID metadata document: ", client.client_id));
   } else if (strategy == "preregistered") {
     if (settings_.client_id.empty()) {
-      return FailWith(v1::FAILED_PRECONDITION, "pre-registered client: no client id",
-                      "set oauth.clientId (and oauth.clientSecret) in the server's configuration");
+      return FailWith(v1::FAILED_PRECONDITION,
+                      "pre-registered client: no client id",
+                      "set oauth.clientId (and oauth.clientSecret) in the "
+                      "server's configuration");
     }
     // Pre-registered credentials belong to the authorization server they
     // were first used with: when the server names another one, say so
@@ -177,8 +181,17 @@ absl::Status OAuthFlow::Register() {
         settings_.stored_client->client_id == settings_.client_id &&
         !settings_.stored_client->issuer.empty() &&
         settings_.stored_client->issuer != issuer_) {
-      return FailWith(v1::FAILED_PRECONDITION, absl::StrCat("the pre-registered client ", settings_.client_id, " was used with the authorization server ", settings_.stored_client->issuer, "; the server now names ", issuer_, ", and credentials are never presented to another authorization server"),
-                      "configure the client registered with the new authorization server, or, if this one is, run `inspectorctl auth logout NAME --all` first");
+      return FailWith(
+          v1::FAILED_PRECONDITION,
+          absl::StrCat("the pre-registered client ", settings_.client_id,
+                       " was used with the authorization server ",
+                       settings_.stored_client->issuer,
+                       "; the server now names ", issuer_,
+                       ", and credentials are never presented to another "
+                       "authorization server"),
+          "configure the client registered with the new authorization server, "
+          "or, if this one is, run `inspectorctl auth logout NAME --all` "
+          "first");
     }
     client.client_id = settings_.client_id;
     client.client_secret = settings_.client_secret;
@@ -229,8 +242,11 @@ absl::Status OAuthFlow::Register() {
     }
     std::string endpoint = StringField(as_metadata_, "registration_endpoint");
     if (endpoint.empty()) {
-      return FailWith(v1::FAILED_PRECONDITION, "the authorization server offers no dynamic client registration",
-                      "configure a pre-registered client (oauth.clientId, oauth.clientSecret) or use --registration cimd");
+      return FailWith(
+          v1::FAILED_PRECONDITION,
+          "the authorization server offers no dynamic client registration",
+          "configure a pre-registered client (oauth.clientId, "
+          "oauth.clientSecret) or use --registration cimd");
     }
     absl::Status allowed = CheckFetchableUrl(endpoint, "registration_endpoint");
     if (!allowed.ok()) {
@@ -298,8 +314,14 @@ absl::Status OAuthFlow::Register() {
         body.erase(refused);
         continue;
       }
-      return FailWith(v1::AUTHENTICATION_FAILED, absl::StrCat("dynamic client registration answered HTTP ", response->status, error.empty() ? "" : ": ", error, description.empty() ? "" : absl::StrCat(" (", description, ")")),
-                      error.empty() ? "the flow's exchanges show the answer" : HintForOAuthError(error));
+      return FailWith(
+          v1::AUTHENTICATION_FAILED,
+          absl::StrCat(
+              "dynamic client registration answered HTTP ", response->status,
+              error.empty() ? "" : ": ", error,
+              description.empty() ? "" : absl::StrCat(" (", description, ")")),
+          error.empty() ? "the flow's exchanges show the answer"
+                        : HintForOAuthError(error));
     }
     client.client_id = StringField(answer, "client_id");
     client.client_secret = StringField(answer, "client_secret");
@@ -310,7 +332,9 @@ absl::Status OAuthFlow::Register() {
     Log(absl::StrCat("registered client ", client.client_id, " (",
                      client.auth_method, ")"));
   } else {
-    return FailWith(v1::INVALID_REQUEST, absl::StrCat("registration strategy '", strategy, "' is not dcr, preregistered or cimd"),
+    return FailWith(v1::INVALID_REQUEST,
+                    absl::StrCat("registration strategy '", strategy,
+                                 "' is not dcr, preregistered or cimd"),
                     "");
   }
   client_ = std::move(client);

@@ -53,6 +53,13 @@ void OAuthFlow::Fail(const absl::Status& status, std::string hint) {
   Log(absl::StrCat("step failed: ", status.message()), latest_error_);
 }
 
+absl::Status OAuthFlow::FailWith(ErrorCode code, std::string_view message,
+                                 std::string hint) {
+  absl::Status status = Error(code, message);
+  Fail(status, std::move(hint));
+  return status;
+}
+
 absl::StatusOr<HttpResponse> OAuthFlow::Exchange(HttpRequest request) {
   absl::Time start = clock_->Now();
   absl::StatusOr<HttpResponse> response = http_->Fetch(request);

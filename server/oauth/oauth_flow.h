@@ -44,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
+#include "common/errors.h"
 #include "inspector/v1/oauth.pb.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/client_credentials.h"
@@ -203,6 +204,10 @@ class OAuthFlow {
   void Log(std::string message, std::string error = "");
   void Notify(v1::OAuthFlowEvent event) const;
   void Fail(const absl::Status& status, std::string hint);
+  // Fails the step with Error(code, message) and `hint`; returns that
+  // status.
+  absl::Status FailWith(ErrorCode code, std::string_view message,
+                        std::string hint);
 
   FlowSettings settings_;
   HttpFetcher* const http_;
