@@ -55,7 +55,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
 import conformance_runner  # noqa: E402
-from conformance_runner import check_scenario_list, fail, group_members, stop_group  # noqa: E402
+from conformance_runner import check_scenario_list, fail, group_members, run_cli, stop_group  # noqa: E402
 
 # The spec revision each suite of the pre-release is run for.
 REQUIREMENTS = {"next": "2025-11-25", "modern": "2026-07-28",
@@ -71,7 +71,6 @@ PACKAGES = {
 # What server.mjs is started with, per suite: `passthrough` has it speak
 # 2026-07-28 itself, so the front door passes requests through.
 SERVER_ARGS = {"passthrough": ["--modern"], "reverse": ["--modern"]}
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 HTTP_ADDRESS = re.compile(r"and REST on (\S+:\d+)")
 
 
@@ -221,19 +220,9 @@ def run_scenario(installation, scenario, flags, server_script, timeout_s, url=No
                                        *installation.server_args(), "--output-dir", out_dir)
         print(f"conformance {installation.version}, scenario {scenario}\nrunning: {' '.join(command)}",
               flush=True)
-        env = dict(os.environ, TMPDIR=work, NO_COLOR="1")
         started = time.monotonic()
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            stop_group(proc.pid)
-            output, _ = proc.communicate()
-            timed_out = True
+        proc, output, timed_out = run_cli(command, work, timeout_s)
         elapsed = time.monotonic() - started
-        print(ANSI_ESCAPE.sub("", output.decode("utf-8", "replace")), flush=True)
         stop_group(proc.pid)  # anything the CLI left behind
 
         problems = []
@@ -267,7 +256,7 @@ def run_scenario(installation, scenario, flags, server_script, timeout_s, url=No
         elif not by_status.get("SUCCESS"):
             problems.append("no check succeeded")
 
-        if re.search(r"No endpoint \w+ /servers/", output.decode("utf-8", "replace") + json.dumps(checks)):
+        if re.search(r"No endpoint \w+ /servers/", output + json.dumps(checks)):
             problems.append("this inspectord does not serve the MCP front door at "
                             f"/servers/{SERVER_NAME}/mcp (its HTTP listener answered NOT_FOUND)")
         if daemon:

@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
-from conformance_runner import Installation, check_scenario_list, fail, group_members, stop_group  # noqa: E402
+from conformance_runner import Installation, check_scenario_list, fail, group_members, run_cli, stop_group  # noqa: E402
 
 # The release, and the next pre-release (installed as conformance-next) run
 # for the revision its requirements name, at that revision's wire.
@@ -38,7 +38,6 @@ PACKAGES = {"release": os.path.join("@modelcontextprotocol", "conformance"),
             "next": "conformance-next"}
 NEXT_REQUIREMENTS = "2026-07-28"
 AUTH_PREFIX = "auth/"
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 SKIP_PREFIX = "skip:"
@@ -110,19 +109,8 @@ def run_scenario(installation, client, scenario, timeout_ms, suite):
             "--timeout", str(timeout_ms), "--output-dir", out_dir,
             *(["--spec-version", NEXT_REQUIREMENTS] if suite == "next" else []))
         print("running:", " ".join(command), flush=True)
-        env = dict(os.environ, TMPDIR=out_dir, NO_COLOR="1")
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
         deadline_s = timeout_ms / 1000 + 60
-        try:
-            output, _ = proc.communicate(timeout=deadline_s)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            stop_group(proc.pid)
-            output, _ = proc.communicate()
-            timed_out = True
-        # The CLI colours its report whatever NO_COLOR says; CTest logs want text.
-        print(ANSI_ESCAPE.sub("", output.decode("utf-8", "replace")), flush=True)
+        proc, _, timed_out = run_cli(command, out_dir, deadline_s)
 
         # Whatever client.sh started must be gone once the CLI has exited:
         # the client's own cleanup runs before the CLI sees it exit.

@@ -2,16 +2,19 @@
 scenarios, tests/conformance-server for the server ones) share: finding the
 conformance CLI and the Node that runs it under tools/npm/node_modules, and
 the process groups each suite run is started in (read from /proc: which
-processes a group still has, and ending a whole group), and the check of a
-scenario list against the scenarios the package lists."""
+processes a group still has, and ending a whole group), running the CLI in
+such a group, and the check of a scenario list against the scenarios the
+package lists."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 NODE_MAJOR = 22  # what the conformance CLI needs
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def fail(message):
@@ -101,3 +104,25 @@ def stop_group(pgid):
             time.sleep(0.05)
         if not group_members(pgid):
             return
+
+
+def run_cli(command, tmpdir, timeout_s):
+    """Runs the conformance CLI `command` in a process group of its own
+    (with TMPDIR=tmpdir and NO_COLOR), ends the group if it has not finished
+    within timeout_s, and prints its output without colours. Returns
+    (proc, output, timed_out), output as the text it printed; proc.pid names
+    the group, in which the CLI's children may remain."""
+    env = dict(os.environ, TMPDIR=tmpdir, NO_COLOR="1")
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout_s)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        stop_group(proc.pid)
+        output, _ = proc.communicate()
+        timed_out = True
+    # The CLI colours its report whatever NO_COLOR says; CTest logs want text.
+    text = ANSI_ESCAPE.sub("", output.decode("utf-8", "replace"))
+    print(text, flush=True)
+    return proc, text, timed_out
