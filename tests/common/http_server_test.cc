@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -308,6 +309,15 @@ void Echo(std::shared_ptr<HttpExchange> exchange) {
                     r.method + " " + r.target + " " + r.body);
 }
 
+// Answers as Echo, counting the exchanges in `handled` (which must
+// outlive the server).
+HttpHandler CountingEcho(std::atomic<int>& handled) {
+  return [&handled](std::shared_ptr<HttpExchange> exchange) {
+    ++handled;
+    Echo(std::move(exchange));
+  };
+}
+
 // The peer ("address:port") of every exchange an echoing server is given,
 // oldest first: which connections the requests came on. The handler runs
 // on the server's threads, peers() on the test's.
@@ -542,12 +552,7 @@ TEST(HttpServerTest, RefusesOversizedUrlsHeadersAndBodies) {
   options.max_header_bytes = 200;
   options.max_body_bytes = 1000;
   std::atomic<int> handled{0};
-  auto server = StartServer(
-      [&](std::shared_ptr<HttpExchange> exchange) {
-        ++handled;
-        Echo(std::move(exchange));
-      },
-      options);
+  auto server = StartServer(CountingEcho(handled), options);
   ASSERT_NE(server, nullptr);
 
   struct Case {
@@ -700,12 +705,7 @@ TEST(HttpServerTest, TimesOutASlowHeadWith408) {
   HttpServerOptions options;
   options.header_timeout = absl::Milliseconds(200);
   std::atomic<int> handled{0};
-  auto server = StartServer(
-      [&](std::shared_ptr<HttpExchange> exchange) {
-        ++handled;
-        Echo(std::move(exchange));
-      },
-      options);
+  auto server = StartServer(CountingEcho(handled), options);
   ASSERT_NE(server, nullptr);
   // Slowloris: the head never ends.
   TestClient slow(server->port());

@@ -31,10 +31,14 @@ ModernCall Call(const std::string& id, const std::string& method,
   return call;
 }
 
-// A tools/call of echo("hi") with `id`, whose Mcp-Name header says `name`.
-ModernCall EchoHi(const std::string& id, const std::string& name) {
-  return Call(id, "tools/call", R"("name":"echo","arguments":{"message":"hi"})",
-              name);
+// A tools/call of `tool` with `arguments` (a JSON object's text) and `id`,
+// whose Mcp-Name header says `name`, by default the tool's own.
+ModernCall ToolCall(const std::string& id, const std::string& tool,
+                    const std::string& arguments = "{}",
+                    const std::string& name = "") {
+  return Call(id, "tools/call",
+              absl::StrCat(R"("name":")", tool, R"(","arguments":)", arguments),
+              name.empty() ? tool : name);
 }
 
 constexpr char kEchoCall[] =
@@ -73,7 +77,7 @@ TEST_F(ModernFrontTest, DiscoverIsAnsweredFromALegacyServersInitialize) {
 
 TEST_F(ModernFrontTest, ALegacyAnswerIsTranslated) {
   Start();
-  ModernCall call = EchoHi("\"c1\"", "echo");
+  ModernCall call = ToolCall("\"c1\"", "echo", R"({"message":"hi"})");
   Reply r = Post(call.body, call.headers);
   ASSERT_EQ(r.status, 200) << r.body;
   json body = Body(r);
@@ -100,7 +104,7 @@ TEST_F(ModernFrontTest, ALegacyAnswerIsTranslated) {
 
 TEST_F(ModernFrontTest, RequestsThatDisagreeWithTheirHeadersAreRefused) {
   Start();
-  ModernCall call = EchoHi("5", "other");
+  ModernCall call = ToolCall("5", "echo", R"({"message":"hi"})", "other");
   Reply r = Post(call.body, call.headers);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(Body(r)["error"]["code"], -32020);
@@ -113,8 +117,7 @@ TEST_F(ModernFrontTest, RequestsThatDisagreeWithTheirHeadersAreRefused) {
   EXPECT_EQ(Body(r)["error"]["code"], -32020);
 
   // Mcp-Name may be Base64 ("echo").
-  call = Call("7", "tools/call", R"("name":"echo","arguments":{})",
-              "=?base64?ZWNobw==?=");
+  call = ToolCall("7", "echo", "{}", "=?base64?ZWNobw==?=");
   r = Post(call.body, call.headers);
   EXPECT_EQ(r.status, 200) << r.body;
 
@@ -146,12 +149,10 @@ TEST_F(ModernFrontTest, MirroredArgumentsMustMatchTheirHeaders) {
   Start();
   auto call = [&](const std::string& id, const std::string& region,
                   const std::string& header) {
-    ModernCall c = Call(id, "tools/call",
-                        absl::StrCat(R"("name":"region","arguments":{)",
-                                     region.empty() ? "" : R"("region":")" +
-                                                               region + "\"",
-                                     "}"),
-                        "region");
+    ModernCall c = ToolCall(
+        id, "region",
+        absl::StrCat("{", region.empty() ? "" : R"("region":")" + region + "\"",
+                     "}"));
     if (!header.empty()) c.headers.push_back("Mcp-Param-Region: " + header);
     return Post(c.body, c.headers);
   };
@@ -176,8 +177,7 @@ TEST_F(ModernFrontTest, MirroredArgumentsMustMatchTheirHeaders) {
 
 TEST_F(ModernFrontTest, AServersRequestBecomesAnInputRequiredRound) {
   Start();
-  ModernCall call =
-      Call("1", "tools/call", R"("name":"ask","arguments":{})", "ask");
+  ModernCall call = ToolCall("1", "ask");
   Reply r = Post(call.body, call.headers);
   ASSERT_EQ(r.status, 200) << r.body;
   json result = Body(r)["result"];
@@ -228,8 +228,7 @@ TEST_F(ModernFrontTest, AnInputRoundExpiresOnTheEndpointsClock) {
   EndpointOptions options;
   options.clock = &fake_clock_;
   Start(options);
-  ModernCall call =
-      Call("1", "tools/call", R"("name":"ask","arguments":{})", "ask");
+  ModernCall call = ToolCall("1", "ask");
   Reply r = Post(call.body, call.headers);
   ASSERT_EQ(Body(r)["result"]["resultType"], "input_required") << r.body;
   std::string state = Body(r)["result"]["requestState"];
@@ -250,8 +249,7 @@ TEST_F(ModernFrontTest, AnInputRoundExpiresOnTheEndpointsClock) {
 TEST_F(ModernFrontTest, AnUndeclaredCapabilityIsMissingRequiredClientCapability) {
   Start();
   // kMeta declares elicitation only; the tool asks for sampling.
-  ModernCall call =
-      Call("1", "tools/call", R"("name":"sample","arguments":{})", "sample");
+  ModernCall call = ToolCall("1", "sample");
   Reply r = Post(call.body, call.headers);
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(Body(r)["error"]["code"], -32021);
@@ -268,9 +266,7 @@ TEST_F(ModernFrontTest, AnUndeclaredCapabilityIsMissingRequiredClientCapability)
 TEST_F(ModernFrontTest, AModernServerGetsRequestsAsTheyAre) {
   modern_upstream_ = true;
   Start();
-  ModernCall call = Call("1", "tools/call",
-                         R"("name":"echo","arguments":{"message":"as is"})",
-                         "echo");
+  ModernCall call = ToolCall("1", "echo", R"({"message":"as is"})");
   Reply r = Post(call.body, call.headers);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Body(r)["id"], 1);
