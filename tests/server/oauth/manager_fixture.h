@@ -41,12 +41,11 @@ class ManagerFixture : public ::testing::Test {
     path_ = (dir_ / "inspector.db").string();
     auto db = storage::Database::Open(path_);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Exec(absl::StrCat(
-                                "INSERT INTO servers (id, name, transport, "
-                                "url, created_at, updated_at) VALUES ('id-1', '",
-                                server_name_, "', 'streamableHttp', '", kServer,
-                                "', 0, 0)"))
-                    .ok());
+    const std::string insert = absl::StrCat(
+        "INSERT INTO servers (id, name, transport, url, created_at, "
+        "updated_at) VALUES ('id-1', '",
+        server_name_, "', 'streamableHttp', '", kServer, "', 0, 0)");
+    ASSERT_TRUE((*db)->Exec(insert).ok());
     config_.set_id("id-1");
     config_.set_name(server_name_);
     config_.set_transport("streamableHttp");

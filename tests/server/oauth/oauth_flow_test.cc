@@ -42,17 +42,18 @@ class OAuthFlowTest : public ::testing::Test {
   }
   static FlowSettings Settings() { return BrowserFlowSettings(); }
   static void ToCode(OAuthFlow& flow) { AdvanceToCode(flow); }
-  // A public client "client-old" registered with kIssuer by an earlier
-  // login, whose registration answer was `registration_json`.
-  static ClientRegistration StoredDcrClient(const std::string& registration_json) {
-    ClientRegistration stored;
-    stored.issuer = kIssuer;
-    stored.client_id = "client-old";
-    stored.strategy = "dcr";
-    stored.auth_method = "none";
-    stored.redirect_uri = kRedirect;
-    stored.registration_json = registration_json;
-    return stored;
+  // Settings asking for `scopes` that carry a public client "client-old"
+  // registered with kIssuer by an earlier login, whose registration
+  // answer named `registered_scope`.
+  static FlowSettings WithStoredDcrClient(const std::string& registered_scope,
+                                          std::vector<std::string> scopes) {
+    FlowSettings settings = Settings();
+    ClientRegistration& stored = settings.stored_client.emplace(
+        EarlierDcrClient(kIssuer, "client-old"));
+    stored.registration_json = absl::StrCat(
+        R"({"client_id":"client-old","scope":")", registered_scope, R"("})");
+    settings.scopes = std::move(scopes);
+    return settings;
   }
   std::string Redirect(const std::string& state, const std::string& extra = "") {
     return absl::StrCat(kRedirect, "?code=the-code&state=", state, extra);
@@ -344,13 +345,10 @@ TEST_F(OAuthFlowTest, HeadlessStopsAtAPageThatNeedsAPerson) {
 // A dynamic registration that names its scopes is reused while it covers
 // the scopes asked for, and made again when a step up asks for more.
 TEST_F(OAuthFlowTest, DcrRegistrationIsMadeAgainForScopesItDoesNotCover) {
-  ClientRegistration stored = StoredDcrClient(
-      R"({"client_id":"client-old","scope":"mcp:read"})");
   // The server lists the scopes, so a registration names them.
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["mcp:read","mcp:admin"])");
-  FlowSettings settings = Settings();
-  settings.stored_client = stored;
+  FlowSettings settings = WithStoredDcrClient("mcp:read", {});
   OAuthFlow reused(settings, &http_, &clock_);
   ToCode(reused);
   EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
@@ -393,12 +391,9 @@ TEST_F(OAuthFlowTest, DcrNamesNoScopeWhenTheAuthorizationServerListsNone) {
 TEST_F(OAuthFlowTest, DcrRegistrationIsKeptWhenTheScopesItLacksCannotBeRegistered) {
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["openid","offline_access"])");
-  ClientRegistration stored = StoredDcrClient(
-      R"({"client_id":"client-old","scope":"offline_access"})");
-  FlowSettings settings = Settings();
-  settings.stored_client = stored;
-  settings.scopes = {"mcp:read", "mcp:admin"};
-  OAuthFlow flow(settings, &http_, &clock_);
+  OAuthFlow flow(
+      WithStoredDcrClient("offline_access", {"mcp:read", "mcp:admin"}),
+      &http_, &clock_);
   ToCode(flow);
   EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(flow.client()->client_id, "client-old");
@@ -410,12 +405,8 @@ TEST_F(OAuthFlowTest, DcrRegistrationIsKeptWhenTheScopesItLacksCannotBeRegistere
 TEST_F(OAuthFlowTest, DcrRegistrationWithTheServersDefaultScopeIsKept) {
   SetAsMetadata("https://auth.example.com/authorize",
                 R"(,"scopes_supported":["openid","mcp:read","mcp:admin"])");
-  ClientRegistration stored = StoredDcrClient(
-      R"({"client_id":"client-old","scope":"openid"})");
-  FlowSettings settings = Settings();
-  settings.stored_client = stored;
-  settings.scopes = {"mcp:read", "mcp:admin"};
-  OAuthFlow flow(settings, &http_, &clock_);
+  OAuthFlow flow(WithStoredDcrClient("openid", {"mcp:read", "mcp:admin"}),
+                 &http_, &clock_);
   ToCode(flow);
   EXPECT_FALSE(http_.Requested("POST https://auth.example.com/register"));
   EXPECT_EQ(flow.client()->client_id, "client-old");

@@ -156,13 +156,10 @@ TEST_F(OAuthRevisionTest, DcrNamesTheApplicationType) {
 
 TEST_F(OAuthRevisionTest, RegistrationWithAnotherIssuerIsNeverReused) {
   FlowSettings settings = Settings();
-  ClientRegistration old;
-  old.issuer = "https://old-as.example.com";
-  old.client_id = "client-of-old-as";
+  ClientRegistration old =
+      EarlierDcrClient("https://old-as.example.com", "client-of-old-as");
   old.client_secret = "old-secret";
   old.auth_method = "client_secret_post";
-  old.strategy = "dcr";
-  old.redirect_uri = kRedirect;
   settings.stored_client = old;
   OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
@@ -179,13 +176,7 @@ TEST_F(OAuthRevisionTest, RegistrationWithAnotherIssuerIsNeverReused) {
 
 TEST_F(OAuthRevisionTest, RegistrationWithTheSameIssuerIsReused) {
   FlowSettings settings = Settings();
-  ClientRegistration same;
-  same.issuer = kIssuer;
-  same.client_id = "client-kept";
-  same.strategy = "dcr";
-  same.auth_method = "none";
-  same.redirect_uri = kRedirect;
-  settings.stored_client = same;
+  settings.stored_client = EarlierDcrClient(kIssuer, "client-kept");
   OAuthFlow flow(settings, &http_, &clock_);
   ToCode(flow);
   EXPECT_EQ(http_.Count("POST https://auth.example.com/register"), 0);

@@ -134,6 +134,19 @@ inline FlowSettings BrowserFlowSettings() {
   return s;
 }
 
+// A public client that an earlier login registered with `issuer` as
+// `client_id` by DCR, coming back to kRedirect.
+inline ClientRegistration EarlierDcrClient(const std::string& issuer,
+                                           const std::string& client_id) {
+  ClientRegistration client;
+  client.issuer = issuer;
+  client.client_id = client_id;
+  client.strategy = "dcr";
+  client.auth_method = "none";
+  client.redirect_uri = kRedirect;
+  return client;
+}
+
 // Advances a browser flow through discovery and registration to
 // AUTHORIZATION_CODE, failing the test if it stops before.
 inline void AdvanceToCode(OAuthFlow& flow) {
