@@ -1,7 +1,8 @@
-// The detail pane of a message (timeline and history): pretty JSON of the
-// request and its response, "copy as curl" and "copy as inspectorctl".
-import { h, pretty, copyText, shellQuote } from './util.js';
+// The detail pane of a message (timeline and history): the request and its
+// response in the JSON tree viewer, "copy as curl" and "copy as inspectorctl".
+import { h, copyText, shellQuote } from './util.js';
 import { serverName } from './state.js';
+import { jsonTree } from './jsonview.js';
 
 
 export function curlFor(serverId, raw) {
@@ -26,8 +27,9 @@ export function inspectorctlFor(serverId, raw) {
 }
 
 // `request` and `response`: raw JSON texts (either may be missing).
-// `extra`: more buttons for the message (e.g. "Break on this").
-export function detailPane({ title, serverId, request, response, meta, extra }) {
+// `extra`: more buttons for the message (e.g. "Break on this"); `before`
+// and `after`: more content above and below the request and response.
+export function detailPane({ title, serverId, request, response, meta, extra, before, after }) {
   const sendable = request && (() => {
     try {
       const m = JSON.parse(request);
@@ -43,7 +45,9 @@ export function detailPane({ title, serverId, request, response, meta, extra }) 
       h('button', { type: 'button', onclick: () => copyText(curlFor(serverId, request)) }, 'Copy as curl'),
       h('button', { type: 'button', onclick: () => copyText(inspectorctlFor(serverId, request)) }, 'Copy as inspectorctl')) : null,
     extra && extra.length ? h('div', { class: 'actions' }, extra) : null,
-    request ? [h('h4', {}, 'Request'), h('pre', { class: 'json' }, pretty(request))] : null,
-    response ? [h('h4', {}, 'Response'), h('pre', { class: 'json' }, pretty(response))] : null);
+    before || null,
+    request ? [h('h4', {}, 'Request'), jsonTree(request, { label: 'Request' })] : null,
+    response ? [h('h4', {}, 'Response'), jsonTree(response, { label: 'Response' })] : null,
+    after || null);
 }
 

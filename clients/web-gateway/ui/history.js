@@ -1,10 +1,36 @@
 // History: recorded requests with the seed's filters (server, method,
-// since, direction, text), paging, and the same detail pane as the timeline.
-import { api, query } from './api.js';
+// since, direction, text), paging, and the same detail pane as the timeline
+// (JSON tree viewer, replay, edit and replay, break on this), with a link
+// to the message's session. Errors and calls over a second stand out; the
+// era probe of an auto-era server is shown as a probe; later rounds of a
+// multi round-trip request say which round they are.
+import { api, query, enc } from './api.js';
 import { store } from './state.js';
 import { h, clear, field, errorBox, dateTimeOf } from './util.js';
 import { serverName } from './state.js';
 import { detailPane } from './detail.js';
+import { breakOnButton } from './intercept.js';
+import { replayOne } from './sessions.js';
+import { SLOW_MS } from './timeline.js';
+
+// server/discover answered "method not found": the probe of an auto-era
+// server that speaks the handshake era. Not a failure.
+function isProbe(e) {
+  return e.method === 'server/discover' && e.error && Number(e.error.code) === -32601;
+}
+
+function rowClass(e) {
+  const out = [];
+  if (isProbe(e)) out.push('is-probe');
+  else if (e.success === false) out.push('is-error');
+  if (e.duration >= SLOW_MS) out.push('is-slow');
+  return out.join(' ');
+}
+
+function okText(e) {
+  if (isProbe(e)) return 'probe';
+  return e.success === undefined ? '…' : e.success ? 'yes' : 'no';
+}
 
 const PAGE = 50;
 const filters = { serverId: '', method: '', since: '', direction: '', text: '' };
@@ -50,15 +76,16 @@ async function load() {
     clear(out,
       entries.length === 0 ? h('p', { class: 'empty' }, 'Nothing recorded matches.') : h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
         h('caption', { class: 'offscreen' }, 'Recorded requests'),
-        h('thead', {}, h('tr', {}, ['Time', 'Server', 'Method', 'Target', 'Duration', 'OK', 'Id'].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, entries.map((e) => h('tr', { class: e.success === false ? 'is-error' : '' },
+        h('thead', {}, h('tr', {}, ['Time', 'Server', 'Method', 'Target', 'Duration', 'OK', 'Id', 'Session'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, entries.map((e) => h('tr', { class: rowClass(e), dataset: { message: String(e.messageId || '') } },
           h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => show(e) }, dateTimeOf(e.timestamp))),
           h('td', {}, serverName(e.serverId)),
-          h('td', {}, e.method),
+          h('td', {}, e.method, e.inputRound ? h('span', { class: 'muted' }, ` (round ${e.inputRound})`) : null),
           h('td', { class: 'clip' }, e.target || ''),
-          h('td', {}, e.duration !== undefined ? `${Math.round(e.duration)} ms` : 'pending'),
-          h('td', {}, e.success === undefined ? '…' : e.success ? 'yes' : 'no'),
-          h('td', { class: 'mono' }, e.id)))))),
+          h('td', { class: 'dur' }, e.duration !== undefined ? `${Math.round(e.duration)} ms` : 'pending'),
+          h('td', { class: 'probe' }, okText(e)),
+          h('td', { class: 'mono' }, e.id),
+          h('td', {}, e.sessionId ? h('a', { href: `#/sessions/${enc(e.sessionId)}`, 'aria-label': `Open the session of ${e.method} ${e.id}` }, 'Session') : '')))))),
       h('nav', { class: 'pager', 'aria-label': 'Pages' },
         h('button', { type: 'button', disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, 'Newer'),
         h('span', { role: 'status' }, total ? `${offset + 1}–${offset + entries.length} of ${total}` : ''),
@@ -83,7 +110,17 @@ function show(entry) {
     serverId: entry.serverId,
     request: JSON.stringify(request),
     response: response ? JSON.stringify(response) : null,
-    meta: { Server: serverName(entry.serverId), Time: dateTimeOf(entry.timestamp), Duration: entry.duration !== undefined ? `${Math.round(entry.duration)} ms` : 'pending' },
+    extra: [breakOnButton({ serverId: entry.serverId, direction: entry.direction, kind: 'request', method: entry.method, target: entry.target }),
+      entry.sessionId ? h('a', { class: 'button', href: `#/sessions/${enc(entry.sessionId)}` }, 'Open its session') : null],
+    after: entry.messageId && entry.direction !== 'SERVER_TO_CLIENT'
+      ? replayOne({ id: entry.messageId, raw: JSON.stringify(request), kind: 'request', direction: 'CLIENT_TO_SERVER', sequence: entry.id }, entry.serverId, `${entry.method} ${entry.id}`)
+      : null,
+    meta: {
+      Server: serverName(entry.serverId), Time: dateTimeOf(entry.timestamp),
+      Duration: entry.duration !== undefined ? `${Math.round(entry.duration)} ms${entry.duration >= SLOW_MS ? ' (slow)' : ''}` : 'pending',
+      Probe: isProbe(entry) ? 'server/discover is not known to this server: it speaks the handshake era (not a failure)' : undefined,
+      Era: entry.era, Round: entry.inputRound || undefined, Session: entry.sessionId,
+    },
   }));
   box.querySelector('h3').focus();
 }

@@ -6,6 +6,7 @@ import { api, enc } from './api.js';
 import { store, on, serverName, loadPending, currentServer } from './state.js';
 import { h, clear, field, errorBox, pretty, actionButton, toast, dateTimeOf, webLink } from './util.js';
 import { schemaForm } from './forms.js';
+import { findRaw } from './timeline.js';
 
 let root = null;
 let off = [];
@@ -15,7 +16,7 @@ const cards = new Map();
 
 export function mount(container) {
   root = container;
-  off = [on('pending', render), on('current', render)];
+  off = [on('pending', render), on('current', render), on('message', reorderLate)];
   loadPending().catch(() => {});
   render();
 }
@@ -49,6 +50,56 @@ function render() {
   if (focused) (root.contains(focused) ? focused : root.querySelector('input, textarea, select, button'))?.focus();
 }
 
+// The daemon hands pending params over as a google.protobuf.Struct, whose
+// keys come sorted; the server's own order of an elicitation's fields is in
+// the raw JSON text of its request, recorded in the traffic. Returns the
+// schema with its properties in that order, or null while the request's
+// text has not been seen.
+function keysOf(o) {
+  return Object.keys(o || {}).sort().join('\u0000');
+}
+function findSchema(node, keys) {
+  if (!node || typeof node !== 'object') return null;
+  if (node.requestedSchema && node.requestedSchema.properties && keysOf(node.requestedSchema.properties) === keys) return node.requestedSchema;
+  for (const value of Object.values(node)) {
+    const found = findSchema(value, keys);
+    if (found) return found;
+  }
+  return null;
+}
+export function serverOrdered(item, schema) {
+  if (!schema || !schema.properties || Object.keys(schema.properties).length < 2) return schema;
+  const keys = keysOf(schema.properties);
+  let original = null;
+  findRaw((row) => {
+    if (row.serverId !== item.serverId || !row.raw.includes('requestedSchema')) return false;
+    try {
+      original = findSchema(JSON.parse(row.raw), keys);
+    } catch {
+      original = null;
+    }
+    return Boolean(original);
+  });
+  if (!original) return null;
+  const properties = {};
+  for (const key of Object.keys(original.properties)) properties[key] = schema.properties[key];
+  return { ...schema, properties };
+}
+
+// An elicitation card drawn before its request's text arrived is drawn
+// again, in the server's order, unless someone is already typing in it.
+function reorderLate(event) {
+  if (!root || !event.message || !String(event.message.raw || '').includes('requestedSchema')) return;
+  let changed = false;
+  for (const [id, element] of cards) {
+    if (element.dataset.unordered && !element.contains(document.activeElement)) {
+      cards.delete(id);
+      changed = true;
+    }
+  }
+  if (changed) render();
+}
+
 function timeLeft(item) {
   if (!item.deadline) return '';
   const s = Math.max(0, Math.round((item.deadline - Date.now()) / 1000));
@@ -68,20 +119,32 @@ function card(item) {
   if (item.kind === 'ELICITATION') body = elicitation(item, params);
   else if (item.kind === 'SAMPLING') body = sampling(item, params);
   else body = h('pre', { class: 'json' }, pretty(params));
-  return h('article', { class: 'pending-card', 'aria-label': title },
+  const element = h('article', { class: 'pending-card', 'aria-label': title },
     h('header', {}, h('h3', {}, title), h('span', { class: 'muted' }, `received ${dateTimeOf(item.receivedAt)} · ${timeLeft(item)}`)),
     body);
+  if (body.dataset && body.dataset.unordered) element.dataset.unordered = '1';
+  return element;
 }
 
 function elicitation(item, params) {
   if (params.mode === 'url') {
+    // The URL is shown as text, in full; only an http(s) URL gets an
+    // explicit button that opens it in a new tab.
+    const open = webLink(params.url, 'Open in a new tab');
+    if (open.tagName === 'A') {
+      open.classList.add('button');
+      open.setAttribute('aria-label', `Open ${params.url} in a new tab`);
+    }
     return h('div', {}, h('p', {}, params.message || ''),
-      h('p', {}, webLink(params.url)),
+      h('p', { class: 'elicit-url' }, h('code', { class: 'mono' }, String(params.url ?? ''))),
       h('div', { class: 'actions' },
+        open.tagName === 'A' ? open : h('span', { class: 'muted' }, 'Not an http(s) URL: it is not opened from here.'),
         actionButton('Done', () => done(api('POST', `/api/pending/${enc(item.id)}:resolve`, { result: { action: 'accept' } }), 'Answered')),
         actionButton('Decline', () => done(api('POST', `/api/pending/${enc(item.id)}:reject`, { action: 'REJECT_ACTION_DECLINE' }), 'Declined'))));
   }
-  const form = schemaForm(params.requestedSchema || { type: 'object' });
+  const asked = params.requestedSchema || { type: 'object' };
+  const ordered = serverOrdered(item, asked);
+  const form = schemaForm(ordered || asked);
   const errors = h('div', {});
   const f = h('form', { class: 'elicit-form', 'aria-label': `Answer ${serverName(item.serverId)}` },
     h('p', { class: 'question' }, params.message || 'The server asks for input.'), form.element, errors,
@@ -89,6 +152,7 @@ function elicitation(item, params) {
       h('button', { type: 'submit', class: 'primary' }, 'Send'),
       actionButton('Decline', () => done(api('POST', `/api/pending/${enc(item.id)}:reject`, { action: 'REJECT_ACTION_DECLINE' }), 'Declined')),
       actionButton('Cancel', () => done(api('POST', `/api/pending/${enc(item.id)}:reject`, { action: 'REJECT_ACTION_CANCEL' }), 'Cancelled'))));
+  if (!ordered) f.dataset.unordered = '1';
   f.addEventListener('submit', async (e) => {
     e.preventDefault();
     const { ok, value, errors: problems } = form.value();

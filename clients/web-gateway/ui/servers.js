@@ -161,7 +161,14 @@ function openEditor(server) {
     stdioFields.hidden = transport.value !== 'stdio';
     httpFields.hidden = transport.value === 'stdio';
   };
-  transport.addEventListener('change', sync);
+  // A server moved from stdio to HTTP (or back) keeps nothing of the other
+  // transport: its command, arguments, environment and directory (or URL
+  // and headers) are emptied here, and the save clears them in the config.
+  transport.addEventListener('change', () => {
+    const stdio = transport.value === 'stdio';
+    for (const input of stdio ? [url, headers] : [command, args, env, cwd]) input.value = '';
+    sync();
+  });
   sync();
   const errors = h('div', {});
   const form = h('form', { class: 'editor', 'aria-label': editing ? `Edit ${s.name}` : 'Add a server' },

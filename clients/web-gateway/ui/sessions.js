@@ -276,10 +276,12 @@ function showMessage(m) {
   box.querySelector('h4').focus();
 }
 
-// Replay one recorded request, as it was or edited, to any server.
-function replayOne(m) {
+// Replay one recorded request, as it was or edited, to any server. Shared
+// with Live traffic and History (`own`: the server it was sent to; `label`:
+// how the message is named).
+export function replayOne(m, own = current.serverId, label = `message ${m.sequence}`) {
   const serverId = uid('rs');
-  const picker = serverPicker(serverId, current.serverId, { any: 'Its own server', label: 'Send to' });
+  const picker = serverPicker(serverId, own, { any: 'Its own server', label: 'Send to' });
   const area = h('textarea', { id: uid('re'), class: 'mono', rows: 8, spellcheck: 'false', hidden: true, 'aria-label': 'The request to send (JSON)' });
   area.value = pretty(m.raw);
   const check = h('div', { role: 'status', class: 'edit-check' });
@@ -308,7 +310,7 @@ function replayOne(m) {
     type: 'button', 'aria-expanded': 'false',
     onclick: () => { area.hidden = !area.hidden; editButton.setAttribute('aria-expanded', String(!area.hidden)); if (!area.hidden) area.focus(); },
   }, 'Edit before replaying');
-  const form = h('form', { class: 'ss-replay-form', 'aria-label': `Replay message ${m.sequence}` },
+  const form = h('form', { class: 'ss-replay-form', 'aria-label': `Replay ${label}` },
     h('h5', {}, 'Replay this request'), picker,
     h('div', { class: 'actions' }, editButton), area, check, diffBox,
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Replay')), out);

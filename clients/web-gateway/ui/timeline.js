@@ -1,53 +1,142 @@
-// Live traffic: every message from /api/events, requests paired with their
-// responses (duration, errors), filters by server, method, direction and
-// text, and the detail pane. The list is virtualized: only the rows in view
+// Live traffic: every message from /api/events. A request and its answer
+// are one row with the duration; the later rounds of a multi round-trip
+// request (input_required answers and their retries) and the updates of a
+// task it started are grouped under the first request (open a group with
+// Right or a click on its count). Errors and calls over a second stand
+// out; the era probe of an auto-era server (server/discover answered
+// -32601) is shown as a probe. Pinned rows stay at the top until unpinned.
+// Filters by server, method, direction and text; the detail pane shows
+// both messages in the JSON tree viewer with replay, edit and replay,
+// break on this and pin. The list is virtualized: only the rows in view
 // exist in the page, so 10,000 messages scroll as fast as 10.
 import { store, on, serverName } from './state.js';
 import { h, clear, field, timeOf } from './util.js';
 import { detailPane } from './detail.js';
 import { breakOnButton } from './intercept.js';
+import { replayOne } from './sessions.js';
 
 const ROW = 30;          // px, fixed row height (style.css .tl-row)
 const OVERSCAN = 10;
 const MAX_ROWS = 50000;  // the oldest go beyond this
+export const SLOW_MS = 1000;
 
 // Kept across views: the timeline records even while another view shows.
-const rows = [];                 // {id, time, serverId, dir, kind, method, jsonId, raw, pair, duration, error}
+// A row: {id, time, serverId, sessionId, dir, kind, method, target, jsonId,
+// raw, msgId, era, round, response: {raw, time, kind, errorCode} | null,
+// duration, error, probe, parent, children}
+const rows = [];
 const byRequestKey = new Map();  // session|jsonId|direction -> request row
+const byMessageId = new Map();   // recorded message id -> request row
+const byTask = new Map();        // task id -> the row of the request that started it
+const byRetryKey = new Map();    // session|direction|jsonId|method -> row answered input_required
+const pinned = new Set();        // row ids
+const expanded = new Set();      // row ids of open groups
 let nextId = 1;
 let dropped = 0;
 let started = false;
 
-function requestKey(m, direction) {
-  return `${m.sessionId}|${m.jsonrpcId}|${direction}`;
+function requestKey(sessionId, jsonId, direction) {
+  return `${sessionId}|${jsonId}|${direction}`;
 }
 
-function record(event) {
+function opposite(direction) {
+  return direction === 'CLIENT_TO_SERVER' ? 'SERVER_TO_CLIENT' : 'CLIENT_TO_SERVER';
+}
+
+// The task a message names (params.taskId, result.taskId, result.task.taskId).
+function taskIdOf(raw) {
+  if (!raw.includes('"taskId"')) return '';
+  try {
+    const m = JSON.parse(raw);
+    const p = m.params || {};
+    const r = m.result || {};
+    return String(p.taskId || (p.task && p.task.taskId) || r.taskId || (r.task && r.task.taskId) || '');
+  } catch {
+    return '';
+  }
+}
+
+function inputRequired(raw) {
+  return /"(resultType|status)"\s*:\s*"input_required"/.test(raw) || raw.includes('"inputRequests"');
+}
+
+function adopt(parent, child) {
+  if (!parent || parent === child) return;
+  child.parent = parent;
+  parent.children.push(child);
+}
+
+function answer(request, m, time) {
+  request.response = { raw: m.raw || '', time, kind: m.kind, errorCode: m.errorCode || '', id: Number(m.id || 0) };
+  if (m.durationMs !== undefined && m.durationMs !== null) request.duration = m.durationMs;
+  else if (request.time && time) request.duration = time - request.time;
+  request.error = request.error || m.kind === 'error' || m.kind === 'invalid' || m.success === false;
+  // An auto-era server that is not modern answers the probe this way: the
+  // daemon then falls back to the initialize handshake. Not a failure.
+  if (request.method === 'server/discover' && String(m.errorCode) === '-32601') {
+    request.probe = true;
+    request.error = false;
+  }
+  const raw = request.response.raw;
+  if (inputRequired(raw) && !request.parent) {
+    byRetryKey.set(`${request.sessionId}|${request.dir}|${request.jsonId}|${request.method}`, request);
+  }
+  const task = taskIdOf(raw);
+  if (task && !byTask.has(task)) byTask.set(task, request.parent || request);
+}
+
+export function record(event) {
   const m = event.message;
-  const row = {
-    id: nextId++, time: m.timestamp || event.timestamp, serverId: m.serverId, dir: m.direction,
-    kind: m.kind, method: m.method || '', jsonId: m.jsonrpcId || '', raw: m.raw || '',
-    pair: null, duration: m.durationMs, error: m.kind === 'error' || m.kind === 'invalid' || m.success === false,
-    target: m.target || '',
-  };
-  if (m.kind === 'request') {
-    byRequestKey.set(requestKey(m, m.direction), row);
-  } else if (m.kind === 'response' || m.kind === 'error') {
-    const opposite = m.direction === 'CLIENT_TO_SERVER' ? 'SERVER_TO_CLIENT' : 'CLIENT_TO_SERVER';
-    const request = byRequestKey.get(requestKey(m, opposite));
-    if (request) {
-      byRequestKey.delete(requestKey(m, opposite));
-      request.pair = row;
-      row.pair = request;
-      row.method = row.method || request.method;
-      row.target = row.target || request.target;
-      if (row.duration === undefined && request.time && row.time) row.duration = row.time - request.time;
-      request.duration = row.duration;
-      request.error = request.error || row.error;
+  const time = m.timestamp || event.timestamp;
+  if (m.kind === 'response' || m.kind === 'error') {
+    let request = m.correlatedId ? byMessageId.get(Number(m.correlatedId)) : null;
+    if (request && request.response) request = null;
+    if (!request) request = byRequestKey.get(requestKey(m.sessionId, m.jsonrpcId, opposite(m.direction)));
+    if (request && !request.response) {
+      byRequestKey.delete(requestKey(m.sessionId, m.jsonrpcId, opposite(m.direction)));
+      answer(request, m, time);
+      return request;
     }
   }
+  const row = {
+    id: nextId++, time, serverId: m.serverId, sessionId: m.sessionId || '', dir: m.direction,
+    kind: m.kind, method: m.method || '', jsonId: m.jsonrpcId || '', raw: m.raw || '',
+    msgId: Number(m.id || 0), era: m.era || '', round: m.inputRound || 0,
+    response: null, duration: m.durationMs, error: m.kind === 'error' || m.kind === 'invalid' || m.success === false,
+    probe: false, target: m.target || '', parent: null, children: [],
+  };
+  if (m.kind === 'request') {
+    byRequestKey.set(requestKey(row.sessionId, row.jsonId, row.dir), row);
+    if (row.msgId) byMessageId.set(row.msgId, row);
+    // A later round of a multi round-trip request: the daemon names its
+    // first round; otherwise the same id and method retried after an
+    // input_required answer.
+    const first = m.firstRoundId ? byMessageId.get(Number(m.firstRoundId)) : null;
+    const retryKey = `${row.sessionId}|${row.dir}|${row.jsonId}|${row.method}`;
+    if (first && first !== row) adopt(first.parent || first, row);
+    else if (byRetryKey.has(retryKey) && row.raw.includes('requestState')) adopt(byRetryKey.get(retryKey), row);
+  }
+  if (!row.parent) {
+    const task = taskIdOf(row.raw);
+    if (task && byTask.has(task)) adopt(byTask.get(task), row);
+  }
   rows.push(row);
-  if (rows.length > MAX_ROWS) rows.splice(0, rows.length - MAX_ROWS);
+  if (rows.length > MAX_ROWS) {
+    for (const old of rows.splice(0, rows.length - MAX_ROWS)) {
+      if (old.msgId) byMessageId.delete(old.msgId);
+      pinned.delete(old.id);
+    }
+  }
+  return row;
+}
+
+// The newest recorded message `test` accepts (pending.js reads the server's
+// own key order of an elicitation from the raw text this way).
+export function findRaw(test) {
+  for (let i = rows.length - 1; i >= 0; i--) {
+    if (test(rows[i])) return rows[i];
+  }
+  return null;
 }
 
 export function ensureRecording() {
@@ -91,16 +180,48 @@ function matches(row) {
   if (filters.server && row.serverId !== filters.server) return false;
   if (filters.method && !row.method.includes(filters.method)) return false;
   if (filters.direction && row.dir !== filters.direction) return false;
-  if (filters.text && !row.raw.toLowerCase().includes(filters.text)) return false;
+  if (filters.text && !row.raw.toLowerCase().includes(filters.text) &&
+      !(row.response && row.response.raw.toLowerCase().includes(filters.text))) return false;
   return true;
 }
 
+// Pinned groups first, then the rest in arrival order; an open group's
+// rows follow their first request.
 function refilter() {
-  filtered = rows.filter(matches);
+  const top = [];
+  const rest = [];
+  for (const r of rows) {
+    if (r.parent) continue;
+    if (!matches(r) && !(r.children.length && r.children.some(matches))) continue;
+    const out = pinned.has(r.id) ? top : rest;
+    out.push(r);
+    if (expanded.has(r.id)) for (const c of r.children) out.push(c);
+  }
+  filtered = top.length ? top.concat(rest) : rest;
 }
 
 function arrow(dir) {
   return dir === 'CLIENT_TO_SERVER' ? '→' : '←';
+}
+
+function kindOf(r) {
+  return r.probe ? 'probe' : r.kind;
+}
+
+function durationOf(r) {
+  if (r.duration !== undefined && r.duration !== null) return `${Math.round(r.duration)} ms`;
+  return r.kind === 'request' ? '…' : '';
+}
+
+function rowClass(r) {
+  let cls = 'tl-row';
+  if (r.probe) cls += ' is-probe';
+  else if (r.error) cls += ' is-error';
+  if (r.duration >= SLOW_MS) cls += ' is-slow';
+  if (pinned.has(r.id)) cls += ' is-pinned';
+  if (r.parent) cls += ' is-child';
+  if (r.id === selectedId) cls += ' selected';
+  return cls;
 }
 
 function paint() {
@@ -112,24 +233,50 @@ function paint() {
   const out = [];
   for (let i = first; i < last; i++) {
     const r = filtered[i];
-    const cls = `tl-row${r.error ? ' is-error' : ''}${r.id === selectedId ? ' selected' : ''}`;
-    const el = h('div', {
-      class: cls, role: 'row', tabindex: r.id === selectedId ? '0' : '-1',
+    const group = r.children.length;
+    const attrs = {
+      class: rowClass(r), role: 'row', tabindex: r.id === selectedId ? '0' : '-1',
       'aria-selected': String(r.id === selectedId), dataset: { row: String(r.id), index: String(i) },
-    },
-    h('span', { role: 'cell', class: 'c-time' }, timeOf(r.time)),
-    h('span', { role: 'cell', class: 'c-dir', 'aria-label': r.dir === 'CLIENT_TO_SERVER' ? 'to server' : 'from server' }, arrow(r.dir)),
-    h('span', { role: 'cell', class: 'c-server' }, serverName(r.serverId)),
-    h('span', { role: 'cell', class: 'c-kind' }, r.kind),
-    h('span', { role: 'cell', class: 'c-method' }, r.method, r.target ? h('span', { class: 'muted' }, ` ${r.target}`) : null),
-    h('span', { role: 'cell', class: 'c-id' }, r.jsonId),
-    h('span', { role: 'cell', class: 'c-dur' }, r.duration !== undefined && r.duration !== null ? `${Math.round(r.duration)} ms` : ''));
+    };
+    if (group) attrs['aria-expanded'] = String(expanded.has(r.id));
+    if (r.parent) attrs['aria-level'] = '2';
+    const el = h('div', attrs,
+      h('span', { role: 'cell', class: 'c-time' }, pinned.has(r.id) ? h('span', { class: 'pin-mark', 'aria-label': 'pinned' }, '📌 ') : null, timeOf(r.time)),
+      h('span', { role: 'cell', class: 'c-dir', 'aria-label': r.dir === 'CLIENT_TO_SERVER' ? 'to server' : 'from server' }, arrow(r.dir)),
+      h('span', { role: 'cell', class: 'c-server' }, serverName(r.serverId)),
+      h('span', { role: 'cell', class: 'c-kind' }, kindOf(r)),
+      h('span', { role: 'cell', class: 'c-method' },
+        r.parent ? h('span', { class: 'muted' }, r.round ? `↳ round ${r.round} ` : '↳ ') : null,
+        r.method, r.target ? h('span', { class: 'muted' }, ` ${r.target}`) : null,
+        group ? h('span', { class: 'tl-group', dataset: { toggle: String(r.id) } }, ` ${expanded.has(r.id) ? '▾' : '▸'} +${group}`) : null),
+      h('span', { role: 'cell', class: 'c-id' }, r.jsonId),
+      h('span', { role: 'cell', class: 'c-dur' }, durationOf(r)));
     // CSSOM, not a style attribute: the page's CSP allows no inline styles.
     el.style.top = `${i * ROW}px`;
     out.push(el);
   }
   body.replaceChildren(...out);
-  status.textContent = `${filtered.length} of ${rows.length} messages${dropped ? `, ${dropped} dropped by a slow connection` : ''}`;
+  const pins = pinned.size ? `, ${pinned.size} pinned` : '';
+  status.textContent = `${filtered.length} of ${rows.length} messages${pins}${dropped ? `, ${dropped} dropped by a slow connection` : ''}`;
+}
+
+function togglePin(row) {
+  if (pinned.has(row.id)) pinned.delete(row.id);
+  else pinned.add(row.id);
+  refilter();
+  select(row.id, false);
+}
+
+function toggleGroup(row, open = !expanded.has(row.id)) {
+  if (!row.children.length) return;
+  if (open) expanded.add(row.id);
+  else expanded.delete(row.id);
+  refilter();
+  paint();
+}
+
+function asMessage(r) {
+  return { serverId: r.serverId, direction: r.dir, kind: r.kind, method: r.method, target: r.target };
 }
 
 function select(id, focus) {
@@ -137,16 +284,35 @@ function select(id, focus) {
   const row = rows.find((r) => r.id === id);
   paint();
   if (!row) return;
-  const answer = row.kind === 'response' || row.kind === 'error';
-  const request = answer ? row.pair : row;
-  const response = answer ? row : row.pair;
+  const head = row.parent || row;
+  const replayable = row.kind === 'request' && row.dir === 'CLIENT_TO_SERVER' && row.msgId > 0;
+  const pin = h('button', { type: 'button', 'aria-pressed': String(pinned.has(row.id)), onclick: () => togglePin(row) },
+    pinned.has(row.id) ? 'Unpin' : 'Pin');
+  const group = head.children.length ? h('section', { class: 'tl-rounds', 'aria-label': 'Rounds and updates of this request' },
+    h('h4', {}, `Grouped under the first request (${head.children.length + 1} messages)`),
+    h('ol', {}, [head, ...head.children].map((r) => h('li', {},
+      h('button', { type: 'button', class: 'link', 'aria-current': r.id === row.id ? 'true' : null, onclick: () => { toggleGroup(head, true); select(r.id, true); } },
+        `${r.round ? `round ${r.round}: ` : ''}${r.method || r.kind} ${r.jsonId ? `#${r.jsonId}` : ''}`),
+      ` ${kindOf(r)} ${durationOf(r)}`)))) : null;
   clear(detailBox, detailPane({
     title: `${row.method || row.kind} ${row.jsonId ? `#${row.jsonId}` : ''}`,
     serverId: row.serverId,
-    request: request ? request.raw : null,
-    response: response ? response.raw : null,
-    extra: [breakOnButton({ serverId: row.serverId, direction: row.dir, kind: row.kind, method: row.method, target: row.target })],
-    meta: { Server: serverName(row.serverId), Direction: row.dir === 'CLIENT_TO_SERVER' ? 'client → server' : 'server → client', Kind: row.kind, Duration: row.duration !== undefined ? `${Math.round(row.duration)} ms` : undefined },
+    request: row.kind === 'request' || row.kind === 'notification' ? row.raw : null,
+    response: row.response ? row.response.raw : (row.kind === 'request' || row.kind === 'notification' ? null : row.raw),
+    extra: [pin, breakOnButton(asMessage(row))],
+    before: group,
+    after: replayable ? replayOne({ id: row.msgId, raw: row.raw, kind: row.kind, direction: row.dir, sequence: row.jsonId }, row.serverId, `${row.method} #${row.jsonId}`) : null,
+    meta: {
+      Server: serverName(row.serverId),
+      Direction: row.dir === 'CLIENT_TO_SERVER' ? 'client → server' : 'server → client',
+      Kind: kindOf(row),
+      Duration: row.duration !== undefined && row.duration !== null ? `${Math.round(row.duration)} ms${row.duration >= SLOW_MS ? ' (slow)' : ''}` : undefined,
+      Probe: row.probe ? 'server/discover is not known to this server: it speaks the handshake era (not a failure)' : undefined,
+      'Error code': row.response && row.response.errorCode && !row.probe ? row.response.errorCode : undefined,
+      Era: row.era,
+      Round: row.round || undefined,
+      Session: row.sessionId,
+    },
   }));
   if (focus) body.querySelector(`[data-row="${id}"]`)?.focus();
 }
@@ -186,11 +352,25 @@ export function mount(container) {
   [server, direction].forEach((c) => c.addEventListener('change', update));
   [method, text].forEach((c) => c.addEventListener('input', update));
   followBox.addEventListener('change', () => { follow = followBox.checked; paint(); });
-  const clearButton = h('button', { type: 'button', onclick: () => { rows.length = 0; byRequestKey.clear(); dropped = 0; selectedId = 0; clear(detailBox); refilter(); paint(); } }, 'Clear');
+  const clearButton = h('button', {
+    type: 'button',
+    onclick: () => {
+      rows.length = 0;
+      for (const m of [byRequestKey, byMessageId, byTask, byRetryKey]) m.clear();
+      pinned.clear();
+      expanded.clear();
+      dropped = 0;
+      selectedId = 0;
+      clear(detailBox);
+      refilter();
+      paint();
+    },
+  }, 'Clear');
   spacer = h('div', { class: 'tl-spacer' });
   body = h('div', { class: 'tl-body', role: 'rowgroup' });
   viewport = h('div', {
-    class: 'tl-viewport', tabindex: '0', role: 'grid', 'aria-label': 'Messages (arrow keys move, Enter shows)', 'aria-rowcount': '-1',
+    class: 'tl-viewport', tabindex: '0', role: 'grid', 'aria-rowcount': '-1',
+    'aria-label': 'Messages (arrow keys move, Right and Left open and close a group, p pins)',
   }, spacer, body);
   viewport.addEventListener('scroll', () => {
     const atEnd = viewport.scrollTop + viewport.clientHeight >= viewport.scrollHeight - ROW;
@@ -198,14 +378,30 @@ export function mount(container) {
     paint();
   });
   viewport.addEventListener('click', (e) => {
+    const toggle = e.target.closest('[data-toggle]');
+    if (toggle) {
+      const row = rows.find((r) => r.id === Number(toggle.dataset.toggle));
+      if (row) toggleGroup(row);
+    }
     const rowEl = e.target.closest('[data-row]');
     if (rowEl) select(Number(rowEl.dataset.row), true);
   });
   viewport.addEventListener('keydown', (e) => {
+    const row = rows.find((r) => r.id === selectedId);
     if (e.key === 'ArrowDown' || e.key === 'j') { e.preventDefault(); moveSelection(1); }
     if (e.key === 'ArrowUp' || e.key === 'k') { e.preventDefault(); moveSelection(-1); }
     if (e.key === 'End') { e.preventDefault(); moveSelection(filtered.length); }
     if (e.key === 'Home') { e.preventDefault(); moveSelection(-filtered.length); }
+    if (e.key === 'PageDown') { e.preventDefault(); moveSelection(Math.max(1, Math.floor(viewport.clientHeight / ROW) - 1)); }
+    if (e.key === 'PageUp') { e.preventDefault(); moveSelection(-Math.max(1, Math.floor(viewport.clientHeight / ROW) - 1)); }
+    if (!row) return;
+    if (e.key === 'ArrowRight') { e.preventDefault(); toggleGroup(row, true); }
+    if (e.key === 'ArrowLeft') {
+      e.preventDefault();
+      if (row.parent) { select(row.parent.id, true); } else toggleGroup(row, false);
+    }
+    if (e.key === 'p') { e.preventDefault(); togglePin(row); body.querySelector(`[data-row="${row.id}"]`)?.focus(); }
+    if (e.key === 'Enter') { e.preventDefault(); detailBox.querySelector('h3')?.focus(); }
   });
   status = h('div', { class: 'muted', role: 'status', id: 'tl-status' });
   detailBox = h('div', { class: 'detail tl-detail', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Choose a message to see it in full.'));
@@ -226,6 +422,3 @@ export function mount(container) {
 export function unmount() {
   root = null;
 }
-
-// For tests and benchmarks: the number of rows held and in the page.
-window.__inspectorTimeline = { held: () => rows.length, rendered: () => (body ? body.childElementCount : 0), record };
