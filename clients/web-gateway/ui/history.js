@@ -22,7 +22,7 @@ function isProbe(e) {
 function rowClass(e) {
   const out = [];
   if (isProbe(e)) out.push('is-probe');
-  else if (e.success === false) out.push('is-error');
+  else if (e.success === false || (e.result && e.result.isError === true)) out.push('is-error');
   if (e.duration >= SLOW_MS) out.push('is-slow');
   return out.join(' ');
 }
@@ -96,7 +96,14 @@ async function load() {
 }
 
 function show(entry) {
-  const request = { jsonrpc: '2.0', id: JSON.parse(entry.id || 'null'), method: entry.method };
+  // The id is JSON text for numbers and quoted strings; some are recorded bare.
+  let id = null;
+  try {
+    id = JSON.parse(entry.id || 'null');
+  } catch {
+    id = entry.id;
+  }
+  const request = { jsonrpc: '2.0', id, method: entry.method };
   if (entry.params !== undefined) request.params = entry.params;
   let response = null;
   if (entry.result !== undefined || entry.error !== undefined) {

@@ -70,7 +70,9 @@ function answer(request, m, time) {
   request.response = { raw: m.raw || '', time, kind: m.kind, errorCode: m.errorCode || '', id: Number(m.id || 0) };
   if (m.durationMs !== undefined && m.durationMs !== null) request.duration = m.durationMs;
   else if (request.time && time) request.duration = time - request.time;
-  request.error = request.error || m.kind === 'error' || m.kind === 'invalid' || m.success === false;
+  // A tool's own failure (isError) counts as an error too.
+  request.error = request.error || m.kind === 'error' || m.kind === 'invalid' || m.success === false ||
+    /"isError"\s*:\s*true/.test(request.response.raw);
   // An auto-era server that is not modern answers the probe this way: the
   // daemon then falls back to the initialize handshake. Not a failure.
   if (request.method === 'server/discover' && String(m.errorCode) === '-32601') {
@@ -255,7 +257,10 @@ function paint() {
     el.style.top = `${i * ROW}px`;
     out.push(el);
   }
+  // The rows are rebuilt: the keyboard's place in the list is kept.
+  const hadFocus = body.contains(document.activeElement);
   body.replaceChildren(...out);
+  if (hadFocus) (body.querySelector(`[data-row="${selectedId}"]`) || viewport).focus({ preventScroll: true });
   const pins = pinned.size ? `, ${pinned.size} pinned` : '';
   status.textContent = `${filtered.length} of ${rows.length} messages${pins}${dropped ? `, ${dropped} dropped by a slow connection` : ''}`;
 }

