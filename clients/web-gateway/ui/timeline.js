@@ -243,7 +243,7 @@ function paint() {
     if (group) attrs['aria-expanded'] = String(expanded.has(r.id));
     if (r.parent) attrs['aria-level'] = '2';
     const el = h('div', attrs,
-      h('span', { role: 'cell', class: 'c-time' }, pinned.has(r.id) ? h('span', { class: 'pin-mark', 'aria-label': 'pinned' }, '📌 ') : null, timeOf(r.time)),
+      h('span', { role: 'cell', class: 'c-time' }, pinned.has(r.id) ? h('span', { class: 'offscreen' }, 'pinned ') : null, timeOf(r.time)),
       h('span', { role: 'cell', class: 'c-dir', 'aria-label': r.dir === 'CLIENT_TO_SERVER' ? 'to server' : 'from server' }, arrow(r.dir)),
       h('span', { role: 'cell', class: 'c-server' }, serverName(r.serverId)),
       h('span', { role: 'cell', class: 'c-kind' }, kindOf(r)),
@@ -265,9 +265,11 @@ function paint() {
   status.textContent = `${filtered.length} of ${rows.length} messages${pins}${dropped ? `, ${dropped} dropped by a slow connection` : ''}`;
 }
 
+// A round or task update pins the group it belongs to.
 function togglePin(row) {
-  if (pinned.has(row.id)) pinned.delete(row.id);
-  else pinned.add(row.id);
+  const head = row.parent || row;
+  if (pinned.has(head.id)) pinned.delete(head.id);
+  else pinned.add(head.id);
   refilter();
   select(row.id, false);
 }
@@ -291,8 +293,8 @@ function select(id, focus) {
   if (!row) return;
   const head = row.parent || row;
   const replayable = row.kind === 'request' && row.dir === 'CLIENT_TO_SERVER' && row.msgId > 0;
-  const pin = h('button', { type: 'button', 'aria-pressed': String(pinned.has(row.id)), onclick: () => togglePin(row) },
-    pinned.has(row.id) ? 'Unpin' : 'Pin');
+  const pin = h('button', { type: 'button', onclick: () => togglePin(row) },
+    pinned.has(head.id) ? 'Unpin' : 'Pin');
   const group = head.children.length ? h('section', { class: 'tl-rounds', 'aria-label': 'Rounds and updates of this request' },
     h('h4', {}, `Grouped under the first request (${head.children.length + 1} messages)`),
     h('ol', {}, [head, ...head.children].map((r) => h('li', {},
