@@ -288,6 +288,21 @@ try {
   await page.eval(`document.querySelector('.ss-replay-form button[type=submit]').click()`);
   const replayed = await waitFor(page, `document.querySelector('.ss-replay-one .jt')?.textContent`, 'the replay\'s answer');
   check(/edited words/.test(replayed), `an edited copy was replayed and its answer shown (${replayed.replace(/\s+/g, ' ').slice(0, 100)})`);
+  // The same request, edited for the other server's echo, sent there.
+  await page.eval(`(() => {
+    const f = document.querySelector('.ss-replay-form');
+    const s = f.querySelector('select');
+    s.value = ${JSON.stringify(modernId)};
+    const a = f.querySelector('textarea');
+    const m = JSON.parse(a.value);
+    m.params.arguments = { text: 'sent to modern' };
+    a.value = JSON.stringify(m);
+    a.dispatchEvent(new Event('input'));
+    f.querySelector('.ss-replay-one').replaceChildren();
+    f.querySelector('button[type=submit]').click();
+  })()`);
+  const elsewhere = await waitFor(page, `document.querySelector('.ss-replay-one .jt, .ss-replay-one .error-box')?.textContent`, 'the replay to the other server');
+  check(/sent to modern/.test(elsewhere), `an edited copy was replayed to another server (${elsewhere.replace(/\s+/g, ' ').slice(0, 160)})`);
 
   // --- pin: stays at the top while traffic arrives -----------------------------
   await page.eval(`document.querySelector('[data-row="${echoRow.id}"]').focus()`);
