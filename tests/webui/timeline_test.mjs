@@ -345,6 +345,34 @@ try {
   const sessionView = await waitFor(page, `location.hash.startsWith('#/sessions/') && document.querySelector('#title-sessions') && document.querySelectorAll('.ss-msg').length > 0 && location.hash`, 'the session of the message');
   check(sessionView === historyDetail.session, `History jumps from a message to its session (${sessionView})`);
 
+  // --- an elicitation drawn before its request's text arrived ------------------
+  // The daemon's Struct sorts the fields; once the raw request is seen, an
+  // untouched card is drawn again in the server's order.
+  await page.eval(`location.hash = '#/pending'`);
+  await waitFor(page, `document.querySelector('#title-pending')`, 'Pending');
+  const labels = `[...document.querySelectorAll('.pending-card[aria-label*="late order"] .elicit-form .field > label')].map((l) => l.textContent).join('|')`;
+  await page.eval(`(async () => {
+    const state = await import('/ui/state.js');
+    const now = Date.now();
+    const prop = (title) => ({ type: 'string', title });
+    state.store.pending.set('late', { id: 'late', serverId: ${JSON.stringify(fixtureId)}, kind: 'ELICITATION', method: 'late order',
+      params: { message: 'Three fields', requestedSchema: { type: 'object', properties: { alpha: prop('Alpha'), mid: prop('Mid'), zulu: prop('Zulu') } } },
+      receivedAt: now, deadline: now + 600000, status: 'PENDING', seenAt: now + 600000 });
+    state.emit('pending', null);
+  })()`);
+  const sorted = await waitFor(page, labels, 'the card in sorted order');
+  await page.eval(`(async () => {
+    const state = await import('/ui/state.js');
+    const raw = JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'elicitation/create', params: { message: 'Three fields',
+      requestedSchema: { type: 'object', properties: { zulu: { type: 'string', title: 'Zulu' }, alpha: { type: 'string', title: 'Alpha' }, mid: { type: 'string', title: 'Mid' } } } } });
+    state.emit('message', { timestamp: Date.now(), message: { timestamp: Date.now(), serverId: ${JSON.stringify(fixtureId)}, sessionId: 'late',
+      direction: 'SERVER_TO_CLIENT', kind: 'request', jsonrpcId: '99', method: 'elicitation/create', raw } });
+  })()`);
+  const reordered = await waitFor(page, `(() => { const t = ${labels}; return t.startsWith('Zulu') && t; })()`, 'the card in the server\'s order');
+  check(sorted === 'Alpha|Mid|Zulu' && reordered === 'Zulu|Alpha|Mid',
+    `an elicitation drawn before its request arrived is redrawn in the server's order (${sorted} → ${reordered})`);
+  await page.eval(`(async () => { const state = await import('/ui/state.js'); state.store.pending.delete('late'); state.emit('pending', null); })()`);
+
   await page.eval(`location.hash = '#/timeline'`);
   await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic again');
   await a11y(page, 'timeline');
