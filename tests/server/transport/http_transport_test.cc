@@ -41,6 +41,8 @@
 extern char** environ;
 
 namespace inspector::transport {
+// Named after the file: the transport tests compile as one unit.
+namespace http_transport_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -762,4 +764,5 @@ TEST_F(SseTransportTest, CloseIsIdempotent) {
 }
 
 }  // namespace
+}  // namespace http_transport_test
 }  // namespace inspector::transport

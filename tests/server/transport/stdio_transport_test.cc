@@ -31,6 +31,8 @@
 #include "tests/testing/subprocess.h"
 
 namespace inspector::transport {
+// Named after the file: the transport tests compile as one unit.
+namespace stdio_transport_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -850,4 +852,5 @@ TEST(StdioTransportTest, ADrivingLoopDeliversOnItsOwnThread) {
 }
 
 }  // namespace
+}  // namespace stdio_transport_test
 }  // namespace inspector::transport
