@@ -36,6 +36,14 @@ std::string ErrorJson(int code, const std::string& message) {
   return json({{"code", code}, {"message", message}}).dump();
 }
 
+// What answering or looking up an id no item has gives.
+absl::Status UnknownPendingItem(const std::string& id) {
+  return Error(v1::NOT_FOUND,
+               absl::StrCat("no pending request has id '", id,
+                            "' (ListPending shows the waiting ones)"),
+               {{"pendingId", id}});
+}
+
 }  // namespace
 
 v1::PendingKind PendingKindOf(const std::string& method) {
@@ -203,12 +211,7 @@ absl::StatusOr<v1::PendingRequest> PendingRequests::Snapshot(
     const std::string& id) const {
   absl::MutexLock lock(&mu_);
   auto it = items_.find(id);
-  if (it == items_.end()) {
-    return Error(v1::NOT_FOUND,
-                 absl::StrCat("no pending request has id '", id,
-                              "' (ListPending shows the waiting ones)"),
-                 {{"pendingId", id}});
-  }
+  if (it == items_.end()) return UnknownPendingItem(id);
   return it->second.proto;
 }
 
@@ -309,12 +312,7 @@ absl::StatusOr<v1::PendingRequest> PendingRequests::Reject(
   {
     absl::MutexLock lock(&mu_);
     auto it = items_.find(id);
-    if (it == items_.end()) {
-      return Error(v1::NOT_FOUND,
-                   absl::StrCat("no pending request has id '", id,
-                                "' (ListPending shows the waiting ones)"),
-                   {{"pendingId", id}});
-    }
+    if (it == items_.end()) return UnknownPendingItem(id);
     Item& item = it->second;
     if (item.proto.status() == v1::PENDING &&
         (action == v1::REJECT_ACTION_DECLINE ||
