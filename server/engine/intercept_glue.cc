@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/errors.h"
+#include "server/engine/upstream_inbound.h"
+#include "server/engine/upstream_send.h"
 
 namespace inspector::engine {
 namespace {
@@ -74,24 +76,24 @@ void InterceptGlue::SubmitClientMessage(
     std::shared_ptr<UpstreamSession> session, std::string raw,
     MessageInfo info, CallLimits limits,
     UpstreamSession::ResponseCallback done) {
-  InterceptStage* stage = session->pipeline_->intercept();
+  InterceptStage* stage = session->core_->pipeline->intercept();
   std::string_view method = info.method;
   std::string answered;  // a client's answer: its server request's method
   if (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError) {
     // A client's answer to a server request matches the request's method.
-    absl::MutexLock lock(&session->mu_);
-    if (const auto* request = session->server_requests_.Find(info.id)) {
+    absl::MutexLock lock(&session->core_->mu);
+    if (const auto* request = session->core_->server_requests.Find(info.id)) {
       answered = request->method;
       method = answered;
     }
   }
-  const SessionIdentity& identity = session->identity_;
+  const SessionIdentity& identity = session->core_->identity;
   if (stage->Passes({identity.server_id, identity.server_name,
                      identity.session_id, true, &info, raw, method,
                      info.target})) {
     // Nothing holds it: on as if there were no stage, nothing copied.
-    session->SendChecked(std::move(raw), std::move(info), std::move(limits),
-                         std::move(done));
+    session->core_->send->SendChecked(std::move(raw), std::move(info),
+                                      std::move(limits), std::move(done));
     return;
   }
   InterceptSubject subject;
@@ -108,26 +110,27 @@ void InterceptGlue::SubmitClientMessage(
       [session, info = std::move(info), limits = std::move(limits),
        done = std::move(done)](InterceptOutcome outcome) mutable {
         if (outcome.action == v1::INTERCEPT_ACTION_UNSPECIFIED) {
-          session->SendChecked(std::move(outcome.raw), std::move(info),
-                               std::move(limits), std::move(done));
+          session->core_->send->SendChecked(std::move(outcome.raw),
+                                            std::move(info), std::move(limits),
+                                            std::move(done));
           return;
         }
         auto note = NoteOf(outcome, true);
         if (outcome.action != v1::DROP) {
           MessageInfo sent = SentInfo(outcome, std::move(info));
-          session->SendChecked(std::move(outcome.raw), std::move(sent),
-                               std::move(limits), std::move(done),
-                               std::move(note));
+          session->core_->send->SendChecked(std::move(outcome.raw),
+                                            std::move(sent), std::move(limits),
+                                            std::move(done), std::move(note));
           return;
         }
         {
           InterceptNoteScope scope(note.get());
-          session->pipeline_->Observe(
-              session->MakeEnvelope(true, &info, outcome.raw));
+          session->core_->pipeline->Observe(
+              session->core_->MakeEnvelope(true, &info, outcome.raw));
         }
         if (info.kind != MessageKind::kRequest) {
           done("");
-        } else if (!outcome.leave_unanswered || !session->relay()) {
+        } else if (!outcome.leave_unanswered || !session->core_->relay()) {
           // A gRPC or REST call must end, so only a relayed client (front
           // door, stdio proxy) can be left without an answer.
           done(Dropped(*session, outcome, "request"));
@@ -138,7 +141,7 @@ void InterceptGlue::SubmitClientMessage(
 void InterceptGlue::SubmitServerMessage(
     std::shared_ptr<UpstreamSession> session, std::string raw,
     MessageInfo info) {
-  InterceptStage* stage = session->pipeline_->intercept();
+  InterceptStage* stage = session->core_->pipeline->intercept();
   InterceptSubject subject;
   subject.method = info.method;
   subject.target = info.target;
@@ -149,7 +152,7 @@ void InterceptGlue::SubmitServerMessage(
     int64_t upstream_id = 0;
     bool callers = false;
     if (absl::SimpleAtoi(info.id, &upstream_id)) {
-      session->inflight_->ForEach(
+      session->core_->inflight->ForEach(
           [&](int64_t id, const InflightRequests::Request& request) {
             if (id != upstream_id) return;
             subject.method = request.method;
@@ -158,16 +161,16 @@ void InterceptGlue::SubmitServerMessage(
           });
     }
     if (!callers) {
-      session->OnServerMessage(raw, info);
+      session->core_->inbound->OnServerMessage(raw, info);
       return;
     }
   }
-  const SessionIdentity& identity = session->identity_;
+  const SessionIdentity& identity = session->core_->identity;
   if (stage->Passes({identity.server_id, identity.server_name,
                      identity.session_id, false, &info, raw, subject.method,
                      subject.target})) {
     // Nothing holds it: on as if there were no stage, nothing copied.
-    session->OnServerMessage(raw, info);
+    session->core_->inbound->OnServerMessage(raw, info);
     return;
   }
   subject.server_id = identity.server_id;
@@ -186,7 +189,7 @@ void InterceptGlue::SubmitServerMessage(
     absl::MutexLock lock(&pause->mu);
     if (pause->released) return;
     pause->paused = true;
-    session->inflight_->Pause();
+    session->core_->inflight->Pause();
   };
   stage->Submit(
       std::move(subject),
@@ -194,10 +197,10 @@ void InterceptGlue::SubmitServerMessage(
         auto resume = [&] {
           absl::MutexLock lock(&pause->mu);
           pause->released = true;
-          if (pause->paused) session->inflight_->Resume();
+          if (pause->paused) session->core_->inflight->Resume();
         };
         if (outcome.action == v1::INTERCEPT_ACTION_UNSPECIFIED) {
-          session->OnServerMessage(outcome.raw, info);
+          session->core_->inbound->OnServerMessage(outcome.raw, info);
           return;
         }
         auto note = NoteOf(outcome, false);
@@ -205,15 +208,15 @@ void InterceptGlue::SubmitServerMessage(
           MessageInfo sent = SentInfo(outcome, info);
           {
             InterceptNoteScope scope(note.get());
-            session->OnServerMessage(outcome.raw, sent);
+            session->core_->inbound->OnServerMessage(outcome.raw, sent);
           }
           resume();
           return;
         }
         {
           InterceptNoteScope scope(note.get());
-          session->pipeline_->Observe(
-              session->MakeEnvelope(false, &info, outcome.raw));
+          session->core_->pipeline->Observe(
+              session->core_->MakeEnvelope(false, &info, outcome.raw));
         }
         int64_t upstream_id = 0;
         if (info.kind == MessageKind::kRequest) {
@@ -226,9 +229,9 @@ void InterceptGlue::SubmitServerMessage(
                                        outcome.held_id, ")")),
                 R"(,"data":{"reason":"INTERCEPT_DROPPED","heldId":)",
                 JsonQuote(outcome.held_id), "}}");
-            session
+            session->core_->inbound
                 ->SendAnswer(info.id, "error", error, 0,
-                             session->clock_->Now())
+                             session->core_->clock->Now())
                 .IgnoreError();
           }
         } else if ((info.kind == MessageKind::kResponse ||
@@ -237,8 +240,9 @@ void InterceptGlue::SubmitServerMessage(
           // Its caller learns the answer was dropped, instead of waiting
           // for a timeout.
           InflightRequests::Request request;
-          if (session->inflight_->Take(upstream_id, &request)) {
-            session->Finish(request, Dropped(*session, outcome, "answer"));
+          if (session->core_->inflight->Take(upstream_id, &request)) {
+            session->core_->Finish(request,
+                                   Dropped(*session, outcome, "answer"));
           }
         }
         resume();
@@ -247,8 +251,8 @@ void InterceptGlue::SubmitServerMessage(
 }
 
 void InterceptGlue::SessionEnded(UpstreamSession& session) {
-  if (InterceptStage* stage = session.pipeline_->intercept()) {
-    stage->SessionEnded(session.identity_.session_id);
+  if (InterceptStage* stage = session.core_->pipeline->intercept()) {
+    stage->SessionEnded(session.core_->identity.session_id);
   }
 }
 

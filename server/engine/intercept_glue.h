@@ -2,7 +2,8 @@
 // caller message enters the stage in Send(), every server message in
 // OnMessage(), before either is recorded; the continuations carry on with
 // the session's own handling, and the session's end drops what is held.
-// Kept apart from upstream_session.cc so that its hooks stay one line each.
+// Kept apart from the session's parts so that their hooks stay one line
+// each.
 #ifndef INSPECTOR_SERVER_ENGINE_INTERCEPT_GLUE_H_
 #define INSPECTOR_SERVER_ENGINE_INTERCEPT_GLUE_H_
 
@@ -11,6 +12,7 @@
 
 #include "server/engine/intercept.h"
 #include "server/engine/pipeline.h"
+#include "server/engine/upstream_core.h"
 #include "server/engine/upstream_session.h"
 
 namespace inspector::engine {
@@ -42,7 +44,7 @@ class InterceptGlue {
   // One pointer and one atomic load: whether messages must enter the
   // stage at all.
   static bool Active(const UpstreamSession& session) {
-    const InterceptStage* stage = session.pipeline_->intercept();
+    const InterceptStage* stage = session.core_->pipeline->intercept();
     return stage != nullptr && stage->active();
   }
   static void SubmitClientMessage(std::shared_ptr<UpstreamSession> session,

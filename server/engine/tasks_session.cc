@@ -1,5 +1,8 @@
-// UpstreamSession following the tasks a server runs for callers' tools/call
-// requests (the io.modelcontextprotocol/tasks extension, see tasks.h).
+// TaskFollower (tasks_session.h): following the tasks a server runs for
+// callers' tools/call requests (the io.modelcontextprotocol/tasks
+// extension, see tasks.h).
+#include "server/engine/tasks_session.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -8,20 +11,20 @@
 #include "common/errors.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/upstream_session.h"
+#include "server/engine/upstream_send.h"
 
 namespace inspector::engine {
 
 using nlohmann::json;
 
-void UpstreamSession::FollowTask(Queued sent, std::string answer,
-                                 TaskState task) {
+void TaskFollower::Follow(QueuedMessage sent, std::string answer,
+                          TaskState task) {
   uint64_t number = 0;
   absl::Status ended;
   {
-    absl::MutexLock lock(&mu_);
-    if (ended_) {
-      ended = end_status_;
+    absl::MutexLock lock(&core_->mu);
+    if (core_->ended) {
+      ended = core_->end_status;
     } else {
       number = next_task_++;
     }
@@ -31,33 +34,32 @@ void UpstreamSession::FollowTask(Queued sent, std::string answer,
     return;
   }
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     TaskFollow follow;
     follow.request = std::move(sent);
     follow.handle_answer = std::move(answer);
     follow.task_id = task.task_id;
-    follow.deadline =
-        follow.request.created +
-        (follow.request.limits.max_total > absl::ZeroDuration()
-             ? follow.request.limits.max_total
-             : limits_.max_total);
+    follow.deadline = follow.request.created +
+                      (follow.request.limits.max_total > absl::ZeroDuration()
+                           ? follow.request.limits.max_total
+                           : core_->limits.max_total);
     tasks_.emplace(number, std::move(follow));
   }
-  pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
-                 absl::StrCat(identity_.server_name, " runs tools/call as task ",
-                              QuoteInput(task.task_id),
-                              "; following it with tasks/get"));
+  core_->pipeline->Log(
+      "info", "daemon", core_->identity.server_id, core_->identity.session_id,
+      absl::StrCat(core_->identity.server_name, " runs tools/call as task ",
+                   QuoteInput(task.task_id), "; following it with tasks/get"));
   ApplyTaskState(number, std::move(task));
 }
 
-void UpstreamSession::ApplyTaskState(uint64_t number, TaskState task) {
+void TaskFollower::ApplyTaskState(uint64_t number, TaskState task) {
   std::vector<ServerRequest> asks;
   std::string refused;  // an input request this client did not declare
   bool changed = false;
   bool overdue = false;
   TaskFollow snapshot;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     auto it = tasks_.find(number);
     if (it == tasks_.end()) return;
     TaskFollow& follow = it->second;
@@ -67,33 +69,31 @@ void UpstreamSession::ApplyTaskState(uint64_t number, TaskState task) {
     follow.status = task.status;
     follow.status_message = task.status_message;
     if (task.status == "input_required") {
-      const absl::Time now = clock_->Now();
+      const absl::Time now = core_->clock->Now();
       for (InputRequest& request : task.input_requests) {
         // The same key over polls is the same request: asked once.
         if (follow.asked.count(request.key) != 0) continue;
-        if (std::string refusal = InputRefusal(request); !refusal.empty()) {
-          refused = absl::StrCat(identity_.server_name, "'s task ",
+        if (std::string refusal =
+                InputRefusal(request, core_->features,
+                             core_->hooks.on_server_request != nullptr);
+            !refusal.empty()) {
+          refused = absl::StrCat(core_->identity.server_name, "'s task ",
                                  QuoteInput(follow.task_id), " asks for ",
                                  QuoteInput(request.method), " (input request ",
                                  QuoteInput(request.key), "), ", refusal);
           break;
         }
-        const std::string id =
-            json(absl::StrCat("task-", number, "-", request.key)).dump();
-        const bool person = request.method != "roots/list";
-        if (!server_requests_.Open({id, request.method, 0, now, person})) {
+        const std::string key = request.key;
+        ServerRequest ask;
+        if (!follow.items.Open(core_->server_requests, "task", number, request,
+                               now, &ask)) {
           continue;
         }
-        follow.asked.insert(request.key);
-        follow.pending[id] = request.key;
-        ServerRequest ask;
-        ask.id = id;
-        ask.method = request.method;
-        ask.params = std::move(request.params);
+        follow.asked.insert(key);
         asks.push_back(std::move(ask));
       }
     }
-    overdue = clock_->Now() >= follow.deadline;
+    overdue = core_->clock->Now() >= follow.deadline;
     if (changed || !asks.empty()) {
       snapshot.request.info = follow.request.info;
       snapshot.task_id = follow.task_id;
@@ -108,33 +108,34 @@ void UpstreamSession::ApplyTaskState(uint64_t number, TaskState task) {
     }
     PublishTaskStatus(snapshot, std::move(keys));
   }
-  const ErrorDetails details = {{"serverId", identity_.server_id},
-                                {"serverName", identity_.server_name},
+  const ErrorDetails details = {{"serverId", core_->identity.server_id},
+                                {"serverName", core_->identity.server_name},
                                 {"taskId", task.task_id}};
   if (IsTerminalTaskStatus(task.status)) {
     absl::StatusOr<std::string> outcome;
     if (task.status == "cancelled") {
-      outcome = Error(v1::CANCELLED,
-                      absl::StrCat(identity_.server_name, " cancelled task ",
-                                   QuoteInput(task.task_id),
-                                   task.status_message.empty()
-                                       ? std::string()
-                                       : absl::StrCat(": ", QuoteInput(
-                                                          task.status_message))),
-                      details);
+      outcome =
+          Error(v1::CANCELLED,
+                absl::StrCat(
+                    core_->identity.server_name, " cancelled task ",
+                    QuoteInput(task.task_id),
+                    task.status_message.empty()
+                        ? std::string()
+                        : absl::StrCat(": ", QuoteInput(task.status_message))),
+                details);
     } else {
       std::string handle;
       {
-        absl::MutexLock lock(&mu_);
+        absl::MutexLock lock(&core_->mu);
         auto it = tasks_.find(number);
         if (it != tasks_.end()) handle = it->second.handle_answer;
       }
       outcome = TaskFinalResponse(handle, task);
     }
-    pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
-                   absl::StrCat(identity_.server_name, "'s task ",
-                                QuoteInput(task.task_id), " ended ",
-                                task.status));
+    core_->pipeline->Log(
+        "info", "daemon", core_->identity.server_id, core_->identity.session_id,
+        absl::StrCat(core_->identity.server_name, "'s task ",
+                     QuoteInput(task.task_id), " ended ", task.status));
     EndTask(number, std::move(outcome), "");
     return;
   }
@@ -146,7 +147,7 @@ void UpstreamSession::ApplyTaskState(uint64_t number, TaskState task) {
   if (overdue) {
     EndTask(number,
             Error(v1::REQUEST_TIMEOUT,
-                  absl::StrCat(identity_.server_name, "'s task ",
+                  absl::StrCat(core_->identity.server_name, "'s task ",
                                QuoteInput(task.task_id),
                                " did not finish within the absolute maximum "
                                "for a request"),
@@ -154,30 +155,32 @@ void UpstreamSession::ApplyTaskState(uint64_t number, TaskState task) {
             "the client's time limit for the request ran out");
     return;
   }
-  for (ServerRequest& ask : asks) hooks_.on_server_request(std::move(ask));
+  for (ServerRequest& ask : asks)
+    core_->hooks.on_server_request(std::move(ask));
   ScheduleTaskPoll(number, TaskPollDelay(task.poll_interval_ms));
 }
 
-void UpstreamSession::ScheduleTaskPoll(uint64_t number, absl::Duration delay) {
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
-  absl::MutexLock lock(&mu_);
+void TaskFollower::ScheduleTaskPoll(uint64_t number, absl::Duration delay) {
+  std::weak_ptr<UpstreamSession> weak = core_->self;
+  absl::MutexLock lock(&core_->mu);
   auto it = tasks_.find(number);
   if (it == tasks_.end()) return;
   // Never past the deadline: the last poll is the one that finds it over.
   const absl::Time when =
-      std::min(clock_->Now() + delay, it->second.deadline);
-  it->second.timer = clock_->Schedule(when, [weak, number, work = work_] {
-    work->Post([weak, number] {
-      if (auto self = weak.lock()) self->PollTask(number);
-    });
-  });
+      std::min(core_->clock->Now() + delay, it->second.deadline);
+  it->second.timer =
+      core_->clock->Schedule(when, [weak, this, number, work = core_->work] {
+        work->Post([weak, this, number] {
+          if (auto self = weak.lock()) PollTask(number);
+        });
+      });
 }
 
-void UpstreamSession::PollTask(uint64_t number) {
+void TaskFollower::PollTask(uint64_t number) {
   std::string task_id;
   Clock::TimerId timer;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     auto it = tasks_.find(number);
     if (it == tasks_.end() || it->second.polling) return;
     it->second.polling = true;
@@ -185,21 +188,21 @@ void UpstreamSession::PollTask(uint64_t number) {
     timer = it->second.timer;
     it->second.timer = 0;
   }
-  clock_->Cancel(timer);
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
-  SendTaskRequest("tasks/get", {{"taskId", task_id}},
-                  [weak, number](absl::StatusOr<std::string> answer) {
-                    if (auto self = weak.lock()) {
-                      self->OnTaskPolled(number, std::move(answer));
-                    }
-                  });
+  core_->clock->Cancel(timer);
+  SendTaskRequest(
+      "tasks/get", {{"taskId", task_id}},
+      [weak = core_->self, this, number](absl::StatusOr<std::string> answer) {
+        if (auto self = weak.lock()) {
+          OnTaskPolled(number, std::move(answer));
+        }
+      });
 }
 
-void UpstreamSession::OnTaskPolled(uint64_t number,
-                                   absl::StatusOr<std::string> answer) {
+void TaskFollower::OnTaskPolled(uint64_t number,
+                                absl::StatusOr<std::string> answer) {
   std::string task_id;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     auto it = tasks_.find(number);
     if (it == tasks_.end()) return;
     task_id = it->second.task_id;
@@ -214,10 +217,10 @@ void UpstreamSession::OnTaskPolled(uint64_t number,
     v1::ErrorCode_Parse(ErrorReason(task.status()), &code);
     EndTask(number,
             Error(code,
-                  absl::StrCat(identity_.server_name, ": ",
+                  absl::StrCat(core_->identity.server_name, ": ",
                                task.status().message()),
-                  {{"serverId", identity_.server_id},
-                   {"serverName", identity_.server_name},
+                  {{"serverId", core_->identity.server_id},
+                   {"serverName", core_->identity.server_name},
                    {"taskId", task_id}}),
             "the client could not read the task's state");
     return;
@@ -225,90 +228,72 @@ void UpstreamSession::OnTaskPolled(uint64_t number,
   ApplyTaskState(number, *std::move(task));
 }
 
-void UpstreamSession::EndTask(uint64_t number,
-                              absl::StatusOr<std::string> outcome,
-                              const std::string& cancel_reason) {
+void TaskFollower::EndTask(uint64_t number, absl::StatusOr<std::string> outcome,
+                           const std::string& cancel_reason) {
   TaskFollow follow;
   std::vector<std::string> withdrawn;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     auto it = tasks_.find(number);
     if (it == tasks_.end()) return;
     follow = std::move(it->second);
     tasks_.erase(it);
-    for (const auto& [id, key] : follow.pending) {
-      ServerRequests::Request inbound;
-      if (server_requests_.Close(id, &inbound)) withdrawn.push_back(id);
-    }
+    withdrawn = follow.items.CloseAll(core_->server_requests);
   }
-  clock_->Cancel(follow.timer);
-  if (hooks_.on_server_request_withdrawn) {
-    const std::string why =
-        outcome.ok() ? std::string("the task ended")
-                     : std::string(outcome.status().message());
-    for (const std::string& id : withdrawn) {
-      hooks_.on_server_request_withdrawn(id, why);
-    }
-  }
+  core_->clock->Cancel(follow.timer);
+  core_->Withdrawn(withdrawn, outcome.ok()
+                                  ? std::string("the task ended")
+                                  : std::string(outcome.status().message()));
   if (!cancel_reason.empty()) {
     // Cooperative: the server acknowledges; nothing waits for the task to
     // reach cancelled.
-    pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
-                   absl::StrCat("cancelling ", identity_.server_name,
-                                "'s task ", QuoteInput(follow.task_id), ": ",
-                                cancel_reason));
+    core_->pipeline->Log(
+        "info", "daemon", core_->identity.server_id, core_->identity.session_id,
+        absl::StrCat("cancelling ", core_->identity.server_name, "'s task ",
+                     QuoteInput(follow.task_id), ": ", cancel_reason));
     SendTaskRequest("tasks/cancel", {{"taskId", follow.task_id}},
                     [](absl::StatusOr<std::string>) {});
   }
   follow.request.done(std::move(outcome));
 }
 
-bool UpstreamSession::AnswerTaskInput(const std::string& id,
-                                      const std::string& member,
-                                      const std::string& value_json,
-                                      absl::Status* result) {
+bool TaskFollower::Answer(const std::string& id, const std::string& member,
+                          const std::string& value_json, absl::Status* result) {
   uint64_t number = 0;
-  std::string key, method, task_id;
+  InputItems::Taken taken;
+  std::string task_id;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     for (auto& [n, follow] : tasks_) {
-      auto it = follow.pending.find(id);
-      if (it == follow.pending.end()) continue;
+      if (!follow.items.Take(core_->server_requests, id, &taken)) continue;
       number = n;
-      key = it->second;
       task_id = follow.task_id;
-      ServerRequests::Request inbound;
-      if (server_requests_.Close(id, &inbound)) method = inbound.method;
-      follow.pending.erase(it);
       break;
     }
   }
+  const std::string& key = taken.key;
   if (number == 0) return false;
   *result = absl::OkStatus();
-  const ErrorDetails details = {{"serverId", identity_.server_id},
-                                {"serverName", identity_.server_name},
+  const ErrorDetails details = {{"serverId", core_->identity.server_id},
+                                {"serverName", core_->identity.server_name},
                                 {"taskId", task_id}};
   if (member != "result") {
-    json error = json::parse(value_json, nullptr, false);
-    std::string message = error.is_object() && error.contains("message") &&
-                                  error["message"].is_string()
-                              ? error["message"].get<std::string>()
-                              : value_json;
     EndTask(number,
             Error(v1::CANCELLED,
                   absl::StrCat("the task's input request ", QuoteInput(key),
-                               " (", method, ") was refused: ", message),
+                               " (", taken.method,
+                               ") was refused: ", RefusalMessage(value_json)),
                   details),
             "its input request was refused");
     return true;
   }
   json value = json::parse(value_json, nullptr, false);
   if (value.is_discarded()) value = json::object();
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
   SendTaskRequest(
       "tasks/update",
       {{"taskId", task_id}, {"inputResponses", {{key, std::move(value)}}}},
-      [weak, number, details](absl::StatusOr<std::string> answer) {
+      [weak = core_->self, this, number,
+       details](absl::StatusOr<std::string> answer) {
         auto self = weak.lock();
         if (self == nullptr) return;
         std::string failure;
@@ -325,28 +310,28 @@ bool UpstreamSession::AnswerTaskInput(const std::string& id,
           }
         }
         if (!failure.empty()) {
-          self->EndTask(number,
-                        Error(v1::SERVER_ERROR,
-                              absl::StrCat("tasks/update failed: ",
-                                           QuoteInput(failure)),
-                              details),
-                        "the client could not deliver the task's input");
+          EndTask(
+              number,
+              Error(v1::SERVER_ERROR,
+                    absl::StrCat("tasks/update failed: ", QuoteInput(failure)),
+                    details),
+              "the client could not deliver the task's input");
           return;
         }
         // Acknowledged: look again at once rather than at the next tick.
-        self->PollTask(number);
+        PollTask(number);
       });
   return true;
 }
 
-bool UpstreamSession::CancelTask(const std::string& caller_id, uint64_t entry,
-                                 const std::string& reason) {
+bool TaskFollower::Cancel(const std::string& caller_id, uint64_t entry,
+                          const std::string& reason) {
   uint64_t number = 0;
   std::string method;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     for (const auto& [n, follow] : tasks_) {
-      const Queued& q = follow.request;
+      const QueuedMessage& q = follow.request;
       if (entry != 0 ? q.entry == entry
                      : (q.entry != 0 && q.info.id == caller_id)) {
         number = n;
@@ -357,32 +342,25 @@ bool UpstreamSession::CancelTask(const std::string& caller_id, uint64_t entry,
   }
   if (number == 0) return false;
   EndTask(number,
-          Error(v1::CANCELLED,
-                absl::StrCat(method, " was cancelled: ", reason),
-                {{"serverId", identity_.server_id}, {"method", method}}),
+          Error(v1::CANCELLED, absl::StrCat(method, " was cancelled: ", reason),
+                {{"serverId", core_->identity.server_id}, {"method", method}}),
           reason.empty() ? std::string("the caller cancelled") : reason);
   return true;
 }
 
-void UpstreamSession::SendTaskRequest(const std::string& method, json params,
-                                      ResponseCallback done) {
-  std::string log_level;
-  {
-    absl::MutexLock lock(&mu_);
-    log_level = log_level_;
-  }
-  params["_meta"] =
-      ModernRequestMeta(features_, kModernProtocolVersion, log_level);
-  SendInternalRequest(method, params.dump(), limits_.request_timeout,
-                      std::move(done));
+void TaskFollower::SendTaskRequest(const std::string& method, json params,
+                                   ResponseCallback done) {
+  params["_meta"] = core_->ModernMeta();
+  core_->send->SendInternalRequest(
+      method, params.dump(), core_->limits.request_timeout, std::move(done));
 }
 
-void UpstreamSession::PublishTaskStatus(const TaskFollow& follow,
-                                        std::vector<std::string> input_keys) {
+void TaskFollower::PublishTaskStatus(const TaskFollow& follow,
+                                     std::vector<std::string> input_keys) {
   v1::Event event;
   v1::TaskStatus* task = event.mutable_task();
-  task->set_server_id(identity_.server_id);
-  task->set_session_id(identity_.session_id);
+  task->set_server_id(core_->identity.server_id);
+  task->set_session_id(core_->identity.session_id);
   task->set_task_id(follow.task_id);
   task->set_status(follow.status);
   task->set_status_message(follow.status_message);
@@ -392,18 +370,30 @@ void UpstreamSession::PublishTaskStatus(const TaskFollow& follow,
   if (follow.status == "input_required") {
     for (std::string& key : input_keys) task->add_input_keys(std::move(key));
   }
-  pipeline_->Publish(std::move(event));
+  core_->pipeline->Publish(std::move(event));
 }
 
-std::vector<UpstreamSession::TaskFollow> UpstreamSession::TakeAllTasks() {
+std::vector<QueuedMessage> TaskFollower::TakeAll() {
   std::vector<TaskFollow> out;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     for (auto& [number, follow] : tasks_) out.push_back(std::move(follow));
     tasks_.clear();
   }
-  for (TaskFollow& follow : out) clock_->Cancel(follow.timer);
-  return out;
+  std::vector<QueuedMessage> requests;
+  for (TaskFollow& follow : out) {
+    core_->clock->Cancel(follow.timer);
+    requests.push_back(std::move(follow.request));
+  }
+  return requests;
+}
+
+void TaskFollower::ForEach(
+    const std::function<void(const QueuedMessage&)>& fn) const {
+  absl::MutexLock lock(&core_->mu);
+  for (const auto& [number, task] : tasks_) {
+    if (task.request.entry != 0) fn(task.request);
+  }
 }
 
 }  // namespace inspector::engine

@@ -1,8 +1,7 @@
 // UpstreamSession cancellation and the request queue (upstream_session.h):
-// cancelling a caller's request (queued or in progress), listing and
-// counting the queue, and requests that run out of time.
-#include "server/engine/upstream_session.h"
-
+// cancelling a caller's request (queued, in progress or a task), listing
+// and counting the queue across the parts, and requests that run out of
+// time.
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -15,8 +14,10 @@
 #include "common/strings.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/intercept_glue.h"
-#include "server/engine/pending_requests.h"
+#include "server/engine/tasks_session.h"
+#include "server/engine/upstream_core.h"
+#include "server/engine/upstream_send.h"
+#include "server/engine/upstream_session.h"
 #include "server/engine/upstream_session_internal.h"
 
 namespace inspector::engine {
@@ -34,53 +35,46 @@ v1::RequestState UpstreamSession::CancelRequest(const std::string& caller_id,
                                                 uint64_t entry,
                                                 const std::string& reason) {
   // A task the server runs for it: tasks/cancel, the extension's way.
-  if (CancelTask(caller_id, entry, reason)) return v1::REQUEST_STATE_IN_PROGRESS;
+  if (tasks_->Cancel(caller_id, entry, reason))
+    return v1::REQUEST_STATE_IN_PROGRESS;
   // In progress: the server is asked to stop (the MCP way); a late answer
   // is recorded, not delivered.
-  const int64_t upstream_id =
-      entry != 0 ? inflight_->FindEntry(entry) : inflight_->Newest(caller_id);
+  const int64_t upstream_id = entry != 0 ? core_->inflight->FindEntry(entry)
+                                         : core_->inflight->Newest(caller_id);
   InflightRequests::Request request;
-  if (upstream_id != 0 && inflight_->Take(upstream_id, &request)) {
+  if (upstream_id != 0 && core_->inflight->Take(upstream_id, &request)) {
     if (!request.cancel_by_close) {
       json params = {{"requestId", upstream_id}, {"reason", reason}};
-      SendInternalNotification("notifications/cancelled", params.dump(),
-                               request.message_id);
+      send_->SendInternalNotification("notifications/cancelled", params.dump(),
+                                      request.message_id);
     }
     // Over Streamable HTTP a listen stream ends when its POST is closed.
-    if (!request.stream_raw.empty()) transport_->AbortSend(request.stream_raw);
-    Finish(
-        request,
-        Error(v1::CANCELLED,
-              absl::StrCat(request.method, " was cancelled: ", reason),
-              {{"serverId", identity_.server_id}, {"method", request.method}}));
+    if (!request.stream_raw.empty())
+      core_->transport->AbortSend(request.stream_raw);
+    core_->Finish(
+        request, Error(v1::CANCELLED,
+                       absl::StrCat(request.method, " was cancelled: ", reason),
+                       {{"serverId", core_->identity.server_id},
+                        {"method", request.method}}));
     return v1::REQUEST_STATE_IN_PROGRESS;
   }
   // Still queued: taken out; the server never sees it.
-  Queued queued;
-  bool found = false;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto it = queued_.rbegin(); it != queued_.rend(); ++it) {
-      if (it->entry == 0) continue;
-      if (entry != 0 ? it->entry == entry : it->info.id == caller_id) {
-        queued = std::move(*it);
-        queued_.erase(std::next(it).base());
-        found = true;
-        break;
-      }
-    }
+  QueuedMessage queued;
+  if (!send_->TakeQueued(caller_id, entry, &queued)) {
+    return v1::REQUEST_STATE_UNSPECIFIED;
   }
-  if (!found) return v1::REQUEST_STATE_UNSPECIFIED;
-  pipeline_->Log(
-      "info", "daemon", identity_.server_id, identity_.session_id,
-      absl::StrCat(identity_.server_name, ": ", queued.info.method, " (id ",
-                   queued.info.id, ") cancelled before it was sent: ", reason));
-  absl::Status cancelled = Error(
-      v1::CANCELLED,
-      absl::StrCat(queued.info.method,
-                   " was cancelled before it was sent: ", reason),
-      {{"serverId", identity_.server_id}, {"method", queued.info.method}});
-  counters_->Ended(cancelled);
+  core_->pipeline->Log(
+      "info", "daemon", core_->identity.server_id, core_->identity.session_id,
+      absl::StrCat(core_->identity.server_name, ": ", queued.info.method,
+                   " (id ", queued.info.id,
+                   ") cancelled before it was sent: ", reason));
+  absl::Status cancelled =
+      Error(v1::CANCELLED,
+            absl::StrCat(queued.info.method,
+                         " was cancelled before it was sent: ", reason),
+            {{"serverId", core_->identity.server_id},
+             {"method", queued.info.method}});
+  core_->counters->Ended(cancelled);
   queued.done(cancelled);
   return v1::REQUEST_STATE_PENDING;
 }
@@ -98,30 +92,25 @@ void UpstreamSession::ListQueue(absl::Time now,
     e.set_target(target);
     e.set_created_at(UnixMillis(created));
     e.set_age_ms(std::max(0.0, Millis(now - created)));
-    e.set_session_id(identity_.session_id);
-    e.set_session_kind(identity_.kind);
+    e.set_session_id(core_->identity.session_id);
+    e.set_session_kind(core_->identity.kind);
     e.set_caller(caller);
     e.set_progress_token(progress_token);
     return e;
   };
-  {
-    absl::MutexLock lock(&mu_);
-    for (const Queued& q : queued_) {
-      if (q.entry == 0) continue;
-      add(q.entry, q.info.id, q.info.method, q.info.target,
-          q.info.progress_token, q.limits.caller, q.created)
-          .set_state(v1::REQUEST_STATE_PENDING);
-    }
-    // Followed tasks: in progress on the server.
-    for (const auto& [number, task] : tasks_) {
-      const Queued& q = task.request;
-      if (q.entry == 0) continue;
-      add(q.entry, q.info.id, q.info.method, q.info.target,
-          q.info.progress_token, q.limits.caller, q.created)
-          .set_state(v1::REQUEST_STATE_IN_PROGRESS);
-    }
-  }
-  inflight_->ForEach([&](int64_t id, const InflightRequests::Request& r) {
+  auto add_queued = [&](const QueuedMessage& q, v1::RequestState state) {
+    add(q.entry, q.info.id, q.info.method, q.info.target, q.info.progress_token,
+        q.limits.caller, q.created)
+        .set_state(state);
+  };
+  send_->ForEachQueued([&](const QueuedMessage& q) {
+    add_queued(q, v1::REQUEST_STATE_PENDING);
+  });
+  // Followed tasks: in progress on the server.
+  tasks_->ForEach([&](const QueuedMessage& q) {
+    add_queued(q, v1::REQUEST_STATE_IN_PROGRESS);
+  });
+  core_->inflight->ForEach([&](int64_t id, const InflightRequests::Request& r) {
     if (r.entry == 0) return;
     v1::QueueEntry& e = add(r.entry, r.caller_id, r.method, r.target,
                             r.progress_token, r.caller, r.created);
@@ -133,18 +122,10 @@ void UpstreamSession::ListQueue(absl::Time now,
 
 void UpstreamSession::CountQueue(v1::QueueStatus* status) const {
   uint32_t pending = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const Queued& q : queued_) pending += q.entry != 0 ? 1 : 0;
-  }
+  send_->ForEachQueued([&](const QueuedMessage&) { ++pending; });
   uint32_t in_progress = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [number, task] : tasks_) {
-      in_progress += task.request.entry != 0 ? 1 : 0;
-    }
-  }
-  inflight_->ForEach([&](int64_t, const InflightRequests::Request& r) {
+  tasks_->ForEach([&](const QueuedMessage&) { ++in_progress; });
+  core_->inflight->ForEach([&](int64_t, const InflightRequests::Request& r) {
     in_progress += r.entry != 0 ? 1 : 0;
   });
   status->set_pending(status->pending() + pending);
@@ -154,16 +135,16 @@ void UpstreamSession::CountQueue(v1::QueueStatus* status) const {
 void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
                                        InflightRequests::Request request,
                                        bool total) {
-  absl::Duration elapsed = clock_->Now() - request.started;
+  absl::Duration elapsed = core_->clock->Now() - request.started;
   if (request.cancel_by_close) {
-    transport_->AbortSend(request.stream_raw);
+    core_->transport->AbortSend(request.stream_raw);
   } else if (request.method != "initialize" && request.method != "ping") {
     json params = {{"requestId", upstream_id},
                    {"reason", "request timed out"}};
-    SendInternalNotification("notifications/cancelled", params.dump(),
-                             request.message_id);
+    send_->SendInternalNotification("notifications/cancelled", params.dump(),
+                                    request.message_id);
   }
-  Finish(
+  core_->Finish(
       request,
       Error(v1::REQUEST_TIMEOUT,
             absl::StrCat(request.method, " timed out after ",
@@ -171,8 +152,8 @@ void UpstreamSession::OnRequestTimeout(int64_t upstream_id,
                              absl::Trunc(elapsed, absl::Milliseconds(1))),
                          total ? " (the absolute maximum for a request)"
                                : " without an answer or progress"),
-            {{"serverId", identity_.server_id},
-             {"serverName", identity_.server_name},
+            {{"serverId", core_->identity.server_id},
+             {"serverName", core_->identity.server_name},
              {"method", request.method},
              {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(elapsed))}}));
 }

@@ -1,7 +1,7 @@
-// UpstreamSession connecting (upstream_session.h): starting the transport,
-// the era probe (server/discover) and its fallback, the initialize
-// handshake, relayed initialize, and pings.
-#include "server/engine/upstream_session.h"
+// UpstreamConnector (upstream_connect.h): starting the transport, the era
+// probe (server/discover) and its fallback, the initialize handshake,
+// relayed initialize, and pings.
+#include "server/engine/upstream_connect.h"
 
 #include <algorithm>
 #include <atomic>
@@ -15,115 +15,122 @@
 #include "common/strings.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
-#include "server/engine/intercept_glue.h"
-#include "server/engine/pending_requests.h"
-#include "server/engine/upstream_session_internal.h"
+#include "server/engine/upstream_inbound.h"
+#include "server/engine/upstream_listen.h"
+#include "server/engine/upstream_send.h"
 
 namespace inspector::engine {
 
 using nlohmann::json;
 
-void UpstreamSession::Connect() {
-  SetState(v1::CONNECTING, absl::OkStatus());
-  auto self = shared_from_this();
+void UpstreamConnector::Connect() {
+  core_->session->SetState(v1::CONNECTING, absl::OkStatus());
+  std::shared_ptr<UpstreamSession> self = core_->self.lock();
   {
-    absl::MutexLock lock(&mu_);
-    connect_timer_ = clock_->After(limits_.connection_timeout, [self] {
-      self->FailConnection(Error(
-          v1::CONNECTION_TIMEOUT,
-          absl::StrCat("Connection to server timed out after ",
-                       absl::FormatDuration(self->limits_.connection_timeout)),
-          {{"serverId", self->identity_.server_id},
-           {"serverName", self->identity_.server_name},
-           {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(
-                           self->limits_.connection_timeout))}}));
-    });
+    absl::MutexLock lock(&core_->mu);
+    connect_timer_ = core_->clock->After(
+        core_->limits.connection_timeout, [self, core = core_] {
+          self->FailConnection(
+              Error(v1::CONNECTION_TIMEOUT,
+                    absl::StrCat(
+                        "Connection to server timed out after ",
+                        absl::FormatDuration(core->limits.connection_timeout)),
+                    {{"serverId", core->identity.server_id},
+                     {"serverName", core->identity.server_name},
+                     {"elapsed", absl::StrCat(absl::ToInt64Milliseconds(
+                                     core->limits.connection_timeout))}}));
+        });
   }
-  work_->Post([self] { self->DoConnect(); });
+  core_->work->Post([self, this] { DoConnect(); });
 }
 
-void UpstreamSession::DoConnect() {
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
+void UpstreamConnector::DoConnect() {
+  std::weak_ptr<UpstreamSession> weak = core_->self;
+  UpstreamCore* const core = core_;
   transport::TransportCallbacks callbacks;
-  callbacks.on_message = [weak](std::string message) {
-    if (auto self = weak.lock()) self->OnMessage(std::move(message));
+  callbacks.on_message = [weak, core](std::string message) {
+    if (auto self = weak.lock()) core->inbound->OnMessage(std::move(message));
   };
-  callbacks.on_send_failed = [weak](const std::string& message,
-                                    absl::Status status) {
-    if (auto self = weak.lock()) self->OnSendFailed(message, std::move(status));
-  };
-  callbacks.on_log = [weak](std::string line) {
+  callbacks.on_send_failed = [weak, core](const std::string& message,
+                                          absl::Status status) {
     if (auto self = weak.lock()) {
-      self->pipeline_->Log("info", "stderr", self->identity_.server_id,
-                           self->identity_.session_id, line);
+      core->send->OnSendFailed(message, std::move(status));
+    }
+  };
+  callbacks.on_log = [weak, core](std::string line) {
+    if (auto self = weak.lock()) {
+      core->pipeline->Log("info", "stderr", core->identity.server_id,
+                          core->identity.session_id, line);
     }
   };
   callbacks.on_closed = [weak](absl::Status status) {
     if (auto self = weak.lock()) self->OnClosed(std::move(status));
   };
-  absl::Status started = transport_->Start(std::move(callbacks));
+  absl::Status started = core_->transport->Start(std::move(callbacks));
   if (!started.ok()) {
-    FailConnection(started);
+    core_->session->FailConnection(started);
     return;
   }
   storage::SessionRecord record;
-  record.id = identity_.session_id;
-  record.server_id = identity_.server_id;
-  record.kind = identity_.kind;
-  record.transport = identity_.transport;
-  pipeline_->SessionStarted(std::move(record));
-  if (relay()) {
+  record.id = core_->identity.session_id;
+  record.server_id = core_->identity.server_id;
+  record.kind = core_->identity.kind;
+  record.transport = core_->identity.transport;
+  core_->pipeline->SessionStarted(std::move(record));
+  if (core_->relay()) {
     // The client does its own handshake through Send().
     MarkConnected();
     return;
   }
-  ProtocolMode mode = features_.protocol;
-  if (mode != ProtocolMode::kLegacy && identity_.transport == "sse") {
+  ProtocolMode mode = core_->features.protocol;
+  if (mode != ProtocolMode::kLegacy && core_->identity.transport == "sse") {
     // The HTTP+SSE transport predates the stateless revision.
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     protocol_note_ =
         "the legacy SSE transport speaks only the handshake era";
     mode = ProtocolMode::kLegacy;
   }
   if (mode == ProtocolMode::kLegacy) {
     {
-      absl::MutexLock lock(&mu_);
-      era_ = Era::kLegacy;
+      absl::MutexLock lock(&core_->mu);
+      core_->era = SessionEra::kLegacy;
     }
-    era_name_.store("legacy");
+    core_->era_name.store("legacy");
     StartInitialize();
     return;
   }
   {
-    absl::MutexLock lock(&mu_);
-    era_ = Era::kProbing;
+    absl::MutexLock lock(&core_->mu);
+    core_->era = SessionEra::kProbing;
   }
   // The probe is a request of the stateless era.
-  era_name_.store("modern");
-  transport_->SetStateless(true);
-  transport_->SetProtocolVersion(kModernProtocolVersion);
+  core_->era_name.store("modern");
+  core_->transport->SetStateless(true);
+  core_->transport->SetProtocolVersion(kModernProtocolVersion);
   SendDiscover(0);
 }
 
-void UpstreamSession::SendDiscover(int attempt) {
-  json params = {
-      {"_meta", ModernRequestMeta(features_, kModernProtocolVersion, "")}};
+void UpstreamConnector::SendDiscover(int attempt) {
+  // The probe goes before any caller could set a log level.
+  json params = {{"_meta", ModernRequestMeta(core_->features,
+                                             kModernProtocolVersion, "")}};
   // auto: a handshake-era server may stay silent on a method it does not
   // know, so the probe leaves time for initialize after it.
-  absl::Duration timeout = features_.protocol == ProtocolMode::kAuto
-                               ? limits_.connection_timeout / 3
-                               : limits_.connection_timeout;
-  auto self = shared_from_this();
-  SendInternalRequest("server/discover", params.dump(), timeout,
-                      [self, attempt](absl::StatusOr<std::string> response) {
-                        self->OnDiscoverResult(std::move(response), attempt);
-                      });
+  absl::Duration timeout = core_->features.protocol == ProtocolMode::kAuto
+                               ? core_->limits.connection_timeout / 3
+                               : core_->limits.connection_timeout;
+  core_->send->SendInternalRequest(
+      "server/discover", params.dump(), timeout,
+      [self = core_->self.lock(), this,
+       attempt](absl::StatusOr<std::string> response) {
+        OnDiscoverResult(std::move(response), attempt);
+      });
 }
 
-void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
-                                       int attempt) {
-  const bool auto_mode = features_.protocol == ProtocolMode::kAuto;
-  if (ended()) return;
+void UpstreamConnector::OnDiscoverResult(absl::StatusOr<std::string> response,
+                                         int attempt) {
+  const bool auto_mode = core_->features.protocol == ProtocolMode::kAuto;
+  if (core_->session->ended()) return;
   if (!response.ok()) {
     const std::string reason = ErrorReason(response.status());
     // Failures of the connection itself are not answers about the era.
@@ -136,7 +143,7 @@ void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
                                     response.status().message()));
       return;
     }
-    FailConnection(response.status());
+    core_->session->FailConnection(response.status());
     return;
   }
   DiscoverOutcome outcome = ParseDiscoverResponse(*response);
@@ -151,10 +158,10 @@ void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
   switch (outcome.kind) {
     case DiscoverOutcome::Kind::kModern: {
       {
-        absl::MutexLock lock(&mu_);
-        if (state_ != v1::CONNECTING) return;  // timed out or closed
-        era_ = Era::kModern;
-        era_name_.store("modern");
+        absl::MutexLock lock(&core_->mu);
+        if (core_->state != v1::CONNECTING) return;  // timed out or closed
+        core_->era = SessionEra::kModern;
+        core_->era_name.store("modern");
         protocol_version_ = kModernProtocolVersion;
         initialize_result_ = InitializeResultFromDiscover(outcome.result_json);
         handshake_ = std::move(outcome.status);
@@ -163,11 +170,11 @@ void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
                                         kModernProtocolVersion);
         }
       }
-      pipeline_->Log("info", "daemon", identity_.server_id,
-                     identity_.session_id,
-                     absl::StrCat(identity_.server_name, " speaks MCP ",
-                                  kModernProtocolVersion,
-                                  " (server/discover); no handshake"));
+      core_->pipeline->Log("info", "daemon", core_->identity.server_id,
+                           core_->identity.session_id,
+                           absl::StrCat(core_->identity.server_name,
+                                        " speaks MCP ", kModernProtocolVersion,
+                                        " (server/discover); no handshake"));
       MarkConnected();
       return;
     }
@@ -188,136 +195,180 @@ void UpstreamSession::OnDiscoverResult(absl::StatusOr<std::string> response,
         FallBackToLegacy(outcome.reason);
         return;
       }
-      FailConnection(Error(v1::PROTOCOL_VERSION_MISMATCH, outcome.reason,
-                           {{"serverId", identity_.server_id},
-                            {"serverName", identity_.server_name},
-                            {"supportedVersions",
-                             absl::StrJoin(outcome.supported, ", ")}}));
+      core_->session->FailConnection(Error(
+          v1::PROTOCOL_VERSION_MISMATCH, outcome.reason,
+          {{"serverId", core_->identity.server_id},
+           {"serverName", core_->identity.server_name},
+           {"supportedVersions", absl::StrJoin(outcome.supported, ", ")}}));
       return;
     case DiscoverOutcome::Kind::kNotModern:
       if (auto_mode) {
         FallBackToLegacy(outcome.reason);
         return;
       }
-      FailConnection(Error(
+      core_->session->FailConnection(Error(
           v1::PROTOCOL_ERROR,
-          absl::StrCat(identity_.server_name, " is not an MCP ",
+          absl::StrCat(core_->identity.server_name, " is not an MCP ",
                        kModernProtocolVersion,
                        " server (protocol is set to modern): ", outcome.reason),
-          {{"serverId", identity_.server_id},
-           {"serverName", identity_.server_name}}));
+          {{"serverId", core_->identity.server_id},
+           {"serverName", core_->identity.server_name}}));
       return;
   }
 }
 
-void UpstreamSession::FallBackToLegacy(const std::string& why) {
+void UpstreamConnector::FallBackToLegacy(const std::string& why) {
   const std::string note = absl::StrCat(
       "server/discover found no MCP ", kModernProtocolVersion,
       " server (", why, "); fell back to the initialize handshake");
   {
-    absl::MutexLock lock(&mu_);
-    if (state_ != v1::CONNECTING || ended_) return;
-    era_ = Era::kLegacy;
-    era_name_.store("legacy");
+    absl::MutexLock lock(&core_->mu);
+    if (core_->state != v1::CONNECTING || core_->ended) return;
+    core_->era = SessionEra::kLegacy;
+    core_->era_name.store("legacy");
     protocol_note_ = note;
   }
-  pipeline_->Log("info", "daemon", identity_.server_id, identity_.session_id,
-                 absl::StrCat(identity_.server_name, ": ", note));
-  transport_->SetStateless(false);
-  transport_->SetProtocolVersion("");
+  core_->pipeline->Log("info", "daemon", core_->identity.server_id,
+                       core_->identity.session_id,
+                       absl::StrCat(core_->identity.server_name, ": ", note));
+  core_->transport->SetStateless(false);
+  core_->transport->SetProtocolVersion("");
   StartInitialize();
 }
 
-void UpstreamSession::StartInitialize() {
-  json params = InitializeParams(features_);
-  auto self = shared_from_this();
-  SendInternalRequest("initialize", params.dump(), limits_.connection_timeout,
-                      [self](absl::StatusOr<std::string> response) {
-                        self->OnInitializeResult(std::move(response));
-                      });
+void UpstreamConnector::StartInitialize() {
+  json params = InitializeParams(core_->features);
+  core_->send->SendInternalRequest(
+      "initialize", params.dump(), core_->limits.connection_timeout,
+      [self = core_->self.lock(), this](absl::StatusOr<std::string> response) {
+        OnInitializeResult(std::move(response));
+      });
 }
 
-void UpstreamSession::OnInitializeResult(absl::StatusOr<std::string> response) {
+void UpstreamConnector::OnInitializeResult(
+    absl::StatusOr<std::string> response) {
   if (!response.ok()) {
-    FailConnection(response.status());
+    core_->session->FailConnection(response.status());
     return;
   }
   absl::StatusOr<InitializeOutcome> outcome = ParseInitializeResponse(
-      *response, identity_.server_id, identity_.server_name);
+      *response, core_->identity.server_id, core_->identity.server_name);
   if (!outcome.ok()) {
-    FailConnection(outcome.status());
+    core_->session->FailConnection(outcome.status());
     return;
   }
-  transport_->SetProtocolVersion(outcome->protocol_version);
+  core_->transport->SetProtocolVersion(outcome->protocol_version);
   {
-    absl::MutexLock lock(&mu_);
-    if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
+    absl::MutexLock lock(&core_->mu);
+    if (core_->state != v1::CONNECTING)
+      return;  // timed out or closed meanwhile
     protocol_version_ = outcome->protocol_version;
     initialize_result_ = std::move(outcome->result_json);
     handshake_ = std::move(outcome->status);
   }
-  SendInternalNotification("notifications/initialized", "");
+  core_->send->SendInternalNotification("notifications/initialized", "");
   MarkConnected();
   SchedulePing();
 }
 
-void UpstreamSession::MarkConnected() {
+void UpstreamConnector::MarkConnected() {
   Clock::TimerId connect_timer;
   // CONNECTED and taking the queue happen together, so a Send() racing
   // with this either queued before (and is flushed here) or sends itself.
-  std::vector<Queued> queued;
+  std::vector<QueuedMessage> queued;
   {
-    absl::MutexLock lock(&mu_);
-    if (state_ != v1::CONNECTING) return;  // timed out or closed meanwhile
-    state_ = v1::CONNECTED;
-    queued.swap(queued_);
+    absl::MutexLock lock(&core_->mu);
+    if (core_->state != v1::CONNECTING)
+      return;  // timed out or closed meanwhile
+    core_->state = v1::CONNECTED;
+    queued = core_->send->TakeAllLocked();
     connect_timer = connect_timer_;
     connect_timer_ = 0;
   }
-  // Never cancel timers under mu_: a running timer callback may need it.
-  clock_->Cancel(connect_timer);
-  hooks_.on_state(v1::CONNECTING, v1::CONNECTED, absl::OkStatus());
+  // Never cancel timers under core_->mu: a running timer callback may need it.
+  core_->clock->Cancel(connect_timer);
+  core_->hooks.on_state(v1::CONNECTING, v1::CONNECTED, absl::OkStatus());
   // The modern era's change notifications come on a listen stream.
-  if (!relay() && modern()) OpenListen();
-  for (Queued& q : queued) Dispatch(std::move(q));
+  if (!core_->relay() && core_->modern()) core_->listen->Open();
+  for (QueuedMessage& q : queued) core_->send->Dispatch(std::move(q));
 }
 
-void UpstreamSession::OnRelayedInitializeResult(const std::string& raw) {
-  absl::StatusOr<InitializeOutcome> outcome =
-      ParseInitializeResponse(raw, identity_.server_id, identity_.server_name);
+void UpstreamConnector::OnRelayedInitializeResult(const std::string& raw) {
+  absl::StatusOr<InitializeOutcome> outcome = ParseInitializeResponse(
+      raw, core_->identity.server_id, core_->identity.server_name);
   if (!outcome.ok()) return;  // the client sees the server's answer as is
-  transport_->SetProtocolVersion(outcome->protocol_version);
-  absl::MutexLock lock(&mu_);
+  core_->transport->SetProtocolVersion(outcome->protocol_version);
+  absl::MutexLock lock(&core_->mu);
   protocol_version_ = outcome->protocol_version;
   handshake_ = std::move(outcome->status);
 }
 
-void UpstreamSession::SchedulePing() {
-  if (limits_.ping_interval <= absl::ZeroDuration()) return;
+void UpstreamConnector::SchedulePing() {
+  if (core_->limits.ping_interval <= absl::ZeroDuration()) return;
   // The stateless era has no ping: every request stands on its own.
-  if (modern()) return;
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
-  absl::MutexLock lock(&mu_);
-  if (state_ != v1::CONNECTED) return;
-  ping_timer_ = clock_->After(limits_.ping_interval, [weak] {
+  if (core_->modern()) return;
+  std::weak_ptr<UpstreamSession> weak = core_->self;
+  absl::MutexLock lock(&core_->mu);
+  if (core_->state != v1::CONNECTED) return;
+  ping_timer_ = core_->clock->After(core_->limits.ping_interval, [weak, this] {
     auto self = weak.lock();
     if (!self || self->state() != v1::CONNECTED) return;
-    self->SendInternalRequest(
-        "ping", "", self->limits_.request_timeout,
-        [weak](absl::StatusOr<std::string> response) {
+    core_->send->SendInternalRequest(
+        "ping", "", core_->limits.request_timeout,
+        [weak, this](absl::StatusOr<std::string> response) {
           auto self = weak.lock();
           if (!self) return;
           if (!response.ok() &&
               ErrorReason(response.status()) == "REQUEST_TIMEOUT") {
-            self->FailConnection(Error(
-                v1::TRANSPORT_ERROR, "the server stopped answering pings",
-                {{"serverId", self->identity_.server_id},
-                 {"serverName", self->identity_.server_name}}));
+            self->FailConnection(Error(v1::TRANSPORT_ERROR,
+                                       "the server stopped answering pings",
+                                       core_->ServerDetails()));
             return;
           }
-          self->SchedulePing();
+          SchedulePing();
         });
   });
+}
+
+std::string UpstreamConnector::initialize_result() const {
+  absl::MutexLock lock(&core_->mu);
+  return initialize_result_;
+}
+
+std::string UpstreamConnector::protocol_version() const {
+  absl::MutexLock lock(&core_->mu);
+  return protocol_version_;
+}
+
+void UpstreamConnector::FillStatus(v1::ServerStatus* status) const {
+  absl::MutexLock lock(&core_->mu);
+  status->set_protocol_version(protocol_version_);
+  if (handshake_.has_server_info()) {
+    *status->mutable_server_info() = handshake_.server_info();
+  }
+  if (handshake_.has_capabilities()) {
+    *status->mutable_capabilities() = handshake_.capabilities();
+  }
+  status->set_instructions(handshake_.instructions());
+  status->set_pid(core_->transport->pid());
+  switch (core_->era) {
+    case SessionEra::kModern:
+      status->set_protocol_era("modern");
+      break;
+    case SessionEra::kLegacy:
+      status->set_protocol_era("legacy");
+      break;
+    default:
+      break;
+  }
+  status->set_protocol_note(protocol_note_);
+}
+
+std::vector<Clock::TimerId> UpstreamConnector::TakeTimersLocked() {
+  std::vector<Clock::TimerId> timers = {connect_timer_, ping_timer_};
+  connect_timer_ = 0;
+  ping_timer_ = 0;
+  return timers;
 }
 
 }  // namespace inspector::engine

@@ -1,8 +1,8 @@
-// UpstreamSession inbound routing (upstream_session.h): the server's
-// messages, once released by the intercept stage, to the request they
-// answer, the owner (server requests), or watchers (notifications,
-// progress); and the answers to the server's requests.
-#include "server/engine/upstream_session.h"
+// InboundRouter (upstream_inbound.h): the server's messages, once released
+// by the intercept stage, to the request they answer, the owner (server
+// requests), or watchers (notifications, progress); and the answers to the
+// server's requests.
+#include "server/engine/upstream_inbound.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +18,10 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
 #include "server/engine/pending_requests.h"
+#include "server/engine/tasks_session.h"
+#include "server/engine/upstream_connect.h"
+#include "server/engine/upstream_input_rounds.h"
+#include "server/engine/upstream_listen.h"
 #include "server/engine/upstream_session_internal.h"
 
 namespace inspector::engine {
@@ -29,16 +33,17 @@ using session_internal::ParseUpstreamId;
 using session_internal::Millis;
 using session_internal::LogLevelFor;
 
-void UpstreamSession::OnMessage(std::string raw) {
-  if (hooks_.on_activity) hooks_.on_activity();
+void InboundRouter::OnMessage(std::string raw) {
+  if (core_->hooks.on_activity) core_->hooks.on_activity();
   auto info = InspectMessage(raw);
   if (!info.ok()) {
-    Envelope envelope = MakeEnvelope(false, nullptr, raw);
+    Envelope envelope = core_->MakeEnvelope(false, nullptr, raw);
     envelope.error_code = "PROTOCOL_ERROR";
-    pipeline_->Observe(envelope);
-    pipeline_->Log("warn", "daemon", identity_.server_id, identity_.session_id,
-                   absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
-                                ": ", info.status().message()));
+    core_->pipeline->Observe(envelope);
+    core_->pipeline->Log(
+        "warn", "daemon", core_->identity.server_id, core_->identity.session_id,
+        absl::StrCat("PROTOCOL_ERROR from ", core_->identity.server_name, ": ",
+                     info.status().message()));
     return;
   }
   switch (info->kind) {
@@ -46,8 +51,8 @@ void UpstreamSession::OnMessage(std::string raw) {
     case MessageKind::kError:
     case MessageKind::kRequest:
     case MessageKind::kNotification:
-      if (InterceptGlue::Active(*this)) {
-        InterceptGlue::SubmitServerMessage(shared_from_this(), std::move(raw),
+      if (InterceptGlue::Active(*core_->session)) {
+        InterceptGlue::SubmitServerMessage(core_->self.lock(), std::move(raw),
                                            *std::move(info));
         return;
       }
@@ -55,20 +60,21 @@ void UpstreamSession::OnMessage(std::string raw) {
       return;
     case MessageKind::kBatch:
     case MessageKind::kInvalid: {
-      Envelope envelope = MakeEnvelope(false, &*info, raw);
+      Envelope envelope = core_->MakeEnvelope(false, &*info, raw);
       envelope.error_code = "PROTOCOL_ERROR";
-      pipeline_->Observe(envelope);
-      pipeline_->Log("warn", "daemon", identity_.server_id,
-                     identity_.session_id,
-                     absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
-                                  ": not a JSON-RPC message"));
+      core_->pipeline->Observe(envelope);
+      core_->pipeline->Log(
+          "warn", "daemon", core_->identity.server_id,
+          core_->identity.session_id,
+          absl::StrCat("PROTOCOL_ERROR from ", core_->identity.server_name,
+                       ": not a JSON-RPC message"));
       return;
     }
   }
 }
 
-void UpstreamSession::OnServerMessage(const std::string& raw,
-                                      const MessageInfo& info) {
+void InboundRouter::OnServerMessage(const std::string& raw,
+                                    const MessageInfo& info) {
   if (info.kind == MessageKind::kRequest) {
     OnServerRequest(raw, info);
   } else if (info.kind == MessageKind::kNotification) {
@@ -78,17 +84,17 @@ void UpstreamSession::OnServerMessage(const std::string& raw,
   }
 }
 
-void UpstreamSession::OnServerResponse(const std::string& raw,
-                                       const MessageInfo& info) {
+void InboundRouter::OnServerResponse(const std::string& raw,
+                                     const MessageInfo& info) {
   int64_t upstream_id = 0;
   InflightRequests::Request pending;
   if (!ParseUpstreamId(info.id, &upstream_id) ||
-      !inflight_->Take(upstream_id, &pending)) {
+      !core_->inflight->Take(upstream_id, &pending)) {
     // Late (timed out or cancelled) or unknown: recorded, not delivered.
-    Envelope envelope = MakeEnvelope(false, &info, raw);
+    Envelope envelope = core_->MakeEnvelope(false, &info, raw);
     envelope.success = info.kind == MessageKind::kResponse;
     envelope.error_code = info.error_code;
-    pipeline_->Observe(envelope);
+    core_->pipeline->Observe(envelope);
     return;
   }
   std::string restored = pending.caller_id == info.id
@@ -98,26 +104,26 @@ void UpstreamSession::OnServerResponse(const std::string& raw,
   restored_info.id = pending.caller_id;
   restored_info.method = pending.method;
   restored_info.target = pending.target;
-  Envelope envelope = MakeEnvelope(false, &restored_info, restored);
+  Envelope envelope = core_->MakeEnvelope(false, &restored_info, restored);
   envelope.correlated_id = pending.message_id;
-  envelope.duration_ms = Millis(clock_->Now() - pending.started);
+  envelope.duration_ms = Millis(core_->clock->Now() - pending.started);
   envelope.success = info.kind == MessageKind::kResponse;
   envelope.error_code = info.error_code;
   envelope.input_round = pending.input_round;
   envelope.first_round_id = pending.first_round_id;
-  pipeline_->Observe(envelope);
-  if (relay() && pending.method == "initialize" &&
+  core_->pipeline->Observe(envelope);
+  if (core_->relay() && pending.method == "initialize" &&
       info.kind == MessageKind::kResponse) {
-    OnRelayedInitializeResult(restored);
+    core_->connector->OnRelayedInitializeResult(restored);
   }
-  Finish(pending, std::move(restored), info.kind == MessageKind::kError);
+  core_->Finish(pending, std::move(restored), info.kind == MessageKind::kError);
 }
 
-absl::Status UpstreamSession::SendAnswer(const std::string& id,
-                                         const std::string& member,
-                                         const std::string& value_json,
-                                         int64_t request_row,
-                                         absl::Time received) {
+absl::Status InboundRouter::SendAnswer(const std::string& id,
+                                       const std::string& member,
+                                       const std::string& value_json,
+                                       int64_t request_row,
+                                       absl::Time received) {
   std::string answer = absl::StrCat(R"({"jsonrpc":"2.0","id":)", id, R"(,")",
                                     member, R"(":)", value_json, "}");
   auto answer_info = InspectMessage(answer);
@@ -126,60 +132,58 @@ absl::Status UpstreamSession::SendAnswer(const std::string& id,
                  absl::StrCat("the answer to the server's request ", id,
                               " is not valid JSON"));
   }
-  Envelope envelope = MakeEnvelope(true, &*answer_info, answer);
+  Envelope envelope = core_->MakeEnvelope(true, &*answer_info, answer);
   envelope.correlated_id = request_row;
-  envelope.duration_ms = Millis(clock_->Now() - received);
+  envelope.duration_ms = Millis(core_->clock->Now() - received);
   envelope.success = answer_info->kind == MessageKind::kResponse;
   envelope.error_code = answer_info->error_code;
-  pipeline_->Observe(envelope);
-  if (hooks_.on_activity) hooks_.on_activity();
-  return transport_->Send(std::move(answer));
+  core_->pipeline->Observe(envelope);
+  if (core_->hooks.on_activity) core_->hooks.on_activity();
+  return core_->transport->Send(std::move(answer));
 }
 
-absl::Status UpstreamSession::AnswerServerRequest(
-    const std::string& id, const std::string& member,
-    const std::string& value_json) {
+absl::Status InboundRouter::AnswerServerRequest(const std::string& id,
+                                                const std::string& member,
+                                                const std::string& value_json) {
   if (member != "result" && member != "error") {
     return Error(v1::INTERNAL_ERROR,
                  absl::StrCat("an answer is a result or an error, not ",
                               member));
   }
-  if (absl::Status input; AnswerInput(id, member, value_json, &input)) {
+  if (absl::Status input;
+      core_->rounds->Answer(id, member, value_json, &input)) {
     return input;
   }
-  if (absl::Status input; AnswerTaskInput(id, member, value_json, &input)) {
+  if (absl::Status input;
+      core_->tasks->Answer(id, member, value_json, &input)) {
     return input;
   }
   ServerRequests::Request inbound;
   {
-    absl::MutexLock lock(&mu_);
-    if (!server_requests_.Close(id, &inbound)) {
-      if (ended_) return end_status_;
-      return Error(v1::FAILED_PRECONDITION,
-                   absl::StrCat("the server's request ", id,
-                                server_requests_.WasClosed(id)
-                                    ? " was already answered or withdrawn"
-                                    : " is not waiting for an answer"),
-                   {{"serverId", identity_.server_id}, {"requestId", id}});
+    absl::MutexLock lock(&core_->mu);
+    if (!core_->server_requests.Close(id, &inbound)) {
+      if (core_->ended) return core_->end_status;
+      return Error(
+          v1::FAILED_PRECONDITION,
+          absl::StrCat("the server's request ", id,
+                       core_->server_requests.WasClosed(id)
+                           ? " was already answered or withdrawn"
+                           : " is not waiting for an answer"),
+          {{"serverId", core_->identity.server_id}, {"requestId", id}});
     }
   }
   absl::Status sent = SendAnswer(inbound.id, member, value_json,
                                  inbound.message_id, inbound.received);
   // The caller requests' clocks run again once the last person answered.
-  if (inbound.waits_for_person) inflight_->Resume();
+  if (inbound.waits_for_person) core_->inflight->Resume();
   return sent;
 }
 
-void UpstreamSession::NotifyRootsChanged() {
-  // The stateless era removed notifications/roots/list_changed.
-  if (!features_.roots || state() != v1::CONNECTED || modern()) return;
-  SendInternalNotification("notifications/roots/list_changed", "");
-}
-
-void UpstreamSession::OnServerRequest(const std::string& raw,
-                                      const MessageInfo& info) {
-  int64_t request_row = pipeline_->Observe(MakeEnvelope(false, &info, raw));
-  if (relay()) {
+void InboundRouter::OnServerRequest(const std::string& raw,
+                                    const MessageInfo& info) {
+  int64_t request_row =
+      core_->pipeline->Observe(core_->MakeEnvelope(false, &info, raw));
+  if (core_->relay()) {
     // The client answers it, through Send(); kept until then so that the
     // answer is recorded with its request. While a person may be asked
     // (sampling, elicitation), the client's requests' clocks stand still,
@@ -188,20 +192,20 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
                         info.method == "elicitation/create";
     bool opened;
     {
-      absl::MutexLock lock(&mu_);
-      opened = !ended_ && server_requests_.Open({info.id, info.method,
-                                                 request_row, clock_->Now(),
-                                                 person});
+      absl::MutexLock lock(&core_->mu);
+      opened = !core_->ended &&
+               core_->server_requests.Open({info.id, info.method, request_row,
+                                            core_->clock->Now(), person});
     }
-    if (opened && person) inflight_->Pause();
-    hooks_.relay_to_client(raw);
+    if (opened && person) core_->inflight->Pause();
+    core_->hooks.relay_to_client(raw);
     return;
   }
-  const absl::Time received = clock_->Now();
+  const absl::Time received = core_->clock->Now();
   if (info.method == "ping") {
     {
-      absl::MutexLock lock(&mu_);
-      server_requests_.MarkClosed(info.id);
+      absl::MutexLock lock(&core_->mu);
+      core_->server_requests.MarkClosed(info.id);
     }
     SendAnswer(info.id, "result", "{}", request_row, received).IgnoreError();
     return;
@@ -214,25 +218,27 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
   int error_code = -32601;
   std::string error_message;
   if (info.method == "sampling/createMessage") {
-    handled = features_.sampling;
+    handled = core_->features.sampling;
   } else if (info.method == "roots/list") {
-    handled = features_.roots;
+    handled = core_->features.roots;
   } else if (info.method == "elicitation/create") {
     std::string mode = "form";
     if (params.contains("mode") && params["mode"].is_string()) {
       mode = params["mode"].get<std::string>();
     }
-    bool declared = features_.elicitation_form || features_.elicitation_url;
-    handled = mode == "url" ? features_.elicitation_url
-                            : (mode == "form" && features_.elicitation_form);
+    bool declared =
+        core_->features.elicitation_form || core_->features.elicitation_url;
+    handled = mode == "url"
+                  ? core_->features.elicitation_url
+                  : (mode == "form" && core_->features.elicitation_form);
     if (declared && !handled) {
       error_code = -32602;
       error_message = absl::StrCat(
           "Invalid params: elicitation mode \"", mode,
           "\" was not declared by this client (it declared ",
-          features_.elicitation_form && features_.elicitation_url
+          core_->features.elicitation_form && core_->features.elicitation_url
               ? "form and url"
-              : (features_.elicitation_form ? "form" : "url"),
+              : (core_->features.elicitation_form ? "form" : "url"),
           ")");
     }
     // A URL a person must not be sent to is refused here, never pending.
@@ -243,35 +249,36 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
       error_message = absl::StrCat("Invalid params: ", url.message());
     }
   }
-  if (handled && !hooks_.on_server_request) handled = false;
+  if (handled && !core_->hooks.on_server_request) handled = false;
   if (handled) {
     const bool waits = info.method != "roots/list";
     bool pause = false;
     bool duplicate = false;
     {
-      absl::MutexLock lock(&mu_);
-      if (ended_) return;
-      duplicate = !server_requests_.Open(
+      absl::MutexLock lock(&core_->mu);
+      if (core_->ended) return;
+      duplicate = !core_->server_requests.Open(
           {info.id, info.method, request_row, received, waits});
       pause = waits && !duplicate;
     }
     if (duplicate) {
       // Answering would answer the first request too; the first one stays.
-      pipeline_->Log("warn", "daemon", identity_.server_id,
-                     identity_.session_id,
-                     absl::StrCat("PROTOCOL_ERROR from ", identity_.server_name,
-                                  ": request id ", info.id,
-                                  " is already in use by a request waiting "
-                                  "for an answer; ignored"));
+      core_->pipeline->Log(
+          "warn", "daemon", core_->identity.server_id,
+          core_->identity.session_id,
+          absl::StrCat("PROTOCOL_ERROR from ", core_->identity.server_name,
+                       ": request id ", info.id,
+                       " is already in use by a request waiting "
+                       "for an answer; ignored"));
       return;
     }
     // The caller requests' clocks stand still while a person is asked.
-    if (pause) inflight_->Pause();
+    if (pause) core_->inflight->Pause();
     ServerRequest request;
     request.id = info.id;
     request.method = info.method;
     request.params = std::move(params);
-    hooks_.on_server_request(std::move(request));
+    core_->hooks.on_server_request(std::move(request));
     return;
   }
   if (error_message.empty()) {
@@ -284,8 +291,8 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
             : "");
   }
   {
-    absl::MutexLock lock(&mu_);
-    server_requests_.MarkClosed(info.id);
+    absl::MutexLock lock(&core_->mu);
+    core_->server_requests.MarkClosed(info.id);
   }
   SendAnswer(info.id, "error",
              absl::StrCat(R"({"code":)", error_code, R"(,"message":)",
@@ -294,14 +301,16 @@ void UpstreamSession::OnServerRequest(const std::string& raw,
       .IgnoreError();
 }
 
-void UpstreamSession::OnServerNotification(const std::string& raw,
-                                           const MessageInfo& info) {
-  pipeline_->Observe(MakeEnvelope(false, &info, raw));
-  if (relay()) hooks_.relay_to_client(ToClientSubscription(raw, info));
+void InboundRouter::OnServerNotification(const std::string& raw,
+                                         const MessageInfo& info) {
+  core_->pipeline->Observe(core_->MakeEnvelope(false, &info, raw));
+  if (core_->relay())
+    core_->hooks.relay_to_client(
+        core_->listen->ToClientSubscription(raw, info));
   const std::string& method = info.method;
-  if (!relay() &&
+  if (!core_->relay() &&
       (method == kListenAcknowledged || IsChangeNotification(method)) &&
-      !OnListenNotification(raw, info)) {
+      !core_->listen->OnNotification(raw, info)) {
     return;  // an acknowledgment, or a stream no longer delivering
   }
   if (method == "notifications/cancelled" &&
@@ -309,31 +318,32 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
     // The server gave up on one of its requests: it must not be answered.
     ServerRequests::Request inbound;
     {
-      absl::MutexLock lock(&mu_);
-      if (!server_requests_.Close(info.cancelled_request_id, &inbound)) return;
+      absl::MutexLock lock(&core_->mu);
+      if (!core_->server_requests.Close(info.cancelled_request_id, &inbound))
+        return;
     }
     const std::string reason = CancelReason(raw, "");
-    if (hooks_.on_server_request_withdrawn) {
-      hooks_.on_server_request_withdrawn(inbound.id, reason);
+    if (core_->hooks.on_server_request_withdrawn) {
+      core_->hooks.on_server_request_withdrawn(inbound.id, reason);
     }
-    if (inbound.waits_for_person) inflight_->Resume();
+    if (inbound.waits_for_person) core_->inflight->Resume();
     return;
   }
   if (method == "notifications/progress") {
     PublishProgress(raw, info);
-    if (limits_.progress_resets_timeout && !info.progress_token.empty()) {
-      inflight_->Progress(info.progress_token);
+    if (core_->limits.progress_resets_timeout && !info.progress_token.empty()) {
+      core_->inflight->Progress(info.progress_token);
     }
     return;
   }
   if (method == "notifications/resources/updated") {
     v1::Event event;
     v1::ResourceUpdated* updated = event.mutable_resource_updated();
-    updated->set_server_id(identity_.server_id);
-    updated->set_session_id(identity_.session_id);
+    updated->set_server_id(core_->identity.server_id);
+    updated->set_session_id(core_->identity.session_id);
     updated->set_uri(info.target);
     JsonObjectToStruct(ParamsOf(raw), updated->mutable_params()).IgnoreError();
-    pipeline_->Publish(std::move(event));
+    core_->pipeline->Publish(std::move(event));
     return;
   }
   if (method == "notifications/message") {
@@ -347,17 +357,18 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
       }
       data_json = params.dump();
     }
-    pipeline_->Log(LogLevelFor(info.level), "server", identity_.server_id,
-                   identity_.session_id, text, data_json);
+    core_->pipeline->Log(LogLevelFor(info.level), "server",
+                         core_->identity.server_id, core_->identity.session_id,
+                         text, data_json);
     return;
   }
   auto list_changed = [&](const char* list) {
     v1::Event event;
-    event.mutable_list_changed()->set_server_id(identity_.server_id);
+    event.mutable_list_changed()->set_server_id(core_->identity.server_id);
     event.mutable_list_changed()->set_list(list);
     // Caches first: whoever sees the event and asks again gets the news.
-    if (hooks_.on_list_changed) hooks_.on_list_changed(list);
-    pipeline_->Publish(std::move(event));
+    if (core_->hooks.on_list_changed) core_->hooks.on_list_changed(list);
+    core_->pipeline->Publish(std::move(event));
   };
   if (method == "notifications/tools/list_changed") list_changed("tools");
   if (method == "notifications/resources/list_changed") {
@@ -366,12 +377,12 @@ void UpstreamSession::OnServerNotification(const std::string& raw,
   if (method == "notifications/prompts/list_changed") list_changed("prompts");
 }
 
-void UpstreamSession::PublishProgress(const std::string& raw,
-                                      const MessageInfo& info) {
+void InboundRouter::PublishProgress(const std::string& raw,
+                                    const MessageInfo& info) {
   v1::Event event;
   v1::Progress* progress = event.mutable_progress();
-  progress->set_server_id(identity_.server_id);
-  progress->set_session_id(identity_.session_id);
+  progress->set_server_id(core_->identity.server_id);
+  progress->set_session_id(core_->identity.session_id);
   progress->set_progress_token(info.progress_token);
   json params = ParamsOf(raw);
   if (auto it = params.find("progress");
@@ -386,14 +397,14 @@ void UpstreamSession::PublishProgress(const std::string& raw,
   }
   // The caller's request it is about, while in flight.
   if (!info.progress_token.empty()) {
-    inflight_->ForEach([&](int64_t, const InflightRequests::Request& r) {
+    core_->inflight->ForEach([&](int64_t, const InflightRequests::Request& r) {
       if (r.entry == 0 || r.progress_token != info.progress_token) return;
       progress->set_method(r.method);
       progress->set_target(r.target);
       progress->set_request_id(r.caller_id);
     });
   }
-  pipeline_->Publish(std::move(event));
+  core_->pipeline->Publish(std::move(event));
 }
 
 }  // namespace inspector::engine

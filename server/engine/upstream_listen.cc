@@ -1,5 +1,7 @@
-// UpstreamSession's subscriptions/listen streams (MCP 2026-07-28): see
-// listen_stream.h.
+// ListenStreams (upstream_listen.h): the subscriptions/listen streams of a
+// modern session.
+#include "server/engine/upstream_listen.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -11,21 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/strings.h"
-#include "server/engine/listen_stream.h"
-#include "server/engine/upstream_session.h"
+#include "server/engine/upstream_send.h"
+#include "server/engine/upstream_session_internal.h"
 
 namespace inspector::engine {
 namespace {
 
 using nlohmann::json;
-
-json ParamsOfMessage(const std::string& raw) {
-  json parsed = json::parse(raw, nullptr, false);
-  if (!parsed.is_object()) return json::object();
-  auto it = parsed.find("params");
-  if (it == parsed.end() || !it->is_object()) return json::object();
-  return std::move(*it);
-}
 
 std::string ErrorObject(int code, const std::string& message) {
   return json{{"code", code}, {"message", message}}.dump();
@@ -33,73 +27,72 @@ std::string ErrorObject(int code, const std::string& message) {
 
 }  // namespace
 
-void UpstreamSession::OpenListen() {
-  std::string log_level;
+void ListenStreams::Open() {
   std::set<std::string> uris;
   int64_t replaced = 0;
   std::string replaced_raw;
-  const int64_t id = inflight_->NextId();
+  const int64_t id = core_->inflight->NextId();
   {
-    absl::MutexLock lock(&mu_);
-    if (ended_ || close_requested_ || era_ != Era::kModern) return;
-    log_level = log_level_;
+    absl::MutexLock lock(&core_->mu);
+    if (core_->ended || core_->close_requested ||
+        core_->era != SessionEra::kModern)
+      return;
     uris = listen_.uris;
     replaced = listen_.pending;
     replaced_raw = std::move(listen_.pending_raw);
     listen_.pending = id;
     listen_.reopen_scheduled = false;
   }
-  if (replaced != 0) CancelListen(replaced, replaced_raw);
-  json params = ListenParams(
-      uris, ModernRequestMeta(features_, kModernProtocolVersion, log_level));
+  if (replaced != 0) Cancel(replaced, replaced_raw);
+  json params = ListenParams(uris, core_->ModernMeta());
   std::string raw =
       absl::StrCat(R"({"jsonrpc":"2.0","id":)", id, R"(,"method":")",
                    kListenMethod, R"(","params":)", params.dump(), "}");
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     if (listen_.pending == id) listen_.pending_raw = raw;
   }
   auto info = InspectMessage(raw);
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
   InflightRequests::Request request;
   request.caller_id = info->id;
   request.method = kListenMethod;
-  request.done = [weak, id](absl::StatusOr<std::string> answer) {
-    if (auto self = weak.lock()) self->OnListenEnded(id, std::move(answer));
+  request.done = [weak = core_->self, this,
+                  id](absl::StatusOr<std::string> answer) {
+    if (auto self = weak.lock()) OnEnded(id, std::move(answer));
   };
-  request.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
+  request.message_id =
+      core_->pipeline->Observe(core_->MakeEnvelope(true, &*info, raw));
   // A stream stays open as long as the session: no timeout.
-  inflight_->Add(id, std::move(request), absl::InfiniteDuration(),
-                 absl::InfiniteDuration());
-  absl::Status sent = TransportSend(std::move(raw), true);
+  core_->inflight->Add(id, std::move(request), absl::InfiniteDuration(),
+                       absl::InfiniteDuration());
+  absl::Status sent = core_->send->TransportSend(std::move(raw), true);
   if (!sent.ok()) {
     InflightRequests::Request failed;
-    if (inflight_->Take(id, &failed)) Finish(failed, sent);
+    if (core_->inflight->Take(id, &failed)) core_->Finish(failed, sent);
   }
 }
 
-void UpstreamSession::CancelListen(int64_t id, const std::string& raw) {
+void ListenStreams::Cancel(int64_t id, const std::string& raw) {
   InflightRequests::Request dropped;
-  if (!inflight_->Take(id, &dropped)) return;  // it ended already
-  if (identity_.transport == "streamableHttp") {
+  if (!core_->inflight->Take(id, &dropped)) return;  // it ended already
+  if (core_->identity.transport == "streamableHttp") {
     // Each stream is its own POST: closing it cancels it.
-    transport_->AbortSend(raw);
+    core_->transport->AbortSend(raw);
     return;
   }
   json params = {{"requestId", id},
                  {"reason", "replaced by a stream with a new filter"}};
-  SendInternalNotification("notifications/cancelled", params.dump(),
-                           dropped.message_id);
+  core_->send->SendInternalNotification("notifications/cancelled",
+                                        params.dump(), dropped.message_id);
 }
 
-void UpstreamSession::OnListenEnded(int64_t id,
-                                    absl::StatusOr<std::string> answer) {
+void ListenStreams::OnEnded(int64_t id, absl::StatusOr<std::string> answer) {
   std::vector<ListenWaiter> waiters;
   bool reopen = false;
   std::string error_json;  // the server's error object, if it answered one
   {
-    absl::MutexLock lock(&mu_);
-    if (ended_ || close_requested_) return;
+    absl::MutexLock lock(&core_->mu);
+    if (core_->ended || core_->close_requested) return;
     const bool was_pending = id == listen_.pending;
     const bool was_active = id == listen_.active;
     if (!was_pending && !was_active) return;  // replaced meanwhile
@@ -123,16 +116,17 @@ void UpstreamSession::OnListenEnded(int64_t id,
     reopen = error_json.empty() && listen_.active == 0 && listen_.pending == 0;
   }
   if (!error_json.empty()) {
-    pipeline_->Log("warn", "daemon", identity_.server_id, identity_.session_id,
-                   absl::StrCat(identity_.server_name,
-                                " refused subscriptions/listen: ", error_json,
-                                "; no list_changed or resource updates will "
-                                "be seen"));
+    core_->pipeline->Log(
+        "warn", "daemon", core_->identity.server_id, core_->identity.session_id,
+        absl::StrCat(core_->identity.server_name,
+                     " refused subscriptions/listen: ", error_json,
+                     "; no list_changed or resource updates will "
+                     "be seen"));
   } else {
-    pipeline_->Log(
-        "info", "daemon", identity_.server_id, identity_.session_id,
+    core_->pipeline->Log(
+        "info", "daemon", core_->identity.server_id, core_->identity.session_id,
         absl::StrCat("the subscriptions/listen stream of ",
-                     identity_.server_name, " ended (",
+                     core_->identity.server_name, " ended (",
                      answer.ok() ? std::string("closed by the server")
                                  : std::string(answer.status().message()),
                      "); opening it again"));
@@ -150,14 +144,15 @@ void UpstreamSession::OnListenEnded(int64_t id,
                       "the server acknowledged it")));
     }
   }
-  if (reopen) ScheduleListenReopen();
+  if (reopen) ScheduleReopen();
 }
 
-void UpstreamSession::ScheduleListenReopen() {
+void ListenStreams::ScheduleReopen() {
   absl::Duration delay;
   {
-    absl::MutexLock lock(&mu_);
-    if (ended_ || close_requested_ || listen_.reopen_scheduled) return;
+    absl::MutexLock lock(&core_->mu);
+    if (core_->ended || core_->close_requested || listen_.reopen_scheduled)
+      return;
     if (listen_.backoff <= absl::ZeroDuration()) {
       listen_.backoff = kListenInitialBackoff;
     }
@@ -165,25 +160,24 @@ void UpstreamSession::ScheduleListenReopen() {
     listen_.backoff = std::min(listen_.backoff * 2, kListenMaxBackoff);
     listen_.reopen_scheduled = true;
   }
-  std::weak_ptr<UpstreamSession> weak = weak_from_this();
-  clock_->After(delay, [weak] {
+  core_->clock->After(delay, [weak = core_->self, this] {
     auto self = weak.lock();
     if (!self) return;
     {
-      absl::MutexLock lock(&self->mu_);
-      if (!self->listen_.reopen_scheduled) return;
+      absl::MutexLock lock(&core_->mu);
+      if (!listen_.reopen_scheduled) return;
       // A subscribe opened one meanwhile.
-      if (self->listen_.active != 0 || self->listen_.pending != 0) {
-        self->listen_.reopen_scheduled = false;
+      if (listen_.active != 0 || listen_.pending != 0) {
+        listen_.reopen_scheduled = false;
         return;
       }
     }
-    self->OpenListen();
+    Open();
   });
 }
 
-std::string UpstreamSession::ToClientSubscription(std::string raw,
-                                                  const MessageInfo& info) {
+std::string ListenStreams::ToClientSubscription(std::string raw,
+                                                const MessageInfo& info) {
   if (info.method != kListenAcknowledged &&
       !IsChangeNotification(info.method)) {
     return raw;
@@ -195,19 +189,19 @@ std::string UpstreamSession::ToClientSubscription(std::string raw,
   if (!value.has_value() || !absl::SimpleAtoi(AbslView(*value), &upstream_id)) {
     return raw;
   }
-  const std::string caller_id = inflight_->CallerId(upstream_id);
+  const std::string caller_id = core_->inflight->CallerId(upstream_id);
   if (caller_id.empty()) return raw;
   const size_t offset = static_cast<size_t>(value->data() - raw.data());
   return raw.replace(offset, value->size(), caller_id);
 }
 
-bool UpstreamSession::OnListenNotification(const std::string& raw,
-                                           const MessageInfo& info) {
-  const json params = ParamsOfMessage(raw);
+bool ListenStreams::OnNotification(const std::string& raw,
+                                   const MessageInfo& info) {
+  const json params = session_internal::ParamsOf(raw);
   const std::optional<int64_t> id = SubscriptionIdOf(params);
   if (info.method != kListenAcknowledged) {
     if (!id.has_value()) return true;  // not tagged: delivered as ever
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     return *id == listen_.active;
   }
   if (!id.has_value()) return false;
@@ -215,7 +209,7 @@ bool UpstreamSession::OnListenNotification(const std::string& raw,
   std::string old_raw;
   std::vector<ListenWaiter> waiters;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     if (*id != listen_.pending) return false;
     old = listen_.active;
     old_raw = std::move(listen_.active_raw);
@@ -227,7 +221,7 @@ bool UpstreamSession::OnListenNotification(const std::string& raw,
     listen_.refused = false;
     waiters.swap(listen_.waiters);
   }
-  if (old != 0) CancelListen(old, old_raw);
+  if (old != 0) Cancel(old, old_raw);
   const std::set<std::string> honored = AcknowledgedUris(params);
   for (ListenWaiter& waiter : waiters) {
     if (waiter.subscribe && honored.count(waiter.uri) == 0) {
@@ -245,19 +239,19 @@ bool UpstreamSession::OnListenNotification(const std::string& raw,
   return false;
 }
 
-void UpstreamSession::ModernSubscribe(Queued message) {
+void ListenStreams::Subscribe(QueuedMessage message) {
   const MessageInfo info = message.info;
   const bool subscribe = info.method == "resources/subscribe";
   const int64_t request_row =
-      pipeline_->Observe(MakeEnvelope(true, &info, message.raw));
-  const absl::Time started = clock_->Now();
+      core_->pipeline->Observe(core_->MakeEnvelope(true, &info, message.raw));
+  const absl::Time started = core_->clock->Now();
   std::function<void(absl::StatusOr<std::pair<std::string, std::string>>)>
-      answer = [this, self = shared_from_this(), info, request_row, started,
+      answer = [this, self = core_->self.lock(), info, request_row, started,
                 entry = message.entry, done = std::move(message.done)](
                    absl::StatusOr<std::pair<std::string, std::string>>
                        outcome) mutable {
         if (!outcome.ok()) {
-          if (entry != 0) counters_->Ended(outcome.status());
+          if (entry != 0) core_->counters->Ended(outcome.status());
           done(outcome.status());
           return;
         }
@@ -266,18 +260,19 @@ void UpstreamSession::ModernSubscribe(Queued message) {
             absl::StrCat(R"({"jsonrpc":"2.0","id":)", info.id, R"(,")",
                          outcome->first, R"(":)", outcome->second, "}");
         auto response_info = InspectMessage(response);
-        Envelope envelope = MakeEnvelope(false, &*response_info, response);
+        Envelope envelope =
+            core_->MakeEnvelope(false, &*response_info, response);
         envelope.correlated_id = request_row;
         envelope.duration_ms =
-            absl::ToDoubleMilliseconds(clock_->Now() - started);
+            absl::ToDoubleMilliseconds(core_->clock->Now() - started);
         envelope.success = ok;
         envelope.error_code = response_info->error_code;
-        pipeline_->Observe(envelope);
+        core_->pipeline->Observe(envelope);
         if (entry != 0) {
           if (ok) {
-            counters_->Completed();
+            core_->counters->Completed();
           } else {
-            counters_->Failed();
+            core_->counters->Failed();
           }
         }
         done(std::move(response));
@@ -290,7 +285,7 @@ void UpstreamSession::ModernSubscribe(Queued message) {
   bool open = false;
   bool waits = false;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     const bool changed = subscribe ? listen_.uris.insert(info.target).second
                                    : listen_.uris.erase(info.target) > 0;
     // Unchanged with a stream acknowledged: nothing to wait for. A stream
@@ -303,10 +298,21 @@ void UpstreamSession::ModernSubscribe(Queued message) {
     }
   }
   if (open) {
-    OpenListen();
+    Open();
   } else if (!waits) {
     answer(std::make_pair(std::string("result"), std::string("{}")));
   }
+}
+
+size_t ListenStreams::open_streams() const {
+  absl::MutexLock lock(&core_->mu);
+  return (listen_.active != 0) + (listen_.pending != 0);
+}
+
+std::vector<ListenWaiter> ListenStreams::TakeWaitersLocked() {
+  std::vector<ListenWaiter> waiters;
+  waiters.swap(listen_.waiters);
+  return waiters;
 }
 
 }  // namespace inspector::engine

@@ -1,9 +1,8 @@
-// UpstreamSession sending (upstream_session.h): callers' messages through
-// the intercept stage and the queue that holds them until CONNECTED, the
-// send itself (ids spliced, clocks started, history recorded), the
-// daemon's own requests and notifications, the modern wire's headers, and
-// failed sends.
-#include "server/engine/upstream_session.h"
+// SendQueue (upstream_send.h): callers' messages through the intercept
+// stage and the queue that holds them until CONNECTED, the send itself
+// (ids spliced, clocks started, history recorded), the daemon's own
+// requests and notifications, the modern wire's headers, and failed sends.
+#include "server/engine/upstream_send.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,7 +17,9 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
-#include "server/engine/pending_requests.h"
+#include "server/engine/upstream_connect.h"
+#include "server/engine/upstream_input_rounds.h"
+#include "server/engine/upstream_listen.h"
 #include "server/engine/upstream_session_internal.h"
 
 namespace inspector::engine {
@@ -30,8 +31,8 @@ using session_internal::ParseUpstreamId;
 using session_internal::Or;
 using session_internal::Millis;
 
-void UpstreamSession::Send(std::string raw, CallLimits limits,
-                           ResponseCallback done) {
+void SendQueue::Send(std::string raw, CallLimits limits,
+                     ResponseCallback done) {
   auto info = InspectMessage(raw);
   if (!info.ok()) {
     done(Error(v1::INVALID_REQUEST,
@@ -47,12 +48,12 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
   }
   // The wire's framing (stdio: one line) is checked here, before anything
   // is recorded, rather than by the transport's Send() after.
-  if (absl::Status framed = transport_->CheckFraming(raw); !framed.ok()) {
+  if (absl::Status framed = core_->transport->CheckFraming(raw); !framed.ok()) {
     done(framed);
     return;
   }
-  if (InterceptGlue::Active(*this)) {
-    InterceptGlue::SubmitClientMessage(shared_from_this(), std::move(raw),
+  if (InterceptGlue::Active(*core_->session)) {
+    InterceptGlue::SubmitClientMessage(core_->self.lock(), std::move(raw),
                                        *std::move(info), std::move(limits),
                                        std::move(done));
     return;
@@ -61,10 +62,10 @@ void UpstreamSession::Send(std::string raw, CallLimits limits,
               std::move(done));
 }
 
-void UpstreamSession::SendChecked(std::string raw, MessageInfo info,
-                                  CallLimits limits, ResponseCallback done,
-                                  std::shared_ptr<const InterceptNote> note) {
-  Queued message;
+void SendQueue::SendChecked(std::string raw, MessageInfo info,
+                            CallLimits limits, ResponseCallback done,
+                            std::shared_ptr<const InterceptNote> note) {
+  QueuedMessage message;
   message.raw = std::move(raw);
   message.info = std::move(info);
   message.limits = std::move(limits);
@@ -73,81 +74,67 @@ void UpstreamSession::SendChecked(std::string raw, MessageInfo info,
   if (message.info.kind == MessageKind::kRequest) {
     message.entry =
         message.limits.entry != 0 ? message.limits.entry : NextQueueEntryId();
-    message.created =
-        message.limits.entry != 0 ? message.limits.created : clock_->Now();
+    message.created = message.limits.entry != 0 ? message.limits.created
+                                                : core_->clock->Now();
   }
   Dispatch(std::move(message));
 }
 
-void UpstreamSession::Dispatch(Queued message) {
+void SendQueue::Dispatch(QueuedMessage message) {
   absl::Status not_connected;
   {
-    absl::MutexLock lock(&mu_);
-    if (ended_) {
-      not_connected = end_status_;
-    } else if (state_ == v1::CONNECTING || state_ == v1::DISCONNECTED) {
+    absl::MutexLock lock(&core_->mu);
+    if (core_->ended) {
+      not_connected = core_->end_status;
+    } else if (core_->state == v1::CONNECTING ||
+               core_->state == v1::DISCONNECTED) {
       queued_.push_back(std::move(message));
       return;
-    } else if (state_ != v1::CONNECTED) {
+    } else if (core_->state != v1::CONNECTED) {
       // DISCONNECTING: Close() was called; OnClosed follows.
-      not_connected = Error(
-          v1::CANCELLED,
-          absl::StrCat("the session with ", identity_.server_name,
-                       " is closing"),
-          {{"serverId", identity_.server_id}});
+      not_connected =
+          Error(v1::CANCELLED,
+                absl::StrCat("the session with ", core_->identity.server_name,
+                             " is closing"),
+                {{"serverId", core_->identity.server_id}});
     }
   }
   if (!not_connected.ok()) {
-    if (message.entry != 0) counters_->Ended(not_connected);
+    if (message.entry != 0) core_->counters->Ended(not_connected);
     message.done(not_connected);
     return;
   }
   SendNow(std::move(message));
 }
 
-void UpstreamSession::Finish(InflightRequests::Request& request,
-                             absl::StatusOr<std::string> answer,
-                             bool error_answer) {
-  if (request.entry != 0) {
-    if (!answer.ok()) {
-      counters_->Ended(answer.status());
-    } else if (error_answer) {
-      counters_->Failed();
-    } else {
-      counters_->Completed();
-    }
-  }
-  request.done(std::move(answer));
-}
-
-void UpstreamSession::AnswerLocally(const MessageInfo& info,
-                                    const std::string& raw,
-                                    const std::string& result_json,
-                                    ResponseCallback done) {
-  int64_t request_id = pipeline_->Observe(MakeEnvelope(true, &info, raw));
+void SendQueue::AnswerLocally(const MessageInfo& info, const std::string& raw,
+                              const std::string& result_json,
+                              ResponseCallback done) {
+  int64_t request_id =
+      core_->pipeline->Observe(core_->MakeEnvelope(true, &info, raw));
   std::string response =
       absl::StrCat(R"({"jsonrpc":"2.0","id":)", info.id, R"(,"result":)",
                    result_json, "}");
   auto response_info = InspectMessage(response);
-  Envelope envelope = MakeEnvelope(false, &*response_info, response);
+  Envelope envelope = core_->MakeEnvelope(false, &*response_info, response);
   envelope.correlated_id = request_id;
   envelope.duration_ms = 0;
   envelope.success = true;
-  pipeline_->Observe(envelope);
+  core_->pipeline->Observe(envelope);
   done(std::move(response));
 }
 
-void UpstreamSession::SendNow(Queued message) {
+void SendQueue::SendNow(QueuedMessage message) {
   InterceptNoteScope note_scope(message.note.get());
   std::string& raw = message.raw;
   const MessageInfo& info = message.info;
   const CallLimits& limits = message.limits;
   ResponseCallback& done = message.done;
-  if (hooks_.on_activity) hooks_.on_activity();
-  if (relay() && pipeline_->AnswersWaitForCommit()) {
+  if (core_->hooks.on_activity) core_->hooks.on_activity();
+  if (core_->relay() && core_->pipeline->AnswersWaitForCommit()) {
     // A relayed client's answer leaves once its rows are recorded, as
     // Engine::Forward's do.
-    done = [pipeline = pipeline_, done = std::move(done)](
+    done = [pipeline = core_->pipeline, done = std::move(done)](
                absl::StatusOr<std::string> answer) mutable {
       pipeline->WhenRecorded(
           [done = std::move(done), answer = std::move(answer)]() mutable {
@@ -156,28 +143,23 @@ void UpstreamSession::SendNow(Queued message) {
     };
   }
   if (info.kind == MessageKind::kRequest) {
-    if (info.method == "initialize" && !relay()) {
-      std::string result;
-      {
-        absl::MutexLock lock(&mu_);
-        result = initialize_result_;
-      }
+    if (info.method == "initialize" && !core_->relay()) {
+      std::string result = core_->connector->initialize_result();
       // The caller's request ends here, answered from the handshake.
-      if (message.entry != 0) counters_->Completed();
+      if (message.entry != 0) core_->counters->Completed();
       AnswerLocally(info, raw, result, std::move(done));
       return;
     }
-    const bool is_modern = !relay() && modern();
-    const bool relay_modern =
-        relay() && identity_.transport == "streamableHttp" &&
-        RelayModernWire(raw, info);
+    const bool is_modern = !core_->relay() && core_->modern();
+    const bool relay_modern = core_->relay() &&
+                              core_->identity.transport == "streamableHttp" &&
+                              RelayModernWire(raw, info);
     if (relay_modern && info.method == "tools/list") {
       // The tools' x-mcp-header parameters, for this relay's tools/call.
-      std::weak_ptr<UpstreamSession> weak = weak_from_this();
-      done = [weak, done = std::move(done)](
+      done = [weak = core_->self, this, done = std::move(done)](
                  absl::StatusOr<std::string> answer) mutable {
         auto self = weak.lock();
-        if (self != nullptr && answer.ok()) self->LearnToolHeaders(*answer);
+        if (self != nullptr && answer.ok()) LearnToolHeaders(*answer);
         done(std::move(answer));
       };
     }
@@ -189,56 +171,52 @@ void UpstreamSession::SendNow(Queued message) {
       // ping, and the log level travels in every request's _meta.
       if (info.method == "logging/setLevel") {
         json params = ParamsOf(raw);
-        absl::MutexLock lock(&mu_);
-        log_level_ = params.contains("level") && params["level"].is_string()
-                         ? params["level"].get<std::string>()
-                         : std::string();
+        absl::MutexLock lock(&core_->mu);
+        core_->log_level =
+            params.contains("level") && params["level"].is_string()
+                ? params["level"].get<std::string>()
+                : std::string();
       }
-      if (message.entry != 0) counters_->Completed();
+      if (message.entry != 0) core_->counters->Completed();
       AnswerLocally(info, raw, "{}", std::move(done));
       return;
     }
     if (is_modern && (info.method == "resources/subscribe" ||
                       info.method == "resources/unsubscribe")) {
       // The revision replaced both with subscriptions/listen's filter.
-      ModernSubscribe(std::move(message));
+      core_->listen->Subscribe(std::move(message));
       return;
     }
     if (is_modern) {
-      std::string log_level;
-      {
-        absl::MutexLock lock(&mu_);
-        log_level = log_level_;
-      }
-      absl::StatusOr<std::string> with_meta = AddModernMeta(
-          raw, ModernRequestMeta(features_, kModernProtocolVersion, log_level));
+      absl::StatusOr<std::string> with_meta =
+          AddModernMeta(raw, core_->ModernMeta());
       absl::StatusOr<MessageInfo> meta_info =
           with_meta.ok() ? InspectMessage(*with_meta)
                          : absl::StatusOr<MessageInfo>(with_meta.status());
       if (!meta_info.ok()) {
-        if (message.entry != 0) counters_->Ended(meta_info.status());
+        if (message.entry != 0) core_->counters->Ended(meta_info.status());
         done(meta_info.status());
         return;
       }
       // What the caller sent, kept for the retries of an input round.
-      Queued sent;
+      QueuedMessage sent;
       sent.raw = raw;
       sent.info = info;
       sent.limits = limits;
       sent.entry = message.entry;
       sent.created = message.created;
       sent.input_round = message.input_round;
-      std::weak_ptr<UpstreamSession> weak = weak_from_this();
-      done = [weak, sent = std::move(sent), first_round = first_round,
-              done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
+      done = [weak = core_->self, rounds = core_->rounds,
+              sent = std::move(sent), first_round = first_round,
+              done =
+                  std::move(done)](absl::StatusOr<std::string> answer) mutable {
         auto self = weak.lock();
         if (self == nullptr || !answer.ok()) {
           done(std::move(answer));
           return;
         }
         sent.first_round_id = *first_round;
-        self->OnModernAnswer(std::move(sent), *std::move(answer),
-                             std::move(done));
+        rounds->OnAnswer(std::move(sent), *std::move(answer), std::move(done));
       };
       message.raw = *std::move(with_meta);
       message.info = *std::move(meta_info);
@@ -255,56 +233,59 @@ void UpstreamSession::SendNow(Queued message) {
     request.done = std::move(done);
     request.input_round = message.input_round;
     request.first_round_id = message.first_round_id;
-    Envelope envelope = MakeEnvelope(true, &info, raw);
+    Envelope envelope = core_->MakeEnvelope(true, &info, raw);
     envelope.input_round = message.input_round;
     envelope.first_round_id = message.first_round_id;
-    request.message_id = pipeline_->Observe(envelope);
+    request.message_id = core_->pipeline->Observe(envelope);
     if (*first_round == 0 && request.message_id > 0) {
       *first_round = request.message_id;
     }
-    const int64_t upstream_id = inflight_->NextId();
+    const int64_t upstream_id = core_->inflight->NextId();
     std::string upstream_raw = ReplaceId(raw, info, absl::StrCat(upstream_id));
     // A client's subscriptions/listen is a stream: open until cancelled,
     // never timed out.
     const bool stream = info.method == kListenMethod;
     if (stream || relay_modern) request.stream_raw = upstream_raw;
     request.cancel_by_close = relay_modern;
-    inflight_->Add(upstream_id, std::move(request),
-                   stream ? absl::InfiniteDuration()
-                          : Or(limits.request_timeout, limits_.request_timeout),
-                   stream ? absl::InfiniteDuration()
-                          : Or(limits.max_total, limits_.max_total));
+    core_->inflight->Add(
+        upstream_id, std::move(request),
+        stream ? absl::InfiniteDuration()
+               : Or(limits.request_timeout, core_->limits.request_timeout),
+        stream ? absl::InfiniteDuration()
+               : Or(limits.max_total, core_->limits.max_total));
     absl::Status sent =
         TransportSend(std::move(upstream_raw), is_modern || relay_modern);
     if (!sent.ok()) {
       InflightRequests::Request failed;
-      if (inflight_->Take(upstream_id, &failed)) Finish(failed, sent);
+      if (core_->inflight->Take(upstream_id, &failed))
+        core_->Finish(failed, sent);
     }
     return;
   }
   if (info.kind == MessageKind::kNotification &&
-      info.method == "notifications/initialized" && !relay()) {
+      info.method == "notifications/initialized" && !core_->relay()) {
     done("");  // the daemon's own handshake already sent it
     return;
   }
-  if (relay() &&
-      (info.kind == MessageKind::kResponse || info.kind == MessageKind::kError)) {
+  if (core_->relay() && (info.kind == MessageKind::kResponse ||
+                         info.kind == MessageKind::kError)) {
     // The client's answer to the server's request, as it sent it.
     ServerRequests::Request inbound;
     bool known;
     {
-      absl::MutexLock lock(&mu_);
-      known = server_requests_.Close(info.id, &inbound);
+      absl::MutexLock lock(&core_->mu);
+      known = core_->server_requests.Close(info.id, &inbound);
     }
     const bool answered_person = known && inbound.waits_for_person;
-    Envelope envelope = MakeEnvelope(true, &info, raw);
+    Envelope envelope = core_->MakeEnvelope(true, &info, raw);
     envelope.correlated_id = inbound.message_id;
-    if (known) envelope.duration_ms = Millis(clock_->Now() - inbound.received);
+    if (known)
+      envelope.duration_ms = Millis(core_->clock->Now() - inbound.received);
     envelope.success = info.kind == MessageKind::kResponse;
     envelope.error_code = info.error_code;
-    pipeline_->Observe(envelope);
-    absl::Status sent = transport_->Send(std::move(raw));
-    if (answered_person) inflight_->Resume();
+    core_->pipeline->Observe(envelope);
+    absl::Status sent = core_->transport->Send(std::move(raw));
+    if (answered_person) core_->inflight->Resume();
     done(sent.ok() ? absl::StatusOr<std::string>("")
                    : absl::StatusOr<std::string>(sent));
     return;
@@ -315,22 +296,22 @@ void UpstreamSession::SendNow(Queued message) {
     // request is answered twice; answers to ids never seen pass unchanged.
     absl::Status refused;
     {
-      absl::MutexLock lock(&mu_);
-      if (const auto* waiting = server_requests_.Find(info.id)) {
+      absl::MutexLock lock(&core_->mu);
+      if (const auto* waiting = core_->server_requests.Find(info.id)) {
         refused = Error(
             v1::FAILED_PRECONDITION,
             absl::StrCat("the server's request ", info.id, " (",
                          waiting->method,
                          ") is a pending item: answer it with "
                          "ClientRequestsService Resolve or Reject"),
-            {{"serverId", identity_.server_id}, {"requestId", info.id}});
-      } else if (server_requests_.WasClosed(info.id)) {
-        refused = Error(v1::FAILED_PRECONDITION,
-                        absl::StrCat("the server's request ", info.id,
-                                     " was already answered (or withdrawn); "
-                                     "a request is answered only once"),
-                        {{"serverId", identity_.server_id},
-                         {"requestId", info.id}});
+            {{"serverId", core_->identity.server_id}, {"requestId", info.id}});
+      } else if (core_->server_requests.WasClosed(info.id)) {
+        refused = Error(
+            v1::FAILED_PRECONDITION,
+            absl::StrCat("the server's request ", info.id,
+                         " was already answered (or withdrawn); "
+                         "a request is answered only once"),
+            {{"serverId", core_->identity.server_id}, {"requestId", info.id}});
       }
     }
     if (!refused.ok()) {
@@ -341,16 +322,16 @@ void UpstreamSession::SendNow(Queued message) {
   if (info.kind == MessageKind::kNotification &&
       info.method == "notifications/cancelled") {
     const std::string reason = CancelReason(raw, "cancelled by the client");
-    Envelope envelope = MakeEnvelope(true, &info, raw);
-    envelope.correlated_id =
-        inflight_->MessageId(inflight_->Newest(info.cancelled_request_id));
-    pipeline_->Observe(envelope);
-    Cancel(info.cancelled_request_id, reason);
+    Envelope envelope = core_->MakeEnvelope(true, &info, raw);
+    envelope.correlated_id = core_->inflight->MessageId(
+        core_->inflight->Newest(info.cancelled_request_id));
+    core_->pipeline->Observe(envelope);
+    core_->session->Cancel(info.cancelled_request_id, reason);
     done("");
     return;
   }
-  pipeline_->Observe(MakeEnvelope(true, &info, raw));
-  absl::Status sent = transport_->Send(std::move(raw));
+  core_->pipeline->Observe(core_->MakeEnvelope(true, &info, raw));
+  absl::Status sent = core_->transport->Send(std::move(raw));
   if (!sent.ok()) {
     done(sent);
     return;
@@ -358,11 +339,11 @@ void UpstreamSession::SendNow(Queued message) {
   done("");
 }
 
-void UpstreamSession::SendInternalRequest(const std::string& method,
-                                          const std::string& params_json,
-                                          absl::Duration timeout,
-                                          ResponseCallback done) {
-  const int64_t id = inflight_->NextId();
+void SendQueue::SendInternalRequest(const std::string& method,
+                                    const std::string& params_json,
+                                    absl::Duration timeout,
+                                    ResponseCallback done) {
+  const int64_t id = core_->inflight->NextId();
   // The daemon is the client here, so its id is used on both sides. Ids
   // are drawn from the same counter as callers' upstream ids.
   std::string raw = absl::StrCat(R"({"jsonrpc":"2.0","id":)", id,
@@ -374,44 +355,47 @@ void UpstreamSession::SendInternalRequest(const std::string& method,
   request.caller_id = info->id;
   request.method = method;
   request.done = std::move(done);
-  request.message_id = pipeline_->Observe(MakeEnvelope(true, &*info, raw));
+  request.message_id =
+      core_->pipeline->Observe(core_->MakeEnvelope(true, &*info, raw));
   // Not pausable: the daemon's own requests keep their clock.
-  inflight_->Add(id, std::move(request), timeout, absl::InfiniteDuration());
+  core_->inflight->Add(id, std::move(request), timeout,
+                       absl::InfiniteDuration());
   bool stateless;
   {
-    absl::MutexLock lock(&mu_);
-    stateless = era_ == Era::kModern || era_ == Era::kProbing;
+    absl::MutexLock lock(&core_->mu);
+    stateless =
+        core_->era == SessionEra::kModern || core_->era == SessionEra::kProbing;
   }
   absl::Status sent = TransportSend(std::move(raw), stateless);
   if (!sent.ok()) {
     InflightRequests::Request failed;
-    if (inflight_->Take(id, &failed)) Finish(failed, sent);
+    if (core_->inflight->Take(id, &failed)) core_->Finish(failed, sent);
   }
 }
 
-void UpstreamSession::SendInternalNotification(const std::string& method,
-                                               const std::string& params_json,
-                                               int64_t correlated_id) {
+void SendQueue::SendInternalNotification(const std::string& method,
+                                         const std::string& params_json,
+                                         int64_t correlated_id) {
   std::string raw = absl::StrCat(R"({"jsonrpc":"2.0","method":")", method, "\"");
   if (!params_json.empty()) absl::StrAppend(&raw, R"(,"params":)", params_json);
   raw.push_back('}');
   auto info = InspectMessage(raw);
-  Envelope envelope = MakeEnvelope(true, &*info, raw);
+  Envelope envelope = core_->MakeEnvelope(true, &*info, raw);
   envelope.correlated_id = correlated_id;
-  pipeline_->Observe(envelope);
+  core_->pipeline->Observe(envelope);
   // A failure shows up as the transport closing; nothing waits on this.
-  transport_->Send(std::move(raw)).IgnoreError();
+  core_->transport->Send(std::move(raw)).IgnoreError();
 }
 
-void UpstreamSession::OnSendFailed(const std::string& raw,
-                                   absl::Status status) {
+void SendQueue::OnSendFailed(const std::string& raw, absl::Status status) {
   auto info = InspectMessage(raw);
   int64_t upstream_id = 0;
   if (!info.ok() || info->kind != MessageKind::kRequest ||
       !ParseUpstreamId(info->id, &upstream_id)) {
-    pipeline_->Log("warn", "daemon", identity_.server_id, identity_.session_id,
-                   absl::StrCat("could not deliver a message to ",
-                                identity_.server_name, ": ", status.message()));
+    core_->pipeline->Log(
+        "warn", "daemon", core_->identity.server_id, core_->identity.session_id,
+        absl::StrCat("could not deliver a message to ",
+                     core_->identity.server_name, ": ", status.message()));
     return;
   }
   // The server's name among the details, so that a hint can name it (run
@@ -422,41 +406,41 @@ void UpstreamSession::OnSendFailed(const std::string& raw,
       v1::ErrorCode_Parse(ErrorReason(status), &code) &&
       code != v1::ERROR_CODE_UNSPECIFIED) {
     ErrorDetails with_server(details.begin(), details.end());
-    with_server.emplace_back("serverName", identity_.server_name);
+    with_server.emplace_back("serverName", core_->identity.server_name);
     if (details.count("serverId") == 0) {
-      with_server.emplace_back("serverId", identity_.server_id);
+      with_server.emplace_back("serverId", core_->identity.server_id);
     }
     status = Error(code, std::string(status.message()), with_server);
   }
   InflightRequests::Request request;
-  if (inflight_->Take(upstream_id, &request))
-    Finish(request, std::move(status));
+  if (core_->inflight->Take(upstream_id, &request))
+    core_->Finish(request, std::move(status));
 }
 
-absl::Status UpstreamSession::TransportSend(std::string raw, bool modern) {
+absl::Status SendQueue::TransportSend(std::string raw, bool modern) {
   // Only Streamable HTTP mirrors the body into headers; stdio needs none.
-  if (!modern || identity_.transport != "streamableHttp") {
-    return transport_->Send(std::move(raw));
+  if (!modern || core_->identity.transport != "streamableHttp") {
+    return core_->transport->Send(std::move(raw));
   }
   json message = json::parse(raw, nullptr, false);
-  return transport_->SendWithHeaders(std::move(raw),
-                                     tool_headers_->HeadersFor(message));
+  return core_->transport->SendWithHeaders(
+      std::move(raw), core_->tool_headers->HeadersFor(message));
 }
 
-bool UpstreamSession::RelayModernWire(const std::string& raw,
-                                      const MessageInfo& info) {
+bool SendQueue::RelayModernWire(const std::string& raw,
+                                const MessageInfo& info) {
   if (info.method == "initialize") {
     bool was_stateless;
     {
-      absl::MutexLock lock(&mu_);
+      absl::MutexLock lock(&core_->mu);
       was_stateless = relay_stateless_;
       relay_stateless_ = false;
       relay_version_.clear();
     }
     if (was_stateless) {
       // A probe found a handshake-era server: its session starts here.
-      transport_->SetStateless(false);
-      transport_->SetProtocolVersion("");
+      core_->transport->SetStateless(false);
+      core_->transport->SetProtocolVersion("");
     }
     return false;
   }
@@ -471,16 +455,64 @@ bool UpstreamSession::RelayModernWire(const std::string& raw,
   const std::string wanted = version->get<std::string>();
   bool change;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&core_->mu);
     change = !relay_stateless_ || relay_version_ != wanted;
     relay_stateless_ = true;
     relay_version_ = wanted;
   }
   if (change) {
-    transport_->SetStateless(true);
-    transport_->SetProtocolVersion(wanted);
+    core_->transport->SetStateless(true);
+    core_->transport->SetProtocolVersion(wanted);
   }
   return true;
+}
+
+void SendQueue::LearnToolHeaders(const std::string& answer) {
+  json parsed = json::parse(answer, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("result") ||
+      !parsed["result"].is_object() || !parsed["result"].contains("tools") ||
+      !parsed["result"]["tools"].is_array()) {
+    return;
+  }
+  std::map<std::string, std::vector<HeaderParam>> learned;
+  for (const json& tool : parsed["result"]["tools"]) {
+    if (!tool.is_object() || !tool.contains("name") ||
+        !tool["name"].is_string()) {
+      continue;
+    }
+    absl::StatusOr<std::vector<HeaderParam>> params = ToolHeaderParams(tool);
+    if (params.ok())
+      learned[tool["name"].get<std::string>()] = *std::move(params);
+  }
+  core_->tool_headers->Learn(std::move(learned));
+}
+
+std::vector<QueuedMessage> SendQueue::TakeAllLocked() {
+  std::vector<QueuedMessage> queued;
+  queued.swap(queued_);
+  return queued;
+}
+
+bool SendQueue::TakeQueued(const std::string& caller_id, uint64_t entry,
+                           QueuedMessage* out) {
+  absl::MutexLock lock(&core_->mu);
+  for (auto it = queued_.rbegin(); it != queued_.rend(); ++it) {
+    if (it->entry == 0) continue;
+    if (entry != 0 ? it->entry == entry : it->info.id == caller_id) {
+      *out = std::move(*it);
+      queued_.erase(std::next(it).base());
+      return true;
+    }
+  }
+  return false;
+}
+
+void SendQueue::ForEachQueued(
+    const std::function<void(const QueuedMessage&)>& fn) const {
+  absl::MutexLock lock(&core_->mu);
+  for (const QueuedMessage& q : queued_) {
+    if (q.entry != 0) fn(q);
+  }
 }
 
 }  // namespace inspector::engine

@@ -58,6 +58,17 @@
 // server going away, or a failed handshake) and reports its final state.
 // Reconnecting means a new session.
 //
+// The class is the facade the engine uses; the work is done by its parts,
+// one job each (upstream_core.h says what they share and how they lock):
+// UpstreamConnector (transport start, era probe, initialize, pings;
+// upstream_connect.h), SendQueue (callers' messages, the queue until
+// CONNECTED, the wire; upstream_send.h), InboundRouter (the server's
+// messages and the answers to its requests; upstream_inbound.h),
+// InputRounds (multi round-trip requests; upstream_input_rounds.h),
+// TaskFollower (tasks; tasks_session.h) and ListenStreams
+// (subscriptions/listen; upstream_listen.h). The session itself creates
+// them, ends the session, cancels requests and lists the queue.
+//
 // Thread-safe. Owner callbacks (Hooks) and response callbacks run without
 // the session's lock held, on transport, timer or work-queue threads.
 #ifndef INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_H_
@@ -83,13 +94,9 @@
 #include "server/engine/handshake.h"
 #include "server/engine/inflight_requests.h"
 #include "server/engine/json_rpc.h"
-#include "server/engine/listen_stream.h"
 #include "server/engine/modern_protocol.h"
-#include "server/engine/mrtr.h"
 #include "server/engine/pipeline.h"
 #include "server/engine/request_counters.h"
-#include "server/engine/server_requests.h"
-#include "server/engine/tasks.h"
 #include "server/engine/work_queue.h"
 #include "server/transport/transport.h"
 
@@ -148,6 +155,13 @@ struct SessionIdentity {
 };
 
 struct InterceptNote;
+struct UpstreamCore;
+class UpstreamConnector;
+class SendQueue;
+class InboundRouter;
+class InputRounds;
+class TaskFollower;
+class ListenStreams;
 
 class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
  public:
@@ -208,7 +222,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
 
   // Starts the transport and the initialize handshake in the background.
   // Calls to Send() made before the session is CONNECTED wait for it.
-  void Connect() ABSL_LOCKS_EXCLUDED(mu_);
+  void Connect();
 
   // Sends one caller message. Requests: `done` gets the server's response
   // text with the caller's id restored, or an error status (REQUEST_TIMEOUT,
@@ -218,32 +232,28 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // the handshake already done; `notifications/initialized` is absorbed.
   // A raw answer to a server request the owner manages (a pending item) or
   // one answered already fails with FAILED_PRECONDITION and is not sent.
-  void Send(std::string raw, CallLimits limits, ResponseCallback done)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void Send(std::string raw, CallLimits limits, ResponseCallback done);
 
   // Cancels the caller request with this JSON id (the newest one if several
   // callers used it; one in progress before one still queued): fails it
   // with CANCELLED, and if it was sent, sends notifications/cancelled
   // upstream. False if no such request is queued or in progress.
-  bool Cancel(const std::string& caller_id, const std::string& reason)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  bool Cancel(const std::string& caller_id, const std::string& reason);
   // The same for the request with queue entry id `entry` (when not 0), else
   // for `caller_id`. Returns what the request was: REQUEST_STATE_PENDING
   // (taken out of the queue, the server never saw it) or
   // REQUEST_STATE_IN_PROGRESS (cancelled upstream); UNSPECIFIED if this
   // session has no such request.
   v1::RequestState CancelRequest(const std::string& caller_id, uint64_t entry,
-                                 const std::string& reason)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                 const std::string& reason);
 
   // Appends the callers' requests queued and in progress on this session
   // (the daemon's own initialize and pings are not listed); ages from
   // `now`.
-  void ListQueue(absl::Time now, std::vector<v1::QueueEntry>* out) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void ListQueue(absl::Time now, std::vector<v1::QueueEntry>* out) const;
   // Adds the callers' requests queued and in progress to `status`'s
   // pending and in_progress.
-  void CountQueue(v1::QueueStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
+  void CountQueue(v1::QueueStatus* status) const;
 
   // Sends the one answer to the server's request `id` (a ServerRequest's
   // id): `member` is "result" or "error", `value_json` its JSON text. It is
@@ -253,295 +263,64 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   // reason the session ended, if it did; the transport's error.
   absl::Status AnswerServerRequest(const std::string& id,
                                    const std::string& member,
-                                   const std::string& value_json)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                                   const std::string& value_json);
 
   // Sends notifications/roots/list_changed if roots were declared and the
   // session is connected.
-  void NotifyRootsChanged() ABSL_LOCKS_EXCLUDED(mu_);
+  void NotifyRootsChanged();
 
   // Ends the session (DISCONNECTING, then DISCONNECTED); pending requests
   // fail with CANCELLED. Returns at once; the transport closes on the work
   // queue.
-  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+  void Close();
 
   // Reads the server's messages on the calling thread until `done()` or
   // `budget` (Transport::ReadInline), while the session is connected.
-  void ReadInline(absl::Duration budget, const std::function<bool()>& done)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void ReadInline(absl::Duration budget, const std::function<bool()>& done);
 
-  v1::ConnectionState state() const ABSL_LOCKS_EXCLUDED(mu_);
+  v1::ConnectionState state() const;
   // True once the session has ended (closed, crashed, failed). It turns
   // true before waiting callers are failed and before the final state
   // change is announced, so a caller that saw its request fail never gets
   // this session again.
-  bool ended() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool ended() const;
   // Fills protocol version, server info, capabilities, instructions, pid.
-  void FillStatus(v1::ServerStatus* status) const ABSL_LOCKS_EXCLUDED(mu_);
-  const SessionIdentity& identity() const { return identity_; }
+  void FillStatus(v1::ServerStatus* status) const;
+  const SessionIdentity& identity() const;
   // The negotiated protocol version; "" before initialize's result.
-  std::string protocol_version() const ABSL_LOCKS_EXCLUDED(mu_);
-  size_t pending_requests() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::string protocol_version() const;
+  size_t pending_requests() const;
   // Server requests (sampling, elicitation) waiting for the owner's answer.
-  size_t server_requests_waiting() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t server_requests_waiting() const;
 
  private:
-  struct Queued {
-    std::string raw;
-    MessageInfo info;
-    CallLimits limits;
-    ResponseCallback done;
-    // A request's queue entry id (0: not a request) and when it was taken.
-    uint64_t entry = 0;
-    absl::Time created;
-    // What the intercept stage did with it, if it held it (for history).
-    std::shared_ptr<const InterceptNote> note;
-    // Modern era: which input round this request is (0: the first send).
-    int input_round = 0;
-    // Rounds >= 1: round 0's history row (0: none recorded).
-    int64_t first_round_id = 0;
-  };
+  // The connector ends the session when the connection fails or closes.
+  friend class UpstreamConnector;
   // The intercept stage's hooks (server/engine/intercept_glue.cc).
   friend class InterceptGlue;
-  // A caller's request whose server asked for input (MRTR): the request as
-  // last sent, and the answers gathered for its input requests.
-  struct InputCall {
-    Queued request;
-    std::optional<std::string> request_state;
-    std::map<std::string, std::string> pending;  // pending item id -> key
-    nlohmann::json responses = nlohmann::json::object();
-  };
-  // A tools/call the server runs as a task (the tasks extension): polled
-  // with tasks/get until it ends; its input requests are pending items
-  // answered with tasks/update. The caller's entry has ended (the handle
-  // was its answer) but its done waits for the task.
-  struct TaskFollow {
-    Queued request;
-    std::string handle_answer;  // the response that carried the handle
-    std::string task_id;
-    std::string status;
-    std::string status_message;
-    absl::Time deadline;
-    Clock::TimerId timer = 0;
-    bool polling = false;  // a tasks/get is out
-    std::set<std::string> asked;                 // inputRequests keys shown
-    std::map<std::string, std::string> pending;  // pending item id -> key
-  };
-  enum class Era { kUnknown, kProbing, kLegacy, kModern };
 
-  UpstreamSession(SessionIdentity identity, SessionLimits limits,
-                  std::unique_ptr<transport::Transport> transport,
-                  Pipeline* pipeline, Clock* clock, WorkQueue* work,
-                  Hooks hooks, ClientFeatures features,
-                  std::shared_ptr<RequestCounters> counters,
-                  std::shared_ptr<ToolHeaderBook> tool_headers);
+  explicit UpstreamSession(std::unique_ptr<UpstreamCore> core);
 
-  void DoConnect();
-  // The handshake era's start: initialize.
-  void StartInitialize();
-  // The modern era's start: server/discover (again after an
-  // UnsupportedProtocolVersion answer naming our version, once).
-  void SendDiscover(int attempt);
-  void OnDiscoverResult(absl::StatusOr<std::string> response, int attempt);
-  // auto: the probe found no modern server; logs why and does initialize.
-  void FallBackToLegacy(const std::string& why);
-  bool modern() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Modern era: a caller request's answer (ok), before the caller sees it:
-  // an input_required result becomes pending items (or the next retry), a
-  // tools/list result over HTTP loses tools with invalid x-mcp-header.
-  void OnModernAnswer(Queued sent, std::string answer, ResponseCallback done);
-  // All inputs of `call` are answered: sends the retry.
-  void RetryWithInputs(uint64_t call) ABSL_LOCKS_EXCLUDED(mu_);
-  // An input request of `call` was refused or withdrawn: the caller's
-  // request fails with `why` and the call's other pending items are
-  // withdrawn.
-  void FailInputCall(uint64_t call, absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
-  // Whether `id` names a pending item of an input call; if so takes it as
-  // answered with `member`/`value_json`.
-  bool AnswerInput(const std::string& id, const std::string& member,
-                   const std::string& value_json, absl::Status* result)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Sends `raw` (an internal or caller request) with the modern headers if
-  // the era is modern.
-  absl::Status TransportSend(std::string raw, bool modern);
-  // Relay mode over Streamable HTTP: the wire a relayed request takes. One
-  // whose params._meta names a protocol version (MCP 2026-07-28) turns the
-  // transport stateless with that version and goes with the revision's
-  // headers (true); `initialize` turns it back to the handshake era's
-  // session (false); anything else keeps the wire as it is (false).
-  bool RelayModernWire(const std::string& raw, const MessageInfo& info)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Learns the x-mcp-header parameters of a tools/list answer's tools.
-  void LearnToolHeaders(const std::string& answer) ABSL_LOCKS_EXCLUDED(mu_);
-  // Why an input request (2026-07-28: multi round-trip or a task's) is not
-  // passed on to whoever answers it: "" when it is; otherwise the end of a
-  // sentence, "which this client did not declare" or the URL-mode
-  // elicitation's refused url (CheckElicitationUrl).
-  std::string InputRefusal(const InputRequest& request) const;
-  // The tasks extension (tasks_session.cc).
-  void FollowTask(Queued sent, std::string answer, TaskState task)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  void ApplyTaskState(uint64_t number, TaskState task) ABSL_LOCKS_EXCLUDED(mu_);
-  void ScheduleTaskPoll(uint64_t number, absl::Duration delay)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  void PollTask(uint64_t number) ABSL_LOCKS_EXCLUDED(mu_);
-  void OnTaskPolled(uint64_t number, absl::StatusOr<std::string> answer)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  void EndTask(uint64_t number, absl::StatusOr<std::string> outcome,
-               const std::string& cancel_reason) ABSL_LOCKS_EXCLUDED(mu_);
-  bool AnswerTaskInput(const std::string& id, const std::string& member,
-                       const std::string& value_json, absl::Status* result)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  bool CancelTask(const std::string& caller_id, uint64_t entry,
-                  const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
-  void SendTaskRequest(const std::string& method, nlohmann::json params,
-                       ResponseCallback done) ABSL_LOCKS_EXCLUDED(mu_);
-  void PublishTaskStatus(const TaskFollow& follow,
-                         std::vector<std::string> input_keys);
-  std::vector<TaskFollow> TakeAllTasks() ABSL_LOCKS_EXCLUDED(mu_);
-  void OnInitializeResult(absl::StatusOr<std::string> response);
-  // CONNECTING → CONNECTED: stops the connect timer and sends what waited.
-  void MarkConnected() ABSL_LOCKS_EXCLUDED(mu_);
-  // Relay mode: the server's answer to the client's initialize.
-  void OnRelayedInitializeResult(const std::string& raw)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  bool relay() const { return static_cast<bool>(hooks_.relay_to_client); }
-  // Queues a message taken by Send() until the session is CONNECTED, sends
-  // it now, or fails it if the session ended or is closing.
-  void Dispatch(Queued message) ABSL_LOCKS_EXCLUDED(mu_);
-  // Send() once the message is checked (and released by the intercept
-  // stage, `note` saying what it did).
-  void SendChecked(std::string raw, MessageInfo info, CallLimits limits,
-                   ResponseCallback done,
-                   std::shared_ptr<const InterceptNote> note = nullptr);
-  void SendNow(Queued message);
-  // Hands `answer` to a request taken out of inflight_, counting how a
-  // caller's request ended; `error_answer`: the server answered with a
-  // JSON-RPC error.
-  void Finish(InflightRequests::Request& request,
-              absl::StatusOr<std::string> answer, bool error_answer = false);
-  // Sends a request of the daemon's own (initialize, ping, cancelled).
-  void SendInternalRequest(const std::string& method,
-                           const std::string& params_json,
-                           absl::Duration timeout, ResponseCallback done);
-  // `correlated_id`: for notifications/cancelled, the history row of the
-  // request it cancels (0: none).
-  void SendInternalNotification(const std::string& method,
-                                const std::string& params_json,
-                                int64_t correlated_id = 0);
-  void AnswerLocally(const MessageInfo& info, const std::string& raw,
-                     const std::string& result_json, ResponseCallback done);
-
-  void OnMessage(std::string raw);
-  // A response, request or notification of the server, once released by
-  // the intercept stage.
-  void OnServerMessage(const std::string& raw, const MessageInfo& info);
-  void OnServerResponse(const std::string& raw, const MessageInfo& info);
-  void OnServerRequest(const std::string& raw, const MessageInfo& info);
-  void OnServerNotification(const std::string& raw, const MessageInfo& info);
-  // A progress event for watchers, naming the request it is about.
-  void PublishProgress(const std::string& raw, const MessageInfo& info);
-  void OnSendFailed(const std::string& raw, absl::Status status);
-  void OnClosed(absl::Status status);
-
-  // subscriptions/listen, the modern era's change notifications
-  // (upstream_listen.cc; listen_stream.h describes the streams).
-  // Opens a stream with the current filter; it replaces the one open once
-  // acknowledged. A stream still waiting for its acknowledgment is
-  // cancelled and its waiters move to the new one.
-  void OpenListen() ABSL_LOCKS_EXCLUDED(mu_);
-  // The listen request `id` ended: an error answer, a graceful end, or a
-  // transport failure.
-  void OnListenEnded(int64_t id, absl::StatusOr<std::string> answer)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Ends the listen stream `id` (`raw`: its request as sent) without a
-  // callback: notifications/cancelled on stdio, closing the POST over HTTP.
-  void CancelListen(int64_t id, const std::string& raw);
-  void ScheduleListenReopen() ABSL_LOCKS_EXCLUDED(mu_);
-  // A change notification or acknowledgment of the server: false when it
-  // belongs to a stream no longer (or not yet) delivering, so no event is
-  // published for it.
-  bool OnListenNotification(const std::string& raw, const MessageInfo& info)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Relay mode: a listen stream's notification or acknowledgment names the
-  // stream by the id the server saw; `raw` with that subscription id
-  // replaced by the client's own id of the stream, as the answer's id is
-  // (unchanged when it names no stream in flight).
-  std::string ToClientSubscription(std::string raw, const MessageInfo& info);
-  // A caller's resources/subscribe or unsubscribe in the modern era:
-  // answered once the stream with the new filter is acknowledged.
-  void ModernSubscribe(Queued message) ABSL_LOCKS_EXCLUDED(mu_);
-
-  // A request of inflight_ ran out of time: fails it and (unless it is
-  // the daemon's own) cancels it upstream.
+  // A request of the in-flight table ran out of time: fails it and (unless
+  // it is the daemon's own) cancels it upstream.
   void OnRequestTimeout(int64_t upstream_id, InflightRequests::Request request,
                         bool total);
-  // Sends an answer to a server request and records it. `request_row` is
-  // the request's history row (0 if unknown).
-  absl::Status SendAnswer(const std::string& id, const std::string& member,
-                          const std::string& value_json, int64_t request_row,
-                          absl::Time received) ABSL_LOCKS_EXCLUDED(mu_);
-  void FailConnection(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
-  void SetState(v1::ConnectionState to, const absl::Status& why)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  void SchedulePing() ABSL_LOCKS_EXCLUDED(mu_);
-  Envelope MakeEnvelope(bool client_to_server, const MessageInfo* info,
-                        std::string_view raw) const;
+  // The connection failed (connect timeout, failed handshake, the server
+  // stopped answering pings): logs why and ends the session.
+  void FailConnection(absl::Status status);
+  // The transport closed (or Close() finished): ends the session, failing
+  // everything still waiting, and announces the final state.
+  void OnClosed(absl::Status status);
+  void SetState(v1::ConnectionState to, const absl::Status& why);
 
-  const SessionIdentity identity_;
-  const SessionLimits limits_;
-  Pipeline* const pipeline_;
-  Clock* const clock_;
-  WorkQueue* const work_;
-  const Hooks hooks_;
-  const ClientFeatures features_;
-  const std::shared_ptr<RequestCounters> counters_;
-  // Modern era over HTTP: the x-mcp-header parameters of the server's
-  // tools, from the tools/list answers seen (by any session sharing it).
-  const std::shared_ptr<ToolHeaderBook> tool_headers_;
-  // Set at construction and only released by the destructor, so transport
-  // calls need no lock.
-  std::unique_ptr<transport::Transport> transport_;
-  // The requests sent and not answered yet (set by Create(); its timeout
-  // handler holds a weak pointer to the session).
-  std::unique_ptr<InflightRequests> inflight_;
-  // The era recorded with each message: "legacy", "modern", or "" until
-  // known (era_ itself is under mu_, which MakeEnvelope may not take).
-  std::atomic<const char*> era_name_{""};
-
-  mutable absl::Mutex mu_;
-  v1::ConnectionState state_ ABSL_GUARDED_BY(mu_) = v1::DISCONNECTED;
-  bool close_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
-  // Why the session ended; what later Send() calls fail with, so a caller
-  // racing with a failed connect learns the real reason.
-  absl::Status end_status_ ABSL_GUARDED_BY(mu_);
-  std::vector<Queued> queued_ ABSL_GUARDED_BY(mu_);
-  Clock::TimerId connect_timer_ ABSL_GUARDED_BY(mu_) = 0;
-  Clock::TimerId ping_timer_ ABSL_GUARDED_BY(mu_) = 0;
-  std::string protocol_version_ ABSL_GUARDED_BY(mu_);
-  std::string initialize_result_ ABSL_GUARDED_BY(mu_);  // JSON text
-  v1::ServerStatus handshake_ ABSL_GUARDED_BY(mu_);
-  Era era_ ABSL_GUARDED_BY(mu_) = Era::kUnknown;
-  // How the era was chosen (a fallback's reason), for GetServerStatus.
-  std::string protocol_note_ ABSL_GUARDED_BY(mu_);
-  // Modern era: the log level sent in every request's _meta (set by the
-  // caller's logging/setLevel, which the revision removed); "" none.
-  std::string log_level_ ABSL_GUARDED_BY(mu_);
-  // Relay mode over Streamable HTTP: the transport is stateless, for
-  // relayed 2026-07-28 requests of this protocol version.
-  bool relay_stateless_ ABSL_GUARDED_BY(mu_) = false;
-  std::string relay_version_ ABSL_GUARDED_BY(mu_);
-  // Modern era: requests waiting for a person's input, by call number.
-  std::map<uint64_t, InputCall> input_calls_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_input_call_ ABSL_GUARDED_BY(mu_) = 1;
-  // Modern era: the subscriptions/listen streams.
-  ListenState listen_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, TaskFollow> tasks_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_task_ ABSL_GUARDED_BY(mu_) = 1;
-  // Server requests given to the owner and not answered yet, and those
-  // answered lately. Each one waiting for a person pauses inflight_ once.
-  ServerRequests server_requests_ ABSL_GUARDED_BY(mu_);
+  // Order matters: the parts point at the core.
+  const std::unique_ptr<UpstreamCore> core_;
+  const std::unique_ptr<UpstreamConnector> connector_;
+  const std::unique_ptr<SendQueue> send_;
+  const std::unique_ptr<InboundRouter> inbound_;
+  const std::unique_ptr<InputRounds> rounds_;
+  const std::unique_ptr<TaskFollower> tasks_;
+  const std::unique_ptr<ListenStreams> listen_;
 };
 
 }  // namespace inspector::engine

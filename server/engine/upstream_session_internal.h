@@ -1,8 +1,8 @@
-// Small helpers shared by UpstreamSession's files (upstream_session.cc,
-// upstream_connect.cc, upstream_send.cc, upstream_cancel.cc,
-// upstream_inbound.cc, upstream_input_rounds.cc): reading a message's
-// params, durations and times as history wants them. Pure functions; any
-// thread. Not for use outside the engine.
+// Small helpers shared by the files of UpstreamSession and its parts
+// (upstream_send.cc, upstream_cancel.cc, upstream_inbound.cc,
+// upstream_listen.cc): reading a message's params, durations and times as
+// history wants them. Pure functions; any thread. Not for use outside the
+// engine.
 #ifndef INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_INTERNAL_H_
 #define INSPECTOR_SERVER_ENGINE_UPSTREAM_SESSION_INTERNAL_H_
 
