@@ -139,21 +139,26 @@ const UNLABELLED = `[...document.querySelectorAll('main input, main select, main
   .map((el) => el.outerHTML.slice(0, 120))`;
 
 // Tabs from the view's heading through every control of the view; answers
-// the controls that the keyboard did not reach.
+// the controls that the keyboard did not reach. Controls are told apart by
+// what they are (id, aria-controls, text), not by their DOM node, so a
+// redraw of the view during the walk (a live event) does not count as a
+// miss.
+const CONTROL_KEY = `((el) => [el.tagName, el.id, el.getAttribute('aria-controls') || '',
+  el.getAttribute('aria-label') || '', el.textContent.trim().slice(0, 40)].join('|'))`;
+const CONTROLS = `[...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
+  .filter((el) => !el.disabled && el.offsetParent !== null)`;
 async function unreachable(page, view) {
   await page.eval(`(() => { const t = document.querySelector('#title-${view}'); t.tabIndex = -1; t.focus(); })()`);
-  const want = await page.eval(`[...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
-    .filter((el) => !el.disabled && el.offsetParent !== null).length`);
+  const want = await page.eval(`${CONTROLS}.length`);
   const seen = new Set();
   for (let i = 0; i < want + 5; i++) {
     await page.tab();
-    const id = await page.eval(`(() => { const el = document.activeElement; if (!el || !document.querySelector('main').contains(el)) return null;
-      el.dataset.kb = '1'; return true; })()`);
-    if (id) seen.add(i);
+    const key = await page.eval(`(() => { const el = document.activeElement;
+      if (!el || !document.querySelector('main').contains(el)) return null; return ${CONTROL_KEY}(el); })()`);
+    if (key) seen.add(key);
   }
-  return page.eval(`(() => { const missed = [...document.querySelectorAll('main button, main input, main select, main textarea, main a[href]')]
-    .filter((el) => !el.disabled && el.offsetParent !== null && !el.dataset.kb).map((el) => el.outerHTML.slice(0, 100));
-    document.querySelectorAll('[data-kb]').forEach((el) => delete el.dataset.kb); return missed; })()`);
+  return page.eval(`(() => { const seen = new Set(${JSON.stringify([...seen])});
+    return ${CONTROLS}.filter((el) => !seen.has(${CONTROL_KEY}(el))).map((el) => el.outerHTML.slice(0, 100)); })()`);
 }
 
 async function a11y(page, view) {
