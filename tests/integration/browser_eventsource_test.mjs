@@ -16,78 +16,18 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 
 import { Browser } from '../webui/devtools.mjs';
+import { findChromium, parseArgs, TestRun } from '../webui/harness.mjs';
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []));
-if (!args.inspectord || !args.fixture) {
-  console.error('usage: browser_eventsource_test.mjs --inspectord PATH --fixture PATH [--chromium PATH]');
-  process.exit(2);
-}
-const chromiumPath = args.chromium || '/usr/bin/chromium';
-if (!fs.existsSync(chromiumPath)) {
-  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
-  process.exit(1);
-}
+const args = parseArgs('browser_eventsource_test.mjs', { inspectord: 'PATH', fixture: 'PATH' });
+const chromiumPath = findChromium(args);
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-browser-'));
-const children = [];
-let failures = 0;
-function check(ok, what) {
-  if (ok) {
-    console.log(`ok: ${what}`);
-  } else {
-    console.error(`FAILED: ${what}`);
-    failures++;
-  }
-}
-// Ends a child: SIGTERM, then SIGKILL if it has not exited within 5 s. A
-// child spawned in a process group of its own (`group`, Chromium) is
-// signalled as a group, and once it has exited the rest of the group (its
-// helper processes, which may still be writing to the profile) is killed.
-function stop(child) {
-  const signal = (name) => {
-    try {
-      if (child.group) process.kill(-child.pid, name);
-      else child.kill(name);
-    } catch {
-      // Already gone.
-    }
-  };
-  if (child.exitCode !== null || child.signalCode !== null) {
-    if (child.group) signal('SIGKILL');
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => signal('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      if (child.group) signal('SIGKILL');
-      resolve();
-    });
-    signal('SIGTERM');
-  });
-}
-async function cleanup() {
-  stopping = true;
-  await Promise.all(children.map(stop));
-  // Chromium's helper processes may still be leaving its profile.
-  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-}
-let stopping = false;
-// The whole test may take this long; then it fails rather than hangs.
-const deadline = setTimeout(async () => {
-  console.error('FAILED: the test did not finish within 60 s');
-  await cleanup();
-  process.exit(1);
-}, 60000);
+// The whole test may take 60 s; then it fails rather than hangs.
+const run = new TestRun('inspector-browser-', 60);
+const { dir, children, check } = run;
 
 // A page server on 127.0.0.1, port 0: its origin is what the browser sends.
 function pageServer() {
@@ -190,7 +130,7 @@ try {
     '--token-file', path.join(dir, 'token'),
     '--cors-origin', allowedOrigin,
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(daemon);
+  children.push({ child: daemon });
   const ready = await Promise.race([
     waitForLine(daemon.stdout, ' REST on ', 'inspectord'),
     waitForLine(daemon.stderr, ' REST on ', 'inspectord'),
@@ -212,13 +152,12 @@ try {
     '--no-default-browser-check', '--disable-extensions', '--remote-debugging-pipe',
     `--user-data-dir=${path.join(dir, 'profile')}`, 'about:blank',
   ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
-  browser.group = true;
-  children.push(browser);
+  children.push({ child: browser, group: true });
   let browserErrors = '';
   browser.stderr.setEncoding('utf8');
   browser.stderr.on('data', (chunk) => { browserErrors += chunk; });
   browser.on('exit', (code, signal) => {
-    if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browserErrors}`);
+    if (!run.stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browserErrors}`);
   });
   const devtools = new Browser(browser);  // the web UI test's DevTools client
   await devtools.send('Browser.getVersion');
@@ -254,9 +193,7 @@ try {
   stranger.close();
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);
-  failures++;
+  run.failures++;
 } finally {
-  clearTimeout(deadline);
-  await cleanup();
+  await run.end();
 }
-process.exit(failures === 0 ? 0 : 1);

@@ -19,25 +19,13 @@
 // Exits 0 when every check passed, 1 otherwise (each failure on stderr).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
+import { findChromium, parseArgs, shoot as shootViews, TestRun, waitForLine as waitForLineWithin } from './harness.mjs';
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []));
-if (!args.inspectord || !args.source || !args.artifacts) {
-  console.error('usage: timeline_test.mjs --inspectord PATH --source DIR --artifacts DIR [--chromium PATH]');
-  process.exit(2);
-}
-const chromiumPath = args.chromium || '/usr/bin/chromium';
-if (!fs.existsSync(chromiumPath)) {
-  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
-  process.exit(1);
-}
+const args = parseArgs('timeline_test.mjs', { inspectord: 'PATH', source: 'DIR', artifacts: 'DIR' });
+const chromiumPath = findChromium(args);
 const fixtureScript = path.join(args.source, 'tools', 'fixture-server', 'server.mjs');
 const modernScript = path.join(args.source, 'tools', 'modern-fixture', 'server.mjs');
 // The modern fixture's SDK wants tools/npm's Node 22.
@@ -45,80 +33,12 @@ const bundledNode = path.join(args.source, 'tools', 'npm', 'node_modules', 'node
 const node22 = fs.existsSync(bundledNode) ? bundledNode : process.execPath;
 fs.mkdirSync(args.artifacts, { recursive: true });
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-timeline-'));
-const children = [];
-const servers = [];
-let failures = 0;
-let stopping = false;
-function check(ok, what) {
-  if (ok) {
-    console.log(`ok: ${what}`);
-  } else {
-    console.error(`FAILED: ${what}`);
-    failures++;
-  }
-}
+const run = new TestRun('inspector-timeline-', 240);
+const { dir, children, servers, check } = run;
 
-function stop(child, group) {
-  const signal = (name) => {
-    try {
-      if (group) process.kill(-child.pid, name);
-      else child.kill(name);
-    } catch {
-      // Already gone.
-    }
-  };
-  if (child.exitCode !== null || child.signalCode !== null) {
-    if (group) signal('SIGKILL');
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => signal('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      if (group) signal('SIGKILL');
-      resolve();
-    });
-    signal('SIGTERM');
-  });
-}
-async function cleanup() {
-  stopping = true;
-  servers.forEach((s) => s.close());
-  await Promise.all(children.map(({ child, group }) => stop(child, group)));
-  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-}
-const deadline = setTimeout(async () => {
-  console.error('FAILED: the test did not finish within 240 s');
-  await cleanup();
-  process.exit(1);
-}, 240000);
+const waitForLine = (stream, pattern, what) => waitForLineWithin(stream, pattern, what, 30);
 
-function waitForLine(stream, pattern, what) {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`${what}: no line matching ${pattern} within 30 s:\n${buffered}`)), 30000);
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk) => {
-      buffered += chunk;
-      const match = buffered.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-  });
-}
-
-async function shoot(page, name) {
-  for (const [width, height] of [[1280, 800], [390, 844]]) {
-    await page.viewport(width, height);
-    await page.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
-    fs.writeFileSync(path.join(args.artifacts, `${name}-${width}x${height}.png`), await page.screenshot());
-  }
-  await page.viewport(1280, 800);
-  console.log(`screenshots: ${name}`);
-}
+const shoot = (page, name) => shootViews(page, args.artifacts, name);
 
 // Every form control and button of the view has an accessible name.
 const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, main a')]
@@ -200,7 +120,7 @@ try {
   const browser = await Browser.launch(chromiumPath, dir);
   children.push({ child: browser.child, group: true });
   browser.child.on('exit', (code, signal) => {
-    if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
+    if (!run.stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
   });
   page = await browser.newPage();
   await page.viewport(1280, 800);
@@ -379,12 +299,9 @@ try {
   check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);
-  failures++;
+  run.failures++;
   const shown = page && await page.eval(`document.querySelector('main').innerText.slice(0, 3000)`).catch(() => null);
   if (shown) console.error(`the page showed:\n${shown}`);
 } finally {
-  clearTimeout(deadline);
-  await cleanup();
+  await run.end();
 }
-console.log(failures === 0 ? 'all checks passed' : `${failures} checks failed`);
-process.exit(failures === 0 ? 0 : 1);

@@ -23,91 +23,17 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
+import { findChromium, parseArgs, shoot as shootViews, TestRun, waitForLine } from './harness.mjs';
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith('--')) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []));
-if (!args.inspectord || !args.fixture || !args.artifacts) {
-  console.error('usage: webui_e2e_test.mjs --inspectord PATH --fixture PATH --artifacts DIR [--chromium PATH]');
-  process.exit(2);
-}
-const chromiumPath = args.chromium || '/usr/bin/chromium';
-if (!fs.existsSync(chromiumPath)) {
-  console.error(`no Chromium at ${chromiumPath}: tools/test.sh (tools/setup.sh --for-tests) installs Debian's chromium package`);
-  process.exit(1);
-}
+const args = parseArgs('webui_e2e_test.mjs', { inspectord: 'PATH', fixture: 'PATH', artifacts: 'DIR' });
+const chromiumPath = findChromium(args);
 fs.mkdirSync(args.artifacts, { recursive: true });
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-webui-'));
-const children = [];
-const servers = [];
-let failures = 0;
-let stopping = false;
-function check(ok, what) {
-  if (ok) {
-    console.log(`ok: ${what}`);
-  } else {
-    console.error(`FAILED: ${what}`);
-    failures++;
-  }
-}
-
-function stop(child, group) {
-  const signal = (name) => {
-    try {
-      if (group) process.kill(-child.pid, name);
-      else child.kill(name);
-    } catch {
-      // Already gone.
-    }
-  };
-  if (child.exitCode !== null || child.signalCode !== null) {
-    if (group) signal('SIGKILL');
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => signal('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      if (group) signal('SIGKILL');
-      resolve();
-    });
-    signal('SIGTERM');
-  });
-}
-async function cleanup() {
-  stopping = true;
-  servers.forEach((s) => s.close());
-  await Promise.all(children.map(({ child, group }) => stop(child, group)));
-  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-}
-const deadline = setTimeout(async () => {
-  console.error('FAILED: the test did not finish within 150 s');
-  await cleanup();
-  process.exit(1);
-}, 150000);
-
-function waitForLine(stream, pattern, what) {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`${what}: no line matching ${pattern} within 20 s:\n${buffered}`)), 20000);
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk) => {
-      buffered += chunk;
-      const match = buffered.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-  });
-}
+const run = new TestRun('inspector-webui-', 150);
+const { dir, children, servers, check } = run;
 
 // A page on another origin (127.0.0.1, another port: the same site for
 // cookies) whose form posts `server.body` to `server.action` by itself, as
@@ -127,17 +53,7 @@ function formServer() {
   });
 }
 
-async function shoot(page, name) {
-  for (const [width, height] of [[1280, 800], [390, 844]]) {
-    await page.viewport(width, height);
-    // Two frames: the layout settles at the new size before the picture.
-    await page.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
-    const file = path.join(args.artifacts, `${name}-${width}x${height}.png`);
-    fs.writeFileSync(file, await page.screenshot());
-  }
-  await page.viewport(1280, 800);
-  console.log(`screenshots: ${name}`);
-}
+const shoot = (page, name) => shootViews(page, args.artifacts, name);
 
 // Every form control and button of the view has an accessible name.
 const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, header select, header button')]
@@ -185,7 +101,7 @@ try {
   const browser = await Browser.launch(chromiumPath, dir);
   children.push({ child: browser.child, group: true });
   browser.child.on('exit', (code, signal) => {
-    if (!stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
+    if (!run.stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
   });
   const page = await browser.newPage();
   await page.viewport(1280, 800);
@@ -532,10 +448,7 @@ try {
   check(await uiRead() === 401, 'after sign-out the old cookie value is refused');
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);
-  failures++;
+  run.failures++;
 } finally {
-  clearTimeout(deadline);
-  await cleanup();
+  await run.end();
 }
-console.log(failures === 0 ? 'all checks passed' : `${failures} checks failed`);
-process.exit(failures === 0 ? 0 : 1);
