@@ -3,7 +3,7 @@
 // found and, unless it passed, how to fix it. #/doctor/ID runs it at once
 // (the Servers view's "Doctor" buttons lead there).
 import { api, enc } from './api.js';
-import { store, on, serverName } from './state.js';
+import { store, serverName, onServerListChange } from './state.js';
 import { h, clear, errorBox, actionButton } from './util.js';
 
 const RESULT = {
@@ -13,15 +13,11 @@ const last = new Map();  // server id -> Diagnosis, for this page's life
 let root = null;
 let autoRan = '';  // the #/doctor/ID already run on arrival
 let offServers = null;
-let shownServers = '';
 
 export function mount(container) {
   unmount();
   root = container;
-  shownServers = store.servers.map((s) => `${s.id}=${s.name}`).join(',');
-  offServers = on('servers', () => {
-    if (root && store.servers.map((s) => `${s.id}=${s.name}`).join(',') !== shownServers) mount(root);
-  });
+  offServers = onServerListChange(() => { if (root) mount(root); });
   const wanted = decodeURIComponent(location.hash.replace(/^#\/?/, '').split('/')[1] || '');
   clear(root,
     h('div', { class: 'view-head' }, h('h2', { id: 'title-doctor' }, 'Connection doctor')),

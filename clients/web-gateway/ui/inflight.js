@@ -3,13 +3,12 @@
 // with the server's counters; each can be cancelled
 // (POST .../requests/{entryId}:cancel). Refreshed every second while open.
 import { api, enc } from './api.js';
-import { store, on } from './state.js';
+import { store, on, onServerListChange } from './state.js';
 import { h, clear, field, errorBox, actionButton, toast, timeOf } from './util.js';
 
 const EVERY_MS = 1000;
 let root = null;
 let offServers = null;
-let shownServers = '';
 let timer = null;
 let serverFilter = null;  // null: the current server
 let offCurrent = null;
@@ -21,10 +20,7 @@ function chosen() {
 export function mount(container) {
   unmount();
   root = container;
-  shownServers = store.servers.map((s) => `${s.id}=${s.name}`).join(',');
-  offServers = on('servers', () => {
-    if (root && store.servers.map((s) => `${s.id}=${s.name}`).join(',') !== shownServers) mount(root);
-  });
+  offServers = onServerListChange(() => { if (root) mount(root); });
   const server = h('select', { id: 'inflight-server' },
     store.servers.map((s) => h('option', { value: s.id, selected: chosen() === s.id }, s.name)));
   server.addEventListener('change', () => {

@@ -15,6 +15,19 @@ export function on(type, listener) {
   listeners.get(type).add(listener);
   return () => listeners.get(type).delete(listener);
 }
+// Calls `changed` when a server is added, removed or renamed (not when one
+// only connects or fails), for views whose server choice lists the names;
+// answers the function that stops it.
+export function onServerListChange(changed) {
+  const names = () => store.servers.map((s) => `${s.id}=${s.name}`).join(',');
+  let shown = names();
+  return on('servers', () => {
+    const now = names();
+    if (now === shown) return;
+    shown = now;
+    changed();
+  });
+}
 export function emit(type, data) {
   for (const listener of listeners.get(type) || []) {
     try {

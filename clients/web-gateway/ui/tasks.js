@@ -4,14 +4,13 @@
 // from the page's start, whatever view is open) and, for tasks seen
 // before, from the recorded tasks/get polls in the history.
 import { api, query } from './api.js';
-import { store, on, serverName } from './state.js';
+import { store, on, serverName, onServerListChange } from './state.js';
 import { h, clear, field, errorBox, timeOf, pretty } from './util.js';
 
 const tasks = new Map();  // `${serverId} ${taskId}` -> task
 const ENDED = ['completed', 'failed', 'cancelled'];
 let root = null;
 let offServers = null;
-let shownServers = '';
 let serverFilter = null;  // null: the current server
 let open = '';            // the key of the task whose detail is shown
 
@@ -84,10 +83,7 @@ async function loadResult(task) {
 export function mount(container) {
   unmount();
   root = container;
-  shownServers = store.servers.map((s) => `${s.id}=${s.name}`).join(',');
-  offServers = on('servers', () => {
-    if (root && store.servers.map((s) => `${s.id}=${s.name}`).join(',') !== shownServers) mount(root);
-  });
+  offServers = onServerListChange(() => { if (root) mount(root); });
   const chosen = serverFilter === null ? store.current : serverFilter;
   const server = h('select', { id: 'tasks-server' }, h('option', { value: '' }, 'All servers'),
     store.servers.map((s) => h('option', { value: s.id, selected: chosen === s.id }, s.name)));
