@@ -79,6 +79,21 @@ class SessionsE2eTest : public testing::DaemonFixture {
     EXPECT_EQ(list["sessions"][0]["kind"], "daemon");
     return list["sessions"][0]["id"].get<std::string>();
   }
+
+  // The id of the first message of recorded session `session_id` whose
+  // `field` is `value` (its method, its kind); empty, and a failure, if
+  // none is.
+  std::string FirstMessageId(const std::string& session_id,
+                             const std::string& field,
+                             const std::string& value) {
+    json session = CtlJson({"sessions", "show", session_id});
+    for (const json& m : session["page"]) {
+      if (m.value(field, "") == value) return m["id"].get<std::string>();
+    }
+    ADD_FAILURE() << "no message with " << field << " " << value << " in "
+                  << session.dump();
+    return "";
+  }
 };
 
 TEST_F(SessionsE2eTest, ShowsASessionWithItsServerAndPagedMessages) {
@@ -212,17 +227,9 @@ TEST_F(SessionsE2eTest, ReplaysASessionAndFindsDifferences) {
 TEST_F(SessionsE2eTest, ReplaysOneEditedRequest) {
   const std::string id = Record();
   ASSERT_FALSE(id.empty());
-  json session = CtlJson({"sessions", "show", id});
-  std::string echo_id, response_id;
-  for (const json& m : session["page"]) {
-    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
-      echo_id = m["id"].get<std::string>();
-    }
-    if (m.value("kind", "") == "response" && response_id.empty()) {
-      response_id = m["id"].get<std::string>();
-    }
-  }
-  ASSERT_FALSE(echo_id.empty()) << session.dump();
+  const std::string echo_id = FirstMessageId(id, "method", "tools/call");
+  const std::string response_id = FirstMessageId(id, "kind", "response");
+  ASSERT_FALSE(echo_id.empty());
 
   ProcessResult same = Ctl({"replay", echo_id});
   ASSERT_EQ(same.exit_code, 0) << same.err;
@@ -253,14 +260,8 @@ TEST_F(SessionsE2eTest, ReplaysOneEditedRequest) {
 TEST_F(SessionsE2eTest, ReplaysARequestEditedInTheEditor) {
   const std::string id = Record();
   ASSERT_FALSE(id.empty());
-  json session = CtlJson({"sessions", "show", id});
-  std::string echo_id;
-  for (const json& m : session["page"]) {
-    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
-      echo_id = m["id"].get<std::string>();
-    }
-  }
-  ASSERT_FALSE(echo_id.empty()) << session.dump();
+  const std::string echo_id = FirstMessageId(id, "method", "tools/call");
+  ASSERT_FALSE(echo_id.empty());
   auto with_editor = [&](const std::string& script,
                          std::vector<std::string> args) {
     const std::string editor = dir_.File("editor.sh");
@@ -341,14 +342,8 @@ TEST_F(SessionsE2eTest, ReplaysARequestEditedInTheEditor) {
 TEST_F(SessionsE2eTest, AHeldReplayDoesNotKeepTheDaemonFromExiting) {
   const std::string id = Record();
   ASSERT_FALSE(id.empty());
-  json session = CtlJson({"sessions", "show", id});
-  std::string echo_id;
-  for (const json& m : session["page"]) {
-    if (m.value("method", "") == "tools/call" && echo_id.empty()) {
-      echo_id = m["id"].get<std::string>();
-    }
-  }
-  ASSERT_FALSE(echo_id.empty()) << session.dump();
+  const std::string echo_id = FirstMessageId(id, "method", "tools/call");
+  ASSERT_FALSE(echo_id.empty());
   ASSERT_EQ(Ctl({"break", "add", "method=tools/call,target=echo"}).exit_code,
             0);
   std::future<ProcessResult> replay = std::async(
