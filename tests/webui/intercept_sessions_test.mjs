@@ -18,12 +18,11 @@
 //   node intercept_sessions_test.mjs --inspectord PATH --fixture PATH --artifacts DIR
 //        [--chromium /usr/bin/chromium]
 // Exits 0 when every check passed, 1 otherwise (each failure on stderr).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
-import { findChromium, parseArgs, shoot as shootViews, TestRun, waitForLine } from './harness.mjs';
+import { findChromium, parseArgs, shoot as shootViews, TestRun } from './harness.mjs';
 
 const args = parseArgs('intercept_sessions_test.mjs', { inspectord: 'PATH', fixture: 'PATH', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
@@ -95,19 +94,7 @@ function clickButton(page, scope, text) {
 }
 
 try {
-  const daemon = spawn(args.inspectord, [
-    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
-    '--db', path.join(dir, 'inspector.db'), '--token-file', path.join(dir, 'token'),
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push({ child: daemon });
-  const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord');
-  const base = new URL(signInUrl).origin;
-  const token = fs.readFileSync(path.join(dir, 'token'), 'utf8').trim();
-  const withToken = { 'X-Session-Token': token, 'Content-Type': 'application/json' };
-  const rest = async (method, p, body) => {
-    const response = await fetch(base + p, { method, headers: withToken, body: body && JSON.stringify(body) });
-    return { status: response.status, body: await response.json().catch(() => null) };
-  };
+  const { daemon, signInUrl, base, token, withToken, rest } = await run.startDaemon(args.inspectord, []);
 
   // The fixture server, connected.
   const created = await rest('POST', '/config', { name: 'fixture', transport: 'stdio', command: process.execPath, args: [args.fixture, 'stdio'] });

