@@ -73,6 +73,7 @@ export class TestRun {
     this.servers = [];
     this.failures = 0;
     this.stopping = false;
+    this.daemonLog = '';
     this.check = this.check.bind(this);
     this.deadline = setTimeout(async () => {
       console.error(`FAILED: the test did not finish within ${seconds} s`);
@@ -109,6 +110,8 @@ export class TestRun {
       ...extra,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.children.push({ child: daemon });
+    // Its log, kept to be shown when a check fails.
+    daemon.stderr.on('data', (chunk) => { this.daemonLog = (this.daemonLog + chunk).slice(-20000); });
     const [, signInUrl] = await waitForLine(daemon.stderr, /web UI: open (\S+)/, 'inspectord', seconds);
     const base = new URL(signInUrl).origin;
     const token = fs.readFileSync(path.join(this.dir, 'token'), 'utf8').trim();
@@ -124,6 +127,9 @@ export class TestRun {
   // passed, 1 otherwise.
   async end() {
     clearTimeout(this.deadline);
+    if (this.failures > 0 && this.daemonLog) {
+      console.error(`---- inspectord's log (last 60 lines) ----\n${this.daemonLog.split('\n').slice(-60).join('\n')}`);
+    }
     await this.cleanup();
     console.log(this.failures === 0 ? 'all checks passed' : `${this.failures} checks failed`);
     process.exit(this.failures === 0 ? 0 : 1);
