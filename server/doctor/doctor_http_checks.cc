@@ -80,7 +80,7 @@ DoctorRun::Impl::Probe DoctorRun::Impl::Fetch(
     HttpRequest request, std::function<bool(const Probe&)> enough) {
   Probe probe;
   if (loop_ == nullptr) {
-    auto loop = CurlLoop::Create();
+    auto loop = CurlLoop::Create(clock_);
     if (!loop.ok()) {
       probe.status = loop.status();
       return probe;

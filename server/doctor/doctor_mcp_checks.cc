@@ -38,10 +38,11 @@
 #include "common/transports.h"
 #include "nlohmann/json.hpp"
 #include "server/config/validation.h"
+#include "server/doctor/doctor_run.h"
 #include "server/engine/engine.h"
 #include "server/engine/handshake.h"
+#include "server/engine/json_rpc.h"
 #include "server/transport/http_client.h"
-#include "server/doctor/doctor_run.h"
 
 namespace inspector::doctor {
 namespace {
@@ -223,7 +224,8 @@ void DoctorRun::Impl::OnMessage(std::string raw) {
     if (message["method"] == "ping") {
       answer["result"] = Json::object();
     } else {
-      answer["error"] = {{"code", -32601}, {"message", "Method not found"}};
+      answer["error"] = {{"code", engine::kMethodNotFound},
+                         {"message", "Method not found"}};
     }
     transport_->Send(answer.dump()).IgnoreError();
     return;

@@ -11,6 +11,7 @@
 #include "common/mcp/client_answers.h"
 #include "common/net/listen_address.h"
 #include "server/config/validation.h"
+#include "server/engine/json_rpc.h"
 
 namespace inspector::engine {
 namespace {
@@ -21,7 +22,7 @@ using nlohmann::json;
 // sampling specification's "user rejected"; a timeout is reported the way
 // a client whose handler failed reports it (internal error).
 constexpr int kUserRejectedCode = -1;
-constexpr int kTimedOutCode = -32603;
+constexpr int kTimedOutCode = kInternalError;
 
 double WholeUnixMillis(absl::Time t) {
   return static_cast<double>(absl::ToUnixMillis(t));

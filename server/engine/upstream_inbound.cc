@@ -17,6 +17,7 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
+#include "server/engine/json_rpc.h"
 #include "server/engine/pending_requests.h"
 #include "server/engine/tasks_session.h"
 #include "server/engine/upstream_connect.h"
@@ -215,7 +216,7 @@ void InboundRouter::OnServerRequest(const std::string& raw,
   // Which requests the owner takes: those whose capability initialize
   // declared. Anything else is answered here with an error.
   bool handled = false;
-  int error_code = -32601;
+  int error_code = kMethodNotFound;
   std::string error_message;
   if (info.method == "sampling/createMessage") {
     handled = core_->features.sampling;
@@ -232,7 +233,7 @@ void InboundRouter::OnServerRequest(const std::string& raw,
                   ? core_->features.elicitation_url
                   : (mode == "form" && core_->features.elicitation_form);
     if (declared && !handled) {
-      error_code = -32602;
+      error_code = kInvalidParams;
       error_message = absl::StrCat(
           "Invalid params: elicitation mode \"", mode,
           "\" was not declared by this client (it declared ",
@@ -245,7 +246,7 @@ void InboundRouter::OnServerRequest(const std::string& raw,
     if (absl::Status url = CheckElicitationUrl(info.method, params);
         handled && !url.ok()) {
       handled = false;
-      error_code = -32602;
+      error_code = kInvalidParams;
       error_message = absl::StrCat("Invalid params: ", url.message());
     }
   }

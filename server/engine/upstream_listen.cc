@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/strings.h"
+#include "server/engine/json_rpc.h"
 #include "server/engine/upstream_send.h"
 #include "server/engine/upstream_session_internal.h"
 
@@ -139,7 +140,7 @@ void ListenStreams::OnEnded(int64_t id, absl::StatusOr<std::string> answer) {
     } else {
       waiter.done(std::make_pair(
           std::string("error"),
-          ErrorObject(-32603,
+          ErrorObject(kInternalError,
                       "the subscriptions/listen stream ended before "
                       "the server acknowledged it")));
     }
@@ -227,11 +228,12 @@ bool ListenStreams::OnNotification(const std::string& raw,
     if (waiter.subscribe && honored.count(waiter.uri) == 0) {
       waiter.done(std::make_pair(
           std::string("error"),
-          ErrorObject(-32601, absl::StrCat("the server did not acknowledge a "
-                                           "subscription to ",
-                                           waiter.uri,
-                                           " (its capabilities may lack "
-                                           "resources.subscribe)"))));
+          ErrorObject(kMethodNotFound,
+                      absl::StrCat("the server did not acknowledge a "
+                                   "subscription to ",
+                                   waiter.uri,
+                                   " (its capabilities may lack "
+                                   "resources.subscribe)"))));
     } else {
       waiter.done(std::make_pair(std::string("result"), std::string("{}")));
     }
@@ -278,8 +280,9 @@ void ListenStreams::Subscribe(QueuedMessage message) {
         done(std::move(response));
       };
   if (info.target.empty()) {
-    answer(std::make_pair(std::string("error"),
-                          ErrorObject(-32602, "params.uri is required")));
+    answer(
+        std::make_pair(std::string("error"),
+                       ErrorObject(kInvalidParams, "params.uri is required")));
     return;
   }
   bool open = false;

@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "common/version.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/json_rpc.h"
 #include "server/engine/listen_stream.h"
 #include "server/protocol/era.h"
 #include "server/protocol/results.h"
@@ -306,7 +307,8 @@ class EraRelay : public Relay,
                                     params["uri"].is_string()
                                 ? params["uri"].get<std::string>()
                                 : "";
-    if (uri.empty()) return done(Error(id, -32602, "params.uri is required"));
+    if (uri.empty())
+      return done(Error(id, engine::kInvalidParams, "params.uri is required"));
     std::vector<std::string> to_cancel;
     std::vector<Waiter> settled;  // answered now: no stream is needed
     bool open = false;
@@ -405,7 +407,7 @@ class EraRelay : public Relay,
     if (!old.empty()) inner_->Cancel(old, "replaced by a new filter");
     for (Waiter& waiter : waiters) {
       if (waiter.subscribe && honored.count(waiter.uri) == 0) {
-        waiter.done(Error(waiter.id, -32601,
+        waiter.done(Error(waiter.id, engine::kMethodNotFound,
                           absl::StrCat("The server did not acknowledge a "
                                        "subscription to ",
                                        waiter.uri)));
@@ -449,12 +451,11 @@ class EraRelay : public Relay,
     if (!waiters.empty()) {
       Json failure = error;
       if (failure.is_null()) {
-        failure = {{"code", -32603},
-                   {"message",
-                    answer.ok()
-                        ? std::string("The server ended the "
-                                      "subscriptions/listen stream")
-                        : std::string(answer.status().message())}};
+        failure = {
+            {"code", engine::kInternalError},
+            {"message", answer.ok() ? std::string("The server ended the "
+                                                  "subscriptions/listen stream")
+                                    : std::string(answer.status().message())}};
       }
       for (Waiter& waiter : waiters) {
         waiter.done(Dump(
@@ -543,7 +544,7 @@ class EraRelay : public Relay,
         protocol::ParseInputRequired(*answer);
     if (!input.ok()) {
       // A malformed round: the client gets why, as the request's error.
-      return Finish(call, Error(call->client_id, -32603,
+      return Finish(call, Error(call->client_id, engine::kInternalError,
                                 StdView(input.status().message())));
     }
     if (!input->has_value()) {
@@ -553,7 +554,7 @@ class EraRelay : public Relay,
       return Finish(call, Dump(reply));
     }
     if (++call->round > kMaxRounds) {
-      return Finish(call, Error(call->client_id, -32603,
+      return Finish(call, Error(call->client_id, engine::kInternalError,
                                 absl::StrCat("The server asked for input more "
                                              "than ",
                                              kMaxRounds, " times")));

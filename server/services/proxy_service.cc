@@ -410,8 +410,8 @@ int JsonRpcCode(const std::string& reason) {
       reason == "SPAWN_FAILED" || reason == "CONNECTION_TIMEOUT") {
     return -32000;
   }
-  if (reason == "INVALID_REQUEST") return -32600;
-  return -32603;
+  if (reason == "INVALID_REQUEST") return engine::kInvalidRequest;
+  return engine::kInternalError;
 }
 
 }  // namespace
@@ -431,7 +431,7 @@ std::string ProxyService::ErrorResponse(const std::string& id_json,
       {"jsonrpc", "2.0"},
       {"id", std::move(id)},
       {"error",
-       {{"code", not_json ? -32700 : JsonRpcCode(reason)},
+       {{"code", not_json ? engine::kParseError : JsonRpcCode(reason)},
         {"message", std::string(status.message())},
         {"data", std::move(data)}}}};
   return response.dump(-1, ' ', false, Json::error_handler_t::replace);
