@@ -23,8 +23,10 @@ void Load(Loaded* loaded) {
     const char* reason = dlerror();
     loaded->status = Error(
         v1::FAILED_PRECONDITION,
-        absl::StrCat("private_key_jwt needs OpenSSL's libcrypto 3, which "
-                     "could not be loaded (install the libssl3 package): ",
+        absl::StrCat("JWT signatures (private_key_jwt client assertions, "
+                     "front-door access tokens) need OpenSSL's libcrypto 3, "
+                     "which could not be loaded (install the libssl3 "
+                     "package): ",
                      reason != nullptr ? reason : "libcrypto.so.3"));
     return;
   }
