@@ -6,6 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/status_macros.h"
+#include "server/oauth/oauth_http.h"
 
 namespace inspector::oauth {
 namespace {
@@ -136,6 +138,27 @@ absl::StatusOr<FoundMetadata> FindAuthorizationServerMetadata(
     return FoundMetadata{url, *std::move(document)};
   }
   return last;
+}
+
+MetadataFetch JsonObjectFetch(HttpFetcher* http) {
+  return [http](const std::string& url) -> absl::StatusOr<nlohmann::json> {
+    RETURN_IF_ERROR(CheckFetchableUrl(url, "metadata"));
+    HttpRequest request;
+    request.url = url;
+    request.headers.emplace_back("Accept", "application/json");
+    ASSIGN_OR_RETURN(HttpResponse response, http->Fetch(request));
+    if (response.status != 200) {
+      return Error(v1::NOT_FOUND,
+                   absl::StrCat(url, " answered HTTP ", response.status));
+    }
+    nlohmann::json document =
+        nlohmann::json::parse(response.body, nullptr, false);
+    if (!document.is_object()) {
+      return Error(v1::INVALID_RESPONSE,
+                   absl::StrCat(url, " is not a JSON object"));
+    }
+    return document;
+  };
 }
 
 }  // namespace inspector::oauth

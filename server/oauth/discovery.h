@@ -68,6 +68,15 @@ absl::Status CheckMetadataIssuer(const nlohmann::json& metadata,
 using MetadataFetch =
     std::function<absl::StatusOr<nlohmann::json>(const std::string& url)>;
 
+class HttpFetcher;
+
+// A MetadataFetch over `http` (which must outlive it): a GET asking for
+// JSON, refused (INVALID_REQUEST) unless the URL is https or http to a
+// loopback host; an answer other than 200 is NOT_FOUND naming the URL and
+// its status, a body that is not a JSON object INVALID_RESPONSE. Used for
+// authorization server metadata and JWKS documents alike.
+MetadataFetch JsonObjectFetch(HttpFetcher* http);
+
 struct FoundMetadata {
   std::string url;
   nlohmann::json document;

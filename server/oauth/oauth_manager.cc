@@ -645,25 +645,8 @@ absl::StatusOr<TokenSet> OAuthManager::Refresh(const std::string& server) {
 absl::StatusOr<std::string> OAuthManager::RevocationEndpoint(
     const std::string& issuer) {
   // The issuer's metadata where the flow found it (discovery.h).
-  auto found = FindAuthorizationServerMetadata(
-      issuer, /*protocol_version=*/"",
-      [this](const std::string& url) -> absl::StatusOr<Json> {
-        RETURN_IF_ERROR(CheckFetchableUrl(url, "metadata"));
-        HttpRequest request;
-        request.url = url;
-        request.headers.emplace_back("Accept", "application/json");
-        ASSIGN_OR_RETURN(HttpResponse response, http_->Fetch(request));
-        if (response.status != 200) {
-          return Error(v1::NOT_FOUND, absl::StrCat(url, " answered HTTP ",
-                                                   response.status));
-        }
-        Json metadata = Json::parse(response.body, nullptr, false);
-        if (!metadata.is_object()) {
-          return Error(v1::INVALID_RESPONSE,
-                       absl::StrCat(url, " is not a JSON object"));
-        }
-        return metadata;
-      });
+  auto found = FindAuthorizationServerMetadata(issuer, /*protocol_version=*/"",
+                                               JsonObjectFetch(http_.get()));
   if (!found.ok()) {
     // Metadata of another issuer is an error; none at all means no
     // revocation endpoint.

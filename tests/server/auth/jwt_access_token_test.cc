@@ -16,9 +16,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/auth/issuer_keys.h"
 #include "server/auth/jwks.h"
 #include "server/auth/verified_tokens.h"
 #include "server/oauth/jwt_assertion.h"
+#include "tests/server/oauth/scripted_fetcher.h"
+#include "tests/testing/fake_clock.h"
 
 namespace inspector::auth {
 namespace jwt_access_token_test {
@@ -403,6 +406,93 @@ TEST(VerifiedTokensTest, AtCapacityTheExpiredThenTheOldestGo) {
   EXPECT_TRUE(memo.Find("t3", later).has_value());
   EXPECT_TRUE(memo.Find("t5", later).has_value());
   EXPECT_EQ(memo.size(), 3u);
+}
+
+// The issuer of the scripted authorization server (scripted_fetcher.h).
+class IssuerKeysTest : public ::testing::Test {
+ protected:
+  static constexpr char kMetadata[] =
+      "GET https://auth.example.com/.well-known/oauth-authorization-server";
+  static constexpr char kJwks[] = "GET https://auth.example.com/jwks";
+
+  void SetUp() override {
+    fetcher_.Json(kMetadata, 200,
+                  Json({{"issuer", oauth::kIssuer},
+                        {"jwks_uri", "https://auth.example.com/jwks"}})
+                      .dump());
+    ServeKeys("k1");
+  }
+
+  void ServeKeys(const std::string& kid) {
+    fetcher_.Json(kJwks, 200,
+                  Json({{"keys", {PublicJwk(key_.get(), kid)}}}).dump());
+  }
+
+  std::string FirstKid() {
+    auto keys = keys_.Keys(oauth::kIssuer);
+    return keys == nullptr || keys->empty() ? "" : (*keys)[0].kid;
+  }
+
+  PKey key_{EVP_EC_gen("P-256"), &EVP_PKEY_free};
+  oauth::ScriptedFetcher fetcher_;
+  testing::FakeClock clock_;
+  std::vector<std::string> log_;
+  IssuerKeys keys_{{&fetcher_, &clock_, absl::Hours(1), absl::Minutes(1),
+                    [this](std::string line) { log_.push_back(line); }}};
+};
+
+TEST_F(IssuerKeysTest, KeysAreFoundThroughTheIssuersMetadataAndKept) {
+  EXPECT_EQ(keys_.Keys(oauth::kIssuer), nullptr);
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  EXPECT_EQ(FirstKid(), "k1");
+  EXPECT_EQ(fetcher_.Count(kJwks), 1);
+  // Not due again before max_age.
+  clock_.Advance(absl::Minutes(59));
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  EXPECT_EQ(fetcher_.Count(kJwks), 1);
+  clock_.Advance(absl::Minutes(1));
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  EXPECT_EQ(fetcher_.Count(kJwks), 2);
+}
+
+TEST_F(IssuerKeysTest, AnUnknownKidRefetchesAtMostOncePerMinute) {
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  ServeKeys("rotated");
+  // Right after the first fetch: too soon.
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kUnknownKey).ok());
+  EXPECT_EQ(FirstKid(), "k1");
+  clock_.Advance(absl::Seconds(61));
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kUnknownKey).ok());
+  EXPECT_EQ(FirstKid(), "rotated");
+  for (int i = 0; i < 10; ++i) {
+    keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kUnknownKey).IgnoreError();
+  }
+  EXPECT_EQ(fetcher_.Count(kJwks), 2);
+}
+
+TEST_F(IssuerKeysTest, AFailedFetchKeepsTheKeysHeldAndIsLogged) {
+  ASSERT_TRUE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  fetcher_.Json(kJwks, 503, "{}");
+  clock_.Advance(absl::Hours(2));
+  EXPECT_FALSE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  EXPECT_EQ(FirstKid(), "k1");
+  ASSERT_FALSE(log_.empty());
+  EXPECT_THAT(log_.back(), HasSubstr("keys held are kept"));
+}
+
+TEST_F(IssuerKeysTest, MetadataWithoutJwksUriOrOfAnotherIssuerIsAnError) {
+  fetcher_.Json(kMetadata, 200, Json({{"issuer", oauth::kIssuer}}).dump());
+  absl::Status status =
+      keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled);
+  EXPECT_THAT(status.message(), HasSubstr("jwks_uri"));
+  EXPECT_EQ(keys_.Keys(oauth::kIssuer), nullptr);
+  fetcher_.Json(kMetadata, 200,
+                Json({{"issuer", "https://other.example.com"},
+                      {"jwks_uri", "https://auth.example.com/jwks"}})
+                    .dump());
+  clock_.Advance(absl::Hours(2));
+  EXPECT_FALSE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
+  EXPECT_EQ(fetcher_.Count(kJwks), 0);
 }
 
 }  // namespace jwt_access_token_test
