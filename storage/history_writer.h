@@ -5,7 +5,9 @@
 //
 // How it works: Append, AppendLog, StartSession and EndSession put a record
 // on an in-memory queue and return. One writer thread, with its own Database
-// connection, takes the queue in order and writes it in batches, one
+// connection (lent to a caller of WhenWritten that commits on its own thread
+// when nobody else writes), takes the queue in order and writes it in
+// batches, one
 // transaction per batch (group commit), with prepared statements reused
 // across batches (consecutive messages go 32 to one multi-row INSERT). A
 // batch is committed as soon as `max_batch` records wait, when the oldest
@@ -56,10 +58,11 @@
 // Durability: a committed batch survives the daemon's process being killed
 // (the database runs in WAL mode with synchronous=NORMAL; a power loss may
 // still take the last batches). WhenWritten runs a callback once every
-// record appended before it is committed, without blocking anyone: a
-// waiting callback makes the writer commit what is queued at once instead
-// of after max_delay, and the records appended while a batch is being
-// committed go together into the next one (group commit).
+// record appended before it is committed: when nobody is writing, the
+// calling thread commits what is queued at once itself (no wait for
+// max_delay, no hand-over to the writer thread and back); otherwise the
+// records appended while a batch is being committed go together into the
+// next one (group commit) and their callbacks run on its thread.
 //
 // Thread-safety: every public method is thread-safe. Ownership: the writer
 // owns its connection and thread; the destructor writes everything still
@@ -225,13 +228,21 @@ class HistoryWriter {
   void EndSession(std::string id, int64_t ended_at_ms, std::string reason);
 
   // Runs `callback` once every record appended before the call is written
-  // (or dropped, or failed): at once on the calling thread if nothing is
-  // outstanding, otherwise on the writer thread right after the commit of
-  // the batch that finishes them (callbacks run in the order they were
-  // given, outside the writer's lock). A paused writer holds them until
-  // Resume; the destructor runs them after the last commit. `callback` must
-  // be quick and must not call Flush, EnforceRetention or Pause (it may
-  // append).
+  // (or dropped, or failed), outside the writer's lock (the callbacks one
+  // commit finishes run in the order they were given):
+  //   - at once on the calling thread if nothing is outstanding;
+  //   - if nobody is writing and no other caller has waited for a commit
+  //     in the last few milliseconds, the calling thread commits what is
+  //     queued (up to max_batch records) itself, then runs the callbacks
+  //     that commit finished, this one among them: no thread hand-over, at
+  //     the cost of holding the caller for one commit;
+  //   - otherwise (a batch is being written, or a waiting callback was
+  //     given earlier) on the thread of the commit that finishes its
+  //     records: the records appended meanwhile go together into the next
+  //     commit (group commit), made by the writer thread at once.
+  // A paused writer holds them until Resume; the destructor runs them
+  // after the last commit. `callback` must be quick and must not call
+  // Flush, EnforceRetention or Pause (it may append and call WhenWritten).
   void WhenWritten(std::function<void()> callback);
 
   // Blocks until every record appended before the call is written (or
@@ -314,6 +325,10 @@ class HistoryWriter {
   absl::Status RetentionChunk(bool* done);
   void BeginRetentionPass() ABSL_LOCKS_EXCLUDED(mu_);
   void ReportError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves up to max_batch queued records (the kept sessions first) into
+  // `*batch` and marks them in flight; the caller now has the connection
+  // (writing_).
+  void TakeBatch(std::vector<Item>* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the WhenWritten callbacks whose records are all finished into
   // `*ready`, in order.
   void TakeReadyCallbacks(std::vector<std::function<void()>>* ready)
@@ -322,7 +337,8 @@ class HistoryWriter {
   const HistoryWriterOptions options_;
   std::atomic<int64_t> next_id_;
 
-  // Writer thread only.
+  // Used only by the thread that set writing_: the writer thread, or a
+  // caller of WhenWritten committing on its own thread.
   std::unique_ptr<Database> db_;
   std::unique_ptr<Statements> statements_;
   // Cut-offs of the running retention pass (0: none).
@@ -346,6 +362,17 @@ class HistoryWriter {
   // Seq of the first record of the batch being written; 0 when idle.
   uint64_t in_flight_seq_ ABSL_GUARDED_BY(mu_) = 0;
   int flush_waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  // A thread is using db_ (writing a batch, a retention step, releasing
+  // memory); nobody else may until it clears this.
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // The writer thread waits for writing_ to clear.
+  bool writer_waits_for_connection_ ABSL_GUARDED_BY(mu_) = false;
+  // Until then, WhenWritten leaves commits to the writer thread: callers
+  // were seen waiting together (kGroupCommitSpell in the .cc).
+  absl::Time group_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The batch vector of the last commit made in WhenWritten, kept for the
+  // next one so that a commit allocates no vector.
+  std::vector<Item> spare_batch_ ABSL_GUARDED_BY(mu_);
   // WhenWritten callbacks and the last seq each waits for, in seq order.
   std::deque<std::pair<uint64_t, std::function<void()>>> written_callbacks_
       ABSL_GUARDED_BY(mu_);
