@@ -50,10 +50,11 @@ struct DaemonOptions {
   // History retention: oldest messages beyond this many rows, or older
   // than this, are deleted (0 / zero: keep).
   int64_t history_max_rows = 1000000;
-  // --history-sync answered: a call's answer leaves only once its request
-  // and response are committed to history (false, the default: async, at
-  // once; the rows follow within ~50 ms).
-  bool answer_after_recorded = false;
+  // --history-sync answered (true, the default): a call's answer leaves
+  // only once its request and response are committed to history. False
+  // (async): at once; the rows follow within ~50 ms, and a kill loses
+  // those not yet committed.
+  bool answer_after_recorded = true;
   absl::Duration history_max_age = absl::Hours(24 * 30);
   // A server unused this long is stopped (stdio processes are killed).
   absl::Duration idle_timeout = absl::Minutes(5);

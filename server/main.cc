@@ -105,11 +105,16 @@ int main(int argc, char** argv) {
                  "keep at most this many messages (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  std::string history_sync = "async";
+  std::string history_sync = "answered";
   app.add_option("--history-sync", history_sync,
-                 "answered: a call is answered once its messages are "
-                 "committed to history; async: at once, committed within "
-                 "~50 ms")
+                 "answered: a call's answer leaves once its request and "
+                 "response are committed to history, so a call that was "
+                 "answered is in the database at once and survives the "
+                 "daemon being killed; async: the answer leaves at once and "
+                 "the rows are committed within ~50 ms, faster, but a "
+                 "query right after the answer may not find the call yet, "
+                 "and a kill -9 or crash loses the calls answered in the "
+                 "last ~50 ms")
       ->check(CLI::IsMember({"answered", "async"}))
       ->capture_default_str();
   int64_t history_days = 30;

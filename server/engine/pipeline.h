@@ -4,11 +4,14 @@
 // (intercept.h), record it in history, publish it to watchers; then the
 // caller forwards it.
 //
-// Recording never blocks: the history writer queues rows for its own
-// thread. With HistorySync::kAnswered (--history-sync answered) a caller's
-// answer is handed over only once the rows of its request and response are
-// committed (WhenRecorded), so an answered call is in history even if the
-// daemon is killed right after; the wait blocks no thread. Publishing never blocks: watchers have bounded buffers. Also
+// Recording never waits for the disk: the history writer queues rows for
+// its own thread. With HistorySync::kAnswered (the default, --history-sync
+// answered) a caller's answer is handed over only once the rows of its
+// request and response are committed (WhenRecorded), so an answered call is
+// in history even if the daemon is killed right after; no thread sleeps
+// for it, but the answering thread may make that commit itself (see
+// HistoryWriter::WhenWritten). Publishing never blocks: watchers have
+// bounded buffers. Also
 // carries the daemon's log lines and connection state changes to the same
 // places, and the start and end of each session with a server (the
 // sessions table). Thread-safe.
@@ -64,7 +67,8 @@ class InterceptStage;
 // When a caller's answer may leave, relative to its rows in history.
 enum class HistorySync {
   kAnswered,  // once its request and response rows are committed
-  kAsync,     // at once; the rows are committed within ~50 ms
+  kAsync,     // at once; the rows are committed within ~50 ms (a kill
+              // loses those not yet committed)
 };
 
 class Pipeline {
@@ -73,13 +77,14 @@ class Pipeline {
   // stamps what is recorded; null: the process's real clock. All must
   // outlive the pipeline.
   Pipeline(storage::HistoryWriter* history, EventBus* bus,
-           HistorySync sync = HistorySync::kAsync, Clock* clock = nullptr);
+           HistorySync sync = HistorySync::kAnswered, Clock* clock = nullptr);
 
   // Runs `deliver` (which hands an answer to its caller) once everything
   // observed so far is committed to history, in kAnswered mode with
-  // history on: on the history writer's thread right after that commit
-  // (so it must be quick and never block), or on this thread at once if
-  // nothing is outstanding. Otherwise runs it at once.
+  // history on: on the thread that makes that commit (this one, if nobody
+  // else is writing; else the history writer's or another answering
+  // thread's, so it must be quick and never block), or on this thread at
+  // once if nothing is outstanding. Otherwise runs it at once.
   void WhenRecorded(std::function<void()> deliver);
   // True when WhenRecorded may defer (kAnswered with history on), so that
   // the hot path builds no deferred callback when it would run at once.
