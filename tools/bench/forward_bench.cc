@@ -6,11 +6,13 @@
 //                      lines on its stdin, answers read from its stdout);
 //   (b) recording on:  a fresh inspectord fronting the same command as a
 //                      stdio server, reached with McpService.Forward over
-//                      gRPC on 127.0.0.1 (one channel), history recorded;
+//                      gRPC on 127.0.0.1 (one channel), history recorded
+//                      with --history-sync async (answers leave at once,
+//                      their rows follow);
 //   (c) recording off: the same with inspectord --no-history;
-//   (d) recording, answered: (b) with --history-sync answered (answers
-//                      leave once their rows are committed; with the
-//                      default, async, before);
+//   (d) recording, answered: (b) with --history-sync answered, the
+//                      default (answers leave once their rows are
+//                      committed);
 //   (b') baseline:     with --baseline PATH, another inspectord binary (an
 //                      earlier build, say) set up as (b), in the same
 //                      rounds, so that a change is judged against its own

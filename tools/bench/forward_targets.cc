@@ -74,9 +74,10 @@ absl::StatusOr<std::unique_ptr<DaemonTarget>> DaemonTarget::Start(
   std::unique_ptr<DaemonTarget> target(new DaemonTarget());
   std::vector<std::string> extra;
   if (!record) extra.push_back("--no-history");
-  if (answered) {
+  // Both modes named: the default changed from async to answered.
+  if (record) {
     extra.push_back("--history-sync");
-    extra.push_back("answered");
+    extra.push_back(answered ? "answered" : "async");
   }
   if (options.unix_socket) {
     extra.push_back("--listen");
