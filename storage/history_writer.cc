@@ -30,6 +30,11 @@ constexpr size_t kBusyBatchRecords = 16;
 // instead of each being made on its caller's thread.
 constexpr absl::Duration kGroupCommitSpell = absl::Milliseconds(20);
 
+// For this long after a caller of WhenWritten committed on its own thread,
+// the writer thread, idle, looks at the queue every max_delay instead of
+// being woken by each first record (Enqueue).
+constexpr absl::Duration kCallerCommitTick = absl::Seconds(1);
+
 // Consecutive messages of a batch are inserted this many per statement (one
 // multi-row INSERT runs markedly faster than as many single-row ones).
 constexpr int kMessagesPerInsert = 32;
@@ -320,9 +325,16 @@ void HistoryWriter::Enqueue(Item item) {
   item.seq = ++last_seq_;
   queued_bytes_ += item.bytes;
   const bool was_empty = queue_.empty() && kept_.empty();
+  // The writer thread must wake for the first record by its max_delay; no
+  // need to wake it (a futex call here, a context switch there) when it
+  // will look by then anyway.
+  const bool wake_for_delay =
+      was_empty && writer_sleeps_until_ > item.queued_at + options_.max_delay;
   queue_.push_back(std::move(item));
   DropOverLimit();
-  if (was_empty || queue_.size() == options_.max_batch) work_cv_.Signal();
+  if (wake_for_delay || queue_.size() == options_.max_batch) {
+    work_cv_.Signal();
+  }
 }
 
 void HistoryWriter::DropOverLimit() {
@@ -392,8 +404,8 @@ void HistoryWriter::WhenWritten(std::function<void()> callback) {
   // (A later target never overtakes an earlier callback.)
   const bool was_idle = written_callbacks_.empty();
   written_callbacks_.emplace_back(target, std::move(callback));
-  if (!was_idle || writing_ || paused_ || stopping_ ||
-      absl::Now() < group_until_) {
+  const absl::Time now = absl::Now();
+  if (!was_idle || writing_ || paused_ || stopping_ || now < group_until_) {
     // The batch being written (or, later, the writer thread) serves it.
     if (was_idle) work_cv_.Signal();
     mu_.Unlock();
@@ -406,11 +418,16 @@ void HistoryWriter::WhenWritten(std::function<void()> callback) {
   std::vector<Item> batch = std::move(spare_batch_);
   TakeBatch(&batch);
   const bool held_memory = holds_memory_;
-  release_at_ = NextRelease(batch.size(), absl::Now(), release_at_,
-                            holds_memory_, options_.release_memory_after);
+  release_at_ = NextRelease(batch.size(), now, release_at_, holds_memory_,
+                            options_.release_memory_after);
   holds_memory_ = true;
-  // The writer thread's timers (the memory release) start from here.
-  if (!held_memory) work_cv_.Signal();
+  caller_commit_at_ = now;
+  // The writer thread's timers (the memory release, its look at the queue
+  // every max_delay) start from here.
+  if (!held_memory ||
+      writer_sleeps_until_ > caller_commit_at_ + options_.max_delay) {
+    work_cv_.Signal();
+  }
   mu_.Unlock();
   WriteBatch(batch, /*retention_step=*/false);
   batch.clear();
@@ -495,6 +512,7 @@ void HistoryWriter::Run() {
         if (writing_) {
           // A thread committing in WhenWritten has the connection; it
           // wakes this one when done.
+          // (It looks at the queue then: no need to wake it for a record.)
           writer_waits_for_connection_ = true;
           work_cv_.Wait(&mu_);
           continue;
@@ -519,7 +537,9 @@ void HistoryWriter::Run() {
           return;
         }
         if (paused_ && !stopping_) {
+          writer_sleeps_until_ = absl::InfiniteFuture();
           work_cv_.Wait(&mu_);
+          writer_sleeps_until_ = absl::InfinitePast();
           continue;
         }
         const absl::Time now = absl::Now();
@@ -548,6 +568,12 @@ void HistoryWriter::Run() {
           deadline = oldest + options_.max_delay;
         }
         if (retention_enabled) deadline = std::min(deadline, next_retention_);
+        if (!has_items && now < caller_commit_at_ + kCallerCommitTick) {
+          // Callers commit their own records (WhenWritten) and empty the
+          // queue after each call: look every max_delay rather than be
+          // woken by the first record of each call (see Enqueue).
+          deadline = std::min(deadline, now + options_.max_delay);
+        }
         if (!has_items && holds_memory_ && release_enabled) {
           if (now >= release_at_) {
             release_memory = true;
@@ -557,7 +583,9 @@ void HistoryWriter::Run() {
           }
           deadline = std::min(deadline, release_at_);
         }
+        writer_sleeps_until_ = deadline;
         work_cv_.WaitWithDeadline(&mu_, deadline);
+        writer_sleeps_until_ = absl::InfinitePast();
       }
       if (release_memory) {
         // Neither the release nor on_idle holds up appending threads. The

@@ -370,6 +370,12 @@ class HistoryWriter {
   // Until then, WhenWritten leaves commits to the writer thread: callers
   // were seen waiting together (kGroupCommitSpell in the .cc).
   absl::Time group_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // When a caller of WhenWritten last committed on its own thread.
+  absl::Time caller_commit_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Until when the writer thread sleeps: InfiniteFuture while it waits
+  // for a signal, InfinitePast while it is awake.
+  absl::Time writer_sleeps_until_ ABSL_GUARDED_BY(mu_) =
+      absl::InfinitePast();
   // The batch vector of the last commit made in WhenWritten, kept for the
   // next one so that a commit allocates no vector.
   std::vector<Item> spare_batch_ ABSL_GUARDED_BY(mu_);
