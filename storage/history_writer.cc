@@ -30,6 +30,14 @@ constexpr size_t kBusyBatchRecords = 16;
 // instead of each being made on its caller's thread.
 constexpr absl::Duration kGroupCommitSpell = absl::Milliseconds(20);
 
+// A caller of WhenWritten commits on its own thread only when at most this
+// many records wait: its call's request and answer, and a log line or two.
+// More means other calls are under way (their requests are queued): the
+// caller's thread (often the one reading a server's answers) would commit
+// each call alone and hold up the next answers; the writer thread commits
+// them together instead.
+constexpr size_t kMostRecordsCommittedByCaller = 4;
+
 // For this long after a caller of WhenWritten committed on its own thread,
 // the writer thread, idle, looks at the queue every max_delay instead of
 // being woken by each first record (Enqueue).
@@ -405,7 +413,8 @@ void HistoryWriter::WhenWritten(std::function<void()> callback) {
   const bool was_idle = written_callbacks_.empty();
   written_callbacks_.emplace_back(target, std::move(callback));
   const absl::Time now = absl::Now();
-  if (!was_idle || writing_ || paused_ || stopping_ || now < group_until_) {
+  if (!was_idle || writing_ || paused_ || stopping_ || now < group_until_ ||
+      queue_.size() + kept_.size() > kMostRecordsCommittedByCaller) {
     // The batch being written (or, later, the writer thread) serves it.
     if (was_idle) work_cv_.Signal();
     mu_.Unlock();

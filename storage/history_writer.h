@@ -231,11 +231,11 @@ class HistoryWriter {
   // (or dropped, or failed), outside the writer's lock (the callbacks one
   // commit finishes run in the order they were given):
   //   - at once on the calling thread if nothing is outstanding;
-  //   - if nobody is writing and no other caller has waited for a commit
-  //     in the last few milliseconds, the calling thread commits what is
-  //     queued (up to max_batch records) itself, then runs the callbacks
-  //     that commit finished, this one among them: no thread hand-over, at
-  //     the cost of holding the caller for one commit;
+  //   - if nobody is writing, only a few records are queued (one call's)
+  //     and no other caller has waited for a commit in the last few
+  //     milliseconds, the calling thread commits them itself, then runs the
+  //     callbacks that commit finished, this one among them: no thread
+  //     hand-over, at the cost of holding the caller for one commit;
   //   - otherwise (a batch is being written, or a waiting callback was
   //     given earlier) on the thread of the commit that finishes its
   //     records: the records appended meanwhile go together into the next
