@@ -399,16 +399,18 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   }
   v1::OAuthFlow view = entry->flow->ToProto();
   {
-    v1::OAuthFlowEvent started;
-    started.set_state(view.state());
-    v1::OAuthFlowTransition* transition = started.mutable_transition();
-    transition->set_from(v1::OAUTH_FLOW_STATE_UNSPECIFIED);
-    transition->set_to(view.state());
-    transition->set_cause("started");
-    Publish(config.id(), config.name(), std::move(started));
+    absl::MutexLock lock(&mu_);
+    flows_[config.id()] = std::move(entry);
   }
-  absl::MutexLock lock(&mu_);
-  flows_[config.id()] = std::move(entry);
+  // Published once the flow is in flows_: a watcher that asks for the flow
+  // when told it started gets this one, not the one it replaced.
+  v1::OAuthFlowEvent started;
+  started.set_state(view.state());
+  v1::OAuthFlowTransition* transition = started.mutable_transition();
+  transition->set_from(v1::OAUTH_FLOW_STATE_UNSPECIFIED);
+  transition->set_to(view.state());
+  transition->set_cause("started");
+  Publish(config.id(), config.name(), std::move(started));
   return view;
 }
 

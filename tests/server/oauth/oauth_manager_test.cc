@@ -174,6 +174,36 @@ TEST_F(OAuthManagerTest, AFlowIsStoredAsItAdvancesWithItsSecretsApart) {
   EXPECT_EQ(StoredFlows(path_), 0);
 }
 
+// A watcher told that a flow started asks for it at once, as the web UI
+// does: it must get the new flow, not NOT_FOUND nor the flow it replaced.
+TEST_F(OAuthManagerTest, AStartedFlowIsThereWhenItsStartIsPublished) {
+  OAuthManager* manager = nullptr;
+  std::vector<absl::StatusOr<v1::OAuthFlow>> seen;
+  OAuthManagerOptions options;
+  options.callback_base = [] { return std::string("http://127.0.0.1:4000"); };
+  options.publish = [&](v1::Event event) {
+    // Only the start is published outside a step (a step holds its flow).
+    if (event.oauth().transition().cause() != "started") return;
+    seen.push_back(manager->GetFlow("remote"));
+  };
+  auto owned = ManagerFixture::NewManager(std::move(options));
+  ASSERT_NE(owned, nullptr);
+  manager = owned.get();
+  ASSERT_TRUE(manager->StartFlow("remote", {}).ok());
+  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_TRUE(seen[0].ok()) << seen[0].status();
+  EXPECT_EQ(seen[0]->state(), v1::METADATA_DISCOVERY);
+  // Started again after a step: the new flow, back at discovery.
+  auto advanced = manager->AdvanceFlow("remote", {});
+  ASSERT_TRUE(advanced.ok());
+  ASSERT_EQ(advanced->state(), v1::CLIENT_REGISTRATION) << advanced->latest_error();
+  ASSERT_TRUE(manager->StartFlow("remote", {}).ok());
+  ASSERT_EQ(seen.size(), 2u);
+  ASSERT_TRUE(seen[1].ok()) << seen[1].status();
+  EXPECT_EQ(seen[1]->state(), v1::METADATA_DISCOVERY);
+  EXPECT_TRUE(seen[1]->exchanges().empty());
+}
+
 TEST_F(OAuthManagerTest, TheCallbackCompletesAStoredFlowAfterARestart) {
   std::string state;
   std::string verifier;
