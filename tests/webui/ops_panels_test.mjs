@@ -255,8 +255,23 @@ try {
   await addServer({ name: 'broken-as', transport: 'streamableHttp', url: `http://127.0.0.1:${broken.address().port}/mcp` });
   await page.click('#nav-oauth');
   await waitFor(page, `document.querySelector('#oauth-server')`, 'the OAuth view');
-  await page.fill('#oauth-server', oidcId);
-  const notSigned = await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent`, 'the oidc sign-in status');
+  // The view opens on the first HTTP server by name. Once its status is
+  // drawn, choosing oidc must take broken-as's buttons away at once: a
+  // click while oidc loads would otherwise start broken-as's flow.
+  const opened = await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]') && document.querySelector('#oauth-status-title').textContent`,
+    'the first server\'s sign-in status');
+  check(opened === 'Sign-in of broken-as', `the OAuth view opens on the first HTTP server (${opened})`);
+  const switched = await page.eval(`(() => {
+    const select = document.querySelector('#oauth-server');
+    select.value = ${JSON.stringify(oidcId)};
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    return { title: document.querySelector('#oauth-status-title')?.textContent,
+      controls: [...document.querySelectorAll('#oauth-status button, #oauth-debugger button')].map((b) => b.id || b.textContent) };
+  })()`);
+  check(switched.title === 'Sign-in of oidc' && switched.controls.length === 0,
+    `choosing another server leaves none of the previous server's buttons (${switched.title}; ${switched.controls.join(', ') || 'no buttons'})`);
+  const notSigned = await waitFor(page, `/oidc$/.test(document.querySelector('#oauth-status-title')?.textContent) &&
+    document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent`, 'the oidc sign-in status');
   check(notSigned === 'no', `the OAuth panel says the server is not signed in (${notSigned})`);
 
   // The guided debugger, one step at a time.

@@ -102,6 +102,9 @@ export function mount(container) {
     serverFilter = server.value;
     expanded.clear();
     loginNote = null;
+    // The previous server's buttons go at once: a click while the new
+    // server loads must not log in to, or start a flow for, the old one.
+    renderLoading(server.value);
     load();
   });
   clear(root,
@@ -125,7 +128,10 @@ export function mount(container) {
     clearTimeout(reloadTimer);
     reloadTimer = setTimeout(load, 150);
   });
-  if (list.length) load();
+  if (list.length) {
+    renderLoading(chosen());
+    load();
+  }
 }
 
 export function unmount() {
@@ -156,6 +162,18 @@ async function load() {
   renderStatus(id, status);
   renderDebugger(id, flow);
   if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+}
+
+// The chosen server's panels while its status and flow load: headings and
+// no control.
+function renderLoading(id) {
+  if (!root || !root.querySelector('#oauth-status')) return;
+  shownKey = '';
+  const name = serverName(id);
+  clear(root.querySelector('#oauth-status'), h('h3', { id: 'oauth-status-title' }, `Sign-in of ${name}`),
+    h('p', { class: 'hint', role: 'status', 'aria-busy': 'true' }, 'Loading…'));
+  clear(root.querySelector('#oauth-debugger'), h('h3', { id: 'oauth-debugger-title' }, 'Guided debugger'),
+    h('p', { class: 'hint', 'aria-busy': 'true' }, `Loading the flow of ${name}…`));
 }
 
 function untilText(iso) {
