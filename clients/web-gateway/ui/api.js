@@ -19,6 +19,15 @@ export function onUnauthorized(listener) {
   unauthorizedListeners.push(listener);
 }
 
+/**
+ * Calls the REST API; answers the JSON body (or, with `raw`, the Response).
+ * Throws ApiError for an HTTP error.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body] sent as JSON
+ * @param {{signal?: AbortSignal, raw?: boolean}} [options]
+ * @returns {Promise<any>}
+ */
 export async function api(method, path, body, { signal, raw = false } = {}) {
   const headers = { Accept: 'application/json' };
   if (method !== 'GET') headers['X-Inspector-Csrf'] = '1';

@@ -36,7 +36,7 @@ const VIEWS = [
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
-const select = document.getElementById('server-select');
+const select = /** @type {HTMLSelectElement} */ (document.getElementById('server-select'));
 let active = null;
 let signedOut = false;
 

@@ -29,6 +29,11 @@ export function inspectorctlFor(serverId, raw) {
 // `request` and `response`: raw JSON texts (either may be missing).
 // `extra`: more buttons for the message (e.g. "Break on this"); `before`
 // and `after`: more content above and below the request and response.
+/**
+ * @param {{title: string, serverId?: string, request?: string, response?: string,
+ *   meta?: Object<string, string>, extra?: Node[], before?: Node|Node[], after?: Node|Node[]}} message
+ * @returns {HTMLElement}
+ */
 export function detailPane({ title, serverId, request, response, meta, extra, before, after }) {
   const sendable = request && (() => {
     try {

@@ -6,11 +6,27 @@
 import { h } from './util.js';
 import { jsonTree, childPointer, asJson } from './jsonview.js';
 
+/**
+ * One difference, at a JSON Pointer.
+ * @typedef {{op: 'added'|'removed'|'changed', path: string, oldValue?: unknown, newValue?: unknown}} Change
+ */
+
+/**
+ * @param {unknown} v
+ * @returns {v is Object<string, unknown>}
+ */
 function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-// Structural differences from `a` to `b`: [{op, path, oldValue, newValue}].
+/**
+ * Structural differences from `a` to `b`.
+ * @param {unknown} a
+ * @param {unknown} b
+ * @param {string} [path] the JSON Pointer of `a` and `b`
+ * @param {Change[]} [out] where the changes are added
+ * @returns {Change[]}
+ */
 export function jsonDiff(a, b, path = '', out = []) {
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.max(a.length, b.length);
@@ -44,6 +60,11 @@ function short(value) {
 }
 
 // The changes as a table: op, path, before, after.
+/**
+ * @param {Change[]} changes
+ * @param {string} [caption]
+ * @returns {HTMLElement}
+ */
 export function changeList(changes, caption = 'Changed paths') {
   if (!changes.length) return h('p', { class: 'muted diff-none' }, 'No differences.');
   return h('div', { class: 'table-wrap' }, h('table', { class: 'diff-changes' },
@@ -58,6 +79,12 @@ export function changeList(changes, caption = 'Changed paths') {
 
 // `a` and `b` (values or JSON text) side by side with `changes` marked;
 // without `changes` they are computed here.
+/**
+ * @param {unknown} a
+ * @param {unknown} b
+ * @param {{changes?: Change[], labelA?: string, labelB?: string}} [options]
+ * @returns {HTMLElement}
+ */
 export function diffView(a, b, { changes, labelA = 'Before', labelB = 'After' } = {}) {
   const left = asJson(a);
   const right = asJson(b);

@@ -176,6 +176,10 @@ function objectFields(schema, initial) {
 
 // The whole form for an object schema, with the raw JSON escape hatch.
 // Returns { element, value() -> {ok, value, errors} }.
+/**
+ * @param {any} schema a JSON Schema (an object one, or anything: no fields)
+ * @param {{initial?: object}} [options] the values to start with
+ */
 export function schemaForm(schema, { initial } = {}) {
   const objectSchema = schema && typeof schema === 'object' ? schema : { type: 'object' };
   let fields = objectFields(objectSchema, initial || {});

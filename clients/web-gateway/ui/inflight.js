@@ -89,7 +89,8 @@ function render(id, answer) {
     return;
   }
   // Keep focus on a row's button across refreshes when that row is still there.
-  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.entry : null;
+  const active = /** @type {HTMLElement|null} */ (document.activeElement);
+  const focused = active && list.contains(active) ? active.dataset.entry : null;
   clear(list,
     requests.length === 0 ? h('p', { class: 'empty' }, 'Nothing in flight.') : h('div', { class: 'table-wrap' }, h('table', { class: 'inflight' },
       h('caption', { class: 'offscreen' }, 'Requests in flight'),

@@ -133,7 +133,8 @@ async function refresh() {
 
 function render() {
   if (!root || !state) return;
-  const focused = document.activeElement && root.contains(document.activeElement) ? document.activeElement : null;
+  const active = /** @type {HTMLElement|null} */ (document.activeElement);
+  const focused = active && root.contains(active) ? active : null;
   const focusKey = focused && focused.dataset.key;
   // Forms keep what is being typed: they are built once per mount.
   if (!root.querySelector('.bp-form')) {
@@ -165,7 +166,8 @@ function render() {
 }
 
 function keepFocus(paint) {
-  const focused = document.activeElement && root.contains(document.activeElement) ? document.activeElement : null;
+  const active = /** @type {HTMLElement|null} */ (document.activeElement);
+  const focused = active && root.contains(active) ? active : null;
   const focusKey = focused && focused.dataset.key;
   paint();
   if (focusKey && !root.contains(focused)) root.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();

@@ -7,10 +7,12 @@
 // Text is only ever set as text: a message's content is never markup.
 import { h, clear, uid, copyText } from './util.js';
 
+/** @param {string|number} key @returns {string} escaped for a JSON Pointer */
 export function pointerSegment(key) {
   return String(key).replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/** @param {string} path @param {string|number} key @returns {string} */
 export function childPointer(path, key) {
   return `${path}/${pointerSegment(key)}`;
 }
@@ -29,6 +31,7 @@ function scalarClass(value) {
 }
 
 // Parses `value` when it is JSON text; anything else is shown as it is.
+/** @param {unknown} value @returns {{ok: boolean, value: any}} */
 export function asJson(value) {
   if (typeof value !== 'string') return { ok: true, value };
   try {
@@ -40,6 +43,14 @@ export function asJson(value) {
 
 // jsonTree(value, { label, open: depth opened at first, marks: Map(path ->
 // 'added'|'removed'|'changed') }) -> element. `value` may be JSON text.
+/**
+ * @typedef {{label?: string, open?: number, marks?: Map<string, 'added'|'removed'|'changed'>|null, search?: boolean}} TreeOptions
+ */
+/**
+ * @param {unknown} input
+ * @param {TreeOptions} [options]
+ * @returns {HTMLElement & {jtFind?: (text: string) => number}}
+ */
 export function jsonTree(input, { label = 'JSON', open = 2, marks = null, search = true } = {}) {
   const parsed = asJson(input);
   if (!parsed.ok) return h('pre', { class: 'json' }, String(input));
@@ -180,6 +191,7 @@ export function jsonTree(input, { label = 'JSON', open = 2, marks = null, search
 }
 
 // The same tree, replacing what `container` held.
+/** @param {Element} container @param {unknown} value @param {TreeOptions} [options] */
 export function showJson(container, value, options) {
   return clear(container, jsonTree(value, options));
 }

@@ -34,6 +34,13 @@ export function unmount() {
   root = null;
 }
 
+/**
+ * A labelled choice of server.
+ * @param {string} id the select's id
+ * @param {string} selected the server chosen at first
+ * @param {{any?: boolean|string, label?: string}} [options] `any`: a first
+ *   choice for no server in particular (true: "All servers", or its text)
+ */
 function serverPicker(id, selected, { any = false, label = 'Server' } = {}) {
   const select = h('select', { id },
     any ? h('option', { value: '' }, any === true ? 'All servers' : any) : null,

@@ -9,7 +9,15 @@ export const store = {
   current: '',            // the chosen server's id
 };
 
+/** @type {Map<string, Set<(data: any) => void>>} */
 const listeners = new Map();
+/**
+ * Calls `listener` with each `type` event ('servers', 'status', 'message',
+ * 'oauth', ...); answers the function that stops it.
+ * @param {string} type
+ * @param {(data: any) => void} listener
+ * @returns {() => boolean}
+ */
 export function on(type, listener) {
   if (!listeners.has(type)) listeners.set(type, new Set());
   listeners.get(type).add(listener);
@@ -18,6 +26,7 @@ export function on(type, listener) {
 // Calls `changed` when a server is added, removed or renamed (not when one
 // only connects or fails), for views whose server choice lists the names;
 // answers the function that stops it.
+/** @param {() => void} changed @returns {() => boolean} */
 export function onServerListChange(changed) {
   const names = () => store.servers.map((s) => `${s.id}=${s.name}`).join(',');
   let shown = names();
@@ -28,6 +37,7 @@ export function onServerListChange(changed) {
     changed();
   });
 }
+/** @param {string} type @param {any} data */
 export function emit(type, data) {
   for (const listener of listeners.get(type) || []) {
     try {
@@ -38,6 +48,7 @@ export function emit(type, data) {
   }
 }
 
+/** @param {string} id @returns {string} its name, else a short id */
 export function serverName(id) {
   const server = store.servers.find((s) => s.id === id);
   return server ? server.name : (id ? id.slice(0, 8) : '');
@@ -47,6 +58,7 @@ export function currentServer() {
   return store.servers.find((s) => s.id === store.current) || null;
 }
 
+/** @param {string} id */
 export function setCurrent(id) {
   store.current = id || '';
   if (id) sessionStorage.setItem('inspector.current', id);
@@ -93,6 +105,7 @@ export async function loadPending() {
 // One EventSource for the whole page: same origin, so the sign-in cookie
 // goes with it and no token is ever put in its URL.
 let source = null;
+/** @param {(live: boolean) => void} onLive told when the stream opens or breaks */
 export function startEvents(onLive) {
   if (source) source.close();
   source = new EventSource('/api/events?backlog=500');
