@@ -57,6 +57,9 @@ absl::Status OAuthFlow::Discover() {
     Fail(url_ok, "OAuth needs an https server URL (or http on this machine)");
     return url_ok;
   }
+  if (!settings_.authorization_server.empty()) {
+    return DiscoverGivenAuthorizationServer();
+  }
   if (protocol_version_ == "2025-03-26") return DiscoverLegacy();
   auto server = ParseUrl(settings_.server_url, "the server's URL");
   if (!server.ok()) return server.status();
@@ -249,6 +252,77 @@ absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
     Fail(ok, "the authorization server's metadata is unsafe or incomplete");
     return ok;
   }
+  return absl::OkStatus();
+}
+
+absl::Status OAuthFlow::DiscoverGivenAuthorizationServer() {
+  const std::string& given = settings_.authorization_server;
+  Log(absl::StrCat("the server's discovery is skipped: the authorization "
+                   "server ", given, " was given"));
+  auto url = ParseUrl(given, "the authorization server");
+  if (!url.ok()) {
+    Fail(url.status(), "give the authorization server's issuer URL or the "
+                       "URL of its metadata document");
+    return url.status();
+  }
+  if (!absl::StrContains(url->path, "/.well-known/")) {
+    // An issuer: its metadata where RFC 8414 and OpenID put it.
+    RETURN_IF_ERROR(FetchAuthorizationServerMetadata(given));
+  } else {
+    // A metadata document: its issuer must be one that this URL is formed
+    // from (RFC 8414 section 3.3), or the document is not used.
+    auto document = FetchJson(given, "authorization server metadata");
+    if (!document.ok()) {
+      Fail(document.status(), "is the metadata URL right?");
+      return document.status();
+    }
+    std::string issuer = StringField(*document, "issuer");
+    auto parsed_issuer = ParseUrl(issuer, "the metadata's issuer");
+    bool formed = false;
+    if (parsed_issuer.ok()) {
+      for (absl::string_view version : {"2025-06-18", "2025-11-25"}) {
+        for (const std::string& candidate :
+             AuthorizationServerMetadataUrls(*parsed_issuer, version)) {
+          formed = formed || candidate == given;
+        }
+      }
+    }
+    if (!formed) {
+      return FailWith(
+          v1::INVALID_RESPONSE,
+          absl::StrCat("the metadata at ", given, " names issuer '", issuer,
+                       "', whose metadata is not at that URL"),
+          "RFC 8414 section 3.3: metadata must name the issuer its URL is "
+          "formed from; give the issuer instead");
+    }
+    as_metadata_ = *std::move(document);
+    issuer_ = issuer;
+    Log(absl::StrCat("authorization server metadata found at ", given));
+    if (absl::Status ok =
+            CheckEndpoints(as_metadata_, settings_.grant.NonInteractive());
+        !ok.ok()) {
+      Fail(ok, "the authorization server's metadata is unsafe or incomplete");
+      return ok;
+    }
+  }
+  if (protocol_version_.empty()) protocol_version_ = "2025-11-25";
+  if (protocol_version_ == "2025-03-26") {
+    resource_.clear();  // 2025-03-26 has no resource indicators
+  } else {
+    resource_ = settings_.server_url;
+    Log(absl::StrCat("the resource (RFC 8707) is the server's URL ",
+                     resource_));
+  }
+  requested_scopes_ = settings_.scopes;
+  for (const std::string& s : settings_.previous_scopes) {
+    if (!Contains(requested_scopes_, s)) requested_scopes_.push_back(s);
+  }
+  if (!requested_scopes_.empty() &&
+      Contains(StringList(as_metadata_, "scopes_supported"), "offline_access") &&
+      !Contains(requested_scopes_, "offline_access")) {
+    requested_scopes_.push_back("offline_access");
+  }
+  status_message_ = absl::StrCat("authorization server ", issuer_);
   return absl::OkStatus();
 }
 

@@ -67,6 +67,8 @@ FlowSnapshot OAuthFlow::Snapshot() const {
   settings["tokenUrl"] = settings_.token_url;
   settings["redirectUri"] = settings_.redirect_uri;
   settings["wwwAuthenticate"] = settings_.www_authenticate;
+  settings["authorizationServer"] = settings_.authorization_server;
+  settings["startedFrom"] = settings_.started_from;
   settings["previousScopes"] = settings_.previous_scopes;
   Json d = Json::object();
   d["settings"] = std::move(settings);
@@ -125,6 +127,8 @@ std::unique_ptr<OAuthFlow> OAuthFlow::Restore(
   settings.token_url = StringField(stored, "tokenUrl");
   settings.redirect_uri = StringField(stored, "redirectUri");
   settings.www_authenticate = StringField(stored, "wwwAuthenticate");
+  settings.authorization_server = StringField(stored, "authorizationServer");
+  settings.started_from = StringField(stored, "startedFrom");
   settings.previous_scopes = StringVector(stored, "previousScopes");
 
   auto flow = std::make_unique<OAuthFlow>(std::move(settings), http, clock);

@@ -95,6 +95,13 @@ struct FlowSettings {
   // A challenge already received (401, or 403 insufficient_scope for a
   // step up): discovery starts from it instead of probing the server.
   std::string www_authenticate;
+  // An authorization server given by a person (its issuer, or its
+  // metadata document's URL): discovery fetches only its metadata, and
+  // the server's URL is the resource.
+  std::string authorization_server;
+  // Where the person started it ("web" for the web UI, "" for a terminal):
+  // the page after the redirect says where to go back to.
+  std::string started_from;
   // Scopes of the current token, kept when stepping up.
   std::vector<std::string> previous_scopes;
   // The grant (client_credentials.h); non-interactive grants go from
@@ -167,6 +174,8 @@ class OAuthFlow {
  private:
   absl::Status Discover();
   absl::Status DiscoverLegacy();
+  // Discovery from settings_.authorization_server alone.
+  absl::Status DiscoverGivenAuthorizationServer();
   absl::Status FetchAuthorizationServerMetadata(const std::string& issuer);
   absl::Status Register();
   absl::Status BuildAuthorizationUrl();

@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
 #include "server/oauth/client_credentials.h"
+#include "server/oauth/crypto.h"
 #include "server/oauth/discovery.h"
 #include "server/oauth/redaction.h"
 #include "server/oauth/token_exchange.h"
@@ -52,21 +53,64 @@ ClientRegistration ClientFromRow(const storage::OAuthClientRow& row) {
 
 }  // namespace
 
-std::string CallbackPage(const v1::CallbackResponse& response) {
-  std::string title = response.success() ? "Signed in" : "Sign-in failed";
-  std::string text =
-      response.success()
-          ? "The inspector received the authorization. You can close this "
-            "tab and return to the terminal."
-          : absl::StrCat("The inspector could not complete the sign-in: ",
-                         HtmlEscape(response.error()),
-                         response.error_description().empty() ? "" : " — ",
-                         HtmlEscape(response.error_description()),
-                         ". Return to the terminal for details.");
+// The callback page's one script: "Close this tab", and what to do when
+// the browser keeps it open. Allowed by its hash (CallbackPageHeaders).
+constexpr char kCallbackPageScript[] =
+    "document.getElementById('close-tab').addEventListener('click',"
+    "function(){window.close();document.getElementById('close-note')."
+    "textContent='The browser kept this tab open: close it yourself, or "
+    "follow the link to the web UI.';});";
+
+std::string CallbackPage(const v1::CallbackResponse& response,
+                         const std::string& server_name) {
+  const bool web = response.started_from() == "web";
+  const std::string title = response.success() ? "Signed in" : "Sign-in failed";
+  const std::string server =
+      server_name.empty() ? std::string("the server")
+                          : absl::StrCat("<strong>", HtmlEscape(server_name),
+                                         "</strong>");
+  std::string text;
+  if (response.success()) {
+    text = absl::StrCat(
+        "The inspector received the authorization for ", server, ". ",
+        web ? "The web UI tab you started from shows it already: close this "
+              "tab to go back to it."
+            : "You can close this tab and return to the terminal.");
+  } else {
+    text = absl::StrCat(
+        "The inspector could not complete the sign-in to ", server, ": ",
+        HtmlEscape(response.error()),
+        response.error_description().empty() ? "" : " — ",
+        HtmlEscape(response.error_description()), ". ",
+        web ? "The OAuth panel of the web UI tab you started from shows the "
+              "failed step: close this tab to go back to it."
+            : "Return to the terminal for details.");
+  }
+  std::string back;
+  if (web) {
+    back = absl::StrCat(
+        "<p><button type=\"button\" id=\"close-tab\">Close this tab</button> "
+        "<a id=\"back-to-ui\" href=\"/#/oauth\">Open the web UI</a></p>"
+        "<p id=\"close-note\" role=\"status\"></p><script>",
+        kCallbackPageScript, "</script>");
+  }
   return absl::StrCat(
-      "<!doctype html><html><head><meta charset=\"utf-8\"><title>", title,
-      "</title></head><body><h1>", title, "</h1><p>", text,
-      "</p></body></html>\n");
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
+      title, " - MCP Inspector</title></head><body><main><h1>", title,
+      "</h1><p id=\"outcome\">", text, "</p>", back, "</main></body></html>\n");
+}
+
+http::Headers CallbackPageHeaders() {
+  return {{"Content-Type", "text/html; charset=utf-8"},
+          {"Cache-Control", "no-store"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"X-Frame-Options", "DENY"},
+          {"Referrer-Policy", "no-referrer"},
+          {"Content-Security-Policy",
+           absl::StrCat("default-src 'none'; script-src 'sha256-",
+                        Base64(Sha256(kCallbackPageScript)),
+                        "'; base-uri 'none'; form-action 'none'; "
+                        "frame-ancestors 'none'")}};
 }
 
 absl::StatusOr<std::unique_ptr<OAuthManager>> OAuthManager::Create(
@@ -275,10 +319,13 @@ void OAuthManager::ServeCallback(
   absl::MutexLock lock(&mu_);
   callback_threads_.emplace_back([this, exchange, params] {
     v1::CallbackResponse response = Callback(params);
-    exchange->Respond(response.success() ? 200 : 400,
-                      {{"Content-Type", "text/html; charset=utf-8"},
-                       {"Cache-Control", "no-store"}},
-                      CallbackPage(response));
+    std::string name;
+    if (!response.server_id().empty() && options_.find_server) {
+      auto config = options_.find_server(response.server_id());
+      if (config.ok()) name = config->name();
+    }
+    exchange->Respond(response.success() ? 200 : 400, CallbackPageHeaders(),
+                      CallbackPage(response, name));
   });
 }
 
@@ -338,7 +385,57 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   settings.authorization_url = oauth.authorization_url();
   settings.token_url = oauth.token_url();
   settings.www_authenticate = start.www_authenticate;
+  settings.started_from = start.started_from;
   settings.grant = GrantSettingsFrom(oauth);
+  // A start at a later step: what the steps before it need.
+  const v1::OAuthFlowState start_at =
+      start.start_at == v1::OAUTH_FLOW_STATE_UNSPECIFIED ? v1::METADATA_DISCOVERY
+                                                         : start.start_at;
+  if (start_at > v1::AUTHORIZATION_REDIRECT) {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("startAt: a flow starts at METADATA_DISCOVERY, "
+                              "CLIENT_REGISTRATION or AUTHORIZATION_REDIRECT, "
+                              "not ", v1::OAuthFlowState_Name(start_at),
+                              ": the code and the token request need the "
+                              "flow's own PKCE verifier and state"),
+                 {{"field", "startAt"}});
+  }
+  if (!start.authorization_server.empty()) {
+    RETURN_IF_ERROR(
+        CheckFetchableUrl(start.authorization_server, "authorizationServer"));
+    settings.authorization_server = start.authorization_server;
+  } else if (start_at >= v1::CLIENT_REGISTRATION) {
+    return Error(v1::INVALID_REQUEST,
+                 "authorizationServer: a flow started after discovery needs "
+                 "the authorization server (its issuer or metadata URL)",
+                 {{"field", "authorizationServer"}});
+  }
+  if (!start.client_id.empty()) {
+    if (!settings.registration_strategy.empty() &&
+        settings.registration_strategy != "preregistered" &&
+        !start.registration_strategy.empty()) {
+      return Error(v1::INVALID_REQUEST,
+                   absl::StrCat("clientId: a given client is pre-registered; "
+                                "registrationStrategy is '",
+                                settings.registration_strategy, "'"),
+                   {{"field", "clientId"}});
+    }
+    settings.registration_strategy = "preregistered";
+    settings.client_id = start.client_id;
+    settings.client_secret = start.client_secret;
+    settings.token_endpoint_auth_method.clear();
+  }
+  if (start_at >= v1::AUTHORIZATION_REDIRECT) {
+    if (settings.client_id.empty() ||
+        (!settings.registration_strategy.empty() &&
+         settings.registration_strategy != "preregistered")) {
+      return Error(v1::INVALID_REQUEST,
+                   "clientId: a flow started at the authorization URL needs a "
+                   "client pre-registered with the authorization server",
+                   {{"field", "clientId"}});
+    }
+    settings.registration_strategy = "preregistered";
+  }
   if (settings.token_endpoint_auth_method.empty() && settings.grant.HasKey()) {
     settings.token_endpoint_auth_method = "private_key_jwt";
   }
@@ -400,7 +497,7 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   v1::OAuthFlow view = entry->flow->ToProto();
   {
     absl::MutexLock lock(&mu_);
-    flows_[config.id()] = std::move(entry);
+    flows_[config.id()] = entry;
   }
   // Published once the flow is in flows_: a watcher that asks for the flow
   // when told it started gets this one, not the one it replaced.
@@ -411,7 +508,13 @@ absl::StatusOr<v1::OAuthFlow> OAuthManager::StartFlow(
   transition->set_to(view.state());
   transition->set_cause("started");
   Publish(config.id(), config.name(), std::move(started));
-  return view;
+  if (start_at == v1::METADATA_DISCOVERY) return view;
+  // The steps before start_at, from what was given, published like any.
+  absl::MutexLock flow_lock(&entry->mu);
+  while (entry->flow->state() < start_at && entry->flow->Advance().ok()) {
+  }
+  Persist(*entry);
+  return entry->flow->ToProto();
 }
 
 absl::StatusOr<v1::OAuthFlow> OAuthManager::AdvanceFlow(
@@ -481,6 +584,7 @@ v1::CallbackResponse OAuthManager::Callback(
   CodeInput input;
   input.params = params;
   absl::MutexLock lock(&entry->mu);
+  response.set_started_from(entry->flow->settings().started_from);
   absl::Status step = entry->flow->Advance(input);
   if (step.ok()) step = entry->flow->Advance();  // the token request
   if (step.ok() && entry->flow->state() == v1::COMPLETE) {

@@ -72,6 +72,16 @@ struct StartOptions {
   std::vector<std::string> scopes;
   std::string redirect_uri;  // a loopback URL; "" for the default
   std::string www_authenticate;  // a challenge to start from (step up)
+  // The guided debugger's start at a later step (v1::StartFlowRequest):
+  // METADATA_DISCOVERY, CLIENT_REGISTRATION or AUTHORIZATION_REDIRECT.
+  v1::OAuthFlowState start_at = v1::METADATA_DISCOVERY;
+  // An authorization server to use without discovery (issuer or metadata
+  // URL), and a client pre-registered with it.
+  std::string authorization_server;
+  std::string client_id;
+  std::string client_secret;
+  // "web" when the web UI started it (FlowSettings::started_from).
+  std::string started_from;
 };
 
 class OAuthManager {
@@ -81,7 +91,10 @@ class OAuthManager {
       std::unique_ptr<HttpFetcher> http = std::make_unique<CurlFetcher>());
   ~OAuthManager();
 
-  // A new flow for the server, at METADATA_DISCOVERY (replacing any).
+  // A new flow for the server (replacing any), at METADATA_DISCOVERY, or
+  // at options.start_at with the steps before it done from the options
+  // (stopped at the first that fails, its error in the flow).
+  // INVALID_REQUEST for a start the options cannot reach.
   absl::StatusOr<v1::OAuthFlow> StartFlow(const std::string& server,
                                           const StartOptions& options);
   // One step of the server's flow. The step's failure is in the flow's
@@ -116,8 +129,8 @@ class OAuthManager {
                                const std::string& url);
 
   // GET /oauth/callback on an HTTP listener: redeems the code on a thread
-  // of its own and answers with a page telling the person to return to the
-  // terminal. Does not block the caller.
+  // of its own and answers with a page saying how it went and where to go
+  // back to (the web UI or the terminal). Does not block the caller.
   void ServeCallback(std::shared_ptr<http::HttpExchange> exchange);
   // GET /oauth/client-metadata.json: this client's CIMD document.
   void ServeClientMetadata(std::shared_ptr<http::HttpExchange> exchange);
@@ -213,8 +226,14 @@ class OAuthManager {
   std::map<std::string, absl::Time> grant_failed_at_ ABSL_GUARDED_BY(token_mu_);
 };
 
-// Writes the small page the browser shows after the redirect.
-std::string CallbackPage(const v1::CallbackResponse& response);
+// The small page the browser shows after the redirect, naming the server
+// (`server_name`, "" when unknown); for a flow started from the web UI it
+// sends the person back there, else to the terminal.
+std::string CallbackPage(const v1::CallbackResponse& response,
+                         const std::string& server_name = "");
+// The headers the page is sent with: its one inline script allowed by hash,
+// nothing else loaded, never framed, no referrer (the URL holds the code).
+http::Headers CallbackPageHeaders();
 
 }  // namespace inspector::oauth
 

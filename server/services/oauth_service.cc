@@ -63,6 +63,7 @@ grpc::ServerUnaryReactor* OAuthService::Authorize(
     RETURN_IF_ERROR(NeedServer(request->server_id()));
     oauth::StartOptions start;
     start.redirect_uri = request->redirect_uri();
+    start.started_from = request->started_from();
     ASSIGN_OR_RETURN(auto flow, manager_->StartFlow(request->server_id(), start));
     ASSIGN_OR_RETURN(flow, manager_->RunFlow(request->server_id(), {}));
     if (flow.state() != v1::AUTHORIZATION_CODE) {
@@ -173,6 +174,10 @@ grpc::ServerUnaryReactor* OAuthService::StartFlow(
     start.protocol_version = request->protocol_version();
     start.registration_strategy = request->registration_strategy();
     start.scopes.assign(request->scopes().begin(), request->scopes().end());
+    start.start_at = request->start_at();
+    start.authorization_server = request->authorization_server();
+    start.client_id = request->client_id();
+    start.client_secret = request->client_secret();
     ASSIGN_OR_RETURN(*response, manager_->StartFlow(request->server_id(), start));
     return absl::OkStatus();
   });

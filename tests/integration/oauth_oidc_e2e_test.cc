@@ -372,6 +372,27 @@ TEST_F(OAuthOidcTest, TheDebuggerAdvancesAStoredFlowAfterARestart) {
   EXPECT_EQ(Table("oauth_flows"), "");
 }
 
+// `auth debug --start-at client_registration` skips the server's own
+// discovery: only the authorization server given is asked, and the flow
+// goes on from registration to the tokens.
+TEST_F(OAuthOidcTest, TheDebuggerStartsAtRegistrationFromAGivenIssuer) {
+  ProcessResult debug =
+      Ctl({"auth", "debug", "oidc", "--start-at", "client_registration",
+           "--authorization-server", issuer_, "--scope", "mcp:read",
+           "--headless"});
+  ASSERT_EQ(debug.exit_code, 0) << debug.out << debug.err;
+  EXPECT_THAT(debug.err, HasSubstr("[metadata_discovery] the server's discovery is skipped"));
+  EXPECT_THAT(debug.out, HasSubstr("GET " + issuer_ + "/.well-known/"));
+  EXPECT_THAT(debug.out, Not(HasSubstr("  POST " + mcp_url_))) << debug.out;
+  EXPECT_THAT(debug.out, Not(HasSubstr("  GET " + fixture_origin_))) << debug.out;
+  EXPECT_THAT(WhoAmI(), HasSubstr("alice with mcp:read"));
+  // Without the authorization server, it says what is missing.
+  ProcessResult lacking =
+      Ctl({"auth", "debug", "oidc", "--start-at", "client_registration"});
+  EXPECT_NE(lacking.exit_code, 0);
+  EXPECT_THAT(lacking.err, HasSubstr("authorizationServer"));
+}
+
 // `auth login --resume` goes on with the flow the daemon kept.
 TEST_F(OAuthOidcTest, LoginResumesTheStoredFlowAfterARestart) {
   json before = FlowWaitingForTheCode(ServerId("oidc"));

@@ -358,10 +358,27 @@ try {
         if (t || Date.now() > stop) resolve(t || null); else setTimeout(look, 50); }; look(); })`, awaitPromise: true, returnByValue: true,
     }, tabSession);
     check(heading.result.value === 'Signed in', `the callback page says the sign-in worked (${heading.result.value})`);
+    // Started from the web UI: the page sends the person back there, not
+    // to a terminal, and its button closes the tab.
+    const page2 = await browser.send('Runtime.evaluate', {
+      expression: `({ text: document.querySelector('#outcome')?.textContent || '', close: !!document.querySelector('#close-tab'),
+        back: document.querySelector('#back-to-ui')?.getAttribute('href') || '' })`, returnByValue: true,
+    }, tabSession);
+    const callbackPage = page2.result.value;
+    check(/authorization for oidc\./.test(callbackPage.text) && /web UI tab you started from/.test(callbackPage.text) && !/terminal/.test(callbackPage.text),
+      `the callback page names the server and sends the person back to the web UI (${callbackPage.text})`);
+    check(callbackPage.close && callbackPage.back === '/#/oauth', `the callback page offers to close the tab and a link to the web UI (${JSON.stringify(callbackPage)})`);
     const way = tabRequests.map((u) => u.replace(/\?.*/, ''));
     check(way[0] === `${base}/oauth/authorize/${oidcId}` && way.some((u) => u.startsWith(`${issuer}/interaction/`)) && way.at(-1) === `${base}/oauth/callback`,
       `the tab went from the daemon through the authorization server's interaction pages to the callback (${way.join(' → ')})`);
-    await browser.send('Target.closeTarget', { targetId: landed.targetId });
+    const closed = new Promise((resolve) => {
+      browser.on('Target.targetDestroyed', ({ targetId }) => { if (targetId === landed.targetId) resolve(true); });
+    });
+    // Not awaited: the tab may be gone before it answers.
+    browser.send('Runtime.evaluate', { expression: `document.querySelector('#close-tab').click()`, userGesture: true }, tabSession).catch(() => {});
+    const gone = await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve(false), 20000))]);
+    check(gone, 'Close this tab closes the callback tab');
+    if (!gone) await browser.send('Target.closeTarget', { targetId: landed.targetId }).catch(() => {});
   }
   await waitFor(page, `document.querySelector('#oauth-status dd[data-key="Signed in"]')?.textContent === 'yes'`, 'the UI tab to show the login');
   const told = await waitFor(page, `document.querySelector('#oauth-login-note')?.textContent.startsWith('Signed in to') && document.querySelector('#oauth-login-note').textContent`, 'the signed-in notice');
@@ -411,6 +428,57 @@ try {
   check(/Hint: ./.test(failedStep.error), `the failed step shows the hint (${failedStep.error.slice(0, 300)})`);
   await page.eval(`document.querySelector('.oauth-step.step-fail').scrollIntoView({ block: 'start' })`);
   await shoot(page, 'oauth-broken');
+
+  // The debugger started after discovery, from the authorization server
+  // given: the MCP server is not asked, only the issuer's metadata.
+  await page.fill('#oauth-server', oidcId);
+  await waitFor(page, `/oidc$/.test(document.querySelector('#oauth-status-title')?.textContent) && document.querySelector('#oauth-start')`, 'oidc in the panel again');
+  await page.fill('#oauth-scopes', 'mcp:read');
+  await page.fill('#oauth-start-at', 'CLIENT_REGISTRATION');
+  check(await page.eval(`!document.querySelector('.oauth-given').hidden`), 'choosing a later start asks for what the skipped steps would have found');
+  await page.fill('#oauth-issuer', issuer);
+  await press(page, '#oauth-start');
+  const fromIssuer = await waitFor(page, `(() => {
+    const m = ${stepMarks};
+    if (m[0] !== 'METADATA_DISCOVERY:Done' || m[1] !== 'CLIENT_REGISTRATION:Next') return false;
+    const s = document.querySelector('.oauth-step[data-step="METADATA_DISCOVERY"]');
+    return { log: [...s.querySelectorAll('.oauth-log li')].map((l) => l.textContent), exchanges: [...s.querySelectorAll('.oauth-exchange summary')].map((x) => x.textContent) };
+  })()`, 'a flow started at client registration');
+  check(fromIssuer.log.some((l) => /discovery is skipped/.test(l)) && fromIssuer.exchanges.length > 0 &&
+        fromIssuer.exchanges.every((x) => x.startsWith(`GET ${issuer}/`)),
+  `a start at client registration fetched only the issuer's metadata (${fromIssuer.exchanges.join(' | ')}; ${fromIssuer.log.join(' | ').slice(0, 200)})`);
+  await shoot(page, 'oauth-start-at');
+
+  // At the authorization URL, with a client registered beforehand with the
+  // authorization server: no registration, and the flow completes with it.
+  const asMeta = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+  const registered = await fetch(asMeta.registration_endpoint, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [`${base}/oauth/callback`], token_endpoint_auth_method: 'none', application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], client_name: 'pre-registered by the test' }),
+  });
+  const preClient = await registered.json();
+  check(registered.status === 201 && preClient.client_id, `a client was registered beforehand (${registered.status} ${preClient.client_id})`);
+  const beforePre = (await fixtureState()).counters;
+  await page.fill('#oauth-start-at', 'AUTHORIZATION_REDIRECT');
+  await page.fill('#oauth-client-id', preClient.client_id);
+  await press(page, '#oauth-start');
+  const atUrl = await waitFor(page, `(() => { const m = ${stepMarks};
+    return m[1] === 'CLIENT_REGISTRATION:Done' && m[2] === 'AUTHORIZATION_REDIRECT:Next' &&
+      [...document.querySelectorAll('.oauth-step[data-step="CLIENT_REGISTRATION"] .oauth-log li')].map((l) => l.textContent); })()`,
+  'a flow started at the authorization URL');
+  check(atUrl.some((l) => l.includes(`pre-registered client ${preClient.client_id}`)), `the given client is used as registered (${atUrl.join(' | ')})`);
+  await press(page, '#oauth-advance');
+  const preUrl = await waitFor(page, `document.querySelector('.oauth-step[data-step="AUTHORIZATION_CODE"] .step-mark')?.textContent === 'Next' &&
+    document.querySelector('.oauth-step[data-step="AUTHORIZATION_REDIRECT"] a')?.href`, 'the authorization URL of the given client');
+  check(new URL(preUrl).searchParams.get('client_id') === preClient.client_id, `the authorization URL names the given client (${preUrl.slice(0, 120)})`);
+  await press(page, '#oauth-follow');
+  await waitFor(page, `document.querySelector('.oauth-step[data-step="AUTHORIZATION_CODE"] .step-mark')?.textContent === 'Done'`, 'the code of the given client');
+  await press(page, '#oauth-advance');
+  await waitFor(page, `(() => { const m = ${stepMarks}; return m.every((x) => x.endsWith(':Done')); })()`, 'the given client\'s flow complete');
+  const afterPre = (await fixtureState()).counters;
+  check(afterPre.registrations === beforePre.registrations && afterPre.authorizationCodeGrants === beforePre.authorizationCodeGrants + 1,
+    `the flow completed without registering (registrations ${beforePre.registrations} → ${afterPre.registrations}, code grants ${beforePre.authorizationCodeGrants} → ${afterPre.authorizationCodeGrants})`);
 
   check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
 } catch (error) {

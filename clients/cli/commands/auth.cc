@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -36,6 +37,9 @@ struct AuthFlags {
   bool all = false;
   bool step = false;
   bool resume = false;
+  std::string start_at;
+  std::string authorization_server;
+  std::string client_id;
 };
 
 std::string StateName(v1::OAuthFlowState state) {
@@ -116,6 +120,20 @@ absl::Status RunLogin(Context& context, const AuthFlags& flags, bool debug) {
   start.set_protocol_version(flags.protocol);
   start.set_registration_strategy(flags.registration);
   for (const auto& s : flags.scopes) start.add_scopes(s);
+  if (!flags.start_at.empty()) {
+    v1::OAuthFlowState at = v1::OAUTH_FLOW_STATE_UNSPECIFIED;
+    v1::OAuthFlowState_Parse(absl::AsciiStrToUpper(flags.start_at), &at);
+    start.set_start_at(at);
+  }
+  start.set_authorization_server(flags.authorization_server);
+  if (!flags.client_id.empty()) {
+    start.set_client_id(flags.client_id);
+    // A confidential client's secret: never a flag, which other users of
+    // the machine can read.
+    if (const char* secret = std::getenv("INSPECTOR_OAUTH_CLIENT_SECRET")) {
+      start.set_client_secret(secret);
+    }
+  }
   v1::OAuthFlow flow;
   if (flags.resume) {
     // The server's unfinished flow, where it stopped (also after a
@@ -129,6 +147,7 @@ absl::Status RunLogin(Context& context, const AuthFlags& flags, bool debug) {
                                  &v1::OAuthService::Stub::StartFlow, start,
                                  &flow));
   }
+
   int shown_exchanges = 0, shown_log = 0;
   const bool verbose = debug && !context.json();
   auto pause = [&]() {
@@ -145,6 +164,12 @@ absl::Status RunLogin(Context& context, const AuthFlags& flags, bool debug) {
       PrintProgress(context, flow, &shown_exchanges, &shown_log, verbose);
     }
   };
+  // A start at a later step ran the steps before it: a failed one is said
+  // as a step's failure.
+  if (!flags.resume && !flow.latest_error().empty()) {
+    show();
+    return FlowFailed(context, flow);
+  }
   for (int guard = 0; guard < 16 && flow.state() != v1::COMPLETE; ++guard) {
     if (flow.state() != v1::AUTHORIZATION_CODE) {
       pause();
@@ -313,6 +338,16 @@ void AddFlowOptions(CLI::App* cmd, AuthFlags* flags) {
   cmd->add_option("--scope", flags->scopes,
                   "A scope to request (repeatable; default: from the server)")
       ->type_name("SCOPE");
+  cmd->add_option("--authorization-server", flags->authorization_server,
+                  "Use this authorization server (its issuer, or the URL of "
+                  "its metadata document) instead of discovering it from the "
+                  "server; the server's URL is the resource")
+      ->type_name("URL");
+  cmd->add_option("--client-id", flags->client_id,
+                  "A client pre-registered with the authorization server "
+                  "(a confidential client's secret is read from "
+                  "INSPECTOR_OAUTH_CLIENT_SECRET)")
+      ->type_name("ID");
   cmd->add_flag("--no-browser", flags->no_browser,
                 "Print the authorization URL and read the redirected URL "
                 "(or code) pasted back on stdin");
@@ -366,10 +401,25 @@ void AddAuthCommands(CLI::App* app, Context* context) {
   AddFlowOptions(debug, debug_flags.get());
   debug->add_flag("--step", debug_flags->step,
                   "Wait for Enter before each step");
+  debug->add_option("--start-at", debug_flags->start_at,
+                    "Begin at this step: metadata_discovery (default), "
+                    "client_registration (needs --authorization-server) or "
+                    "authorization_redirect (also needs --client-id)")
+      ->type_name("STEP")
+      ->check(CLI::IsMember(
+          {"metadata_discovery", "client_registration", "authorization_redirect"}));
   debug->footer(
       "Runs the same flow as login and prints each step's requests and\n"
       "answers as it goes (secrets masked). -o json prints the flow after\n"
-      "each step.");
+      "each step. --start-at skips the steps before it, doing them from\n"
+      "what is given instead.\n"
+      "\n"
+      "Examples:\n"
+      "  inspectorctl auth debug remote --step\n"
+      "  inspectorctl auth debug remote --start-at client_registration \\\n"
+      "      --authorization-server https://auth.example.com\n"
+      "  inspectorctl auth debug remote --start-at authorization_redirect \\\n"
+      "      --authorization-server https://auth.example.com --client-id my-app");
   debug->callback([context, debug_flags] {
     context->SetAction(
         [context, debug_flags] { return RunLogin(*context, *debug_flags, true); },

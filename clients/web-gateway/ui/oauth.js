@@ -32,7 +32,8 @@ let shownKey = '';  // what the status and debugger show
 let loginNote = null;  // () => the note under the login button, kept across redraws
 let reloadTimer = null;
 const expanded = new Set();  // steps whose detail is open
-const options = { protocol: '', strategy: '', scopes: '', target: 'COMPLETE' };  // the debugger's form, kept across redraws
+// The debugger's form, kept across redraws.
+const options = { protocol: '', strategy: '', scopes: '', target: 'COMPLETE', startAt: 'METADATA_DISCOVERY', issuer: '', clientId: '', clientSecret: '' };
 
 function httpServers() {
   return store.servers.filter((s) => s.transport === 'streamableHttp' || s.transport === 'sse');
@@ -225,9 +226,10 @@ function renderStatus(id, status) {
 
 // The authorization code flow in a new tab: the daemon answers
 // /oauth/authorize/{id} with a redirect to the authorization server, whose
-// pages end at /oauth/callback; this tab follows the flow's events.
+// pages end at /oauth/callback (which, told the web UI started it, sends
+// the person back here); this tab follows the flow's events.
 function login(id) {
-  const path = `/oauth/authorize/${enc(id)}`;
+  const path = `/oauth/authorize/${enc(id)}?startedFrom=web`;
   window.open(path, '_blank', 'noopener');
   const note = root.querySelector('#oauth-login-note');
   loginNote = () => ['Continue in the new tab; this page updates when the sign-in completes. No tab? ',
@@ -279,15 +281,38 @@ function renderDebugger(id, flow) {
     .map(([v, l]) => h('option', { value: v, selected: options.strategy === v }, l)));
   const scopes = h('input', { type: 'text', id: 'oauth-scopes', placeholder: 'mcp:read mcp:admin', value: options.scopes });
   const target = h('select', { id: 'oauth-target' }, STEPS.slice(1).map(([s, label]) => h('option', { value: s, selected: s === options.target }, label)));
-  const keep = () => Object.assign(options, { protocol: protocol.value, strategy: strategy.value, scopes: scopes.value, target: target.value });
-  [protocol, strategy, target].forEach((c) => c.addEventListener('change', keep));
-  scopes.addEventListener('input', keep);
+  // Starting after discovery: the authorization server is given; after
+  // registration, a client registered with it too.
+  const startAt = h('select', { id: 'oauth-start-at' }, STEPS.slice(0, 3).map(([s, label]) => h('option', { value: s, selected: s === options.startAt }, label)));
+  const issuer = h('input', { type: 'url', id: 'oauth-issuer', placeholder: 'https://auth.example.com', value: options.issuer });
+  const clientId = h('input', { type: 'text', id: 'oauth-client-id', value: options.clientId, autocomplete: 'off' });
+  const clientSecret = h('input', { type: 'password', id: 'oauth-client-secret', value: options.clientSecret, autocomplete: 'off' });
+  const given = h('fieldset', { class: 'filters oauth-given', hidden: startAt.value === 'METADATA_DISCOVERY' },
+    h('legend', {}, 'What the skipped steps would have found'),
+    field('Authorization server', issuer, 'Its issuer, or the URL of its metadata document; the server\'s own discovery is skipped.'),
+    field('Client ID', clientId, 'A client registered with that authorization server (needed to start at the authorization URL).'),
+    field('Client secret', clientSecret, 'Only for a confidential client; never shown back.'));
+  const keep = () => {
+    Object.assign(options, { protocol: protocol.value, strategy: strategy.value, scopes: scopes.value, target: target.value,
+      startAt: startAt.value, issuer: issuer.value, clientId: clientId.value, clientSecret: clientSecret.value });
+    given.hidden = startAt.value === 'METADATA_DISCOVERY';
+  };
+  [protocol, strategy, target, startAt].forEach((c) => c.addEventListener('change', keep));
+  [scopes, issuer, clientId, clientSecret].forEach((c) => c.addEventListener('input', keep));
   const start = async () => {
     const body = { protocolVersion: protocol.value, registrationStrategy: strategy.value };
     const list = scopes.value.trim().split(/\s+/).filter(Boolean);
     if (list.length) body.scopes = list;
+    if (startAt.value !== 'METADATA_DISCOVERY') {
+      body.startAt = startAt.value;
+      body.authorizationServer = issuer.value.trim();
+      if (clientId.value.trim()) body.clientId = clientId.value.trim();
+      if (clientSecret.value) body.clientSecret = clientSecret.value;
+    }
     expanded.clear();
-    return api('POST', `/api/oauth/${enc(id)}/flow`, body);
+    const started = await api('POST', `/api/oauth/${enc(id)}/flow`, body);
+    if (started.latestError) toast(`Stopped at ${STEPS[INDEX[started.state] ?? 0][1]}: ${started.latestError}`, 'error');
+    return started;
   };
   const advance = (body = {}) => api('POST', `/api/oauth/${enc(id)}/flow:advance`, body);
   // Runs the flow up to `want` (starting it when there is none), stopping
@@ -310,11 +335,12 @@ function renderDebugger(id, flow) {
   clear(box,
     h('h3', { id: 'oauth-debugger-title' }, 'Guided debugger'),
     h('form', { class: 'filters', 'aria-label': 'Start a flow', onsubmit: (e) => e.preventDefault() },
-      field('Protocol', protocol), field('Registration', strategy), field('Scopes', scopes), field('Run to', target),
+      field('Protocol', protocol), field('Registration', strategy), field('Scopes', scopes), field('Start at', startAt), field('Run to', target),
+      given,
       actionButton(flow && !flow.error ? 'Start over' : 'Start', async () => { await start(); await load(); }, { id: 'oauth-start' }),
       actionButton('Run to step', () => runTo(target.value), { id: 'oauth-run' })),
     flow && flow.error ? errorBox(flow.error) : null,
-    !flow ? h('p', { class: 'empty' }, 'No flow for this server yet: Start begins one at metadata discovery; Log in runs one to the end.') : null,
+    !flow ? h('p', { class: 'empty' }, 'No flow for this server yet: Start begins one at the step chosen in Start at; Log in runs one to the end.') : null,
     flow && !flow.error ? [
       h('p', { class: 'oauth-summary', role: 'status' },
         `State: ${STEPS[current] ? STEPS[current][1] : flow.state}`, flow.statusMessage ? ` — ${flow.statusMessage}` : '',

@@ -204,6 +204,136 @@ TEST_F(OAuthManagerTest, AStartedFlowIsThereWhenItsStartIsPublished) {
   EXPECT_TRUE(seen[1]->exchanges().empty());
 }
 
+// The guided debugger started after discovery: only the given
+// authorization server's metadata is fetched, never the MCP server.
+TEST_F(OAuthManagerTest, AFlowStartsAtRegistrationFromAGivenAuthorizationServer) {
+  auto manager = NewManager();
+  StartOptions start;
+  start.start_at = v1::CLIENT_REGISTRATION;
+  start.authorization_server = kIssuer;
+  auto flow = manager->StartFlow("remote", start);
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::CLIENT_REGISTRATION) << flow->latest_error();
+  EXPECT_EQ(flow->issuer(), kIssuer);
+  EXPECT_EQ(flow->resource(), kServer);
+  EXPECT_EQ(fetcher_->Count("POST https://mcp.example.com"), 0);
+  EXPECT_EQ(fetcher_->Count("GET https://mcp.example.com"), 0);
+  ASSERT_FALSE(flow->exchanges().empty());
+  EXPECT_EQ(flow->exchanges(0).step(), v1::METADATA_DISCOVERY);
+  EXPECT_EQ(StoredFlowColumn(path_, "state"), "CLIENT_REGISTRATION");
+  // Advanced from there like any flow: registration, then the URL.
+  auto advanced = manager->RunFlow("remote", {});
+  ASSERT_TRUE(advanced.ok());
+  EXPECT_EQ(advanced->state(), v1::AUTHORIZATION_CODE) << advanced->latest_error();
+  EXPECT_EQ(fetcher_->Count("POST https://auth.example.com/register"), 1);
+  EXPECT_NE(advanced->authorization_url().find("resource=https%3A%2F%2Fmcp.example.com%2Fmcp"),
+            std::string::npos) << advanced->authorization_url();
+
+  // Its metadata document's URL works as well as its issuer.
+  start.authorization_server =
+      "https://auth.example.com/.well-known/oauth-authorization-server";
+  flow = manager->StartFlow("remote", start);
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::CLIENT_REGISTRATION) << flow->latest_error();
+  EXPECT_EQ(flow->issuer(), kIssuer);
+}
+
+TEST_F(OAuthManagerTest, AFlowStartsAtTheAuthorizationUrlWithAPreregisteredClient) {
+  auto manager = NewManager();
+  StartOptions start;
+  start.start_at = v1::AUTHORIZATION_REDIRECT;
+  start.authorization_server = kIssuer;
+  start.client_id = "pre-1";
+  auto flow = manager->StartFlow("remote", start);
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::AUTHORIZATION_REDIRECT) << flow->latest_error();
+  EXPECT_EQ(flow->registration_strategy(), "preregistered");
+  EXPECT_EQ(flow->client_info().fields().at("client_id").string_value(), "pre-1");
+  EXPECT_EQ(fetcher_->Count("POST https://auth.example.com/register"), 0);
+  auto advanced = manager->AdvanceFlow("remote", {});
+  ASSERT_TRUE(advanced.ok());
+  EXPECT_EQ(advanced->state(), v1::AUTHORIZATION_CODE) << advanced->latest_error();
+  EXPECT_NE(advanced->authorization_url().find("client_id=pre-1"), std::string::npos);
+  // The callback completes it with the given client.
+  v1::CallbackResponse response = manager->Callback(
+      {{"code", "code-1"}, {"state", advanced->oauth_state()}, {"iss", kIssuer}});
+  EXPECT_TRUE(response.success()) << response.error_description();
+  EXPECT_EQ(fetcher_->last_form["client_id"], "pre-1");
+}
+
+TEST_F(OAuthManagerTest, AStartAtALaterStepSaysWhatItLacks) {
+  auto manager = NewManager();
+  StartOptions start;
+  start.start_at = v1::CLIENT_REGISTRATION;
+  auto flow = manager->StartFlow("remote", start);
+  EXPECT_EQ(ErrorReason(flow.status()), "INVALID_REQUEST");
+  EXPECT_EQ(GetErrorDetails(flow.status())["field"], "authorizationServer");
+  start.authorization_server = kIssuer;
+  start.start_at = v1::AUTHORIZATION_REDIRECT;
+  flow = manager->StartFlow("remote", start);
+  EXPECT_EQ(GetErrorDetails(flow.status())["field"], "clientId");
+  start.client_id = "pre-1";
+  start.start_at = v1::TOKEN_REQUEST;
+  flow = manager->StartFlow("remote", start);
+  EXPECT_EQ(GetErrorDetails(flow.status())["field"], "startAt");
+  // A metadata URL not formed from the issuer it names: the flow stops
+  // at discovery, with the error and its hint.
+  start.start_at = v1::CLIENT_REGISTRATION;
+  start.authorization_server = "https://other.example.com/.well-known/oauth-authorization-server";
+  fetcher_->Json("GET https://other.example.com/.well-known/oauth-authorization-server", 200,
+                 R"({"issuer":"https://auth.example.com","authorization_endpoint":"https://auth.example.com/authorize","token_endpoint":"https://auth.example.com/token"})");
+  flow = manager->StartFlow("remote", start);
+  ASSERT_TRUE(flow.ok()) << flow.status();
+  EXPECT_EQ(flow->state(), v1::METADATA_DISCOVERY);
+  EXPECT_NE(flow->latest_error().find("names issuer 'https://auth.example.com'"), std::string::npos)
+      << flow->latest_error();
+  EXPECT_NE(flow->hint().find("RFC 8414"), std::string::npos);
+}
+
+// The page after the redirect sends the person back where they started:
+// the web UI (with a button closing the tab, its script allowed by hash)
+// or the terminal.
+TEST_F(OAuthManagerTest, TheCallbackPageSendsThePersonBackWhereTheyStarted) {
+  auto manager = NewManager();
+  StartOptions start;
+  start.started_from = "web";
+  ASSERT_TRUE(manager->StartFlow("remote", start).ok());
+  auto flow = manager->RunFlow("remote", {});
+  ASSERT_TRUE(flow.ok());
+  ASSERT_EQ(flow->state(), v1::AUTHORIZATION_CODE) << flow->latest_error();
+  v1::CallbackResponse response = manager->Callback(
+      {{"code", "code-1"}, {"state", flow->oauth_state()}, {"iss", kIssuer}});
+  ASSERT_TRUE(response.success()) << response.error_description();
+  EXPECT_EQ(response.started_from(), "web");
+  std::string page = CallbackPage(response, "remote <1>");
+  EXPECT_TRUE(absl::StrContains(page, "<strong>remote &lt;1&gt;</strong>")) << page;
+  EXPECT_TRUE(absl::StrContains(page, "web UI tab you started from")) << page;
+  EXPECT_FALSE(absl::StrContains(page, "terminal")) << page;
+  EXPECT_TRUE(absl::StrContains(page, "id=\"close-tab\"")) << page;
+  // The CSP names the hash of the page's one script.
+  const size_t open = page.find("<script>") + 8;
+  const std::string script = page.substr(open, page.find("</script>") - open);
+  std::string csp;
+  for (const auto& [name, value] : CallbackPageHeaders()) {
+    if (name == "Content-Security-Policy") csp = value;
+  }
+  EXPECT_TRUE(absl::StrContains(csp, absl::StrCat("'sha256-", Base64(Sha256(script)), "'")))
+      << csp;
+  EXPECT_TRUE(absl::StrContains(csp, "default-src 'none'")) << csp;
+
+  // A flow started from a terminal: back to the terminal, no script; a
+  // failure says why.
+  response.set_started_from("");
+  page = CallbackPage(response, "remote");
+  EXPECT_TRUE(absl::StrContains(page, "return to the terminal")) << page;
+  EXPECT_FALSE(absl::StrContains(page, "<script>")) << page;
+  response = manager->Callback({{"code", "code-2"}, {"state", "unknown"}});
+  EXPECT_FALSE(response.success());
+  page = CallbackPage(response, "");
+  EXPECT_TRUE(absl::StrContains(page, "Sign-in failed")) << page;
+  EXPECT_TRUE(absl::StrContains(page, "invalid_state")) << page;
+}
+
 TEST_F(OAuthManagerTest, TheCallbackCompletesAStoredFlowAfterARestart) {
   std::string state;
   std::string verifier;
