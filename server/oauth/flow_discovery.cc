@@ -204,6 +204,12 @@ absl::Status OAuthFlow::Discover() {
       requested_scopes_ = StringList(resource_metadata_, "scopes_supported");
     }
   }
+  AddKeptScopes();
+  status_message_ = absl::StrCat("authorization server ", issuer_);
+  return absl::OkStatus();
+}
+
+void OAuthFlow::AddKeptScopes() {
   for (const std::string& s : settings_.previous_scopes) {
     if (!Contains(requested_scopes_, s)) requested_scopes_.push_back(s);
   }
@@ -212,8 +218,6 @@ absl::Status OAuthFlow::Discover() {
       !Contains(requested_scopes_, "offline_access")) {
     requested_scopes_.push_back("offline_access");
   }
-  status_message_ = absl::StrCat("authorization server ", issuer_);
-  return absl::OkStatus();
 }
 
 absl::Status OAuthFlow::FetchAuthorizationServerMetadata(
@@ -314,14 +318,7 @@ absl::Status OAuthFlow::DiscoverGivenAuthorizationServer() {
                      resource_));
   }
   requested_scopes_ = settings_.scopes;
-  for (const std::string& s : settings_.previous_scopes) {
-    if (!Contains(requested_scopes_, s)) requested_scopes_.push_back(s);
-  }
-  if (!requested_scopes_.empty() &&
-      Contains(StringList(as_metadata_, "scopes_supported"), "offline_access") &&
-      !Contains(requested_scopes_, "offline_access")) {
-    requested_scopes_.push_back("offline_access");
-  }
+  AddKeptScopes();
   status_message_ = absl::StrCat("authorization server ", issuer_);
   return absl::OkStatus();
 }

@@ -176,6 +176,10 @@ class OAuthFlow {
   absl::Status DiscoverLegacy();
   // Discovery from settings_.authorization_server alone.
   absl::Status DiscoverGivenAuthorizationServer();
+  // Adds to the requested scopes those of the token being stepped up from
+  // and, when the authorization server offers it and scopes are asked for,
+  // offline_access.
+  void AddKeptScopes();
   absl::Status FetchAuthorizationServerMetadata(const std::string& issuer);
   absl::Status Register();
   absl::Status BuildAuthorizationUrl();
