@@ -437,6 +437,14 @@ absl::Status Database::Configure() {
       db_, options_.busy_timeout_ms > 0 ? options_.busy_timeout_ms : 0);
   if (rc != SQLITE_OK) return SqliteError(rc, db_, "");
   if (!options_.read_only && path_ != kInMemoryPath) {
+    // A new file gives freed pages back on PRAGMA incremental_vacuum
+    // (history retention); this can only be chosen before the first page
+    // is written, which switching to WAL does.
+    ASSIGN_OR_RETURN(Statement pages, Prepare("PRAGMA page_count"));
+    ASSIGN_OR_RETURN(bool has_pages, pages.Step());
+    const bool empty = has_pages && pages.ColumnInt64(0) == 0;
+    pages.Reset();
+    if (empty) RETURN_IF_ERROR(Exec("PRAGMA auto_vacuum=INCREMENTAL"));
     ASSIGN_OR_RETURN(Statement wal, Prepare("PRAGMA journal_mode=WAL"));
     ASSIGN_OR_RETURN(bool has_row, wal.Step());
     std::string mode = has_row ? wal.ColumnText(0) : std::string();

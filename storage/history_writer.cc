@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <initializer_list>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -129,11 +128,6 @@ class HistoryWriter::Statements {
     kInsertSession,
     kEndSession,
     kMaxMessageId,
-    kMaxLogId,
-    kDeleteMessagesById,
-    kDeleteMessagesByTs,
-    kDeleteLogsById,
-    kDeleteLogsByTs,
     kCount
   };
 
@@ -167,20 +161,6 @@ class HistoryWriter::Statements {
         "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
         // kMaxMessageId
         "SELECT coalesce(max(id), 0) FROM messages",
-        // kMaxLogId
-        "SELECT coalesce(max(id), 0) FROM logs",
-        // kDeleteMessagesById
-        "DELETE FROM messages WHERE id IN (SELECT id FROM messages"
-        " WHERE id <= ?1 ORDER BY id LIMIT ?2)",
-        // kDeleteMessagesByTs
-        "DELETE FROM messages WHERE id IN (SELECT id FROM messages"
-        " WHERE ts < ?1 AND id < ?2 LIMIT ?3)",
-        // kDeleteLogsById
-        "DELETE FROM logs WHERE id IN (SELECT id FROM logs"
-        " WHERE id <= ?1 ORDER BY id LIMIT ?2)",
-        // kDeleteLogsByTs
-        "DELETE FROM logs WHERE id IN (SELECT id FROM logs"
-        " WHERE ts < ?1 LIMIT ?2)",
     };
     auto statements = std::unique_ptr<Statements>(new Statements());
     statements->statements_.reserve(kCount);
@@ -208,12 +188,6 @@ absl::StatusOr<int64_t> QueryInt64(Statement& statement) {
   statement.Reset();
   if (!row.ok()) return row.status();
   return value;
-}
-
-// Runs a retention DELETE and returns how many rows it removed.
-absl::StatusOr<int64_t> RunDelete(Database& db, Statement& statement) {
-  RETURN_IF_ERROR(statement.Run());
-  return db.Changes();
 }
 
 }  // namespace
@@ -245,17 +219,29 @@ absl::StatusOr<std::unique_ptr<HistoryWriter>> HistoryWriter::Start(
                    Statements::Prepare(db.get()));
   ASSIGN_OR_RETURN(int64_t max_id,
                    QueryInt64((*statements)[Statements::kMaxMessageId]));
-  return std::unique_ptr<HistoryWriter>(new HistoryWriter(
-      std::move(db), std::move(statements), std::move(options), max_id + 1));
+  RetentionOptions retention_options;
+  retention_options.limits.max_messages = options.retention_rows;
+  retention_options.limits.max_age = options.retention_age;
+  retention_options.limits.max_bytes = options.retention_max_bytes;
+  retention_options.max_rows = options.max_batch;
+  retention_options.max_chunk_time = options.retention_chunk_time;
+  retention_options.clock = options.clock;
+  ASSIGN_OR_RETURN(std::unique_ptr<HistoryRetention> retention,
+                   HistoryRetention::Create(db.get(), retention_options));
+  return std::unique_ptr<HistoryWriter>(
+      new HistoryWriter(std::move(db), std::move(statements),
+                        std::move(retention), std::move(options), max_id + 1));
 }
 
 HistoryWriter::HistoryWriter(std::unique_ptr<Database> db,
                              std::unique_ptr<Statements> statements,
+                             std::unique_ptr<HistoryRetention> retention,
                              HistoryWriterOptions options, int64_t next_id)
     : options_(std::move(options)),
       next_id_(next_id),
       db_(std::move(db)),
-      statements_(std::move(statements)) {
+      statements_(std::move(statements)),
+      retention_(std::move(retention)) {
   {
     absl::MutexLock lock(&mu_);
     paused_ = options_.start_paused;
@@ -475,6 +461,32 @@ absl::Status HistoryWriter::EnforceRetention() {
   return retention_error_;
 }
 
+absl::StatusOr<RetentionReport> HistoryWriter::Prune(
+    const PruneCriteria& criteria) {
+  RETURN_IF_ERROR(Flush());
+  absl::MutexLock lock(&mu_);
+  // One prune at a time: wait for the one asked for before.
+  while (prune_request_.has_value() || prune_running_) {
+    if (paused_ || stopping_) break;
+    done_cv_.Wait(&mu_);
+  }
+  if (paused_ || stopping_) {
+    return absl::FailedPreconditionError(
+        "history writer is paused or stopping; cannot prune");
+  }
+  prune_request_ = criteria;
+  const uint64_t target = prunes_done_ + 1;
+  work_cv_.Signal();
+  while (prunes_done_ < target) {
+    if (paused_) {
+      return absl::FailedPreconditionError(
+          "history writer is paused; the prune waits until it resumes");
+    }
+    done_cv_.Wait(&mu_);
+  }
+  return prune_result_;
+}
+
 void HistoryWriter::Pause() {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
@@ -505,8 +517,7 @@ HistoryWriter::Stats HistoryWriter::stats() const {
 
 void HistoryWriter::Run() {
   const bool retention_enabled =
-      (options_.retention_rows > 0 ||
-       options_.retention_age > absl::ZeroDuration()) &&
+      retention_->enabled() &&
       options_.retention_interval > absl::ZeroDuration();
   std::vector<Item> batch;
   const bool release_enabled =
@@ -514,6 +525,7 @@ void HistoryWriter::Run() {
   while (true) {
     bool retention_step = false;
     bool begin_pass = false;
+    std::optional<PruneCriteria> prune;
     bool release_memory = false;
     {
       absl::MutexLock lock(&mu_);
@@ -542,6 +554,13 @@ void HistoryWriter::Run() {
           retention_running_ = false;
           retention_passes_done_ =
               std::max(retention_passes_done_, retention_requested_);
+          if (prune_request_.has_value() || prune_running_) {
+            prune_request_.reset();
+            prune_running_ = false;
+            prune_result_ = absl::CancelledError(
+                "history writer stopped before the prune finished");
+            ++prunes_done_;
+          }
           done_cv_.SignalAll();
           return;
         }
@@ -552,9 +571,16 @@ void HistoryWriter::Run() {
           continue;
         }
         const absl::Time now = absl::Now();
-        if (!retention_running_ && !stopping_ &&
-            (retention_requested_ > retention_passes_started_ ||
-             (retention_enabled && now >= next_retention_))) {
+        if (!retention_running_ && !stopping_ && prune_request_.has_value()) {
+          retention_running_ = true;
+          prune_running_ = true;
+          prune = std::move(prune_request_);
+          prune_request_.reset();
+          prune_result_ = RetentionReport();
+          begin_pass = true;
+        } else if (!retention_running_ && !stopping_ &&
+                   (retention_requested_ > retention_passes_started_ ||
+                    (retention_enabled && now >= next_retention_))) {
           retention_running_ = true;
           ++retention_passes_started_;
           retention_error_ = absl::OkStatus();
@@ -626,77 +652,25 @@ void HistoryWriter::Run() {
                                 holds_memory_, options_.release_memory_after);
       holds_memory_ = true;
     }
-    if (begin_pass) BeginRetentionPass();
+    if (begin_pass) BeginRetentionPass(prune);
     WriteBatch(batch, retention_step);
     batch.clear();
   }
 }
 
-void HistoryWriter::BeginRetentionPass() {
-  retention_message_max_id_ = 0;
-  retention_log_max_id_ = 0;
-  retention_min_ts_ = 0;
-  retention_newest_message_id_ = 0;
-  absl::StatusOr<int64_t> max_message_id =
-      QueryInt64((*statements_)[Statements::kMaxMessageId]);
-  absl::StatusOr<int64_t> max_log_id =
-      max_message_id.ok() ? QueryInt64((*statements_)[Statements::kMaxLogId])
-                          : max_message_id;
-  if (!max_log_id.ok()) {
-    // An empty pass: RetentionChunk finds nothing to do.
-    ReportError(WithContext(max_log_id.status(), "retention"));
-    absl::MutexLock lock(&mu_);
-    retention_error_ = max_log_id.status();
-    return;
+void HistoryWriter::BeginRetentionPass(
+    const std::optional<PruneCriteria>& prune) {
+  absl::Status status = prune.has_value() ? retention_->BeginPrune(*prune)
+                                          : retention_->BeginPass();
+  if (status.ok()) return;
+  // The pass's chunks then find nothing to do.
+  ReportError(WithContext(status, "retention"));
+  absl::MutexLock lock(&mu_);
+  if (prune.has_value()) {
+    prune_result_ = status;
+  } else {
+    retention_error_ = status;
   }
-  if (options_.retention_rows > 0) {
-    retention_message_max_id_ =
-        std::max<int64_t>(0, *max_message_id - options_.retention_rows);
-    retention_log_max_id_ =
-        std::max<int64_t>(0, *max_log_id - options_.retention_rows);
-  }
-  if (options_.retention_age > absl::ZeroDuration()) {
-    retention_min_ts_ =
-        absl::ToUnixMillis(absl::Now() - options_.retention_age);
-    retention_newest_message_id_ = *max_message_id;
-  }
-}
-
-absl::Status HistoryWriter::RetentionChunk(bool* done) {
-  *done = true;
-  const int64_t limit = static_cast<int64_t>(options_.max_batch);
-  Statements& s = *statements_;
-  // Runs one of the DELETE statements with `bounds` and then the chunk
-  // size bound; not done while a whole chunk went.
-  auto delete_chunk = [&](Statements::Kind kind,
-                          std::initializer_list<int64_t> bounds)
-      -> absl::Status {
-    Statement& del = s[kind];
-    int index = 0;
-    for (int64_t bound : bounds) RETURN_IF_ERROR(del.Bind(++index, bound));
-    RETURN_IF_ERROR(del.Bind(++index, limit));
-    ASSIGN_OR_RETURN(int64_t deleted, RunDelete(*db_, del));
-    if (deleted >= limit) *done = false;
-    return absl::OkStatus();
-  };
-  if (retention_message_max_id_ > 0) {
-    RETURN_IF_ERROR(delete_chunk(Statements::kDeleteMessagesById,
-                                 {retention_message_max_id_}));
-  }
-  if (retention_log_max_id_ > 0) {
-    RETURN_IF_ERROR(
-        delete_chunk(Statements::kDeleteLogsById, {retention_log_max_id_}));
-  }
-  if (retention_min_ts_ != 0) {
-    if (retention_newest_message_id_ > 0) {
-      RETURN_IF_ERROR(
-          delete_chunk(Statements::kDeleteMessagesByTs,
-                       {retention_min_ts_, retention_newest_message_id_}));
-    }
-    RETURN_IF_ERROR(
-        delete_chunk(Statements::kDeleteLogsByTs, {retention_min_ts_}));
-  }
-  return absl::OkStatus();
 }
 
 absl::Status HistoryWriter::BindMessage(Statement& st, int first,
@@ -911,9 +885,11 @@ void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
       }
     }
     if (retention_step && db_->InTransaction()) {
-      absl::Status status = RetentionChunk(&pass_done);
-      if (!status.ok()) {
-        retention_error = WithContext(status, "retention");
+      absl::StatusOr<bool> chunk_done = retention_->Chunk();
+      if (chunk_done.ok()) {
+        pass_done = *chunk_done;
+      } else {
+        retention_error = WithContext(chunk_done.status(), "retention");
         if (first_error.ok()) first_error = retention_error;
         pass_done = true;
       }
@@ -936,6 +912,14 @@ void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
     }
   }
   if (!first_error.ok()) ReportError(first_error);
+  // A finished pass that removed something is told before its waiters wake.
+  if (retention_step && pass_done && retention_error.ok() &&
+      options_.on_retention) {
+    const RetentionReport& report = retention_->report();
+    if (report.messages + report.sessions + report.logs > 0) {
+      options_.on_retention(report);
+    }
+  }
 
   absl::MutexLock lock(&mu_);
   stats_.written_messages += messages;
@@ -949,7 +933,18 @@ void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
     }
     if (pass_done) {
       retention_running_ = false;
-      ++retention_passes_done_;
+      if (prune_running_) {
+        prune_running_ = false;
+        // (A failed start has left its error there.)
+        if (!retention_error.ok()) {
+          prune_result_ = retention_error;
+        } else if (prune_result_.ok()) {
+          prune_result_ = retention_->report();
+        }
+        ++prunes_done_;
+      } else {
+        ++retention_passes_done_;
+      }
     }
   }
   in_flight_seq_ = 0;

@@ -30,16 +30,11 @@
 // `raw_size` is the length of `raw` and `truncated` is 0.
 //
 // Retention: every `retention_interval` (first one interval after Start),
-// and on EnforceRetention, the writer deletes, oldest first and in chunks of
-// at most `max_batch` rows per table and transaction, each chunk in the
-// transaction of a batch of new records:
-//   - messages whose id <= MAX(id) - retention_rows (so at most
-//     retention_rows messages remain; fewer when ids were skipped), and
-//     logs whose id <= MAX(id) - retention_rows;
-//   - messages and logs whose ts is older than now - retention_age. The
-//     newest message is always kept so that message ids keep increasing
-//     across restarts (they continue after MAX(id)).
-// Sessions are not deleted.
+// on EnforceRetention, and for each Prune, the writer runs a pass of
+// HistoryRetention (storage/history_retention.h, which says what goes):
+// each chunk of it, at most `max_batch` rows and `retention_chunk_time`,
+// runs in the transaction of a batch of new records. A pass that removed
+// something is reported to `on_retention`.
 //
 // Constraints: the writer's connection runs with PRAGMA
 // ignore_check_constraints (SQLite 3.40 evaluates the `kind IN (...)` CHECK
@@ -88,6 +83,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "storage/history_retention.h"
 
 namespace inspector::storage {
 
@@ -171,8 +168,20 @@ struct HistoryWriterOptions {
   int64_t retention_rows = 1000000;
   // Age beyond which messages and logs are deleted; zero: unlimited.
   absl::Duration retention_age = absl::Hours(24 * 30);
+  // Bytes of the file's pages in use beyond which the oldest messages go;
+  // 0: unlimited.
+  int64_t retention_max_bytes = 0;
   // How often retention runs; zero or less: only on EnforceRetention.
   absl::Duration retention_interval = absl::Minutes(1);
+  // Longest one retention chunk holds the writer.
+  absl::Duration retention_chunk_time = absl::Milliseconds(10);
+  // Called on the writer thread after a retention or prune pass that
+  // removed something (the daemon logs it). Must not call back into the
+  // writer. Empty: nothing.
+  std::function<void(const RetentionReport&)> on_retention;
+  // The clock retention reads (its cut-offs and chunk budget). Null: the
+  // process's clock.
+  Clock* clock = nullptr;
   // The writer thread does not write until Resume() is called. For tests
   // (queue limits) and maintenance.
   bool start_paused = false;
@@ -255,6 +264,12 @@ class HistoryWriter {
   // Flush's error, or the pass's.
   absl::Status EnforceRetention();
 
+  // Flushes, then removes what `criteria` selects (in chunks, as retention
+  // does; one prune at a time) and waits for it. Returns what was removed,
+  // or Flush's or the pass's error; kFailedPrecondition if the writer is
+  // paused or stopping.
+  absl::StatusOr<RetentionReport> Prune(const PruneCriteria& criteria);
+
   // Pause stops the writer thread after its current batch; Resume lets it
   // continue. Appends are queued (and dropped beyond the limit) meanwhile.
   void Pause();
@@ -302,6 +317,7 @@ class HistoryWriter {
 
   HistoryWriter(std::unique_ptr<Database> db,
                 std::unique_ptr<Statements> statements,
+                std::unique_ptr<HistoryRetention> retention,
                 HistoryWriterOptions options, int64_t next_id);
 
   void Enqueue(Item item) ABSL_LOCKS_EXCLUDED(mu_);
@@ -320,10 +336,9 @@ class HistoryWriter {
   absl::Status WriteMessages(std::vector<Item>& batch, size_t first);
   static absl::Status BindMessage(Statement& statement, int first_parameter,
                                   const QueuedMessage& message);
-  // Deletes up to max_batch rows of the running retention pass inside the
-  // current transaction. Sets *done when the pass has nothing left.
-  absl::Status RetentionChunk(bool* done);
-  void BeginRetentionPass() ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts the pass Run chose: a prune of `prune`, else the limits.
+  void BeginRetentionPass(const std::optional<PruneCriteria>& prune)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void ReportError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
   // Moves up to max_batch queued records (the kept sessions first) into
   // `*batch` and marks them in flight; the caller now has the connection
@@ -341,12 +356,7 @@ class HistoryWriter {
   // caller of WhenWritten committing on its own thread.
   std::unique_ptr<Database> db_;
   std::unique_ptr<Statements> statements_;
-  // Cut-offs of the running retention pass (0: none).
-  int64_t retention_message_max_id_ = 0;  // delete messages with id <= it
-  int64_t retention_log_max_id_ = 0;      // delete logs with id <= it
-  int64_t retention_min_ts_ = 0;          // delete rows with ts < it
-  // Messages deleted by age have ids below it (the newest is kept).
-  int64_t retention_newest_message_id_ = 0;
+  std::unique_ptr<HistoryRetention> retention_;
   absl::Time next_report_ = absl::InfinitePast();
   uint64_t suppressed_reports_ = 0;
 
@@ -394,6 +404,12 @@ class HistoryWriter {
   uint64_t retention_passes_done_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t retention_requested_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status retention_error_ ABSL_GUARDED_BY(mu_);
+  // Prune: the one asked for and not started yet, whether the running pass
+  // is a prune, how many finished, and the last one's outcome.
+  std::optional<PruneCriteria> prune_request_ ABSL_GUARDED_BY(mu_);
+  bool prune_running_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t prunes_done_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::StatusOr<RetentionReport> prune_result_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
 

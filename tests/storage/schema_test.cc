@@ -152,7 +152,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                             "messages_first_round", "messages_ts", "logs_ts",
                             "logs_server_ts", "sessions_started_at"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
-              ElementsAre("sessions_capture_server"));
+              IsSupersetOf({"sessions_capture_server",
+                            "messages_drop_imported"}));
 }
 
 // The plan SQLite picks for `sql`, its detail lines joined with " | ".
@@ -208,7 +209,7 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
        {"id", "server_id", "kind", "transport", "protocol_version",
         "mcp_session_id", "client_info_json", "server_info_json", "started_at",
         "ended_at", "end_reason", "server_json", "name", "notes",
-        "metadata_json", "replay_of", "imported_at"}},
+        "metadata_json", "replay_of", "imported_at", "pinned"}},
       {"imported_messages", {"message_id", "file_id"}},
       {"messages",
        {"id", "ts", "server_id", "session_id", "direction", "kind",
