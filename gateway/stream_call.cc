@@ -17,6 +17,11 @@ bool WantsNdjson(const http::Request& request) {
           accept->find("application/jsonl") != std::string::npos);
 }
 
+bool StreamsHttpBody(const Route& route) {
+  return route.method != nullptr &&
+         route.method->output_type()->full_name() == "google.api.HttpBody";
+}
+
 }  // namespace
 
 StreamCall::StreamCall(grpc::GenericStub* stub, const Transcoder* transcoder,
@@ -31,6 +36,7 @@ StreamCall::StreamCall(grpc::GenericStub* stub, const Transcoder* transcoder,
       route_(route),
       cors_(std::move(cors)),
       ndjson_(WantsNdjson(exchange_->request())),
+      raw_(StreamsHttpBody(route)),
       on_done_(std::move(on_done)) {}
 
 void StreamCall::Start(std::shared_ptr<StreamCall> self,
@@ -51,25 +57,31 @@ void StreamCall::Start(std::shared_ptr<StreamCall> self,
 
 void StreamCall::Heartbeat() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (started_ && !ndjson_ && !finished_) exchange_->Write(": ping\n\n");
+  if (started_ && !ndjson_ && !raw_ && !finished_) {
+    exchange_->Write(": ping\n\n");
+  }
 }
 
 // A call refused at once also delivers (empty) initial metadata, so
 // only metadata with content opens the HTTP stream early; otherwise the
 // first message does, and a refusal becomes a proper HTTP error.
 void StreamCall::OnReadInitialMetadataDone(bool ok) {
-  if (ok && !context_.GetServerInitialMetadata().empty()) {
+  if (ok && !raw_ && !context_.GetServerInitialMetadata().empty()) {
     BeginHttpStream();
   }
 }
 
 void StreamCall::OnReadDone(bool ok) {
   if (!ok) return;  // OnDone follows.
-  BeginHttpStream();
   auto body = transcoder_->RenderStreamMessage(route_, ToString(response_));
+  BeginHttpStream(body.ok() ? body->content_type : "");
   std::string chunk;
   if (body.ok()) {
-    chunk = Frame(body->body, "");
+    chunk = raw_ ? std::move(body->body) : Frame(body->body, "");
+  } else if (raw_) {
+    // Nothing can be said inside a raw body: end it here.
+    Cancel();
+    return;
   } else {
     chunk = Frame(RenderStatus(body.status()).body, "error");
   }
@@ -100,7 +112,8 @@ void StreamCall::OnDone(const grpc::Status& status) {
   } else {
     BeginHttpStream();
     std::lock_guard<std::mutex> lock(mu_);
-    if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+    if (!raw_ && !status.ok() &&
+        status.error_code() != grpc::StatusCode::CANCELLED) {
       exchange_->Write(Frame(RenderGrpcError(status).body, "error"));
     }
     finished_ = true;
@@ -126,12 +139,16 @@ std::string StreamCall::Frame(const std::string& json,
   return out;
 }
 
-void StreamCall::BeginHttpStream() {
+void StreamCall::BeginHttpStream(const std::string& content_type) {
   std::lock_guard<std::mutex> lock(mu_);
   if (started_) return;
   started_ = true;
   http::Headers headers = cors_;
-  if (ndjson_) {
+  if (raw_) {
+    headers.emplace_back("Content-Type", content_type.empty()
+                                             ? "application/octet-stream"
+                                             : content_type);
+  } else if (ndjson_) {
     headers.emplace_back("Content-Type", "application/x-ndjson");
   } else {
     headers.emplace_back("Content-Type", "text/event-stream");
@@ -139,7 +156,7 @@ void StreamCall::BeginHttpStream() {
   }
   headers.emplace_back("X-Accel-Buffering", "no");
   exchange_->StartStream(200, std::move(headers));
-  if (!ndjson_) exchange_->Write(": connected\n\n");
+  if (!ndjson_ && !raw_) exchange_->Write(": connected\n\n");
 }
 
 }  // namespace inspector::gateway

@@ -3,6 +3,10 @@
 // request's Accept), each rendered as a unary answer is (Transcoder).
 // A call refused before its first message becomes a plain HTTP error; a
 // failure after it, an "error" event. SSE streams get heartbeat comments.
+// A method that streams google.api.HttpBody (a download such as
+// /api/messages:export) is relayed raw instead: one response whose
+// Content-Type is the first message's and whose body is the messages'
+// data, concatenated; a failure after the first message ends it early.
 //
 // Owns itself from Start() until gRPC's OnDone(), which runs `on_done`
 // last. The gateway (gateway.cc) starts it on the HTTP loop thread; gRPC's
@@ -51,7 +55,8 @@ class StreamCall
 
  private:
   std::string Frame(const std::string& json, std::string_view event) const;
-  void BeginHttpStream();
+  // `content_type`: a raw stream's (ignored for SSE and NDJSON).
+  void BeginHttpStream(const std::string& content_type = "");
 
   grpc::GenericStub* const stub_;
   const Transcoder* const transcoder_;
@@ -60,6 +65,7 @@ class StreamCall
   const Route& route_;
   const http::Headers cors_;
   const bool ndjson_;
+  const bool raw_;  // the method streams google.api.HttpBody
   std::function<void()> on_done_;
   grpc::ClientContext context_;
   grpc::ByteBuffer request_;

@@ -89,6 +89,22 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   return content;
 }
 
+// A file created before incremental vacuum was chosen keeps its size when
+// retention frees pages (they are reused); say how to change that.
+void WarnIfSpaceIsNotGivenBack(storage::Database& db) {
+  absl::StatusOr<storage::Statement> pragma = db.Prepare("PRAGMA auto_vacuum");
+  if (!pragma.ok()) return;
+  absl::StatusOr<bool> row = pragma->Step();
+  if (!row.ok() || !*row || pragma->ColumnInt64(0) == 2) return;
+  LogWarn(absl::StrCat(
+      "history: ", db.path(),
+      " was created without incremental vacuum, so --history-max-bytes "
+      "keeps the pages in use under the limit but the file does not shrink "
+      "(freed pages are reused). To change that once, stop inspectord and "
+      "run: sqlite3 ",
+      db.path(), " 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;'"));
+}
+
 }  // namespace
 
 // Members are destroyed in reverse order: the server first, then the
@@ -246,6 +262,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     storage::HistoryWriterOptions history_options;
     history_options.retention_rows = options.history_max_rows;
     history_options.retention_age = options.history_max_age;
+    history_options.retention_max_bytes = options.history_max_bytes;
+    history_options.clock = options.clock;
+    history_options.on_retention = [](const storage::RetentionReport& report) {
+      LogInfo(storage::DescribeReport(report));
+    };
+    if (options.history_max_bytes > 0) WarnIfSpaceIsNotGivenBack(*state->database);
     // After a busy spell the heap holds megabytes that the recording and
     // the calls have freed; give them back so an idle daemon stays small.
     history_options.on_idle = [] { malloc_trim(0); };
@@ -387,7 +409,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
         auto config = raw_state->config_manager->Get(server);
         return config.ok() ? config->id() : server;
       },
-      deps);
+      deps, options.database_path);
   state->events_service = std::make_unique<services::EventsService>(
       &state->event_bus,
       [raw_state](const std::string& server) -> absl::StatusOr<std::string> {

@@ -47,9 +47,13 @@ struct DaemonOptions {
   absl::Duration shutdown_grace = absl::Seconds(5);
   // Record every message in the database (off only for benchmarks).
   bool record_history = true;
-  // History retention: oldest messages beyond this many rows, or older
-  // than this, are deleted (0 / zero: keep).
+  // History retention (storage/history_retention.h): the oldest messages
+  // beyond this many rows (--history-max-messages), older than
+  // history_max_age (--history-max-age), or while the file's pages in use
+  // exceed history_max_bytes (--history-max-bytes) are removed, with their
+  // sessions; 0 / zero: no such limit. What goes is logged.
   int64_t history_max_rows = 1000000;
+  int64_t history_max_bytes = 0;
   // --history-sync answered (true, the default): a call's answer leaves
   // only once its request and response are committed to history. False
   // (async): at once; the rows follow within ~50 ms, and a kill loses

@@ -2,6 +2,7 @@
 // they become DaemonOptions.
 #include <signal.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -9,7 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/clock/timer_queue.h"
 #include "common/intercept/breakpoint_spec.h"
 #include "common/message_limits.h"
@@ -17,6 +22,56 @@
 #include "common/version.h"
 #include "server/daemon.h"
 #include "server/logging.h"
+
+namespace {
+
+// "30d", "12h", "90m", "45s", "1w", or "0": a retention age.
+absl::StatusOr<absl::Duration> ParseAge(const std::string& text) {
+  if (text == "0") return absl::ZeroDuration();
+  int64_t n = 0;
+  const char unit = text.empty() ? '\0' : text.back();
+  if (text.size() < 2 || !absl::SimpleAtoi(text.substr(0, text.size() - 1), &n) ||
+      n < 0) {
+    return absl::InvalidArgumentError("not a duration");
+  }
+  switch (unit) {
+    case 's': return absl::Seconds(n);
+    case 'm': return absl::Minutes(n);
+    case 'h': return absl::Hours(n);
+    case 'd': return absl::Hours(24 * n);
+    case 'w': return absl::Hours(24 * 7 * n);
+    default: return absl::InvalidArgumentError("not a duration");
+  }
+}
+
+// "500MB", "2GiB", "64K", "1048576", "0": bytes, in binary units.
+absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && absl::ascii_isdigit(text[digits])) ++digits;
+  int64_t n = 0;
+  if (digits == 0 || !absl::SimpleAtoi(text.substr(0, digits), &n)) {
+    return absl::InvalidArgumentError("not a size");
+  }
+  const std::string unit = absl::AsciiStrToLower(text.substr(digits));
+  int shift = 0;
+  if (unit.empty() || unit == "b") {
+    shift = 0;
+  } else if (unit == "k" || unit == "kb" || unit == "kib") {
+    shift = 10;
+  } else if (unit == "m" || unit == "mb" || unit == "mib") {
+    shift = 20;
+  } else if (unit == "g" || unit == "gb" || unit == "gib") {
+    shift = 30;
+  } else if (unit == "t" || unit == "tb" || unit == "tib") {
+    shift = 40;
+  } else {
+    return absl::InvalidArgumentError("not a size");
+  }
+  if (n > (INT64_MAX >> shift)) return absl::InvalidArgumentError("too large");
+  return n << shift;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   inspector::DaemonOptions options;
@@ -101,9 +156,33 @@ int main(int argc, char** argv) {
                  "(stdio processes are killed)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--history-max-rows", options.history_max_rows,
-                 "keep at most this many messages (0: no limit)")
+  app.add_option("--history-max-messages,--history-max-rows",
+                 options.history_max_rows,
+                 "keep at most this many messages; the oldest go first, "
+                 "with their sessions (0: no limit)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  std::string history_max_age;
+  CLI::Option* max_age =
+      app.add_option("--history-max-age", history_max_age,
+                     "remove messages older than this: 30d, 12h, 90m, 1w "
+                     "(0: keep; default 30d). Pinned and named sessions "
+                     "are always kept")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                return ParseAge(text).ok() ? "" : "e.g. 30d, 12h, 90m or 0";
+              },
+              "DURATION"));
+  std::string history_max_bytes = "0";
+  app.add_option("--history-max-bytes", history_max_bytes,
+                 "remove the oldest messages while the database holds more: "
+                 "500MB, 2GiB, ... (binary units; 0: no limit); freed space "
+                 "is given back to the file system")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return ParseBytes(text).ok() ? "" : "e.g. 500MB, 2GiB or 0";
+          },
+          "SIZE"))
       ->capture_default_str();
   std::string history_sync = "answered";
   app.add_option("--history-sync", history_sync,
@@ -119,9 +198,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   int64_t history_days = 30;
   app.add_option("--history-max-days", history_days,
-                 "delete messages older than this many days (0: keep)")
+                 "the same as --history-max-age in days (0: keep)")
       ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->excludes(max_age);
   app.add_option("--bridge-port-base", options.bridge_port_base,
                  "first port of the conversions' pool (convert); ports "
                  "other programs hold are skipped; 0: the kernel picks")
@@ -193,7 +272,10 @@ int main(int argc, char** argv) {
   options.bridge_idle_timeout = absl::Seconds(bridge_idle_seconds);
   options.http_max_body_bytes = http_max_body_mib << 20;
   options.frontdoor_idle_timeout = absl::Seconds(frontdoor_idle_seconds);
-  options.history_max_age = absl::Hours(24 * history_days);
+  options.history_max_age = history_max_age.empty()
+                                ? absl::Hours(24 * history_days)
+                                : *ParseAge(history_max_age);
+  options.history_max_bytes = *ParseBytes(history_max_bytes);
   inspector::SetLogLevel(inspector::ParseLogLevel(log_level));
   if (log_format == "json") {
     inspector::SetLogFormat(inspector::LogFormat::kJson);

@@ -1,10 +1,126 @@
 #include "server/services/history_service.h"
 
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "server/services/call_tracker.h"
+#include "storage/database.h"
+#include "storage/history_export.h"
+#include "storage/history_retention.h"
 
 namespace inspector::services {
+namespace {
+
+// Streams one export: one piece read on the service's worker, then written;
+// the next piece is read once the write is done. One operation (a read or
+// a write) is outstanding at a time.
+class MessageExportReactor final
+    : public grpc::ServerWriteReactor<google::api::HttpBody> {
+ public:
+  using Open = std::function<
+      absl::StatusOr<std::unique_ptr<storage::MessageExport>>()>;
+
+  MessageExportReactor(CallTracker* calls, engine::WorkQueue* work,
+                       std::string content_type)
+      : calls_(calls), work_(work), content_type_(std::move(content_type)) {
+    calls_->Begin();
+  }
+
+  // Opens the export on the worker, then streams it.
+  void Start(Open open) {
+    absl::MutexLock lock(&mu_);
+    busy_ = true;
+    work_->Post([this, open = std::move(open)] {
+      absl::StatusOr<std::unique_ptr<storage::MessageExport>> opened = open();
+      if (!opened.ok()) {
+        absl::MutexLock lock(&mu_);
+        busy_ = false;
+        FinishLocked(ToGrpcStatus(opened.status()));
+        return;
+      }
+      export_ = *std::move(opened);
+      ReadPiece();
+    });
+  }
+
+  void FinishWith(const absl::Status& status) {
+    absl::MutexLock lock(&mu_);
+    FinishLocked(ToGrpcStatus(status));
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      absl::MutexLock lock(&mu_);
+      busy_ = false;
+      if (!ok || cancelled_) {
+        FinishLocked(grpc::Status::CANCELLED);
+        return;
+      }
+      busy_ = true;
+    }
+    work_->Post([this] { ReadPiece(); });
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    if (!busy_) FinishLocked(grpc::Status::CANCELLED);
+  }
+
+  void OnDone() override {
+    calls_->End();
+    delete this;
+  }
+
+ private:
+  // On the worker, with busy_ set.
+  void ReadPiece() {
+    absl::StatusOr<std::optional<std::string>> piece;
+    do {
+      piece = export_->Next();
+    } while (piece.ok() && piece->has_value() && (*piece)->empty());
+    absl::MutexLock lock(&mu_);
+    busy_ = false;
+    if (cancelled_) {
+      FinishLocked(grpc::Status::CANCELLED);
+    } else if (!piece.ok()) {
+      FinishLocked(ToGrpcStatus(piece.status()));
+    } else if (!piece->has_value()) {
+      FinishLocked(grpc::Status::OK);
+    } else if (!finished_) {
+      body_.set_content_type(content_type_);
+      body_.set_data(std::move(**piece));
+      busy_ = true;
+      StartWrite(&body_);
+    }
+  }
+
+  void FinishLocked(const grpc::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(status);
+  }
+
+  CallTracker* const calls_;
+  engine::WorkQueue* const work_;
+  const std::string content_type_;
+  // Used by one operation at a time (see busy_).
+  std::unique_ptr<storage::MessageExport> export_;
+  google::api::HttpBody body_;
+  absl::Mutex mu_;
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;  // a read or a write outstanding
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace
 
 grpc::ServerUnaryReactor* HistoryService::Run(
     grpc::CallbackServerContext* context, std::function<absl::Status()> query) {
@@ -63,6 +179,82 @@ grpc::ServerUnaryReactor* HistoryService::QueryLogs(
     ASSIGN_OR_RETURN(*response, reader_->QueryLogs(query));
     return absl::OkStatus();
   });
+}
+
+grpc::ServerUnaryReactor* HistoryService::PruneHistory(
+    grpc::CallbackServerContext* context,
+    const v1::PruneHistoryRequest* request,
+    v1::PruneHistoryResponse* response) {
+  auto* reactor = new TrackedUnaryReactor(deps_.calls);
+  absl::Status status = deps_.authenticator->Check(context->client_metadata());
+  if (!status.ok()) {
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+  prune_work_.Post([this, reactor, request, response] {
+    absl::Status status = [&]() -> absl::Status {
+      if (!(request->before() > 0)) {
+        return Error(v1::INVALID_REQUEST,
+                     "before is required: the unix time in ms before which "
+                     "history goes",
+                     {{"field", "before"}});
+      }
+      storage::PruneCriteria criteria;
+      criteria.before =
+          absl::FromUnixMillis(static_cast<int64_t>(request->before()));
+      if (!request->server_id().empty()) {
+        criteria.server_id = resolver_(request->server_id());
+      }
+      storage::RetentionReport report;
+      if (request->dry_run()) {
+        if (writer_ != nullptr) writer_->Flush().IgnoreError();
+        storage::DatabaseOptions options;
+        options.create_if_missing = false;
+        ASSIGN_OR_RETURN(std::unique_ptr<storage::Database> db,
+                         storage::Database::Open(database_path_, options));
+        ASSIGN_OR_RETURN(report,
+                         storage::HistoryRetention::CountPrune(*db, criteria));
+      } else {
+        if (writer_ == nullptr) {
+          return absl::FailedPreconditionError(
+              "history is not recorded (--no-history); nothing to prune");
+        }
+        ASSIGN_OR_RETURN(report, writer_->Prune(criteria));
+      }
+      response->set_messages(report.messages);
+      response->set_sessions(report.sessions);
+      response->set_logs(report.logs);
+      response->set_bytes_returned(report.bytes_returned);
+      response->set_dry_run(request->dry_run());
+      return absl::OkStatus();
+    }();
+    reactor->Finish(ToGrpcStatus(status));
+  });
+  return reactor;
+}
+
+grpc::ServerWriteReactor<google::api::HttpBody>* HistoryService::ExportMessages(
+    grpc::CallbackServerContext* context,
+    const v1::ExportMessagesRequest* request) {
+  auto* reactor = new MessageExportReactor(
+      deps_.calls, &work_,
+      storage::MessageExport::ContentType(request->format()));
+  absl::Status status = deps_.authenticator->Check(context->client_metadata());
+  if (!status.ok()) {
+    reactor->FinishWith(status);
+    return reactor;
+  }
+  v1::ExportMessagesRequest query = *request;
+  if (!query.server_id().empty()) {
+    query.set_server_id(resolver_(query.server_id()));
+  }
+  reactor->Start([this, query = std::move(query)]()
+                     -> absl::StatusOr<std::unique_ptr<storage::MessageExport>> {
+    // The export starts with everything recorded so far.
+    if (writer_ != nullptr) writer_->Flush().IgnoreError();
+    return storage::MessageExport::Open(database_path_, query);
+  });
+  return reactor;
 }
 
 }  // namespace inspector::services

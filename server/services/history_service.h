@@ -4,11 +4,19 @@
 // large table), after the history writer has committed everything
 // recorded so far, so a query sees the calls that just finished. Server
 // filters accept a name or an id. Thread-safe.
+//
+// PruneHistory hands the removal to the writer (storage/history_writer.h
+// Prune: chunks inside its batches) and waits for it on the worker; a dry
+// run counts on the worker's own connection. ExportMessages reads one
+// piece at a time on the worker, between two writes of the stream, so an
+// export of any size holds one piece in memory and other queries still
+// get their turn.
 #ifndef INSPECTOR_SERVER_SERVICES_HISTORY_SERVICE_H_
 #define INSPECTOR_SERVER_SERVICES_HISTORY_SERVICE_H_
 
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "inspector/v1/history.grpc.pb.h"
 #include "server/engine/work_queue.h"
@@ -24,12 +32,14 @@ class HistoryService final : public v1::HistoryService::CallbackService {
   // that name (history outlives deleted servers).
   using ServerResolver = std::function<std::string(const std::string&)>;
 
-  // `reader` and `writer` must outlive the service; `writer` may be null.
+  // `reader` and `writer` must outlive the service; `writer` may be null
+  // (then PruneHistory fails, except as a dry run). `database_path` is the
+  // file exports and dry runs open connections of their own on.
   HistoryService(storage::HistoryReader* reader,
                  storage::HistoryWriter* writer, ServerResolver resolver,
-                 ServiceDeps deps)
+                 ServiceDeps deps, std::string database_path = "")
       : reader_(reader), writer_(writer), resolver_(std::move(resolver)),
-        deps_(deps), work_(1) {}
+        deps_(deps), database_path_(std::move(database_path)), work_(1) {}
 
   grpc::ServerUnaryReactor* QueryHistory(
       grpc::CallbackServerContext* context,
@@ -42,6 +52,13 @@ class HistoryService final : public v1::HistoryService::CallbackService {
   grpc::ServerUnaryReactor* QueryLogs(grpc::CallbackServerContext* context,
                                       const v1::QueryLogsRequest* request,
                                       v1::QueryLogsResponse* response) override;
+  grpc::ServerUnaryReactor* PruneHistory(
+      grpc::CallbackServerContext* context,
+      const v1::PruneHistoryRequest* request,
+      v1::PruneHistoryResponse* response) override;
+  grpc::ServerWriteReactor<google::api::HttpBody>* ExportMessages(
+      grpc::CallbackServerContext* context,
+      const v1::ExportMessagesRequest* request) override;
 
  private:
   // Authenticates, then runs `query` on the worker and finishes with it.
@@ -52,7 +69,10 @@ class HistoryService final : public v1::HistoryService::CallbackService {
   storage::HistoryWriter* const writer_;
   const ServerResolver resolver_;
   const ServiceDeps deps_;
+  const std::string database_path_;
   engine::WorkQueue work_;
+  // Prunes wait for the writer's chunks there, not in the queries' way.
+  engine::WorkQueue prune_work_{1};
 };
 
 }  // namespace inspector::services

@@ -7,6 +7,7 @@
 #include "absl/time/time.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
+#include "clients/cli/commands/history_subcommands.h"
 #include "clients/cli/history_views.h"
 #include "clients/cli/mcp_args.h"
 #include "clients/cli/times.h"
@@ -162,7 +163,15 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
       "--since 10m\n"
       "  inspectorctl history --text error --limit 20 --offset 20\n"
       "  inspectorctl history --direction in -o json");
-  OnSelected(history, context, history_flags, RunHistory);
+  AddHistoryPruneCommand(history, context);
+  AddHistoryExportCommand(history, context);
+  history->callback([context, history_flags, history] {
+    // CLI11 runs this after a subcommand's callback: keep its action.
+    if (!history->get_subcommands().empty()) return;
+    context->SetAction(
+        [context, history_flags] { return RunHistory(*context, *history_flags); },
+        /*takes_command_line=*/false);
+  });
 
   // logs
   auto logs_flags = std::make_shared<LogsFlags>();
