@@ -267,7 +267,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     history_options.on_retention = [](const storage::RetentionReport& report) {
       LogInfo(storage::DescribeReport(report));
     };
-    if (options.history_max_bytes > 0) WarnIfSpaceIsNotGivenBack(*state->database);
+    if (options.history_max_bytes > 0) {
+      WarnIfSpaceIsNotGivenBack(*state->database);
+    }
     // After a busy spell the heap holds megabytes that the recording and
     // the calls have freed; give them back so an idle daemon stays small.
     history_options.on_idle = [] { malloc_trim(0); };

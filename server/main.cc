@@ -30,17 +30,23 @@ absl::StatusOr<absl::Duration> ParseAge(const std::string& text) {
   if (text == "0") return absl::ZeroDuration();
   int64_t n = 0;
   const char unit = text.empty() ? '\0' : text.back();
-  if (text.size() < 2 || !absl::SimpleAtoi(text.substr(0, text.size() - 1), &n) ||
-      n < 0) {
+  if (text.size() < 2 ||
+      !absl::SimpleAtoi(text.substr(0, text.size() - 1), &n) || n < 0) {
     return absl::InvalidArgumentError("not a duration");
   }
   switch (unit) {
-    case 's': return absl::Seconds(n);
-    case 'm': return absl::Minutes(n);
-    case 'h': return absl::Hours(n);
-    case 'd': return absl::Hours(24 * n);
-    case 'w': return absl::Hours(24 * 7 * n);
-    default: return absl::InvalidArgumentError("not a duration");
+    case 's':
+      return absl::Seconds(n);
+    case 'm':
+      return absl::Minutes(n);
+    case 'h':
+      return absl::Hours(n);
+    case 'd':
+      return absl::Hours(24 * n);
+    case 'w':
+      return absl::Hours(24 * 7 * n);
+    default:
+      return absl::InvalidArgumentError("not a duration");
   }
 }
 

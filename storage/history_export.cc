@@ -50,21 +50,19 @@ std::vector<std::string> FilterConditions(
   }
   if (request.direction() != v1::DIRECTION_UNSPECIFIED) {
     // An answer travels the other way from its request.
-    where.push_back(
-        requests_only
-            ? "m.direction = :direction"
-            : "(CASE WHEN m.kind IN ('response', 'error') THEN"
-              " (CASE m.direction WHEN 'client_to_server' THEN"
-              " 'server_to_client' ELSE 'client_to_server' END)"
-              " ELSE m.direction END) = :direction");
+    where.push_back(requests_only
+                        ? "m.direction = :direction"
+                        : "(CASE WHEN m.kind IN ('response', 'error') THEN"
+                          " (CASE m.direction WHEN 'client_to_server' THEN"
+                          " 'server_to_client' ELSE 'client_to_server' END)"
+                          " ELSE m.direction END) = :direction");
   }
   if (request.since() > 0) where.push_back("m.ts >= :since");
   if (request.until() > 0) where.push_back("m.ts < :until");
   if (!request.text().empty()) {
-    where.push_back(requests_only
-                        ? "(instr(m.raw, :text) > 0 OR"
-                          " instr(coalesce(r.raw, ''), :text) > 0)"
-                        : "instr(m.raw, :text) > 0");
+    where.push_back(requests_only ? "(instr(m.raw, :text) > 0 OR"
+                                    " instr(coalesce(r.raw, ''), :text) > 0)"
+                                  : "instr(m.raw, :text) > 0");
   }
   return where;
 }
@@ -97,13 +95,28 @@ absl::Status BindFilters(Statement& statement,
 }
 
 // The columns of `messages` in table order, for jsonl and csv.
-constexpr const char* kMessageColumns[] = {
-    "id",          "ts",           "server_id",    "session_id",
-    "direction",   "kind",         "jsonrpc_id",   "method",
-    "target",      "raw",          "raw_size",     "truncated",
-    "correlated_id", "duration_ms", "success",     "error_code",
-    "modified",    "original_raw", "intercept_action", "era",
-    "input_round", "first_round_id"};
+constexpr const char* kMessageColumns[] = {"id",
+                                           "ts",
+                                           "server_id",
+                                           "session_id",
+                                           "direction",
+                                           "kind",
+                                           "jsonrpc_id",
+                                           "method",
+                                           "target",
+                                           "raw",
+                                           "raw_size",
+                                           "truncated",
+                                           "correlated_id",
+                                           "duration_ms",
+                                           "success",
+                                           "error_code",
+                                           "modified",
+                                           "original_raw",
+                                           "intercept_action",
+                                           "era",
+                                           "input_round",
+                                           "first_round_id"};
 constexpr int kMessageColumnCount =
     sizeof(kMessageColumns) / sizeof(kMessageColumns[0]);
 
@@ -247,10 +260,9 @@ class Har final : public MessageExportFormat {
     const double duration = row.ColumnIsNull(12) ? 0 : row.ColumnDouble(12);
     std::string url = row.ColumnText(16);
     if (url.empty()) {
-      url = absl::StrCat("mcp+stdio://",
-                         row.ColumnIsNull(15) ? row.ColumnText(2)
-                                              : row.ColumnText(15),
-                         "/");
+      url = absl::StrCat(
+          "mcp+stdio://",
+          row.ColumnIsNull(15) ? row.ColumnText(2) : row.ColumnText(15), "/");
     }
     absl::StrAppend(out, "{\"startedDateTime\":\"", IsoTime(row.ColumnInt64(1)),
                     "\",\"time\":", duration, ",\"request\":{");
@@ -261,21 +273,20 @@ class Har final : public MessageExportFormat {
                     "\"postData\":{\"mimeType\":\"application/json\","
                     "\"params\":[],\"text\":");
     AppendJsonString(out, request_raw);
-    absl::StrAppend(out, "},\"headersSize\":-1,\"bodySize\":",
-                    request_raw.size(), "},\"response\":{\"status\":",
-                    answered ? 200 : 0, ",\"statusText\":\"",
-                    answered ? "OK" : "",
-                    "\",\"httpVersion\":\"HTTP/1.1\",\"cookies\":[],"
-                    "\"headers\":[],\"content\":{\"size\":",
-                    response_raw.size(),
-                    ",\"mimeType\":\"application/json\",\"text\":");
+    absl::StrAppend(
+        out, "},\"headersSize\":-1,\"bodySize\":", request_raw.size(),
+        "},\"response\":{\"status\":", answered ? 200 : 0, ",\"statusText\":\"",
+        answered ? "OK" : "",
+        "\",\"httpVersion\":\"HTTP/1.1\",\"cookies\":[],"
+        "\"headers\":[],\"content\":{\"size\":",
+        response_raw.size(), ",\"mimeType\":\"application/json\",\"text\":");
     AppendJsonString(out, response_raw);
-    absl::StrAppend(out,
-                    "},\"redirectURL\":\"\",\"headersSize\":-1,\"bodySize\":",
-                    answered ? static_cast<int64_t>(response_raw.size()) : -1,
-                    "},\"cache\":{},\"timings\":{\"send\":0,\"wait\":",
-                    duration, ",\"receive\":0},\"_mcp\":{\"messageId\":",
-                    row.ColumnInt64(0), ",\"serverId\":");
+    absl::StrAppend(
+        out, "},\"redirectURL\":\"\",\"headersSize\":-1,\"bodySize\":",
+        answered ? static_cast<int64_t>(response_raw.size()) : -1,
+        "},\"cache\":{},\"timings\":{\"send\":0,\"wait\":", duration,
+        ",\"receive\":0},\"_mcp\":{\"messageId\":", row.ColumnInt64(0),
+        ",\"serverId\":");
     AppendJsonString(out, row.ColumnText(2));
     out->append(",\"sessionId\":");
     AppendJsonString(out, row.ColumnText(3));
@@ -287,13 +298,12 @@ class Har final : public MessageExportFormat {
     AppendJsonString(out, row.ColumnText(7));
     out->append(",\"direction\":");
     AppendJsonString(out, row.ColumnText(8));
-    absl::StrAppend(out, ",\"responseId\":",
-                    answered ? absl::StrCat(row.ColumnInt64(9)) : "null",
-                    ",\"success\":",
-                    row.ColumnIsNull(13)
-                        ? "null"
-                        : (row.ColumnInt64(13) != 0 ? "true" : "false"),
-                    ",\"errorCode\":");
+    absl::StrAppend(
+        out, ",\"responseId\":",
+        answered ? absl::StrCat(row.ColumnInt64(9)) : "null", ",\"success\":",
+        row.ColumnIsNull(13) ? "null"
+                             : (row.ColumnInt64(13) != 0 ? "true" : "false"),
+        ",\"errorCode\":");
     AppendJsonString(out, row.ColumnText(14));
     out->append("}}");
   }

@@ -55,11 +55,11 @@ absl::StatusOr<int64_t> SelectInt(Statement& statement) {
 }  // namespace
 
 std::string DescribeReport(const RetentionReport& report) {
-  std::string line = absl::StrCat(
-      report.prune ? "history prune" : "history retention", " removed ",
-      Plural(report.messages, "message", "messages"), ", ",
-      Plural(report.sessions, "session", "sessions"), " and ",
-      Plural(report.logs, "log", "logs"));
+  std::string line =
+      absl::StrCat(report.prune ? "history prune" : "history retention",
+                   " removed ", Plural(report.messages, "message", "messages"),
+                   ", ", Plural(report.sessions, "session", "sessions"),
+                   " and ", Plural(report.logs, "log", "logs"));
   if (!report.reason.empty()) absl::StrAppend(&line, " (", report.reason, ")");
   if (report.bytes_returned > 0) {
     absl::StrAppend(&line, "; gave back ", Bytes(report.bytes_returned));
@@ -195,8 +195,8 @@ absl::Status HistoryRetention::BeginPass() {
     cut_id_ = std::max<int64_t>(0, newest_id_ - limits.max_messages);
     ASSIGN_OR_RETURN(int64_t max_log_id, SelectInt(s[Statements::kMaxLogId]));
     log_cut_id_ = std::max<int64_t>(0, max_log_id - limits.max_messages);
-    reasons.push_back(absl::StrCat("beyond ", limits.max_messages,
-                                   " messages"));
+    reasons.push_back(
+        absl::StrCat("beyond ", limits.max_messages, " messages"));
   }
   if (limits.max_age > absl::ZeroDuration()) {
     const int64_t cut_ms = absl::ToUnixMillis(clock_->Now() - limits.max_age);
@@ -235,12 +235,11 @@ absl::Status HistoryRetention::BeginPrune(const PruneCriteria& criteria) {
   session_cut_ms_ = before_ms;
   log_cut_ms_ = before_ms;
   server_id_ = criteria.server_id;
-  report_.reason =
-      absl::StrCat("before ", absl::FormatTime(absl::RFC3339_sec,
-                                               criteria.before,
-                                               absl::UTCTimeZone()));
-  if (!server_id_.empty()) absl::StrAppend(&report_.reason, ", server ",
-                                           server_id_);
+  report_.reason = absl::StrCat(
+      "before ", absl::FormatTime(absl::RFC3339_sec, criteria.before,
+                                  absl::UTCTimeZone()));
+  if (!server_id_.empty())
+    absl::StrAppend(&report_.reason, ", server ", server_id_);
   phase_ = Phase::kMessages;
   return absl::OkStatus();
 }
@@ -346,10 +345,10 @@ absl::StatusOr<bool> HistoryRetention::MessagesStep(absl::Time deadline) {
         return row.status();
       }
       if (!*row) break;
-      candidates.push_back(Candidate{
-          select.ColumnInt64(0), select.ColumnText(1),
-          select.ColumnInt64(2) != 0, select.ColumnInt64(3) != 0,
-          !select.ColumnIsNull(4), select.ColumnInt64(4)});
+      candidates.push_back(
+          Candidate{select.ColumnInt64(0), select.ColumnText(1),
+                    select.ColumnInt64(2) != 0, select.ColumnInt64(3) != 0,
+                    !select.ColumnIsNull(4), select.ColumnInt64(4)});
     }
     select.Reset();
     if (candidates.empty()) {
@@ -511,15 +510,14 @@ absl::StatusOr<RetentionReport> HistoryRetention::CountPrune(
     RETURN_IF_ERROR(statement.Bind(4, newest_id));
     return absl::OkStatus();
   };
-  ASSIGN_OR_RETURN(
-      Statement messages,
-      db.Prepare(absl::StrCat(
-          "SELECT count(*) FROM messages AS m"
-          " LEFT JOIN sessions AS s ON s.id = m.session_id"
-          " WHERE m.id < ?4 AND (s.id IS NULL OR (s.pinned = 0 AND"
-          " s.name IS NULL)) AND ((m.id <= ?2 AND (?3 = '' OR"
-          " m.server_id = ?3)) OR m.session_id IN (",
-          kWhole, "))")));
+  ASSIGN_OR_RETURN(Statement messages,
+                   db.Prepare(absl::StrCat(
+                       "SELECT count(*) FROM messages AS m"
+                       " LEFT JOIN sessions AS s ON s.id = m.session_id"
+                       " WHERE m.id < ?4 AND (s.id IS NULL OR (s.pinned = 0 AND"
+                       " s.name IS NULL)) AND ((m.id <= ?2 AND (?3 = '' OR"
+                       " m.server_id = ?3)) OR m.session_id IN (",
+                       kWhole, "))")));
   RETURN_IF_ERROR(bind(messages));
   ASSIGN_OR_RETURN(report.messages, SelectInt(messages));
   ASSIGN_OR_RETURN(
@@ -540,9 +538,8 @@ absl::StatusOr<RetentionReport> HistoryRetention::CountPrune(
   RETURN_IF_ERROR(bind(logs));
   ASSIGN_OR_RETURN(report.logs, SelectInt(logs));
   report.reason = absl::StrCat(
-      "before ",
-      absl::FormatTime(absl::RFC3339_sec, criteria.before,
-                       absl::UTCTimeZone()));
+      "before ", absl::FormatTime(absl::RFC3339_sec, criteria.before,
+                                  absl::UTCTimeZone()));
   if (!criteria.server_id.empty()) {
     absl::StrAppend(&report.reason, ", server ", criteria.server_id);
   }

@@ -169,14 +169,14 @@ class HistoryRetention {
   // The running pass.
   Phase phase_ = Phase::kIdle;
   RetentionReport report_;
-  int64_t newest_id_ = 0;     // never removed
-  int64_t cut_id_ = 0;        // messages with id <= it are due
-  int64_t cursor_ = 0;        // messages up to it were looked at
+  int64_t newest_id_ = 0;       // never removed
+  int64_t cut_id_ = 0;          // messages with id <= it are due
+  int64_t cursor_ = 0;          // messages up to it were looked at
   int64_t session_cut_ms_ = 0;  // ended sessions before it go whole; 0: any
-  int64_t bytes_target_ = 0;  // > 0: remove while more bytes are in use
-  std::string server_id_;     // prune: only this server's rows
-  int64_t log_cut_id_ = 0;    // logs with id <= it go
-  int64_t log_cut_ms_ = 0;    // logs with ts < it go
+  int64_t bytes_target_ = 0;    // > 0: remove while more bytes are in use
+  std::string server_id_;       // prune: only this server's rows
+  int64_t log_cut_id_ = 0;      // logs with id <= it go
+  int64_t log_cut_ms_ = 0;      // logs with ts < it go
   std::deque<std::string> pending_sessions_;  // ended sessions going whole
   absl::flat_hash_set<std::string> queued_sessions_;
 };

@@ -23,8 +23,8 @@ namespace {
 class MessageExportReactor final
     : public grpc::ServerWriteReactor<google::api::HttpBody> {
  public:
-  using Open = std::function<
-      absl::StatusOr<std::unique_ptr<storage::MessageExport>>()>;
+  using Open =
+      std::function<absl::StatusOr<std::unique_ptr<storage::MessageExport>>()>;
 
   MessageExportReactor(CallTracker* calls, engine::WorkQueue* work,
                        std::string content_type)
@@ -248,12 +248,13 @@ grpc::ServerWriteReactor<google::api::HttpBody>* HistoryService::ExportMessages(
   if (!query.server_id().empty()) {
     query.set_server_id(resolver_(query.server_id()));
   }
-  reactor->Start([this, query = std::move(query)]()
-                     -> absl::StatusOr<std::unique_ptr<storage::MessageExport>> {
-    // The export starts with everything recorded so far.
-    if (writer_ != nullptr) writer_->Flush().IgnoreError();
-    return storage::MessageExport::Open(database_path_, query);
-  });
+  reactor->Start(
+      [this, query = std::move(query)]()
+          -> absl::StatusOr<std::unique_ptr<storage::MessageExport>> {
+        // The export starts with everything recorded so far.
+        if (writer_ != nullptr) writer_->Flush().IgnoreError();
+        return storage::MessageExport::Open(database_path_, query);
+      });
   return reactor;
 }
 

@@ -35,11 +35,15 @@ class HistoryService final : public v1::HistoryService::CallbackService {
   // `reader` and `writer` must outlive the service; `writer` may be null
   // (then PruneHistory fails, except as a dry run). `database_path` is the
   // file exports and dry runs open connections of their own on.
-  HistoryService(storage::HistoryReader* reader,
-                 storage::HistoryWriter* writer, ServerResolver resolver,
-                 ServiceDeps deps, std::string database_path = "")
-      : reader_(reader), writer_(writer), resolver_(std::move(resolver)),
-        deps_(deps), database_path_(std::move(database_path)), work_(1) {}
+  HistoryService(storage::HistoryReader* reader, storage::HistoryWriter* writer,
+                 ServerResolver resolver, ServiceDeps deps,
+                 std::string database_path = "")
+      : reader_(reader),
+        writer_(writer),
+        resolver_(std::move(resolver)),
+        deps_(deps),
+        database_path_(std::move(database_path)),
+        work_(1) {}
 
   grpc::ServerUnaryReactor* QueryHistory(
       grpc::CallbackServerContext* context,

@@ -46,21 +46,26 @@ class HistoryMaintenanceTest : public testing::DaemonFixture {
     std::string sql;
     int64_t id = 0;
     const std::vector<std::pair<std::string, int64_t>> sessions = {
-        {"old-1", k2020}, {"old-2", k2020 + 1000}, {"old-named", k2020 + 2000},
+        {"old-1", k2020},
+        {"old-2", k2020 + 1000},
+        {"old-named", k2020 + 2000},
         {"new-1", k2024}};
     for (const auto& [session, start] : sessions) {
       absl::StrAppend(&sql,
                       "INSERT INTO sessions (id, kind, started_at, ended_at,"
-                      " end_reason) VALUES ('", session, "', 'proxy', ", start,
-                      ", ", start + 100, ", 'closed');");
+                      " end_reason) VALUES ('",
+                      session, "', 'proxy', ", start, ", ", start + 100,
+                      ", 'closed');");
       for (int i = 0; i < 5; ++i) {
         ++id;
         absl::StrAppend(
             &sql,
             "INSERT INTO messages (id, ts, server_id, session_id, direction,"
-            " kind, method, raw, raw_size) VALUES (", id, ", ", start + i,
-            ", 'srv', '", session, "', 'client_to_server', 'notification',"
-            " 'notifications/progress', '{\"n\":", id, "}', 8);");
+            " kind, method, raw, raw_size) VALUES (",
+            id, ", ", start + i, ", 'srv', '", session,
+            "', 'client_to_server', 'notification',"
+            " 'notifications/progress', '{\"n\":",
+            id, "}', 8);");
       }
     }
     absl::StrAppend(&sql,

@@ -54,11 +54,12 @@ class HistoryExportTest : public ::testing::Test {
       request.target = request.method == "tools/call" ? "echo" : "";
       nlohmann::json params = {{"name", "echo"},
                                {"arguments", {{"text", kAwkwardArgument}}}};
-      request.raw = nlohmann::json{{"jsonrpc", "2.0"},
-                                   {"id", i},
-                                   {"method", request.method},
-                                   {"params", params}}
-                        .dump();
+      request.raw = nlohmann::json{
+          {"jsonrpc", "2.0"},
+          {"id", i},
+          {"method", request.method},
+          {"params",
+           params}}.dump();
       MessageRecord response;
       response.id = writer->NextMessageId();
       response.ts_ms = request.ts_ms + 3;
@@ -70,11 +71,12 @@ class HistoryExportTest : public ::testing::Test {
       response.correlated_id = request.id;
       response.duration_ms = 2.5;
       response.success = response.kind == "response";
-      response.raw = response.kind == "error"
-                         ? absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
-                                        R"(,"error":{"code":-32000,"message":"no"}})")
-                         : absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
-                                        R"(,"result":{"content":[]}})");
+      response.raw =
+          response.kind == "error"
+              ? absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
+                             R"(,"error":{"code":-32000,"message":"no"}})")
+              : absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
+                             R"(,"result":{"content":[]}})");
       if (i + 1 < kCalls) {  // the last request stays pending
         writer->Append(std::move(request));
         writer->Append(std::move(response));
@@ -209,8 +211,7 @@ TEST_F(HistoryExportTest, CsvQuotesWhatNeedsIt) {
                                     "request,0,tools/list,,,,,")));
   EXPECT_THAT(all, ::testing::HasSubstr(quoted + "\r\n"));
   // Plain fields are left as they are; NULL is an empty field.
-  EXPECT_THAT(all, ::testing::HasSubstr(
-                       ",server_to_client,error,0,,,2.5,0,,"));
+  EXPECT_THAT(all, ::testing::HasSubstr(",server_to_client,error,0,,,2.5,0,,"));
 }
 
 TEST_F(HistoryExportTest, HarIsValidHar12) {
@@ -259,12 +260,12 @@ TEST_F(HistoryExportTest, HarIsValidHar12) {
   // The HTTP server's URL, the stdio one's name; the bodies as recorded.
   EXPECT_EQ(entries[1]["request"]["url"], "http://127.0.0.1:9/mcp");
   EXPECT_EQ(entries[0]["request"]["url"], "mcp+stdio://srv-stdio/");
-  nlohmann::json params =
-      nlohmann::json::parse(entries[0]["request"]["postData"]["text"].get<std::string>());
+  nlohmann::json params = nlohmann::json::parse(
+      entries[0]["request"]["postData"]["text"].get<std::string>());
   EXPECT_EQ(params["params"]["arguments"]["text"], kAwkwardArgument);
   EXPECT_EQ(entries[0]["response"]["status"], 200);
   EXPECT_THAT(entries[0]["response"]["content"]["text"].get<std::string>(),
-              ::testing::HasSubstr("\"error\""));  // i = 0: an error
+              ::testing::HasSubstr("\"error\""));           // i = 0: an error
   EXPECT_EQ(entries[kCalls - 1]["response"]["status"], 0);  // pending
 }
 

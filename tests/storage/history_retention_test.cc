@@ -100,8 +100,7 @@ class HistoryRetentionTest : public ::testing::Test {
                  session + "'");
   }
   int64_t Sessions(const std::string& session) {
-    return Count("SELECT count(*) FROM sessions WHERE id = '" + session +
-                 "'");
+    return Count("SELECT count(*) FROM sessions WHERE id = '" + session + "'");
   }
 
   TempDir dir_;
@@ -128,8 +127,9 @@ TEST_F(HistoryRetentionTest, AgeNeverRemovesNamedOrPinnedSessions) {
   Session(*writer, "plain", "s1", old + 20, 5);
   Session(*writer, "recent", "s1", Ms(absl::Minutes(1)), 3);
   ASSERT_OK(writer->Flush());
-  ASSERT_OK(db_->Exec("UPDATE sessions SET name = 'keep me' WHERE id = 'named';"
-                      "UPDATE sessions SET pinned = 1 WHERE id = 'pinned'"));
+  ASSERT_OK(
+      db_->Exec("UPDATE sessions SET name = 'keep me' WHERE id = 'named';"
+                "UPDATE sessions SET pinned = 1 WHERE id = 'pinned'"));
 
   ASSERT_OK(writer->EnforceRetention());
   EXPECT_EQ(Messages("named"), 5);
@@ -171,7 +171,7 @@ TEST_F(HistoryRetentionTest, AStraddlingEndedSessionGoesWholeByRows) {
   HistoryWriterOptions options = ManualOptions(&clock_);
   options.retention_rows = 5;
   ASSERT_OK_AND_ASSIGN(auto writer, HistoryWriter::Start(path_, options));
-  Session(*writer, "a", "s1", 1000, 8);   // ids 1-8, cut-off at 3
+  Session(*writer, "a", "s1", 1000, 8);                 // ids 1-8, cut-off at 3
   Session(*writer, "b", "s1", 2000, 2, /*live=*/true);  // ids 9-10
   ASSERT_OK(writer->Flush());
   ASSERT_OK(writer->EnforceRetention());

@@ -25,8 +25,8 @@ using ::inspector::storage::testing::TempDir;
 std::string ReadQueriesPage() {
   std::string path = __FILE__;
   const std::string here = "tests/storage/sql_queries_doc_test.cc";
-  path = path.substr(0, path.size() - here.size()) +
-         "docs/guides/sql-queries.md";
+  path =
+      path.substr(0, path.size() - here.size()) + "docs/guides/sql-queries.md";
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -68,9 +68,9 @@ void FillHistory(const std::string& path, Database& db) {
     session.server_id = s % 2 == 0 ? "srv-a" : "srv-b";
     session.kind = s == 0 ? "daemon" : "proxy";
     session.transport = "stdio";
-    session.client_info_json = s % 2 == 0
-                                   ? R"({"name":"claude-desktop","version":"1.2"})"
-                                   : R"({"name":"cursor","version":"0.9"})";
+    session.client_info_json =
+        s % 2 == 0 ? R"({"name":"claude-desktop","version":"1.2"})"
+                   : R"({"name":"cursor","version":"0.9"})";
     session.started_at_ms = ts;
     writer->StartSession(session);
     for (int i = 0; i < 20; ++i) {
@@ -84,11 +84,11 @@ void FillHistory(const std::string& path, Database& db) {
       request.jsonrpc_id = std::to_string(i);
       request.method = "tools/call";
       request.target = i % 3 == 0 ? "add" : "echo";
-      request.raw = absl::StrCat(
-          R"({"jsonrpc":"2.0","id":)", i,
-          R"(,"method":"tools/call","params":{"name":")", request.target,
-          R"(","arguments":{"message":"m)", i % 4, R"(","loud":)",
-          i % 2 == 0 ? "true" : "false", "}}}");
+      request.raw =
+          absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
+                       R"(,"method":"tools/call","params":{"name":")",
+                       request.target, R"(","arguments":{"message":"m)", i % 4,
+                       R"(","loud":)", i % 2 == 0 ? "true" : "false", "}}}");
       const int64_t request_id = request.id;
       writer->Append(std::move(request));
       if (s == 3 && i == 19) continue;  // pending
@@ -105,10 +105,12 @@ void FillHistory(const std::string& path, Database& db) {
       response.success = !failed;
       if (failed) response.error_code = "-32603";
       response.raw =
-          failed ? absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
-                                R"(,"error":{"code":-32603,"message":"boom"}})")
-                 : absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
-                                R"(,"result":{"content":[{"type":"text","text":"ok"}]}})");
+          failed
+              ? absl::StrCat(R"({"jsonrpc":"2.0","id":)", i,
+                             R"(,"error":{"code":-32603,"message":"boom"}})")
+              : absl::StrCat(
+                    R"({"jsonrpc":"2.0","id":)", i,
+                    R"(,"result":{"content":[{"type":"text","text":"ok"}]}})");
       writer->Append(std::move(response));
       MessageRecord note;
       note.ts_ms = ts + 1;
@@ -139,8 +141,8 @@ TEST(SqlQueriesDocTest, EveryQueryOfThePageRunsAndFindsRows) {
 
   for (size_t i = 0; i < blocks.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("query ", i + 1, ":\n", blocks[i]));
-    std::string sql(absl::StripSuffix(
-        absl::StripTrailingAsciiWhitespace(blocks[i]), ";"));
+    std::string sql(
+        absl::StripSuffix(absl::StripTrailingAsciiWhitespace(blocks[i]), ";"));
     absl::StatusOr<Statement> statement = db->Prepare(sql);
     ASSERT_TRUE(statement.ok()) << statement.status();
     int rows = 0;

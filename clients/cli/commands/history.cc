@@ -169,7 +169,9 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
     // CLI11 runs this after a subcommand's callback: keep its action.
     if (!history->get_subcommands().empty()) return;
     context->SetAction(
-        [context, history_flags] { return RunHistory(*context, *history_flags); },
+        [context, history_flags] {
+          return RunHistory(*context, *history_flags);
+        },
         /*takes_command_line=*/false);
   });
 

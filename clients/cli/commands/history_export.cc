@@ -95,7 +95,8 @@ void AddHistoryExportCommand(CLI::App* history, Context* context) {
   command->add_option("--format", flags->format, "jsonl (default), csv or har")
       ->check(CLI::IsMember({"jsonl", "csv", "har"}))
       ->type_name("FORMAT");
-  command->add_option("--server", flags->server, "Only this server (name or id)")
+  command
+      ->add_option("--server", flags->server, "Only this server (name or id)")
       ->type_name("SERVER");
   command
       ->add_option("--method", flags->method,
@@ -137,9 +138,8 @@ void AddHistoryExportCommand(CLI::App* history, Context* context) {
       "  inspectorctl history export --format har --server everything "
       "> calls.har");
   command->callback([context, flags] {
-    context->SetAction(
-        [context, flags] { return RunExport(*context, *flags); },
-        /*takes_command_line=*/false);
+    context->SetAction([context, flags] { return RunExport(*context, *flags); },
+                       /*takes_command_line=*/false);
   });
 }
 

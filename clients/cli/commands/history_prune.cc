@@ -44,7 +44,8 @@ absl::Status RunPrune(Context& context, const PruneFlags& flags) {
   if (context.json()) return context.PrintJson(response);
   context.out() << (flags.dry_run ? "would remove " : "removed ")
                 << PruneCount(response.messages(), "message", "messages")
-                << ", " << PruneCount(response.sessions(), "session", "sessions")
+                << ", "
+                << PruneCount(response.sessions(), "session", "sessions")
                 << " and " << PruneCount(response.logs(), "log", "logs");
   if (response.bytes_returned() > 0) {
     context.out() << absl::StrFormat(
@@ -60,7 +61,8 @@ absl::Status RunPrune(Context& context, const PruneFlags& flags) {
 void AddHistoryPruneCommand(CLI::App* history, Context* context) {
   auto flags = std::make_shared<PruneFlags>();
   CLI::App* prune = history->add_subcommand(
-      "prune", "Remove recorded messages, logs and sessions from before a time");
+      "prune",
+      "Remove recorded messages, logs and sessions from before a time");
   prune
       ->add_option("--before", flags->before,
                    "What was recorded before then goes: a duration ago "
