@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <set>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -12,7 +15,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "common/utf8.h"
@@ -210,6 +215,293 @@ absl::StatusOr<uint32_t> ReadPage(
   return ClampTotal(total);
 }
 
+// ---------------------------------------------------------------------------
+// Paging and counting
+
+// Totals are exact up to these many matches; beyond, total_is_estimate.
+constexpr int64_t kCountCap = 10000;
+constexpr int64_t kTextCountCap = 1000;
+
+// A page_token: the (ts, id) of the last row of the previous page.
+struct PageToken {
+  int64_t ts = 0;
+  int64_t id = 0;
+};
+
+std::string FormatPageToken(const PageToken& token) {
+  return absl::StrCat(token.ts, ":", token.id);
+}
+
+absl::StatusOr<std::optional<PageToken>> ParsePageToken(
+    const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::vector<std::string> parts = absl::StrSplit(text, ':');
+  PageToken token;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &token.ts) ||
+      !absl::SimpleAtoi(parts[1], &token.id) || token.id <= 0) {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("page_token \"", text,
+                              "\" is not a next_page_token of this history"),
+                 {{"field", "page_token"}});
+  }
+  return token;
+}
+
+// Restricts `where` to the rows after `token` in the page order.
+void AddKeyset(const std::optional<PageToken>& token, bool id_order,
+               Where* where) {
+  if (!token) return;
+  if (id_order) {
+    where->Add("id < ?", token->id);
+  } else {
+    where->Add("(ts, id) < (?, ?)", token->ts);
+    where->AddParam(token->id);
+  }
+}
+
+// One page being read, and then the count of every match: skips `skip`
+// rows, takes `limit`, and notes whether one more follows (the next page's
+// token is then the last row taken).
+class Page {
+ public:
+  Page(uint32_t limit, uint32_t skip) : limit_(limit), skip_(skip) {}
+
+  uint32_t limit() const { return limit_; }
+
+  // The rows to skip, for a query that skips them itself (OFFSET).
+  uint32_t TakeSkip() { return std::exchange(skip_, 0); }
+
+  // A matching row with `id` and `ts`: runs `read` if the row belongs to
+  // the page. Returns false once the page is full and another row was seen.
+  template <typename Read>
+  bool Take(int64_t id, int64_t ts, Read read) {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    if (taken_ == limit_) {
+      has_more_ = true;
+      return false;
+    }
+    read();
+    ++taken_;
+    last_ = PageToken{ts, id};
+    return true;
+  }
+
+  // Counting: StartCount, then Count for each match until it returns false
+  // (more than `cap`), or SetCount.
+  void StartCount(int64_t cap) {
+    cap_ = cap;
+    count_ = 0;
+  }
+  bool Count() { return ++count_ <= cap_; }
+  void SetCount(int64_t cap, int64_t count) {
+    cap_ = cap;
+    count_ = count;
+  }
+
+  template <typename Response>
+  void Finish(Response* response) const {
+    if (has_more_) response->set_next_page_token(FormatPageToken(last_));
+    const bool estimate = count_ > cap_;
+    response->set_total(ClampTotal(estimate ? cap_ : count_));
+    response->set_total_is_estimate(estimate);
+  }
+
+ private:
+  const uint32_t limit_;
+  uint32_t skip_;
+  uint32_t taken_ = 0;
+  bool has_more_ = false;
+  PageToken last_;
+  int64_t cap_ = 0;
+  int64_t count_ = 0;
+};
+
+// Runs `sql` (ending with "LIMIT ? OFFSET ?", with `where`'s parameters
+// before) for one more row than the page holds, giving each row to
+// `take` until it returns false.
+absl::Status ReadKeysetPage(Database& db, const std::string& sql,
+                            const Where& where, Page* page,
+                            absl::FunctionRef<bool(Statement&)> take) {
+  ASSIGN_OR_RETURN(Statement statement, db.Prepare(sql));
+  std::vector<Param> params = where.params();
+  params.push_back(static_cast<int64_t>(page->limit()) + 1);
+  params.push_back(static_cast<int64_t>(page->TakeSkip()));
+  RETURN_IF_ERROR(BindAll(statement, params));
+  while (true) {
+    ASSIGN_OR_RETURN(bool has_row, statement.Step());
+    if (!has_row || !take(statement)) return absl::OkStatus();
+  }
+}
+
+// Runs `count_sql` (a count of a subquery ending with "LIMIT ?") with
+// `where`'s parameters and a limit one above `cap`.
+absl::Status CountCapped(Database& db, const std::string& count_sql,
+                         const Where& where, int64_t cap, Page& page) {
+  std::vector<Param> params = where.params();
+  params.push_back(cap + 1);
+  ASSIGN_OR_RETURN(int64_t count, Count(db, count_sql, params));
+  page.SetCount(cap, count);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Text search
+
+// What QueryHistory's text matches: the request's raw or its answer's.
+constexpr char kHistoryTextCondition[] =
+    "(instr(request_raw, ?) > 0 OR instr(coalesce(response_raw, ''), ?) > 0)";
+
+// True if `text` has 3 characters in a row other than LIKE's wildcards, so
+// that the trigram index can find it.
+bool UsesTextIndex(const std::string& text) {
+  int run = 0;
+  for (const char c : text) {
+    if (c == '%' || c == '_') {
+      run = 0;
+    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && ++run >= 3) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The LIKE pattern the index answers for `text`: a superset of the rows
+// containing it (LIKE ignores ASCII case, and the wildcards in `text` match
+// any character), narrowed with instr() afterwards.
+std::string LikePattern(const std::string& text) {
+  std::string pattern = "%";
+  for (const char c : text) pattern += (c == '%' || c == '_') ? '_' : c;
+  pattern += '%';
+  return pattern;
+}
+
+struct TextHit {
+  int64_t id = 0;
+  std::string kind;
+  int64_t correlated_id = 0;
+};
+
+TextHit ReadTextHit(const Statement& row) {
+  return TextHit{row.ColumnInt64(0), row.ColumnText(1), row.ColumnInt64(2)};
+}
+
+// Calls `visit` with each message whose raw contains `text`, highest id
+// first, below `before_id` (0: no bound), until it returns false: the
+// indexed messages from messages_fts, merged with the ones still queued for
+// the indexer (scanned).
+absl::Status ForEachTextHit(
+    Database& db, const std::string& text, int64_t before_id,
+    absl::FunctionRef<absl::StatusOr<bool>(const TextHit&)> visit) {
+  const int64_t bound =
+      before_id > 0 ? before_id : std::numeric_limits<int64_t>::max();
+  std::vector<TextHit> queued;
+  {
+    ASSIGN_OR_RETURN(
+        Statement statement,
+        db.PrepareCached(
+            "SELECT m.id, m.kind, m.correlated_id FROM messages_fts_pending"
+            " AS p CROSS JOIN messages AS m ON m.id = p.id WHERE p.id < ?"
+            " AND instr(m.raw, ?) > 0 ORDER BY p.id DESC"));
+    RETURN_IF_ERROR(statement.Bind(1, bound));
+    RETURN_IF_ERROR(statement.Bind(2, std::string_view(text)));
+    while (true) {
+      ASSIGN_OR_RETURN(bool has_row, statement.Step());
+      if (!has_row) break;
+      queued.push_back(ReadTextHit(statement));
+    }
+  }
+  ASSIGN_OR_RETURN(
+      Statement indexed,
+      db.PrepareCached(
+          "SELECT m.id, m.kind, m.correlated_id FROM messages_fts AS f"
+          " CROSS JOIN messages AS m ON m.id = f.rowid WHERE f.raw LIKE ?"
+          " AND f.rowid < ? AND instr(m.raw, ?) > 0 ORDER BY f.rowid DESC"));
+  RETURN_IF_ERROR(indexed.Bind(1, LikePattern(text)));
+  RETURN_IF_ERROR(indexed.Bind(2, bound));
+  RETURN_IF_ERROR(indexed.Bind(3, std::string_view(text)));
+  std::optional<TextHit> head;
+  bool indexed_done = false;
+  size_t next_queued = 0;
+  while (true) {
+    if (!head && !indexed_done) {
+      ASSIGN_OR_RETURN(bool has_row, indexed.Step());
+      if (has_row) {
+        head = ReadTextHit(indexed);
+      } else {
+        indexed_done = true;
+      }
+    }
+    TextHit next;
+    if (next_queued < queued.size() &&
+        (!head || queued[next_queued].id >= head->id)) {
+      next = std::move(queued[next_queued++]);
+      // Indexed between the two reads: the same message twice.
+      if (head && head->id == next.id) head.reset();
+    } else if (head) {
+      next = *std::move(head);
+      head.reset();
+    } else {
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(bool more, visit(next));
+    if (!more) return absl::OkStatus();
+  }
+}
+
+// How far past a page's last request its answers are looked for: a request
+// found only through an answer recorded more than this many messages after
+// the previous page's last request is not on the next page.
+constexpr int64_t kAnswerLookahead = 10000;
+
+// Calls `visit` with the id of each request whose own raw or an answer's
+// contains `text` (candidates: the caller checks them), highest id first,
+// below `before_id` (0: no bound), until it returns false. Answers come
+// after their requests, so once the matches have been read down to id F,
+// every request above F is known.
+absl::Status ForEachTextRequest(
+    Database& db, const std::string& text, int64_t before_id,
+    absl::FunctionRef<absl::StatusOr<bool>(int64_t)> visit) {
+  std::set<int64_t, std::greater<int64_t>> candidates;
+  bool stopped = false;
+  auto emit_down_to = [&](int64_t floor) -> absl::Status {
+    while (!stopped && !candidates.empty() && *candidates.begin() > floor) {
+      const int64_t id = *candidates.begin();
+      candidates.erase(candidates.begin());
+      ASSIGN_OR_RETURN(bool more, visit(id));
+      stopped = !more;
+    }
+    return absl::OkStatus();
+  };
+  const int64_t hits_before =
+      before_id > 0 ? before_id + kAnswerLookahead : 0;
+  RETURN_IF_ERROR(ForEachTextHit(
+      db, text, hits_before,
+      [&](const TextHit& hit) -> absl::StatusOr<bool> {
+        RETURN_IF_ERROR(emit_down_to(hit.id));
+        if (stopped) return false;
+        int64_t request_id = 0;
+        if (hit.kind == "request") {
+          request_id = hit.id;
+        } else if (hit.kind == "response" || hit.kind == "error") {
+          request_id = hit.correlated_id;
+        }
+        if (request_id > 0 && (before_id == 0 || request_id < before_id)) {
+          candidates.insert(request_id);
+        }
+        return true;
+      }));
+  return emit_down_to(std::numeric_limits<int64_t>::min());
+}
+
+// The columns ReadHistoryEntry reads, from the view `requests`.
+constexpr char kHistoryColumns[] =
+    "id, ts, server_id, session_id, direction, jsonrpc_id, method, target,"
+    " request_raw, response_raw, duration_ms, success, era, input_round,"
+    " first_round_id";
+
 const char* DirectionText(v1::Direction direction) {
   switch (direction) {
     case v1::CLIENT_TO_SERVER:
@@ -350,6 +642,8 @@ HistoryReader::~HistoryReader() = default;
 absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
     const v1::QueryHistoryRequest& request) {
   const uint32_t limit = EffectiveLimit(request.limit());
+  ASSIGN_OR_RETURN(std::optional<PageToken> token,
+                   ParsePageToken(request.page_token()));
   Where where;
   if (!request.method().empty()) where.Add("method = ?", request.method());
   if (!request.server_id().empty()) {
@@ -362,44 +656,83 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   if (const char* direction = DirectionText(request.direction())) {
     where.Add("direction = ?", std::string(direction));
   }
-  // Without a text filter the count needs no join: each request is one row
-  // of the view.
-  std::string count_sql = absl::StrCat(
-      "SELECT count(*) FROM messages WHERE kind = 'request'", where.AndSql());
-  if (!request.text().empty()) {
-    where.Add(
-        "(instr(request_raw, ?) > 0 OR instr(coalesce(response_raw, ''), ?) "
-        "> 0)",
-        request.text());
-    where.AddParam(request.text());
-    count_sql = absl::StrCat("SELECT count(*) FROM requests", where.Sql());
-  }
-  const std::string sql = absl::StrCat(
-      "SELECT id, ts, server_id, session_id, direction, jsonrpc_id, method,"
-      " target, request_raw, response_raw, duration_ms, success, era,"
-      " input_round, first_round_id FROM requests",
-      where.Sql(),
-      NewestFirst(!request.session_id().empty() && request.method().empty() &&
-                  request.server_id().empty()),
-      " LIMIT ? OFFSET ?");
-
   v1::QueryHistoryResponse response;
   response.set_limit(limit);
   response.set_offset(request.offset());
+  Page page(limit, request.offset());
+  const bool indexed_text = UsesTextIndex(request.text());
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(
-      uint32_t total,
-      ReadPage(*db_, count_sql, sql, where, limit, request.offset(),
-               [&response](Statement& statement) {
-                 ReadHistoryEntry(statement, response.add_entries());
-               }));
-  response.set_total(total);
+  if (indexed_text) {
+    // Each request matched (by its own text or an answer's) is checked
+    // once more against every filter, from the view.
+    Where checked = where;
+    checked.Add(kHistoryTextCondition, request.text());
+    checked.AddParam(request.text());
+    const std::string fetch_sql = absl::StrCat(
+        "SELECT ", kHistoryColumns, " FROM requests WHERE id = ?",
+        checked.AndSql());
+    ASSIGN_OR_RETURN(Statement fetch, db_->Prepare(fetch_sql));
+    auto read = [&](int64_t id, bool count_only) -> absl::StatusOr<bool> {
+      std::vector<Param> params = {id};
+      params.insert(params.end(), checked.params().begin(),
+                    checked.params().end());
+      fetch.Reset();
+      RETURN_IF_ERROR(BindAll(fetch, params));
+      ASSIGN_OR_RETURN(bool has_row, fetch.Step());
+      if (!has_row) return true;
+      if (count_only) return page.Count();
+      return page.Take(id, fetch.ColumnInt64(1), [&] {
+        ReadHistoryEntry(fetch, response.add_entries());
+      });
+    };
+    const int64_t before = token ? token->id : 0;
+    RETURN_IF_ERROR(ForEachTextRequest(
+        *db_, request.text(), before,
+        [&](int64_t id) { return read(id, /*count_only=*/false); }));
+    page.StartCount(kTextCountCap);
+    RETURN_IF_ERROR(ForEachTextRequest(
+        *db_, request.text(), 0,
+        [&](int64_t id) { return read(id, /*count_only=*/true); }));
+    page.Finish(&response);
+    return response;
+  }
+  // Without a text filter the count needs no join: each request is one row
+  // of the view.
+  std::string count_sql = absl::StrCat(
+      "SELECT count(*) FROM (SELECT 1 FROM messages WHERE kind = 'request'",
+      where.AndSql(), " LIMIT ?)");
+  int64_t count_cap = kCountCap;
+  if (!request.text().empty()) {
+    // Too short for the index: a scan of the raw texts.
+    where.Add(kHistoryTextCondition, request.text());
+    where.AddParam(request.text());
+    count_sql = absl::StrCat("SELECT count(*) FROM (SELECT 1 FROM requests",
+                             where.Sql(), " LIMIT ?)");
+    count_cap = kTextCountCap;
+  }
+  const bool id_order = !request.session_id().empty() &&
+                        request.method().empty() &&
+                        request.server_id().empty();
+  Where paged = where;
+  AddKeyset(token, id_order, &paged);
+  const std::string sql =
+      absl::StrCat("SELECT ", kHistoryColumns, " FROM requests", paged.Sql(),
+                   NewestFirst(id_order), " LIMIT ? OFFSET ?");
+  RETURN_IF_ERROR(ReadKeysetPage(*db_, sql, paged, &page, [&](Statement& statement) {
+    return page.Take(statement.ColumnInt64(0), statement.ColumnInt64(1), [&] {
+      ReadHistoryEntry(statement, response.add_entries());
+    });
+  }));
+  RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, count_cap, page));
+  page.Finish(&response);
   return response;
 }
 
 absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
     const v1::ListMessagesRequest& request) {
   const uint32_t limit = EffectiveLimit(request.limit());
+  ASSIGN_OR_RETURN(std::optional<PageToken> token,
+                   ParsePageToken(request.page_token()));
   Where where;
   if (!request.server_id().empty()) {
     where.Add("server_id = ?", request.server_id());
@@ -412,25 +745,64 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
     where.Add("direction = ?", std::string(direction));
   }
   if (request.since() > 0) where.Add("ts >= ?", request.since());
-  if (!request.text().empty()) where.Add("instr(raw, ?) > 0", request.text());
   if (request.message_id() != 0) where.Add("id = ?", request.message_id());
-  const std::string count_sql =
-      absl::StrCat("SELECT count(*) FROM messages", where.Sql());
-  const std::string sql = absl::StrCat(
-      "SELECT ", kMessageColumns, " FROM messages", where.Sql(),
-      NewestFirst(!request.session_id().empty() && request.method().empty() &&
-                  request.server_id().empty()),
-      " LIMIT ? OFFSET ?");
 
   v1::ListMessagesResponse response;
+  Page page(limit, request.offset());
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(uint32_t total, ReadPage(*db_, count_sql, sql, where, limit,
-                                            request.offset(),
-                                            [&response](Statement& statement) {
-                                              *response.add_messages() =
-                                                  ReadMessage(statement);
-                                            }));
-  response.set_total(total);
+  if (UsesTextIndex(request.text()) && request.message_id() == 0) {
+    // The text index yields the matches newest first; each is checked
+    // against the other filters.
+    const std::string fetch_sql =
+        absl::StrCat("SELECT ", kMessageColumns, " FROM messages WHERE id = ?",
+                     where.AndSql());
+    ASSIGN_OR_RETURN(Statement fetch, db_->Prepare(fetch_sql));
+    auto read = [&](const TextHit& hit,
+                    bool count_only) -> absl::StatusOr<bool> {
+      std::vector<Param> params = {hit.id};
+      params.insert(params.end(), where.params().begin(),
+                    where.params().end());
+      fetch.Reset();
+      RETURN_IF_ERROR(BindAll(fetch, params));
+      ASSIGN_OR_RETURN(bool has_row, fetch.Step());
+      if (!has_row) return true;
+      if (count_only) return page.Count();
+      return page.Take(hit.id, fetch.ColumnInt64(1), [&] {
+        *response.add_messages() = ReadMessage(fetch);
+      });
+    };
+    RETURN_IF_ERROR(ForEachTextHit(
+        *db_, request.text(), token ? token->id : 0,
+        [&](const TextHit& hit) { return read(hit, /*count_only=*/false); }));
+    page.StartCount(kTextCountCap);
+    RETURN_IF_ERROR(ForEachTextHit(
+        *db_, request.text(), 0,
+        [&](const TextHit& hit) { return read(hit, /*count_only=*/true); }));
+    page.Finish(&response);
+    return response;
+  }
+  int64_t count_cap = kCountCap;
+  if (!request.text().empty()) {
+    where.Add("instr(raw, ?) > 0", request.text());
+    count_cap = kTextCountCap;
+  }
+  const std::string count_sql = absl::StrCat(
+      "SELECT count(*) FROM (SELECT 1 FROM messages", where.Sql(), " LIMIT ?)");
+  const bool id_order = !request.session_id().empty() &&
+                        request.method().empty() &&
+                        request.server_id().empty();
+  Where paged = where;
+  AddKeyset(token, id_order, &paged);
+  const std::string sql =
+      absl::StrCat("SELECT ", kMessageColumns, " FROM messages", paged.Sql(),
+                   NewestFirst(id_order), " LIMIT ? OFFSET ?");
+  RETURN_IF_ERROR(ReadKeysetPage(*db_, sql, paged, &page, [&](Statement& statement) {
+    return page.Take(statement.ColumnInt64(0), statement.ColumnInt64(1), [&] {
+      *response.add_messages() = ReadMessage(statement);
+    });
+  }));
+  RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, count_cap, page));
+  page.Finish(&response);
   return response;
 }
 

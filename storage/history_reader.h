@@ -5,19 +5,35 @@
 // Common rules:
 //   - Newest first means highest ts first, ties broken by the highest row
 //     id; pagination follows that order. (QueryHistory and ListMessages
-//     with a session_id but neither method nor server_id order by row id,
-//     i.e. recording order, which the session index yields cheaply; the two
+//     with a session_id but neither method nor server_id, and those with a
+//     text of 3 or more characters, order by row id, i.e. recording order,
+//     which the session index and the text index yield cheaply; the two
 //     orders differ only if the clock went backwards while recording.)
 //     LatestMessages is in recording order (row id).
+//   - Paging: each answer's next_page_token (empty on the last page), given
+//     back as page_token with the same filters, continues after the last
+//     row of that page (keyset paging: a deep page costs what the first
+//     does, and rows recorded meanwhile do not shift the pages). offset is
+//     still accepted and skips rows after the page_token, at a cost that
+//     grows with it. A page_token that is not "<ts>:<id>" is refused with
+//     INVALID_REQUEST (details {"field": "page_token"}).
 //   - limit 0 means 100; a limit above 1000 is clamped to 1000 (the
 //     response's limit field says what was used).
 //   - since is unix ms; rows with ts >= since match. 0: no bound.
 //   - text is a case-sensitive substring search (SQLite instr()) in the
 //     raw JSON: for QueryHistory in the request's or its response's raw,
 //     for ListMessages in the message's raw. A message stored truncated is
-//     searched in its stored part only.
-//   - total counts every row matching the filters, ignoring limit and
-//     offset.
+//     searched in its stored part only. With 3 or more characters (not
+//     counting % and _) the full-text index (storage/history_index.h)
+//     finds the candidates, so only the first kIndexedRawChars characters
+//     of an indexed message are searched; messages still waiting for the
+//     indexer are scanned whole. A request found only through an answer
+//     recorded more than 10,000 messages after the previous page's last
+//     request is not on the next page. Shorter texts scan the raw texts.
+//   - total counts every row matching the filters, ignoring limit, offset
+//     and page_token, up to 10,000 (1,000 with a text): beyond, counting
+//     would make every page slow, so total is that cap and
+//     total_is_estimate is set ("more than total").
 //
 // QueryHistory builds one HistoryEntry per request (view `requests`):
 //   id         the request's JSON-RPC id as stored; a JSON string id is

@@ -402,11 +402,63 @@ CREATE TABLE ui_sessions (
 );
 )sql";
 
-// Number 13 is the full-text index of messages, which comes from another
-// line of work; this placeholder only keeps the numbers consecutive here
-// and is to be replaced by that migration when both are merged.
+// History at scale: a full-text index of the messages, the index the
+// request pages filtered by direction need, and nothing on the writer's hot
+// path but one small insert per message.
+//
+// messages_fts indexes the first 4,096 characters of each message's raw
+// JSON (kIndexedRawChars in storage/history_index.h) with the trigram
+// tokenizer, so LIKE '%...%' and GLOB with 3 or more characters between
+// wildcards use it; detail=none keeps it to about the size of the text it
+// indexes (phrase MATCH queries are refused with detail=none: use LIKE).
+// It is an external-content table: its rows read raw from `messages`.
+// New messages are queued in messages_fts_pending by a trigger and indexed
+// by the daemon's indexer (storage/history_index.h) within about a second;
+// deleting or changing a message keeps the index in step by trigger.
 constexpr std::string_view kMigration13 = R"sql(
-SELECT 1;
+-- Full-text index of messages.raw (its first 4,096 characters), for
+--   SELECT rowid FROM messages_fts WHERE raw LIKE '%needle%'
+-- The LIKE is checked against the whole raw text, so a match is real; a
+-- needle found only after the 4,096th character is not found here.
+-- Messages still in messages_fts_pending are not indexed yet.
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+  raw, content='messages', content_rowid='id',
+  tokenize='trigram', detail='none');
+
+-- messages.id of the messages not indexed yet, oldest first (the indexer
+-- empties it within about a second of their recording).
+CREATE TABLE messages_fts_pending (
+  id INTEGER PRIMARY KEY               -- messages.id
+);
+INSERT INTO messages_fts_pending(id) SELECT id FROM messages;
+
+CREATE TRIGGER messages_fts_queue AFTER INSERT ON messages
+BEGIN
+  INSERT INTO messages_fts_pending(id) VALUES (NEW.id);
+END;
+
+-- A deleted message leaves the index (or the queue, if not indexed yet).
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, raw)
+    SELECT 'delete', OLD.id, substr(OLD.raw, 1, 4096)
+    WHERE NOT EXISTS (SELECT 1 FROM messages_fts_pending WHERE id = OLD.id);
+  DELETE FROM messages_fts_pending WHERE id = OLD.id;
+END;
+
+-- A changed raw is indexed again.
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF raw ON messages
+BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, raw)
+    SELECT 'delete', OLD.id, substr(OLD.raw, 1, 4096)
+    WHERE NOT EXISTS (SELECT 1 FROM messages_fts_pending WHERE id = OLD.id);
+  INSERT OR IGNORE INTO messages_fts_pending(id) VALUES (NEW.id);
+END;
+
+-- Requests by who sent them, newest first: server-initiated requests are
+-- rare among the rows, so a page of them cannot come from the ts index.
+CREATE INDEX messages_requests_direction_ts ON messages(direction, ts)
+  WHERE kind = 'request';
 )sql";
 
 // Retention (storage/history_retention.h): sessions a user wants kept
@@ -440,7 +492,7 @@ constexpr Migration kMigrations[] = {
     {10, "keep unfinished OAuth flows across restarts", kMigration10},
     {11, "index messages only where the indexed column is set", kMigration11},
     {12, "add the web UI's browser sign-ins", kMigration12},
-    {13, "placeholder for the full-text index of messages", kMigration13},
+    {13, "add the messages' full-text index", kMigration13},
     {14, "keep pinned sessions and drop imported ids with their messages",
      kMigration14},
 };

@@ -143,8 +143,10 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
   EXPECT_THAT(
       ObjectNames(*db, "table"),
       ElementsAre("bridges", "imported_messages", "logs", "messages",
-                  "oauth_clients", "oauth_flows", "oauth_tokens", "servers",
-                  "sessions", "ui_sessions"));
+                  "messages_fts", "messages_fts_config", "messages_fts_data",
+                  "messages_fts_docsize", "messages_fts_idx",
+                  "messages_fts_pending", "oauth_clients", "oauth_flows",
+                  "oauth_tokens", "servers", "sessions", "ui_sessions"));
   EXPECT_THAT(ObjectNames(*db, "view"), ElementsAre("requests"));
   EXPECT_THAT(ObjectNames(*db, "index"),
               IsSupersetOf({"messages_server_ts", "messages_method_ts",
@@ -152,8 +154,9 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                             "messages_first_round", "messages_ts", "logs_ts",
                             "logs_server_ts", "sessions_started_at"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
-              IsSupersetOf({"sessions_capture_server",
-                            "messages_drop_imported"}));
+              ElementsAre("messages_drop_imported", "messages_fts_delete",
+                          "messages_fts_queue", "messages_fts_update",
+                          "sessions_capture_server"));
 }
 
 // The plan SQLite picks for `sql`, its detail lines joined with " | ".
@@ -194,6 +197,39 @@ TEST(SchemaTest, PartialMessageIndexesServeTheirLookups) {
   EXPECT_THAT(
       QueryPlan(*db, "SELECT id FROM messages WHERE first_round_id = 3"),
       HasSubstr("INDEX messages_first_round (first_round_id=?)"));
+}
+
+// The history's pages continue after a (ts, id) key and walk an index in
+// order, so a deep page costs what the first does; the text index answers
+// LIKE with 3 or more characters.
+TEST(SchemaTest, HistoryPagesAndTextSearchUseIndexes) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db,
+                       Database::Open(":memory:"));
+  EXPECT_THAT(QueryPlan(*db,
+                        "SELECT id FROM requests WHERE (ts, id) < (5, 9) "
+                        "ORDER BY ts DESC, id DESC LIMIT 5"),
+              HasSubstr("INDEX messages_ts (ts<?)"));
+  EXPECT_THAT(QueryPlan(*db,
+                        "SELECT id FROM requests WHERE server_id = 'x' AND "
+                        "(ts, id) < (5, 9) ORDER BY ts DESC, id DESC LIMIT 5"),
+              HasSubstr("INDEX messages_server_ts (server_id=? AND ts<?)"));
+  EXPECT_THAT(QueryPlan(*db,
+                        "SELECT id FROM requests WHERE method = 'm' AND "
+                        "(ts, id) < (5, 9) ORDER BY ts DESC, id DESC LIMIT 5"),
+              HasSubstr("INDEX messages_method_ts (method=? AND ts<?)"));
+  EXPECT_THAT(
+      QueryPlan(*db,
+                "SELECT id FROM requests WHERE direction = 'server_to_client' "
+                "ORDER BY ts DESC, id DESC LIMIT 5"),
+      HasSubstr("INDEX messages_requests_direction_ts (direction=?)"));
+  EXPECT_THAT(QueryPlan(*db,
+                        "SELECT id FROM messages WHERE session_id = 's' AND "
+                        "id < 9 ORDER BY id DESC LIMIT 5"),
+              HasSubstr("INDEX messages_session (session_id=? AND rowid<?)"));
+  EXPECT_THAT(QueryPlan(*db,
+                        "SELECT rowid FROM messages_fts WHERE raw LIKE "
+                        "'%needle%' ORDER BY rowid DESC"),
+              HasSubstr("VIRTUAL TABLE INDEX 192:L0"));  // L: LIKE
 }
 
 TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {

@@ -1,0 +1,149 @@
+#include "storage/history_index.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/database.h"
+
+namespace inspector::storage {
+namespace {
+
+// Ids queued for the index, oldest first, with their raw length (what a
+// chunk's size is counted in).
+constexpr char kQueued[] =
+    "SELECT p.id, coalesce(length(m.raw), 0) FROM messages_fts_pending AS p"
+    " LEFT JOIN messages AS m ON m.id = p.id ORDER BY p.id LIMIT 512";
+
+const std::string& IndexSql() {
+  static const std::string* const sql = new std::string(absl::StrCat(
+      "INSERT INTO messages_fts(rowid, raw) SELECT m.id, substr(m.raw, 1, ",
+      kIndexedRawChars,
+      ") FROM messages_fts_pending AS p JOIN messages AS m ON m.id = p.id"
+      " WHERE p.id <= ?"));
+  return *sql;
+}
+
+constexpr char kDequeue[] = "DELETE FROM messages_fts_pending WHERE id <= ?";
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HistoryIndexer>> HistoryIndexer::Start(
+    const std::string& path, Clock* clock, HistoryIndexerOptions options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path));
+  std::unique_ptr<HistoryIndexer> indexer(
+      new HistoryIndexer(std::move(db), clock, options));
+  if (options.interval > absl::ZeroDuration()) {
+    indexer->thread_ = std::thread([raw = indexer.get()] { raw->Run(); });
+    indexer->ScheduleWake();
+  }
+  return indexer;
+}
+
+HistoryIndexer::HistoryIndexer(std::unique_ptr<Database> db, Clock* clock,
+                               HistoryIndexerOptions options)
+    : clock_(clock), options_(options), db_(std::move(db)) {}
+
+HistoryIndexer::~HistoryIndexer() {
+  Clock::TimerId timer;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    timer = timer_;
+    timer_ = 0;
+  }
+  // Outside mu_: Cancel waits for a running callback, which takes mu_.
+  clock_->Cancel(timer);
+  if (thread_.joinable()) thread_.join();
+}
+
+void HistoryIndexer::ScheduleWake() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  timer_ = clock_->After(options_.interval, [this] {
+    absl::MutexLock lock(&mu_);
+    timer_ = 0;
+    wake_ = true;
+  });
+}
+
+void HistoryIndexer::Run() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](HistoryIndexer* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return self->wake_ || self->stopping_;
+          },
+          this));
+      if (stopping_) return;
+      wake_ = false;
+    }
+    // One chunk at a time, looking for a stop between chunks.
+    while (true) {
+      absl::StatusOr<int64_t> taken;
+      {
+        absl::MutexLock lock(&db_mu_);
+        taken = IndexChunk();
+      }
+      absl::MutexLock lock(&mu_);
+      if (!taken.ok() || *taken == 0 || stopping_) break;
+    }
+    ScheduleWake();
+  }
+}
+
+absl::StatusOr<int64_t> HistoryIndexer::IndexPending() {
+  int64_t total = 0;
+  absl::MutexLock lock(&db_mu_);
+  while (true) {
+    ASSIGN_OR_RETURN(int64_t taken, IndexChunk());
+    if (taken == 0) return total;
+    total += taken;
+  }
+}
+
+absl::StatusOr<int64_t> HistoryIndexer::IndexChunk() {
+  absl::Status status;
+  int64_t taken = 0;
+  {
+    ASSIGN_OR_RETURN(Transaction transaction, db_->BeginTransaction());
+    int64_t last_id = 0;
+    {
+      ASSIGN_OR_RETURN(Statement queued, db_->PrepareCached(kQueued));
+      size_t bytes = 0;
+      while (bytes < options_.max_chunk_bytes) {
+        ASSIGN_OR_RETURN(bool has_row, queued.Step());
+        if (!has_row) break;
+        last_id = queued.ColumnInt64(0);
+        bytes += static_cast<size_t>(queued.ColumnInt64(1));
+        ++taken;
+      }
+    }
+    if (taken == 0) return 0;
+    status = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(Statement index, db_->PrepareCached(IndexSql()));
+      RETURN_IF_ERROR(index.Bind(1, last_id));
+      RETURN_IF_ERROR(index.Run());
+      ASSIGN_OR_RETURN(Statement dequeue, db_->PrepareCached(kDequeue));
+      RETURN_IF_ERROR(dequeue.Bind(1, last_id));
+      RETURN_IF_ERROR(dequeue.Run());
+      return transaction.Commit();
+    }();
+  }
+  absl::MutexLock lock(&mu_);
+  if (!status.ok()) {
+    ++stats_.errors;
+    return status;
+  }
+  stats_.indexed += static_cast<uint64_t>(taken);
+  ++stats_.chunks;
+  return taken;
+}
+
+HistoryIndexer::Stats HistoryIndexer::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+}  // namespace inspector::storage

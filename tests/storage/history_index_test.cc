@@ -1,0 +1,413 @@
+// Tests of storage/history_index.h (the full-text index kept in step with
+// `messages` through inserts, deletes, changes and restarts) and of what
+// HistoryReader builds on it: text search through the index, keyset paging
+// and capped totals. Real files, a real HistoryWriter.
+#include "storage/history_index.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/history_reader.h"
+#include "storage/history_writer.h"
+#include "tests/storage/test_util.h"
+#include "tests/testing/fake_clock.h"
+#include "tests/testing/wait_until.h"
+
+namespace inspector::storage {
+namespace {
+
+using ::inspector::testing::FakeClock;
+using ::inspector::storage::testing::TempDir;
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+
+// Ids of `sql`'s first column, in order.
+std::vector<int64_t> Ids(Database& db, const std::string& sql) {
+  std::vector<int64_t> ids;
+  auto statement = db.Prepare(sql);
+  EXPECT_TRUE(statement.ok()) << statement.status();
+  if (!statement.ok()) return ids;
+  while (true) {
+    auto has_row = statement->Step();
+    EXPECT_TRUE(has_row.ok()) << has_row.status();
+    if (!has_row.ok() || !*has_row) break;
+    ids.push_back(statement->ColumnInt64(0));
+  }
+  return ids;
+}
+
+class HistoryIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.File("inspector.db");
+    StartWriter();
+  }
+
+  void StartWriter() {
+    HistoryWriterOptions options;
+    options.retention_rows = 0;
+    options.on_error = [](const absl::Status& status) {
+      ADD_FAILURE() << status;
+    };
+    ASSERT_OK_AND_ASSIGN(writer_, HistoryWriter::Start(path_, options));
+  }
+
+  // Records a request with `text` in its arguments and its response with
+  // `answer` in its result; returns the request's id.
+  int64_t Call(int64_t ts, const std::string& server, const std::string& text,
+               const std::string& answer = "ok") {
+    MessageRecord request;
+    request.id = writer_->NextMessageId();
+    request.ts_ms = ts;
+    request.server_id = server;
+    request.session_id = "sess-" + server;
+    request.kind = "request";
+    request.jsonrpc_id = std::to_string(request.id);
+    request.method = "tools/call";
+    request.target = "echo";
+    request.raw = absl::StrCat(R"({"jsonrpc":"2.0","id":)", request.id,
+                               R"(,"method":"tools/call","params":{"name":)",
+                               R"("echo","arguments":{"message":")", text,
+                               R"("}}})");
+    const int64_t request_id = request.id;
+    writer_->Append(std::move(request));
+    MessageRecord response;
+    response.id = writer_->NextMessageId();
+    response.ts_ms = ts + 1;
+    response.server_id = server;
+    response.session_id = "sess-" + server;
+    response.client_to_server = false;
+    response.kind = "response";
+    response.jsonrpc_id = std::to_string(request_id);
+    response.raw = absl::StrCat(R"({"jsonrpc":"2.0","id":)", request_id,
+                                R"(,"result":{"content":[{"type":"text",)",
+                                R"("text":")", answer, R"("}]}})");
+    response.correlated_id = request_id;
+    response.duration_ms = 1;
+    response.success = true;
+    writer_->Append(std::move(response));
+    return request_id;
+  }
+
+  std::unique_ptr<Database> OpenDb() {
+    auto db = Database::Open(path_);
+    EXPECT_TRUE(db.ok()) << db.status();
+    return db.ok() ? *std::move(db) : nullptr;
+  }
+
+  // The message ids in the index, and those waiting for it.
+  std::vector<int64_t> Indexed(Database& db) {
+    return Ids(db, "SELECT id FROM messages_fts_docsize ORDER BY id");
+  }
+  std::vector<int64_t> Queued(Database& db) {
+    return Ids(db, "SELECT id FROM messages_fts_pending ORDER BY id");
+  }
+  std::vector<int64_t> IndexLike(Database& db, const std::string& needle) {
+    return Ids(db, absl::StrCat("SELECT rowid FROM messages_fts WHERE raw LIKE",
+                                " '%", needle, "%' ORDER BY rowid"));
+  }
+  std::vector<int64_t> ScanLike(Database& db, const std::string& needle) {
+    return Ids(db, absl::StrCat("SELECT id FROM messages WHERE raw LIKE '%",
+                                needle, "%' ORDER BY id"));
+  }
+
+  TempDir dir_;
+  std::string path_;
+  std::unique_ptr<HistoryWriter> writer_;
+};
+
+TEST_F(HistoryIndexTest, IndexFollowsInsertsDeletesChangesAndRestarts) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.interval = absl::ZeroDuration();
+  options.max_chunk_bytes = 1000;  // several chunks
+  ASSERT_OK_AND_ASSIGN(auto indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  std::vector<int64_t> calls;
+  for (int i = 0; i < 40; ++i) {
+    calls.push_back(Call(1000 + i, "srv", absl::StrCat("needle-", i % 4)));
+  }
+  ASSERT_OK(writer_->Flush());
+  auto db = OpenDb();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(Queued(*db).size(), 80u);
+  EXPECT_THAT(Indexed(*db), IsEmpty());
+
+  ASSERT_OK_AND_ASSIGN(int64_t indexed, indexer->IndexPending());
+  EXPECT_EQ(indexed, 80);
+  EXPECT_GT(indexer->stats().chunks, 1u);
+  EXPECT_THAT(Queued(*db), IsEmpty());
+  EXPECT_EQ(Indexed(*db).size(), 80u);
+  EXPECT_THAT(IndexLike(*db, "needle-3"), ElementsAreArray(ScanLike(*db, "needle-3")));
+  EXPECT_EQ(IndexLike(*db, "needle-3").size(), 10u);
+
+  // Deleting indexed rows (as retention does) takes them out of the index;
+  // deleting a row still queued takes it out of the queue.
+  const int64_t late = Call(5000, "srv", "needle-3 late");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(db->Exec(absl::StrCat("DELETE FROM messages WHERE id <= ",
+                                  calls[20], " OR id = ", late)));
+  EXPECT_THAT(Queued(*db), ElementsAreArray(std::vector<int64_t>{late + 1}));
+  EXPECT_THAT(IndexLike(*db, "needle-3"), ElementsAreArray(ScanLike(*db, "needle-3")));
+  EXPECT_EQ(IndexLike(*db, "needle-3").size(), 5u);
+  // A changed raw is indexed again.
+  ASSERT_OK(db->Exec(absl::StrCat(
+      "UPDATE messages SET raw = replace(raw, 'needle-2', 'changed-2')"
+      " WHERE id = ", calls[38])));
+  ASSERT_OK(indexer->IndexPending().status());
+  EXPECT_THAT(IndexLike(*db, "changed-2"),
+              ElementsAreArray(std::vector<int64_t>{calls[38]}));
+  EXPECT_THAT(IndexLike(*db, "needle-2"), ElementsAreArray(ScanLike(*db, "needle-2")));
+  ASSERT_OK(db->Exec(
+      "INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')"));
+
+  // A restart of writer and indexer on the same file goes on from there.
+  indexer.reset();
+  writer_.reset();
+  db.reset();
+  StartWriter();
+  const int64_t after = Call(6000, "srv", "needle-3 after restart");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK_AND_ASSIGN(indexer, HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK(indexer->IndexPending().status());
+  db = OpenDb();
+  ASSERT_NE(db, nullptr);
+  EXPECT_THAT(Queued(*db), IsEmpty());
+  EXPECT_THAT(Indexed(*db),
+              ElementsAreArray(Ids(*db, "SELECT id FROM messages ORDER BY id")));
+  EXPECT_THAT(IndexLike(*db, "needle-3"), ElementsAreArray(ScanLike(*db, "needle-3")));
+  EXPECT_EQ(IndexLike(*db, "needle-3").back(), after);
+}
+
+TEST_F(HistoryIndexTest, ThreadIndexesOnTheClocksInterval) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.interval = absl::Milliseconds(250);
+  ASSERT_OK_AND_ASSIGN(auto indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  Call(1000, "srv", "tick");
+  ASSERT_OK(writer_->Flush());
+  auto db = OpenDb();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(Queued(*db).size(), 2u);
+  ASSERT_EQ(clock.scheduled(), 1u);
+  clock.Advance(absl::Milliseconds(250));
+  ASSERT_TRUE(inspector::testing::WaitUntil(
+      [&] { return indexer->stats().indexed == 2; }, absl::Seconds(30),
+      "the indexer thread indexed both messages"));
+  EXPECT_THAT(Queued(*db), IsEmpty());
+  EXPECT_EQ(IndexLike(*db, "tick").size(), 1u);
+  // And again on the next interval.
+  Call(2000, "srv", "tock");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_TRUE(inspector::testing::WaitUntil(
+      [&] { return clock.scheduled() == 1; }, absl::Seconds(30),
+      "the indexer set its next wake-up"));
+  clock.Advance(absl::Milliseconds(250));
+  ASSERT_TRUE(inspector::testing::WaitUntil(
+      [&] { return indexer->stats().indexed == 4; }, absl::Seconds(30),
+      "the indexer thread indexed the next call"));
+}
+
+std::vector<int64_t> HistoryIds(const v1::QueryHistoryResponse& response) {
+  std::vector<int64_t> ids;
+  for (const auto& entry : response.entries()) ids.push_back(entry.message_id());
+  return ids;
+}
+
+std::vector<int64_t> MessageIdsOf(const v1::ListMessagesResponse& response) {
+  std::vector<int64_t> ids;
+  for (const auto& message : response.messages()) ids.push_back(message.id());
+  return ids;
+}
+
+TEST_F(HistoryIndexTest, TextSearchFindsIndexedQueuedAndShortText) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.interval = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(auto indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  const int64_t a = Call(1000, "srv", "alpha Kiwi", "fruit salad");
+  const int64_t b = Call(2000, "srv", "beta", "Kiwi 50% off");
+  const int64_t c = Call(3000, "srv", "gamma kiwi");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(indexer->IndexPending().status());
+  const int64_t d = Call(4000, "srv", "delta Kiwi");  // still queued
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+
+  v1::QueryHistoryRequest query;
+  query.set_text("Kiwi");  // case-sensitive; in a request or an answer
+  ASSERT_OK_AND_ASSIGN(auto history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({d, b, a}));
+  EXPECT_EQ(history.total(), 3u);
+  EXPECT_FALSE(history.total_is_estimate());
+
+  query.set_text("ruit sal");  // a substring inside words, in an answer
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({a}));
+
+  query.set_text("50%");  // LIKE's wildcard, taken literally
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({b}));
+
+  query.set_text("ta");  // too short for the index: a scan
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({d, b}));
+  query.set_text("K");
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({d, b, a}));
+
+  v1::ListMessagesRequest list;
+  list.set_text("Kiwi");
+  ASSERT_OK_AND_ASSIGN(auto messages, reader->ListMessages(list));
+  EXPECT_THAT(MessageIdsOf(messages), ElementsAreArray({d, b + 1, a}));
+  list.set_direction(v1::SERVER_TO_CLIENT);
+  ASSERT_OK_AND_ASSIGN(messages, reader->ListMessages(list));
+  EXPECT_THAT(MessageIdsOf(messages), ElementsAreArray({b + 1}));
+  (void)c;
+}
+
+// Pages through `query` by page_token, recording new calls between pages;
+// returns every id seen, in order.
+template <typename Request, typename Read>
+std::vector<int64_t> PageThrough(Request query, Read read,
+                                 const std::function<void()>& between) {
+  std::vector<int64_t> seen;
+  for (int page = 0; page < 100; ++page) {
+    auto [ids, next] = read(query);
+    seen.insert(seen.end(), ids.begin(), ids.end());
+    if (next.empty()) break;
+    query.set_page_token(next);
+    between();
+  }
+  return seen;
+}
+
+TEST_F(HistoryIndexTest, PageTokensReturnEveryRowOnceWhileRowsAreAppended) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.interval = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(auto indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  std::vector<int64_t> requests;
+  std::vector<int64_t> all_ids;
+  for (int i = 0; i < 230; ++i) {
+    // Equal timestamps in pairs: the id breaks the tie.
+    requests.push_back(Call(1000 + i / 2, i % 3 == 0 ? "a" : "b",
+                            i % 2 == 0 ? "even word" : "odd word"));
+    all_ids.push_back(requests.back());
+    all_ids.push_back(requests.back() + 1);
+  }
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(indexer->IndexPending().status());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+  int64_t ts = 100000;
+  auto append = [&] {
+    Call(++ts, "a", "even word newer");
+    ASSERT_OK(writer_->Flush());
+  };
+  std::vector<int64_t> newest_first(requests.rbegin(), requests.rend());
+
+  auto history = [&](const v1::QueryHistoryRequest& query) {
+    auto response = reader->QueryHistory(query);
+    EXPECT_TRUE(response.ok()) << response.status();
+    if (!response.ok()) return std::make_pair(std::vector<int64_t>(), std::string());
+    EXPECT_LE(response->entries_size(), 40);
+    return std::make_pair(HistoryIds(*response), response->next_page_token());
+  };
+  v1::QueryHistoryRequest query;
+  query.set_limit(40);
+  EXPECT_THAT(PageThrough(query, history, append),
+              ElementsAreArray(newest_first));
+
+  // Filtered by server, and by text through the index.
+  std::vector<int64_t> server_a;
+  std::vector<int64_t> even;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (i % 3 == 0) server_a.push_back(requests[i]);
+    if (i % 2 == 0) even.push_back(requests[i]);
+  }
+  query.set_server_id("a");
+  query.set_since(1);
+  ASSERT_OK_AND_ASSIGN(auto db, Database::Open(path_));
+  // With the calls the first walk appended.
+  std::vector<int64_t> expected =
+      Ids(*db,
+          "SELECT id FROM messages WHERE kind = 'request' AND server_id = 'a'"
+          " ORDER BY ts DESC, id DESC");
+  std::vector<int64_t> seen = PageThrough(query, history, append);
+  EXPECT_THAT(seen, ElementsAreArray(expected));
+  for (int64_t id : server_a) EXPECT_NE(std::count(seen.begin(), seen.end(), id), 0);
+  query.clear_server_id();
+  query.clear_since();
+  ASSERT_OK(indexer->IndexPending().status());
+  query.set_text("even word");
+  // Only the calls recorded before the first page; the newer ones are
+  // above the first page's rows.
+  v1::QueryHistoryRequest first = query;
+  ASSERT_OK_AND_ASSIGN(auto first_page, reader->QueryHistory(first));
+  const int64_t newest = first_page.entries(0).message_id();
+  seen = PageThrough(query, history, append);
+  std::set<int64_t> unique(seen.begin(), seen.end());
+  EXPECT_EQ(unique.size(), seen.size()) << "a row came twice";
+  for (int64_t id : even) EXPECT_EQ(unique.count(id), 1u) << id;
+  for (int64_t id : seen) EXPECT_LE(id, newest);
+
+  // Single messages.
+  auto messages = [&](const v1::ListMessagesRequest& list) {
+    auto response = reader->ListMessages(list);
+    EXPECT_TRUE(response.ok()) << response.status();
+    if (!response.ok()) return std::make_pair(std::vector<int64_t>(), std::string());
+    return std::make_pair(MessageIdsOf(*response), response->next_page_token());
+  };
+  v1::ListMessagesRequest list;
+  list.set_limit(64);
+  list.set_session_id("sess-b");
+  ASSERT_OK_AND_ASSIGN(auto first_list, reader->ListMessages(list));
+  const int64_t newest_b = first_list.messages(0).id();
+  seen = PageThrough(list, messages, append);
+  std::vector<int64_t> expected_b = Ids(*db, absl::StrCat("SELECT id FROM messages WHERE session_id"
+                                     " = 'sess-b' AND id <= ", newest_b,
+                                     " ORDER BY id DESC"));
+  EXPECT_THAT(seen, ElementsAreArray(expected_b));
+}
+
+TEST_F(HistoryIndexTest, LargeTotalsAreMarkedAsEstimates) {
+  for (int i = 0; i < 5005; ++i) Call(1000 + i, "srv", "many");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+  v1::ListMessagesRequest list;
+  ASSERT_OK_AND_ASSIGN(auto messages, reader->ListMessages(list));
+  EXPECT_EQ(messages.total(), 10000u);
+  EXPECT_TRUE(messages.total_is_estimate());
+  v1::QueryHistoryRequest query;
+  ASSERT_OK_AND_ASSIGN(auto history, reader->QueryHistory(query));
+  EXPECT_EQ(history.total(), 5005u);
+  EXPECT_FALSE(history.total_is_estimate());
+  query.set_text("many");  // every request (queued: not indexed)
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_EQ(history.total(), 1000u);
+  EXPECT_TRUE(history.total_is_estimate());
+  EXPECT_EQ(history.entries_size(), 100);
+}
+
+TEST_F(HistoryIndexTest, BadPageTokenIsRefused) {
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+  v1::QueryHistoryRequest query;
+  query.set_page_token("nonsense");
+  EXPECT_EQ(reader->QueryHistory(query).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace inspector::storage
