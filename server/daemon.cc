@@ -61,6 +61,7 @@
 #include "storage/bridge_store.h"
 #include "storage/database.h"
 #include "storage/database_lock.h"
+#include "storage/history_index.h"
 #include "storage/history_reader.h"
 #include "storage/history_writer.h"
 #include "storage/session_store.h"
@@ -131,6 +132,7 @@ struct Daemon::State {
   std::unique_ptr<storage::Database> database;
   std::unique_ptr<storage::ServerStore> server_store;
   std::unique_ptr<storage::HistoryWriter> history_writer;
+  std::unique_ptr<storage::HistoryIndexer> history_indexer;
   std::unique_ptr<storage::HistoryReader> history_reader;
   std::unique_ptr<storage::SessionStore> session_store;
   config::ConfigManager* config_manager = nullptr;  // the engine's
@@ -280,6 +282,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                           absl::StrCat("history: ", writer.status().message()));
     }
     state->history_writer = *std::move(writer);
+    auto indexer =
+        storage::HistoryIndexer::Start(options.database_path, state->clock);
+    if (!indexer.ok()) {
+      return absl::Status(indexer.status().code(),
+                          absl::StrCat("history index: ",
+                                       indexer.status().message()));
+    }
+    state->history_indexer = *std::move(indexer);
   }
   auto reader = storage::HistoryReader::Open(options.database_path);
   if (!reader.ok()) {

@@ -81,7 +81,20 @@ Table HistoryTable(const v1::QueryHistoryResponse& response,
 
 std::string HistoryFooter(const v1::QueryHistoryResponse& response,
                           uint32_t offset) {
-  return Footer(response.entries_size(), response.total(), offset);
+  // A daemon that pages by token says where the next page starts; an
+  // older one only by offset.
+  if (response.next_page_token().empty() && !response.total_is_estimate()) {
+    return Footer(response.entries_size(), response.total(), offset);
+  }
+  std::string footer =
+      absl::StrCat(response.entries_size(),
+                   response.total_is_estimate() ? " of more than " : " of ",
+                   response.total());
+  if (!response.next_page_token().empty()) {
+    absl::StrAppend(&footer, "; next: --page-token ",
+                    response.next_page_token());
+  }
+  return footer + "\n";
 }
 
 Table LogsTable(const v1::QueryLogsResponse& response, const ServerNames& names,

@@ -101,6 +101,17 @@ TEST(HistoryFooterTest, SaysWhereTheNextPageStarts) {
   EXPECT_EQ(HistoryFooter(v1::QueryHistoryResponse(), 0), "0 of 0\n");
 }
 
+TEST(HistoryFooterTest, GivesThePageTokenAndSaysWhenTheTotalIsEstimated) {
+  v1::QueryHistoryResponse response = History();
+  response.set_next_page_token("1748779200000:17");
+  EXPECT_EQ(HistoryFooter(response, 0),
+            "3 of 42; next: --page-token 1748779200000:17\n");
+  response.set_total(10000);
+  response.set_total_is_estimate(true);
+  EXPECT_EQ(HistoryFooter(response, 0),
+            "3 of more than 10000; next: --page-token 1748779200000:17\n");
+}
+
 TEST(LogsTableTest, Columns) {
   v1::QueryLogsResponse response;
   v1::LogEntry* daemon = response.add_entries();

@@ -54,6 +54,7 @@ absl::StatusOr<ServerNames> SetFilters(Context& context,
 
 struct HistoryFlags {
   QueryFilters filters;
+  std::string page_token;
   std::string method;
   std::string text;
   std::string direction;
@@ -72,6 +73,7 @@ absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
   request.set_method(flags.method);
   request.set_text(flags.text);
   request.set_session_id(flags.session);
+  request.set_page_token(flags.page_token);
 
   v1::QueryHistoryResponse response;
   RETURN_IF_ERROR(context.Call(context.history(), &HistoryStub::QueryHistory,
@@ -149,19 +151,30 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
                    "1000)")
       ->type_name("N");
   history
-      ->add_option("--offset", history_flags->filters.offset, "Skip N entries")
+      ->add_option("--page-token", history_flags->page_token,
+                   "Continue after the page that printed this token (its "
+                   "last line says \"next: --page-token ...\"); give the "
+                   "same filters")
+      ->type_name("TOKEN");
+  history
+      ->add_option("--offset", history_flags->filters.offset,
+                   "Skip N entries (after --page-token, if given); slower "
+                   "than --page-token deep in a large history")
       ->type_name("N");
   history->footer(
       "Columns: TIME (local; with the date when not today), SERVER, METHOD,\n"
       "TARGET (tool, resource URI or prompt), DURATION, OK (✓/✗ on a color\n"
       "terminal, yes/no otherwise; pending while unanswered), ID (the\n"
-      "JSON-RPC id). The last line says how many of how many matched.\n"
+      "JSON-RPC id). The last line says how many of how many matched\n"
+      "(\"of more than N\" when a large count was not finished) and how to\n"
+      "get the next page.\n"
       "\n"
       "Examples:\n"
       "  inspectorctl history\n"
       "  inspectorctl history --server everything --method tools/call "
       "--since 10m\n"
-      "  inspectorctl history --text error --limit 20 --offset 20\n"
+      "  inspectorctl history --text error --limit 20 --page-token "
+      "1748779200000:4242\n"
       "  inspectorctl history --direction in -o json");
   AddHistoryPruneCommand(history, context);
   AddHistoryExportCommand(history, context);
