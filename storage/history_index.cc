@@ -9,11 +9,16 @@
 namespace inspector::storage {
 namespace {
 
-// Ids queued for the index, oldest first, with their raw length (what a
-// chunk's size is counted in).
-constexpr char kQueued[] =
-    "SELECT p.id, coalesce(length(m.raw), 0) FROM messages_fts_pending AS p"
-    " LEFT JOIN messages AS m ON m.id = p.id ORDER BY p.id LIMIT 512";
+// Ids queued for the index, oldest first, with about the bytes each adds
+// to the index's text (what a chunk's size is counted in; raw_size, unlike
+// length(raw), does not read the text).
+const std::string& QueuedSql() {
+  static const std::string* const sql = new std::string(absl::StrCat(
+      "SELECT p.id, min(coalesce(m.raw_size, 0), ", kIndexedRawChars,
+      ") FROM messages_fts_pending AS p LEFT JOIN messages AS m"
+      " ON m.id = p.id ORDER BY p.id LIMIT 2048"));
+  return *sql;
+}
 
 const std::string& IndexSql() {
   static const std::string* const sql = new std::string(absl::StrCat(
@@ -110,7 +115,7 @@ absl::StatusOr<int64_t> HistoryIndexer::IndexChunk() {
     ASSIGN_OR_RETURN(Transaction transaction, db_->BeginTransaction());
     int64_t last_id = 0;
     {
-      ASSIGN_OR_RETURN(Statement queued, db_->PrepareCached(kQueued));
+      ASSIGN_OR_RETURN(Statement queued, db_->PrepareCached(QueuedSql()));
       size_t bytes = 0;
       while (bytes < options_.max_chunk_bytes) {
         ASSIGN_OR_RETURN(bool has_row, queued.Step());

@@ -8,8 +8,8 @@
 // How it works: every `interval` (a timer on the injected Clock), and on
 // IndexPending, the indexer takes the queue oldest first in chunks: each
 // chunk, in one write transaction, indexes the first kIndexedRawChars
-// characters of at most `max_chunk_bytes` of raw text (at least one message)
-// and removes those ids from the queue. Chunks are small so that the
+// characters of messages worth at most `max_chunk_bytes` of that text (at
+// least one message) and removes those ids from the queue. Chunks are small so that the
 // writer, which shares the file's write lock, never waits long. Messages
 // are findable all along: the reader scans the still-queued messages
 // directly (storage/history_reader.h). A message deleted or changed while
@@ -49,8 +49,9 @@ struct HistoryIndexerOptions {
   // How often the thread looks at the queue. Zero or less: no thread; only
   // IndexPending indexes.
   absl::Duration interval = absl::Milliseconds(250);
-  // Raw bytes indexed per transaction (at least one message each): bounds
-  // how long the writer may wait for the write lock.
+  // Bytes of text indexed per transaction (each message counting at most
+  // kIndexedRawChars; at least one message each): bounds how long the
+  // writer may wait for the write lock.
   size_t max_chunk_bytes = 64 << 10;
 };
 
