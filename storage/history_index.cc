@@ -1,5 +1,6 @@
 #include "storage/history_index.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,9 @@ const std::string& IndexSql() {
   return *sql;
 }
 
+// The shortest pause between two chunks while the queue is not empty.
+constexpr absl::Duration kMinPause = absl::Milliseconds(5);
+
 constexpr char kDequeue[] = "DELETE FROM messages_fts_pending WHERE id <= ?";
 
 }  // namespace
@@ -40,7 +44,7 @@ absl::StatusOr<std::unique_ptr<HistoryIndexer>> HistoryIndexer::Start(
       new HistoryIndexer(std::move(db), clock, options));
   if (options.interval > absl::ZeroDuration()) {
     indexer->thread_ = std::thread([raw = indexer.get()] { raw->Run(); });
-    indexer->ScheduleWake();
+    indexer->ScheduleWake(options.interval);
   }
   return indexer;
 }
@@ -62,10 +66,10 @@ HistoryIndexer::~HistoryIndexer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HistoryIndexer::ScheduleWake() {
+void HistoryIndexer::ScheduleWake(absl::Duration delay) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
-  timer_ = clock_->After(options_.interval, [this] {
+  timer_ = clock_->After(delay, [this] {
     absl::MutexLock lock(&mu_);
     timer_ = 0;
     wake_ = true;
@@ -84,17 +88,18 @@ void HistoryIndexer::Run() {
       if (stopping_) return;
       wake_ = false;
     }
-    // One chunk at a time, looking for a stop between chunks.
-    while (true) {
-      absl::StatusOr<int64_t> taken;
-      {
-        absl::MutexLock lock(&db_mu_);
-        taken = IndexChunk();
-      }
-      absl::MutexLock lock(&mu_);
-      if (!taken.ok() || *taken == 0 || stopping_) break;
+    const absl::Time start = clock_->Now();
+    absl::StatusOr<int64_t> taken;
+    {
+      absl::MutexLock lock(&db_mu_);
+      taken = IndexChunk();
     }
-    ScheduleWake();
+    // While behind, the next chunk comes after a pause as long as this one
+    // took: the writer, whose BEGIN IMMEDIATE polls for the lock, finds it
+    // free at least half of the time.
+    ScheduleWake(taken.ok() && *taken > 0
+                     ? std::max(clock_->Now() - start, kMinPause)
+                     : options_.interval);
   }
 }
 

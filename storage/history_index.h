@@ -9,8 +9,10 @@
 // IndexPending, the indexer takes the queue oldest first in chunks: each
 // chunk, in one write transaction, indexes the first kIndexedRawChars
 // characters of messages worth at most `max_chunk_bytes` of that text (at
-// least one message) and removes those ids from the queue. Chunks are small so that the
-// writer, which shares the file's write lock, never waits long. Messages
+// least one message) and removes those ids from the queue. Chunks are small, and while the
+// thread is behind it pauses after each chunk for as long as the chunk
+// took (at least 5 ms), so that the writer, which shares the file's write
+// lock and polls for it, never waits long. Messages
 // are findable all along: the reader scans the still-queued messages
 // directly (storage/history_reader.h). A message deleted or changed while
 // queued or after indexing is handled by the triggers of migration 13, so
@@ -91,7 +93,8 @@ class HistoryIndexer {
   // Indexes one chunk; returns how many messages it took (0: queue empty).
   absl::StatusOr<int64_t> IndexChunk() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_mu_);
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
-  void ScheduleWake() ABSL_LOCKS_EXCLUDED(mu_);
+  // Wakes the thread after `delay` (on the clock).
+  void ScheduleWake(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_);
 
   Clock* const clock_;
   const HistoryIndexerOptions options_;
