@@ -218,9 +218,11 @@ absl::StatusOr<uint32_t> ReadPage(
 // ---------------------------------------------------------------------------
 // Paging and counting
 
-// Totals are exact up to these many matches; beyond, total_is_estimate.
-constexpr int64_t kCountCap = 10000;
-constexpr int64_t kTextCountCap = 1000;
+// Totals are exact up to this many matches; beyond, total_is_estimate.
+constexpr int64_t kCountCap = 1000;
+// A text search's count looks at this many candidates at most (each costs
+// a row read); if more remain, total_is_estimate.
+constexpr int64_t kTextCountScan = 5000;
 
 // A page_token: the (ts, id) of the last row of the previous page.
 struct PageToken {
@@ -289,24 +291,36 @@ class Page {
     return true;
   }
 
-  // Counting: StartCount, then Count for each match until it returns false
-  // (more than `cap`), or SetCount.
-  void StartCount(int64_t cap) {
-    cap_ = cap;
+  // Counting: StartCount, then Count for each candidate examined until it
+  // returns false; or SetCount.
+  void StartCount() {
     count_ = 0;
+    examined_ = 0;
+    estimate_ = false;
   }
-  bool Count() { return ++count_ <= cap_; }
-  void SetCount(int64_t cap, int64_t count) {
-    cap_ = cap;
-    count_ = count;
+  bool Count(bool matches) {
+    if (++examined_ > kTextCountScan) {
+      estimate_ = true;
+      return false;
+    }
+    if (matches && ++count_ > kCountCap) {
+      count_ = kCountCap;
+      estimate_ = true;
+      return false;
+    }
+    return true;
+  }
+  // `count` matches were counted with a limit of kCountCap + 1.
+  void SetCount(int64_t count) {
+    estimate_ = count > kCountCap;
+    count_ = std::min(count, kCountCap);
   }
 
   template <typename Response>
   void Finish(Response* response) const {
     if (has_more_) response->set_next_page_token(FormatPageToken(last_));
-    const bool estimate = count_ > cap_;
-    response->set_total(ClampTotal(estimate ? cap_ : count_));
-    response->set_total_is_estimate(estimate);
+    response->set_total(ClampTotal(count_));
+    response->set_total_is_estimate(estimate_);
   }
 
  private:
@@ -315,8 +329,9 @@ class Page {
   uint32_t taken_ = 0;
   bool has_more_ = false;
   PageToken last_;
-  int64_t cap_ = 0;
   int64_t count_ = 0;
+  int64_t examined_ = 0;
+  bool estimate_ = false;
 };
 
 // Runs `sql` (ending with "LIMIT ? OFFSET ?", with `where`'s parameters
@@ -337,13 +352,13 @@ absl::Status ReadKeysetPage(Database& db, const std::string& sql,
 }
 
 // Runs `count_sql` (a count of a subquery ending with "LIMIT ?") with
-// `where`'s parameters and a limit one above `cap`.
+// `where`'s parameters and a limit one above kCountCap.
 absl::Status CountCapped(Database& db, const std::string& count_sql,
-                         const Where& where, int64_t cap, Page& page) {
+                         const Where& where, Page& page) {
   std::vector<Param> params = where.params();
-  params.push_back(cap + 1);
+  params.push_back(kCountCap + 1);
   ASSIGN_OR_RETURN(int64_t count, Count(db, count_sql, params));
-  page.SetCount(cap, count);
+  page.SetCount(count);
   return absl::OkStatus();
 }
 
@@ -679,8 +694,8 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
       fetch.Reset();
       RETURN_IF_ERROR(BindAll(fetch, params));
       ASSIGN_OR_RETURN(bool has_row, fetch.Step());
+      if (count_only) return page.Count(has_row);
       if (!has_row) return true;
-      if (count_only) return page.Count();
       return page.Take(id, fetch.ColumnInt64(1), [&] {
         ReadHistoryEntry(fetch, response.add_entries());
       });
@@ -689,7 +704,7 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
     RETURN_IF_ERROR(ForEachTextRequest(
         *db_, request.text(), before,
         [&](int64_t id) { return read(id, /*count_only=*/false); }));
-    page.StartCount(kTextCountCap);
+    page.StartCount();
     RETURN_IF_ERROR(ForEachTextRequest(
         *db_, request.text(), 0,
         [&](int64_t id) { return read(id, /*count_only=*/true); }));
@@ -701,14 +716,12 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   std::string count_sql = absl::StrCat(
       "SELECT count(*) FROM (SELECT 1 FROM messages WHERE kind = 'request'",
       where.AndSql(), " LIMIT ?)");
-  int64_t count_cap = kCountCap;
   if (!request.text().empty()) {
     // Too short for the index: a scan of the raw texts.
     where.Add(kHistoryTextCondition, request.text());
     where.AddParam(request.text());
     count_sql = absl::StrCat("SELECT count(*) FROM (SELECT 1 FROM requests",
                              where.Sql(), " LIMIT ?)");
-    count_cap = kTextCountCap;
   }
   const bool id_order = !request.session_id().empty() &&
                         request.method().empty() &&
@@ -723,7 +736,7 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
       ReadHistoryEntry(statement, response.add_entries());
     });
   }));
-  RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, count_cap, page));
+  RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, page));
   page.Finish(&response);
   return response;
 }
@@ -765,8 +778,8 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
       fetch.Reset();
       RETURN_IF_ERROR(BindAll(fetch, params));
       ASSIGN_OR_RETURN(bool has_row, fetch.Step());
+      if (count_only) return page.Count(has_row);
       if (!has_row) return true;
-      if (count_only) return page.Count();
       return page.Take(hit.id, fetch.ColumnInt64(1), [&] {
         *response.add_messages() = ReadMessage(fetch);
       });
@@ -774,17 +787,15 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
     RETURN_IF_ERROR(ForEachTextHit(
         *db_, request.text(), token ? token->id : 0,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/false); }));
-    page.StartCount(kTextCountCap);
+    page.StartCount();
     RETURN_IF_ERROR(ForEachTextHit(
         *db_, request.text(), 0,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/true); }));
     page.Finish(&response);
     return response;
   }
-  int64_t count_cap = kCountCap;
   if (!request.text().empty()) {
     where.Add("instr(raw, ?) > 0", request.text());
-    count_cap = kTextCountCap;
   }
   const std::string count_sql = absl::StrCat(
       "SELECT count(*) FROM (SELECT 1 FROM messages", where.Sql(), " LIMIT ?)");
@@ -801,7 +812,7 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
       *response.add_messages() = ReadMessage(statement);
     });
   }));
-  RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, count_cap, page));
+  RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, page));
   page.Finish(&response);
   return response;
 }

@@ -31,9 +31,11 @@
 //     recorded more than 10,000 messages after the previous page's last
 //     request is not on the next page. Shorter texts scan the raw texts.
 //   - total counts every row matching the filters, ignoring limit, offset
-//     and page_token, up to 10,000 (1,000 with a text): beyond, counting
-//     would make every page slow, so total is that cap and
-//     total_is_estimate is set ("more than total").
+//     and page_token, up to 1,000: beyond, counting would make every page
+//     slow, so total is 1,000 and total_is_estimate is set. A count with an
+//     indexed text looks at 5,000 candidates at most; if more remain, total
+//     is the matches among them and total_is_estimate is set. Either way an
+//     estimated total is a lower bound.
 //
 // QueryHistory builds one HistoryEntry per request (view `requests`):
 //   id         the request's JSON-RPC id as stored; a JSON string id is

@@ -459,6 +459,10 @@ END;
 -- rare among the rows, so a page of them cannot come from the ts index.
 CREATE INDEX messages_requests_direction_ts ON messages(direction, ts)
   WHERE kind = 'request';
+-- One server's calls of one method, newest first (the two filters the UI
+-- and CLI combine most), without reading the server's other rows.
+CREATE INDEX messages_server_method_ts ON messages(server_id, method, ts)
+  WHERE method IS NOT NULL;
 )sql";
 
 // Retention (storage/history_retention.h): sessions a user wants kept

@@ -88,7 +88,7 @@ std::string HistoryFooter(const v1::QueryHistoryResponse& response,
   }
   std::string footer =
       absl::StrCat(response.entries_size(),
-                   response.total_is_estimate() ? " of more than " : " of ",
+                   response.total_is_estimate() ? " of at least " : " of ",
                    response.total());
   if (!response.next_page_token().empty()) {
     absl::StrAppend(&footer, "; next: --page-token ",

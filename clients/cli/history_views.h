@@ -55,7 +55,7 @@ Table HistoryTable(const v1::QueryHistoryResponse& response,
 // The index of the flexible column (TARGET) of HistoryTable.
 inline constexpr int kHistoryTargetColumn = 3;
 
-// "N of TOTAL" ("N of more than TOTAL" when the daemon only estimated it),
+// "N of TOTAL" ("N of at least TOTAL" when the daemon only estimated it),
 // plus "; next: --page-token T" when more entries follow (from a daemon
 // without page tokens: "; next: --offset M").
 std::string HistoryFooter(const v1::QueryHistoryResponse& response,

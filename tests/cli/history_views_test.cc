@@ -109,7 +109,7 @@ TEST(HistoryFooterTest, GivesThePageTokenAndSaysWhenTheTotalIsEstimated) {
   response.set_total(10000);
   response.set_total_is_estimate(true);
   EXPECT_EQ(HistoryFooter(response, 0),
-            "3 of more than 10000; next: --page-token 1748779200000:17\n");
+            "3 of at least 10000; next: --page-token 1748779200000:17\n");
 }
 
 TEST(LogsTableTest, Columns) {

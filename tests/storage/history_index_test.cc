@@ -382,22 +382,39 @@ TEST_F(HistoryIndexTest, PageTokensReturnEveryRowOnceWhileRowsAreAppended) {
 }
 
 TEST_F(HistoryIndexTest, LargeTotalsAreMarkedAsEstimates) {
-  for (int i = 0; i < 5005; ++i) Call(1000 + i, "srv", "many");
+  // 5,100 calls; the newest 10 of every 100 on server "rare".
+  for (int i = 0; i < 5100; ++i) {
+    Call(1000 + i, i >= 5000 && i % 10 == 0 ? "rare" : "srv", "many");
+  }
   ASSERT_OK(writer_->Flush());
   ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
   v1::ListMessagesRequest list;
   ASSERT_OK_AND_ASSIGN(auto messages, reader->ListMessages(list));
-  EXPECT_EQ(messages.total(), 10000u);
+  EXPECT_EQ(messages.total(), 1000u);
   EXPECT_TRUE(messages.total_is_estimate());
   v1::QueryHistoryRequest query;
+  query.set_since(1000 + 5100 - 500);  // the last 500 calls
   ASSERT_OK_AND_ASSIGN(auto history, reader->QueryHistory(query));
-  EXPECT_EQ(history.total(), 5005u);
+  EXPECT_EQ(history.total(), 500u);
   EXPECT_FALSE(history.total_is_estimate());
-  query.set_text("many");  // every request (queued: not indexed)
+  query.clear_since();
+  query.set_text("many");
   ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
   EXPECT_EQ(history.total(), 1000u);
   EXPECT_TRUE(history.total_is_estimate());
   EXPECT_EQ(history.entries_size(), 100);
+  // Few matches among more candidates than a count looks at: the matches
+  // found, as a lower bound.
+  query.set_server_id("rare");
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_EQ(history.entries_size(), 10);
+  EXPECT_EQ(history.total(), 10u);
+  EXPECT_TRUE(history.total_is_estimate());
+  // Fewer candidates than that: exact.
+  query.set_text("one of the rare ones");
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_EQ(history.total(), 0u);
+  EXPECT_FALSE(history.total_is_estimate());
 }
 
 TEST_F(HistoryIndexTest, BadPageTokenIsRefused) {

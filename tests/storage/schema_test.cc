@@ -222,6 +222,12 @@ TEST(SchemaTest, HistoryPagesAndTextSearchUseIndexes) {
                 "SELECT id FROM requests WHERE direction = 'server_to_client' "
                 "ORDER BY ts DESC, id DESC LIMIT 5"),
       HasSubstr("INDEX messages_requests_direction_ts (direction=?)"));
+  EXPECT_THAT(
+      QueryPlan(*db,
+                "SELECT id FROM requests WHERE server_id = 'x' AND method = "
+                "'m' AND (ts, id) < (5, 9) ORDER BY ts DESC, id DESC LIMIT 5"),
+      HasSubstr("INDEX messages_server_method_ts (server_id=? AND method=? "
+                "AND ts<?)"));
   EXPECT_THAT(QueryPlan(*db,
                         "SELECT id FROM messages WHERE session_id = 's' AND "
                         "id < 9 ORDER BY id DESC LIMIT 5"),

@@ -166,7 +166,7 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
       "TARGET (tool, resource URI or prompt), DURATION, OK (✓/✗ on a color\n"
       "terminal, yes/no otherwise; pending while unanswered), ID (the\n"
       "JSON-RPC id). The last line says how many of how many matched\n"
-      "(\"of more than N\" when a large count was not finished) and how to\n"
+      "(\"of at least N\" when a large count was not finished) and how to\n"
       "get the next page.\n"
       "\n"
       "Examples:\n"
