@@ -235,6 +235,28 @@ try {
   const sessionView = await waitFor(page, `location.hash.startsWith('#/sessions/') && document.querySelector('#title-sessions') && document.querySelectorAll('.ss-msg').length > 0 && location.hash`, 'the session of the message');
   check(sessionView === historyDetail.session, `History jumps from a message to its session (${sessionView})`);
 
+  // --- History pages by the daemon's page tokens -------------------------------
+  for (let i = 0; i < 55; i += 1) {
+    await rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: `page filler ${i}` } });
+  }
+  await page.eval(`location.hash = '#/history'`);
+  await waitFor(page, `document.querySelector('#title-history')`, 'History again');
+  await page.eval(`(() => { const m = [...document.querySelectorAll('form.filters input[type=search]')][0]; m.value = 'tools/call';
+    document.querySelector('form.filters').requestSubmit(); })()`);
+  const pager = `(() => { const n = document.querySelector('nav.pager'); if (!n) return null; const [newer, older] = n.querySelectorAll('button');
+    return { status: n.querySelector('[role=status]').textContent, newer: !newer.disabled, older: !older.disabled,
+      rows: document.querySelectorAll('table.history tbody tr').length,
+      firstId: document.querySelector('table.history tbody tr')?.children[6].textContent }; })()`;
+  const firstPage = await waitFor(page, `(() => { const p = ${pager}; return p && p.rows === 50 && p.status.startsWith('1–50') && p; })()`, 'the first history page');
+  check(firstPage.older && !firstPage.newer, `History's first page offers Older only (${JSON.stringify(firstPage)})`);
+  await page.eval(`document.querySelectorAll('nav.pager button')[1].click()`);
+  const secondPage = await waitFor(page, `(() => { const p = ${pager}; return p && p.status.startsWith('51–') && p; })()`, 'the second history page');
+  check(secondPage.newer && secondPage.rows >= 5 && secondPage.firstId !== firstPage.firstId,
+    `History's Older goes on from the page token (${JSON.stringify(secondPage)})`);
+  await page.eval(`document.querySelectorAll('nav.pager button')[0].click()`);
+  const backPage = await waitFor(page, `(() => { const p = ${pager}; return p && p.status.startsWith('1–50') && p; })()`, 'the first page again');
+  check(backPage.firstId === firstPage.firstId, `History's Newer comes back to the first page (${JSON.stringify(backPage)})`);
+
   // --- an elicitation drawn before its request's text arrived ------------------
   // The daemon's Struct sorts the fields; once the raw request is seen, an
   // untouched card is drawn again in the server's order.

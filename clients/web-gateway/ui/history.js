@@ -34,7 +34,11 @@ function okText(e) {
 
 const PAGE = 50;
 const filters = { serverId: '', method: '', since: '', direction: '', text: '' };
-let offset = 0;
+// Pages by the daemon's page tokens (keyset: as fast deep in the history as
+// on its first page): tokens[i] asks for page i; tokens[0] is ''.
+/** @type {string[]} */
+let tokens = [''];
+let page = 0;
 let root = null;
 
 export function mount(container) {
@@ -53,7 +57,8 @@ export function mount(container) {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     Object.assign(filters, { serverId: server.value, method: method.value.trim(), since: since.value, direction: direction.value, text: text.value.trim() });
-    offset = 0;
+    tokens = [''];
+    page = 0;
     load();
   });
   clear(root, h('div', { class: 'view-head' }, h('h2', { id: 'title-history' }, 'History')), form,
@@ -67,12 +72,16 @@ export function unmount() {
 
 async function load() {
   const out = root.querySelector('#history-results');
-  const params = { serverId: filters.serverId, method: filters.method, direction: filters.direction, text: filters.text, limit: PAGE, offset };
+  const params = { serverId: filters.serverId, method: filters.method, direction: filters.direction, text: filters.text, limit: PAGE, pageToken: tokens[page] };
   if (filters.since) params.since = Date.now() - Number(filters.since);
   try {
     const answer = await api('GET', `/api/history${query(params)}`);
     const entries = answer.entries || [];
     const total = answer.total || 0;
+    const next = answer.nextPageToken || '';
+    if (next) tokens[page + 1] = next;
+    const first = page * PAGE;
+    const counted = total ? ` of ${answer.totalIsEstimate ? 'at least ' : ''}${total}` : '';
     clear(out,
       entries.length === 0 ? h('p', { class: 'empty' }, 'Nothing recorded matches.') : h('div', { class: 'table-wrap' }, h('table', { class: 'history' },
         h('caption', { class: 'offscreen' }, 'Recorded requests'),
@@ -87,9 +96,9 @@ async function load() {
           h('td', { class: 'mono' }, e.id),
           h('td', {}, e.sessionId ? h('a', { href: `#/sessions/${enc(e.sessionId)}`, 'aria-label': `Open the session of ${e.method} ${e.id}` }, 'Session') : '')))))),
       h('nav', { class: 'pager', 'aria-label': 'Pages' },
-        h('button', { type: 'button', disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, 'Newer'),
-        h('span', { role: 'status' }, total ? `${offset + 1}–${offset + entries.length} of ${total}` : ''),
-        h('button', { type: 'button', disabled: offset + entries.length >= total, onclick: () => { offset += PAGE; load(); } }, 'Older')));
+        h('button', { type: 'button', disabled: page === 0, onclick: () => { page = Math.max(0, page - 1); load(); } }, 'Newer'),
+        h('span', { role: 'status' }, entries.length ? `${first + 1}–${first + entries.length}${counted}` : ''),
+        h('button', { type: 'button', disabled: !next, onclick: () => { page += 1; load(); } }, 'Older')));
   } catch (error) {
     clear(out, errorBox(error));
   }
