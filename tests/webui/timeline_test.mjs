@@ -247,7 +247,9 @@ try {
     return { status: n.querySelector('[role=status]').textContent, newer: !newer.disabled, older: !older.disabled,
       rows: document.querySelectorAll('table.history tbody tr').length,
       firstId: document.querySelector('table.history tbody tr')?.children[6].textContent }; })()`;
-  const firstPage = await waitFor(page, `(() => { const p = ${pager}; return p && p.rows === 50 && p.status.startsWith('1–50') && p; })()`, 'the first history page');
+  // The filtered page, not the unfiltered one the view drew first: its total.
+  const calls = (await rest('GET', '/api/history?method=tools/call&limit=1')).body.total;
+  const firstPage = await waitFor(page, `(() => { const p = ${pager}; return p && p.rows === 50 && p.status === '1–50 of ${calls}' && p; })()`, 'the first history page');
   check(firstPage.older && !firstPage.newer, `History's first page offers Older only (${JSON.stringify(firstPage)})`);
   await page.eval(`document.querySelectorAll('nav.pager button')[1].click()`);
   const secondPage = await waitFor(page, `(() => { const p = ${pager}; return p && p.status.startsWith('51–') && p; })()`, 'the second history page');

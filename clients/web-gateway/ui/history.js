@@ -39,6 +39,10 @@ const filters = { serverId: '', method: '', since: '', direction: '', text: '' }
 /** @type {string[]} */
 let tokens = [''];
 let page = 0;
+// Each load's number: an answer to a load that a later one replaced (a new
+// search while the first page was on its way) is dropped, so it can neither
+// draw stale rows nor leave its page token behind.
+let loads = 0;
 let root = null;
 
 export function mount(container) {
@@ -74,8 +78,10 @@ async function load() {
   const out = root.querySelector('#history-results');
   const params = { serverId: filters.serverId, method: filters.method, direction: filters.direction, text: filters.text, limit: PAGE, pageToken: tokens[page] };
   if (filters.since) params.since = Date.now() - Number(filters.since);
+  const mine = ++loads;
   try {
     const answer = await api('GET', `/api/history${query(params)}`);
+    if (mine !== loads || !root) return;
     const entries = answer.entries || [];
     const total = answer.total || 0;
     const next = answer.nextPageToken || '';
@@ -100,7 +106,7 @@ async function load() {
         h('span', { role: 'status' }, entries.length ? `${first + 1}–${first + entries.length}${counted}` : ''),
         h('button', { type: 'button', disabled: !next, onclick: () => { page += 1; load(); } }, 'Older')));
   } catch (error) {
-    clear(out, errorBox(error));
+    if (mine === loads) clear(out, errorBox(error));
   }
 }
 
