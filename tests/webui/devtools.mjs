@@ -143,13 +143,15 @@ export class Page {
   }
 
   // Waits (at most `seconds`) until `expression` is truthy in the page;
-  // returns its value. The page checks on every animation frame.
+  // returns its value. The page checks on every animation frame. An
+  // expression that gives a promise is checked by what the promise
+  // resolves to (a promise object itself is always truthy).
   async waitFor(expression, what, seconds = 20) {
     const value = await this.eval(`new Promise((resolve) => {
       const stop = Date.now() + ${seconds * 1000};
-      const check = () => {
+      const check = async () => {
         let v;
-        try { v = (${expression}); } catch (e) { v = undefined; }
+        try { v = await (${expression}); } catch (e) { v = undefined; }
         if (v) return resolve(v);
         if (Date.now() > stop) return resolve(null);
         requestAnimationFrame(check);

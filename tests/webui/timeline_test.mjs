@@ -199,7 +199,8 @@ try {
   await page.key('p', 'KeyP', 80);
   const pinned = await waitFor(page, row(`r.id === ${JSON.stringify(echoRow.id)} && /is-pinned/.test(r.cls)`), 'the pinned row');
   await page.eval(`document.querySelector('#tl-follow').checked || document.querySelector('#tl-follow').click()`);
-  await rest('POST', `/api/servers/${fixtureId}/tools/add:call`, { arguments: { a: 1, b: 2 } });
+  const added = await rest('POST', `/api/servers/${fixtureId}/tools/add:call`, { arguments: { a: 1, b: 2 } });
+  check(added.status === 200, `add answered (${added.status})`);
   const top = await waitFor(page, `(() => { const v = document.querySelector('.tl-viewport'); v.scrollTop = 0;
     return new Promise((r) => requestAnimationFrame(() => r(${ROWS}.find((x) => x.index === 0)))); })()`, 'the first row');
   const addSeen = await waitFor(page, `${ROWS}.length && (document.querySelector('.tl-viewport').scrollTop = 1e9, true) &&
