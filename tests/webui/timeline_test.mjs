@@ -291,6 +291,53 @@ try {
   await page.eval(`location.hash = '#/timeline'`);
   await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic again');
   await a11y(page, 'timeline');
+
+  // --- Live traffic keeps the newest 50,000 rows as messages stream in --------
+  // A pinned row that ages out goes too; the list and its count stay right
+  // while the view adds only what came in.
+  await page.eval(`document.querySelector('.tl-viewport').scrollTop = 0`);
+  const oldest = await waitFor(page, row('r.index === 0'), 'the oldest row');
+  await page.eval(`document.querySelector('[data-row="${oldest.id}"]').click()`);
+  await page.eval(`document.querySelector('[data-row="${oldest.id}"]').focus()`);
+  await page.key('p', 'KeyP', 80);
+  await waitFor(page, row(`r.id === ${JSON.stringify(oldest.id)} && /is-pinned/.test(r.cls)`), 'the oldest row pinned');
+  const streamed = await page.eval(`(async () => {
+    const state = await import('/ui/state.js');
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const total = 50010;
+    for (let first = 0; first < total; first += 5001) {
+      for (let i = first; i < Math.min(total, first + 5001); i++) {
+        const now = Date.now();
+        state.emit('message', { timestamp: now, message: { timestamp: now, serverId: 'synthetic', sessionId: 'synthetic', direction: 'CLIENT_TO_SERVER',
+          kind: 'notification', method: 'notifications/message', jsonrpcId: 's' + i, raw: '{"jsonrpc":"2.0","method":"notifications/message"}' } });
+      }
+      await frame();
+    }
+    return document.querySelector('#tl-status').textContent;
+  })()`);
+  await page.eval(`document.querySelector('.tl-viewport').scrollTop = 0`);
+  const first = await waitFor(page, `(() => { const r = ${row('r.index === 0')}; return r && r.id !== ${JSON.stringify(oldest.id)} && r; })()`, 'the first row after the stream');
+  const firstId = await page.eval(`document.querySelector('[data-row="${first.id}"] .c-id').textContent`);
+  await page.eval(`document.querySelector('.tl-viewport').scrollTop = 1e9`);
+  const lastId = await waitFor(page, `[...document.querySelectorAll('.tl-body .tl-row .c-id')].map((c) => c.textContent).find((t) => t === 's50009')`, 'the newest row');
+  check(streamed === '50000 of 50000 messages' && firstId === 's10' && lastId === 's50009',
+    `Live traffic keeps the newest 50,000 rows, the pinned one aged out with the rest (${streamed}; ${firstId} … ${lastId})`);
+  // Then a few at a time, as live traffic comes: the oldest make room.
+  const trickled = await page.eval(`(async () => {
+    const state = await import('/ui/state.js');
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let i = 50010; i < 50030; i++) {
+      const now = Date.now();
+      state.emit('message', { timestamp: now, message: { timestamp: now, serverId: 'synthetic', sessionId: 'synthetic', direction: 'CLIENT_TO_SERVER',
+        kind: 'notification', method: 'notifications/message', jsonrpcId: 's' + i, raw: '{"jsonrpc":"2.0","method":"notifications/message"}' } });
+      if (i % 5 === 4) await frame();
+    }
+    document.querySelector('.tl-viewport').scrollTop = 0;
+    await frame();
+    return [document.querySelector('#tl-status').textContent, document.querySelector('.tl-body .tl-row .c-id').textContent];
+  })()`);
+  check(trickled[0] === '50000 of 50000 messages' && trickled[1] === 's30',
+    `and as they trickle in, the oldest rows leave the list (${trickled.join('; first ')})`);
   check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
 } catch (error) {
   console.error(`FAILED: ${error.stack || error}`);

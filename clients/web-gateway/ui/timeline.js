@@ -173,7 +173,7 @@ function schedule() {
   if (!root || pendingFrame) return;
   pendingFrame = requestAnimationFrame(() => {
     pendingFrame = 0;
-    refilter();
+    refilterNew();
     paint();
   });
 }
@@ -200,6 +200,34 @@ function refilter() {
     if (expanded.has(r.id)) for (const c of r.children) out.push(c);
   }
   filtered = top.length ? top.concat(rest) : rest;
+  filteredTop = top.length;
+  filteredUpTo = rows.length ? rows[rows.length - 1].id : 0;
+}
+
+// What refilter() last saw: how many pinned rows lead `filtered`, and the
+// newest row it looked at.
+let filteredTop = 0;
+let filteredUpTo = 0;
+
+// After new messages only: with no filter and no open group, the list
+// changes at its ends (new rows after the last, the rows dropped beyond
+// MAX_ROWS from the front of the unpinned part), so live traffic costs
+// the rows that came, not the 50,000 kept. Otherwise, refilter().
+function refilterNew() {
+  const plain = !filters.server && !filters.method && !filters.direction && !filters.text && expanded.size === 0;
+  if (!plain) return refilter();
+  const oldest = rows.length ? rows[0].id : Infinity;
+  // A pinned row dropped beyond MAX_ROWS: the pinned part changes.
+  if (filteredTop !== pinned.size || (filteredTop && filtered[0].id < oldest)) return refilter();
+  let gone = 0;
+  while (filteredTop + gone < filtered.length && filtered[filteredTop + gone].id < oldest) gone++;
+  if (gone) filtered.splice(filteredTop, gone);
+  let from = rows.length;
+  while (from > 0 && rows[from - 1].id > filteredUpTo) from--;
+  for (let i = from; i < rows.length; i++) {
+    if (!rows[i].parent) filtered.push(rows[i]);
+  }
+  filteredUpTo = rows.length ? rows[rows.length - 1].id : filteredUpTo;
 }
 
 function arrow(dir) {
@@ -226,43 +254,84 @@ function rowClass(r) {
   return cls;
 }
 
+// The element of a row as last drawn, with what it showed: a paint keeps
+// the elements whose row looks the same and builds only the others, so
+// following live traffic adds one row and drops one instead of rebuilding
+// the screen.
+let drawn = new Map();  // row id -> {el, look}
+
+function lookOf(r) {
+  return `${rowClass(r)}|${durationOf(r)}|${kindOf(r)}|${serverName(r.serverId)}|${r.children.length}|${expanded.has(r.id)}`;
+}
+
+function rowElement(r, i) {
+  const group = r.children.length;
+  const attrs = {
+    class: rowClass(r), role: 'row', tabindex: r.id === selectedId ? '0' : '-1',
+    'aria-selected': String(r.id === selectedId), dataset: { row: String(r.id), index: String(i) },
+  };
+  if (group) attrs['aria-expanded'] = String(expanded.has(r.id));
+  if (r.parent) attrs['aria-level'] = '2';
+  const el = h('div', attrs,
+    h('span', { role: 'cell', class: 'c-time' }, pinned.has(r.id) ? h('span', { class: 'offscreen' }, 'pinned ') : null, timeOf(r.time)),
+    h('span', { role: 'cell', class: 'c-dir', 'aria-label': r.dir === 'CLIENT_TO_SERVER' ? 'to server' : 'from server' }, arrow(r.dir)),
+    h('span', { role: 'cell', class: 'c-server' }, serverName(r.serverId)),
+    h('span', { role: 'cell', class: 'c-kind' }, kindOf(r)),
+    h('span', { role: 'cell', class: 'c-method' },
+      r.parent ? h('span', { class: 'muted' }, r.round ? `↳ round ${r.round} ` : '↳ ') : null,
+      r.method, r.target ? h('span', { class: 'muted' }, ` ${r.target}`) : null,
+      group ? h('span', { class: 'tl-group', dataset: { toggle: String(r.id) } }, ` ${expanded.has(r.id) ? '▾' : '▸'} +${group}`) : null),
+    h('span', { role: 'cell', class: 'c-id' }, r.jsonId),
+    h('span', { role: 'cell', class: 'c-dur' }, durationOf(r)));
+  // CSSOM, not a style attribute: the page's CSP allows no inline styles.
+  el.style.top = `${i * ROW}px`;
+  return el;
+}
+
 function paint() {
   if (!root) return;
   spacer.style.height = `${filtered.length * ROW}px`;
-  if (follow) viewport.scrollTop = viewport.scrollHeight;
+  if (follow) viewport.scrollTop = filtered.length * ROW;
   const first = Math.max(0, Math.floor(viewport.scrollTop / ROW) - OVERSCAN);
   const last = Math.min(filtered.length, Math.ceil((viewport.scrollTop + viewport.clientHeight) / ROW) + OVERSCAN);
   const out = [];
+  const next = new Map();
   for (let i = first; i < last; i++) {
     const r = filtered[i];
-    const group = r.children.length;
-    const attrs = {
-      class: rowClass(r), role: 'row', tabindex: r.id === selectedId ? '0' : '-1',
-      'aria-selected': String(r.id === selectedId), dataset: { row: String(r.id), index: String(i) },
-    };
-    if (group) attrs['aria-expanded'] = String(expanded.has(r.id));
-    if (r.parent) attrs['aria-level'] = '2';
-    const el = h('div', attrs,
-      h('span', { role: 'cell', class: 'c-time' }, pinned.has(r.id) ? h('span', { class: 'offscreen' }, 'pinned ') : null, timeOf(r.time)),
-      h('span', { role: 'cell', class: 'c-dir', 'aria-label': r.dir === 'CLIENT_TO_SERVER' ? 'to server' : 'from server' }, arrow(r.dir)),
-      h('span', { role: 'cell', class: 'c-server' }, serverName(r.serverId)),
-      h('span', { role: 'cell', class: 'c-kind' }, kindOf(r)),
-      h('span', { role: 'cell', class: 'c-method' },
-        r.parent ? h('span', { class: 'muted' }, r.round ? `↳ round ${r.round} ` : '↳ ') : null,
-        r.method, r.target ? h('span', { class: 'muted' }, ` ${r.target}`) : null,
-        group ? h('span', { class: 'tl-group', dataset: { toggle: String(r.id) } }, ` ${expanded.has(r.id) ? '▾' : '▸'} +${group}`) : null),
-      h('span', { role: 'cell', class: 'c-id' }, r.jsonId),
-      h('span', { role: 'cell', class: 'c-dur' }, durationOf(r)));
-    // CSSOM, not a style attribute: the page's CSP allows no inline styles.
-    el.style.top = `${i * ROW}px`;
+    const look = lookOf(r);
+    const before = drawn.get(r.id);
+    let el;
+    if (before && before.look === look) {
+      // The same row moved (older rows were dropped above it).
+      el = before.el;
+      if (el.dataset.index !== String(i)) {
+        el.dataset.index = String(i);
+        el.style.top = `${i * ROW}px`;
+      }
+    } else {
+      el = rowElement(r, i);
+    }
+    next.set(r.id, { el, look });
     out.push(el);
   }
-  // The rows are rebuilt: the keyboard's place in the list is kept.
+  drawn = next;
+  // The page's order is the list's (screen readers and Tab follow it):
+  // rows that left go, new ones go in their place, the rest stay put.
   const hadFocus = body.contains(document.activeElement);
-  body.replaceChildren(...out);
-  if (hadFocus) (body.querySelector(`[data-row="${selectedId}"]`) || viewport).focus({ preventScroll: true });
+  const keep = new Set(out);
+  for (const child of [...body.children]) if (!keep.has(child)) child.remove();
+  let cursor = body.firstChild;
+  for (const el of out) {
+    if (el === cursor) cursor = cursor.nextSibling;
+    else body.insertBefore(el, cursor);
+  }
+  // The keyboard's place in the list is kept when its row was redrawn.
+  if (hadFocus && !body.contains(document.activeElement)) {
+    (body.querySelector(`[data-row="${selectedId}"]`) || viewport).focus({ preventScroll: true });
+  }
   const pins = pinned.size ? `, ${pinned.size} pinned` : '';
-  status.textContent = `${filtered.length} of ${rows.length} messages${pins}${dropped ? `, ${dropped} dropped by a slow connection` : ''}`;
+  const text = `${filtered.length} of ${rows.length} messages${pins}${dropped ? `, ${dropped} dropped by a slow connection` : ''}`;
+  if (status.textContent !== text) status.textContent = text;
 }
 
 // A round or task update pins the group it belongs to.
@@ -375,6 +444,7 @@ export function mount(container) {
   }, 'Clear');
   spacer = h('div', { class: 'tl-spacer' });
   body = h('div', { class: 'tl-body', role: 'rowgroup' });
+  drawn = new Map();
   viewport = h('div', {
     class: 'tl-viewport', tabindex: '0', role: 'grid', 'aria-rowcount': '-1',
     'aria-label': 'Messages (arrow keys move, Right and Left open and close a group, p pins)',
