@@ -290,14 +290,23 @@ export function replayOne(m, own = current.serverId, label = `message ${m.sequen
   const serverId = uid('rs');
   const picker = serverPicker(serverId, own, { any: 'Its own server', label: 'Send to' });
   const area = h('textarea', { id: uid('re'), class: 'mono', rows: 8, spellcheck: 'false', hidden: true, 'aria-label': 'The request to send (JSON)' });
-  area.value = pretty(m.raw);
+  // The editor is filled when first opened: a large message costs nothing
+  // until someone edits it.
+  let filled = false;
   const check = h('div', { role: 'status', class: 'edit-check' });
   const diffBox = h('div', {});
   const out = h('div', { class: 'ss-replay-one' });
-  let original = null;
-  try {
-    original = JSON.parse(m.raw);
-  } catch { /* sent as recorded */ }
+  let original;
+  const recorded = () => {
+    if (original === undefined) {
+      try {
+        original = JSON.parse(m.raw);
+      } catch {
+        original = null;  // sent as recorded
+      }
+    }
+    return original;
+  };
   const edited = () => {
     if (area.hidden) return { ok: true, raw: '' };
     try {
@@ -311,11 +320,20 @@ export function replayOne(m, own = current.serverId, label = `message ${m.sequen
     const e = edited();
     check.className = `edit-check ${e.ok ? 'ok' : 'err'}`;
     check.textContent = e.ok ? 'Valid JSON' : `Not JSON: ${e.problem}`;
-    clear(diffBox, e.ok && original ? diffView(original, e.value, { labelA: 'Recorded', labelB: 'To send' }) : null);
+    const before = recorded();
+    clear(diffBox, e.ok && before ? diffView(before, e.value, { labelA: 'Recorded', labelB: 'To send' }) : null);
   });
   const editButton = h('button', {
     type: 'button', 'aria-expanded': 'false',
-    onclick: () => { area.hidden = !area.hidden; editButton.setAttribute('aria-expanded', String(!area.hidden)); if (!area.hidden) area.focus(); },
+    onclick: () => {
+      if (!filled) {
+        area.value = pretty(m.raw);
+        filled = true;
+      }
+      area.hidden = !area.hidden;
+      editButton.setAttribute('aria-expanded', String(!area.hidden));
+      if (!area.hidden) area.focus();
+    },
   }, 'Edit before replaying');
   const form = h('form', { class: 'ss-replay-form', 'aria-label': `Replay ${label}` },
     h('h5', {}, 'Replay this request'), picker,
