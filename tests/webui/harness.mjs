@@ -189,3 +189,56 @@ export const UNLABELLED = `[...document.querySelectorAll('main input, main selec
     return !(el.labels && el.labels.length && [...el.labels].some((l) => l.textContent.trim()));
   })
   .map((el) => el.outerHTML.slice(0, 120))`;
+
+// Text in `main` (and the page's header and navigation) whose contrast
+// with what is behind it is under WCAG 2's AA level: 4.5:1, or 3:1 for
+// large text (24 px, or 18.66 px bold). Visible text only; disabled
+// controls and visually hidden text are exempt, as WCAG says; text over
+// a background image is not judged. Answers a list of "text (ratio:
+// colour on background)", one per kind of offender.
+export const LOW_CONTRAST = `(() => {
+  const parse = (c) => {
+    let m = c.match(/^rgba?\\(([^)]*)\\)$/);
+    if (m) { const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; }
+    m = c.match(/^color\\(srgb ([^)]*)\\)$/);
+    if (m) { const p = m[1].split(/[\\s\\/]+/).filter(Boolean).map(Number); return [p[0] * 255, p[1] * 255, p[2] * 255, p.length > 3 ? p[3] : 1]; }
+    return null;
+  };
+  const over = (top, below) => [0, 1, 2].map((i) => top[3] * top[i] + (1 - top[3]) * below[i]).concat(1);
+  const lum = (c) => {
+    const [r, g, b] = c.slice(0, 3).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const behind = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.backgroundImage !== 'none') return null;
+      const c = parse(s.backgroundColor);
+      if (c && c[3] > 0) layers.push(c);
+      if (c && c[3] >= 1) break;
+    }
+    return layers.reverse().reduce((acc, c) => over(c, acc), [255, 255, 255, 1]);
+  };
+  const seen = new Map();
+  for (const el of document.querySelectorAll('main *, header *, nav *')) {
+    if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+    if (el.closest('[hidden], [aria-hidden="true"], :disabled') || el.matches(':disabled')) continue;
+    const box = el.getBoundingClientRect();
+    if (box.width <= 1 || box.height <= 1) continue;
+    const s = getComputedStyle(el);
+    if (s.visibility === 'hidden' || s.display === 'none' || Number(s.opacity) === 0) continue;
+    const bg = behind(el);
+    const fg = parse(s.color);
+    if (!bg || !fg) continue;
+    const text = over(fg, bg);
+    const [a, b] = [lum(text), lum(bg)].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    const size = parseFloat(s.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(s.fontWeight) >= 700);
+    if (ratio >= (large ? 3 : 4.5)) continue;
+    const key = el.tagName + '.' + el.className + '|' + s.color + '|' + ratio.toFixed(2);
+    if (!seen.has(key)) seen.set(key, el.textContent.trim().slice(0, 40) + ' <' + el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + '> (' + ratio.toFixed(2) + ': ' + s.color + ' on rgb(' + bg.slice(0, 3).map(Math.round).join(', ') + '))');
+  }
+  return [...seen.values()];
+})()`;

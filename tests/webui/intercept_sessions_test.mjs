@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
-import { findChromium, parseArgs, shoot as shootViews, TestRun } from './harness.mjs';
+import { findChromium, parseArgs, shoot as shootViews, TestRun, LOW_CONTRAST } from './harness.mjs';
 
 const args = parseArgs('intercept_sessions_test.mjs', { inspectord: 'PATH', fixture: 'PATH', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
@@ -65,6 +65,8 @@ async function unreachable(page) {
 }
 
 async function accessible(page, view) {
+  const lowContrast = await page.eval(LOW_CONTRAST);
+  check(lowContrast.length === 0, `the text of ${view} has enough contrast (WCAG AA)${lowContrast.length ? `: ${lowContrast.join(' ; ')}` : ''}`);
   const unlabelled = await page.eval(UNLABELLED);
   check(unlabelled.length === 0, `every control of ${view} has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
   const { total, missed } = await unreachable(page);

@@ -29,7 +29,7 @@ import http from 'node:http';
 import path from 'node:path';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
-import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED, waitForLine as waitForLineWithin } from './harness.mjs';
+import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED, LOW_CONTRAST, waitForLine as waitForLineWithin } from './harness.mjs';
 
 const args = parseArgs('ops_panels_test.mjs', { inspectord: 'PATH', source: 'DIR', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
@@ -68,6 +68,8 @@ async function unreachable(page, view) {
 }
 
 async function a11y(page, view) {
+  const lowContrast = await page.eval(LOW_CONTRAST);
+  check(lowContrast.length === 0, `the text of ${view} has enough contrast (WCAG AA)${lowContrast.length ? `: ${lowContrast.join(' ; ')}` : ''}`);
   const unlabelled = await page.eval(UNLABELLED);
   check(unlabelled.length === 0, `every control of ${view} has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
   const missed = await unreachable(page, view);

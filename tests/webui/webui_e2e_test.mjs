@@ -24,7 +24,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
-import { findChromium, parseArgs, shoot as shootViews, TestRun } from './harness.mjs';
+import { findChromium, parseArgs, shoot as shootViews, TestRun, LOW_CONTRAST } from './harness.mjs';
 
 const args = parseArgs('webui_e2e_test.mjs', { inspectord: 'PATH', fixture: 'PATH', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
@@ -359,7 +359,18 @@ try {
     await page.waitFor(`document.querySelector('#title-${view}')`, `the ${view} view`);
     const unlabelled = await page.eval(UNLABELLED);
     check(unlabelled.length === 0, `every control of ${view} has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
+    const lowContrast = await page.eval(LOW_CONTRAST);
+    check(lowContrast.length === 0, `the text of ${view} has enough contrast (WCAG AA)${lowContrast.length ? `: ${lowContrast.join(' ; ')}` : ''}`);
   }
+  // The same views in the dark colour scheme.
+  await page.send('Emulation.setEmulatedMedia', { features: [{ name: 'prefers-color-scheme', value: 'dark' }] });
+  for (const view of ['servers', 'explore', 'timeline', 'history', 'pending', 'conversions']) {
+    await page.eval(`location.hash = '#/${view}'`);
+    await page.waitFor(`document.querySelector('#title-${view}')`, `the ${view} view`);
+    const lowContrast = await page.eval(LOW_CONTRAST);
+    check(lowContrast.length === 0, `the text of ${view} in the dark scheme has enough contrast (WCAG AA)${lowContrast.length ? `: ${lowContrast.join(' ; ')}` : ''}`);
+  }
+  await page.send('Emulation.setEmulatedMedia', { features: [{ name: 'prefers-color-scheme', value: 'light' }] });
   // A fresh load: Tab starts from the top of the page.
   await page.eval(`location.hash = '#/servers'`);
   await page.reload();
