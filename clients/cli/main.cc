@@ -192,6 +192,7 @@ int Main(int argc, char** argv) {
   }
   AddConnectionCommands(&app, &context);
   AddDoctorCommand(&app, &context);
+  AddLintCommand(&app, &context);
   AddAuthCommands(&app, &context);
   AddToolsCommands(&app, &context);
   AddResourcesCommands(&app, &context);

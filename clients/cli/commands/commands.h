@@ -57,6 +57,9 @@ void AddUiCommand(CLI::App* app, Context* context);
 // `doctor SERVER`: the connection doctor (doctor.cc).
 void AddDoctorCommand(CLI::App* app, Context* context);
 
+// `lint SERVER...`: what in servers' tools breaks clients (lint.cc).
+void AddLintCommand(CLI::App* app, Context* context);
+
 // `auth login|status|refresh|logout|debug`: OAuth for protected HTTP
 // servers (auth.cc).
 void AddAuthCommands(CLI::App* app, Context* context);
