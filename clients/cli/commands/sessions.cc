@@ -13,6 +13,7 @@
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
+#include "clients/cli/commands/sessions_subcommands.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/files.h"
 #include "clients/cli/history_views.h"
@@ -432,6 +433,8 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
   diff->add_option("b", diff_flags->b, "Session id")->required();
   AddDiffFlags(diff, &diff_flags->diff);
   OnSelected(diff, context, diff_flags, RunDiff);
+
+  AddSessionsServeCommand(sessions, context);
 
   auto one_flags = std::make_shared<ReplayFlags>();
   CLI::App* one = app->add_subcommand(
