@@ -35,6 +35,7 @@
 #include "server/logging.h"
 #include "gateway/gateway.h"
 #include "server/frontdoor/front_doors.h"
+#include "server/frontdoor/resource_server.h"
 #include "common/net/listen_address.h"
 #include "server/engine/engine.h"
 #include "server/engine/event_bus.h"
@@ -46,7 +47,9 @@
 #include "server/services/config_service.h"
 #include "server/services/doctor_service.h"
 #include "server/services/oauth_service.h"
+#include "server/oauth/oauth_http.h"
 #include "server/oauth/oauth_manager.h"
+#include "server/oauth/urls.h"
 #include "server/engine/authorization_hook.h"
 #include "server/services/events_service.h"
 #include "server/services/history_service.h"
@@ -174,6 +177,10 @@ struct Daemon::State {
   std::unique_ptr<services::InterceptService> intercept_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
+  // With --frontdoor-issuer: what fetches the issuers' keys, and the
+  // front doors' access-token check; before the front doors.
+  std::unique_ptr<oauth::HttpFetcher> frontdoor_fetcher;
+  std::shared_ptr<frontdoor::ResourceServer> resource_server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
   // before the gateway.
   std::unique_ptr<frontdoor::FrontDoors> front_doors;
@@ -184,6 +191,54 @@ struct Daemon::State {
   bool shut_down ABSL_GUARDED_BY(shutdown_mu) = false;
 };
 
+namespace {
+
+// The front doors' access rule must be one: the daemon's user, a static
+// token, or access tokens of named issuers.
+absl::Status CheckFrontDoorAccessOptions(const DaemonOptions& options) {
+  if (options.frontdoor_issuers.empty()) {
+    if (!options.frontdoor_scopes.empty()) {
+      return absl::InvalidArgumentError(
+          "--frontdoor-scope needs --frontdoor-issuer: scopes are checked "
+          "in access tokens, which only a named issuer's front doors take");
+    }
+    return absl::OkStatus();
+  }
+  if (!options.frontdoor_token.empty()) {
+    return absl::InvalidArgumentError(
+        "--frontdoor-token and --frontdoor-issuer contradict each other: "
+        "with an issuer the front doors take that issuer's access tokens "
+        "only; drop one of them");
+  }
+  if (options.http_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "--frontdoor-issuer needs --http: the front doors are served there");
+  }
+  for (const std::string& issuer : options.frontdoor_issuers) {
+    absl::Status fetchable =
+        oauth::CheckFetchableUrl(issuer, "--frontdoor-issuer");
+    if (!fetchable.ok()) {
+      return absl::InvalidArgumentError(fetchable.message());
+    }
+  }
+  for (const std::string& scope : options.frontdoor_scopes) {
+    // RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+    bool valid = !scope.empty();
+    for (char c : scope) {
+      valid = valid && c >= 0x21 && c <= 0x7e && c != '"' && c != '\\';
+    }
+    if (!valid) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--frontdoor-scope \"", scope,
+          "\": a scope is one word of printable ASCII without quotes or "
+          "backslashes (give several scopes as several flags)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   auto state = std::make_unique<State>(options.clock);
   absl::Time started_at = state->clock->Now();
@@ -191,6 +246,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       net::ListenAddress listen,
       net::CheckListenAddress(options.listen, options.allow_network_exposure,
                               "--dangerously-expose-to-network"));
+
+  RETURN_IF_ERROR(CheckFrontDoorAccessOptions(options));
 
   absl::StatusOr<config::PathPolicy> paths =
       config::PathPolicy::Create(options.allowed_dirs);
@@ -561,8 +618,20 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     if (!options.frontdoor_token.empty()) {
       endpoint_options.bearer_token = options.frontdoor_token;
     }
+    if (!options.frontdoor_issuers.empty()) {
+      state->frontdoor_fetcher = std::make_unique<oauth::CurlFetcher>();
+      frontdoor::ResourceServerOptions resource_options;
+      resource_options.issuers = options.frontdoor_issuers;
+      resource_options.scopes = options.frontdoor_scopes;
+      resource_options.fetcher = state->frontdoor_fetcher.get();
+      resource_options.clock = state->clock;
+      resource_options.log = [](std::string line) { LogWarn(line); };
+      state->resource_server = std::make_shared<frontdoor::ResourceServer>(
+          std::move(resource_options));
+    }
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
-        state->engine.get(), std::move(endpoint_options), state->clock);
+        state->engine.get(), std::move(endpoint_options), state->clock,
+        state->resource_server);
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
     gateway::GatewayOptions::PrefixRoute front_door_route;
     front_door_route.prefix = std::string(frontdoor::kFrontDoorPrefix);
@@ -575,6 +644,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     front_door_route.cors_origin_flag = "--frontdoor-cors-origin";
     front_door_route.error_body = &frontdoor::EndpointErrorBody;
     gateway_options.prefix_routes.push_back(std::move(front_door_route));
+    gateway_options.prefix_routes.push_back(
+        {std::string(frontdoor::kProtectedResourcePrefix),
+         [front_doors](std::shared_ptr<http::HttpExchange> exchange,
+                       http::Headers cors) {
+           front_doors->ServeMetadata(std::move(exchange), std::move(cors));
+         }});
     oauth::OAuthManager* oauth = state->oauth.get();
     gateway_options.prefix_routes.push_back(
         {"/oauth/callback",

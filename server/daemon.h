@@ -91,6 +91,14 @@ struct DaemonOptions {
   absl::Duration frontdoor_idle_timeout = absl::Minutes(10);
   std::string frontdoor_token;
   std::vector<std::string> frontdoor_cors_origins;
+  // With issuers named, the front doors are OAuth resource servers
+  // (server/frontdoor/resource_server.h): a valid access token of one of
+  // these issuers, for the endpoint's URL, with every one of `scopes`,
+  // decides who may call, instead of the daemon's user or frontdoor_token
+  // (which may then not be set). Issuers are https URLs, or http to a
+  // loopback host.
+  std::vector<std::string> frontdoor_issuers;
+  std::vector<std::string> frontdoor_scopes;
   // The intercept stage (server/engine/intercept.h) at start: INTERCEPT
   // mode (hold every message) instead of PASSTHROUGH, breakpoints in their
   // text form (common/intercept/breakpoint_spec.h; a bad one fails Start()

@@ -146,6 +146,17 @@ int main(int argc, char** argv) {
                  "doors and serve any caller that sends it (default: none, "
                  "and only processes of the user running inspectord are "
                  "served; other users get 403)");
+  app.add_option("--frontdoor-issuer", options.frontdoor_issuers,
+                 "make the front doors OAuth resource servers: serve any "
+                 "caller with a valid JWT access token from this "
+                 "authorization server (its issuer URL, https or loopback "
+                 "http; repeatable), issued for the front door's URL; the "
+                 "user running the caller and --frontdoor-token then no "
+                 "longer decide (the two flags cannot be combined)");
+  app.add_option("--frontdoor-scope", options.frontdoor_scopes,
+                 "a scope every front-door access token must carry "
+                 "(repeatable; 403 insufficient_scope without it; needs "
+                 "--frontdoor-issuer)");
   app.add_option("--frontdoor-cors-origin", options.frontdoor_cors_origins,
                  "browser origin the front doors accept, e.g. a web MCP "
                  "client's http://localhost:6274 (repeatable; default: "

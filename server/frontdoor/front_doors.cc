@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/http/percent_decoding.h"
 #include "common/strings.h"
@@ -31,9 +32,13 @@ void NotFound(http::HttpExchange& exchange, http::Headers headers,
 }  // namespace
 
 FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
-                       Clock* clock)
-    : engine_(engine), clock_(clock), defaults_([&] {
+                       Clock* clock,
+                       std::shared_ptr<ResourceServer> resource_server)
+    : engine_(engine),
+      clock_(clock),
+      defaults_([&] {
         defaults.clock = clock;
+        if (resource_server != nullptr) defaults.gate = resource_server;
         if (!defaults.log) {
           defaults.log = [](std::string line) { LogInfo(line); };
         }
@@ -41,7 +46,8 @@ FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
           defaults.open_hint = std::string(kOpenHint);
         }
         return std::move(defaults);
-      }()) {}
+      }()),
+      resource_server_(std::move(resource_server)) {}
 
 FrontDoors::~FrontDoors() { CloseAll(); }
 
@@ -84,6 +90,35 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
   }
   replaced.reset();
   endpoint->Handle(std::move(exchange), subpath, std::move(extra_headers));
+}
+
+void FrontDoors::ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
+                               http::Headers extra_headers) {
+  std::string_view path = exchange->request().path();
+  path.remove_prefix(kProtectedResourcePrefix.size());
+  if (resource_server_ == nullptr || !absl::StartsWith(AbslView(path), AbslView(kFrontDoorPrefix))) {
+    return NotFound(*exchange, std::move(extra_headers),
+                    "Not found: no protected resource here");
+  }
+  path.remove_prefix(kFrontDoorPrefix.size());
+  size_t slash = path.find('/');
+  std::string_view segment = path.substr(0, slash);
+  std::string_view subpath =
+      slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  std::string name;
+  if (!DecodeSegment(segment, &name) ||
+      (subpath != "/mcp" && subpath != "/sse")) {
+    return NotFound(*exchange, std::move(extra_headers),
+                    "Not found: use /.well-known/oauth-protected-resource"
+                    "/servers/{name}/mcp or /sse");
+  }
+  if (!engine_->GetStatus(name).ok()) {
+    return NotFound(*exchange, std::move(extra_headers),
+                    absl::StrCat("No server named ", engine::JsonQuote(name)));
+  }
+  resource_server_->ServeMetadata(
+      exchange, absl::StrCat("/servers/", AbslView(segment)), subpath,
+      extra_headers);
 }
 
 void FrontDoors::Sweep() {

@@ -9,7 +9,9 @@
 // endpoint is checked). {name} is one path segment, percent-decoded; a
 // server's id works too. Unknown servers get 404. Who may call is the
 // endpoints' rule (EndpointOptions: the daemon's own user, or a bearer
-// token).
+// token), or, with a ResourceServer, a valid OAuth access token; its
+// Protected Resource Metadata is served here too
+// (/.well-known/oauth-protected-resource/servers/{name}/mcp and /sse).
 //
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.
@@ -28,6 +30,7 @@
 #include "common/http/http_server.h"
 #include "server/engine/engine.h"
 #include "server/frontdoor/mcp_endpoint.h"
+#include "server/frontdoor/resource_server.h"
 
 namespace inspector::frontdoor {
 
@@ -41,13 +44,22 @@ class FrontDoors {
  public:
   // `defaults` apply to every endpoint (base_path is set per server; the
   // clock is `clock`). `engine` and `clock` must outlive this object.
-  FrontDoors(engine::Engine* engine, EndpointOptions defaults, Clock* clock);
+  // `resource_server`, when set, decides who may call every endpoint
+  // (EndpointOptions::gate).
+  FrontDoors(engine::Engine* engine, EndpointOptions defaults, Clock* clock,
+             std::shared_ptr<ResourceServer> resource_server = nullptr);
   ~FrontDoors();  // CloseAll()
 
   // Serves a request whose path starts with kFrontDoorPrefix;
   // `extra_headers` (CORS) go on every response.
   void Handle(std::shared_ptr<http::HttpExchange> exchange,
               http::Headers extra_headers);
+
+  // Serves a request whose path starts with kProtectedResourcePrefix: the
+  // metadata of /servers/{name}/mcp or /sse (404 for other paths, unknown
+  // servers, or without a ResourceServer).
+  void ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
+                     http::Headers extra_headers);
 
   // Ends every session of every endpoint and drops the endpoints.
   void CloseAll();
@@ -65,6 +77,7 @@ class FrontDoors {
   engine::Engine* const engine_;
   Clock* const clock_;
   const EndpointOptions defaults_;
+  const std::shared_ptr<ResourceServer> resource_server_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> endpoints_ ABSL_GUARDED_BY(mu_);  // by name
   absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

@@ -136,7 +136,22 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   void Handle(std::shared_ptr<http::HttpExchange> exchange,
               std::string_view subpath, http::Headers extra) {
     Call call{std::move(exchange), std::move(extra)};
+    if (options_.gate != nullptr) {
+      // The gate may let the request through later, from its own thread.
+      std::weak_ptr<Impl> weak_self = weak_from_this();
+      options_.gate->Admit(
+          call.exchange, options_.base_path, subpath, call.extra,
+          [weak_self, call, subpath = std::string(subpath)](Caller) {
+            if (auto self = weak_self.lock()) self->Serve(call, subpath);
+          });
+      return;
+    }
     if (!Authorized(call)) return;
+    Serve(call, subpath);
+  }
+
+  // Serves a request whose caller was let in.
+  void Serve(const Call& call, std::string_view subpath) {
     const std::string& method = call.exchange->request().method;
     if (subpath == "/mcp") {
       if (method == "POST") return PostMcp(call);

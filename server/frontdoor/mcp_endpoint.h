@@ -45,6 +45,7 @@
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
+#include "server/frontdoor/caller_gate.h"
 
 namespace inspector::frontdoor {
 
@@ -71,7 +72,11 @@ struct EndpointOptions {
   // Open streams get an SSE comment this often, so that proxies keep them
   // and a dead client is noticed.
   absl::Duration heartbeat_interval = absl::Seconds(15);
-  // Who may call. Set: every request must carry "Authorization: Bearer
+  // Who may call, when set: the gate decides every request (an OAuth
+  // resource server, resource_server.h), and bearer_token and owner_uid
+  // below do not apply. Shared by the endpoints that use it.
+  std::shared_ptr<CallerGate> gate;
+  // Who may call without a gate. Set: every request must carry "Authorization: Bearer
   // <token>" (401 with WWW-Authenticate otherwise), and any client
   // presenting it is served, whatever its user or address.
   std::optional<std::string> bearer_token;

@@ -1,0 +1,312 @@
+// ResourceServer (resource_server.h): access tokens at the front doors and
+// their Protected Resource Metadata.
+#include "server/frontdoor/resource_server.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/strings.h"
+#include "nlohmann/json.hpp"
+#include "server/frontdoor/mcp_endpoint.h"
+#include "server/oauth/urls.h"
+
+namespace inspector::frontdoor {
+namespace {
+
+// `text` fit for a quoted-string of WWW-Authenticate: no quotes,
+// backslashes or control characters.
+std::string AuthParamText(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    out.push_back(c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20
+                      ? '\''
+                      : c);
+  }
+  return out;
+}
+
+// The token of "Authorization: Bearer <token>"; "" when there is none.
+std::string_view BearerTokenOf(const http::Request& request) {
+  const std::string* auth = request.Header("authorization");
+  if (auth == nullptr || !absl::StartsWithIgnoreCase(*auth, "bearer ")) {
+    return {};
+  }
+  return StdView(absl::StripAsciiWhitespace(absl::string_view(*auth).substr(7)));
+}
+
+// The endpoint path a resource names: the legacy transport's /message
+// belongs to its /sse.
+std::string_view ResourcePath(std::string_view subpath) {
+  return subpath == "/message" ? std::string_view("/sse") : subpath;
+}
+
+}  // namespace
+
+struct ResourceServer::Target {
+  std::string resource;      // what `aud` must contain
+  std::string metadata_url;  // where its Protected Resource Metadata is
+};
+
+namespace {
+
+// The endpoint's URL as reached, and its metadata's; false without a Host.
+bool TargetOfRequest(const http::Request& request, std::string_view base_path,
+                     std::string_view subpath, std::string* resource,
+                     std::string* metadata_url) {
+  const std::string* host = request.Header("host");
+  if (host == nullptr || host->empty()) return false;
+  const std::string origin = absl::StrCat("http://", *host);
+  *resource =
+      absl::StrCat(origin, AbslView(base_path), AbslView(ResourcePath(subpath)));
+  *metadata_url = absl::StrCat(origin, AbslView(kProtectedResourcePrefix),
+                               AbslView(base_path),
+                               AbslView(ResourcePath(subpath)));
+  return true;
+}
+
+void GateAnswer(http::HttpExchange& exchange, int status,
+                http::Headers headers, const http::Headers& extra,
+                std::string body) {
+  headers.emplace_back("Content-Type", "application/json");
+  for (const auto& h : extra) headers.push_back(h);
+  exchange.Respond(status, std::move(headers), std::move(body));
+}
+
+}  // namespace
+
+ResourceServer::ResourceServer(ResourceServerOptions options)
+    : options_(std::move(options)),
+      keys_([this] {
+        auth::IssuerKeys::Options keys;
+        keys.fetcher = options_.fetcher;
+        keys.clock = options_.clock;
+        keys.log = options_.log;
+        return keys;
+      }()) {
+  Post([this] {
+    for (const std::string& issuer : options_.issuers) {
+      keys_.Refresh(issuer, auth::IssuerKeys::Why::kScheduled).IgnoreError();
+    }
+  });
+  worker_ = std::thread([this] { Work(); });
+  ScheduleRefresh();
+}
+
+ResourceServer::~ResourceServer() {
+  Clock::TimerId timer;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    timer = timer_;
+    timer_ = 0;
+  }
+  // Outside the lock: a running tick takes it.
+  options_.clock->Cancel(timer);
+  worker_.join();
+}
+
+void ResourceServer::Admit(std::shared_ptr<http::HttpExchange> exchange,
+                           std::string_view base_path,
+                           std::string_view subpath,
+                           const http::Headers& extra,
+                           std::function<void(Caller)> admit) {
+  const http::Request& request = exchange->request();
+  Target target;
+  if (!TargetOfRequest(request, base_path, subpath, &target.resource,
+                       &target.metadata_url)) {
+    return GateAnswer(*exchange, 400, {}, extra,
+                      EndpointErrorBody(400, "Bad Request: no Host header"));
+  }
+  if (oauth::ParseQuery(AbslView(request.query())).count("access_token") > 0) {
+    return GateAnswer(
+        *exchange, 400,
+        {{"WWW-Authenticate",
+          absl::StrCat("Bearer error=\"invalid_request\", "
+                       "error_description=\"send the access token in the "
+                       "Authorization header, never in the URL\", "
+                       "resource_metadata=\"",
+                       target.metadata_url, "\"")}},
+        extra,
+        EndpointErrorBody(400,
+                          "Bad Request: an access token in the query string "
+                          "is refused; send Authorization: Bearer <token>"));
+  }
+  const std::string_view token = BearerTokenOf(request);
+  if (token.empty()) {
+    auth::TokenVerdict none;
+    none.problem = auth::TokenProblem::kNone;  // no token: no error named
+    return Refuse(exchange, target, extra, none);
+  }
+  const absl::Time now = options_.clock->Now();
+  // Remembered per resource: a token verified for one front door is not
+  // thereby good for another.
+  const std::string memo_key = absl::StrCat(target.resource, " ", AbslView(token));
+  if (std::optional<auth::TokenCaller> known = verified_.Find(memo_key, now)) {
+    return Decide(exchange, target, extra, *known, admit);
+  }
+  auth::TokenVerdict verdict = Verify(token, target.resource);
+  if (verdict.ok()) {
+    verified_.Remember(memo_key, verdict.caller, now);
+    return Decide(exchange, target, extra, verdict.caller, admit);
+  }
+  if (verdict.problem != auth::TokenProblem::kUnknownKey) {
+    return Refuse(exchange, target, extra, verdict);
+  }
+  // A key the set lacks (a rotation, or the first fetch still running):
+  // the request waits for a refresh on the worker, then is tried again.
+  Post([this, exchange = std::move(exchange), target = std::move(target),
+        extra, token = std::string(token), memo_key, admit = std::move(admit),
+        issuer = verdict.issuer] {
+    keys_.Refresh(issuer, auth::IssuerKeys::Why::kUnknownKey).IgnoreError();
+    const absl::Time now = options_.clock->Now();
+    auth::TokenVerdict again = Verify(token, target.resource);
+    if (!again.ok()) return Refuse(exchange, target, extra, again);
+    verified_.Remember(memo_key, again.caller, now);
+    Decide(exchange, target, extra, again.caller, admit);
+  });
+}
+
+auth::TokenVerdict ResourceServer::Verify(std::string_view token,
+                                          const std::string& resource) {
+  auth::TokenRules rules;
+  rules.issuers = options_.issuers;
+  rules.resource = resource;
+  rules.skew = options_.skew;
+  // The key sets looked up stay alive while the token is checked.
+  std::vector<std::shared_ptr<const std::vector<auth::JsonWebKey>>> held;
+  return auth::VerifyJwtAccessToken(
+      token, rules,
+      [this, &held](std::string_view issuer)
+          -> const std::vector<auth::JsonWebKey>* {
+        auto keys = keys_.Keys(issuer);
+        if (keys == nullptr) return nullptr;
+        held.push_back(keys);
+        return keys.get();
+      },
+      options_.clock->Now());
+}
+
+void ResourceServer::Decide(const std::shared_ptr<http::HttpExchange>& exchange,
+                            const Target& target, const http::Headers& extra,
+                            const auth::TokenCaller& caller,
+                            const std::function<void(Caller)>& admit) const {
+  std::vector<std::string> missing;
+  for (const std::string& scope : options_.scopes) {
+    if (std::find(caller.scopes.begin(), caller.scopes.end(), scope) ==
+        caller.scopes.end()) {
+      missing.push_back(scope);
+    }
+  }
+  if (!missing.empty()) {
+    const std::string needed = absl::StrJoin(options_.scopes, " ");
+    return GateAnswer(
+        *exchange, 403,
+        {{"WWW-Authenticate",
+          absl::StrCat("Bearer error=\"insufficient_scope\", scope=\"",
+                       AuthParamText(needed), "\", resource_metadata=\"",
+                       target.metadata_url, "\", error_description=\"",
+                       AuthParamText(absl::StrCat(
+                           "the token lacks scope ",
+                           absl::StrJoin(missing, " "))),
+                       "\"")}},
+        extra,
+        EndpointErrorBody(403, absl::StrCat("Forbidden: the access token "
+                                            "lacks the scope ",
+                                            absl::StrJoin(missing, " "),
+                                            " (needed: ", needed, ")")));
+  }
+  admit(Caller{caller.issuer, caller.subject, caller.client_id, caller.scopes});
+}
+
+void ResourceServer::Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
+                            const Target& target, const http::Headers& extra,
+                            const auth::TokenVerdict& verdict) const {
+  std::string challenge = "Bearer ";
+  std::string message = "Unauthorized: send Authorization: Bearer <token>";
+  if (!verdict.ok()) {
+    absl::StrAppend(&challenge, "error=\"invalid_token\", error_description=\"",
+                    AuthParamText(verdict.detail), "\", ");
+    message = absl::StrCat("Unauthorized: the access token is refused (",
+                           AbslView(auth::TokenProblemName(verdict.problem)),
+                           "): ", verdict.detail);
+  }
+  absl::StrAppend(&challenge, "resource_metadata=\"", target.metadata_url,
+                  "\"");
+  if (!options_.scopes.empty()) {
+    absl::StrAppend(&challenge, ", scope=\"",
+                    AuthParamText(absl::StrJoin(options_.scopes, " ")), "\"");
+  }
+  GateAnswer(*exchange, 401, {{"WWW-Authenticate", std::move(challenge)}},
+             extra, EndpointErrorBody(401, message));
+}
+
+void ResourceServer::ServeMetadata(
+    const std::shared_ptr<http::HttpExchange>& exchange,
+    std::string_view base_path, std::string_view subpath,
+    const http::Headers& extra) const {
+  const http::Request& request = exchange->request();
+  if (request.method != "GET" && request.method != "HEAD") {
+    return GateAnswer(*exchange, 405, {{"Allow", "GET"}}, extra,
+                      EndpointErrorBody(405, "Method not allowed; use GET"));
+  }
+  std::string resource;
+  std::string metadata_url;
+  if (!TargetOfRequest(request, base_path, subpath, &resource,
+                       &metadata_url)) {
+    return GateAnswer(*exchange, 400, {}, extra,
+                      EndpointErrorBody(400, "Bad Request: no Host header"));
+  }
+  nlohmann::json document = {
+      {"resource", resource},
+      {"authorization_servers", options_.issuers},
+      {"scopes_supported", options_.scopes},
+      {"bearer_methods_supported", nlohmann::json::array({"header"})}};
+  GateAnswer(*exchange, 200, {{"Cache-Control", "max-age=300"}}, extra,
+             document.dump());
+}
+
+void ResourceServer::Post(std::function<void()> job) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  jobs_.push_back(std::move(job));
+}
+
+void ResourceServer::Work() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](ResourceServer* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_ || !self->jobs_.empty();
+          },
+          this));
+      if (stopping_) {
+        jobs_.clear();
+        return;
+      }
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+void ResourceServer::ScheduleRefresh() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  timer_ = options_.clock->After(options_.refresh_interval, [this] {
+    Post([this] {
+      for (const std::string& issuer : options_.issuers) {
+        keys_.Refresh(issuer, auth::IssuerKeys::Why::kScheduled).IgnoreError();
+      }
+    });
+    ScheduleRefresh();
+  });
+}
+
+}  // namespace inspector::frontdoor

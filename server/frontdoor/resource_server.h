@@ -1,0 +1,133 @@
+// The front doors as OAuth 2.1 resource servers (the MCP authorization
+// specification, server side): a CallerGate (caller_gate.h) that lets a
+// request through only with a valid JWT access token (RFC 9068) of a
+// trusted issuer, issued for the endpoint's own URL (RFC 8707), carrying
+// the scopes every call needs; and the endpoints' Protected Resource
+// Metadata (RFC 9728).
+//
+// The resource of an endpoint is its URL as reached: "http://" + the Host
+// header (which the gateway has checked) + the endpoint's path, "/mcp" or
+// "/sse" (the legacy transport's "/message" belongs to "/sse"). Its
+// metadata is at the path inserted after
+// "/.well-known/oauth-protected-resource".
+//
+// Answers, with `WWW-Authenticate: Bearer ...` (RFC 6750, RFC 9728):
+//   - no token: 401 naming resource_metadata and the scopes;
+//   - a token that fails verification: 401 error="invalid_token" with an
+//     error_description saying why (never the token);
+//   - a valid token without every required scope: 403
+//     error="insufficient_scope" naming the scopes needed;
+//   - a token in the query string (access_token=): 400
+//     error="invalid_request": the header is the only method served, and a
+//     URL with a token leaks it into logs and histories, so the request is
+//     refused as malformed rather than invited to try again (401).
+//
+// Keys: every issuer's keys are fetched at start and checked every
+// `refresh_interval` (IssuerKeys refetches those older than its max_age),
+// on the gate's own worker thread. A token whose key is unknown waits,
+// without holding the HTTP loop, for a refresh of its issuer's keys on that
+// thread (at most one per minute per issuer, IssuerKeys), then is verified
+// again. Verified tokens are remembered (VerifiedTokens), so a client that
+// presents one token on every request pays for its signature once.
+//
+// Thread-safe. Admit and ServeMetadata run on the HTTP loop thread and
+// never block; a refused or delayed request is answered from the worker.
+// The fetcher and clock must outlive this object.
+#ifndef INSPECTOR_SERVER_FRONTDOOR_RESOURCE_SERVER_H_
+#define INSPECTOR_SERVER_FRONTDOOR_RESOURCE_SERVER_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "common/http/http_server.h"
+#include "server/auth/issuer_keys.h"
+#include "server/auth/jwt_access_token.h"
+#include "server/auth/verified_tokens.h"
+#include "server/frontdoor/caller_gate.h"
+
+namespace inspector::oauth {
+class HttpFetcher;
+}
+
+namespace inspector::frontdoor {
+
+inline constexpr std::string_view kProtectedResourcePrefix =
+    "/.well-known/oauth-protected-resource";
+
+struct ResourceServerOptions {
+  // Trusted issuers (exact `iss` values; their metadata is discovered
+  // through RFC 8414, then OpenID Connect). At least one.
+  std::vector<std::string> issuers;
+  // Scopes every request needs; also the metadata's scopes_supported.
+  std::vector<std::string> scopes;
+  oauth::HttpFetcher* fetcher = nullptr;  // required
+  Clock* clock = nullptr;                 // required
+  absl::Duration refresh_interval = absl::Minutes(5);
+  absl::Duration skew = absl::Seconds(30);
+  // Told about key fetches that failed and keys skipped; null: nothing.
+  std::function<void(std::string)> log;
+};
+
+class ResourceServer : public CallerGate {
+ public:
+  // Starts the worker thread and the first fetch of every issuer's keys.
+  explicit ResourceServer(ResourceServerOptions options);
+  ~ResourceServer() override;  // stops the worker; waiting requests dropped
+
+  ResourceServer(const ResourceServer&) = delete;
+  ResourceServer& operator=(const ResourceServer&) = delete;
+
+  void Admit(std::shared_ptr<http::HttpExchange> exchange,
+             std::string_view base_path, std::string_view subpath,
+             const http::Headers& extra,
+             std::function<void(Caller)> admit) override;
+
+  // Answers GET of the Protected Resource Metadata of the endpoint under
+  // `base_path` for `subpath` ("/mcp" or "/sse"): 200 with the JSON
+  // document, no token needed.
+  void ServeMetadata(const std::shared_ptr<http::HttpExchange>& exchange,
+                     std::string_view base_path, std::string_view subpath,
+                     const http::Headers& extra) const;
+
+ private:
+  struct Target;  // one request's resource URL and metadata URL
+
+  // Verifies `token` for `target` with the keys held now.
+  auth::TokenVerdict Verify(std::string_view token,
+                            const std::string& resource);
+  // Lets `caller` through if it has every required scope (403 otherwise).
+  void Decide(const std::shared_ptr<http::HttpExchange>& exchange,
+              const Target& target, const http::Headers& extra,
+              const auth::TokenCaller& caller,
+              const std::function<void(Caller)>& admit) const;
+  void Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
+              const Target& target, const http::Headers& extra,
+              const auth::TokenVerdict& verdict) const;
+
+  void Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
+  void Work();
+  void ScheduleRefresh() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ResourceServerOptions options_;
+  auth::IssuerKeys keys_;
+  auth::VerifiedTokens verified_;
+
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  Clock::TimerId timer_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread worker_;
+};
+
+}  // namespace inspector::frontdoor
+
+#endif  // INSPECTOR_SERVER_FRONTDOOR_RESOURCE_SERVER_H_
