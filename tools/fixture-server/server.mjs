@@ -8,7 +8,8 @@
 //
 // The HTTP modes bind 127.0.0.1 only, on $PORT (a free port when PORT is unset
 // or 0), and print one line `{"listening": <port>}` on stderr once they accept
-// connections. Every mode exits 0 on SIGTERM/SIGINT and when stdin (a pipe)
+// connections (with FIXTURE_HEADER_LOG=FILE, they note in FILE whether each
+// request carried an Authorization header). Every mode exits 0 on SIGTERM/SIGINT and when stdin (a pipe)
 // is closed. See README.md beside this file for what each tool does.
 //
 // It uses the SDK's low-level `Server` rather than `McpServer` on purpose:
@@ -593,6 +594,12 @@ async function runHttp(makeHandler) {
   let handler;
   httpServer.on('request', (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
+    // FIXTURE_HEADER_LOG: one line per request saying whether it carried an
+    // Authorization header (for tests that a proxy does not forward one).
+    if (process.env.FIXTURE_HEADER_LOG) {
+      fs.appendFileSync(process.env.FIXTURE_HEADER_LOG,
+        `${req.method} ${url.pathname} authorization=${req.headers.authorization === undefined ? 'none' : 'present'}\n`);
+    }
     handler(req, res, url).catch((error) => {
       process.stderr.write(`fixture-server: ${req.method} ${req.url}: ${error?.stack ?? error}\n`);
       if (!res.headersSent) jsonRpcError(res, 500, ErrorCode.InternalError, 'Internal error');
