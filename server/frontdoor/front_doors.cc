@@ -23,6 +23,16 @@ bool DecodeSegment(std::string_view in, std::string* out) {
          out->find('\0') == std::string::npos;
 }
 
+// Splits "{name}/rest" into its first segment and the rest ("/rest", or
+// "" when there is none).
+void SplitServerPath(std::string_view path, std::string_view* segment,
+                     std::string_view* subpath) {
+  size_t slash = path.find('/');
+  *segment = path.substr(0, slash);
+  *subpath =
+      slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+}
+
 void NotFound(http::HttpExchange& exchange, http::Headers headers,
               std::string_view message) {
   headers.emplace_back("Content-Type", "application/json");
@@ -55,10 +65,9 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
                         http::Headers extra_headers) {
   std::string_view path = exchange->request().path();
   path.remove_prefix(kFrontDoorPrefix.size());
-  size_t slash = path.find('/');
-  std::string_view segment = path.substr(0, slash);
-  std::string_view subpath =
-      slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  std::string_view segment;
+  std::string_view subpath;
+  SplitServerPath(path, &segment, &subpath);
   std::string name;
   if (!DecodeSegment(segment, &name)) {
     return NotFound(*exchange, std::move(extra_headers),
@@ -96,15 +105,15 @@ void FrontDoors::ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
                                http::Headers extra_headers) {
   std::string_view path = exchange->request().path();
   path.remove_prefix(kProtectedResourcePrefix.size());
-  if (resource_server_ == nullptr || !absl::StartsWith(AbslView(path), AbslView(kFrontDoorPrefix))) {
+  if (resource_server_ == nullptr ||
+      !absl::StartsWith(AbslView(path), AbslView(kFrontDoorPrefix))) {
     return NotFound(*exchange, std::move(extra_headers),
                     "Not found: no protected resource here");
   }
   path.remove_prefix(kFrontDoorPrefix.size());
-  size_t slash = path.find('/');
-  std::string_view segment = path.substr(0, slash);
-  std::string_view subpath =
-      slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  std::string_view segment;
+  std::string_view subpath;
+  SplitServerPath(path, &segment, &subpath);
   std::string name;
   if (!DecodeSegment(segment, &name) ||
       (subpath != "/mcp" && subpath != "/sse")) {
