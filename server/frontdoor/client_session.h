@@ -45,6 +45,9 @@ struct ClientSession {
 
   std::string id;
   bool legacy = false;
+  // The caller that opened it, as McpEndpoint::Impl::Call::caller: "" when
+  // no gate names callers. Set before the session is shared.
+  std::string caller;
 
   absl::Mutex mu;
   std::shared_ptr<Relay> relay ABSL_GUARDED_BY(mu);

@@ -112,6 +112,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   struct Call {
     std::shared_ptr<http::HttpExchange> exchange;
     http::Headers extra;
+    // Who the gate let in ("" without a gate): its issuer and subject.
+    std::string caller;
 
     void Reply(int status, http::Headers headers, std::string body) const {
       for (const auto& h : extra) headers.push_back(h);
@@ -135,14 +137,19 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   void Handle(std::shared_ptr<http::HttpExchange> exchange,
               std::string_view subpath, http::Headers extra) {
-    Call call{std::move(exchange), std::move(extra)};
+    Call call{std::move(exchange), std::move(extra), {}};
     if (options_.gate != nullptr) {
       // The gate may let the request through later, from its own thread.
       std::weak_ptr<Impl> weak_self = weak_from_this();
       options_.gate->Admit(
           call.exchange, options_.base_path, subpath, call.extra,
-          [weak_self, call, subpath = std::string(subpath)](Caller) {
-            if (auto self = weak_self.lock()) self->Serve(call, subpath);
+          [weak_self, call, subpath = std::string(subpath)](Caller caller) {
+            auto self = weak_self.lock();
+            if (self == nullptr) return;
+            Call admitted = call;
+            admitted.caller =
+                absl::StrCat(caller.issuer, " ", caller.subject);
+            self->Serve(admitted, subpath);
           });
       return;
     }
@@ -268,7 +275,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         session = it->second;
       }
     }
-    if (session != nullptr) {
+    // A session serves only the caller that opened it: another caller
+    // who learnt its id is told it does not exist.
+    if (session != nullptr && session->caller == call.caller) {
       absl::MutexLock lock(&session->mu);
       if (!session->ended && (legacy || session->initialized)) {
         session->last_active = clock_->Now();
@@ -294,6 +303,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     session->id = *token;
     session->legacy = legacy;
+    session->caller = call.caller;
     {
       absl::MutexLock lock(&mu_);
       if (sessions_.size() >= options_.max_sessions) {

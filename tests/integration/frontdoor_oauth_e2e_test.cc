@@ -336,6 +336,14 @@ TEST_F(FrontDoorOAuthTest, AValidTokenCallsAToolAndIsNeverForwarded) {
       {"Mcp-Session-Id: " + session});
   EXPECT_EQ(without.status, 401) << without.body;
 
+  // Another caller who learnt the session's id cannot use it.
+  json bob = GoodClaims();
+  bob["sub"] = "bob";
+  HttpResult hijack = PostWithToken(
+      Token(bob), R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})",
+      {"Mcp-Session-Id: " + session});
+  EXPECT_EQ(hijack.status, 404) << hijack.body;
+
   std::vector<std::string> seen = FixtureRequests();
   ASSERT_FALSE(seen.empty()) << "the fixture was never called";
   for (const std::string& line : seen) {
