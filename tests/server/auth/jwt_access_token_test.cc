@@ -19,9 +19,11 @@
 #include "server/auth/issuer_keys.h"
 #include "server/auth/jwks.h"
 #include "server/auth/verified_tokens.h"
+#include "server/frontdoor/resource_server.h"
 #include "server/oauth/jwt_assertion.h"
 #include "tests/server/oauth/scripted_fetcher.h"
 #include "tests/testing/fake_clock.h"
+#include "tests/testing/subprocess.h"
 
 namespace inspector::auth {
 namespace jwt_access_token_test {
@@ -493,6 +495,91 @@ TEST_F(IssuerKeysTest, MetadataWithoutJwksUriOrOfAnotherIssuerIsAnError) {
   clock_.Advance(absl::Hours(2));
   EXPECT_FALSE(keys_.Refresh(oauth::kIssuer, IssuerKeys::Why::kScheduled).ok());
   EXPECT_EQ(fetcher_.Count(kJwks), 0);
+}
+
+// The front doors' gate (server/frontdoor/resource_server.h) over a real
+// HTTP server on 127.0.0.1:0, asked with curl: a token whose key the
+// issuer rotated in waits for the refresh off the HTTP loop and is then
+// served; the refresh is rate-limited.
+class ResourceServerTest : public IssuerKeysTest {
+ protected:
+  void SetUp() override {
+    IssuerKeysTest::SetUp();
+    frontdoor::ResourceServerOptions options;
+    options.issuers = {oauth::kIssuer};
+    options.fetcher = &fetcher_;
+    options.clock = &clock_;
+    gate_ = std::make_unique<frontdoor::ResourceServer>(std::move(options));
+    http::HttpServerOptions server_options;
+    server_options.listen = "127.0.0.1:0";
+    auto server = http::HttpServer::Start(
+        server_options, [this](std::shared_ptr<http::HttpExchange> exchange) {
+          std::weak_ptr<http::HttpExchange> weak = exchange;
+          gate_->Admit(exchange, "/servers/notes", "/mcp", {},
+                       [weak](frontdoor::Caller caller) {
+                         if (auto exchange = weak.lock()) {
+                           exchange->Respond(200, {}, caller.subject);
+                         }
+                       });
+        });
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    url_ = absl::StrCat("http://127.0.0.1:", server_->port(),
+                        "/servers/notes/mcp");
+  }
+  void TearDown() override {
+    server_.reset();
+    gate_.reset();
+  }
+
+  // A token for this resource signed with `key` under `kid`.
+  std::string TokenFor(EVP_PKEY* key, const std::string& kid) {
+    const int64_t now = absl::ToUnixSeconds(clock_.Now());
+    return Sign(key, "ES256",
+                {{"iss", oauth::kIssuer},
+                 {"aud", url_},
+                 {"sub", "alice"},
+                 {"iat", now},
+                 {"exp", now + 3600}},
+                kid);
+  }
+
+  // "STATUS BODY" of a GET with `token`.
+  std::string Get(const std::string& token) {
+    testing::ProcessResult got = testing::RunProcess(
+        {"curl", "-sS", "--max-time", "30", "-w", " %{http_code}", "-H",
+         "Authorization: Bearer " + token, url_});
+    EXPECT_EQ(got.exit_code, 0) << got.err;
+    return got.out;
+  }
+
+  std::unique_ptr<frontdoor::ResourceServer> gate_;
+  std::unique_ptr<http::HttpServer> server_;
+  std::string url_;
+};
+
+TEST_F(ResourceServerTest, ARotatedKeyIsFetchedOffTheLoopAtMostOncePerMinute) {
+  EXPECT_EQ(Get(TokenFor(key_.get(), "k1")), "alice 200");
+  EXPECT_EQ(fetcher_.Count(kJwks), 1);
+
+  // The issuer rotates to a new key; a minute later a token signed with
+  // it waits for the refresh and is served.
+  PKey rotated(EVP_EC_gen("P-256"), &EVP_PKEY_free);
+  fetcher_.Json(kJwks, 200,
+                Json({{"keys",
+                       {PublicJwk(key_.get(), "k1"),
+                        PublicJwk(rotated.get(), "k2")}}})
+                    .dump());
+  clock_.Advance(absl::Seconds(61));
+  EXPECT_EQ(Get(TokenFor(rotated.get(), "k2")), "alice 200");
+  EXPECT_EQ(fetcher_.Count(kJwks), 2);
+
+  // Another unknown key right after: no fetch, refused.
+  PKey stranger(EVP_EC_gen("P-256"), &EVP_PKEY_free);
+  std::string refused = Get(TokenFor(stranger.get(), "k3"));
+  EXPECT_THAT(refused, HasSubstr("unknown_key"));
+  EXPECT_THAT(refused, ::testing::EndsWith(" 401"));
+  EXPECT_EQ(fetcher_.Count(kJwks), 2);
 }
 
 }  // namespace jwt_access_token_test
