@@ -203,24 +203,11 @@ class FrontDoorOAuthTest : public testing::DaemonFixture {
     return SignRs256(key_, Header(), claims);
   }
 
-  // POSTs `body` to `url` with `headers`.
+  // POSTs `body` to `url` as an MCP client does, with `headers`.
   HttpResult Post(const std::string& url, const std::string& body,
                   std::vector<std::string> headers = {}) {
-    std::vector<std::string> args = {
-        "-X",
-        "POST",
-        "-H",
-        "Content-Type: application/json",
-        "-H",
-        "Accept: application/json, text/event-stream",
-        "--data-binary",
-        "@-"};
-    for (const std::string& header : headers) {
-      args.push_back("-H");
-      args.push_back(header);
-    }
-    args.push_back(url);
-    return Curl(args, body);
+    headers.push_back("Accept: application/json, text/event-stream");
+    return testing::CurlJson("POST", url, body, headers);
   }
   HttpResult PostWithToken(const std::string& token,
                            const std::string& body = kInitialize,
