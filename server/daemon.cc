@@ -644,12 +644,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     front_door_route.cors_origin_flag = "--frontdoor-cors-origin";
     front_door_route.error_body = &frontdoor::EndpointErrorBody;
     gateway_options.prefix_routes.push_back(std::move(front_door_route));
-    gateway_options.prefix_routes.push_back(
-        {std::string(frontdoor::kProtectedResourcePrefix),
-         [front_doors](std::shared_ptr<http::HttpExchange> exchange,
-                       http::Headers cors) {
-           front_doors->ServeMetadata(std::move(exchange), std::move(cors));
-         }});
+    if (state->resource_server != nullptr) {
+      // The doors' Protected Resource Metadata (RFC 9728).
+      gateway_options.prefix_routes.push_back(
+          {std::string(frontdoor::kProtectedResourcePrefix),
+           [front_doors](std::shared_ptr<http::HttpExchange> exchange,
+                         http::Headers cors) {
+             front_doors->ServeMetadata(std::move(exchange), std::move(cors));
+           }});
+    }
     oauth::OAuthManager* oauth = state->oauth.get();
     gateway_options.prefix_routes.push_back(
         {"/oauth/callback",
