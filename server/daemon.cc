@@ -134,8 +134,9 @@ struct Daemon::State {
   std::string token_file;
   std::unique_ptr<storage::Database> database;
   std::unique_ptr<storage::ServerStore> server_store;
-  std::unique_ptr<storage::HistoryWriter> history_writer;
+  // The writer tells the indexer of its commits: the indexer goes after it.
   std::unique_ptr<storage::HistoryIndexer> history_indexer;
+  std::unique_ptr<storage::HistoryWriter> history_writer;
   std::unique_ptr<storage::HistoryReader> history_reader;
   std::unique_ptr<storage::SessionStore> session_store;
   config::ConfigManager* config_manager = nullptr;  // the engine's
@@ -332,13 +333,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     // After a busy spell the heap holds megabytes that the recording and
     // the calls have freed; give them back so an idle daemon stays small.
     history_options.on_idle = [] { malloc_trim(0); };
-    auto writer = storage::HistoryWriter::Start(options.database_path,
-                                                history_options);
-    if (!writer.ok()) {
-      return absl::Status(writer.status().code(),
-                          absl::StrCat("history: ", writer.status().message()));
-    }
-    state->history_writer = *std::move(writer);
     auto indexer =
         storage::HistoryIndexer::Start(options.database_path, state->clock);
     if (!indexer.ok()) {
@@ -347,6 +341,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                        indexer.status().message()));
     }
     state->history_indexer = *std::move(indexer);
+    // The indexer sleeps until messages are committed.
+    history_options.on_messages_written =
+        [indexer = state->history_indexer.get()] { indexer->Notify(); };
+    auto writer =
+        storage::HistoryWriter::Start(options.database_path, history_options);
+    if (!writer.ok()) {
+      return absl::Status(writer.status().code(),
+                          absl::StrCat("history: ", writer.status().message()));
+    }
+    state->history_writer = *std::move(writer);
   }
   auto reader = storage::HistoryReader::Open(options.database_path);
   if (!reader.ok()) {

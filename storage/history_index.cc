@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/thread_name.h"
 #include "storage/database.h"
 
 namespace inspector::storage {
@@ -42,9 +43,13 @@ absl::StatusOr<std::unique_ptr<HistoryIndexer>> HistoryIndexer::Start(
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path));
   std::unique_ptr<HistoryIndexer> indexer(
       new HistoryIndexer(std::move(db), clock, options));
-  if (options.interval > absl::ZeroDuration()) {
-    indexer->thread_ = std::thread([raw = indexer.get()] { raw->Run(); });
-    indexer->ScheduleWake(options.interval);
+  if (options.delay > absl::ZeroDuration()) {
+    indexer->thread_ = std::thread([raw = indexer.get()] {
+      NameThisThread("history-index");
+      raw->Run();
+    });
+    absl::MutexLock lock(&indexer->mu_);
+    indexer->ScheduleWake(options.delay);
   }
   return indexer;
 }
@@ -66,8 +71,18 @@ HistoryIndexer::~HistoryIndexer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HistoryIndexer::ScheduleWake(absl::Duration delay) {
+void HistoryIndexer::Notify() {
+  if (options_.delay <= absl::ZeroDuration()) return;
   absl::MutexLock lock(&mu_);
+  if (stopping_ || wake_ || timer_ != 0) return;  // a pass is coming
+  if (busy_) {
+    notified_ = true;  // the running chunk may not see this commit
+    return;
+  }
+  ScheduleWake(options_.delay);
+}
+
+void HistoryIndexer::ScheduleWake(absl::Duration delay) {
   if (stopping_) return;
   timer_ = clock_->After(delay, [this] {
     absl::MutexLock lock(&mu_);
@@ -87,6 +102,9 @@ void HistoryIndexer::Run() {
           this));
       if (stopping_) return;
       wake_ = false;
+      busy_ = true;
+      notified_ = false;
+      ++stats_.wakes;
     }
     const absl::Time start = clock_->Now();
     absl::StatusOr<int64_t> taken;
@@ -94,12 +112,20 @@ void HistoryIndexer::Run() {
       absl::MutexLock lock(&db_mu_);
       taken = IndexChunk();
     }
-    // While behind, the next chunk comes after a pause as long as this one
-    // took: the writer, whose BEGIN IMMEDIATE polls for the lock, finds it
-    // free at least half of the time.
-    ScheduleWake(taken.ok() && *taken > 0
-                     ? std::max(clock_->Now() - start, kMinPause)
-                     : options_.interval);
+    const absl::Duration took = clock_->Now() - start;
+    absl::MutexLock lock(&mu_);
+    busy_ = false;
+    if (taken.ok() && *taken > 0) {
+      // While behind, the next chunk comes after a pause as long as this
+      // one took: the writer, whose BEGIN IMMEDIATE polls for the lock,
+      // finds it free at least half of the time.
+      ScheduleWake(std::max(took, kMinPause));
+    } else if (notified_ || !taken.ok()) {
+      // A commit came while this chunk ran (or the chunk failed): look
+      // again one delay later.
+      ScheduleWake(options_.delay);
+    }
+    // Otherwise the queue is empty: sleep until the next Notify.
   }
 }
 

@@ -5,14 +5,21 @@
 // so the history writer's transactions only pay for the queue's one small
 // insert per message.
 //
-// How it works: every `interval` (a timer on the injected Clock), and on
-// IndexPending, the indexer takes the queue oldest first in chunks: each
-// chunk, in one write transaction, indexes the first kIndexedRawChars
-// characters of messages worth at most `max_chunk_bytes` of that text (at
-// least one message) and removes those ids from the queue. Chunks are small, and while the
-// thread is behind it pauses after each chunk for as long as the chunk
-// took (at least 5 ms), so that the writer, which shares the file's write
-// lock and polls for it, never waits long. Messages
+// How it works: the thread sleeps until there is work. Whoever commits
+// messages calls Notify (the daemon wires the history writer's
+// on_messages_written to it); the thread then indexes `delay` later, so
+// that the commits of that delay share its chunks, and one pass also runs
+// `delay` after Start for what an earlier process left queued. Nothing
+// wakes an idle indexer. IndexPending indexes at once on the calling
+// thread. A pass takes the queue oldest first in chunks: each chunk, in
+// one write transaction, indexes the first kIndexedRawChars characters of
+// messages worth at most `max_chunk_bytes` of that text (at least one
+// message) and removes those ids from the queue. Chunks are small, and
+// while the thread is behind it pauses after each chunk for as long as the
+// chunk took (at least 5 ms), so that the writer, which shares the file's
+// write lock and polls for it, never waits long. A Notify that comes while
+// a chunk runs is kept, so a commit the chunk did not see is indexed by
+// the next pass. Messages
 // are findable all along: the reader scans the still-queued messages
 // directly (storage/history_reader.h). A message deleted or changed while
 // queued or after indexing is handled by the triggers of migration 13, so
@@ -48,9 +55,11 @@ class Database;
 inline constexpr int kIndexedRawChars = 4096;
 
 struct HistoryIndexerOptions {
-  // How often the thread looks at the queue. Zero or less: no thread; only
-  // IndexPending indexes.
-  absl::Duration interval = absl::Milliseconds(250);
+  // How long after a Notify (or Start) the thread indexes: the commits of
+  // that spell share its chunks, and the index lags behind a commit by
+  // about this much plus the time to index what is queued. Zero or less:
+  // no thread; only IndexPending indexes.
+  absl::Duration delay = absl::Milliseconds(250);
   // Bytes of text indexed per transaction (each message counting at most
   // kIndexedRawChars; at least one message each): bounds how long the
   // writer may wait for the write lock.
@@ -60,8 +69,8 @@ struct HistoryIndexerOptions {
 class HistoryIndexer {
  public:
   // Opens its own connection on `path` (creating and migrating the file as
-  // Database::Open does) and, if options.interval > 0, starts the thread,
-  // which first runs one interval after Start. `clock` must outlive the
+  // Database::Open does) and, if options.delay > 0, starts the thread,
+  // which first runs one delay after Start. `clock` must outlive the
   // indexer.
   static absl::StatusOr<std::unique_ptr<HistoryIndexer>> Start(
       const std::string& path, Clock* clock,
@@ -74,6 +83,11 @@ class HistoryIndexer {
   HistoryIndexer(const HistoryIndexer&) = delete;
   HistoryIndexer& operator=(const HistoryIndexer&) = delete;
 
+  // Says that messages were committed: the thread indexes them `delay`
+  // from now (or after the chunk it is running). Cheap when a pass is
+  // already coming (a mutex, no timer). Nothing without a thread.
+  void Notify() ABSL_LOCKS_EXCLUDED(mu_);
+
   // Indexes everything queued now, on the calling thread, chunk by chunk.
   // Returns how many messages it indexed, or the first chunk's error (the
   // chunks before it stay committed).
@@ -83,6 +97,7 @@ class HistoryIndexer {
     uint64_t indexed = 0;  // messages indexed so far
     uint64_t chunks = 0;   // transactions committed
     uint64_t errors = 0;   // chunks that failed
+    uint64_t wakes = 0;    // times the thread woke to index
   };
   Stats stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -94,7 +109,7 @@ class HistoryIndexer {
   absl::StatusOr<int64_t> IndexChunk() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_mu_);
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // Wakes the thread after `delay` (on the clock).
-  void ScheduleWake(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_);
+  void ScheduleWake(absl::Duration delay) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock* const clock_;
   const HistoryIndexerOptions options_;
@@ -106,6 +121,9 @@ class HistoryIndexer {
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Clock::TimerId timer_ ABSL_GUARDED_BY(mu_) = 0;
+  // The thread is running a chunk, and a Notify came meanwhile.
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  bool notified_ ABSL_GUARDED_BY(mu_) = false;
   Stats stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -39,7 +39,9 @@ constexpr size_t kMostRecordsCommittedByCaller = 4;
 
 // For this long after a caller of WhenWritten committed on its own thread,
 // the writer thread, idle, looks at the queue every max_delay instead of
-// being woken by each first record (Enqueue).
+// being woken by each first record (Enqueue), as long as each look finds
+// that records were queued since the one before; a look that finds none
+// ends it, and the thread waits on the queue again.
 constexpr absl::Duration kCallerCommitTick = absl::Seconds(1);
 
 // Consecutive messages of a batch are inserted this many per statement (one
@@ -512,7 +514,9 @@ absl::Time HistoryWriter::NextRelease(size_t records, absl::Time now,
 
 HistoryWriter::Stats HistoryWriter::stats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  Stats stats = stats_;
+  stats.waits_for_records = writer_sleeps_until_ == absl::InfiniteFuture();
+  return stats;
 }
 
 void HistoryWriter::Run() {
@@ -604,10 +608,21 @@ void HistoryWriter::Run() {
         }
         if (retention_enabled) deadline = std::min(deadline, next_retention_);
         if (!has_items && now < caller_commit_at_ + kCallerCommitTick) {
-          // Callers commit their own records (WhenWritten) and empty the
-          // queue after each call: look every max_delay rather than be
-          // woken by the first record of each call (see Enqueue).
-          deadline = std::min(deadline, now + options_.max_delay);
+          if (last_seq_ == seq_at_last_look_ &&
+              caller_commit_at_ <= last_look_at_) {
+            // Nothing was queued (nor committed by a caller) since the
+            // last look: the calls have stopped. Wait on the queue, so
+            // that an idle daemon does not wake every max_delay.
+            caller_commit_at_ = absl::InfinitePast();
+          } else {
+            // Callers commit their own records (WhenWritten) and empty the
+            // queue after each call: look every max_delay rather than be
+            // woken by the first record of each call (see Enqueue).
+            seq_at_last_look_ = last_seq_;
+            last_look_at_ = now;
+            ++stats_.idle_looks;
+            deadline = std::min(deadline, now + options_.max_delay);
+          }
         }
         if (!has_items && holds_memory_ && release_enabled) {
           if (now >= release_at_) {
@@ -912,6 +927,10 @@ void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
     }
   }
   if (!first_error.ok()) ReportError(first_error);
+  // The text indexer (or whoever watches) learns of the new rows.
+  if (committed && messages > 0 && options_.on_messages_written) {
+    options_.on_messages_written();
+  }
   // A finished pass that removed something is told before its waiters wake.
   if (retention_step && pass_done && retention_error.ok() &&
       options_.on_retention) {

@@ -198,6 +198,11 @@ struct HistoryWriterOptions {
   // freed heap to the system (malloc_trim). Must not call back into the
   // writer. Empty: nothing.
   std::function<void()> on_idle;
+  // Called after each commit that wrote message rows, on the thread that
+  // committed (the writer thread, or a caller of WhenWritten), e.g. to
+  // tell the text indexer (HistoryIndexer::Notify). Must be quick and must
+  // not call back into the writer. Empty: nothing.
+  std::function<void()> on_messages_written;
   // Called on the writer thread for each write error, at most once per
   // second (later errors within the second are counted and the count is
   // added to the next report's message). Must not call back into the
@@ -283,6 +288,12 @@ class HistoryWriter {
     uint64_t failed = 0;            // records that could not be written
     uint64_t memory_releases = 0;   // quiet spells that released memory
     size_t cache_bytes = 0;  // page cache left after the last release
+    // Looks at the queue by the idle writer thread while callers commit
+    // their own records (it looks every max_delay while calls go on).
+    uint64_t idle_looks = 0;
+    // The writer thread sleeps with no deadline, until a record or a
+    // request comes.
+    bool waits_for_records = false;
   };
   Stats stats() const;
 
@@ -382,6 +393,10 @@ class HistoryWriter {
   absl::Time group_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // When a caller of WhenWritten last committed on its own thread.
   absl::Time caller_commit_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The idle writer thread's last look at the queue while callers commit
+  // (kCallerCommitTick in the .cc): when, and last_seq_ then.
+  absl::Time last_look_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  uint64_t seq_at_last_look_ ABSL_GUARDED_BY(mu_) = 0;
   // Until when the writer thread sleeps: InfiniteFuture while it waits
   // for a signal, InfinitePast while it is awake.
   absl::Time writer_sleeps_until_ ABSL_GUARDED_BY(mu_) =

@@ -51,8 +51,9 @@ class HistoryIndexTest : public ::testing::Test {
     StartWriter();
   }
 
-  void StartWriter() {
+  void StartWriter(std::function<void()> on_messages_written = nullptr) {
     HistoryWriterOptions options;
+    options.on_messages_written = std::move(on_messages_written);
     options.retention_rows = 0;
     options.on_error = [](const absl::Status& status) {
       ADD_FAILURE() << status;
@@ -127,7 +128,7 @@ class HistoryIndexTest : public ::testing::Test {
 TEST_F(HistoryIndexTest, IndexFollowsInsertsDeletesChangesAndRestarts) {
   FakeClock clock;
   HistoryIndexerOptions options;
-  options.interval = absl::ZeroDuration();
+  options.delay = absl::ZeroDuration();
   options.max_chunk_bytes = 1000;  // several chunks
   ASSERT_OK_AND_ASSIGN(auto indexer,
                        HistoryIndexer::Start(path_, &clock, options));
@@ -187,34 +188,59 @@ TEST_F(HistoryIndexTest, IndexFollowsInsertsDeletesChangesAndRestarts) {
   EXPECT_EQ(IndexLike(*db, "needle-3").back(), after);
 }
 
-TEST_F(HistoryIndexTest, ThreadIndexesOnTheClocksInterval) {
+// The thread sleeps until the writer says it committed messages (no timer
+// while the queue is empty), then indexes them one delay later; commits
+// within that delay share the pass.
+TEST_F(HistoryIndexTest, ThreadWaitsForCommitsInsteadOfPolling) {
   FakeClock clock;
   HistoryIndexerOptions options;
-  options.interval = absl::Milliseconds(250);
+  options.delay = absl::Milliseconds(250);
   ASSERT_OK_AND_ASSIGN(auto indexer,
                        HistoryIndexer::Start(path_, &clock, options));
-  Call(1000, "srv", "tick");
-  ASSERT_OK(writer_->Flush());
-  auto db = OpenDb();
-  ASSERT_NE(db, nullptr);
-  EXPECT_EQ(Queued(*db).size(), 2u);
+  // The writer wakes the indexer after each commit of messages. (The
+  // indexer outlives the writer: the writer is stopped first below.)
+  writer_.reset();
+  StartWriter([raw = indexer.get()] { raw->Notify(); });
+  // The pass for what an earlier process left queued, then nothing.
   ASSERT_EQ(clock.scheduled(), 1u);
   clock.Advance(absl::Milliseconds(250));
   ASSERT_TRUE(inspector::testing::WaitUntil(
-      [&] { return indexer->stats().indexed == 2; }, absl::Seconds(30),
-      "the indexer thread indexed both messages"));
-  EXPECT_THAT(Queued(*db), IsEmpty());
-  EXPECT_EQ(IndexLike(*db, "tick").size(), 1u);
-  // And again on the next interval.
+      [&] { return indexer->stats().wakes == 1; }, absl::Seconds(30),
+      "the indexer's first pass ran"));
+  EXPECT_EQ(clock.scheduled(), 0u) << "an idle indexer set a timer";
+  clock.Advance(absl::Seconds(10));
+  EXPECT_EQ(indexer->stats().wakes, 1u);
+
+  // Two commits: one pass, one delay after the first.
+  Call(1000, "srv", "tick");
+  ASSERT_OK(writer_->Flush());
+  EXPECT_EQ(clock.scheduled(), 1u);
   Call(2000, "srv", "tock");
   ASSERT_OK(writer_->Flush());
-  ASSERT_TRUE(inspector::testing::WaitUntil(
-      [&] { return clock.scheduled() == 1; }, absl::Seconds(30),
-      "the indexer set its next wake-up"));
-  clock.Advance(absl::Milliseconds(250));
+  EXPECT_EQ(clock.scheduled(), 1u);
+  auto db = OpenDb();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(Queued(*db).size(), 4u);
+  clock.Advance(absl::Milliseconds(249));
+  EXPECT_EQ(indexer->stats().wakes, 1u);
+  clock.Advance(absl::Milliseconds(1));
   ASSERT_TRUE(inspector::testing::WaitUntil(
       [&] { return indexer->stats().indexed == 4; }, absl::Seconds(30),
-      "the indexer thread indexed the next call"));
+      "the indexer thread indexed both calls"));
+  EXPECT_THAT(Queued(*db), IsEmpty());
+  EXPECT_EQ(IndexLike(*db, "tick").size(), 1u);
+  EXPECT_EQ(IndexLike(*db, "tock").size(), 1u);
+  // It looks once more after a short pause (the queue was not empty), finds
+  // it empty and goes back to sleep.
+  ASSERT_TRUE(inspector::testing::WaitUntil(
+      [&] { return clock.scheduled() == 1; }, absl::Seconds(30),
+      "the indexer set its pause"));
+  clock.Advance(absl::Milliseconds(5));
+  ASSERT_TRUE(inspector::testing::WaitUntil(
+      [&] { return indexer->stats().wakes == 3; }, absl::Seconds(30),
+      "the indexer looked again"));
+  EXPECT_EQ(clock.scheduled(), 0u) << "an idle indexer set a timer";
+  writer_.reset();
 }
 
 std::vector<int64_t> HistoryIds(const v1::QueryHistoryResponse& response) {
@@ -232,7 +258,7 @@ std::vector<int64_t> MessageIdsOf(const v1::ListMessagesResponse& response) {
 TEST_F(HistoryIndexTest, TextSearchFindsIndexedQueuedAndShortText) {
   FakeClock clock;
   HistoryIndexerOptions options;
-  options.interval = absl::ZeroDuration();
+  options.delay = absl::ZeroDuration();
   ASSERT_OK_AND_ASSIGN(auto indexer,
                        HistoryIndexer::Start(path_, &clock, options));
   const int64_t a = Call(1000, "srv", "alpha Kiwi", "fruit salad");
@@ -295,7 +321,7 @@ std::vector<int64_t> PageThrough(Request query, Read read,
 TEST_F(HistoryIndexTest, PageTokensReturnEveryRowOnceWhileRowsAreAppended) {
   FakeClock clock;
   HistoryIndexerOptions options;
-  options.interval = absl::ZeroDuration();
+  options.delay = absl::ZeroDuration();
   ASSERT_OK_AND_ASSIGN(auto indexer,
                        HistoryIndexer::Start(path_, &clock, options));
   std::vector<int64_t> requests;

@@ -15,6 +15,7 @@
 #include "storage/database.h"
 #include "storage/history_writer.h"
 #include "tests/storage/test_util.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector::storage {
 namespace {
@@ -76,6 +77,40 @@ TEST_F(HistoryWriterSyncTest, WhenWrittenCommitsOnTheCallersThread) {
     EXPECT_EQ(*rows, 2) << "call " << call;
   }
   EXPECT_EQ((*writer)->stats().written_messages, 40u);
+}
+
+// After a call its caller committed, the idle writer thread looks at the
+// queue every max_delay only while more calls come: the first look that
+// finds nothing new since the one before ends it, and the thread then
+// sleeps until a record comes (an idle daemon does not wake for history).
+TEST_F(HistoryWriterSyncTest, IdleWriterStopsLookingOnceCallsStop) {
+  HistoryWriterOptions options = NoTimerOptions();
+  options.max_delay = absl::Milliseconds(5);
+  // No timers of its own: a sleep with no deadline is a wait for records.
+  options.retention_interval = absl::ZeroDuration();
+  options.release_memory_after = absl::ZeroDuration();
+  auto writer = HistoryWriter::Start(path(), options);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (int call = 0; call < 3; ++call) {
+    const uint64_t looks_before = (*writer)->stats().idle_looks;
+    const std::string id = std::to_string(call);
+    (*writer)->Append(SyncRow(**writer, id, /*request=*/true));
+    (*writer)->Append(SyncRow(**writer, id, /*request=*/false));
+    bool ran = false;
+    (*writer)->WhenWritten([&] { ran = true; });
+    ASSERT_TRUE(ran);
+    ASSERT_TRUE(inspector::testing::WaitUntil(
+        [&] {
+          const HistoryWriter::Stats stats = (*writer)->stats();
+          return stats.idle_looks > looks_before && stats.waits_for_records;
+        },
+        absl::Seconds(30), "the writer thread went back to waiting"));
+    // One look after the commit and one that finds nothing new; polling
+    // for the whole second after it would be 200 looks.
+    EXPECT_LE((*writer)->stats().idle_looks - looks_before, 2u)
+        << "call " << call;
+  }
+  EXPECT_EQ((*writer)->stats().written_messages, 6u);
 }
 
 // Many callers waiting at once: every callback runs once, after its own
