@@ -365,6 +365,9 @@ absl::Status CountCapped(Database& db, const std::string& count_sql,
 // ---------------------------------------------------------------------------
 // Text search
 
+// A request answered with an error (view `requests`).
+constexpr char kHistoryErrorCondition[] = "success = 0";
+
 // What QueryHistory's text matches: the request's raw or its answer's.
 constexpr char kHistoryTextCondition[] =
     "(instr(request_raw, ?) > 0 OR instr(coalesce(response_raw, ''), ?) > 0)";
@@ -403,12 +406,41 @@ TextHit ReadTextHit(const Statement& row) {
   return TextHit{row.ColumnInt64(0), row.ColumnText(1), row.ColumnInt64(2)};
 }
 
-// Calls `visit` with each message whose raw contains `text`, highest id
-// first, below `before_id` (0: no bound), until it returns false: the
-// indexed messages from messages_fts, merged with the ones still queued for
-// the indexer (scanned).
+// The server and session a text hit must have (empty: any). A request's
+// answers have its server and session, so QueryHistory may narrow its hits
+// by them too. Checked before the raw text is read: with a selective
+// filter most hits then cost no read of their text and no check by the
+// caller.
+struct HitFilter {
+  std::string server_id;
+  std::string session_id;
+
+  // " AND m.server_id = ? ..." for the hits' messages `m`.
+  std::string Sql() const {
+    std::string sql;
+    if (!server_id.empty()) absl::StrAppend(&sql, " AND m.server_id = ?");
+    if (!session_id.empty()) absl::StrAppend(&sql, " AND m.session_id = ?");
+    return sql;
+  }
+  // Binds Sql()'s parameters from `*index` on.
+  absl::Status Bind(Statement& statement, int* index) const {
+    if (!server_id.empty()) {
+      RETURN_IF_ERROR(statement.Bind((*index)++, std::string_view(server_id)));
+    }
+    if (!session_id.empty()) {
+      RETURN_IF_ERROR(statement.Bind((*index)++, std::string_view(session_id)));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Calls `visit` with each message whose raw contains `text` and that
+// `filter` lets through, highest id first, below `before_id` (0: no
+// bound), until it returns false: the indexed messages from messages_fts,
+// merged with the ones still queued for the indexer (scanned).
 absl::Status ForEachTextHit(
     Database& db, const std::string& text, int64_t before_id,
+    const HitFilter& filter,
     absl::FunctionRef<absl::StatusOr<bool>(const TextHit&)> visit) {
   const int64_t bound =
       before_id > 0 ? before_id : std::numeric_limits<int64_t>::max();
@@ -416,12 +448,14 @@ absl::Status ForEachTextHit(
   {
     ASSIGN_OR_RETURN(
         Statement statement,
-        db.PrepareCached(
+        db.PrepareCached(absl::StrCat(
             "SELECT m.id, m.kind, m.correlated_id FROM messages_fts_pending"
-            " AS p CROSS JOIN messages AS m ON m.id = p.id WHERE p.id < ?"
-            " AND instr(m.raw, ?) > 0 ORDER BY p.id DESC"));
-    RETURN_IF_ERROR(statement.Bind(1, bound));
-    RETURN_IF_ERROR(statement.Bind(2, std::string_view(text)));
+            " AS p CROSS JOIN messages AS m ON m.id = p.id WHERE p.id < ?",
+            filter.Sql(), " AND instr(m.raw, ?) > 0 ORDER BY p.id DESC")));
+    int index = 1;
+    RETURN_IF_ERROR(statement.Bind(index++, bound));
+    RETURN_IF_ERROR(filter.Bind(statement, &index));
+    RETURN_IF_ERROR(statement.Bind(index, std::string_view(text)));
     while (true) {
       ASSIGN_OR_RETURN(bool has_row, statement.Step());
       if (!has_row) break;
@@ -430,13 +464,18 @@ absl::Status ForEachTextHit(
   }
   ASSIGN_OR_RETURN(
       Statement indexed,
-      db.PrepareCached(
+      db.PrepareCached(absl::StrCat(
           "SELECT m.id, m.kind, m.correlated_id FROM messages_fts AS f"
           " CROSS JOIN messages AS m ON m.id = f.rowid WHERE f.raw LIKE ?"
-          " AND f.rowid < ? AND instr(m.raw, ?) > 0 ORDER BY f.rowid DESC"));
-  RETURN_IF_ERROR(indexed.Bind(1, LikePattern(text)));
-  RETURN_IF_ERROR(indexed.Bind(2, bound));
-  RETURN_IF_ERROR(indexed.Bind(3, std::string_view(text)));
+          " AND f.rowid < ?",
+          filter.Sql(), " AND instr(m.raw, ?) > 0 ORDER BY f.rowid DESC")));
+  {
+    int index = 1;
+    RETURN_IF_ERROR(indexed.Bind(index++, LikePattern(text)));
+    RETURN_IF_ERROR(indexed.Bind(index++, bound));
+    RETURN_IF_ERROR(filter.Bind(indexed, &index));
+    RETURN_IF_ERROR(indexed.Bind(index, std::string_view(text)));
+  }
   std::optional<TextHit> head;
   bool indexed_done = false;
   size_t next_queued = 0;
@@ -466,6 +505,26 @@ absl::Status ForEachTextHit(
   }
 }
 
+// A session with at most this many messages is searched by scanning its
+// messages (through the session index) rather than through the text
+// index, whose hits for a common word are many more.
+constexpr int64_t kSmallSession = 1000;
+
+// Whether session `session_id` is small enough (kSmallSession) that a
+// text search within it scans its rows. False for no session.
+absl::StatusOr<bool> IsSmallSession(Database& db,
+                                    const std::string& session_id) {
+  if (session_id.empty()) return false;
+  ASSIGN_OR_RETURN(Statement statement,
+                   db.PrepareCached(
+                       "SELECT count(*) FROM (SELECT 1 FROM messages"
+                       " WHERE session_id = ? LIMIT ?)"));
+  RETURN_IF_ERROR(statement.Bind(1, std::string_view(session_id)));
+  RETURN_IF_ERROR(statement.Bind(2, kSmallSession + 1));
+  ASSIGN_OR_RETURN(bool has_row, statement.Step());
+  return has_row && statement.ColumnInt64(0) <= kSmallSession;
+}
+
 // How far past a page's last request its answers are looked for: a request
 // found only through an answer recorded more than this many messages after
 // the previous page's last request is not on the next page.
@@ -478,6 +537,7 @@ constexpr int64_t kAnswerLookahead = 10000;
 // every request above F is known.
 absl::Status ForEachTextRequest(
     Database& db, const std::string& text, int64_t before_id,
+    const HitFilter& filter,
     absl::FunctionRef<absl::StatusOr<bool>(int64_t)> visit) {
   std::set<int64_t, std::greater<int64_t>> candidates;
   bool stopped = false;
@@ -493,7 +553,7 @@ absl::Status ForEachTextRequest(
   const int64_t hits_before =
       before_id > 0 ? before_id + kAnswerLookahead : 0;
   RETURN_IF_ERROR(ForEachTextHit(
-      db, text, hits_before,
+      db, text, hits_before, filter,
       [&](const TextHit& hit) -> absl::StatusOr<bool> {
         RETURN_IF_ERROR(emit_down_to(hit.id));
         if (stopped) return false;
@@ -668,6 +728,8 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
     where.Add("session_id = ?", request.session_id());
   }
   if (request.since() > 0) where.Add("ts >= ?", request.since());
+  if (request.until() > 0) where.Add("ts < ?", request.until());
+  if (!request.target().empty()) where.Add("target = ?", request.target());
   if (const char* direction = DirectionText(request.direction())) {
     where.Add("direction = ?", std::string(direction));
   }
@@ -675,12 +737,18 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   response.set_limit(limit);
   response.set_offset(request.offset());
   Page page(limit, request.offset());
-  const bool indexed_text = UsesTextIndex(request.text());
   absl::MutexLock lock(&mu_);
+  bool indexed_text = UsesTextIndex(request.text());
+  if (indexed_text) {
+    ASSIGN_OR_RETURN(bool small_session,
+                     IsSmallSession(*db_, request.session_id()));
+    indexed_text = !small_session;
+  }
   if (indexed_text) {
     // Each request matched (by its own text or an answer's) is checked
     // once more against every filter, from the view.
     Where checked = where;
+    if (request.errors_only()) checked.Add(kHistoryErrorCondition);
     checked.Add(kHistoryTextCondition, request.text());
     checked.AddParam(request.text());
     const std::string fetch_sql = absl::StrCat(
@@ -701,12 +769,13 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
       });
     };
     const int64_t before = token ? token->id : 0;
+    const HitFilter filter{request.server_id(), request.session_id()};
     RETURN_IF_ERROR(ForEachTextRequest(
-        *db_, request.text(), before,
+        *db_, request.text(), before, filter,
         [&](int64_t id) { return read(id, /*count_only=*/false); }));
     page.StartCount();
     RETURN_IF_ERROR(ForEachTextRequest(
-        *db_, request.text(), 0,
+        *db_, request.text(), 0, filter,
         [&](int64_t id) { return read(id, /*count_only=*/true); }));
     page.Finish(&response);
     return response;
@@ -716,6 +785,12 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   std::string count_sql = absl::StrCat(
       "SELECT count(*) FROM (SELECT 1 FROM messages WHERE kind = 'request'",
       where.AndSql(), " LIMIT ?)");
+  if (request.errors_only()) {
+    // The answer's outcome is in the view only.
+    where.Add(kHistoryErrorCondition);
+    count_sql = absl::StrCat("SELECT count(*) FROM (SELECT 1 FROM requests",
+                             where.Sql(), " LIMIT ?)");
+  }
   if (!request.text().empty()) {
     // Too short for the index: a scan of the raw texts.
     where.Add(kHistoryTextCondition, request.text());
@@ -763,7 +838,14 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
   v1::ListMessagesResponse response;
   Page page(limit, request.offset());
   absl::MutexLock lock(&mu_);
-  if (UsesTextIndex(request.text()) && request.message_id() == 0) {
+  bool indexed_text =
+      UsesTextIndex(request.text()) && request.message_id() == 0;
+  if (indexed_text) {
+    ASSIGN_OR_RETURN(bool small_session,
+                     IsSmallSession(*db_, request.session_id()));
+    indexed_text = !small_session;
+  }
+  if (indexed_text) {
     // The text index yields the matches newest first; each is checked
     // against the other filters.
     const std::string fetch_sql =
@@ -784,12 +866,13 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
         *response.add_messages() = ReadMessage(fetch);
       });
     };
+    const HitFilter filter{request.server_id(), request.session_id()};
     RETURN_IF_ERROR(ForEachTextHit(
-        *db_, request.text(), token ? token->id : 0,
+        *db_, request.text(), token ? token->id : 0, filter,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/false); }));
     page.StartCount();
     RETURN_IF_ERROR(ForEachTextHit(
-        *db_, request.text(), 0,
+        *db_, request.text(), 0, filter,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/true); }));
     page.Finish(&response);
     return response;

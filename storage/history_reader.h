@@ -6,7 +6,8 @@
 //   - Newest first means highest ts first, ties broken by the highest row
 //     id; pagination follows that order. (QueryHistory and ListMessages
 //     with a session_id but neither method nor server_id, and those with a
-//     text of 3 or more characters, order by row id, i.e. recording order,
+//     text of 3 or more characters searched through the index (see text),
+//     order by row id, i.e. recording order,
 //     which the session index and the text index yield cheaply; the two
 //     orders differ only if the clock went backwards while recording.)
 //     LatestMessages is in recording order (row id).
@@ -19,7 +20,8 @@
 //     INVALID_REQUEST (details {"field": "page_token"}).
 //   - limit 0 means 100; a limit above 1000 is clamped to 1000 (the
 //     response's limit field says what was used).
-//   - since is unix ms; rows with ts >= since match. 0: no bound.
+//   - since is unix ms; rows with ts >= since match. 0: no bound. until
+//     (QueryHistory) likewise: rows with ts < until match.
 //   - text is a case-sensitive substring search (SQLite instr()) in the
 //     raw JSON: for QueryHistory in the request's or its response's raw,
 //     for ListMessages in the message's raw. A message stored truncated is
@@ -29,7 +31,11 @@
 //     of an indexed message are searched; messages still waiting for the
 //     indexer are scanned whole. A request found only through an answer
 //     recorded more than 10,000 messages after the previous page's last
-//     request is not on the next page. Shorter texts scan the raw texts.
+//     request is not on the next page. A server_id or session_id filter
+//     is applied to the index's hits before their text is read (a
+//     request's answers share its server and session). Shorter texts, and
+//     any text within a session_id of at most 1,000 messages, scan the raw
+//     texts (through the session's index).
 //   - total counts every row matching the filters, ignoring limit, offset
 //     and page_token, up to 1,000: beyond, counting would make every page
 //     slow, so total is 1,000 and total_is_estimate is set. A count with an
@@ -89,7 +95,9 @@ class HistoryReader {
   HistoryReader& operator=(const HistoryReader&) = delete;
 
   // Request/response pairs, newest first. Filters: method (exact),
-  // server_id, session_id, since, direction (of the request), text.
+  // server_id, session_id, target (exact), since, until, direction (of the
+  // request), errors_only (answered with an error: the view's success =
+  // 0), text.
   absl::StatusOr<v1::QueryHistoryResponse> QueryHistory(
       const v1::QueryHistoryRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -96,24 +96,26 @@ std::optional<absl::Time> ParseAbsolute(absl::string_view text,
 }  // namespace
 
 absl::StatusOr<double> ParseSince(std::string_view text, absl::Time now,
-                                  absl::TimeZone zone) {
+                                  absl::TimeZone zone, std::string_view flag) {
   const absl::string_view trimmed = absl::StripAsciiWhitespace(AbslView(text));
   if (std::optional<absl::Duration> ago = ParseAgo(trimmed); ago.has_value()) {
     if (*ago <= absl::ZeroDuration()) {
-      return UsageError(absl::StrCat("--since ", trimmed, " is not after 0"),
-                        kSinceHint);
+      return UsageError(
+          absl::StrCat(AbslView(flag), " ", trimmed, " is not after 0"),
+          kSinceHint);
     }
     return ToMillis(now - *ago);
   }
   if (std::optional<absl::Time> time = ParseAbsolute(trimmed, zone);
       time.has_value()) {
     if (*time > now) {
-      return UsageError(absl::StrCat("--since ", trimmed, " is in the future"),
-                        kSinceHint);
+      return UsageError(
+          absl::StrCat(AbslView(flag), " ", trimmed, " is in the future"),
+          kSinceHint);
     }
     return ToMillis(*time);
   }
-  return UsageError(absl::StrCat("--since \"", trimmed,
+  return UsageError(absl::StrCat(AbslView(flag), " \"", trimmed,
                                  "\" is neither a duration nor a time"),
                     kSinceHint);
 }

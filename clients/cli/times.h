@@ -21,8 +21,10 @@ namespace inspector::cli {
 //  - a local date and time in `zone`: 2025-06-01T12:00:00 (or with a
 //    space instead of the T), 2025-06-01 (midnight).
 // Anything else, zero durations and times after `now` are usage errors.
+// `flag` names the option in the error messages.
 absl::StatusOr<double> ParseSince(std::string_view text, absl::Time now,
-                                  absl::TimeZone zone);
+                                  absl::TimeZone zone,
+                                  std::string_view flag = "--since");
 
 // The time of day of `unix_ms` in `zone`: "HH:MM:SS.mmm".
 std::string FormatClock(double unix_ms, absl::TimeZone zone);

@@ -694,6 +694,24 @@ TEST_F(FakeEngineTest, HistoryTableWithServerNames) {
 
   result = Run({"history", "--since", "yesterday-ish"});
   EXPECT_EQ(result.exit_code, kExitUsage);
+
+  result = Run({"history", "--target", "echo", "--errors", "--since", "2h",
+                "--until", "1h"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  sent = history_.query.last();
+  EXPECT_EQ(sent.target(), "echo");
+  EXPECT_TRUE(sent.errors_only());
+  EXPECT_NEAR(sent.since(), now_ms - 2 * 3600 * 1000, 60 * 1000);
+  EXPECT_NEAR(sent.until(), now_ms - 3600 * 1000, 60 * 1000);
+  result = Run({"history"});
+  EXPECT_EQ(result.exit_code, kExitOk) << result.err;
+  sent = history_.query.last();
+  EXPECT_EQ(sent.target(), "");
+  EXPECT_FALSE(sent.errors_only());
+  EXPECT_EQ(sent.until(), 0);
+  result = Run({"history", "--until", "later"});
+  EXPECT_EQ(result.exit_code, kExitUsage);
+  EXPECT_THAT(result.err, HasSubstr("--until \"later\""));
 }
 
 TEST_F(FakeEngineTest, LogsTable) {

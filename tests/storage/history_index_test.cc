@@ -302,6 +302,49 @@ TEST_F(HistoryIndexTest, TextSearchFindsIndexedQueuedAndShortText) {
   (void)c;
 }
 
+// Text with a server or session: the server narrows the index's hits; a
+// small session is scanned instead (its rows through the session index),
+// which also finds text beyond the indexed prefix.
+TEST_F(HistoryIndexTest, TextSearchWithinAServerOrASmallSession) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.delay = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(auto indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  const int64_t a = Call(1000, "a", "needle");
+  const int64_t b = Call(2000, "b", "needle", "needle again");
+  // The word only after the indexed prefix of its request.
+  const int64_t late = Call(
+      3000, "b", absl::StrCat(std::string(kIndexedRawChars, '.'), " needle"));
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(indexer->IndexPending().status());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+
+  v1::QueryHistoryRequest query;
+  query.set_text("needle");
+  ASSERT_OK_AND_ASSIGN(auto history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({b, a}));  // the index's
+  query.set_server_id("b");
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({b}));
+  EXPECT_EQ(history.total(), 1u);
+  query.clear_server_id();
+  query.set_session_id("sess-b");  // 4 messages: scanned whole
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_THAT(HistoryIds(history), ElementsAreArray({late, b}));
+  EXPECT_EQ(history.total(), 2u);
+
+  v1::ListMessagesRequest list;
+  list.set_text("needle");
+  list.set_server_id("b");
+  ASSERT_OK_AND_ASSIGN(auto messages, reader->ListMessages(list));
+  EXPECT_THAT(MessageIdsOf(messages), ElementsAreArray({b + 1, b}));
+  list.clear_server_id();
+  list.set_session_id("sess-b");
+  ASSERT_OK_AND_ASSIGN(messages, reader->ListMessages(list));
+  EXPECT_THAT(MessageIdsOf(messages), ElementsAreArray({late, b + 1, b}));
+}
+
 // Pages through `query` by page_token, recording new calls between pages;
 // returns every id seen, in order.
 template <typename Request, typename Read>
@@ -431,11 +474,19 @@ TEST_F(HistoryIndexTest, LargeTotalsAreMarkedAsEstimates) {
   EXPECT_EQ(history.entries_size(), 100);
   // Few matches among more candidates than a count looks at: the matches
   // found, as a lower bound.
+  query.set_since(1000 + 5000);  // the last 100 calls
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_EQ(history.entries_size(), 100);
+  EXPECT_EQ(history.total(), 100u);
+  EXPECT_TRUE(history.total_is_estimate());
+  // A server filter narrows the index's hits before they are candidates:
+  // few candidates, an exact count.
+  query.clear_since();
   query.set_server_id("rare");
   ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
   EXPECT_EQ(history.entries_size(), 10);
   EXPECT_EQ(history.total(), 10u);
-  EXPECT_TRUE(history.total_is_estimate());
+  EXPECT_FALSE(history.total_is_estimate());
   // Fewer candidates than that: exact.
   query.set_text("one of the rare ones");
   ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));

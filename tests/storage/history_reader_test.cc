@@ -330,6 +330,72 @@ TEST_F(HistoryReaderTest, HistoryFilters) {
   EXPECT_EQ(response.total(), 1u);
 }
 
+// target (exact), errors only and until, alone, together, with a text
+// (short: scanned; long: through the index) and page by page.
+TEST_F(HistoryReaderTest, HistoryTargetErrorsAndUntilFilters) {
+  v1::QueryHistoryRequest request;
+  request.set_target("echo");
+  v1::QueryHistoryResponse response = History(request);
+  EXPECT_THAT(EntryIds(response), ElementsAre(q1_));
+  EXPECT_EQ(response.total(), 1u);
+  request.set_target("file:///x");
+  EXPECT_THAT(EntryIds(History(request)), ElementsAre(q2_));
+  request.set_target("ech");  // exact, not a prefix
+  EXPECT_THAT(EntryIds(History(request)), IsEmpty());
+
+  request.Clear();
+  request.set_errors_only(true);  // q4 is pending, q1 and q3 succeeded
+  response = History(request);
+  EXPECT_THAT(EntryIds(response), ElementsAre(q2_));
+  EXPECT_EQ(response.total(), 1u);
+  request.set_server_id("srv-a");
+  response = History(request);
+  EXPECT_THAT(EntryIds(response), IsEmpty());
+  EXPECT_EQ(response.total(), 0u);
+
+  request.Clear();
+  request.set_until(5000);  // exclusive
+  response = History(request);
+  EXPECT_THAT(EntryIds(response), ElementsAre(q3_, q2_, q1_));
+  EXPECT_EQ(response.total(), 3u);
+  request.set_since(2000);
+  EXPECT_THAT(EntryIds(History(request)), ElementsAre(q3_, q2_));
+
+  // With a text: scanned (2 characters) and through the index (3+).
+  for (const std::string text : {"id", "jsonrpc"}) {
+    request.Clear();
+    request.set_text(text);
+    request.set_errors_only(true);
+    response = History(request);
+    EXPECT_THAT(EntryIds(response), ElementsAre(q2_)) << text;
+    EXPECT_EQ(response.total(), 1u) << text;
+    request.Clear();
+    request.set_text(text);
+    request.set_until(6000);
+    request.set_target("echo");
+    EXPECT_THAT(EntryIds(History(request)), ElementsAre(q1_)) << text;
+    request.set_target("");
+    request.set_until(4500);
+    EXPECT_THAT(EntryIds(History(request)), ElementsAre(q3_, q2_, q1_)) << text;
+  }
+
+  // Keyset pages with the new filters: every entry once, in order.
+  for (const std::string text : {"", "jsonrpc"}) {
+    request.Clear();
+    request.set_text(text);
+    request.set_until(6000);
+    request.set_limit(1);
+    std::vector<int64_t> ids;
+    for (int page = 0; page < 10; ++page) {
+      response = History(request);
+      for (int64_t id : EntryIds(response)) ids.push_back(id);
+      if (response.next_page_token().empty()) break;
+      request.set_page_token(response.next_page_token());
+    }
+    EXPECT_THAT(ids, ElementsAre(q4_, q3_, q2_, q1_)) << text;
+  }
+}
+
 TEST_F(HistoryReaderTest, HistoryPagination) {
   v1::QueryHistoryRequest request;
   request.set_limit(2);

@@ -2,6 +2,7 @@
 // (HistoryService).
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -22,9 +23,10 @@ constexpr char kSinceHelp[] =
     "Only entries since then: a duration ago (10m, 2h, 1d) or a time "
     "(2025-06-01T12:00:00Z, 2025-06-01T14:00, 2025-06-01)";
 
-absl::StatusOr<double> SinceMillis(const std::string& since) {
+absl::StatusOr<double> SinceMillis(const std::string& since,
+                                   std::string_view flag = "--since") {
   if (since.empty()) return 0.0;
-  return ParseSince(since, absl::Now(), absl::LocalTimeZone());
+  return ParseSince(since, absl::Now(), absl::LocalTimeZone(), flag);
 }
 
 // --server, --since, --limit and --offset: the filters of both commands.
@@ -59,6 +61,9 @@ struct HistoryFlags {
   std::string text;
   std::string direction;
   std::string session;
+  std::string target;
+  bool errors = false;
+  std::string until;
 };
 
 absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
@@ -73,6 +78,10 @@ absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
   request.set_method(flags.method);
   request.set_text(flags.text);
   request.set_session_id(flags.session);
+  request.set_target(flags.target);
+  request.set_errors_only(flags.errors);
+  ASSIGN_OR_RETURN(double until, SinceMillis(flags.until, "--until"));
+  request.set_until(until);
   request.set_page_token(flags.page_token);
 
   v1::QueryHistoryResponse response;
@@ -132,6 +141,17 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
   history->add_option("--since", history_flags->filters.since, kSinceHelp)
       ->type_name("WHEN");
   history
+      ->add_option("--until", history_flags->until,
+                   "Only entries before then: a duration ago (10m, 2h, 1d) "
+                   "or a time, as for --since")
+      ->type_name("WHEN");
+  history
+      ->add_option("--target", history_flags->target,
+                   "Only this tool name, resource URI or prompt name (exact)")
+      ->type_name("TARGET");
+  history->add_flag("--errors", history_flags->errors,
+                    "Only requests answered with an error");
+  history
       ->add_option("--text", history_flags->text,
                    "Only requests or responses whose JSON contains this text")
       ->type_name("TEXT");
@@ -173,6 +193,7 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
       "  inspectorctl history\n"
       "  inspectorctl history --server everything --method tools/call "
       "--since 10m\n"
+      "  inspectorctl history --target echo --errors --since 1d --until 2h\n"
       "  inspectorctl history --text error --limit 20 --page-token "
       "1748779200000:4242\n"
       "  inspectorctl history --direction in -o json");
