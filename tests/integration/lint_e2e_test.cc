@@ -6,11 +6,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -25,12 +27,8 @@ using testing::DaemonProcess;
 using testing::ProcessResult;
 using testing::TempDir;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
-const std::string kEverything =
-    std::string(SOURCE_DIR) +
-    "/tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/"
-    "index.js";
+const std::string kFixture = testing::kFixtureServer;
+const std::string kEverything = testing::kEverythingServer;
 const std::string kPeer =
     std::string(SOURCE_DIR) + "/tests/integration/lint_peer.mjs";
 
@@ -43,11 +41,7 @@ class LintTest : public ::testing::Test {
   }
 
   ProcessResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return testing::RunProcess(
-        args, {{"INSPECTOR_ADDR", daemon_->address()},
-               {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
-               {"NO_COLOR", "1"}});
+    return testing::Ctl(*daemon_, std::move(args));
   }
 
   void AddAndConnect(const std::string& name, const std::string& script,

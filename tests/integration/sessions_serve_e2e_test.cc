@@ -8,11 +8,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -26,8 +28,7 @@ using testing::DaemonProcess;
 using testing::ProcessResult;
 using testing::TempDir;
 
-const std::string kFixture =
-    std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+const std::string kFixture = testing::kFixtureServer;
 
 class ServeTest : public ::testing::Test {
  protected:
@@ -38,11 +39,7 @@ class ServeTest : public ::testing::Test {
   }
 
   ProcessResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), INSPECTORCTL_PATH);
-    return testing::RunProcess(
-        args, {{"INSPECTOR_ADDR", daemon_->address()},
-               {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
-               {"NO_COLOR", "1"}});
+    return testing::Ctl(*daemon_, std::move(args));
   }
 
   ProcessResult MustCtl(std::vector<std::string> args) {
