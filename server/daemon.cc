@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -33,6 +34,10 @@
 #include "server/config/path_policy.h"
 #include "server/oauth/client_credentials.h"
 #include "server/logging.h"
+#include "server/metrics/daemon_metrics.h"
+#include "server/metrics/mcp_operation_metrics.h"
+#include "server/metrics/metrics_http.h"
+#include "server/metrics/metrics_registry.h"
 #include "gateway/gateway.h"
 #include "server/frontdoor/front_doors.h"
 #include "server/frontdoor/resource_server.h"
@@ -141,6 +146,10 @@ struct Daemon::State {
   std::unique_ptr<storage::SessionStore> session_store;
   config::ConfigManager* config_manager = nullptr;  // the engine's
   engine::EventBus event_bus;
+  // The metrics (null with --no-metrics); the pipeline times operations
+  // into them, so they go after it.
+  std::unique_ptr<metrics::MetricsRegistry> metrics;
+  std::unique_ptr<metrics::McpOperationMetrics> operation_metrics;
   std::unique_ptr<engine::Pipeline> pipeline;
   // The pipeline's intercept stage; outlives the engine, whose sessions
   // hand it their messages until they end.
@@ -188,6 +197,13 @@ struct Daemon::State {
   // Declared after the server: it calls into it, so it goes first.
   std::unique_ptr<gateway::Gateway> gateway;
   std::string http_address;
+  // --metrics-listen: its render reads the engine and the stores, so it
+  // stops first.
+  std::unique_ptr<metrics::MetricsListener> metrics_listener;
+  std::string metrics_address;
+  // The front doors as the metrics read them (set once they exist).
+  std::shared_ptr<std::atomic<frontdoor::FrontDoors*>> metrics_front_doors =
+      std::make_shared<std::atomic<frontdoor::FrontDoors*>>(nullptr);
   absl::Mutex shutdown_mu;
   bool shut_down ABSL_GUARDED_BY(shutdown_mu) = false;
 };
@@ -370,6 +386,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       options.answer_after_recorded ? engine::HistorySync::kAnswered
                                     : engine::HistorySync::kAsync,
       state->clock);
+  if (options.metrics) {
+    state->metrics = std::make_unique<metrics::MetricsRegistry>();
+    state->operation_metrics =
+        std::make_unique<metrics::McpOperationMetrics>(state->metrics.get());
+    state->pipeline->set_metrics(state->operation_metrics.get());
+  } else if (!options.metrics_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "--metrics-listen serves the metrics that --no-metrics turns off");
+  }
   state->intercept = std::make_unique<engine::InterceptStage>(
       state->pipeline.get(), state->clock);
   for (const std::string& spec : options.breakpoints) {
@@ -556,6 +581,29 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->unimplemented_service =
       std::make_unique<services::UnimplementedService>(deps);
 
+  if (state->metrics != nullptr) {
+    metrics::DaemonMetricsSources sources;
+    sources.engine = state->engine.get();
+    sources.configs = state->config_manager;
+    sources.intercept = state->intercept.get();
+    sources.history = state->history_writer.get();
+    sources.database_path = options.database_path;
+    // The front doors come later, while the listener may already serve.
+    sources.front_door_sessions = [front_doors = state->metrics_front_doors] {
+      frontdoor::FrontDoors* doors = front_doors->load();
+      return doors == nullptr ? size_t{0} : doors->sessions();
+    };
+    sources.conversions = [raw_state] { return raw_state->bridges->running(); };
+    metrics::AddDaemonMetrics(state->metrics.get(), std::move(sources));
+    if (!options.metrics_listen.empty()) {
+      ASSIGN_OR_RETURN(state->metrics_listener,
+                       metrics::MetricsListener::Start(
+                           options.metrics_listen,
+                           options.metrics_allow_network,
+                           state->metrics.get()));
+      state->metrics_address = state->metrics_listener->address();
+    }
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   RETURN_IF_ERROR(net::CheckUnixSocketUnused(listen));
@@ -633,10 +681,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       state->resource_server = std::make_shared<frontdoor::ResourceServer>(
           std::move(resource_options));
     }
+    endpoint_options.metrics = state->operation_metrics.get();
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
         state->engine.get(), std::move(endpoint_options), state->clock,
         state->resource_server);
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
+    state->metrics_front_doors->store(front_doors);
     gateway::GatewayOptions::PrefixRoute front_door_route;
     front_door_route.prefix = std::string(frontdoor::kFrontDoorPrefix);
     front_door_route.handler =
@@ -656,6 +706,24 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                          http::Headers cors) {
              front_doors->ServeMetadata(std::move(exchange), std::move(cors));
            }});
+    }
+    if (state->metrics != nullptr) {
+      gateway::GatewayOptions::PrefixRoute metrics_route;
+      metrics_route.prefix = std::string(metrics::kMetricsPath);
+      metrics_route.handler = [raw_state](
+                                  std::shared_ptr<http::HttpExchange> exchange,
+                                  http::Headers cors) {
+        if (exchange->request().path() != metrics::kMetricsPath) {
+          exchange->Respond(404, std::move(cors), "");
+          return;
+        }
+        // The web UI's sign-in cookie is named after the gateway's port.
+        metrics::ServeMetrics(
+            *raw_state->metrics, *raw_state->authenticator,
+            absl::StrCat("inspector_session_", raw_state->gateway->port()),
+            std::move(exchange), std::move(cors));
+      };
+      gateway_options.prefix_routes.push_back(std::move(metrics_route));
     }
     oauth::OAuthManager* oauth = state->oauth.get();
     gateway_options.prefix_routes.push_back(
@@ -724,6 +792,9 @@ const std::string& Daemon::token_file() const { return state_->token_file; }
 const std::string& Daemon::http_address() const {
   return state_->http_address;
 }
+const std::string& Daemon::metrics_address() const {
+  return state_->metrics_address;
+}
 
 absl::StatusOr<std::string> Daemon::NewSignInUrl() {
   std::string base;
@@ -745,6 +816,7 @@ void Daemon::Shutdown() {
     state_->shut_down = true;
   }
   state_->server->GetHealthCheckService()->SetServingStatus(false);
+  if (state_->metrics_listener != nullptr) state_->metrics_listener->Shutdown();
   // REST clients first: the gateway's streams are calls into this server.
   if (state_->gateway != nullptr) state_->gateway->Shutdown();
   // MCP clients of the front doors: their sessions end with their streams.

@@ -106,6 +106,15 @@ struct DaemonOptions {
   bool intercept = false;
   std::vector<std::string> breakpoints;
   uint32_t hold_timeout_ms = 0;
+  // Prometheus metrics (server/metrics/): kept, and served as GET /metrics
+  // on the HTTP listener behind the session token, unless off
+  // (--no-metrics). With metrics_listen (--metrics-listen host:port; port
+  // 0 picks one) also on a listener of their own with no token, which
+  // refuses a non-loopback address unless metrics_allow_network
+  // (--metrics-allow-network).
+  bool metrics = true;
+  std::string metrics_listen;
+  bool metrics_allow_network = false;
   // The clock every component reads the time and schedules on; must
   // outlive the daemon. Null: the daemon makes its own real clock. Tests
   // may pass a simulated one (tests/testing/fake_clock.h).
@@ -124,6 +133,8 @@ class Daemon {
   const std::string& address() const;
   // The REST gateway's bound address ("127.0.0.1:3000"), or "" if off.
   const std::string& http_address() const;
+  // The --metrics-listen listener's bound address, or "" if off.
+  const std::string& metrics_address() const;
   // A fresh one-time sign-in URL of the web UI (see auth/sign_in_codes.h);
   // FAILED_PRECONDITION without --http.
   absl::StatusOr<std::string> NewSignInUrl();

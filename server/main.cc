@@ -161,6 +161,19 @@ int main(int argc, char** argv) {
                  "browser origin the front doors accept, e.g. a web MCP "
                  "client's http://localhost:6274 (repeatable; default: "
                  "none; --cors-origin does not apply to them)");
+  bool no_metrics = false;
+  app.add_flag("--no-metrics", no_metrics,
+               "keep no Prometheus metrics and serve no /metrics");
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "also serve the Prometheus metrics (GET /metrics, no token) "
+                 "on a listener of their own at this host:port, for a "
+                 "scraper (e.g. 127.0.0.1:9464; port 0 picks a free one); "
+                 "--http serves them too, behind the session token")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--metrics-allow-network", options.metrics_allow_network,
+               "allow a non-loopback --metrics-listen address: anyone who "
+               "can reach it reads the metrics (server names and ids, tool "
+               "names, counts), with no token");
   app.add_option("--ready-file", options.ready_file,
                  "write the bound host:port here once serving");
   bool no_history = false;
@@ -284,6 +297,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   options.record_history = !no_history;
+  options.metrics = !no_metrics;
   options.answer_after_recorded = history_sync == "answered";
   options.idle_timeout = absl::Seconds(idle_seconds);
   options.bridge_idle_timeout = absl::Seconds(bridge_idle_seconds);
@@ -320,6 +334,10 @@ int main(int argc, char** argv) {
           : absl::StrCat(" and REST on ", (*daemon)->http_address()),
       " (database ", options.database_path,
       ", token file ", (*daemon)->token_file(), ")"));
+  if (!(*daemon)->metrics_address().empty()) {
+    inspector::LogInfo(absl::StrCat("metrics on http://",
+                                    (*daemon)->metrics_address(), "/metrics"));
+  }
   if (!(*daemon)->http_address().empty()) {
     absl::StatusOr<std::string> ui = (*daemon)->NewSignInUrl();
     if (ui.ok()) {

@@ -97,6 +97,31 @@ std::string LogData(std::string_view source, std::string_view server_id,
 
 }  // namespace
 
+void Pipeline::RecordOperation(const Envelope& envelope) {
+  // A server's answer to a request the daemon sent it (restored to the
+  // caller's id, with the request's method and target).
+  const MessageInfo* info = envelope.info;
+  if (envelope.client_to_server || info == nullptr ||
+      !envelope.duration_ms.has_value() || info->method.empty() ||
+      (info->kind != MessageKind::kResponse &&
+       info->kind != MessageKind::kError)) {
+    return;
+  }
+  metrics::McpOperationMetrics::Operation operation;
+  operation.server_id = envelope.server_id;
+  operation.method = info->method;
+  operation.target = info->target;
+  const bool failed = envelope.success.has_value()
+                          ? !*envelope.success
+                          : info->kind == MessageKind::kError;
+  if (failed) {
+    operation.error =
+        envelope.error_code.empty() ? "_OTHER" : envelope.error_code;
+  }
+  operation.seconds = *envelope.duration_ms / 1000.0;
+  metrics_->Record(metrics::McpOperationMetrics::Side::kClient, operation);
+}
+
 Pipeline::Pipeline(storage::HistoryWriter* history, EventBus* bus,
                    HistorySync sync, Clock* clock)
     : history_(history), bus_(bus), sync_(sync),
@@ -116,6 +141,7 @@ void Pipeline::WhenRecorded(std::function<void()> deliver) {
 
 int64_t Pipeline::Observe(const Envelope& envelope) {
   const int64_t ts = NowMillis();
+  if (metrics_ != nullptr) RecordOperation(envelope);
   const char* kind =
       envelope.info == nullptr ? "invalid" : KindName(envelope.info->kind);
   // Batches are recorded as "invalid": the table has no batch kind, and

@@ -28,6 +28,7 @@
 #include "inspector/v1/events.pb.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/json_rpc.h"
+#include "server/metrics/mcp_operation_metrics.h"
 #include "storage/history_writer.h"
 
 namespace inspector::engine {
@@ -98,6 +99,13 @@ class Pipeline {
   void set_intercept(InterceptStage* stage) { intercept_ = stage; }
   InterceptStage* intercept() const { return intercept_; }
 
+  // Where the answers to requests sent upstream are timed
+  // (mcp.client.operation.duration); null: nowhere. Set once, before
+  // traffic; must outlive the pipeline.
+  void set_metrics(metrics::McpOperationMetrics* metrics) {
+    metrics_ = metrics;
+  }
+
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
   int64_t Observe(const Envelope& envelope);
@@ -125,11 +133,15 @@ class Pipeline {
   int64_t NowMillis() const;
 
  private:
+  // Times `envelope` if it answers a request sent upstream.
+  void RecordOperation(const Envelope& envelope);
+
   storage::HistoryWriter* const history_;
   EventBus* const bus_;
   const HistorySync sync_;
   Clock* const clock_;
   InterceptStage* intercept_ = nullptr;
+  metrics::McpOperationMetrics* metrics_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};
 };
 

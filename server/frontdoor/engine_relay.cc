@@ -7,19 +7,72 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/clock/process_clock.h"
+#include "common/errors.h"
+#include "common/json_scan.h"
 #include "server/frontdoor/mcp_endpoint.h"
 
 namespace inspector::frontdoor {
 namespace {
 
-// The engine's relay session as a Relay.
+// The JSON-RPC error code of an answer ("-32602"); "" when it is a
+// result. Only the top-level members are read.
+std::string RelayedErrorCode(std::string_view answer) {
+  for (const json_scan::Member& member : json_scan::ScanObject(answer)) {
+    if (member.key != "error") continue;
+    std::string_view error =
+        answer.substr(member.begin, member.end - member.begin);
+    for (const json_scan::Member& field : json_scan::ScanObject(error)) {
+      if (field.key == "code") {
+        return std::string(error.substr(field.begin, field.end - field.begin));
+      }
+    }
+    return "_OTHER";
+  }
+  return "";
+}
+
+// The engine's relay session as a Relay; with metrics, each request is
+// timed until its answer comes back.
 class EngineRelay : public Relay {
  public:
-  explicit EngineRelay(std::shared_ptr<engine::UpstreamSession> session)
-      : session_(std::move(session)) {}
+  EngineRelay(std::shared_ptr<engine::UpstreamSession> session,
+              std::string server_id, metrics::McpOperationMetrics* metrics,
+              Clock* clock)
+      : session_(std::move(session)),
+        server_id_(std::move(server_id)),
+        metrics_(metrics),
+        clock_(ClockOrProcess(clock)) {}
   void Send(std::string raw,
             engine::UpstreamSession::ResponseCallback done) override {
-    session_->Send(std::move(raw), {}, std::move(done));
+    if (metrics_ == nullptr) {
+      session_->Send(std::move(raw), {}, std::move(done));
+      return;
+    }
+    absl::StatusOr<engine::MessageInfo> info = engine::InspectMessage(raw);
+    if (!info.ok() || info->kind != engine::MessageKind::kRequest) {
+      session_->Send(std::move(raw), {}, std::move(done));
+      return;
+    }
+    session_->Send(
+        std::move(raw), {},
+        [done = std::move(done), metrics = metrics_, clock = clock_,
+         started = clock_->Now(), server_id = server_id_,
+         method = std::move(info->method), target = std::move(info->target)](
+            absl::StatusOr<std::string> answer) mutable {
+          std::string error = answer.ok() ? RelayedErrorCode(*answer)
+                                          : ErrorReason(answer.status());
+          if (!answer.ok() && error.empty()) error = "_OTHER";
+          metrics::McpOperationMetrics::Operation operation;
+          operation.server_id = server_id;
+          operation.method = method;
+          operation.target = target;
+          operation.error = error;
+          operation.seconds = absl::ToDoubleSeconds(clock->Now() - started);
+          metrics->Record(metrics::McpOperationMetrics::Side::kServer,
+                          operation);
+          done(std::move(answer));
+        });
   }
   bool Cancel(const std::string& caller_id,
               const std::string& reason) override {
@@ -29,19 +82,25 @@ class EngineRelay : public Relay {
 
  private:
   const std::shared_ptr<engine::UpstreamSession> session_;
+  const std::string server_id_;
+  metrics::McpOperationMetrics* const metrics_;
+  Clock* const clock_;
 };
 
 }  // namespace
 
 RelayOpener EngineRelayOpener(engine::Engine* engine, std::string server,
-                              std::optional<v1::ServerConfig> config) {
-  return [engine, server = std::move(server), config = std::move(config)](
-             engine::RelayOptions relay_options)
+                              std::optional<v1::ServerConfig> config,
+                              metrics::McpOperationMetrics* metrics,
+                              Clock* clock) {
+  return [engine, server = std::move(server), config = std::move(config),
+          metrics, clock](engine::RelayOptions relay_options)
              -> absl::StatusOr<std::shared_ptr<Relay>> {
     relay_options.config = config;
     auto session = engine->OpenRelay(server, std::move(relay_options));
     if (!session.ok()) return session.status();
-    return std::make_shared<EngineRelay>(*std::move(session));
+    return std::make_shared<EngineRelay>(
+        *std::move(session), config ? config->id() : server, metrics, clock);
   };
 }
 
@@ -49,7 +108,8 @@ McpEndpoint::McpEndpoint(engine::Engine* engine, std::string server,
                          std::optional<v1::ServerConfig> config,
                          EndpointOptions options)
     : McpEndpoint(
-          EngineRelayOpener(engine, server, std::move(config)),
+          EngineRelayOpener(engine, server, std::move(config),
+                            options.metrics, options.clock),
           [&] {
             if (options.base_path.empty()) {
               options.base_path = absl::StrCat("/servers/", server);

@@ -46,6 +46,7 @@
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
 #include "server/frontdoor/caller_gate.h"
+#include "server/metrics/mcp_operation_metrics.h"
 
 namespace inspector::frontdoor {
 
@@ -54,6 +55,11 @@ struct EndpointOptions {
   // listen streams; the endpoint's timers run on it. Null: a real clock of
   // the endpoint's own. Must outlive the endpoint.
   Clock* clock = nullptr;
+  // Over the engine: where each client request is timed, from the
+  // endpoint handing it to its relay until the answer comes back
+  // (mcp.server.operation.duration); null: nowhere. Must outlive the
+  // endpoint.
+  metrics::McpOperationMetrics* metrics = nullptr;
   // Live client sessions of this endpoint; beyond it 503 with Retry-After.
   size_t max_sessions = 64;
   // A client session with no request and no open stream for this long is
@@ -117,9 +123,13 @@ using RelayOpener = std::function<absl::StatusOr<std::shared_ptr<Relay>>(
 
 // Opens the engine's relay sessions with the server named by id or name,
 // running `config` instead of its stored configuration when set (see
-// RelayOptions::config). `engine` must outlive the opener's use.
+// RelayOptions::config). With `metrics`, each request is timed on
+// `clock` (null: the process's) until its answer comes back. `engine`,
+// `metrics` and `clock` must outlive the opener's use.
 RelayOpener EngineRelayOpener(engine::Engine* engine, std::string server,
-                              std::optional<v1::ServerConfig> config);
+                              std::optional<v1::ServerConfig> config,
+                              metrics::McpOperationMetrics* metrics = nullptr,
+                              Clock* clock = nullptr);
 
 class McpEndpoint {
  public:

@@ -1,0 +1,74 @@
+#include "server/metrics/mcp_operation_metrics.h"
+
+#include "absl/strings/ascii.h"
+
+namespace inspector::metrics {
+namespace {
+
+const std::vector<std::string>& OperationLabels() {
+  static const auto* labels = new std::vector<std::string>{
+      "mcp_method_name",  "gen_ai_operation_name",   "gen_ai_tool_name",
+      "gen_ai_prompt_name", "error_type", "rpc_response_status_code",
+      "inspector_server_id"};
+  return *labels;
+}
+
+// A JSON-RPC error code is an integer; the daemon's reasons are words.
+bool IsErrorCode(std::string_view error) {
+  if (error.empty()) return false;
+  size_t i = error[0] == '-' ? 1 : 0;
+  if (i == error.size()) return false;
+  for (; i < error.size(); ++i) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(error[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+const std::vector<double>& McpOperationMetrics::Bounds() {
+  static const auto* bounds = new std::vector<double>{
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1,
+      0.2,    0.5,     1,      2,     5,      10,    30,   60,   120,  300};
+  return *bounds;
+}
+
+McpOperationMetrics::McpOperationMetrics(MetricsRegistry* registry)
+    : client_(registry->AddHistogram(
+          "mcp_client_operation_duration_seconds",
+          "The duration of the MCP request as observed on the sender (the "
+          "daemon, towards a server) from the time it was sent until the "
+          "response was received.",
+          OperationLabels(), Bounds())),
+      server_(registry->AddHistogram(
+          "mcp_server_operation_duration_seconds",
+          "MCP request duration as observed on the receiver (the daemon's "
+          "front doors) from the time it was received until the result was "
+          "sent.",
+          OperationLabels(), Bounds())),
+      operations_(registry->AddCounter(
+          "inspector_mcp_operations_total",
+          "MCP requests the daemon sent to servers (side=client) or answered "
+          "as a server (side=server), by outcome (ok or error).",
+          {"side", "mcp_method_name", "outcome", "inspector_server_id"})) {}
+
+void McpOperationMetrics::Record(Side side, const Operation& operation) {
+  const bool tool = operation.method == "tools/call";
+  const bool prompt = operation.method == "prompts/get";
+  const std::string_view code =
+      IsErrorCode(operation.error) ? operation.error : std::string_view();
+  auto* family = side == Side::kClient ? client_ : server_;
+  family
+      ->With({operation.method, tool ? "execute_tool" : "",
+              tool ? operation.target : "", prompt ? operation.target : "",
+              operation.error, code, operation.server_id})
+      ->Observe(operation.seconds);
+  operations_
+      ->With({side == Side::kClient ? "client" : "server", operation.method,
+              operation.error.empty() ? "ok" : "error", operation.server_id})
+      ->Add();
+}
+
+}  // namespace inspector::metrics

@@ -1,0 +1,357 @@
+#include "server/metrics/metrics_registry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+
+namespace inspector::metrics {
+namespace {
+
+[[noreturn]] void Misuse(std::string_view what) {
+  std::fprintf(stderr, "metrics registry: %.*s\n",
+               static_cast<int>(what.size()), what.data());
+  std::abort();
+}
+
+bool NameChar(char c, bool first, bool colon) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
+    return true;
+  }
+  if (colon && c == ':') return true;
+  return !first && c >= '0' && c <= '9';
+}
+
+bool ValidName(std::string_view name, bool colon) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (!NameChar(name[i], i == 0, colon)) return false;
+  }
+  return true;
+}
+
+const char* TypeName(MetricsRegistry::Type type) {
+  switch (type) {
+    case MetricsRegistry::Type::kCounter:
+      return "counter";
+    case MetricsRegistry::Type::kGauge:
+      return "gauge";
+    case MetricsRegistry::Type::kHistogram:
+      return "histogram";
+  }
+  return "untyped";
+}
+
+void AddDouble(std::atomic<double>& target, double delta) {
+  double old = target.load(std::memory_order_relaxed);
+  while (!target.compare_exchange_weak(old, old + delta,
+                                       std::memory_order_relaxed)) {
+  }
+}
+
+// The callback family: series come from `collect` at each render.
+class CallbackFamily : public MetricsRegistry::FamilyBase {
+ public:
+  CallbackFamily(std::string name, std::string help,
+                 MetricsRegistry::Type type,
+                 std::vector<std::string> label_names,
+                 MetricsRegistry::Collect collect)
+      : FamilyBase(std::move(name), std::move(help), type,
+                   std::move(label_names)),
+        collect_(std::move(collect)) {}
+
+  void RenderSeries(std::string* out) const override {
+    std::vector<MetricsRegistry::Sample> samples = collect_();
+    std::sort(samples.begin(), samples.end(),
+              [](const auto& a, const auto& b) {
+                return a.label_values < b.label_values;
+              });
+    for (const MetricsRegistry::Sample& sample : samples) {
+      if (sample.label_values.size() != label_names().size()) continue;
+      std::string labels = LabelText(sample.label_values, "");
+      absl::StrAppend(out, name(), labels, labels.empty() ? "" : "}", " ",
+                      MetricsRegistry::FormatValue(sample.value), "\n");
+    }
+  }
+
+ private:
+  const MetricsRegistry::Collect collect_;
+};
+
+}  // namespace
+
+void MetricsRegistry::Gauge::Add(double delta) { AddDouble(value_, delta); }
+
+MetricsRegistry::Histogram::Histogram(const std::vector<double>* bounds)
+    : bounds_(bounds),
+      buckets_(new std::atomic<uint64_t>[bounds->size() + 1]) {
+  for (size_t i = 0; i <= bounds_->size(); ++i) buckets_[i].store(0);
+}
+
+void MetricsRegistry::Histogram::Observe(double value) {
+  const size_t bucket =
+      std::lower_bound(bounds_->begin(), bounds_->end(), value) -
+      bounds_->begin();
+  buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
+  AddDouble(sum_, value);
+}
+
+std::vector<uint64_t> MetricsRegistry::Histogram::CumulativeCounts() const {
+  std::vector<uint64_t> counts(bounds_->size() + 1);
+  uint64_t total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    total += buckets_[i].load(std::memory_order_relaxed);
+    counts[i] = total;
+  }
+  return counts;
+}
+
+MetricsRegistry::FamilyBase::FamilyBase(std::string name, std::string help,
+                                        Type type,
+                                        std::vector<std::string> label_names)
+    : name_(std::move(name)),
+      help_(std::move(help)),
+      type_(type),
+      label_names_(std::move(label_names)) {
+  if (!ValidMetricName(name_)) Misuse(absl::StrCat("bad metric name ", name_));
+  for (const std::string& label : label_names_) {
+    if (!ValidLabelName(label) ||
+        (type_ == Type::kHistogram && label == "le")) {
+      Misuse(absl::StrCat("bad label name ", label, " in ", name_));
+    }
+  }
+}
+
+std::string MetricsRegistry::FamilyBase::LabelText(
+    absl::Span<const std::string> values, std::string_view extra) const {
+  std::string text;
+  for (size_t i = 0; i < values.size() && i < label_names_.size(); ++i) {
+    if (values[i].empty()) continue;
+    absl::StrAppend(&text, text.empty() ? "{" : ",", label_names_[i], "=\"",
+                    EscapeLabelValue(values[i]), "\"");
+  }
+  if (!extra.empty()) {
+    text += text.empty() ? "{" : ",";
+    text.append(extra.data(), extra.size());
+  }
+  return text;
+}
+
+const std::string& MetricsRegistry::FamilyBase::Key(
+    absl::Span<const std::string_view> values) {
+  thread_local std::string key;
+  key.clear();
+  for (std::string_view value : values) {
+    absl::StrAppend(&key, value.size(), ":");
+    key.append(value.data(), value.size());
+  }
+  return key;
+}
+
+template <>
+std::unique_ptr<MetricsRegistry::Counter>
+MetricsRegistry::Family<MetricsRegistry::Counter>::Make() const {
+  return std::make_unique<Counter>();
+}
+template <>
+std::unique_ptr<MetricsRegistry::Gauge>
+MetricsRegistry::Family<MetricsRegistry::Gauge>::Make() const {
+  return std::make_unique<Gauge>();
+}
+template <>
+std::unique_ptr<MetricsRegistry::Histogram>
+MetricsRegistry::Family<MetricsRegistry::Histogram>::Make() const {
+  return std::make_unique<Histogram>(&bounds_);
+}
+
+template <typename T>
+T* MetricsRegistry::Family<T>::With(absl::Span<const std::string_view> values) {
+  if (values.size() != label_names().size()) {
+    Misuse(absl::StrCat(name(), " has ", label_names().size(),
+                        " labels, given ", values.size(), " values"));
+  }
+  const std::string& key = Key(values);
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = series_.find(key);
+    if (it != series_.end()) return it->second.metric.get();
+  }
+  absl::MutexLock lock(&mu_);
+  Series& series = series_[key];
+  if (series.metric == nullptr) {
+    series.values.assign(values.begin(), values.end());
+    series.metric = Make();
+  }
+  return series.metric.get();
+}
+
+template <typename T>
+void MetricsRegistry::Family<T>::RenderSeries(std::string* out) const {
+  std::vector<const Series*> sorted;
+  absl::ReaderMutexLock lock(&mu_);
+  sorted.reserve(series_.size());
+  for (const auto& [key, series] : series_) sorted.push_back(&series);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Series* a, const Series* b) { return a->values < b->values; });
+  for (const Series* series : sorted) {
+    if constexpr (std::is_same_v<T, Histogram>) {
+      const Histogram& histogram = *series->metric;
+      std::vector<uint64_t> counts = histogram.CumulativeCounts();
+      const std::vector<double>& bounds = histogram.bounds();
+      for (size_t i = 0; i < counts.size(); ++i) {
+        std::string le = absl::StrCat(
+            "le=\"", i < bounds.size() ? FormatValue(bounds[i]) : "+Inf",
+            "\"");
+        absl::StrAppend(out, name(), "_bucket", LabelText(series->values, le),
+                        "} ", counts[i], "\n");
+      }
+      std::string labels = LabelText(series->values, "");
+      const char* close = labels.empty() ? "" : "}";
+      absl::StrAppend(out, name(), "_sum", labels, close, " ",
+                      FormatValue(histogram.sum()), "\n");
+      absl::StrAppend(out, name(), "_count", labels, close, " ", counts.back(),
+                      "\n");
+    } else {
+      std::string labels = LabelText(series->values, "");
+      absl::StrAppend(out, name(), labels, labels.empty() ? "" : "}", " ");
+      if constexpr (std::is_same_v<T, Counter>) {
+        absl::StrAppend(out, series->metric->value(), "\n");
+      } else {
+        absl::StrAppend(out, FormatValue(series->metric->value()), "\n");
+      }
+    }
+  }
+}
+
+template class MetricsRegistry::Family<MetricsRegistry::Counter>;
+template class MetricsRegistry::Family<MetricsRegistry::Gauge>;
+template class MetricsRegistry::Family<MetricsRegistry::Histogram>;
+
+MetricsRegistry::MetricsRegistry() = default;
+MetricsRegistry::~MetricsRegistry() = default;
+
+void MetricsRegistry::Register(std::unique_ptr<FamilyBase> family) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& existing : families_) {
+    if (existing->name() == family->name()) {
+      Misuse(absl::StrCat(family->name(), " registered twice"));
+    }
+  }
+  families_.push_back(std::move(family));
+}
+
+MetricsRegistry::Family<MetricsRegistry::Counter>* MetricsRegistry::AddCounter(
+    std::string name, std::string help, std::vector<std::string> label_names) {
+  auto family = std::make_unique<Family<Counter>>(
+      std::move(name), std::move(help), Type::kCounter, std::move(label_names));
+  Family<Counter>* raw = family.get();
+  Register(std::move(family));
+  return raw;
+}
+
+MetricsRegistry::Family<MetricsRegistry::Gauge>* MetricsRegistry::AddGauge(
+    std::string name, std::string help, std::vector<std::string> label_names) {
+  auto family = std::make_unique<Family<Gauge>>(
+      std::move(name), std::move(help), Type::kGauge, std::move(label_names));
+  Family<Gauge>* raw = family.get();
+  Register(std::move(family));
+  return raw;
+}
+
+MetricsRegistry::Family<MetricsRegistry::Histogram>*
+MetricsRegistry::AddHistogram(std::string name, std::string help,
+                              std::vector<std::string> label_names,
+                              std::vector<double> bounds) {
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    if (!std::isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1])) {
+      Misuse(absl::StrCat(name, ": bucket bounds must be finite and rise"));
+    }
+  }
+  auto family = std::make_unique<Family<Histogram>>(
+      std::move(name), std::move(help), Type::kHistogram,
+      std::move(label_names), std::move(bounds));
+  Family<Histogram>* raw = family.get();
+  Register(std::move(family));
+  return raw;
+}
+
+void MetricsRegistry::AddCallback(std::string name, std::string help,
+                                  Type type,
+                                  std::vector<std::string> label_names,
+                                  Collect collect) {
+  if (type == Type::kHistogram) Misuse("a callback family is not a histogram");
+  Register(std::make_unique<CallbackFamily>(std::move(name), std::move(help),
+                                            type, std::move(label_names),
+                                            std::move(collect)));
+}
+
+std::string MetricsRegistry::Render() const {
+  std::vector<const FamilyBase*> families;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& family : families_) families.push_back(family.get());
+  }
+  std::string out;
+  for (const FamilyBase* family : families) {
+    absl::StrAppend(&out, "# HELP ", family->name(), " ",
+                    EscapeHelp(family->help()), "\n# TYPE ", family->name(),
+                    " ", TypeName(family->type()), "\n");
+    family->RenderSeries(&out);
+  }
+  return out;
+}
+
+std::string MetricsRegistry::EscapeHelp(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string MetricsRegistry::EscapeLabelValue(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string MetricsRegistry::FormatValue(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  if (ec != std::errc()) return absl::StrCat(value);
+  return std::string(buf, end);
+}
+
+bool MetricsRegistry::ValidMetricName(std::string_view name) {
+  return ValidName(name, /*colon=*/true);
+}
+
+bool MetricsRegistry::ValidLabelName(std::string_view name) {
+  return ValidName(name, /*colon=*/false) && name.substr(0, 2) != "__";
+}
+
+}  // namespace inspector::metrics
