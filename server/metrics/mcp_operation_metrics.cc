@@ -1,5 +1,6 @@
 #include "server/metrics/mcp_operation_metrics.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 
 namespace inspector::metrics {
@@ -24,6 +25,37 @@ bool IsErrorCode(std::string_view error) {
     }
   }
   return true;
+}
+
+// The methods of the MCP specification (both eras); any other name a
+// client or server sends is counted as "_OTHER", as the conventions say,
+// so that nobody can grow the series without bound.
+std::string_view KnownMethodOrOther(std::string_view method) {
+  static const auto* known = new absl::flat_hash_set<std::string_view>{
+      "initialize",
+      "ping",
+      "server/discover",
+      "subscriptions/listen",
+      "tools/list",
+      "tools/call",
+      "prompts/list",
+      "prompts/get",
+      "resources/list",
+      "resources/templates/list",
+      "resources/read",
+      "resources/subscribe",
+      "resources/unsubscribe",
+      "completion/complete",
+      "logging/setLevel",
+      "sampling/createMessage",
+      "elicitation/create",
+      "roots/list",
+      "tasks/get",
+      "tasks/list",
+      "tasks/result",
+      "tasks/cancel",
+      "tasks/update"};
+  return known->contains(method) ? method : std::string_view("_OTHER");
 }
 
 }  // namespace
@@ -54,7 +86,9 @@ McpOperationMetrics::McpOperationMetrics(MetricsRegistry* registry)
           "as a server (side=server), by outcome (ok or error).",
           {"side", "mcp_method_name", "outcome", "inspector_server_id"})) {}
 
-void McpOperationMetrics::Record(Side side, const Operation& operation) {
+void McpOperationMetrics::Record(Side side, const Operation& given) {
+  Operation operation = given;
+  operation.method = KnownMethodOrOther(given.method);
   const bool tool = operation.method == "tools/call";
   const bool prompt = operation.method == "prompts/get";
   const std::string_view code =

@@ -180,8 +180,23 @@ T* MetricsRegistry::Family<T>::With(absl::Span<const std::string_view> values) {
     auto it = series_.find(key);
     if (it != series_.end()) return it->second.metric.get();
   }
+  const std::string owned_key = key;
   absl::MutexLock lock(&mu_);
-  Series& series = series_[key];
+  if (series_.size() >= kMaxSeries && !series_.contains(owned_key)) {
+    // Full: the overflow series (added beyond the limit, once).
+    std::vector<std::string> other(values.size(), "_OTHER");
+    std::string other_key;
+    for (const std::string& value : other) {
+      absl::StrAppend(&other_key, value.size(), ":", value);
+    }
+    Series& overflow = series_[other_key];
+    if (overflow.metric == nullptr) {
+      overflow.values = std::move(other);
+      overflow.metric = Make();
+    }
+    return overflow.metric.get();
+  }
+  Series& series = series_[owned_key];
   if (series.metric == nullptr) {
     series.values.assign(values.begin(), values.end());
     series.metric = Make();

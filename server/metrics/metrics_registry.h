@@ -13,7 +13,10 @@
 //
 // Ownership: the registry owns its families and their series; the
 // pointers it hands out stay valid for its whole life (series are never
-// removed). Callbacks are owned by the registry and must not outlive what
+// removed). A family holds at most kMaxSeries series: label values seen
+// after that are counted in one series whose every label is "_OTHER", so
+// that values a client chooses cannot grow the memory without bound.
+// Callbacks are owned by the registry and must not outlive what
 // they read.
 //
 // Threads: every method may be called from any thread. Counting into a
@@ -44,6 +47,7 @@ namespace inspector::metrics {
 class MetricsRegistry {
  public:
   enum class Type { kCounter, kGauge, kHistogram };
+  static constexpr size_t kMaxSeries = 2000;
 
   // A monotonically increasing count.
   class Counter {

@@ -75,6 +75,19 @@ TEST(McpOperationMetricsTest, ErrorsSetErrorTypeAndTheRpcCodeOnlyForCodes) {
       "tools/list\",outcome=\"error\",inspector_server_id=\"s\"} 2\n"));
 }
 
+TEST(McpOperationMetricsTest, MethodsOutsideTheSpecificationAreOther) {
+  MetricsRegistry registry;
+  McpOperationMetrics metrics(&registry);
+  metrics.Record(Side::kServer, {"s", "made/up", "", "-32601", 0.001});
+  metrics.Record(Side::kServer, {"s", "another/one", "", "-32601", 0.001});
+  const std::string text = registry.Render();
+  EXPECT_THAT(text, HasSubstr(
+      "mcp_server_operation_duration_seconds_count{mcp_method_name=\"_OTHER\","
+      "error_type=\"-32601\",rpc_response_status_code=\"-32601\","
+      "inspector_server_id=\"s\"} 2\n"));
+  EXPECT_THAT(text, Not(HasSubstr("made/up")));
+}
+
 TEST(McpOperationMetricsTest, BoundsFollowTheConventionsAbove10ms) {
   const std::vector<double>& bounds = McpOperationMetrics::Bounds();
   const std::vector<double> advised = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1,

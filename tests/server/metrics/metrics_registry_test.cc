@@ -174,6 +174,20 @@ TEST(MetricsRegistryTest, FamiliesRenderInTheOrderAdded) {
   EXPECT_EQ(lines[3], "# HELP a A.");
 }
 
+TEST(MetricsRegistryTest, SeriesBeyondTheLimitShareOneOverflowSeries) {
+  MetricsRegistry registry;
+  auto* family = registry.AddCounter("c_total", "C.", {"tool", "server"});
+  for (size_t i = 0; i < MetricsRegistry::kMaxSeries; ++i) {
+    family->With({std::to_string(i), "s"})->Add();
+  }
+  MetricsRegistry::Counter* extra = family->With({"one more", "s"});
+  EXPECT_EQ(extra, family->With({"and another", "t"}));
+  EXPECT_NE(extra, family->With({"0", "s"}));  // known ones stay
+  extra->Add(5);
+  EXPECT_THAT(registry.Render(),
+              HasSubstr("\nc_total{tool=\"_OTHER\",server=\"_OTHER\"} 5\n"));
+}
+
 TEST(MetricsRegistryTest, ConcurrentUpdatesAreAllCounted) {
   MetricsRegistry registry;
   auto* counters = registry.AddCounter("c_total", "C.", {"t"});
