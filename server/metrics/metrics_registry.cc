@@ -53,6 +53,25 @@ void AddDouble(std::atomic<double>& target, double delta) {
   }
 }
 
+// Backslash and line feed escaped, as HELP text and label values need;
+// with `quotes`, double quotes too (label values only).
+std::string EscapeExposition(std::string_view text, bool quotes) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (quotes && c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // The callback family: series come from `collect` at each render.
 class CallbackFamily : public MetricsRegistry::FamilyBase {
  public:
@@ -321,35 +340,11 @@ std::string MetricsRegistry::Render() const {
 }
 
 std::string MetricsRegistry::EscapeHelp(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return EscapeExposition(text, /*quotes=*/false);
 }
 
 std::string MetricsRegistry::EscapeLabelValue(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return EscapeExposition(text, /*quotes=*/true);
 }
 
 std::string MetricsRegistry::FormatValue(double value) {
