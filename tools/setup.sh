@@ -19,11 +19,13 @@ PACKAGES=(
   libncurses-dev
 )
 # With --for-tests (tools/test.sh), also what only the tests use: a real
-# browser for tests/integration/browser_eventsource_test.mjs, and tmux,
-# the terminal that tests/integration/tui_e2e_test.cc drives
-# `inspectorctl tui` in.
+# browser for tests/integration/browser_eventsource_test.mjs, tmux, the
+# terminal that tests/integration/tui_e2e_test.cc drives `inspectorctl tui`
+# in, and Prometheus, which tests/integration/metrics_e2e_test.cc starts
+# on port 0 to scrape the daemon (the test runs its own; the package's
+# service is not used).
 if [ "${1:-}" = "--for-tests" ]; then
-  PACKAGES+=(chromium tmux)
+  PACKAGES+=(chromium tmux prometheus)
 fi
 
 missing=()
