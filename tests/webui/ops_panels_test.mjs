@@ -255,6 +255,10 @@ try {
   servers.push(broken);
   const oidcId = await addServer({ name: 'oidc', transport: 'streamableHttp', url: oauthMcp });
   await addServer({ name: 'broken-as', transport: 'streamableHttp', url: `http://127.0.0.1:${broken.address().port}/mcp` });
+  // The page learns of new servers from the event stream: the view is
+  // opened once it knows both, as a person would see them listed.
+  await waitFor(page, `import('/ui/state.js').then((m) => ['oidc', 'broken-as'].every((n) => m.store.servers.some((s) => s.name === n)))`,
+    'the page to know both HTTP servers');
   await page.click('#nav-oauth');
   await waitFor(page, `document.querySelector('#oauth-server')`, 'the OAuth view');
   // The view opens on the first HTTP server by name. Once its status is
