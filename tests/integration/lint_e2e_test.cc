@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -23,26 +24,16 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsSupersetOf;
 using json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::ProcessResult;
-using testing::TempDir;
 
 const std::string kFixture = testing::kFixtureServer;
 const std::string kEverything = testing::kEverythingServer;
 const std::string kPeer =
     std::string(SOURCE_DIR) + "/tests/integration/lint_peer.mjs";
 
-class LintTest : public ::testing::Test {
+class LintTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-  }
-
-  ProcessResult Ctl(std::vector<std::string> args) {
-    return testing::Ctl(*daemon_, std::move(args));
-  }
+  void SetUp() override { StartDaemon(); }
 
   void AddAndConnect(const std::string& name, const std::string& script,
                      std::vector<std::string> extra = {}) {
@@ -64,9 +55,6 @@ class LintTest : public ::testing::Test {
     }
     return out;
   }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
 };
 
 TEST_F(LintTest, CleanServersPassStrictAndSharedNamesAreNamed) {

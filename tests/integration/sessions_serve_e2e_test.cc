@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -24,32 +25,19 @@ namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::ProcessResult;
-using testing::TempDir;
 
 const std::string kFixture = testing::kFixtureServer;
 
-class ServeTest : public ::testing::Test {
+class ServeTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    std::string error;
-    daemon_ = DaemonProcess::Start(INSPECTORD_PATH, dir_, {}, &error);
-    ASSERT_NE(daemon_, nullptr) << error;
-  }
-
-  ProcessResult Ctl(std::vector<std::string> args) {
-    return testing::Ctl(*daemon_, std::move(args));
-  }
+  void SetUp() override { StartDaemon(); }
 
   ProcessResult MustCtl(std::vector<std::string> args) {
     ProcessResult result = Ctl(args);
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
     return result;
   }
-
-  TempDir dir_;
-  std::unique_ptr<DaemonProcess> daemon_;
 };
 
 TEST_F(ServeTest, ARecordingAnswersAsTheServerDid) {
