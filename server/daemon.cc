@@ -40,6 +40,7 @@
 #include "server/metrics/metrics_registry.h"
 #include "gateway/gateway.h"
 #include "server/frontdoor/front_doors.h"
+#include "server/protocol/server_card.h"
 #include "server/frontdoor/resource_server.h"
 #include "common/net/listen_address.h"
 #include "server/engine/engine.h"
@@ -698,6 +699,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     front_door_route.cors_origin_flag = "--frontdoor-cors-origin";
     front_door_route.error_body = &frontdoor::EndpointErrorBody;
     gateway_options.prefix_routes.push_back(std::move(front_door_route));
+    // The doors' server cards, listed for discovery.
+    gateway_options.prefix_routes.push_back(
+        {std::string(protocol::kAiCatalogPath),
+         [front_doors](std::shared_ptr<http::HttpExchange> exchange,
+                       http::Headers cors) {
+           front_doors->ServeCatalog(std::move(exchange), std::move(cors));
+         }});
     if (state->resource_server != nullptr) {
       // The doors' Protected Resource Metadata (RFC 9728).
       gateway_options.prefix_routes.push_back(

@@ -86,6 +86,7 @@ v1::Diagnosis DoctorRun::Impl::Run() {
   }
   CheckInitialize();
   CheckTools();
+  if (config_.transport() != kTransportStdio) CheckServerCard();
   Cleanup();
 
   if (spawn_check_ != nullptr) {

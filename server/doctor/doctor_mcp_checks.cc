@@ -310,6 +310,10 @@ void DoctorRun::Impl::CheckInitialize() {
     if (auto c = result->find("capabilities"); c != result->end()) {
       server_capabilities_ = *c;
     }
+    if (auto info = result->find("serverInfo");
+        info != result->end() && info->is_object()) {
+      server_info_ = *info;
+    }
   }
   auto outcome =
       engine::ParseInitializeResponse(answer->dump(), config_.id(), name());
@@ -385,7 +389,11 @@ void DoctorRun::Impl::CheckTools() {
   }
   std::string found = absl::StrCat(tools->size(), " tool",
                                    tools->size() == 1 ? "" : "s", " in ", took);
-  if (result->contains("nextCursor")) absl::StrAppend(&found, " (first page)");
+  if (result->contains("nextCursor")) {
+    absl::StrAppend(&found, " (first page)");
+  } else {
+    listed_tools_ = *tools;
+  }
   Pass(check, found);
 }
 

@@ -2,8 +2,9 @@
 // checks: doctor.cc (the runner and the report, the configuration check),
 // doctor_net_checks.cc (name resolution, TCP, TLS), doctor_http_checks.cc
 // (the HTTP probes, status and content type, the transport spoken),
-// doctor_oauth_check.cc (OAuth metadata and the auth state) and
-// doctor_mcp_checks.cc (the stdio process, initialize, tools/list).
+// doctor_oauth_check.cc (OAuth metadata and the auth state),
+// doctor_mcp_checks.cc (the stdio process, initialize, tools/list) and
+// doctor_card_check.cc (the server card against what the server offers).
 //
 // Ownership: the Impl owns its probes' libcurl loop and the MCP checks'
 // transport; both end in Cleanup(), before Run() returns.
@@ -223,6 +224,7 @@ class DoctorRun::Impl {
   void CheckOAuth();
   void CheckInitialize();
   void CheckTools();
+  void CheckServerCard();
 
   // getaddrinfo within the run's time; nullopt if it did not finish.
   std::optional<Resolved> Resolve(const std::string& host, int port);
@@ -288,6 +290,9 @@ class DoctorRun::Impl {
   bool speaks_sse_ = false;
   std::string negotiated_version_;
   Json server_capabilities_;
+  Json server_info_ = Json::object();
+  // tools/list's tools when the first page was all of them, else null.
+  Json listed_tools_;
   std::string www_authenticate_;
 
   std::unique_ptr<CurlLoop> loop_;

@@ -10,6 +10,8 @@
 #include "common/http/percent_decoding.h"
 #include "common/strings.h"
 #include "server/engine/json_rpc.h"
+#include "server/frontdoor/server_card_route.h"
+#include "server/protocol/server_card.h"
 #include "server/logging.h"
 
 namespace inspector::frontdoor {
@@ -91,6 +93,18 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
     if (entry.endpoint == nullptr) {
       EndpointOptions options = defaults_;
       options.base_path = absl::StrCat("/servers/", AbslView(segment));
+      CardRequest card;
+      card.server_id = status->server_id();
+      card.server_name = status->server_name();
+      card.base_path = options.base_path;
+      card.auth_scheme = resource_server_ != nullptr ? "oauth2"
+                         : defaults_.bearer_token.has_value() ? "bearer"
+                                                              : "";
+      options.server_card = [engine = engine_, card = std::move(card)](
+                                std::shared_ptr<http::HttpExchange> exchange,
+                                http::Headers extra) {
+        ServeServerCard(engine, card, std::move(exchange), std::move(extra));
+      };
       entry.server_id = status->server_id();
       entry.endpoint = std::make_shared<McpEndpoint>(
           engine_, status->server_id(), std::nullopt, std::move(options));
@@ -128,6 +142,23 @@ void FrontDoors::ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
   resource_server_->ServeMetadata(
       exchange, absl::StrCat("/servers/", AbslView(segment)), subpath,
       extra_headers);
+}
+
+void FrontDoors::ServeCatalog(std::shared_ptr<http::HttpExchange> exchange,
+                              http::Headers extra_headers) {
+  if (exchange->request().path() != protocol::kAiCatalogPath) {
+    return NotFound(*exchange, std::move(extra_headers),
+                    absl::StrCat("Not found: use ",
+                                 AbslView(protocol::kAiCatalogPath)));
+  }
+  // With a resource server the catalog is public, as its Protected
+  // Resource Metadata is: it names servers and where their cards are, and
+  // each card is behind its door. Otherwise the doors' own rule applies.
+  if (resource_server_ == nullptr &&
+      !AdmitWithoutGate(defaults_, *exchange, extra_headers)) {
+    return;
+  }
+  ServeAiCatalog(engine_, std::move(exchange), std::move(extra_headers));
 }
 
 void FrontDoors::Sweep() {

@@ -1,6 +1,8 @@
 // The daemon's MCP front doors on its HTTP listener: every configured
 // server is reachable at /servers/{name}/mcp (Streamable HTTP) and
-// /servers/{name}/sse + /servers/{name}/message (legacy HTTP+SSE).
+// /servers/{name}/sse + /servers/{name}/message (legacy HTTP+SSE), and
+// described by a server card at /servers/{name}/server-card, all of them
+// listed by /.well-known/ai-catalog.json (server_card_route.h).
 //
 // One McpEndpoint per server name, created on the first request for it.
 // Deleting a server's configuration ends its relay sessions at once (the
@@ -60,6 +62,11 @@ class FrontDoors {
   // servers, or without a ResourceServer).
   void ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
                      http::Headers extra_headers);
+
+  // Serves /.well-known/ai-catalog.json: every configured server's card,
+  // to a caller the doors' rule admits (anyone with a ResourceServer).
+  void ServeCatalog(std::shared_ptr<http::HttpExchange> exchange,
+                    http::Headers extra_headers);
 
   // Ends every session of every endpoint and drops the endpoints.
   void CloseAll();

@@ -62,6 +62,50 @@ std::string EndpointErrorBody(int status, std::string_view message) {
                   message);
 }
 
+bool AdmitWithoutGate(const EndpointOptions& options,
+                      http::HttpExchange& exchange,
+                      const http::Headers& extra) {
+  auto refuse = [&](int status, std::string_view message,
+                    http::Headers headers) {
+    headers.emplace_back("Content-Type", "application/json");
+    for (const auto& h : extra) headers.push_back(h);
+    exchange.Respond(status, std::move(headers),
+                     EndpointErrorBody(status, message));
+  };
+  const http::Request& request = exchange.request();
+  if (options.bearer_token.has_value()) {
+    const std::string* auth = request.Header("authorization");
+    absl::string_view given;
+    if (auth != nullptr && absl::StartsWithIgnoreCase(*auth, "bearer ")) {
+      given = absl::StripAsciiWhitespace(absl::string_view(*auth).substr(7));
+    }
+    if (given.empty() ||
+        !ConstantTimeEquals(StdView(given), *options.bearer_token)) {
+      refuse(401, "Unauthorized: send Authorization: Bearer <token>",
+             {{"WWW-Authenticate", "Bearer"}});
+      return false;
+    }
+    return true;
+  }
+  std::optional<uint32_t> uid = exchange.PeerUid();
+  if (uid != options.owner_uid) {
+    refuse(
+        403, absl::StrCat(
+                 "Forbidden: without a token this endpoint serves only "
+                 "processes of the user running inspectord (uid ",
+                 options.owner_uid, "); this connection ",
+                 uid.has_value()
+                     ? absl::StrCat("belongs to uid ", *uid)
+                     : std::string("is not a socket of a process on this "
+                                   "machine that could be identified"),
+                 ".", options.open_hint.empty() ? "" : " ",
+                 options.open_hint),
+        {});
+    return false;
+  }
+  return true;
+}
+
 class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(RelayOpener open, EndpointOptions options)
@@ -185,6 +229,13 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       return call.Error(405, "Method not allowed; use POST",
                         {{"Allow", "POST"}});
     }
+    if (subpath == "/server-card" && options_.server_card) {
+      if (method != "GET" && method != "HEAD") {
+        return call.Error(405, "Method not allowed; use GET",
+                          {{"Allow", "GET"}});
+      }
+      return options_.server_card(call.exchange, call.extra);
+    }
     call.Error(404, absl::StrCat("Not found: use ", options_.base_path,
                                  "/mcp, /sse or /message"));
   }
@@ -206,37 +257,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
  private:
   bool Authorized(const Call& call) {
-    const http::Request& request = call.exchange->request();
-    if (options_.bearer_token.has_value()) {
-      const std::string* auth = request.Header("authorization");
-      absl::string_view given;
-      if (auth != nullptr && absl::StartsWithIgnoreCase(*auth, "bearer ")) {
-        given = absl::StripAsciiWhitespace(absl::string_view(*auth).substr(7));
-      }
-      if (given.empty() ||
-          !ConstantTimeEquals(StdView(given), *options_.bearer_token)) {
-        call.Error(401, "Unauthorized: send Authorization: Bearer <token>",
-                   {{"WWW-Authenticate", "Bearer"}});
-        return false;
-      }
-      return true;
-    }
-    std::optional<uint32_t> uid = call.exchange->PeerUid();
-    if (uid != options_.owner_uid) {
-      call.Error(
-          403, absl::StrCat(
-                   "Forbidden: without a token this endpoint serves only "
-                   "processes of the user running inspectord (uid ",
-                   options_.owner_uid, "); this connection ",
-                   uid.has_value()
-                       ? absl::StrCat("belongs to uid ", *uid)
-                       : std::string("is not a socket of a process on this "
-                                     "machine that could be identified"),
-                   ".", options_.open_hint.empty() ? "" : " ",
-                   options_.open_hint));
-      return false;
-    }
-    return true;
+    return AdmitWithoutGate(options_, *call.exchange, call.extra);
   }
 
   // 400 for an unsupported MCP-Protocol-Version; true if acceptable.

@@ -98,12 +98,23 @@ struct EndpointOptions {
   // Told what the endpoint does on its own that the daemon's log should
   // say (a listen stream opened again); null: nothing is said.
   std::function<void(std::string)> log;
+  // Serves GET {base_path}/server-card to a caller the endpoint admitted
+  // (server_card_route.h); null: 404.
+  std::function<void(std::shared_ptr<http::HttpExchange>, http::Headers)>
+      server_card;
 };
 
 // The body of an error the endpoint answers itself: a JSON-RPC error with
 // "id": null, code -32600 for a 400 and -32000 otherwise
 // (docs/guides/front-doors.md, Errors).
 std::string EndpointErrorBody(int status, std::string_view message);
+
+// The rule of an endpoint without a gate (EndpointOptions::bearer_token,
+// else owner_uid): true if the caller of `exchange` may come in; otherwise
+// answers it (401 or 403, with `extra`) and returns false. Any thread.
+bool AdmitWithoutGate(const EndpointOptions& options,
+                      http::HttpExchange& exchange,
+                      const http::Headers& extra);
 
 // What the endpoint needs of one client's relay session: the engine's
 // UpstreamSession in the daemon, a fake in unit tests. See

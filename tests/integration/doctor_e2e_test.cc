@@ -3,7 +3,8 @@
 // fixture MCP server over stdio and Streamable HTTP, a refusing port, a
 // TLS server with a self-signed certificate made by openssl for the test,
 // an HTTP server with OAuth metadata (doctor_peer.py), and a command that
-// does not exist.
+// does not exist; server cards: the daemon's own front door's, and one
+// that disagrees with its server.
 #include <map>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/curl.h"
 #include "tests/testing/subprocess.h"
 
 namespace inspector {
@@ -89,9 +91,11 @@ class DoctorTest : public ::testing::Test {
 
   // A server on 127.0.0.1 announcing {"listening": PORT}; its port.
   int StartPeer(std::vector<std::string> argv,
-                std::unique_ptr<PeerProcess>* peer) {
+                std::unique_ptr<PeerProcess>* peer,
+                std::map<std::string, std::string> env = {}) {
     std::string error;
-    *peer = PeerProcess::Start(argv, {{"PORT", "0"}}, "\"listening\"", &error);
+    env.emplace("PORT", "0");
+    *peer = PeerProcess::Start(argv, env, "\"listening\"", &error);
     EXPECT_NE(*peer, nullptr) << error;
     if (*peer == nullptr) return 0;
     return json::parse((*peer)->ready_line())["listening"].get<int>();
@@ -172,8 +176,12 @@ TEST_F(DoctorTest, HealthyStreamableHttpServerPasses) {
   EXPECT_THAT(
       Names(diagnosis),
       ::testing::ElementsAre("config", "dns", "tcp", "tls", "http", "transport",
-                             "oauth", "initialize", "tools"));
+                             "oauth", "initialize", "tools", "card"));
   EXPECT_EQ(Status(diagnosis, "tls"), "CHECK_SKIP");
+  // Cards are optional: none is not a failure.
+  EXPECT_EQ(Status(diagnosis, "card"), "CHECK_SKIP");
+  EXPECT_THAT(Check(diagnosis, "card").value("found", ""),
+              HasSubstr("publishes no server card"));
   for (const char* name : {"config", "dns", "tcp", "http", "transport", "oauth",
                            "initialize", "tools"}) {
     EXPECT_EQ(Status(diagnosis, name), "CHECK_PASS")
@@ -185,6 +193,84 @@ TEST_F(DoctorTest, HealthyStreamableHttpServerPasses) {
               HasSubstr("Streamable HTTP"));
   EXPECT_THAT(Check(diagnosis, "oauth").value("found", ""),
               HasSubstr("no OAuth metadata"));
+}
+
+// The daemon's front door describes each server with a card generated from
+// what the server declared; pointed at that door, the doctor finds the card
+// and it agrees. The AI catalog lists the card.
+TEST_F(DoctorTest, FrontDoorServesACardThatAgreesWithItsServer) {
+  Add({"fixture", "--", "node", kFixture, "stdio"});
+  const std::string base = "http://" + daemon_->http_address();
+  testing::HttpResult card =
+      testing::Curl({base + "/servers/fixture/server-card"});
+  ASSERT_EQ(card.status, 200) << card.body;
+  EXPECT_EQ(card.content_type(), "application/json");
+  json parsed = card.Json();
+  EXPECT_EQ(parsed.value("name", ""), "local.inspectord/fixture");
+  EXPECT_EQ(parsed.value("version", ""), "1.0.0");  // the fixture's
+  ASSERT_TRUE(parsed["remotes"].is_array());
+  EXPECT_EQ(parsed["remotes"][0].value("url", ""),
+            base + "/servers/fixture/mcp");
+  std::vector<std::string> tools;
+  for (const json& t : parsed.value("tools", json::array())) {
+    tools.push_back(t.value("name", ""));
+  }
+  EXPECT_THAT(tools, ::testing::Contains("echo"));
+  EXPECT_TRUE(parsed["prompts"].is_array());
+  EXPECT_TRUE(parsed["capabilities"].contains("tools"));
+
+  testing::HttpResult catalog =
+      testing::Curl({base + "/.well-known/ai-catalog.json"});
+  ASSERT_EQ(catalog.status, 200) << catalog.body;
+  json entries = catalog.Json()["entries"];
+  ASSERT_EQ(entries.size(), 1u) << catalog.body;
+  EXPECT_EQ(entries[0].value("url", ""), base + "/servers/fixture/server-card");
+  EXPECT_EQ(entries[0].value("type", ""), "application/mcp-server-card+json");
+
+  Add({"door", "--url", base + "/servers/fixture/mcp"});
+  int exit_code = -1;
+  json diagnosis = Doctor("door", &exit_code);
+  json check = Check(diagnosis, "card");
+  EXPECT_EQ(check.value("status", ""), "CHECK_PASS") << diagnosis.dump(2);
+  EXPECT_THAT(check.value("found", ""),
+              HasSubstr("/servers/fixture/server-card is valid and agrees"));
+}
+
+// A server whose card claims a tool it does not have, with a version range:
+// the doctor names both.
+TEST_F(DoctorTest, CardThatDisagreesWithTheServerFails) {
+  const std::string card_file = dir_.File("card.json");
+  {
+    json card = {
+        {"$schema",
+         "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"},
+        {"name", "io.example/fixture"},
+        {"version", "^1.0.0"},
+        {"capabilities", {{"tools", json::object()}}},
+        {"tools",
+         json::array({{{"name", "teleport"},
+                       {"inputSchema", {{"type", "object"}}}}})}};
+    std::FILE* f = std::fopen(card_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(card.dump().c_str(), f);
+    std::fclose(f);
+  }
+  std::unique_ptr<PeerProcess> peer;
+  int port = StartPeer({"node", kFixture, "streamableHttp"}, &peer,
+                       {{"FIXTURE_SERVER_CARD", card_file}});
+  ASSERT_GT(port, 0);
+  Add({"carded", "--url", "http://127.0.0.1:" + std::to_string(port) + "/mcp"});
+  int exit_code = -1;
+  json diagnosis = Doctor("carded", &exit_code);
+  EXPECT_NE(exit_code, 0);
+  json check = Check(diagnosis, "card");
+  EXPECT_EQ(check.value("status", ""), "CHECK_FAIL") << diagnosis.dump(2);
+  EXPECT_EQ(check.value("reason", ""), "CARD_INVALID");
+  std::string details = check.value("details", json::array()).dump();
+  EXPECT_THAT(details, HasSubstr("is a range"));
+  EXPECT_THAT(details,
+              HasSubstr("tool \\\"teleport\\\": in the card, not offered"));
+  EXPECT_THAT(details, HasSubstr("tool \\\"echo\\\": offered by the server"));
 }
 
 TEST_F(DoctorTest, LegacySseServerConfiguredAsStreamableHttpIsNamed) {
@@ -226,7 +312,7 @@ TEST_F(DoctorTest, RefusedPortFailsTheTcpCheck) {
   EXPECT_THAT(tcp.value("found", ""), HasSubstr("connection refused"));
   EXPECT_THAT(tcp.value("fix", ""), HasSubstr("start the server"));
   for (const char* name :
-       {"tls", "http", "transport", "oauth", "initialize", "tools"}) {
+       {"tls", "http", "transport", "oauth", "initialize", "tools", "card"}) {
     EXPECT_EQ(Status(diagnosis, name), "CHECK_SKIP") << name;
   }
   EXPECT_THAT(err, HasSubstr("check(s) failed: tcp"));

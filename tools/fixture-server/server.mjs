@@ -600,6 +600,7 @@ async function runHttp(makeHandler) {
       fs.appendFileSync(process.env.FIXTURE_HEADER_LOG,
         `${req.method} ${url.pathname} authorization=${req.headers.authorization === undefined ? 'none' : 'present'}\n`);
     }
+    if (serveCardFile(req, res, url)) return;
     handler(req, res, url).catch((error) => {
       process.stderr.write(`fixture-server: ${req.method} ${req.url}: ${error?.stack ?? error}\n`);
       if (!res.headersSent) jsonRpcError(res, 500, ErrorCode.InternalError, 'Internal error');
@@ -614,6 +615,16 @@ async function runHttp(makeHandler) {
   const { port } = httpServer.address();
   handler = makeHandler([`127.0.0.1:${port}`, `localhost:${port}`]);
   process.stderr.write(`${JSON.stringify({ listening: port })}\n`);
+}
+
+// FIXTURE_SERVER_CARD=FILE: GET /.well-known/mcp/server-card answers the
+// file as it is (a server card, for the doctor's card check).
+function serveCardFile(req, res, url) {
+  const file = process.env.FIXTURE_SERVER_CARD;
+  if (!file || req.method !== 'GET' || url.pathname !== '/.well-known/mcp/server-card') return false;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' })
+    .end(fs.readFileSync(file));
+  return true;
 }
 
 function notFound(res) {
