@@ -151,6 +151,9 @@ struct Daemon::State {
   // into them, so they go after it.
   std::unique_ptr<metrics::MetricsRegistry> metrics;
   std::unique_ptr<metrics::McpOperationMetrics> operation_metrics;
+  // Fingerprints the servers' list answers the pipeline sees; before the
+  // pipeline, which calls it, so that it is destroyed after.
+  std::unique_ptr<engine::CatalogDrift> catalog_drift;
   std::unique_ptr<engine::Pipeline> pipeline;
   // The pipeline's intercept stage; outlives the engine, whose sessions
   // hand it their messages until they end.
@@ -387,6 +390,35 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       options.answer_after_recorded ? engine::HistorySync::kAnswered
                                     : engine::HistorySync::kAsync,
       state->clock);
+  {
+    // Catalog drift, on a connection of its own.
+    auto catalog_database = storage::Database::Open(options.database_path);
+    if (!catalog_database.ok()) {
+      return absl::Status(
+          catalog_database.status().code(),
+          absl::StrCat("database ", options.database_path, ": ",
+                       catalog_database.status().message()));
+    }
+    engine::CatalogDrift::Options drift_options;
+    drift_options.database = *std::move(catalog_database);
+    drift_options.clock = state->clock;
+    engine::Pipeline* pipeline = state->pipeline.get();
+    drift_options.publish = [pipeline](v1::Event event) {
+      pipeline->Publish(std::move(event));
+    };
+    drift_options.warn = [pipeline](std::string_view server_id,
+                                    std::string_view line) {
+      pipeline->Log("warn", "daemon", server_id, "", line);
+    };
+    auto drift = engine::CatalogDrift::Open(std::move(drift_options));
+    if (!drift.ok()) {
+      return absl::Status(drift.status().code(),
+                          absl::StrCat("catalog_versions: ",
+                                       drift.status().message()));
+    }
+    state->catalog_drift = *std::move(drift);
+    state->pipeline->set_catalog_drift(state->catalog_drift.get());
+  }
   if (options.metrics) {
     state->metrics = std::make_unique<metrics::MetricsRegistry>();
     state->operation_metrics =

@@ -481,6 +481,27 @@ BEGIN
 END;
 )sql";
 
+// Catalog drift: every version of every item a server listed.
+constexpr std::string_view kMigration15 = R"sql(
+-- One row per version of an item of a server's catalog: the first time
+-- the daemon saw it ('first_seen', the baseline), and each time it
+-- appeared later ('added') or came back different ('changed').
+CREATE TABLE catalog_versions (
+  id INTEGER PRIMARY KEY,
+  server_id TEXT NOT NULL,
+  list TEXT NOT NULL,          -- tools | prompts | resources | resource_templates
+  item_key TEXT NOT NULL,      -- name, URI or URI template
+  change TEXT NOT NULL,        -- first_seen | added | changed
+  fingerprint TEXT NOT NULL,   -- hex SHA-256 of the fingerprinted fields
+  changed_fields TEXT,         -- 'changed': the fields, comma-separated
+  item_json TEXT NOT NULL,     -- the fingerprinted fields as JSON
+  seen_at INTEGER NOT NULL,    -- unix milliseconds
+  message_id INTEGER           -- the answer that showed it (messages.id)
+);
+CREATE INDEX catalog_versions_item
+  ON catalog_versions(server_id, list, item_key, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -499,6 +520,7 @@ constexpr Migration kMigrations[] = {
     {13, "add the messages' full-text index", kMigration13},
     {14, "keep pinned sessions and drop imported ids with their messages",
      kMigration14},
+    {15, "keep the versions of the servers' catalogs", kMigration15},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

@@ -249,6 +249,23 @@ std::string FormatEventLine(const v1::Event& event, const ServerNames& names,
       line.Add(OneLine(progress.message()), kDim);
       return line.str();
     }
+    case v1::Event::kCatalogChanged: {
+      const v1::CatalogChanged& catalog = event.catalog_changed();
+      std::vector<std::string> items;
+      for (const v1::CatalogItemChange& c : catalog.changes()) {
+        items.push_back(absl::StrCat(
+            OneLine(c.key()), " ", c.change(),
+            c.fields_size() > 0
+                ? absl::StrCat(" (", absl::StrJoin(c.fields(), ", "), ")")
+                : std::string()));
+      }
+      LineBuilder line(options.color);
+      line.Add(Time(timestamp, options));
+      line.Add(names.Display(catalog.server_id()) + ":");
+      line.Append(absl::StrCat(" catalog ", catalog.list(), ": "));
+      line.Append(absl::StrJoin(items, "; "));
+      return line.str();
+    }
     case v1::Event::kTask: {
       const v1::TaskStatus& task = event.task();
       std::string text = absl::StrCat(" task ", OneLine(task.task_id()), " ",

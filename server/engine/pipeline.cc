@@ -184,7 +184,19 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     id = -(++unrecorded_ids_);
   }
   if (GetLogFormat() == LogFormat::kJson) LogMessage(envelope, ts, id);
-  if (bus_->subscribers() == 0) return id;
+  if (bus_->subscribers() != 0) PublishMessage(envelope, ts, id, kind);
+  if (catalog_ != nullptr && !envelope.client_to_server &&
+      envelope.info != nullptr &&
+      envelope.info->kind == MessageKind::kResponse &&
+      !CatalogDrift::ListOf(envelope.info->method).empty()) {
+    catalog_->Observe(envelope.server_id, envelope.info->method, envelope.raw,
+                      id > 0 ? id : 0);
+  }
+  return id;
+}
+
+void Pipeline::PublishMessage(const Envelope& envelope, int64_t ts, int64_t id,
+                              const char* kind) {
   v1::Event event;
   event.set_timestamp(static_cast<double>(ts));
   v1::McpMessage* message = event.mutable_message();
@@ -227,7 +239,6 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     message->set_first_round_id(envelope.first_round_id);
   }
   bus_->Publish(std::move(event));
-  return id;
 }
 
 void Pipeline::Log(std::string_view level, std::string_view source,

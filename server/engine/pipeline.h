@@ -26,6 +26,7 @@
 
 #include "common/clock/clock.h"
 #include "inspector/v1/events.pb.h"
+#include "server/engine/catalog_drift.h"
 #include "server/engine/event_bus.h"
 #include "server/engine/json_rpc.h"
 #include "server/metrics/mcp_operation_metrics.h"
@@ -106,6 +107,10 @@ class Pipeline {
     metrics_ = metrics;
   }
 
+  // Where the servers' list answers are fingerprinted (catalog_drift.h);
+  // null: nowhere. Set once, before traffic; must outlive the pipeline.
+  void set_catalog_drift(CatalogDrift* drift) { catalog_ = drift; }
+
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
   int64_t Observe(const Envelope& envelope);
@@ -135,6 +140,9 @@ class Pipeline {
  private:
   // Times `envelope` if it answers a request sent upstream.
   void RecordOperation(const Envelope& envelope);
+  // Publishes `envelope` (recorded as message `id`, of `kind`) to watchers.
+  void PublishMessage(const Envelope& envelope, int64_t ts, int64_t id,
+                      const char* kind);
 
   storage::HistoryWriter* const history_;
   EventBus* const bus_;
@@ -142,6 +150,7 @@ class Pipeline {
   Clock* const clock_;
   InterceptStage* intercept_ = nullptr;
   metrics::McpOperationMetrics* metrics_ = nullptr;
+  CatalogDrift* catalog_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};
 };
 

@@ -34,6 +34,8 @@ v1::EventKind KindOf(const v1::Event& event) {
       return v1::EVENT_KIND_OAUTH;
     case v1::Event::kTask:
       return v1::EVENT_KIND_TASK;
+    case v1::Event::kCatalogChanged:
+      return v1::EVENT_KIND_CATALOG_CHANGED;
     default:
       return v1::EVENT_KIND_UNSPECIFIED;
   }
@@ -63,6 +65,8 @@ const std::string* ServerOf(const v1::Event& event) {
       return &event.oauth().server_id();
     case v1::Event::kTask:
       return &event.task().server_id();
+    case v1::Event::kCatalogChanged:
+      return &event.catalog_changed().server_id();
     default:
       return nullptr;
   }

@@ -142,7 +142,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                        Database::Open(":memory:"));
   EXPECT_THAT(
       ObjectNames(*db, "table"),
-      ElementsAre("bridges", "imported_messages", "logs", "messages",
+      ElementsAre("bridges", "catalog_versions", "imported_messages", "logs",
+                  "messages",
                   "messages_fts", "messages_fts_config", "messages_fts_data",
                   "messages_fts_docsize", "messages_fts_idx",
                   "messages_fts_pending", "oauth_clients", "oauth_flows",
@@ -152,7 +153,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
               IsSupersetOf({"messages_server_ts", "messages_method_ts",
                             "messages_session", "messages_correlated",
                             "messages_first_round", "messages_ts", "logs_ts",
-                            "logs_server_ts", "sessions_started_at"}));
+                            "logs_server_ts", "sessions_started_at",
+                            "catalog_versions_item"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
               ElementsAre("messages_drop_imported", "messages_fts_delete",
                           "messages_fts_queue", "messages_fts_update",

@@ -130,7 +130,9 @@ const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', '
 const TOOLS = [
   {
     name: 'echo',
-    description: 'Returns the message it was given.',
+    // FIXTURE_ECHO_DESCRIPTION: another description (a server whose tool
+    // changed under its users).
+    description: process.env.FIXTURE_ECHO_DESCRIPTION || 'Returns the message it was given.',
     inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
     run: ({ message }) => text(message),
   },

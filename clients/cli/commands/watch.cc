@@ -125,12 +125,15 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       ->add_option("--kind", flags->kinds,
                    "Only these events (repeatable): message, state, log, "
                    "pending, held, list-changed, config, resource-updated, "
-                   "progress, oauth, task")
+                   "progress, oauth, task, catalog (a tool, prompt or "
+                   "resource that changed or appeared since the first "
+                   "listing)")
       ->allow_extra_args(false)
       ->check(CLI::IsMember({"message", "messages", "state", "log", "logs",
                              "pending", "held", "list-changed", "list_changed",
                              "config", "resource-updated", "resource_updated",
-                             "progress", "oauth", "task"}))
+                             "progress", "oauth", "task", "catalog",
+                             "catalog-changed"}))
       ->type_name("KIND");
   watch
       ->add_option("--backlog", flags->backlog,
@@ -152,6 +155,7 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       "client_registration\n"
       "  12:00:04.720  remote: oauth  [client_registration]  POST  "
       "https://auth.example.com/register  201  (20 ms)\n"
+      "  12:00:04.800  fixture: catalog tools: echo changed (description)\n"
       "  12:00:05.000  … 12 events dropped (reader too slow)\n"
       "A progress or resources/updated notification is shown twice unless\n"
       "--kind picks: as a message and as its own event.\n"
