@@ -2,12 +2,8 @@
 // request of each is paired with the n-th of the other, and their answers
 // (the whole JSON-RPC response or error message) are compared structurally.
 //
-// A change is "added" (a value only in b), "removed" (only in a) or
-// "changed" (both, different), at a JSON Pointer (RFC 6901) into the
-// answer. Objects are compared key by key (sorted), arrays index by index;
-// numbers compare by value (1 and 1.0 are equal). Values at ignored
-// pointers, and everything below them, are not compared; a pointer
-// segment "*" matches any key or index.
+// The answers are compared by CompareRules (compare_rules.h): "added",
+// "removed" or "changed" at JSON Pointers into the answer.
 //
 // Default ignores (kDefaultIgnores): "/id" (the JSON-RPC id, remapped by
 // every replay) and "/result/_meta" (per-call metadata such as progress
@@ -25,16 +21,12 @@
 #include "absl/status/statusor.h"
 #include "inspector/v1/sessions.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/sessions/compare_rules.h"
 #include "storage/session_store.h"
 
 namespace inspector::sessions {
 
 inline constexpr std::string_view kDefaultIgnores[] = {"/id", "/result/_meta"};
-
-// A parsed JSON Pointer: its unescaped segments. INVALID_REQUEST for text
-// that is neither "" nor starts with "/", or a bad "~" escape.
-absl::StatusOr<std::vector<std::string>> ParseJsonPointer(
-    std::string_view pointer);
 
 // Changes from `a` to `b`, in document order, skipping `ignore`d paths.
 std::vector<v1::DiffChange> DiffJson(
@@ -48,6 +40,13 @@ absl::StatusOr<v1::DiffSessionsResponse> DiffSessions(
     const std::string& a_id, const std::vector<storage::SessionMessage>& a,
     const std::string& b_id, const std::vector<storage::SessionMessage>& b,
     const std::vector<std::string>& ignore, bool no_default_ignore);
+
+// The same pairing under `rules`, into `response` (pairs, differing,
+// identical; a, b and ignored are the caller's).
+void DiffSessionsWith(const std::vector<storage::SessionMessage>& a,
+                      const std::vector<storage::SessionMessage>& b,
+                      const CompareRules& rules,
+                      v1::DiffSessionsResponse* response);
 
 }  // namespace inspector::sessions
 
