@@ -20,7 +20,9 @@ std::string ServerOf(const v1::Session& s, const ServerNames& names) {
   return names.Display(s.server_id());
 }
 
-std::string ValueText(const google::protobuf::Value& value) {
+}  // namespace
+
+std::string DiffValueText(const google::protobuf::Value& value) {
   std::string out;
   google::protobuf::util::JsonPrintOptions options;
   if (!google::protobuf::util::MessageToJsonString(value, &out, options)
@@ -31,8 +33,6 @@ std::string ValueText(const google::protobuf::Value& value) {
   if (out.size() > kMax) out = out.substr(0, kMax - 3) + "...";
   return out;
 }
-
-}  // namespace
 
 Table SessionsTable(const v1::ListSessionsResponse& response,
                     const ServerNames& names, const TableTimes& times) {
@@ -107,12 +107,12 @@ std::string DiffText(const v1::DiffSessionsResponse& diff,
       absl::StrAppend(&out, "  ", sign, " ", c.path().empty() ? "/" : c.path(),
                       ": ");
       if (c.op() == "added") {
-        absl::StrAppend(&out, ValueText(c.new_value()));
+        absl::StrAppend(&out, DiffValueText(c.new_value()));
       } else if (c.op() == "removed") {
-        absl::StrAppend(&out, ValueText(c.old_value()));
+        absl::StrAppend(&out, DiffValueText(c.old_value()));
       } else {
-        absl::StrAppend(&out, ValueText(c.old_value()), " -> ",
-                        ValueText(c.new_value()));
+        absl::StrAppend(&out, DiffValueText(c.old_value()), " -> ",
+                        DiffValueText(c.new_value()));
       }
       absl::StrAppend(&out, "\n");
     }

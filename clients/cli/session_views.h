@@ -27,6 +27,9 @@ std::string SessionDetails(const v1::Session& session,
 Table SessionMessagesTable(const v1::Session& session,
                            const TableTimes& times);
 
+// A value of a DiffChange as compact JSON, cut to 120 characters.
+std::string DiffValueText(const google::protobuf::Value& value);
+
 // One line per pair ("#3 tools/call changed") followed by its changes
 // ("  ~ /result/content/0/text: \"a\" -> \"b\""), then a summary line.
 // `only_differences` leaves out the pairs that are the same.

@@ -85,6 +85,19 @@ sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
   return plan;
 }
 
+// A session file's messages, numbered as if stored (ids 1, 2, ... in file
+// order, answers correlated by those ids), so that a file is planned and
+// compared as a stored session is.
+void NumberFileMessages(std::vector<storage::SessionMessage>* messages) {
+  for (size_t i = 0; i < messages->size(); ++i) {
+    storage::SessionMessage& entry = (*messages)[i];
+    entry.message.set_id(static_cast<int64_t>(i) + 1);
+    if (entry.correlated_index >= 0) {
+      entry.message.set_correlated_id(entry.correlated_index + 1);
+    }
+  }
+}
+
 absl::Status NoServer(const std::string& session_id) {
   return Error(v1::FAILED_PRECONDITION,
                absl::StrCat("the server of session ", session_id,
@@ -372,6 +385,76 @@ grpc::ServerUnaryReactor* SessionService::ReplaySession(
                   *response->mutable_diff(),
                   sessions::DiffSessions(id, recorded, outcome->session_id,
                                          messages, ignore, no_default));
+              return absl::OkStatus();
+            }());
+          });
+        });
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::VerifySession(
+    grpc::CallbackServerContext* context,
+    const v1::VerifySessionRequest* request,
+    v1::VerifySessionResponse* response) {
+  return Run(context, [this, request, response](const Finish& finish,
+                                                bool* async) -> absl::Status {
+    if (request->id().empty() == request->session_json().empty()) {
+      return Error(v1::INVALID_REQUEST,
+                   "give the recording as id or as session_json (one of "
+                   "them)",
+                   {{"field", "id"}});
+    }
+    // The rules are checked before anything is sent.
+    ASSIGN_OR_RETURN(sessions::CompareRules rules,
+                     sessions::CompareRules::FromJson(request->rules_json()));
+    storage::StoredSession stored;
+    std::vector<storage::SessionMessage> recorded;
+    if (!request->id().empty()) {
+      ASSIGN_OR_RETURN(stored, store_->Get(request->id()));
+      ASSIGN_OR_RETURN(recorded, store_->Messages(request->id(), 0, -1));
+    } else {
+      ASSIGN_OR_RETURN(sessions::ParsedFile file,
+                       sessions::ParseSessionFile(request->session_json()));
+      stored = std::move(file.session);
+      recorded = std::move(file.messages);
+      NumberFileMessages(&recorded);
+    }
+    sessions::ReplayPlan plan = PlanFor(stored, recorded);
+    plan.server = request->server_id().empty() ? RecordedServer(stored)
+                                               : request->server_id();
+    if (plan.server.empty()) return NoServer(stored.session.id());
+    *async = true;
+    const std::string stored_id = request->id();
+    const std::string recording_id = stored.session.id();
+    sessions::RunReplay(
+        engine_, std::move(plan),
+        [this, finish, response, stored_id, recording_id,
+         rules = std::move(rules), recorded = std::move(recorded)](
+            absl::StatusOr<sessions::ReplayOutcome> outcome) mutable {
+          work_.Post([this, finish, response, stored_id, recording_id,
+                      rules = std::move(rules), recorded = std::move(recorded),
+                      outcome = std::move(outcome)]() {
+            finish([&]() -> absl::Status {
+              if (!outcome.ok()) return outcome.status();
+              Flush();
+              if (!stored_id.empty()) {
+                RETURN_IF_ERROR(
+                    store_->SetReplayOf(outcome->session_id, stored_id));
+              }
+              ASSIGN_OR_RETURN(storage::StoredSession replay,
+                               store_->Get(outcome->session_id));
+              *response->mutable_session() = sessions::SessionForApi(replay);
+              ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> messages,
+                               store_->Messages(outcome->session_id, 0, -1));
+              v1::DiffSessionsResponse* diff = response->mutable_diff();
+              diff->set_a(recording_id);
+              diff->set_b(outcome->session_id);
+              for (std::string& p : rules.IgnoredText()) {
+                diff->add_ignored(std::move(p));
+              }
+              sessions::DiffSessionsWith(recorded, messages, rules, diff);
+              response->set_passed(diff->identical());
               return absl::OkStatus();
             }());
           });

@@ -1,5 +1,6 @@
 // inspector.v1.SessionService: recorded sessions as evidence (list, read,
-// name, export, import), replay against live servers, and comparison.
+// name, export, import), replay against live servers, comparison, and
+// verification of a live server against a recording under a rules file.
 //
 // Reads and writes run on a worker thread of the service's own, after the
 // history writer has committed everything recorded so far. Replays run on
@@ -60,6 +61,10 @@ class SessionService final : public v1::SessionService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ReplaySessionRequest* request,
       v1::ReplaySessionResponse* response) override;
+  grpc::ServerUnaryReactor* VerifySession(
+      grpc::CallbackServerContext* context,
+      const v1::VerifySessionRequest* request,
+      v1::VerifySessionResponse* response) override;
   grpc::ServerUnaryReactor* DiffSessions(
       grpc::CallbackServerContext* context,
       const v1::DiffSessionsRequest* request,

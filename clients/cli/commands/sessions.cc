@@ -435,6 +435,7 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
   OnSelected(diff, context, diff_flags, RunDiff);
 
   AddSessionsServeCommand(sessions, context);
+  AddSessionsVerifyCommand(sessions, context);
 
   auto one_flags = std::make_shared<ReplayFlags>();
   CLI::App* one = app->add_subcommand(
