@@ -80,6 +80,14 @@ const options = parseArgs(process.argv.slice(2));
 // prompts/list; 0 returns everything in one page.
 const pageSize = Number.parseInt(process.env.FIXTURE_PAGE_SIZE ?? '0', 10) || 0;
 
+// The name of the field `add` returns its sum in ("sum"; FIXTURE_ADD_FIELD
+// renames it, in the result and the output schema alike): a server whose
+// answers changed, for checks of a recording against a live server.
+function addResultField() {
+  return process.env.FIXTURE_ADD_FIELD || 'sum';
+}
+const ADD_FIELD = addResultField();
+
 // How long sample/elicit/roots wait for the client (a person may be answering).
 const CLIENT_REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -142,8 +150,8 @@ const TOOLS = [
     inputSchema: {
       type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'],
     },
-    outputSchema: { type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] },
-    run: ({ a, b }) => ({ ...text(String(a + b)), structuredContent: { sum: a + b } }),
+    outputSchema: { type: 'object', properties: { [ADD_FIELD]: { type: 'number' } }, required: [ADD_FIELD] },
+    run: ({ a, b }) => ({ ...text(String(a + b)), structuredContent: { [ADD_FIELD]: a + b } }),
   },
   {
     name: 'slow',
