@@ -15,13 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json WithoutMeta(const json& params) {
-  if (!params.is_object() || !params.contains("_meta")) return params;
-  json out = params;
-  out.erase("_meta");
-  return out;
-}
-
 // The recorded id of a message as text ("412"), for correlation: the
 // file writes ids as strings, older files as numbers.
 std::string IdText(const json& value) {
@@ -30,45 +23,9 @@ std::string IdText(const json& value) {
   return "";
 }
 
-// How far apart two values are: the number of leaves that differ, and the
-// first place they do (a JSON Pointer).
-size_t Distance(const json& a, const json& b, const json::json_pointer& at,
-                std::string* first) {
-  if (a == b) return 0;
-  auto note = [&] {
-    if (first->empty()) *first = at.to_string().empty() ? "/" : at.to_string();
-    return size_t{1};
-  };
-  if (a.is_object() && b.is_object()) {
-    size_t d = 0;
-    std::set<std::string> keys;
-    for (const auto& [k, v] : a.items()) keys.insert(k);
-    for (const auto& [k, v] : b.items()) keys.insert(k);
-    for (const std::string& k : keys) {
-      if (!a.contains(k) || !b.contains(k)) {
-        if (first->empty()) *first = (at / k).to_string();
-        ++d;
-        continue;
-      }
-      d += Distance(a[k], b[k], at / k, first);
-    }
-    return d;
-  }
-  if (a.is_array() && b.is_array()) {
-    size_t d = 0;
-    const size_t n = std::max(a.size(), b.size());
-    for (size_t i = 0; i < n; ++i) {
-      if (i >= a.size() || i >= b.size()) {
-        if (first->empty()) *first = (at / i).to_string();
-        ++d;
-        continue;
-      }
-      d += Distance(a[i], b[i], at / i, first);
-    }
-    return d;
-  }
-  return note();
-}
+// A request's params as the rules compare them: inside the message, so
+// that rule pointers start with /params.
+json AsRequest(const json& params) { return json{{"params", params}}; }
 
 json Error(const json& id, int code, std::string message, json data) {
   json error = {{"code", code}, {"message", std::move(message)}};
@@ -79,7 +36,7 @@ json Error(const json& id, int code, std::string message, json data) {
 }  // namespace
 
 absl::StatusOr<RecordingServer> RecordingServer::FromSessionFile(
-    const json& session) {
+    const json& session, sessions::CompareRules rules) {
   if (!session.is_object() || !session.contains("messages") ||
       !session["messages"].is_array()) {
     return absl::InvalidArgumentError(
@@ -87,6 +44,7 @@ absl::StatusOr<RecordingServer> RecordingServer::FromSessionFile(
         "`inspectorctl sessions export ID --out FILE`)");
   }
   RecordingServer server;
+  server.rules_ = std::move(rules);
   std::map<std::string, size_t> by_message_id;  // recorded row id -> index
   std::map<std::string, size_t> open_by_rpc_id;  // unanswered, by JSON-RPC id
   std::vector<size_t> pending;                   // unanswered, in order
@@ -103,7 +61,7 @@ absl::StatusOr<RecordingServer> RecordingServer::FromSessionFile(
       }
       Exchange exchange;
       exchange.method = raw["method"].get<std::string>();
-      exchange.params = WithoutMeta(raw.value("params", json::object()));
+      exchange.params = raw.value("params", json::object());
       const size_t index = server.exchanges_.size();
       server.exchanges_.push_back(std::move(exchange));
       by_message_id[IdText(message.value("id", json()))] = index;
@@ -162,19 +120,22 @@ std::vector<std::string> RecordingServer::Handle(std::string_view line) {
 
 std::vector<std::string> RecordingServer::Answer(const json& request) {
   const std::string method = request["method"].get<std::string>();
-  const json params = WithoutMeta(request.value("params", json::object()));
+  const json params = request.value("params", json::object());
   const json& id = request["id"];
   std::vector<size_t> same_method;
   std::vector<size_t> exact;
   for (size_t i = 0; i < exchanges_.size(); ++i) {
     if (exchanges_[i].method != method) continue;
     same_method.push_back(i);
-    if (method == "initialize" || exchanges_[i].params == params) {
+    if (method == "initialize" ||
+        rules_.Same(AsRequest(exchanges_[i].params), AsRequest(params))) {
       exact.push_back(i);
     }
   }
   if (exact.empty()) {
-    if (method == "ping") {
+    // Acknowledgements whose answer is always empty: clients send them
+    // after connecting, recorded or not.
+    if (method == "ping" || method == "logging/setLevel") {
       return {json{{"jsonrpc", "2.0"}, {"id", id}, {"result", json::object()}}
                   .dump()};
     }
@@ -192,13 +153,15 @@ std::vector<std::string> RecordingServer::Answer(const json& request) {
     size_t best_distance = SIZE_MAX;
     std::string best_first;
     for (size_t i : same_method) {
-      std::string first;
-      const size_t d =
-          Distance(exchanges_[i].params, params, json::json_pointer(), &first);
-      if (d < best_distance) {
+      const std::vector<v1::DiffChange> changes =
+          rules_.Compare(AsRequest(exchanges_[i].params), AsRequest(params));
+      if (changes.size() < best_distance) {
         best = i;
-        best_distance = d;
-        best_first = first;
+        best_distance = changes.size();
+        // Where they differ, inside params.
+        best_first = changes.empty() ? "/" : changes.front().path().substr(
+                                                 std::string("/params").size());
+        if (best_first.empty()) best_first = "/";
       }
     }
     return {Error(id, -32602,

@@ -1,13 +1,16 @@
 // A recorded session served as an MCP server (`inspectorctl sessions
 // serve`): each request a client sends is answered with the recording's
-// answer to the same method and parameters (`_meta` ignored; any
-// `initialize` matches the recorded one), preceded by the notifications
+// answer to the same method and parameters (compared as the whole request
+// under a rules file, server/sessions/compare_rules.h: by default
+// /params/_meta and trace fields are ignored; any `initialize` matches
+// the recorded one), preceded by the notifications
 // the server sent while it answered. Equal requests recorded several times
 // are answered in their recorded order, the last answer repeated after
 // that. A request with no match gets a JSON-RPC error: -32601 when the
 // recording has no request of that method (naming the methods it has),
 // -32602 when it has, naming the closest recorded parameters and the first
-// place they differ. `ping` is answered `{}` when not recorded;
+// place they differ. `ping` and `logging/setLevel` are answered `{}`
+// when not recorded;
 // notifications and the client's answers are taken in and not answered.
 //
 // Built from a session file (ExportSession's JSON, `inspectorctl sessions
@@ -21,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
+#include "server/sessions/compare_rules.h"
 
 namespace inspector::cli {
 
@@ -29,7 +33,8 @@ class RecordingServer {
   // INVALID_ARGUMENT when `session` is not a session file (no "messages"
   // array) or records no answered request.
   static absl::StatusOr<RecordingServer> FromSessionFile(
-      const nlohmann::json& session);
+      const nlohmann::json& session,
+      sessions::CompareRules rules = sessions::CompareRules::Defaults());
 
   // The JSON lines to write for one line read (without newlines).
   std::vector<std::string> Handle(std::string_view line);
@@ -40,7 +45,7 @@ class RecordingServer {
  private:
   struct Exchange {
     std::string method;
-    nlohmann::json params;                     // without _meta
+    nlohmann::json params;                     // as recorded
     nlohmann::json answer;                     // the recorded response
     std::vector<nlohmann::json> notifications;  // sent while answering
     bool used = false;
@@ -49,6 +54,7 @@ class RecordingServer {
   std::vector<std::string> Answer(const nlohmann::json& request);
 
   std::vector<Exchange> exchanges_;
+  sessions::CompareRules rules_;
 };
 
 }  // namespace inspector::cli

@@ -114,9 +114,29 @@ TEST(RecordingServerTest, UnmatchedRequestsNameWhatTheRecordingHas) {
 
   auto ping = Send(*server, {{"jsonrpc", "2.0"}, {"id", 4}, {"method", "ping"}});
   EXPECT_EQ(ping[0]["result"], json::object());
+  auto level = Send(*server, {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "logging/setLevel"},
+                              {"params", {{"level", "debug"}}}});
+  EXPECT_EQ(level[0]["result"], json::object());
   auto bad = server->Handle("not json");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(json::parse(bad[0])["error"]["code"], -32700);
+}
+
+TEST(RecordingServerTest, TheRulesFileDecidesWhatMatches) {
+  auto rules = sessions::CompareRules::FromJson(
+      R"({"match": {"/params/arguments/message": {"regex": "^b"}}})");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  auto server = RecordingServer::FromSessionFile(Session(), *rules);
+  ASSERT_TRUE(server.ok()) << server.status();
+  // A message starting with b matches every recorded echo (the recorded
+  // message is not compared there): they answer in their recorded order.
+  auto first = Send(*server, Call(1, {{"name", "echo"}, {"arguments", {{"message", "bzz"}}}}));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]["result"]["content"], "first");
+  auto other = Send(*server, Call(2, {{"name", "echo"}, {"arguments", {{"message", "zz"}}}}));
+  EXPECT_EQ(other[0]["error"]["code"], -32602);
+  EXPECT_THAT(other[0]["error"]["message"].get<std::string>(),
+              HasSubstr("differs at /arguments/message"));
 }
 
 TEST(RecordingServerTest, RefusesWhatIsNotARecording) {

@@ -9,6 +9,7 @@
 #include "clients/cli/cli_errors.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
+#include "clients/cli/commands/sessions_subcommands.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/files.h"
 #include "clients/cli/server_edit.h"
@@ -199,12 +200,21 @@ absl::Status RunGet(Context& context, const GetFlags& flags) {
 struct AddFlags {
   std::string name;
   EditFlags edit;
+  std::string from_session;
 };
 
 absl::Status RunAdd(Context& context, const AddFlags& flags) {
   AddOptions options;
   options.name = flags.name;
   options.command_line = context.command_line();
+  if (!flags.from_session.empty()) {
+    if (options.command_line.has_value() || !flags.edit.url.empty()) {
+      return UsageError("--from-session replaces `-- COMMAND` and --url",
+                        "inspectorctl servers add mock --from-session ID");
+    }
+    ASSIGN_OR_RETURN(options.command_line,
+                     RecordingServerCommand(context, flags.from_session));
+  }
   SetEditOptions(flags.edit, &options);
   ASSIGN_OR_RETURN(options.env, ParseEnvFlags(flags.edit.env));
   ASSIGN_OR_RETURN(options.headers, ParseHeaderFlags(flags.edit.headers));
@@ -491,9 +501,15 @@ void AddServersCommands(CLI::App* app, Context* context) {
       ->required()
       ->type_name("NAME");
   AddEditFlags(add, &add_flags->edit);
+  add->add_option("--from-session", add_flags->from_session,
+                  "A recorded session served as the server (sessions "
+                  "serve), instead of `-- COMMAND`")
+      ->type_name("SESSION");
   add->footer(
       "Everything after `--` is the server's command line, kept verbatim\n"
-      "as argv (it is never run through a shell).\n"
+      "as argv (it is never run through a shell). --from-session saves the\n"
+      "session (with its secrets, mode 0600) beside the token file, in\n"
+      "recordings/, and adds `inspectorctl sessions serve --file` of it.\n"
       "\n"
       "Examples:\n"
       "  inspectorctl servers add everything -- npx -y "
@@ -502,7 +518,8 @@ void AddServersCommands(CLI::App* app, Context* context) {
       "mcp-files --root /srv\n"
       "  inspectorctl servers add remote --url https://example.com/mcp "
       "--header \"Authorization: Bearer $TOKEN\"\n"
-      "  inspectorctl servers add legacy --url http://127.0.0.1:3001/sse");
+      "  inspectorctl servers add legacy --url http://127.0.0.1:3001/sse\n"
+      "  inspectorctl servers add mock --from-session 3f2a...");
   OnSelected(add, context, add_flags, RunAdd, /*takes_command_line=*/true);
   context->DeclareCommandLine(add);
 

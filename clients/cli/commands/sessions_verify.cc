@@ -32,19 +32,6 @@ struct VerifyFlags {
   bool all = false;
 };
 
-// The rules file kept beside a session file: session.json ->
-// session.rules.json.
-std::string RulesBeside(const std::string& file) {
-  std::string base = file;
-  if (absl::EndsWith(base, ".json")) base.resize(base.size() - 5);
-  return base + ".rules.json";
-}
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 absl::Status RunVerify(Context& context, const VerifyFlags& flags) {
   if (flags.id.empty() == flags.file.empty()) {
     return UsageError("give a session ID or --file FILE, not both",
@@ -64,9 +51,8 @@ absl::Status RunVerify(Context& context, const VerifyFlags& flags) {
     request.set_id(flags.id);
   }
   std::string rules_path = flags.rules;
-  if (rules_path.empty() && !flags.file.empty() &&
-      IsFile(RulesBeside(flags.file))) {
-    rules_path = RulesBeside(flags.file);
+  if (rules_path.empty() && !flags.file.empty()) {
+    rules_path = RulesFileBeside(flags.file);
   }
   if (!rules_path.empty()) {
     std::string rules;
@@ -91,6 +77,15 @@ absl::Status RunVerify(Context& context, const VerifyFlags& flags) {
 }
 
 }  // namespace
+
+std::string RulesFileBeside(const std::string& session_file) {
+  std::string base = session_file;
+  if (absl::EndsWith(base, ".json")) base.resize(base.size() - 5);
+  base += ".rules.json";
+  struct stat st;
+  if (::stat(base.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  return base;
+}
 
 void AddSessionsVerifyCommand(CLI::App* sessions, Context* context) {
   auto flags = std::make_shared<VerifyFlags>();
