@@ -169,6 +169,28 @@ TEST_F(VerifyTest, AChangedAnswerFailsNamingThePathAndTheJunitSaysSo) {
   EXPECT_EQ(ruled.exit_code, 0) << ruled.out << ruled.err;
 }
 
+TEST_F(VerifyTest, TheServersOwnRequestsAreAnsweredFromTheRecording) {
+  // The fixture's roots tool asks the client for roots/list: recorded
+  // twice, with two different answers of the daemon.
+  MustCtl({"servers", "add", "fixture", "--", "node", kFixture, "stdio"});
+  MustCtl({"roots", "fixture", "set", "file:///first=First"});
+  EXPECT_THAT(MustCtl({"call", "fixture", "roots"}).out,
+              HasSubstr("file:///first"));
+  MustCtl({"roots", "fixture", "set", "file:///second=Second"});
+  EXPECT_THAT(MustCtl({"call", "fixture", "roots"}).out,
+              HasSubstr("file:///second"));
+  const std::string id = NewestSession("fixture");
+  ASSERT_FALSE(id.empty());
+  // The daemon would answer otherwise now; the check must not ask it.
+  MustCtl({"roots", "fixture", "set", "file:///third=Third"});
+
+  ProcessResult verified =
+      Ctl({"sessions", "verify", id, "--against", "fixture", "--all"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("tools/call: matches"));
+  EXPECT_THAT(verified.out, Not(HasSubstr("third")));
+}
+
 TEST_F(VerifyTest, BadInputGetsTheDocumentedExitCodes) {
   const std::string file = RecordFixtureSession();
   const std::string rules = dir_.File("bad.rules.json");
