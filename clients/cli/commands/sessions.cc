@@ -1,6 +1,7 @@
 // `inspectorctl sessions list|show|update|export|import|replay|diff` and
 // `inspectorctl replay MESSAGE_ID`: recorded sessions as evidence, replay
-// and comparison (SessionService).
+// and comparison (SessionService); `sessions serve` and `sessions verify`
+// are registered here from sessions_serve.cc and sessions_verify.cc.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -347,7 +348,8 @@ absl::Status RunReplay(Context& context, const ReplayFlags& flags) {
 void AddSessionsCommands(CLI::App* app, Context* context) {
   CLI::App* sessions = app->add_subcommand(
       "sessions",
-      "Recorded sessions: list, show, export, import, replay, diff");
+      "Recorded sessions: list, show, export, import, replay, diff, "
+      "verify, serve");
   sessions->group(kTrafficGroup);
   sessions->require_subcommand(1);
   sessions->footer(
@@ -355,13 +357,17 @@ void AddSessionsCommands(CLI::App* app, Context* context) {
       "bridged or proxied client, one per replay. Export writes it as a\n"
       "JSON file (secrets masked unless --include-secrets); import reads\n"
       "such a file back. Replay re-runs a session against a live server\n"
-      "and compares the answers.\n"
+      "and compares the answers; verify does so under a rules file, for CI\n"
+      "(exit 1 on a difference, --junit). Serve answers as the recorded\n"
+      "server did, over stdio or HTTP.\n"
       "\n"
       "Examples:\n"
       "  inspectorctl sessions list --server everything\n"
       "  inspectorctl sessions export 3f2a... --out evidence.json\n"
       "  inspectorctl sessions replay 3f2a... --server everything-next\n"
-      "  inspectorctl sessions diff A B --ignore /result/content/0/text");
+      "  inspectorctl sessions diff A B --ignore /result/content/0/text\n"
+      "  inspectorctl sessions verify --file session.json --against mine "
+      "--junit report.xml");
 
   auto list_flags = std::make_shared<ListSessionsFlags>();
   CLI::App* list = sessions->add_subcommand("list", "Sessions, newest first");
