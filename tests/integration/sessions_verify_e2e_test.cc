@@ -6,8 +6,9 @@
 // file says so to Python's JUnit-compatible XML reader), through REST, and
 // under a rules file kept beside the recording. Then a recording is served
 // by `inspectorctl sessions serve --http` and driven by the TypeScript SDK
-// client and by the official Inspector's CLI, and registered with the
-// daemon by `servers add --from-session`.
+// client and by the official Inspector's CLI (1.0.3 and 2.x), and
+// registered with the daemon by `servers add --from-session`. The server's
+// own requests (roots/list) are answered from the recording.
 #include <map>
 #include <memory>
 #include <string>
@@ -263,6 +264,15 @@ TEST_F(VerifyTest, ARecordingServedOverHttpAnswersTheSdkAndTheInspector) {
        "b=3"});
   EXPECT_EQ(sum.exit_code, 0) << sum.out << sum.err;
   EXPECT_THAT(sum.out, HasSubstr("\"sum\": 5"));
+  // And the Inspector 2.x CLI.
+  const std::string next =
+      kNodeModules + "/inspector-next/clients/launcher/build/index.js";
+  ProcessResult echoed = testing::RunProcess(
+      {kNode22, next, "--cli", url, "--transport", "http", "--method",
+       "tools/call", "--tool-name", "echo", "--tool-arg",
+       "message=recorded words"});
+  EXPECT_EQ(echoed.exit_code, 0) << echoed.out << echoed.err;
+  EXPECT_THAT(echoed.out, HasSubstr("recorded words"));
 
   // Only POST is served.
   ProcessResult get = testing::RunProcess(
