@@ -62,7 +62,8 @@ void FillTarget(std::string_view params, MessageInfo* info) {
     if (auto name = FindPath(params, {"name"}))
       info->target = StringValue(*name);
   } else if (m == "resources/read" || m == "resources/subscribe" ||
-             m == "resources/unsubscribe" ||
+             m == "resources/unsubscribe" || m == "skills/get" ||
+             m == "resources/directory/read" ||
              m == "notifications/resources/updated") {
     if (auto uri = FindPath(params, {"uri"})) info->target = StringValue(*uri);
   } else if (m == "completion/complete") {

@@ -9,7 +9,8 @@ using nlohmann::json;
 
 bool ListCache::Cacheable(const std::string& method) {
   return method == "tools/list" || method == "resources/list" ||
-         method == "resources/templates/list" || method == "prompts/list";
+         method == "resources/templates/list" || method == "prompts/list" ||
+         method == "skills/list";
 }
 
 std::optional<json> ListCache::Get(const std::string& server_id,
@@ -61,8 +62,11 @@ void ListCache::Invalidate(const std::string& server_id,
   std::vector<std::string> methods;
   if (list == "tools") methods = {"tools/list"};
   if (list == "prompts") methods = {"prompts/list"};
+  // Skills are resources: a server signals a changed skill catalog with
+  // notifications/resources/list_changed (SEP-2640 has no notification of
+  // its own).
   if (list == "resources") {
-    methods = {"resources/list", "resources/templates/list"};
+    methods = {"resources/list", "resources/templates/list", "skills/list"};
   }
   absl::MutexLock lock(&mu_);
   ++generations_[server_id];

@@ -1,6 +1,6 @@
 // The typed list RPCs' cache (MCP 2026-07-28's CacheableResult): a page
-// of tools/list, resources/list, resources/templates/list or prompts/list
-// is served again while the `ttlMs` its server gave it says it is fresh
+// of tools/list, resources/list, resources/templates/list, prompts/list or
+// skills/list (the Skills extension) is served again while the `ttlMs` its server gave it says it is fresh
 // (received + ttlMs > now). `ttlMs` absent, 0 or negative: not cached (so
 // handshake-era servers are never cached). A page is known by server,
 // method and cursor.
@@ -10,7 +10,7 @@
 // same credentials to the daemon as the one it was fetched for.
 //
 // Invalidation: a list_changed notification drops the pages of that list
-// (resources also drops resource templates), and a server's session
+// (resources also drops resource templates and skills), and a server's session
 // ending drops all its pages (while no session is open its notifications
 // are missed). A fetch that began before an invalidation does not store
 // its answer (Generation/Put), so a page from before a change never
@@ -38,7 +38,7 @@ class ListCache {
   // `clock` must outlive the cache.
   explicit ListCache(Clock* clock) : clock_(clock) {}
 
-  // Whether `method` is one of the four cached list methods.
+  // Whether `method` is one of the five cached list methods.
   static bool Cacheable(const std::string& method);
 
   // A fresh page for this caller, or nullopt.

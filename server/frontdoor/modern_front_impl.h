@@ -90,7 +90,10 @@ inline constexpr std::string_view kRemovedMethods[] = {
 inline constexpr std::string_view kCacheableMethods[] = {
     "tools/list",     "prompts/list",
     "resources/list", "resources/templates/list",
-    "resources/read", "server/discover"};
+    "resources/read", "server/discover",
+    // The Skills extension's results carry them too (SEP-2640).
+    "skills/list",    "skills/get",
+    "resources/directory/read"};
 
 // Requests a legacy server may send its client while it works, which
 // become inputRequests; the client capability each needs.

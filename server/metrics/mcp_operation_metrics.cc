@@ -54,7 +54,11 @@ std::string_view KnownMethodOrOther(std::string_view method) {
       "tasks/list",
       "tasks/result",
       "tasks/cancel",
-      "tasks/update"};
+      "tasks/update",
+      // The Skills extension (SEP-2640).
+      "skills/list",
+      "skills/get",
+      "resources/directory/read"};
   return known->contains(method) ? method : std::string_view("_OTHER");
 }
 

@@ -11,6 +11,7 @@
 #include "server/engine/inline_wait.h"
 #include "server/engine/modern_protocol.h"
 #include "server/services/call_tracker.h"
+#include "server/services/skill_check.h"
 #include "server/services/unary.h"
 #include "server/services/undecodable_requests.h"
 
@@ -45,8 +46,12 @@ const Json& Field(const Json& object, const char* key) {
   return it != object.end() ? *it : kNull;
 }
 
-// What the caller presented to the daemon (its authorization or
-// x-session-token metadata): private cached pages are kept per value.
+void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status) {
+  reactor->Finish(ToGrpcStatus(status));
+}
+
+}  // namespace
+
 std::string CallerCredential(const grpc::CallbackServerContext& context) {
   const auto& metadata = context.client_metadata();
   for (const char* key : {"authorization", "x-session-token"}) {
@@ -56,12 +61,6 @@ std::string CallerCredential(const grpc::CallbackServerContext& context) {
   }
   return "";
 }
-
-void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status) {
-  reactor->Finish(ToGrpcStatus(status));
-}
-
-}  // namespace
 
 grpc::ServerUnaryReactor* McpService::Start(
     grpc::CallbackServerContext* context, const std::string& server_id,
@@ -150,7 +149,8 @@ void McpService::List(
     const std::string& credential, const std::string& method,
     const std::string& key,
     std::function<void(absl::StatusOr<std::vector<Json>>, std::string, bool)>
-        done) {
+        done,
+    Json base_params) {
   struct State {
     std::vector<Json> items;
     bool all_cached = true;
@@ -188,7 +188,8 @@ void McpService::List(
     done(std::move(state->items), next_cursor, state->all_cached);
   };
   state->next = [this, weak, server, server_id, caller, credential, method,
-                 refresh, options, cache, done](const std::string& cursor) {
+                 refresh, options, cache, done,
+                 base_params](const std::string& cursor) {
     auto state = weak.lock();
     if (!state) return;
     if (!refresh) {
@@ -199,7 +200,7 @@ void McpService::List(
       }
     }
     const uint64_t generation = cache->Generation(server_id);
-    Json params = Json::object();
+    Json params = base_params;
     if (!cursor.empty()) params["cursor"] = cursor;
     Call(server, method, std::move(params), options, caller,
          [state, cache, server_id, method, cursor, credential, generation,
@@ -594,6 +595,16 @@ grpc::ServerUnaryReactor* McpService::ListPrompts(
           }
         }
         ToStruct(item, prompt->mutable_raw());
+      });
+}
+
+grpc::ServerUnaryReactor* McpService::ListSkills(
+    grpc::CallbackServerContext* context, const v1::ListRequest* request,
+    v1::ListSkillsResponse* response) {
+  return ListInto<v1::ListSkillsResponse>(
+      context, request, "skills/list", "skills", response,
+      [](const Json& item, v1::ListSkillsResponse* response) {
+        SkillFromJson(item, response->add_skills());
       });
 }
 

@@ -60,8 +60,16 @@ using McpServiceBase = v1::McpService::WithCallbackMethod_Connect<
     v1::McpService::WithCallbackMethod_SetLoggingLevel<
     v1::McpService::WithCallbackMethod_CancelRequest<
     v1::McpService::WithCallbackMethod_ListInflight<
+    v1::McpService::WithCallbackMethod_ListSkills<
+    v1::McpService::WithCallbackMethod_GetSkill<
+    v1::McpService::WithCallbackMethod_VerifySkill<
+    v1::McpService::WithCallbackMethod_ReadResourceDirectory<
     v1::McpService::WithRawMethod_Forward<
-    v1::McpService::Service>>>>>>>>>>>>>>>>>>;
+    v1::McpService::Service>>>>>>>>>>>>>>>>>>>>>>;
+
+// What the caller presented to the daemon (its authorization or
+// x-session-token metadata): private cached pages are kept per value.
+std::string CallerCredential(const grpc::CallbackServerContext& context);
 
 class McpService final : public McpServiceBase {
  public:
@@ -133,6 +141,21 @@ class McpService final : public McpServiceBase {
       grpc::CallbackServerContext* context,
       const v1::ListInflightRequest* request,
       v1::ListInflightResponse* response) override;
+  // The Skills extension and directory resources (mcp_skills.cc).
+  grpc::ServerUnaryReactor* ListSkills(
+      grpc::CallbackServerContext* context, const v1::ListRequest* request,
+      v1::ListSkillsResponse* response) override;
+  grpc::ServerUnaryReactor* GetSkill(grpc::CallbackServerContext* context,
+                                     const v1::SkillRequest* request,
+                                     v1::GetSkillResponse* response) override;
+  grpc::ServerUnaryReactor* VerifySkill(
+      grpc::CallbackServerContext* context,
+      const v1::VerifySkillRequest* request,
+      v1::SkillVerification* response) override;
+  grpc::ServerUnaryReactor* ReadResourceDirectory(
+      grpc::CallbackServerContext* context,
+      const v1::ResourceDirectoryRequest* request,
+      v1::ResourceDirectoryResponse* response) override;
 
  private:
   using Json = nlohmann::json;
@@ -150,13 +173,21 @@ class McpService final : public McpServiceBase {
   // Pages the server said may be reused (ttlMs) come from the engine's
   // ListCache unless request.refresh(); `credential` is what the caller
   // presented to the daemon (private pages are kept per credential).
-  // `from_cache`: every page came from the cache.
+  // `from_cache`: every page came from the cache. `params` are sent with
+  // every page (the cursor is added).
   void List(const v1::ListRequest& request, const std::string& caller,
             const std::string& credential, const std::string& method,
             const std::string& key,
             std::function<void(absl::StatusOr<std::vector<Json>> items,
                                std::string next_cursor, bool from_cache)>
-                done);
+                done,
+            Json params = Json::object());
+  // The URI of the skill `uri` or `name` designates: `uri` as it is, or
+  // the listed skill (skills/list, every page) with that name.
+  void ResolveSkill(const std::string& server, const std::string& uri,
+                    const std::string& name, const v1::CallOptions& options,
+                    const std::string& caller, const std::string& credential,
+                    std::function<void(absl::StatusOr<std::string>)> done);
   // The list RPCs: starts the call, lists `key` items with `method`, adds
   // each to `response` with `add`, sets next_cursor and finishes.
   template <typename Response>

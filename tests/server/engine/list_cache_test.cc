@@ -73,6 +73,22 @@ TEST(ListCacheTest, PrivatePagesAreKeptPerCredentialPublicOnesShared) {
   EXPECT_TRUE(cache.Get("s", "tools/list", "", "bob").has_value());
 }
 
+// Skills (SEP-2640) are resources: their list is cached like the others
+// and a changed catalog comes as notifications/resources/list_changed.
+TEST(ListCacheTest, SkillsAreCachedAndDroppedWithTheResources) {
+  FakeClock clock;
+  ListCache cache(&clock);
+  EXPECT_TRUE(ListCache::Cacheable("skills/list"));
+  EXPECT_FALSE(ListCache::Cacheable("resources/directory/read"));
+  uint64_t g = cache.Generation("s");
+  ASSERT_TRUE(
+      cache.Put("s", "skills/list", "", "", Page(1000, "public", "k"), g));
+  cache.Invalidate("s", "tools");
+  EXPECT_TRUE(cache.Get("s", "skills/list", "", "").has_value());
+  cache.Invalidate("s", "resources");
+  EXPECT_FALSE(cache.Get("s", "skills/list", "", "").has_value());
+}
+
 TEST(ListCacheTest, ListChangedDropsThatListAndLateAnswersAreNotKept) {
   FakeClock clock;
   ListCache cache(&clock);
