@@ -197,6 +197,7 @@ int Main(int argc, char** argv) {
   AddToolsCommands(&app, &context);
   AddResourcesCommands(&app, &context);
   AddPromptsCommands(&app, &context);
+  AddSkillsCommands(&app, &context);
   AddRpcCommand(&app, &context);
   AddHistoryCommands(&app, &context);
   AddSessionsCommands(&app, &context);

@@ -24,12 +24,15 @@ void AddConnectionCommands(CLI::App* app, Context* context);
 // `tools`, `call` (tools.cc).
 void AddToolsCommands(CLI::App* app, Context* context);
 
-// `resources`, `templates`, `read`, `subscribe`, `unsubscribe`
+// `resources`, `templates`, `read`, `dir`, `subscribe`, `unsubscribe`
 // (resources.cc).
 void AddResourcesCommands(CLI::App* app, Context* context);
 
 // `prompts`, `prompt`, `complete` (prompts.cc).
 void AddPromptsCommands(CLI::App* app, Context* context);
+
+// `skills list|get` (skills.cc).
+void AddSkillsCommands(CLI::App* app, Context* context);
 
 // `rpc`: raw JSON-RPC (rpc.cc).
 void AddRpcCommand(CLI::App* app, Context* context);

@@ -1,4 +1,5 @@
-// `inspectorctl resources|templates|read|subscribe|unsubscribe SERVER ...`.
+// `inspectorctl resources|templates|read|dir|subscribe|unsubscribe SERVER
+// ...`.
 #include <memory>
 #include <string>
 
@@ -83,6 +84,34 @@ absl::Status RunRead(Context& context, const ResourceFlags& flags) {
   return PrintMcpResult(context, result, RenderResourceContents);
 }
 
+struct DirectoryFlags {
+  std::string server;
+  std::string uri;
+  PageFlags page;
+};
+
+absl::Status RunDirectory(Context& context, const DirectoryFlags& flags) {
+  v1::ResourceDirectoryRequest request;
+  request.set_server_id(flags.server);
+  request.set_uri(flags.uri);
+  request.set_cursor(flags.page.cursor);
+  request.set_all(flags.page.all);
+  v1::ResourceDirectoryResponse response;
+  RETURN_IF_ERROR(context.CallServer(context.mcp(),
+                                     &McpStub::ReadResourceDirectory, request,
+                                     &response));
+  if (context.json()) return context.PrintJson(response);
+  if (response.resources().empty()) {
+    context.out() << SanitizeForTerminal(flags.uri) << " is empty\n";
+  } else {
+    v1::ListResourcesResponse children;
+    *children.mutable_resources() = response.resources();
+    context.PrintTable(ResourcesTable(children), kDescriptionColumn);
+  }
+  if (!flags.page.all) PrintMoreHint(context, response.next_cursor());
+  return absl::OkStatus();
+}
+
 absl::Status RunSubscribe(Context& context, const ResourceFlags& flags) {
   v1::McpResult result;
   RETURN_IF_ERROR(context.CallServer(context.mcp(), &McpStub::Subscribe,
@@ -162,6 +191,29 @@ void AddResourcesCommands(CLI::App* app, Context* context) {
        "  inspectorctl read everything test://static/resource/2 -o json | "
        "jq -r '.contents[0].blob' | base64 -d"},
       RunRead);
+
+  // dir
+  auto dir = std::make_shared<DirectoryFlags>();
+  CLI::App* dir_command = AddServerCommand(
+      app, context, kMcpGroup,
+      {"dir", "List a directory resource's children",
+       "resources/directory/read (the io.modelcontextprotocol/skills\n"
+       "extension; the server must declare directoryRead). Columns: URI,\n"
+       "NAME, MIME TYPE, DESCRIPTION; a child directory's MIME type is\n"
+       "inode/directory, and `dir` lists it in turn. One page unless --all.\n"
+       "\n"
+       "Examples:\n"
+       "  inspectorctl dir docs skill://docs/git-workflow/\n"
+       "  inspectorctl dir docs skill://docs/git-workflow/ --all -o json"},
+      dir, RunDirectory);
+  dir_command->add_option("uri", dir->uri, "The directory's URI")
+      ->required()
+      ->type_name("URI");
+  dir_command->add_option("--cursor", dir->page.cursor,
+                          "Start at this page (a previous answer's cursor)")
+      ->type_name("CURSOR");
+  dir_command->add_flag("--all", dir->page.all, "Every page")
+      ->excludes("--cursor");
 
   // subscribe
   AddUriCommand(
