@@ -412,6 +412,134 @@ function complete({ ref, argument }) {
 }
 
 // ---------------------------------------------------------------------------
+// Skills (the io.modelcontextprotocol/skills extension, SEP-2640) and
+// directory resources, only with FIXTURE_SKILLS=1 (so that every other test
+// sees the server it always saw): the skills git-workflow (its manifest
+// matches its files) and tampered (its script's digest and text disagree),
+// the tool add_skill, and the directories of DIRECTORIES.
+
+const skillsEnabled = process.env.FIXTURE_SKILLS === '1';
+const { createHash } = process.getBuiltinModule('node:crypto');
+const { z } = sdkRequire('zod');
+
+const skillDigest = (text) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+
+// The files the skills serve, by URI: what resources/read returns.
+const SKILL_FILES = new Map([
+  ['skill://fixture/git-workflow/SKILL.md',
+   '---\nname: git-workflow\ndescription: Commit, branch and review with git.\n---\n\n' +
+   'Use `git switch -c` for a branch; see references/commands.md.\n'],
+  ['skill://fixture/git-workflow/references/commands.md', '# Commands\n\ngit status\ngit log --oneline\n'],
+  ['skill://fixture/tampered/SKILL.md',
+   '---\nname: tampered\ndescription: A skill whose script changed after its manifest was made.\n---\n\n' +
+   'Run scripts/run.sh.\n'],
+  ['skill://fixture/tampered/scripts/run.sh', '#!/bin/sh\necho changed\n'],
+  ['skill://fixture/release-notes/SKILL.md',
+   '---\nname: release-notes\ndescription: Write release notes from the history.\n---\n\nRead the log.\n'],
+]);
+
+function skillManifestEntry(uri, text = SKILL_FILES.get(uri)) {
+  return { uri, digest: skillDigest(text), size: Buffer.byteLength(text, 'utf8') };
+}
+
+const SKILLS = [
+  {
+    uri: 'skill://fixture/git-workflow/SKILL.md',
+    frontmatter: { name: 'git-workflow', description: 'Commit, branch and review with git.' },
+    resources: [skillManifestEntry('skill://fixture/git-workflow/SKILL.md'),
+                skillManifestEntry('skill://fixture/git-workflow/references/commands.md')],
+  },
+  {
+    // The manifest was made from the script's old text: its digest and size
+    // no longer match what resources/read returns.
+    uri: 'skill://fixture/tampered/SKILL.md',
+    frontmatter: { name: 'tampered', description: 'A skill whose script changed after its manifest was made.' },
+    resources: [skillManifestEntry('skill://fixture/tampered/SKILL.md'),
+                skillManifestEntry('skill://fixture/tampered/scripts/run.sh', '#!/bin/sh\necho earlier\n')],
+  },
+];
+
+// Added to every session's catalog by the tool add_skill.
+const ADDED_SKILL = {
+  uri: 'skill://fixture/release-notes/SKILL.md',
+  frontmatter: { name: 'release-notes', description: 'Write release notes from the history.' },
+  resources: 'dynamic',
+};
+let skillAdded = false;
+const skillCatalog = () => (skillAdded ? [...SKILLS, ADDED_SKILL] : SKILLS);
+
+// Directories for resources/directory/read, children in URI order; pages of
+// DIRECTORY_PAGE_SIZE with the offset as the cursor.
+const DIRECTORY_PAGE_SIZE = 3;
+const DIRECTORY_MIME_TYPE = 'inode/directory';
+const DIRECTORIES = new Map([
+  ['skill://fixture/git-workflow/', [
+    { uri: 'skill://fixture/git-workflow/SKILL.md', name: 'SKILL.md', mimeType: 'text/markdown' },
+    { uri: 'skill://fixture/git-workflow/references/', name: 'references', mimeType: DIRECTORY_MIME_TYPE },
+  ]],
+  ['skill://fixture/git-workflow/references/', [
+    { uri: 'skill://fixture/git-workflow/references/commands.md', name: 'commands.md', mimeType: 'text/markdown' },
+  ]],
+  ['fixture://tree/', Array.from({ length: 7 }, (_, i) => (
+    { uri: `fixture://tree/file-${i + 1}.txt`, name: `file-${i + 1}.txt`, mimeType: 'text/plain' }))],
+]);
+
+const SKILL_TOOLS = [
+  {
+    name: 'add_skill',
+    description: 'Adds the skill release-notes (resources "dynamic") and sends notifications/resources/list_changed.',
+    inputSchema: { type: 'object', properties: {} },
+    run: async (args, session, extra) => {
+      skillAdded = true;
+      await session.notify(extra, { method: 'notifications/resources/list_changed' });
+      return text('skill release-notes added');
+    },
+  },
+];
+for (const tool of SKILL_TOOLS) tool.validate = validator.getValidator(tool.inputSchema);
+
+const paramsOf = (fields) => z.object(fields).passthrough().optional();
+const ListSkillsSchema = z.object({ method: z.literal('skills/list'),
+                                    params: paramsOf({ cursor: z.string().optional() }) });
+const GetSkillSchema = z.object({ method: z.literal('skills/get'), params: z.object({ uri: z.string() }).passthrough() });
+const DirectoryReadSchema = z.object({ method: z.literal('resources/directory/read'),
+                                       params: z.object({ uri: z.string(), cursor: z.string().optional() }).passthrough() });
+
+// Serves the skills and directories on `server` (before it connects):
+// declares the extension with directoryRead, answers skills/list (one page,
+// with a ttlMs so that clients may cache it), skills/get,
+// resources/directory/read, and resources/read of the skills' files (other
+// URIs go to `readOther`).
+function installSkills(server, readOther) {
+  server.registerCapabilities({ extensions: { 'io.modelcontextprotocol/skills': { directoryRead: true } } });
+  server.setRequestHandler(ListSkillsSchema, () => ({ skills: skillCatalog(), ttlMs: 60000, cacheScope: 'public' }));
+  server.setRequestHandler(GetSkillSchema, (request) => {
+    const skill = skillCatalog().find((candidate) => candidate.uri === request.params.uri);
+    if (!skill) throw rpcError(ErrorCode.InvalidParams, `No skill is served at ${request.params.uri}`);
+    return { skill };
+  });
+  server.setRequestHandler(DirectoryReadSchema, (request) => {
+    const { uri, cursor } = request.params;
+    const children = DIRECTORIES.get(uri);
+    if (!children) throw rpcError(ErrorCode.InvalidParams, `${uri} is not a directory resource`);
+    let start = 0;
+    if (cursor !== undefined) {
+      start = /^\d+$/.test(cursor) ? Number(cursor) : -1;
+      if (start < 0 || start > children.length) throw rpcError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
+    }
+    const end = start + DIRECTORY_PAGE_SIZE;
+    return { resources: children.slice(start, end), ...(end < children.length && { nextCursor: String(end) }) };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    const { uri } = request.params;
+    if (SKILL_FILES.has(uri)) {
+      return { contents: [{ uri, mimeType: uri.endsWith('.md') ? 'text/markdown' : 'text/plain', text: SKILL_FILES.get(uri) }] };
+    }
+    return readOther(uri);
+  });
+}
+
+// ---------------------------------------------------------------------------
 // One MCP session: an SDK Server with every handler, plus its own state.
 
 class Session {
@@ -467,9 +595,13 @@ class Session {
       (request) => getPrompt(request.params.name, request.params.arguments));
     server.setRequestHandler(CompleteRequestSchema, (request) => complete(request.params));
     // logging/setLevel is handled by the SDK because the capability is set.
+    if (skillsEnabled) installSkills(server, (uri) => ({ contents: [readResource(uri)] }));
   }
 
-  tools() { return this.dynamicTool ? [...TOOLS, DYNAMIC_TOOL] : TOOLS; }
+  tools() {
+    const tools = this.dynamicTool ? [...TOOLS, DYNAMIC_TOOL] : TOOLS;
+    return skillsEnabled ? [...tools, ...SKILL_TOOLS] : tools;
+  }
 
   // Sends a notification or request to the client while handling the request
   // that `extra` belongs to. They travel with that request (on its SSE reply
