@@ -219,14 +219,23 @@ TEST_F(InspectorctlTest, CommandHelpHasAnExample) {
 
   for (const char* command :
        {"connect", "disconnect", "ping", "log-level", "cancel", "tools", "call",
-        "resources", "templates", "read", "subscribe", "unsubscribe", "prompts",
-        "prompt", "complete", "rpc", "history", "logs", "watch"}) {
+        "resources", "templates", "read", "dir", "subscribe", "unsubscribe",
+        "prompts", "prompt", "complete", "rpc", "history", "logs", "watch"}) {
     result = Run({command, "--help"});
     EXPECT_EQ(result.exit_code, kExitOk) << command;
     EXPECT_THAT(result.out,
                 HasSubstr(std::string("Examples:\n  inspectorctl ") + command))
         << command;
   }
+  for (const char* command : {"list", "get"}) {
+    result = Run({"skills", command, "--help"});
+    EXPECT_EQ(result.exit_code, kExitOk) << command;
+    EXPECT_THAT(result.out, HasSubstr("Examples:\n  inspectorctl skills "))
+        << command;
+  }
+  result = Run({"skills", "get", "--help"});
+  EXPECT_THAT(result.out, HasSubstr("--require-digests"));
+  EXPECT_THAT(result.out, HasSubstr("7 when"));
   result = Run({"status", "--help"});
   EXPECT_THAT(result.out, HasSubstr("inspectorctl status everything"));
 }
