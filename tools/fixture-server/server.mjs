@@ -530,6 +530,10 @@ function installSkills(server, readOther) {
     const end = start + DIRECTORY_PAGE_SIZE;
     return { resources: children.slice(start, end), ...(end < children.length && { nextCursor: String(end) }) };
   });
+  // The directory fixture://tree/ is listed among the resources too.
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => paginate(
+    [...RESOURCES, { uri: 'fixture://tree/', name: 'tree', mimeType: DIRECTORY_MIME_TYPE }],
+    request.params?.cursor, 'resources'));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const { uri } = request.params;
     if (SKILL_FILES.has(uri)) {

@@ -6,6 +6,7 @@ import { store, on, loadServers, loadPending, startEvents, setCurrent, serverNam
 import { h, clear, toast } from './util.js';
 import * as servers from './servers.js';
 import * as explore from './explore.js';
+import * as skills from './skills.js';
 import * as timeline from './timeline.js';
 import * as history from './history.js';
 import * as pending from './pending.js';
@@ -21,6 +22,7 @@ import * as oauth from './oauth.js';
 const VIEWS = [
   { path: 'servers', label: 'Servers', view: servers },
   { path: 'explore', label: 'Tools & resources', view: explore },
+  { path: 'skills', label: 'Skills', view: skills },
   { path: 'timeline', label: 'Live traffic', view: timeline },
   { path: 'history', label: 'History', view: history },
   { path: 'pending', label: 'Pending', view: pending },

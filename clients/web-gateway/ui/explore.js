@@ -7,6 +7,7 @@ import { api, enc } from './api.js';
 import { store, on, currentServer } from './state.js';
 import { h, clear, field, errorBox, pretty, toast, uid } from './util.js';
 import { schemaForm } from './forms.js';
+import { browse } from './skills.js';
 
 const KINDS = [
   { key: 'tools', label: 'Tools', path: 'tools', list: 'tools' },
@@ -260,6 +261,8 @@ function resourceDetail(resource) {
   return h('div', {}, heading(resource), h('p', { class: 'mono' }, resource.uri),
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'primary', onclick: () => readInto(out, resource.uri) }, 'Read'),
+      resource.mimeType === 'inode/directory' || resource.uri.endsWith('/')
+        ? h('button', { type: 'button', onclick: () => browse(out, resource.uri) }, 'Browse directory') : null,
       h('button', {
         type: 'button',
         onclick: () => api('POST', `/api/servers/${enc(server.id)}/resource:subscribe`, { uri: resource.uri })
