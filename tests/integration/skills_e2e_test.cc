@@ -148,24 +148,24 @@ TEST_F(SkillsTest, ListGetAndVerifyThroughTheCli) {
 }
 
 TEST_F(SkillsTest, DirectoryReadPagesThroughTheCliAndRest) {
-  json first = CtlJson({"dir", "fixture", "fixture://tree/"});
+  json first = CtlJson({"dir", "fixture", "fixture://tree"});
   ASSERT_EQ(first["resources"].size(), 3u) << first.dump(2);
   EXPECT_EQ(first.value("nextCursor", ""), "3");
   json second =
-      CtlJson({"dir", "fixture", "fixture://tree/", "--cursor", "3"});
+      CtlJson({"dir", "fixture", "fixture://tree", "--cursor", "3"});
   ASSERT_EQ(second["resources"].size(), 3u) << second.dump(2);
   EXPECT_EQ(second["resources"][0].value("uri", ""), "fixture://tree/file-4.txt");
-  json all = CtlJson({"dir", "fixture", "fixture://tree/", "--all"});
+  json all = CtlJson({"dir", "fixture", "fixture://tree", "--all"});
   EXPECT_EQ(all["resources"].size(), 7u) << all.dump(2);
   EXPECT_EQ(all.value("nextCursor", "absent"), "");
 
-  ProcessResult table = Ctl({"dir", "fixture", "skill://fixture/git-workflow/"});
+  ProcessResult table = Ctl({"dir", "fixture", "skill://fixture/git-workflow"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("inode/directory"));
-  EXPECT_THAT(table.out, HasSubstr("skill://fixture/git-workflow/references/"));
+  EXPECT_THAT(table.out, HasSubstr("skill://fixture/git-workflow/references"));
 
   const std::string path =
-      "/api/servers/" + id_ + "/resource-directory?uri=fixture://tree/";
+      "/api/servers/" + id_ + "/resource-directory?uri=fixture://tree";
   HttpResult last = Rest("GET", path + "&cursor=6");
   ASSERT_EQ(last.status, 200) << last.body;
   EXPECT_EQ(UrisOf(last.Json()["resources"]),
@@ -268,12 +268,12 @@ TEST_F(SkillsTest, TheInspectorCliThroughTheFrontDoorAgrees) {
   EXPECT_EQ(UrisOf(theirs["skills"]), UrisOf(ours["skills"]));
 
   ProcessResult page = inspector({"--method", "resources/directory/read",
-                                  "--uri", "fixture://tree/", "--cursor", "3"});
+                                  "--uri", "fixture://tree", "--cursor", "3"});
   ASSERT_EQ(page.exit_code, 0) << page.out << page.err;
   json their_page = json::parse(page.out, nullptr, false);
   ASSERT_TRUE(their_page.is_object()) << page.out;
   json our_page =
-      CtlJson({"dir", "fixture", "fixture://tree/", "--cursor", "3"});
+      CtlJson({"dir", "fixture", "fixture://tree", "--cursor", "3"});
   EXPECT_EQ(UrisOf(their_page["resources"]), UrisOf(our_page["resources"]));
   EXPECT_EQ(their_page.value("nextCursor", ""),
             our_page.value("nextCursor", "x"));

@@ -468,19 +468,20 @@ const ADDED_SKILL = {
 let skillAdded = false;
 const skillCatalog = () => (skillAdded ? [...SKILLS, ADDED_SKILL] : SKILLS);
 
-// Directories for resources/directory/read, children in URI order; pages of
+// Directories for resources/directory/read (URIs without a trailing slash,
+// as the SDK's catalogs name them), children in URI order; pages of
 // DIRECTORY_PAGE_SIZE with the offset as the cursor.
 const DIRECTORY_PAGE_SIZE = 3;
 const DIRECTORY_MIME_TYPE = 'inode/directory';
 const DIRECTORIES = new Map([
-  ['skill://fixture/git-workflow/', [
+  ['skill://fixture/git-workflow', [
     { uri: 'skill://fixture/git-workflow/SKILL.md', name: 'SKILL.md', mimeType: 'text/markdown' },
-    { uri: 'skill://fixture/git-workflow/references/', name: 'references', mimeType: DIRECTORY_MIME_TYPE },
+    { uri: 'skill://fixture/git-workflow/references', name: 'references', mimeType: DIRECTORY_MIME_TYPE },
   ]],
-  ['skill://fixture/git-workflow/references/', [
+  ['skill://fixture/git-workflow/references', [
     { uri: 'skill://fixture/git-workflow/references/commands.md', name: 'commands.md', mimeType: 'text/markdown' },
   ]],
-  ['fixture://tree/', Array.from({ length: 7 }, (_, i) => (
+  ['fixture://tree', Array.from({ length: 7 }, (_, i) => (
     { uri: `fixture://tree/file-${i + 1}.txt`, name: `file-${i + 1}.txt`, mimeType: 'text/plain' }))],
 ]);
 
@@ -530,9 +531,9 @@ function installSkills(server, readOther) {
     const end = start + DIRECTORY_PAGE_SIZE;
     return { resources: children.slice(start, end), ...(end < children.length && { nextCursor: String(end) }) };
   });
-  // The directory fixture://tree/ is listed among the resources too.
+  // The directory fixture://tree is listed among the resources too.
   server.setRequestHandler(ListResourcesRequestSchema, (request) => paginate(
-    [...RESOURCES, { uri: 'fixture://tree/', name: 'tree', mimeType: DIRECTORY_MIME_TYPE }],
+    [...RESOURCES, { uri: 'fixture://tree', name: 'tree', mimeType: DIRECTORY_MIME_TYPE }],
     request.params?.cursor, 'resources'));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const { uri } = request.params;

@@ -203,8 +203,8 @@ void AddResourcesCommands(CLI::App* app, Context* context) {
        "inode/directory, and `dir` lists it in turn. One page unless --all.\n"
        "\n"
        "Examples:\n"
-       "  inspectorctl dir docs skill://docs/git-workflow/\n"
-       "  inspectorctl dir docs skill://docs/git-workflow/ --all -o json"},
+       "  inspectorctl dir docs skill://docs/git-workflow\n"
+       "  inspectorctl dir docs skill://docs/git-workflow --all -o json"},
       dir, RunDirectory);
   dir_command->add_option("uri", dir->uri, "The directory's URI")
       ->required()

@@ -93,7 +93,7 @@ function detail(skill) {
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'primary', onclick: () => verify(out, skill, requireDigests.checked) }, 'Verify files'),
       h('label', {}, requireDigests, ' Require digests'),
-      h('button', { type: 'button', onclick: () => browse(out, skill.uri.replace(/SKILL\.md$/, '')) }, 'Browse files'),
+      h('button', { type: 'button', onclick: () => browse(out, skill.uri.replace(/\/SKILL\.md$/, '')) }, 'Browse files'),
       h('button', { type: 'button', onclick: () => show(out, skill) }, 'skills/get')),
     out);
 }
