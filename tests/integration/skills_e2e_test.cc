@@ -248,6 +248,36 @@ TEST_F(SkillsTest, ListChangedDropsTheCachedSkillsAndIsWatched) {
   EXPECT_THAT(required.err, HasSubstr("--require-digests"));
 }
 
+// The same commands against the SDK's own Skills extension
+// (@modelcontextprotocol/server), spoken to in the 2026-07-28 era: its
+// lists carry ttlMs, so the second skills list comes from the cache.
+TEST_F(SkillsTest, TheSdksSkillsInTheModernEra) {
+  json config = {{"name", "sdk"},
+                 {"transport", "stdio"},
+                 {"command", kNode},
+                 {"args", {std::string(SOURCE_DIR) +
+                           "/tests/integration/skills_sdk_peer.mjs"}},
+                 {"protocol", "modern"}};
+  HttpResult created = Rest("POST", "/config", config.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  ASSERT_EQ(Ctl({"connect", "sdk"}).exit_code, 0);
+  json status = CtlJson({"status", "sdk"});
+  EXPECT_EQ(status.value("protocolEra", ""), "modern") << status.dump(2);
+
+  json listed = CtlJson({"skills", "list", "sdk"});
+  EXPECT_EQ(UrisOf(listed["skills"]),
+            (std::set<std::string>{"skill://demo/SKILL.md"}));
+  EXPECT_TRUE(CtlJson({"skills", "list", "sdk"}).value("fromCache", false));
+  ProcessResult verified = Ctl({"skills", "get", "sdk", "demo", "--verify"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("verified: 2 files read, 2 verified"));
+  json children = CtlJson({"dir", "sdk", "skill://demo"});
+  EXPECT_EQ(UrisOf(children["resources"]),
+            (std::set<std::string>{"skill://demo/SKILL.md",
+                                   "skill://demo/notes"}))
+      << children.dump(2);
+}
+
 // The official Inspector CLI, through the daemon's front door, sees what
 // inspectorctl sees, and its own digest check agrees with ours.
 TEST_F(SkillsTest, TheInspectorCliThroughTheFrontDoorAgrees) {
