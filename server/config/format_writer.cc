@@ -150,6 +150,7 @@ Json InspectorServerJson(const v1::ServerConfig& s) {
       capabilities["elicitationUrl"] = c.elicitation_url();
     }
     if (c.has_roots()) capabilities["roots"] = c.roots();
+    if (c.has_apps()) capabilities["apps"] = c.apps();
     if (!capabilities.empty()) {
       out["clientCapabilities"] = std::move(capabilities);
     }

@@ -322,10 +322,10 @@ absl::Status ReadClientCapabilities(const ServerContext& ctx, const Json& j,
     std::string field = absl::StrCat("clientCapabilities.", raw_key);
     if (value.is_null()) continue;
     if (key != "sampling" && key != "elicitation" && key != "elicitationUrl" &&
-        key != "roots") {
+        key != "roots" && key != "apps") {
       return ServerError(ctx, field,
                          "unknown key; clientCapabilities has sampling, "
-                         "elicitation, elicitationUrl and roots");
+                         "elicitation, elicitationUrl, roots and apps");
     }
     if (!value.is_boolean()) {
       return ServerError(
@@ -337,6 +337,7 @@ absl::Status ReadClientCapabilities(const ServerContext& ctx, const Json& j,
     if (key == "elicitation") out->set_elicitation(on);
     if (key == "elicitationUrl") out->set_elicitation_url(on);
     if (key == "roots") out->set_roots(on);
+    if (key == "apps") out->set_apps(on);
   }
   return absl::OkStatus();
 }

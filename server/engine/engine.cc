@@ -52,6 +52,8 @@ ClientFeatures FeaturesOf(const v1::ServerConfig& config) {
   features.elicitation_form = !c.has_elicitation() || c.elicitation();
   features.elicitation_url = !c.has_elicitation_url() || c.elicitation_url();
   features.roots = !c.has_roots() || c.roots();
+  // An extension, not a core capability: declared only when asked for.
+  features.apps = c.has_apps() && c.apps();
   // Validation refuses anything else, so an unknown value is not expected.
   features.protocol = ParseProtocolMode(config.protocol())
                           .value_or(ProtocolMode::kAuto);

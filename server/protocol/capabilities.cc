@@ -6,6 +6,14 @@ namespace inspector::protocol {
 
 using nlohmann::json;
 
+namespace {
+
+json AppsExtension() {
+  return {{"mimeTypes", json::array({kAppMimeType})}};
+}
+
+}  // namespace
+
 json ClientCapabilities(const ClientFeatures& features, Era era) {
   json capabilities = json::object();
   if (features.sampling) capabilities["sampling"] = json::object();
@@ -17,6 +25,9 @@ json ClientCapabilities(const ClientFeatures& features, Era era) {
   }
   if (era == Era::kHandshake) {
     if (features.roots) capabilities["roots"] = {{"listChanged", true}};
+    if (features.apps) {
+      capabilities["extensions"] = {{kAppsExtension, AppsExtension()}};
+    }
     return capabilities;
   }
   // No listChanged: the revision removed notifications/roots/list_changed.
@@ -24,6 +35,9 @@ json ClientCapabilities(const ClientFeatures& features, Era era) {
   // The tasks extension: a tools/call may be answered with a task, which
   // the engine follows (server/engine/tasks.h).
   capabilities["extensions"] = {{kTasksExtension, json::object()}};
+  if (features.apps) {
+    capabilities["extensions"][kAppsExtension] = AppsExtension();
+  }
   return capabilities;
 }
 

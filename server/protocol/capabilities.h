@@ -14,6 +14,10 @@ namespace inspector::protocol {
 
 // The tasks extension (SEP-2663); server/engine/tasks.h follows tasks.
 inline constexpr char kTasksExtension[] = "io.modelcontextprotocol/tasks";
+// The MCP Apps extension: tools whose `_meta.ui.resourceUri` names a
+// `ui://` resource of kAppMimeType that a host renders.
+inline constexpr char kAppsExtension[] = "io.modelcontextprotocol/ui";
+inline constexpr char kAppMimeType[] = "text/html;profile=mcp-app";
 
 // The client capabilities a session declares (all off by default).
 struct ClientFeatures {
@@ -27,12 +31,15 @@ struct ClientFeatures {
   bool elicitation_url = false;
   // roots (with listChanged in the handshake era).
   bool roots = false;
+  // The MCP Apps extension (kAppsExtension), in either era.
+  bool apps = false;
 };
 
 // The capabilities object for `features` in `era`: sampling, elicitation
 // with its form and URL modes, roots (with listChanged in the handshake
-// era; 2026-07-28 removed notifications/roots/list_changed), and in the
-// modern era the tasks extension under `extensions`.
+// era; 2026-07-28 removed notifications/roots/list_changed), and under
+// `extensions` the tasks extension in the modern era and the Apps
+// extension (with the MIME types it renders) when asked for.
 nlohmann::json ClientCapabilities(const ClientFeatures& features, Era era);
 
 }  // namespace inspector::protocol

@@ -207,6 +207,21 @@ TEST(CapabilitiesTest, EachEraDeclaresItsOwnShape) {
   EXPECT_EQ(ClientCapabilities({}, Era::kHandshake), json::object());
 }
 
+// MCP Apps: declared under `extensions` in either era, only when asked for.
+TEST(CapabilitiesTest, AppsExtensionOnlyWhenAsked) {
+  ClientFeatures features;
+  features.apps = true;
+  const json apps = {{"mimeTypes", {"text/html;profile=mcp-app"}}};
+  EXPECT_EQ(ClientCapabilities(features, Era::kHandshake),
+            json({{"extensions", {{"io.modelcontextprotocol/ui", apps}}}}));
+  EXPECT_EQ(ClientCapabilities(features, Era::kModern),
+            json({{"extensions",
+                   {{"io.modelcontextprotocol/tasks", json::object()},
+                    {"io.modelcontextprotocol/ui", apps}}}}));
+  EXPECT_FALSE(ClientCapabilities({}, Era::kModern)["extensions"].contains(
+      "io.modelcontextprotocol/ui"));
+}
+
 // --- header_codec.h ----------------------------------------------------------
 
 TEST(HeaderCodecTest, DecodingUndoesEncoding) {
