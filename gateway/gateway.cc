@@ -60,18 +60,26 @@ size_t HeaderCount(const http::Request& request, std::string_view lower_name) {
 }
 
 // What every page and file of the web UI is sent with: no framing, no
-// script or connection outside this origin, no referrer.
-Headers UiHeaders(std::string_view content_type) {
+// script or connection outside this origin, no referrer; frames only from
+// `frame_sources` (the MCP Apps sandbox), if any.
+Headers UiHeaders(std::string_view content_type,
+                  const std::vector<std::string>& frame_sources = {}) {
+  std::string frame_src =
+      frame_sources.empty()
+          ? ""
+          : absl::StrCat("; frame-src ", absl::StrJoin(frame_sources, " "));
   return {{"Content-Type", std::string(content_type)},
           {"Cache-Control", "no-cache"},
           {"X-Content-Type-Options", "nosniff"},
           {"X-Frame-Options", "DENY"},
           {"Referrer-Policy", "no-referrer"},
           {"Content-Security-Policy",
-           "default-src 'none'; script-src 'self'; style-src 'self'; "
-           "connect-src 'self'; img-src 'self' data: blob:; "
-           "media-src 'self' data: blob:; base-uri 'none'; "
-           "form-action 'none'; frame-ancestors 'none'"}};
+           absl::StrCat(
+               "default-src 'none'; script-src 'self'; style-src 'self'; "
+               "connect-src 'self'; img-src 'self' data: blob:; "
+               "media-src 'self' data: blob:; base-uri 'none'; "
+               "form-action 'none'; frame-ancestors 'none'",
+               frame_src)}};
 }
 
 std::string SignInFailedPage(const char* why) {
@@ -293,7 +301,9 @@ class Gateway::Impl : public std::enable_shared_from_this<Impl> {
     if (request.method == "GET" &&
         (path == "/" || path.substr(0, 4) == "/ui/")) {
       if (const UiAsset* asset = FindUiAsset(path)) {
-        exchange->Respond(200, UiHeaders(asset->content_type),
+        exchange->Respond(200,
+                          UiHeaders(asset->content_type,
+                                    options_.ui_frame_sources),
                           std::string(asset->body));
         return;
       }

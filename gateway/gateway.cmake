@@ -2,7 +2,7 @@
 # streams) with the descriptor set compiled in.
 add_library(inspector_gateway STATIC
     byte_buffers.cc caller_credentials.cc descriptor_set_data.cc gateway.cc
-    request_policy.cc stream_call.cc)
+    request_policy.cc stream_call.cc app_sandbox.cc)
 inspector_target_defaults(inspector_gateway)
 inspector_unity_build(inspector_gateway 0)
 target_compile_definitions(inspector_gateway PRIVATE

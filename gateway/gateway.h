@@ -95,6 +95,9 @@ struct GatewayOptions {
         error_body;
   };
   std::vector<PrefixRoute> prefix_routes;
+  // Origins the web UI's pages may frame (the MCP Apps sandbox listener,
+  // gateway/app_sandbox.h); empty: none.
+  std::vector<std::string> ui_frame_sources;
   // Deadline of each unary call. The daemon applies its own MCP timeouts;
   // this only bounds a call that would otherwise never end.
   absl::Duration call_timeout = absl::Hours(1);

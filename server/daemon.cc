@@ -38,7 +38,9 @@
 #include "server/metrics/mcp_operation_metrics.h"
 #include "server/metrics/metrics_http.h"
 #include "server/metrics/metrics_registry.h"
+#include "gateway/app_sandbox.h"
 #include "gateway/gateway.h"
+#include "server/apps/app_open.h"
 #include "server/frontdoor/front_doors.h"
 #include "server/protocol/server_card.h"
 #include "server/frontdoor/resource_server.h"
@@ -198,6 +200,9 @@ struct Daemon::State {
   // The MCP front doors the gateway hands /servers/ to; after the engine,
   // before the gateway.
   std::unique_ptr<frontdoor::FrontDoors> front_doors;
+  // The MCP Apps sandbox listener, started with the gateway; the gateway's
+  // /apps/open publishes to it.
+  std::unique_ptr<gateway::AppSandbox> app_sandbox;
   // Declared after the server: it calls into it, so it goes first.
   std::unique_ptr<gateway::Gateway> gateway;
   std::string http_address;
@@ -765,6 +770,38 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       };
       gateway_options.prefix_routes.push_back(std::move(metrics_route));
     }
+    // MCP Apps: their documents come from a listener of their own (another
+    // port, another origin), on the same host as the web UI. Without it
+    // the UI works on, only Apps do not open.
+    absl::StatusOr<net::ListenAddress> sandbox_listen =
+        net::ParseListenAddress(options.http_listen);
+    absl::StatusOr<std::unique_ptr<gateway::AppSandbox>> sandbox =
+        absl::InternalError("no host");
+    if (sandbox_listen.ok()) {
+      sandbox_listen->port = 0;
+      sandbox = gateway::AppSandbox::Start(sandbox_listen->ToGrpcTarget());
+    }
+    if (sandbox.ok()) {
+      state->app_sandbox = *std::move(sandbox);
+      for (const char* host : {"127.0.0.1", "localhost", "[::1]"}) {
+        gateway_options.ui_frame_sources.push_back(
+            absl::StrCat("http://", host, ":", state->app_sandbox->port()));
+      }
+      apps::AppOpenDeps app_deps{
+          state->engine.get(), state->app_sandbox.get(),
+          state->authenticator.get(),
+          [raw_state] { return raw_state->gateway->port(); }};
+      gateway_options.prefix_routes.push_back(
+          {std::string(apps::kAppOpenPath),
+           [app_deps](std::shared_ptr<http::HttpExchange> exchange,
+                      http::Headers cors) {
+             apps::ServeAppOpen(app_deps, std::move(exchange),
+                                std::move(cors));
+           }});
+    } else {
+      LogWarn(absl::StrCat("MCP Apps will not open: ",
+                           sandbox.status().message()));
+    }
     oauth::OAuthManager* oauth = state->oauth.get();
     gateway_options.prefix_routes.push_back(
         {"/oauth/callback",
@@ -859,6 +896,7 @@ void Daemon::Shutdown() {
   if (state_->metrics_listener != nullptr) state_->metrics_listener->Shutdown();
   // REST clients first: the gateway's streams are calls into this server.
   if (state_->gateway != nullptr) state_->gateway->Shutdown();
+  if (state_->app_sandbox != nullptr) state_->app_sandbox->Shutdown();
   // MCP clients of the front doors: their sessions end with their streams.
   if (state_->front_doors != nullptr) state_->front_doors->CloseAll();
   // And those of inspectorctl proxy: their streams end with their sessions.
