@@ -8,6 +8,7 @@ import { store, on, currentServer } from './state.js';
 import { h, clear, field, errorBox, pretty, toast, uid } from './util.js';
 import { schemaForm } from './forms.js';
 import { browse } from './skills.js';
+import { appResourceUri, openApp, closeApps } from './apps.js';
 
 const KINDS = [
   { key: 'tools', label: 'Tools', path: 'tools', list: 'tools' },
@@ -46,6 +47,7 @@ export function mount(container) {
 }
 
 export function unmount() {
+  closeApps();
   off.forEach((f) => f());
   off = [];
 }
@@ -144,8 +146,18 @@ function toolDetail(tool) {
   const progressText = h('span', { class: 'muted', role: 'status' });
   const cancel = h('button', { type: 'button', hidden: true, class: 'danger' }, 'Cancel');
   const run = h('button', { type: 'submit', class: 'primary' }, 'Run tool');
+  // A tool with an App (MCP Apps): opened beside its result, see apps.js.
+  const appBox = h('div', { class: 'app-box' });
+  const openAppButton = appResourceUri(tool) ? h('button', {
+    type: 'button', id: 'open-app',
+    onclick: () => {
+      const { ok, value, errors } = form.value();
+      if (!ok) clear(out, errorBox({ code: 'INVALID_ARGUMENTS', message: errors.join('; ') }));
+      else openApp(appBox, server, tool, value);
+    },
+  }, 'Open app') : null;
   const f = h('form', { class: 'tool-form', 'aria-label': `Arguments of ${tool.name}` }, form.element,
-    h('div', { class: 'actions' }, run, cancel, progress, progressText));
+    h('div', { class: 'actions' }, run, openAppButton, cancel, progress, progressText));
   f.addEventListener('submit', async (e) => {
     e.preventDefault();
     const { ok, value, errors } = form.value();
@@ -196,7 +208,7 @@ function toolDetail(tool) {
       progressText.textContent = '';
     }
   });
-  return h('div', {}, heading(tool), f, out,
+  return h('div', {}, heading(tool), f, out, appBox,
     h('details', {}, h('summary', {}, 'Tool definition'), h('pre', { class: 'json' }, pretty(tool.raw || tool))));
 }
 

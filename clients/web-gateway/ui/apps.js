@@ -1,0 +1,398 @@
+// MCP Apps (the io.modelcontextprotocol/ui extension): a tool whose
+// metadata names a ui:// resource can be opened as an App. The daemon reads
+// the resource and serves it from its Apps sandbox listener (another port,
+// so another origin, with the Content-Security-Policy and Permissions-Policy
+// the resource's _meta.ui allows, and an opaque origin of its own); this
+// page frames it in a sandboxed iframe and acts as the App's host over
+// postMessage (JSON-RPC 2.0):
+//  - ui/initialize (host info, capabilities, context) and
+//    ui/notifications/initialized, after which the tool's input and result
+//    (or its cancellation) are sent to the App;
+//  - the App's own tools/call, resources/read, resources/list,
+//    resources/templates/list and ping go to the server through POST /mcp,
+//    so they are recorded and show in Live traffic; each carries
+//    _meta["inspector/app"] naming the App, which is how the timeline tells
+//    them from the page's own calls; notifications/cancelled of such a
+//    request cancels it in the daemon;
+//  - ui/open-link waits for the user to open the link or refuse it;
+//  - ui/message, ui/update-model-context and notifications/message are
+//    shown in the App's log; ui/request-display-mode, size changes and the
+//    theme are honoured and announced with host-context-changed;
+//  - request-teardown and Close end the App with ui/resource-teardown.
+import { api, enc } from './api.js';
+import { h, clear, errorBox, pretty, webLink, toast } from './util.js';
+
+// The protocol version this host speaks (the extension's latest).
+const APPS_PROTOCOL = '2026-01-26';
+// The _meta key that marks what the App sends.
+export const APP_META_KEY = 'inspector/app';
+
+/**
+ * The ui:// resource a tool names as its App, or null.
+ * @param {any} tool a tool as listed (with raw)
+ * @returns {string|null}
+ */
+export function appResourceUri(tool) {
+  const meta = (tool && ((tool.raw && tool.raw._meta) || tool._meta)) || {};
+  const uri = (meta.ui && meta.ui.resourceUri) || meta['ui/resourceUri'];
+  return typeof uri === 'string' && uri.startsWith('ui://') ? uri : null;
+}
+
+let appSeq = 0;
+/** @type {AppHost|null} */
+let current = null;
+
+/**
+ * Opens the App of `tool` in `container` (closing any other), then runs the
+ * tool with `args` and hands its input and result to the App.
+ * @param {HTMLElement} container
+ * @param {{id: string, name: string}} server
+ * @param {any} tool
+ * @param {Object<string, any>} args
+ */
+export async function openApp(container, server, tool, args) {
+  if (current) await current.close('another App was opened');
+  const host = new AppHost(container, server, tool, args);
+  current = host;
+  await host.start();
+  return host;
+}
+
+/** Closes the open App, if any (the view is leaving). */
+export function closeApps() {
+  if (current) current.close('the view was left');
+}
+
+class AppHost {
+  constructor(container, server, tool, args) {
+    this.container = container;
+    this.server = server;
+    this.tool = tool;
+    this.args = args || {};
+    this.uri = appResourceUri(tool);
+    this.theme = matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+    this.displayMode = 'inline';
+    this.pending = new Map();  // our request id -> resolve(result|error)
+    this.forwarded = new Map();  // App's request id (JSON) -> daemon request id
+    this.seq = 0;
+    this.closed = false;
+    this.initialized = false;
+    this.callId = null;
+    this.onMessage = (event) => this.receive(event);
+  }
+
+  async start() {
+    const status = h('p', { class: 'muted', role: 'status' }, `Opening ${this.uri}…`);
+    clear(this.container, status);
+    let opened;
+    try {
+      opened = await api('POST', '/apps/open', { serverId: this.server.id, uri: this.uri });
+    } catch (error) {
+      clear(this.container, errorBox(error));
+      if (current === this) current = null;
+      return;
+    }
+    if (this.closed) return;
+    this.opened = opened;
+    this.render();
+  }
+
+  render() {
+    const o = this.opened;
+    this.frame = h('iframe', {
+      class: 'app-frame', title: `MCP App ${this.uri}`, src: o.url,
+      sandbox: o.sandbox, allow: o.allow || null, referrerpolicy: 'no-referrer',
+    });
+    this.log = h('ol', { class: 'app-log', 'aria-label': 'What the App did' });
+    this.prompt = h('div', { class: 'app-prompt' });
+    const theme = h('select', { 'aria-label': 'Theme' },
+      ['light', 'dark'].map((t) => h('option', { value: t, selected: t === this.theme }, t)));
+    theme.addEventListener('change', () => {
+      this.theme = theme.value;
+      this.panel.dataset.theme = this.theme;
+      this.contextChanged({ theme: this.theme });
+    });
+    this.cancelButton = h('button', { type: 'button', class: 'danger', hidden: true, onclick: () => this.cancelCall() }, 'Cancel tool call');
+    this.modeButton = h('button', { type: 'button', onclick: () => this.setDisplayMode(this.displayMode === 'inline' ? 'fullscreen' : 'inline') }, 'Full screen');
+    this.panel = h('section', { class: 'app-panel', 'aria-label': `App ${this.uri}`, dataset: { theme: this.theme, mode: this.displayMode } },
+      h('div', { class: 'app-bar' },
+        h('strong', {}, 'App '), h('code', {}, this.uri),
+        h('div', { class: 'actions' }, theme, this.modeButton, this.cancelButton,
+          h('button', { type: 'button', onclick: () => this.close('closed by the user') }, 'Close app'))),
+      (o.refusedDomains && o.refusedDomains.length)
+        ? h('p', { class: 'warn' }, `Left out of the App's policy: ${o.refusedDomains.join('; ')}`) : null,
+      this.prompt, this.frame,
+      h('details', { class: 'app-policy' }, h('summary', {}, 'Sandbox policy'),
+        h('pre', { class: 'json' }, pretty({ csp: o.csp, permissionsPolicy: o.permissionsPolicy, sandbox: o.sandbox, allow: o.allow }))),
+      h('h4', {}, 'App log'), this.log);
+    window.addEventListener('message', this.onMessage);
+    clear(this.container, this.panel);
+    // The width is what the App lays itself out to; its own height changes
+    // (size-changed) resize the frame and are not echoed back.
+    let width = 0;
+    this.resizer = new ResizeObserver(() => {
+      const dimensions = this.dimensions();
+      if (dimensions.width === width) return;
+      width = dimensions.width;
+      this.contextChanged({ containerDimensions: dimensions });
+    });
+    this.resizer.observe(this.panel);
+  }
+
+  note(kind, text, detail) {
+    if (!this.log) return;
+    this.log.append(h('li', { class: `app-note app-${kind}` }, h('span', { class: 'app-kind' }, kind), ' ', text,
+      detail !== undefined ? h('pre', { class: 'json' }, pretty(detail)) : null));
+  }
+
+  dimensions() {
+    const width = Math.round(this.frame ? this.frame.getBoundingClientRect().width : 0);
+    return { width, maxHeight: Math.round(window.innerHeight * 0.8) };
+  }
+
+  hostContext() {
+    return {
+      theme: this.theme,
+      displayMode: this.displayMode,
+      availableDisplayModes: ['inline', 'fullscreen'],
+      containerDimensions: this.dimensions(),
+      locale: navigator.language,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      platform: 'web',
+      userAgent: 'inspectord web UI',
+      deviceCapabilities: { touch: navigator.maxTouchPoints > 0, hover: matchMedia('(hover: hover)').matches },
+      toolInfo: { id: this.callId || undefined, tool: (this.tool.raw || this.tool) },
+    };
+  }
+
+  post(message) {
+    if (this.closed || !this.frame || !this.frame.contentWindow) return;
+    // The App's origin is opaque: '*' is the only target that reaches it;
+    // the window itself is what is addressed.
+    this.frame.contentWindow.postMessage(message, '*');
+  }
+
+  notify(method, params) {
+    this.post({ jsonrpc: '2.0', method, params: params || {} });
+  }
+
+  request(method, params) {
+    this.seq += 1;
+    const id = `host-${this.seq}`;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.post({ jsonrpc: '2.0', id, method, params: params || {} });
+    });
+  }
+
+  contextChanged(change) {
+    if (this.initialized) this.notify('ui/notifications/host-context-changed', change);
+  }
+
+  setDisplayMode(mode) {
+    this.displayMode = mode;
+    this.panel.dataset.mode = mode;
+    this.modeButton.textContent = mode === 'inline' ? 'Full screen' : 'Inline';
+    this.contextChanged({ displayMode: mode, containerDimensions: this.dimensions() });
+    return mode;
+  }
+
+  /** @param {MessageEvent} event */
+  receive(event) {
+    if (!this.frame || event.source !== this.frame.contentWindow) return;
+    const m = event.data;
+    if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0') return;
+    if (m.method === undefined && m.id !== undefined) {
+      const resolve = this.pending.get(m.id);
+      if (resolve) {
+        this.pending.delete(m.id);
+        resolve(m);
+      }
+      return;
+    }
+    if (typeof m.method !== 'string') return;
+    if (m.id === undefined || m.id === null) {
+      this.onNotification(m.method, m.params || {});
+      return;
+    }
+    this.onRequest(m.method, m.params || {}).then(
+      (result) => this.post({ jsonrpc: '2.0', id: m.id, result: result || {} }),
+      (error) => this.post({ jsonrpc: '2.0', id: m.id, error: { code: error.rpcCode || -32603, message: error.message || String(error), data: error.data } }));
+  }
+
+  async onRequest(method, params) {
+    switch (method) {
+      case 'ui/initialize':
+        this.note('host', `initialize from ${params.appInfo ? `${params.appInfo.name} ${params.appInfo.version}` : 'the App'}`);
+        this.appInfo = params.appInfo || {};
+        return {
+          protocolVersion: APPS_PROTOCOL,
+          hostInfo: { name: 'inspectord web UI', version: '1' },
+          hostCapabilities: {
+            openLinks: {}, serverTools: {}, serverResources: {}, logging: {},
+            message: { text: {} }, updateModelContext: { text: {} },
+            sandbox: this.opened.granted || {},
+          },
+          hostContext: this.hostContext(),
+        };
+      case 'ping':
+        return {};
+      case 'tools/call':
+      case 'resources/read':
+      case 'resources/list':
+      case 'resources/templates/list':
+        return this.forward(method, params);
+      case 'ui/open-link':
+        return this.confirmLink(String(params.url || ''));
+      case 'ui/message':
+        this.note('message', 'The App sent a message', params);
+        return {};
+      case 'ui/update-model-context':
+        this.note('context', 'The App updated its model context', params);
+        return {};
+      case 'ui/request-display-mode':
+        return { mode: this.setDisplayMode(params.mode === 'fullscreen' ? 'fullscreen' : 'inline') };
+      default: {
+        const error = new Error(`Method not found: ${method}`);
+        error['rpcCode'] = -32601;
+        throw error;
+      }
+    }
+  }
+
+  onNotification(method, params) {
+    switch (method) {
+      case 'ui/notifications/initialized':
+        this.initialized = true;
+        this.note('host', 'The App is initialized');
+        this.runTool();
+        break;
+      case 'ui/notifications/size-changed':
+        if (typeof params.height === 'number' && this.displayMode === 'inline') {
+          this.frame.style.height = `${Math.max(80, Math.min(params.height, 2000))}px`;
+        }
+        break;
+      case 'notifications/message':
+        this.note('log', `${params.level || 'info'}${params.logger ? ` (${params.logger})` : ''}`, params.data);
+        break;
+      case 'notifications/cancelled': {
+        const daemonId = this.forwarded.get(JSON.stringify(params.requestId));
+        if (daemonId) this.cancelForwarded(daemonId, params.reason || 'cancelled by the App');
+        break;
+      }
+      case 'ui/notifications/request-teardown':
+        this.close('the App asked to be closed');
+        break;
+      default:
+        this.note('host', `ignored notification ${method}`);
+    }
+  }
+
+  // One of the App's requests to the server, through the daemon.
+  async forward(method, params) {
+    this.seq += 1;
+    const daemonId = `app-${Date.now().toString(36)}-${this.seq}`;
+    const meta = { ...(params._meta || {}), [APP_META_KEY]: { resourceUri: this.uri, tool: this.tool.name, app: (this.appInfo && this.appInfo.name) || null } };
+    const message = { jsonrpc: '2.0', id: daemonId, method, params: { ...params, _meta: meta } };
+    const key = JSON.stringify(daemonId);
+    this.forwarded.set(key, daemonId);
+    this.note('call', `${method}${params.name ? ` ${params.name}` : params.uri ? ` ${params.uri}` : ''}`);
+    try {
+      const answer = await api('POST', `/mcp?serverId=${enc(this.server.id)}`, JSON.stringify(message));
+      if (answer && answer.error) {
+        const error = new Error(answer.error.message);
+        error['rpcCode'] = answer.error.code;
+        error['data'] = answer.error.data;
+        throw error;
+      }
+      return answer ? answer.result : {};
+    } finally {
+      this.forwarded.delete(key);
+    }
+  }
+
+  async cancelForwarded(daemonId, reason) {
+    try {
+      await api('POST', `/api/servers/${enc(this.server.id)}/cancel`, { requestId: JSON.stringify(daemonId), reason });
+    } catch (error) {
+      this.note('host', `cancel failed: ${error.message}`);
+    }
+  }
+
+  // The tool the App belongs to: its input, then its result, to the App.
+  async runTool() {
+    if (this.callId) return;
+    this.seq += 1;
+    this.callId = `ui-app-${Date.now().toString(36)}-${this.seq}`;
+    this.notify('ui/notifications/tool-input', { arguments: this.args });
+    this.cancelButton.hidden = false;
+    const message = { jsonrpc: '2.0', id: this.callId, method: 'tools/call', params: { name: this.tool.name, arguments: this.args } };
+    try {
+      const answer = await api('POST', `/mcp?serverId=${enc(this.server.id)}`, JSON.stringify(message));
+      if (this.cancelled) return;
+      if (answer && answer.error) {
+        this.notify('ui/notifications/tool-cancelled', { reason: `error ${answer.error.code}: ${answer.error.message}` });
+        this.note('host', `the tool call failed: ${answer.error.message}`);
+      } else {
+        this.notify('ui/notifications/tool-result', (answer && answer.result) || { content: [] });
+        this.note('host', 'tool result sent to the App');
+      }
+    } catch (error) {
+      if (!this.cancelled) {
+        this.notify('ui/notifications/tool-cancelled', { reason: error.message });
+        this.note('host', `the tool call failed: ${error.message}`);
+      }
+    } finally {
+      this.cancelButton.hidden = true;
+    }
+  }
+
+  async cancelCall() {
+    if (!this.callId || this.cancelled) return;
+    this.cancelled = true;
+    this.cancelButton.hidden = true;
+    await this.cancelForwarded(this.callId, 'cancelled from the web UI');
+    this.notify('ui/notifications/tool-cancelled', { reason: 'cancelled from the web UI' });
+    this.note('host', 'tool call cancelled');
+  }
+
+  // ui/open-link: opened only if the user follows the link shown.
+  confirmLink(url) {
+    return new Promise((resolve) => {
+      const done = (result, text) => {
+        clear(this.prompt);
+        this.note('link', text);
+        resolve(result);
+      };
+      const link = webLink(url, 'Open the link');
+      if (link.tagName !== 'A') {
+        done({ isError: true }, `refused to open ${url} (not an http(s) URL)`);
+        return;
+      }
+      link.classList.add('button', 'primary');
+      link.addEventListener('click', () => done({}, `opened ${url}`));
+      clear(this.prompt, h('div', { class: 'app-confirm', role: 'alertdialog', 'aria-label': 'The App asks to open a link' },
+        h('p', {}, 'The App asks to open ', h('code', {}, url)),
+        h('div', { class: 'actions' }, link,
+          h('button', { type: 'button', onclick: () => done({ isError: true }, `refused to open ${url}`) }, "Don't open"))));
+      this.prompt.querySelector('a')?.focus();
+    });
+  }
+
+  async close(reason) {
+    if (this.closed) return;
+    if (this.initialized) {
+      await Promise.race([this.request('ui/resource-teardown', { reason }), new Promise((r) => setTimeout(r, 500))]);
+    }
+    this.closed = true;
+    window.removeEventListener('message', this.onMessage);
+    if (this.resizer) this.resizer.disconnect();
+    for (const resolve of this.pending.values()) resolve(null);
+    this.pending.clear();
+    if (this.panel && this.panel.isConnected) {
+      clear(this.container, h('p', { class: 'muted' }, `App closed (${reason}).`));
+    }
+    if (current === this) current = null;
+    if (reason === 'the App asked to be closed') toast('The App closed itself');
+  }
+}
