@@ -1,0 +1,314 @@
+// MCP Apps in the web UI end to end: headless Chromium (Debian's) drives a
+// real inspectord (--http on port 0) with two App servers on stdio:
+//   - @modelcontextprotocol/server-basic-vanillajs (tools/npm), declared
+//     with clientCapabilities.apps: its initialize carries the extension;
+//     its get-time tool is opened as an App from the Tools view, the App
+//     renders (a screenshot in the run's directory, checked not blank), gets
+//     the tool's result from the host, calls get-time itself (recorded, in
+//     Live traffic, marked as the App's), and its open-link waits for the
+//     user;
+//   - tools/app-fixture, whose App probes its sandbox: a fetch to an origin
+//     its CSP does not list is blocked (the origin, a loopback server of
+//     this test, is never reached), a listed one is reached, the daemon's
+//     REST API (which the App lists too) is left out of the policy and not
+//     reached, document.cookie gives nothing;
+// and from Node: the sandbox listener serves each document once and
+// nothing else (no REST API, no UI, cookie or token notwithstanding), and
+// the gateway refuses the sign-in cookie from the sandbox's origin.
+// Screenshots at 1280x800 and 390x844 in --artifacts.
+//
+//   node apps_test.mjs --inspectord PATH --source DIR --artifacts DIR
+//        [--chromium /usr/bin/chromium]
+// Exits 0 when every check passed, 1 otherwise (each failure on stderr).
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import process from 'node:process';
+import zlib from 'node:zlib';
+import { Browser } from './devtools.mjs';
+import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED, LOW_CONTRAST } from './harness.mjs';
+
+const args = parseArgs('apps_test.mjs', { inspectord: 'PATH', source: 'DIR', artifacts: 'DIR' });
+const chromiumPath = findChromium(args);
+const { node22 } = sourcePaths(args.source);
+const basicServer = path.join(args.source, 'tools', 'npm', 'node_modules', '@modelcontextprotocol',
+  'server-basic-vanillajs', 'dist', 'index.js');
+const appFixture = path.join(args.source, 'tools', 'app-fixture', 'server.mjs');
+fs.mkdirSync(args.artifacts, { recursive: true });
+
+const run = new TestRun('inspector-apps-', 240);
+const { dir, children, servers, check } = run;
+const shoot = (page, name) => shootViews(page, args.artifacts, name);
+
+function waitFor(p, expression, what, seconds = 45) {
+  return p.waitFor(expression, what, seconds);
+}
+
+function press(page, selector, what = selector) {
+  return waitFor(page, `(() => { const el = document.querySelector(${JSON.stringify(selector)});
+    if (!el || el.disabled) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`, `${what} to click`);
+}
+
+// A loopback HTTP server that counts its requests and answers every origin.
+async function countingServer() {
+  const counter = { hits: 0 };
+  const server = http.createServer((request, response) => {
+    counter.hits++;
+    response.writeHead(200, { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'text/plain' });
+    response.end('ok');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  counter.origin = `http://127.0.0.1:${server.address().port}`;
+  return counter;
+}
+
+// Whether a PNG (8-bit RGB/RGBA, as Chromium writes them) shows more than
+// one flat colour: its unfiltered rows hold more than a handful of values.
+function pngIsBlank(png) {
+  let offset = 8;
+  const idat = [];
+  while (offset < png.length) {
+    const length = png.readUInt32BE(offset);
+    const type = png.toString('latin1', offset + 4, offset + 8);
+    if (type === 'IDAT') idat.push(png.subarray(offset + 8, offset + 8 + length));
+    offset += 12 + length;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const seen = new Set();
+  for (let i = 0; i < raw.length && seen.size < 16; i += 7) seen.add(raw[i]);
+  return seen.size < 16;
+}
+
+let page = null;
+// The console of the page and of the App frames, shown when a check fails.
+const consoleLines = [];
+try {
+  const { signInUrl, base, token, rest } = await run.startDaemon(args.inspectord, [], 30);
+  const addServer = async (config) => {
+    const answer = await rest('POST', '/config', config);
+    if (answer.status !== 200 && answer.status !== 201) throw new Error(`adding ${config.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body.id || answer.body.server?.id;
+  };
+  const allowed = await countingServer();
+  const forbidden = await countingServer();
+
+  const basicId = await addServer({
+    name: 'basic-app', transport: 'stdio', command: node22, args: [basicServer, '--stdio'],
+    clientCapabilities: { apps: true },
+  });
+  const probeId = await addServer({
+    name: 'probe-app', transport: 'stdio', command: node22,
+    args: [appFixture, '--allowed', allowed.origin, '--forbidden', `${forbidden.origin}/secret`, '--daemon', base],
+  });
+
+  for (const id of [basicId, probeId]) {
+    const connected = await rest('POST', `/api/servers/${id}/connect`, {});
+    if (connected.status !== 200) throw new Error(`connect: ${connected.status} ${JSON.stringify(connected.body)}`);
+  }
+
+  const browser = await Browser.launch(chromiumPath, dir);
+  children.push({ child: browser.child, group: true });
+  browser.child.on('exit', (code, signal) => {
+    if (!run.stopping) console.error(`Chromium exited early (${code ?? signal}):\n${browser.stderr}`);
+  });
+  page = await browser.newPage();
+  await page.viewport(1280, 800);
+  // The App's frame, in a process of its own or not: its DevTools session
+  // when it has one (out-of-process), else an isolated world in the page's.
+  const frameSessions = [];
+  browser.on('Target.attachedToTarget', (params, session) => {
+    if (session === page.sessionId && params.targetInfo.type === 'iframe') frameSessions.push(params.sessionId);
+  });
+  browser.on('Runtime.consoleAPICalled', (params, session) => {
+    consoleLines.push(`${session === page.sessionId ? 'page' : 'frame'} ${params.type}: ${params.args.map((a) => a.value ?? a.description ?? '').join(' ').slice(0, 300)}`);
+  });
+  browser.on('Runtime.exceptionThrown', (params, session) => {
+    if (session !== page.sessionId) consoleLines.push(`frame exception: ${params.exceptionDetails.exception?.description || params.exceptionDetails.text}`);
+  });
+  browser.on('Target.attachedToTarget', (params) => {
+    browser.send('Runtime.enable', {}, params.sessionId).catch(() => {});
+  });
+  await page.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+  const frameEval = async (expression) => {
+    const params = { expression, awaitPromise: true, returnByValue: true };
+    let result = null;
+    const oop = frameSessions.at(-1);
+    if (oop) result = await browser.send('Runtime.evaluate', params, oop).catch(() => null);
+    if (!result || result.exceptionDetails) {
+      const { frameTree } = await page.send('Page.getFrameTree');
+      const child = (frameTree.childFrames || []).at(-1);
+      if (child) {
+        const { executionContextId } = await page.send('Page.createIsolatedWorld', { frameId: child.frame.id, worldName: 'apps-test' });
+        result = await page.send('Runtime.evaluate', { ...params, contextId: executionContextId });
+      }
+    }
+    if (!result || result.exceptionDetails) return undefined;
+    return result.result.value;
+  };
+  const frameWait = async (expression, what, seconds = 30) => {
+    const stop = Date.now() + seconds * 1000;
+    while (Date.now() < stop) {
+      const value = await frameEval(expression).catch(() => undefined);
+      if (value) return value;
+      await page.eval('new Promise((r) => setTimeout(r, 100))');
+    }
+    throw new Error(`timed out after ${seconds} s waiting in the App for ${what}`);
+  };
+
+  await page.goto(signInUrl);
+  await waitFor(page, `document.querySelector('#title-servers')`, 'the servers view');
+  const cookies = (await page.send('Network.getCookies', { urls: [base] })).cookies;
+  const cookie = cookies.find((c) => c.name.startsWith('inspector_session_'));
+  check(!!cookie && cookie.httpOnly, 'the sign-in cookie is set, HttpOnly');
+
+  // --- the basic App: opened from the Tools view ---------------------------------
+  const openTool = async (serverId, toolName) => {
+    await page.eval(`(() => { const s = document.querySelector('#server-select'); s.value = ${JSON.stringify(serverId)};
+      s.dispatchEvent(new Event('change')); })()`);
+    await page.eval(`location.hash = '#/explore'`);
+    await waitFor(page, `document.querySelector('#title-explore')`, 'the explore view');
+    await waitFor(page, `[...document.querySelectorAll('.item-list .item')].find((b) => b.textContent.includes(${JSON.stringify(toolName)}))`, `the tool ${toolName}`);
+    await page.eval(`[...document.querySelectorAll('.item-list .item')].find((b) => b.textContent.includes(${JSON.stringify(toolName)})).click()`);
+    await press(page, '#open-app', 'Open app');
+  };
+  await openTool(basicId, 'Get Time');
+  const src = await waitFor(page, `document.querySelector('.app-frame')?.getAttribute('src')`, 'the App frame');
+  const sandboxOrigin = new URL(src).origin;
+  check(sandboxOrigin !== base && new URL(src).hostname === new URL(base).hostname,
+    `the App is served from another origin (${sandboxOrigin}) than the UI (${base})`);
+  const sandboxAttr = await page.eval(`document.querySelector('.app-frame').getAttribute('sandbox')`);
+  check(sandboxAttr === 'allow-scripts allow-forms', `the frame is sandboxed without allow-same-origin (${sandboxAttr})`);
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('tool result sent to the App'))`,
+    'the handshake and the tool result');
+  const logText = await page.eval(`document.querySelector('.app-log').textContent`);
+  check(/initialize from Get Time App/.test(logText) && /The App is initialized/.test(logText),
+    `the App did ui/initialize and initialized (${logText.slice(0, 160)})`);
+  const shownTime = await frameWait(`(() => { const t = document.getElementById('server-time')?.textContent || '';
+    return /^\\d{4}-\\d\\d-\\d\\dT/.test(t) ? t : ''; })()`, 'the tool result in the App');
+  check(!!shownTime, `the App shows the tool result the host sent (${shownTime})`);
+
+  // It renders: a screenshot of the frame, in the run's directory, not blank.
+  const box = await page.eval(`(() => { const r = document.querySelector('.app-frame').getBoundingClientRect();
+    return { x: r.x, y: r.y, width: r.width, height: r.height }; })()`);
+  const { data } = await page.send('Page.captureScreenshot', { format: 'png', clip: { ...box, scale: 1 } });
+  const shot = path.join(dir, 'basic-app.png');
+  fs.writeFileSync(shot, Buffer.from(data, 'base64'));
+  const png = fs.readFileSync(shot);
+  check(png.length > 1000 && !pngIsBlank(png), `the App renders (screenshot ${png.length} bytes, not one flat colour)`);
+  await shoot(page, 'apps-basic');
+
+  // The extension was declared to this server (clientCapabilities.apps).
+  const initialize = await rest('GET', `/api/messages?serverId=${basicId}&method=initialize&limit=5`);
+  const declared = (initialize.body?.messages || []).some((m) => (m.raw || '').includes('io.modelcontextprotocol/ui'));
+  check(declared, 'initialize declared the io.modelcontextprotocol/ui extension to the App server');
+  const probeInit = await rest('GET', `/api/messages?serverId=${probeId}&method=initialize&limit=5`);
+  check(!(probeInit.body?.messages || []).some((m) => (m.raw || '').includes('io.modelcontextprotocol/ui')),
+    'a server not configured for Apps is not told of the extension');
+
+  // The App calls get-time itself: through the daemon, recorded, marked.
+  await frameEval(`document.getElementById('get-time-btn').click(), true`);
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].filter((li) => li.textContent.includes('tools/call get-time')).length >= 1`,
+    'the App\'s own tools/call in its log');
+  let marked = [];
+  for (let i = 0; i < 100 && marked.length === 0; i++) {
+    const calls = await rest('GET', `/api/messages?serverId=${basicId}&method=tools/call&limit=20`);
+    marked = (calls.body?.messages || []).filter((m) => (m.raw || '').includes('"inspector/app"'));
+    if (!marked.length) await new Promise((r) => setTimeout(r, 100));
+  }
+  check(marked.length >= 1 && /ui:\/\/get-time\/mcp-app\.html/.test(marked[0].raw),
+    `the App's tools/call is recorded with _meta["inspector/app"] naming the App (${marked.length})`);
+  const afterClick = await frameWait(`(() => { const t = document.getElementById('server-time')?.textContent || '';
+    return t !== ${JSON.stringify(shownTime)} && /^\\d{4}-/.test(t) ? t : ''; })()`, 'the App\'s own call answered', 20);
+  check(!!afterClick, `the App shows the answer of its own call (${afterClick})`);
+  await page.click('#nav-timeline');
+  await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic');
+  const rows = await waitFor(page, `(() => { const n = [...document.querySelectorAll('.tl-body .tl-row .c-method')]
+    .filter((c) => c.textContent.includes('get-time')).length; return n >= 2 ? n : 0; })()`, 'the get-time calls in Live traffic');
+  check(rows >= 2, `the host's and the App's get-time calls show in Live traffic (${rows} rows)`);
+
+  // open-link waits for the user; refused, it is not opened.
+  await openTool(basicId, 'Get Time');
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('The App is initialized'))`, 'the App again');
+  await frameWait(`!!document.getElementById('open-link-btn')`, 'the open-link button');
+  await frameEval(`document.getElementById('open-link-btn').click(), true`);
+  const asked = await waitFor(page, `document.querySelector('.app-confirm')?.textContent`, 'the open-link confirmation');
+  check(/modelcontextprotocol\.io/.test(asked), `the host asks before opening the App's link (${asked})`);
+  const targetsBefore = (await browser.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page').length;
+  await page.eval(`[...document.querySelectorAll('.app-confirm button')].find((b) => b.textContent.includes("Don't open")).click()`);
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('refused to open'))`, 'the refusal');
+  const targetsAfter = (await browser.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page').length;
+  check(targetsAfter === targetsBefore, `a refused link opens no page (${targetsBefore} -> ${targetsAfter})`);
+  const lowContrast = await page.eval(LOW_CONTRAST);
+  check(lowContrast.length === 0, `the App panel's text has enough contrast (WCAG AA)${lowContrast.length ? `: ${lowContrast.join(' ; ')}` : ''}`);
+  const unlabelled = await page.eval(UNLABELLED);
+  check(unlabelled.length === 0, `every control of the App panel has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
+  await press(page, '.app-bar button:last-child', 'Close app');
+  await waitFor(page, `!document.querySelector('.app-frame')`, 'the App to close');
+
+  // --- the probe App: what its sandbox lets it do --------------------------------
+  await openTool(probeId, 'probe');
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "done"'))`,
+    'the probe App to finish', 60);
+  const probes = await page.eval(`[...document.querySelectorAll('.app-log li pre')].map((p) => { try { return JSON.parse(p.textContent); } catch { return null; } })
+    .filter((d) => d && d.probe)`);
+  const probe = (name) => probes.find((d) => d.probe === name) || {};
+  check(probe('forbidden').reached === false && forbidden.hits === 0,
+    `a fetch to an origin the CSP does not list is blocked and never arrives (${JSON.stringify(probe('forbidden'))}, ${forbidden.hits} hits)`);
+  check(probes.some((d) => d.probe === 'violation' && String(d.blocked).startsWith(forbidden.origin) && d.directive === 'connect-src'),
+    'the browser reports the connect-src violation');
+  check(probe('allowed').reached === true && allowed.hits >= 1,
+    `a fetch to an origin in connectDomains is allowed (${JSON.stringify(probe('allowed'))}, ${allowed.hits} hits)`);
+  check(probe('rest-api').reached === false,
+    `the App cannot call the REST API, though it lists it in connectDomains (${JSON.stringify(probe('rest-api'))})`);
+  check(probe('cookie').readable === false || !/inspector_session/.test(probe('cookie').value || ''),
+    `the App cannot read the UI's cookie (${JSON.stringify(probe('cookie'))})`);
+  check(probe('tools/call').ok === true && /from app/.test(probe('tools/call').text || ''),
+    `the App's own tools/call is answered (${JSON.stringify(probe('tools/call'))})`);
+  const refusedNote = await page.eval(`document.querySelector('.app-panel .warn')?.textContent || ''`);
+  check(refusedNote.includes(base), `the UI says the daemon's own origin was left out of the App's policy (${refusedNote})`);
+  await shoot(page, 'apps-probe');
+
+  // --- the sandbox listener and the gateway, from outside the browser -------------
+  const again = await fetch(src);
+  check(again.status === 404, `an App document is served once (${again.status})`);
+  const opened = await fetch(`${base}/apps/open`, {
+    method: 'POST', headers: { 'X-Session-Token': token, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ serverId: probeId, uri: 'ui://probe/app.html' }),
+  });
+  const openedBody = await opened.json();
+  const appDocument = await fetch(openedBody.url);
+  const csp = appDocument.headers.get('content-security-policy') || '';
+  const connectSrc = csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('connect-src')) || '';
+  check(appDocument.status === 200 && /default-src 'none'/.test(csp) && connectSrc === `connect-src ${allowed.origin}` &&
+    /sandbox allow-scripts allow-forms/.test(csp) && csp.includes(`frame-ancestors ${base} `),
+  `the document's CSP comes from _meta.ui.csp, without the daemon's origin (${csp})`);
+  check(/camera=\(\)/.test(appDocument.headers.get('permissions-policy') || ''), 'no permission is granted that the App did not ask for');
+  const withCredentials = { Cookie: `${cookie.name}=${cookie.value}`, 'X-Session-Token': token };
+  for (const [method, p] of [['GET', '/api/servers'], ['GET', '/'], ['GET', '/ui/index.html'], ['POST', '/apps/open'], ['GET', '/app/nothing']]) {
+    const answer = await fetch(sandboxOrigin + p, { method, headers: withCredentials });
+    check(answer.status === 404 || answer.status === 405, `the sandbox serves no ${method} ${p}, credentials or not (${answer.status})`);
+  }
+  const fromSandbox = await fetch(`${base}/api/servers`, {
+    headers: { Cookie: `${cookie.name}=${cookie.value}`, Origin: sandboxOrigin, 'Sec-Fetch-Site': 'same-site' },
+  });
+  check(fromSandbox.status === 403 || fromSandbox.status === 401,
+    `the gateway refuses the sign-in cookie from the sandbox's origin (${fromSandbox.status})`);
+  const openFromSandbox = await fetch(`${base}/apps/open`, {
+    method: 'POST',
+    headers: { Cookie: `${cookie.name}=${cookie.value}`, Origin: sandboxOrigin, 'Sec-Fetch-Site': 'same-site', 'X-Inspector-Csrf': '1', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ serverId: probeId, uri: 'ui://probe/app.html' }),
+  });
+  check(openFromSandbox.status === 403, `the sandbox's origin cannot open Apps with the cookie (${openFromSandbox.status})`);
+  check(page.consoleErrors.length === 0, `no script error in the page (${page.consoleErrors.join(' ; ')})`);
+} catch (error) {
+  console.error(`FAILED: ${error.stack || error}`);
+  run.failures++;
+  if (page) {
+    const panel = await page.eval(`document.querySelector('.view')?.innerText || ''`).catch(() => '');
+    console.error(`---- the view ----\n${panel.slice(0, 3000)}`);
+    console.error(`---- page script errors ----\n${page.consoleErrors.join('\n')}`);
+    console.error(`---- console ----\n${consoleLines.slice(-40).join('\n')}`);
+  }
+}
+await run.end();
