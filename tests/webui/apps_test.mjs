@@ -250,6 +250,8 @@ try {
   await openTool(probeId, 'probe');
   await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "done"'))`,
     'the probe App to finish', 60);
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "tool-result"'))`,
+    'the tool result in the probe App');
   const probes = await page.eval(`[...document.querySelectorAll('.app-log li pre')].map((p) => { try { return JSON.parse(p.textContent); } catch { return null; } })
     .filter((d) => d && d.probe)`);
   const probe = (name) => probes.find((d) => d.probe === name) || {};
@@ -268,6 +270,27 @@ try {
   const refusedNote = await page.eval(`document.querySelector('.app-panel .warn')?.textContent || ''`);
   check(refusedNote.includes(base), `the UI says the daemon's own origin was left out of the App's policy (${refusedNote})`);
   await shoot(page, 'apps-probe');
+  check(probe('tool-input').params?.arguments !== undefined && /probe called from the host/.test(JSON.stringify(probe('tool-result'))),
+    `the App got the tool's input and result from the host (${JSON.stringify(probe('tool-result')).slice(0, 120)})`);
+
+  // Cancellation: a slow call of the App's tool, cancelled from the host.
+  await press(page, '.app-bar button:last-child', 'Close app');
+  await waitFor(page, `!document.querySelector('.app-frame')`, 'the probe App to close');
+  const delayInput = await page.eval(`[...document.querySelectorAll('.tool-form label')].find((l) => l.textContent.trim().startsWith('delayMs'))?.htmlFor`);
+  await page.fill(`#${delayInput}`, '60000');
+  await press(page, '#open-app', 'Open app (slow call)');
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "tool-input"'))`, 'the slow call\'s input');
+  await press(page, '.app-bar button.danger', 'Cancel tool call');
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "tool-cancelled"'))`,
+    'the App told of the cancellation');
+  let cancelled = [];
+  for (let i = 0; i < 100 && cancelled.length === 0; i++) {
+    cancelled = (await rest('GET', `/api/messages?serverId=${probeId}&method=notifications/cancelled&limit=5`)).body?.messages || [];
+    if (!cancelled.length) await new Promise((r) => setTimeout(r, 100));
+  }
+  check(cancelled.length >= 1, `the cancelled call was cancelled at the server too (${cancelled.length} notifications/cancelled)`);
+  const afterCancel = await page.eval(`[...document.querySelectorAll('.app-log li')].filter((li) => li.textContent.includes('"probe": "tool-result"')).length`);
+  check(afterCancel === 0, `no result reaches the App for a cancelled call (${afterCancel})`);
 
   // --- the sandbox listener and the gateway, from outside the browser -------------
   const again = await fetch(src);

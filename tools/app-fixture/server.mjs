@@ -14,8 +14,10 @@
 //   - fetch(ORIGIN of `--allowed`): listed in connectDomains, so allowed;
 //   - document.cookie and the daemon's REST API (`--daemon`, which it also
 //     lists in connectDomains: the host must leave it out);
-// every securitypolicyviolation it sees; and then calls `probe` itself
-// (tools/call from inside the App).
+// every securitypolicyviolation it sees; the host's tool-input,
+// tool-result and tool-cancelled notifications; and then calls `probe`
+// itself (tools/call from inside the App). `probe` answers after
+// `delayMs` (an argument), or when cancelled.
 // It exits 0 when stdin closes or on SIGTERM.
 import process from 'node:process';
 
@@ -74,6 +76,10 @@ window.addEventListener('message', (event) => {
     waiting.get(m.id)(m);
     waiting.delete(m.id);
   }
+  // What the host says of the tool call the App belongs to.
+  if (m && m.id === undefined && typeof m.method === 'string' && m.method.startsWith('ui/notifications/tool-')) {
+    report({ probe: m.method.slice('ui/notifications/'.length), params: m.params });
+  }
 });
 const attempt = async (name, url, init) => {
   try {
@@ -107,13 +113,20 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [{
     name: 'probe',
     description: 'Answers where it was called from; its App probes the sandbox.',
-    inputSchema: { type: 'object', properties: { from: { type: 'string' } } },
+    inputSchema: { type: 'object', properties: { from: { type: 'string' }, delayMs: { type: 'number' } } },
     _meta: { ui: { resourceUri: APP_URI } },
   }],
 }));
-server.setRequestHandler(CallToolRequestSchema, async (request) => ({
-  content: [{ type: 'text', text: `probe called from ${request.params.arguments?.from || 'the host'}` }],
-}));
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const delayMs = Number(request.params.arguments?.delayMs || 0);
+  if (delayMs > 0) {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, delayMs);
+      extra.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); });
+    });
+  }
+  return { content: [{ type: 'text', text: `probe called from ${request.params.arguments?.from || 'the host'}` }] };
+});
 server.setRequestHandler(ListResourcesRequestSchema, async () => ({
   resources: [{ uri: APP_URI, name: 'probe app', mimeType: APP_MIME, _meta: { ui: uiMeta } }],
 }));
