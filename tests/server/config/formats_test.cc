@@ -927,6 +927,21 @@ TEST(ClientSettingsTest, InspectorFilesCarryClientCapabilitiesAndRoots) {
   EXPECT_FALSE(claude["mcpServers"]["fs"].contains("clientCapabilities"));
 }
 
+// The MCP Apps extension is off unless a file asks for it, and is kept.
+TEST(ClientSettingsTest, AppsExtensionIsReadAndWritten) {
+  ParsedConfigFile parsed = MustParse(R"({"version": "2.0", "servers": [{
+    "name": "app", "transport": "stdio", "command": "app-server",
+    "clientCapabilities": {"apps": true}}]})");
+  ASSERT_EQ(parsed.servers.size(), 1u);
+  EXPECT_TRUE(parsed.servers[0].client_capabilities().apps());
+  nlohmann::json out =
+      J(MustSerialize(parsed.servers, v1::CONFIG_FORMAT_INSPECTOR));
+  EXPECT_EQ(out["servers"][0]["clientCapabilities"], J(R"({"apps": true})"));
+  ParsedConfigFile plain = MustParse(R"({"version": "2.0", "servers": [{
+    "name": "plain", "transport": "stdio", "command": "x"}]})");
+  EXPECT_FALSE(plain.servers[0].client_capabilities().has_apps());
+}
+
 TEST(ClientSettingsTest, BadClientSettingsNameTheField) {
   struct Case {
     const char* server;
