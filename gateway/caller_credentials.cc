@@ -66,6 +66,22 @@ void AddCallerMetadata(const http::Request& request,
   }
 }
 
+std::multimap<grpc::string_ref, grpc::string_ref> CallerMetadataOf(
+    const http::Request& request, std::string_view cookie_name,
+    std::string* cookie) {
+  std::multimap<grpc::string_ref, grpc::string_ref> metadata;
+  if (const std::string* auth = request.Header("authorization")) {
+    metadata.emplace("authorization", *auth);
+  }
+  if (const std::string* token = request.Header("x-session-token")) {
+    metadata.emplace("x-session-token", *token);
+  } else if (request.Header("authorization") == nullptr) {
+    *cookie = CookieValue(request, cookie_name);
+    if (!cookie->empty()) metadata.emplace(kUiSessionMetadataKey, *cookie);
+  }
+  return metadata;
+}
+
 bool CookieRequestAllowed(const http::Request& request,
                           std::string_view cookie_name) {
   if (request.Header("authorization") != nullptr ||

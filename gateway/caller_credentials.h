@@ -12,6 +12,9 @@
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/status.h>
 
+#include <grpcpp/support/string_ref.h>
+
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -33,6 +36,16 @@ std::string QueryValue(std::string_view query, std::string_view name);
 void AddCallerMetadata(const http::Request& request,
                        std::string_view cookie_name,
                        grpc::ClientContext& context, bool allow_query_token);
+
+// The caller's credentials as the gateway hands them to the daemon's
+// services, for a handler of the gateway's listener that checks them
+// itself (auth::TokenAuthenticator::Check): Authorization, X-Session-Token,
+// else the sign-in cookie `cookie_name` under kUiSessionMetadataKey. The
+// map views `request` and `*cookie` (where the cookie's value is kept),
+// which must outlive it.
+std::multimap<grpc::string_ref, grpc::string_ref> CallerMetadataOf(
+    const http::Request& request, std::string_view cookie_name,
+    std::string* cookie);
 
 // Whether a request that would be authenticated by the sign-in cookie
 // alone may be: it must come from this gateway's own pages

@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <utility>
-
-#include <grpcpp/support/string_ref.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -15,7 +12,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/net/listen_address.h"
-#include "common/token.h"
 #include "gateway/caller_credentials.h"
 #include "gateway/request_policy.h"
 #include "server/protocol/capabilities.h"
@@ -292,19 +288,9 @@ void ServeAppOpen(const AppOpenDeps& deps,
                   std::move(cors));
     return;
   }
-  // The credentials as the gateway hands them to the daemon's services.
   std::string cookie;
-  std::multimap<grpc::string_ref, grpc::string_ref> metadata;
-  if (const std::string* auth = request.Header("authorization")) {
-    metadata.emplace("authorization", *auth);
-  }
-  if (const std::string* token = request.Header("x-session-token")) {
-    metadata.emplace("x-session-token", *token);
-  } else if (request.Header("authorization") == nullptr) {
-    cookie = gateway::CookieValue(request, cookie_name);
-    if (!cookie.empty()) metadata.emplace(kUiSessionMetadataKey, cookie);
-  }
-  absl::Status allowed = deps.authenticator->Check(metadata);
+  absl::Status allowed = deps.authenticator->Check(
+      gateway::CallerMetadataOf(request, cookie_name, &cookie));
   if (!allowed.ok()) {
     cors.push_back({"WWW-Authenticate", "Bearer"});
     RefuseAppOpen(*exchange, 401, "SESSION_INVALID", allowed.message(),

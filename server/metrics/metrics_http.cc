@@ -72,19 +72,9 @@ void ServeMetrics(const MetricsRegistry& registry,
            std::move(cors));
     return;
   }
-  // The credentials as the gateway hands them to the daemon's services.
   std::string cookie;
-  std::multimap<grpc::string_ref, grpc::string_ref> metadata;
-  if (const std::string* auth = request.Header("authorization")) {
-    metadata.emplace("authorization", *auth);
-  }
-  if (const std::string* token = request.Header("x-session-token")) {
-    metadata.emplace("x-session-token", *token);
-  } else if (request.Header("authorization") == nullptr) {
-    cookie = gateway::CookieValue(request, cookie_name);
-    if (!cookie.empty()) metadata.emplace(kUiSessionMetadataKey, cookie);
-  }
-  absl::Status allowed = authenticator.Check(metadata);
+  absl::Status allowed = authenticator.Check(
+      gateway::CallerMetadataOf(request, cookie_name, &cookie));
   if (!allowed.ok()) {
     cors.push_back({"WWW-Authenticate", "Bearer"});
     RefuseMetrics(*exchange, 401, "SESSION_INVALID", std::string(allowed.message()),
