@@ -297,6 +297,17 @@ TokenVerdict VerifyJwtAccessToken(std::string_view token,
   if (caller.client_id.empty()) caller.client_id = StringClaim(claims, "azp");
   caller.scopes = Scopes(claims);
   caller.expires_at = exp;
+  for (const auto& [name, value] : claims.items()) {
+    if (value.is_string()) {
+      caller.claims[name].push_back(value.get<std::string>());
+    } else if (value.is_array()) {
+      std::vector<std::string> items;
+      for (const Json& item : value) {
+        if (item.is_string()) items.push_back(item.get<std::string>());
+      }
+      if (!items.empty()) caller.claims[name] = std::move(items);
+    }
+  }
   return verdict;
 }
 

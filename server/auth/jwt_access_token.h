@@ -29,6 +29,7 @@
 #define INSPECTOR_SERVER_AUTH_JWT_ACCESS_TOKEN_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,9 @@ struct TokenCaller {
   std::string client_id;  // "" when the token names none
   std::vector<std::string> scopes;
   absl::Time expires_at = absl::InfinitePast();
+  // The other claims whose value is a string or an array of strings
+  // (groups, roles), by name.
+  std::map<std::string, std::vector<std::string>> claims;
 };
 
 struct TokenRules {

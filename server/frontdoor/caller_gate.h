@@ -13,6 +13,7 @@
 #define INSPECTOR_SERVER_FRONTDOOR_CALLER_GATE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct Caller {
   std::string subject;
   std::string client_id;  // "" when the token names none
   std::vector<std::string> scopes;
+  // The token's other claims whose value is a string or an array of
+  // strings (groups, roles), by name: what a policy may match on.
+  std::map<std::string, std::vector<std::string>> claims;
 };
 
 class CallerGate {

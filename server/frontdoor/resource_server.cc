@@ -219,7 +219,8 @@ void ResourceServer::Decide(const std::shared_ptr<http::HttpExchange>& exchange,
                                             absl::StrJoin(missing, " "),
                                             " (needed: ", needed, ")")));
   }
-  admit(Caller{caller.issuer, caller.subject, caller.client_id, caller.scopes});
+  admit(Caller{caller.issuer, caller.subject, caller.client_id, caller.scopes,
+                caller.claims});
 }
 
 void ResourceServer::Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
