@@ -156,9 +156,10 @@ class HistoryWriter::Statements {
         // kInsertSession: a server id naming no server becomes NULL.
         "INSERT INTO sessions (id, server_id, kind, transport,"
         " protocol_version, mcp_session_id, client_info_json,"
-        " server_info_json, started_at)"
+        " server_info_json, started_at, caller_issuer, caller_subject,"
+        " caller_client_id, caller_scopes)"
         " VALUES (?1, (SELECT id FROM servers WHERE id = ?2), ?3, ?4, ?5, ?6,"
-        " ?7, ?8, ?9)",
+        " ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         // kEndSession
         "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
         // kMaxMessageId
@@ -801,6 +802,10 @@ absl::Status HistoryWriter::WriteItem(Item& item) {
     RETURN_IF_ERROR(BindTextOrNull(st, 7, session->client_info_json));
     RETURN_IF_ERROR(BindTextOrNull(st, 8, session->server_info_json));
     RETURN_IF_ERROR(st.Bind(9, session->started_at_ms));
+    RETURN_IF_ERROR(BindTextOrNull(st, 10, session->caller.issuer));
+    RETURN_IF_ERROR(BindTextOrNull(st, 11, session->caller.subject));
+    RETURN_IF_ERROR(BindTextOrNull(st, 12, session->caller.client_id));
+    RETURN_IF_ERROR(BindTextOrNull(st, 13, session->caller.scopes));
     absl::Status status = st.Run();
     if (!status.ok()) {
       return WithContext(status, absl::StrCat("session ", session->id));

@@ -139,6 +139,15 @@ struct LogRecord {
   std::string data_json;
 };
 
+// The caller a front door let in with an access token: the sessions
+// row's caller_* columns. Empty strings are stored as NULL.
+struct SessionCaller {
+  std::string issuer;
+  std::string subject;
+  std::string client_id;
+  std::string scopes;  // space-separated
+};
+
 // One row of `sessions`, as started. kind: daemon, bridge, proxy or replay.
 // A server_id naming no row of `servers` is stored as NULL.
 struct SessionRecord {
@@ -151,6 +160,7 @@ struct SessionRecord {
   std::string client_info_json;
   std::string server_info_json;
   int64_t started_at_ms = 0;
+  SessionCaller caller;
 };
 
 struct HistoryWriterOptions {

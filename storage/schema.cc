@@ -481,8 +481,22 @@ BEGIN
 END;
 )sql";
 
-// Catalog drift: every version of every item a server listed.
+// Front doors as OAuth resource servers: who opened each session.
 constexpr std::string_view kMigration15 = R"sql(
+-- The caller whose access token opened a front-door session (with
+-- --frontdoor-issuer); NULL for every other session. "Who called tool X":
+-- messages joined to sessions on session_id.
+ALTER TABLE sessions ADD COLUMN caller_issuer TEXT;     -- the token's iss
+ALTER TABLE sessions ADD COLUMN caller_subject TEXT;    -- its sub
+ALTER TABLE sessions ADD COLUMN caller_client_id TEXT;  -- client_id or azp
+-- its scopes, space-separated as OAuth writes them
+ALTER TABLE sessions ADD COLUMN caller_scopes TEXT;
+CREATE INDEX sessions_caller_subject ON sessions(caller_subject)
+  WHERE caller_subject IS NOT NULL;
+)sql";
+
+// Catalog drift: every version of every item a server listed.
+constexpr std::string_view kMigration16 = R"sql(
 -- One row per version of an item of a server's catalog: the first time
 -- the daemon saw it ('first_seen', the baseline), and each time it
 -- appeared later ('added') or came back different ('changed').
@@ -520,7 +534,8 @@ constexpr Migration kMigrations[] = {
     {13, "add the messages' full-text index", kMigration13},
     {14, "keep pinned sessions and drop imported ids with their messages",
      kMigration14},
-    {15, "keep the versions of the servers' catalogs", kMigration15},
+    {15, "add the caller of front-door sessions", kMigration15},
+    {16, "keep the versions of the servers' catalogs", kMigration16},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

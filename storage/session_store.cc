@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "common/utf8.h"
@@ -23,7 +24,8 @@ constexpr char kSessionColumns[] =
     " s.imported_at, s.server_json, s.metadata_json,"
     " (SELECT count(*) FROM messages AS m WHERE m.session_id = s.id),"
     " COALESCE(json_extract(CASE WHEN json_valid(s.server_json)"
-    " THEN s.server_json END, '$.name'), v.name)";
+    " THEN s.server_json END, '$.name'), v.name),"
+    " s.caller_issuer, s.caller_subject, s.caller_client_id, s.caller_scopes";
 constexpr char kSessionFrom[] =
     " FROM sessions AS s LEFT JOIN servers AS v ON v.id = s.server_id";
 
@@ -46,6 +48,13 @@ StoredSession ReadSession(const Statement& row) {
   stored.metadata_json = ValidUtf8(row.ColumnText(13));
   s.set_messages(static_cast<uint32_t>(row.ColumnInt64(14)));
   s.set_server_name(ValidUtf8(row.ColumnText(15)));
+  if (!row.ColumnIsNull(17)) {
+    FillSessionCaller({ValidUtf8(row.ColumnText(16)),
+                       ValidUtf8(row.ColumnText(17)),
+                       ValidUtf8(row.ColumnText(18)),
+                       ValidUtf8(row.ColumnText(19))},
+                      s.mutable_caller());
+  }
   return stored;
 }
 
@@ -384,6 +393,17 @@ absl::Status SessionStore::Insert(const StoredSession& stored,
     }
   }
   return transaction.Commit();
+}
+
+void FillSessionCaller(const SessionCaller& caller, v1::SessionCaller* out) {
+  out->set_issuer(caller.issuer);
+  out->set_subject(caller.subject);
+  out->set_client_id(caller.client_id);
+  out->clear_scopes();
+  for (absl::string_view scope :
+       absl::StrSplit(caller.scopes, ' ', absl::SkipEmpty())) {
+    out->add_scopes(std::string(scope));
+  }
 }
 
 }  // namespace inspector::storage

@@ -33,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "inspector/v1/history.pb.h"
 #include "inspector/v1/sessions.pb.h"
+#include "storage/history_writer.h"
 
 namespace inspector::storage {
 
@@ -50,6 +51,10 @@ struct StoredSession {
   // sessions.metadata_json ("" if none).
   std::string metadata_json;
 };
+
+// The caller of a front-door session (the sessions row's caller_*
+// columns) as the Session message carries it.
+void FillSessionCaller(const SessionCaller& caller, v1::SessionCaller* out);
 
 // One message of a session, as read or as to be imported.
 struct SessionMessage {

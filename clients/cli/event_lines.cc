@@ -266,6 +266,22 @@ std::string FormatEventLine(const v1::Event& event, const ServerNames& names,
       line.Append(absl::StrJoin(items, "; "));
       return line.str();
     }
+    case v1::Event::kSessionStarted: {
+      const v1::Session& session = event.session_started();
+      std::string text =
+          absl::StrCat(" session ", OneLine(session.id()), " opened by ",
+                       OneLine(session.caller().subject()));
+      if (!session.caller().client_id().empty()) {
+        absl::StrAppend(&text, " (client ",
+                        OneLine(session.caller().client_id()), ")");
+      }
+      LineBuilder line(options.color);
+      line.Add(Time(timestamp, options));
+      line.Add(names.Display(session.server_id()) + ":");
+      line.Append(text);
+      line.Add(OneLine(session.caller().issuer()), kDim);
+      return line.str();
+    }
     case v1::Event::kTask: {
       const v1::TaskStatus& task = event.task();
       std::string text = absl::StrCat(" task ", OneLine(task.task_id()), " ",

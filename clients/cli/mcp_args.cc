@@ -184,13 +184,14 @@ absl::StatusOr<v1::EventKind> ParseEventKind(std::string_view text) {
   if (text == "progress") return v1::EVENT_KIND_PROGRESS;
   if (text == "oauth") return v1::EVENT_KIND_OAUTH;
   if (text == "task") return v1::EVENT_KIND_TASK;
+  if (text == "session" || text == "sessions") return v1::EVENT_KIND_SESSION;
   if (text == "catalog" || text == "catalog-changed") {
     return v1::EVENT_KIND_CATALOG_CHANGED;
   }
   return UsageError(absl::StrCat("unknown event kind \"", AbslView(text), "\""),
                     "kinds: message, state, log, pending, held, list-changed, "
                     "config, resource-updated, progress, oauth, task, "
-                    "catalog");
+                    "session, catalog");
 }
 
 bool IsMcpLogLevel(std::string_view level) {

@@ -1,6 +1,7 @@
 #include "clients/cli/session_views.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "clients/cli/text.h"
 #include "clients/cli/times.h"
@@ -37,12 +38,15 @@ std::string DiffValueText(const google::protobuf::Value& value) {
 Table SessionsTable(const v1::ListSessionsResponse& response,
                     const ServerNames& names, const TableTimes& times) {
   Table table({"ID", "STARTED", "KIND", "SERVER", "TRANSPORT", "MESSAGES",
-               "STATE", "NAME"});
+               "STATE", "NAME", "CALLER"});
   for (const v1::Session& s : response.sessions()) {
     table.AddRow({s.id(), FormatTableTime(s.started_at(), times.now, times.zone),
                   s.kind(), ServerOf(s, names),
                   s.transport().empty() ? "-" : s.transport(),
-                  absl::StrCat(s.messages()), State(s), s.name()});
+                  absl::StrCat(s.messages()), State(s), s.name(),
+                  s.caller().subject().empty() ? "-"
+                                               : SanitizeText(
+                                                     s.caller().subject())});
   }
   return table;
 }
@@ -64,6 +68,17 @@ std::string SessionDetails(const v1::Session& s, const ServerNames& names,
                                       : "-");
   block.Add("State", State(s));
   block.Add("Messages", absl::StrCat(s.messages()));
+  if (!s.caller().subject().empty()) {
+    const v1::SessionCaller& caller = s.caller();
+    block.Add("Caller", SanitizeText(caller.subject()));
+    block.Add("Issuer", SanitizeText(caller.issuer()));
+    if (!caller.client_id().empty()) {
+      block.Add("Client", SanitizeText(caller.client_id()));
+    }
+    block.Add("Scopes", caller.scopes().empty()
+                            ? "-"
+                            : SanitizeText(absl::StrJoin(caller.scopes(), " ")));
+  }
   if (!s.replay_of().empty()) block.Add("Replay of", s.replay_of());
   if (s.imported_at() > 0) {
     block.Add("Imported",

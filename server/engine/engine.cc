@@ -398,6 +398,7 @@ absl::StatusOr<std::shared_ptr<UpstreamSession>> Engine::OpenRelay(
   identity.session_id = NewUuid();
   identity.kind = options.kind;
   identity.transport = config.transport();
+  identity.caller = std::move(options.caller);
   const std::string session_id = identity.session_id;
   UpstreamSession::Hooks hooks;
   hooks.on_state = [lifeline = lifeline_, session_id,

@@ -109,6 +109,9 @@ struct RelayOptions {
   // process exited, the configuration was deleted, the daemon stops).
   // Optional; must not block.
   std::function<void(absl::Status why)> on_end;
+  // The caller a front door let in, kept on the session's row; empty:
+  // none named.
+  storage::SessionCaller caller;
 };
 
 class Engine {

@@ -7,6 +7,7 @@
 #include "common/json_proto.h"
 #include "nlohmann/json.hpp"
 #include "server/logging.h"
+#include "storage/session_store.h"
 
 namespace inspector::engine {
 namespace {
@@ -279,8 +280,20 @@ void Pipeline::Log(std::string_view level, std::string_view source,
 }
 
 void Pipeline::SessionStarted(storage::SessionRecord record) {
-  if (history_ == nullptr) return;
   record.started_at_ms = NowMillis();
+  if (!record.caller.subject.empty()) {
+    v1::Event event;
+    event.set_timestamp(static_cast<double>(record.started_at_ms));
+    v1::Session* session = event.mutable_session_started();
+    session->set_id(record.id);
+    session->set_server_id(record.server_id);
+    session->set_kind(record.kind);
+    session->set_transport(record.transport);
+    session->set_started_at(static_cast<double>(record.started_at_ms));
+    storage::FillSessionCaller(record.caller, session->mutable_caller());
+    bus_->Publish(std::move(event));
+  }
+  if (history_ == nullptr) return;
   history_->StartSession(std::move(record));
 }
 

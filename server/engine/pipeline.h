@@ -121,8 +121,9 @@ class Pipeline {
            std::string_view message, std::string_view data_json = "");
 
   // A session with a server began: its row in the sessions table, started
-  // now. Watchers learn of sessions from state changes, so nothing is
-  // published.
+  // now. Watchers learn of sessions from state changes; only a session
+  // opened for a caller a front door named (record.caller) is published,
+  // as Event.session_started, so that they learn who.
   void SessionStarted(storage::SessionRecord record);
   // The session ended now, for `reason` ("closed" or an inspector reason).
   void SessionEnded(std::string_view session_id, std::string_view reason);

@@ -76,6 +76,7 @@ void UpstreamConnector::DoConnect() {
   record.server_id = core_->identity.server_id;
   record.kind = core_->identity.kind;
   record.transport = core_->identity.transport;
+  record.caller = core_->identity.caller;
   core_->pipeline->SessionStarted(std::move(record));
   if (core_->relay()) {
     // The client does its own handshake through Send().

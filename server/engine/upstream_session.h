@@ -152,6 +152,8 @@ struct SessionIdentity {
   std::string session_id;  // UUID
   std::string kind = "daemon";
   std::string transport;  // stdio, streamableHttp, sse
+  // Relay sessions of a front door: the caller its token named.
+  storage::SessionCaller caller;
 };
 
 struct InterceptNote;

@@ -36,6 +36,8 @@ v1::EventKind KindOf(const v1::Event& event) {
       return v1::EVENT_KIND_TASK;
     case v1::Event::kCatalogChanged:
       return v1::EVENT_KIND_CATALOG_CHANGED;
+    case v1::Event::kSessionStarted:
+      return v1::EVENT_KIND_SESSION;
     default:
       return v1::EVENT_KIND_UNSPECIFIED;
   }
@@ -67,6 +69,8 @@ const std::string* ServerOf(const v1::Event& event) {
       return &event.task().server_id();
     case v1::Event::kCatalogChanged:
       return &event.catalog_changed().server_id();
+    case v1::Event::kSessionStarted:
+      return &event.session_started().server_id();
     default:
       return nullptr;
   }

@@ -270,6 +270,52 @@ TEST_F(HistoryWriterTest, KeepsAppendOrderAcrossKinds) {
       ElementsAre("9 closed"));
 }
 
+// The caller a front door named is kept on its session's row, so that
+// "who called tool X" is a join of messages to sessions.
+TEST_F(HistoryWriterTest, WhoCalledAToolIsAJoinOfMessagesToSessions) {
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       HistoryWriter::Start(path_, QuietOptions()));
+  SessionRecord alice;
+  alice.id = "session-alice";
+  alice.kind = "bridge";
+  alice.started_at_ms = 1;
+  alice.caller = {"https://idp.example.test", "alice", "team-cli",
+                  "openid mcp:tools"};
+  SessionRecord daemon;
+  daemon.id = "session-daemon";
+  daemon.kind = "daemon";
+  daemon.started_at_ms = 1;
+  writer->StartSession(alice);
+  writer->StartSession(daemon);
+  for (const std::string& session : {alice.id, daemon.id}) {
+    MessageRecord call = Request(*writer, 2);
+    call.session_id = session;
+    call.target = "delete_file";
+    writer->Append(std::move(call));
+  }
+  MessageRecord other = Request(*writer, 3);
+  other.session_id = alice.id;
+  other.target = "echo";
+  writer->Append(std::move(other));
+  ASSERT_OK(writer->Flush());
+
+  EXPECT_THAT(
+      Column(*db_,
+             "SELECT coalesce(s.caller_subject || ' (' || s.caller_client_id"
+             " || ') of ' || s.caller_issuer || ': ' || s.caller_scopes,"
+             " s.kind) FROM messages AS m"
+             " JOIN sessions AS s ON s.id = m.session_id"
+             " WHERE m.method = 'tools/call' AND m.target = 'delete_file'"
+             " AND m.direction = 'client_to_server' ORDER BY m.id"),
+      ElementsAre("alice (team-cli) of https://idp.example.test: openid "
+                  "mcp:tools",
+                  "daemon"));
+  // Sessions no caller was named for keep NULL.
+  EXPECT_THAT(Column(*db_,
+                     "SELECT id FROM sessions WHERE caller_subject IS NULL"),
+              ElementsAre("session-daemon"));
+}
+
 TEST_F(HistoryWriterTest, IdsAreUniqueAndContinueAfterRestart) {
   int64_t last = 0;
   {

@@ -154,7 +154,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                             "messages_session", "messages_correlated",
                             "messages_first_round", "messages_ts", "logs_ts",
                             "logs_server_ts", "sessions_started_at",
-                            "catalog_versions_item"}));
+                            "catalog_versions_item",
+                            "sessions_caller_subject"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
               ElementsAre("messages_drop_imported", "messages_fts_delete",
                           "messages_fts_queue", "messages_fts_update",
@@ -253,7 +254,9 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
        {"id", "server_id", "kind", "transport", "protocol_version",
         "mcp_session_id", "client_info_json", "server_info_json", "started_at",
         "ended_at", "end_reason", "server_json", "name", "notes",
-        "metadata_json", "replay_of", "imported_at", "pinned"}},
+        "metadata_json", "replay_of", "imported_at", "pinned",
+        "caller_issuer", "caller_subject", "caller_client_id",
+        "caller_scopes"}},
       {"imported_messages", {"message_id", "file_id"}},
       {"messages",
        {"id", "ts", "server_id", "session_id", "direction", "kind",

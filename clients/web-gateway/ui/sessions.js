@@ -129,7 +129,8 @@ function sessionRow(s) {
     h('th', { scope: 'row' }, h('a', { href: `#/sessions/${enc(s.id)}` }, label(s)),
       s.name ? h('div', { class: 'muted mono' }, s.id.slice(0, 8)) : null,
       s.importedAt ? h('div', { class: 'muted' }, 'imported') : null),
-    h('td', {}, s.kind, s.replayOf ? h('div', { class: 'muted mono' }, `of ${s.replayOf.slice(0, 8)}`) : null),
+    h('td', {}, s.kind, s.replayOf ? h('div', { class: 'muted mono' }, `of ${s.replayOf.slice(0, 8)}`) : null,
+      s.caller && s.caller.subject ? h('div', { class: 'muted ss-caller' }, `by ${s.caller.subject}`) : null),
     h('td', {}, s.serverName || serverName(s.serverId)),
     h('td', { class: 'ss-client', dataset: { client: s.id } }, clients.get(s.id) || '…'),
     h('td', {}, s.startedAt ? dateTimeOf(s.startedAt) : ''),
@@ -229,6 +230,8 @@ function renderSession() {
     Command: s.serverCommand, URL: s.serverUrl, Protocol: s.protocolVersion,
     Started: s.startedAt ? dateTimeOf(s.startedAt) : '', Ended: s.endedAt ? `${dateTimeOf(s.endedAt)} ${s.endReason || ''}` : 'live',
     Messages: String(s.messages || 0), 'Replay of': s.replayOf, Imported: s.importedAt ? dateTimeOf(s.importedAt) : '',
+    Caller: s.caller ? s.caller.subject : '', Issuer: s.caller ? s.caller.issuer : '',
+    'Caller client': s.caller ? s.caller.clientId : '', Scopes: s.caller && s.caller.scopes ? s.caller.scopes.join(' ') : '',
   };
   clear(root,
     head(`Session ${label(s)}`, h('a', { href: '#/sessions' }, 'All sessions')),
