@@ -31,6 +31,7 @@
 #include "server/bridge/bridge_manager.h"
 #include "server/config/config_file.h"
 #include "server/config/config_manager.h"
+#include "server/config/frontdoor_policy.h"
 #include "server/config/path_policy.h"
 #include "server/oauth/client_credentials.h"
 #include "server/logging.h"
@@ -479,6 +480,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // A private key configured for private_key_jwt must load (after the
   // allowed directories' check: a key file outside them is not read).
   state->config_manager->AddValidator(&oauth::ValidateGrantKeys);
+  // A server's front-door policy must parse.
+  state->config_manager->AddValidator([](const v1::ServerConfig& config) {
+    return config::FrontDoorPolicyOf(config).status();
+  });
   State* raw_state = state.get();
 
   auto bridge_database = storage::Database::Open(options.database_path);
@@ -722,7 +727,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     endpoint_options.metrics = state->operation_metrics.get();
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
         state->engine.get(), std::move(endpoint_options), state->clock,
-        state->resource_server);
+        state->resource_server, state->pipeline.get());
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
     state->metrics_front_doors->store(front_doors);
     gateway::GatewayOptions::PrefixRoute front_door_route;

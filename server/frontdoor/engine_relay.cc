@@ -79,6 +79,9 @@ class EngineRelay : public Relay {
     return session_->Cancel(caller_id, reason);
   }
   void Close() override { session_->Close(); }
+  std::string session_id() const override {
+    return session_->identity().session_id;
+  }
 
  private:
   const std::shared_ptr<engine::UpstreamSession> session_;

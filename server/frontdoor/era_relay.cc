@@ -147,6 +147,10 @@ class EraRelay : public Relay,
     inner_->Close();
   }
 
+  std::string session_id() const override {
+    return inner_ != nullptr ? inner_->session_id() : std::string();
+  }
+
  private:
   // One request of the client, through its rounds.
   struct Call {

@@ -9,7 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/http/percent_decoding.h"
 #include "common/strings.h"
+#include "nlohmann/json.hpp"
+#include "server/config/config_manager.h"
+#include "server/config/frontdoor_policy.h"
 #include "server/engine/json_rpc.h"
+#include "server/engine/pipeline.h"
 #include "server/frontdoor/server_card_route.h"
 #include "server/protocol/server_card.h"
 #include "server/logging.h"
@@ -35,6 +39,66 @@ void SplitServerPath(std::string_view path, std::string_view* segment,
       slash == std::string_view::npos ? std::string_view() : path.substr(slash);
 }
 
+// The rules of `config`'s policy; none when it has none or they do not
+// parse (the configuration's validator refuses those before they are
+// stored).
+std::optional<config::FrontDoorPolicySpec> RulesOf(
+    const absl::StatusOr<v1::ServerConfig>& config) {
+  if (!config.ok()) return std::nullopt;
+  auto spec = config::FrontDoorPolicyOf(*config);
+  if (!spec.ok()) {
+    LogWarn(absl::StrCat("front door policy of ", config->name(),
+                         " ignored: ", spec.status().message()));
+    return std::nullopt;
+  }
+  return *std::move(spec);
+}
+
+// Records what a policy objected to: a log line, and for a denial the
+// request and its answer as the session's messages.
+void RecordPolicyNote(engine::Pipeline* pipeline, const std::string& server_id,
+                      const std::string& base_path, const PolicyNote& note) {
+  const bool denied = !note.answer.empty();
+  std::string what = note.info.method;
+  if (!note.info.target.empty()) absl::StrAppend(&what, " ", note.info.target);
+  const std::string line = absl::StrCat(
+      "front door ", base_path, ": ",
+      denied ? "denied " : "audit: would deny ", what, " of ",
+      note.caller.subject, " (", note.verdict.reason, ")");
+  if (GetLogFormat() != LogFormat::kJson || pipeline == nullptr) {
+    LogWarn(line);
+  }
+  if (pipeline == nullptr) return;
+  nlohmann::json data = {{"reason", note.verdict.reason},
+                         {"audit", !denied},
+                         {"method", note.info.method},
+                         {"target", note.info.target},
+                         {"callerIssuer", note.caller.issuer},
+                         {"callerSubject", note.caller.subject}};
+  pipeline->Log("warn", "daemon", server_id, note.session_id, line,
+                data.dump());
+  if (!denied) return;
+  engine::Envelope request;
+  request.server_id = server_id;
+  request.session_id = note.session_id;
+  request.client_to_server = true;
+  request.info = &note.info;
+  request.raw = note.request;
+  const int64_t request_id = pipeline->Observe(request);
+  auto answer_info = engine::InspectMessage(note.answer);
+  engine::Envelope answer;
+  answer.server_id = server_id;
+  answer.session_id = note.session_id;
+  answer.client_to_server = false;
+  answer.info = answer_info.ok() ? &*answer_info : nullptr;
+  answer.raw = note.answer;
+  answer.correlated_id = request_id;
+  answer.duration_ms = 0;
+  answer.success = false;
+  answer.error_code = note.verdict.reason;
+  pipeline->Observe(answer);
+}
+
 void NotFound(http::HttpExchange& exchange, http::Headers headers,
               std::string_view message) {
   headers.emplace_back("Content-Type", "application/json");
@@ -45,7 +109,8 @@ void NotFound(http::HttpExchange& exchange, http::Headers headers,
 
 FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
                        Clock* clock,
-                       std::shared_ptr<ResourceServer> resource_server)
+                       std::shared_ptr<ResourceServer> resource_server,
+                       engine::Pipeline* pipeline)
     : engine_(engine),
       clock_(clock),
       defaults_([&] {
@@ -59,7 +124,41 @@ FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
         }
         return std::move(defaults);
       }()),
-      resource_server_(std::move(resource_server)) {}
+      resource_server_(std::move(resource_server)),
+      pipeline_(pipeline) {
+  if (resource_server_ == nullptr) return;
+  // A changed configuration replaces the rules of its endpoint's policy.
+  std::weak_ptr<Policies> weak_policies = policies_;
+  config::ConfigManager* configs = engine_->configs();
+  configs->AddListener([weak_policies, configs](const std::string& id,
+                                                const std::string& change) {
+    auto policies = weak_policies.lock();
+    if (policies == nullptr) return;
+    std::shared_ptr<CallerPolicy> policy;
+    {
+      absl::MutexLock lock(&policies->mu);
+      auto it = policies->by_server.find(id);
+      if (it == policies->by_server.end()) return;
+      policy = it->second.lock();
+      if (policy == nullptr) policies->by_server.erase(it);
+    }
+    if (policy == nullptr) return;
+    policy->Replace(change == "deleted" ? std::nullopt
+                                        : RulesOf(configs->Get(id)));
+  });
+}
+
+std::shared_ptr<CallerPolicy> FrontDoors::PolicyFor(
+    const std::string& server_id) {
+  auto policy = std::make_shared<CallerPolicy>(clock_);
+  {
+    absl::MutexLock lock(&policies_->mu);
+    policies_->by_server[server_id] = policy;
+  }
+  // Read after it is listed, so that a change made meanwhile is not lost.
+  policy->Replace(RulesOf(engine_->configs()->Get(server_id)));
+  return policy;
+}
 
 FrontDoors::~FrontDoors() { CloseAll(); }
 
@@ -106,6 +205,15 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
         ServeServerCard(engine, card, std::move(exchange), std::move(extra));
       };
       entry.server_id = status->server_id();
+      if (resource_server_ != nullptr) {
+        options.policy = PolicyFor(entry.server_id);
+        options.on_policy = [pipeline = pipeline_,
+                             server_id = entry.server_id,
+                             base_path = options.base_path](
+                                const PolicyNote& note) {
+          RecordPolicyNote(pipeline, server_id, base_path, note);
+        };
+      }
       entry.endpoint = std::make_shared<McpEndpoint>(
           engine_, status->server_id(), std::nullopt, std::move(options));
     }

@@ -15,6 +15,15 @@
 // Protected Resource Metadata is served here too
 // (/.well-known/oauth-protected-resource/servers/{name}/mcp and /sse).
 //
+// With a ResourceServer each endpoint also applies its server's policy
+// (the "frontdoorPolicy" of its configuration, caller_policy.h) to the
+// callers the tokens name. A change of the configuration (the API, or a
+// live mcp.json) replaces the rules at once, for the sessions open too;
+// rate-limit buckets carry over. What the policy objects to is recorded
+// through the pipeline: a denied request and its error answer as the
+// session's messages, and a log line (warn) for each denial or audit
+// note, in history and the daemon's log.
+//
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.
 #ifndef INSPECTOR_SERVER_FRONTDOOR_FRONT_DOORS_H_
@@ -48,8 +57,11 @@ class FrontDoors {
   // clock is `clock`). `engine` and `clock` must outlive this object.
   // `resource_server`, when set, decides who may call every endpoint
   // (EndpointOptions::gate).
+  // `pipeline` (null: nowhere) records what the policies object to; it
+  // must outlive this object.
   FrontDoors(engine::Engine* engine, EndpointOptions defaults, Clock* clock,
-             std::shared_ptr<ResourceServer> resource_server = nullptr);
+             std::shared_ptr<ResourceServer> resource_server = nullptr,
+             engine::Pipeline* pipeline = nullptr);
   ~FrontDoors();  // CloseAll()
 
   // Serves a request whose path starts with kFrontDoorPrefix;
@@ -78,6 +90,15 @@ class FrontDoors {
     std::string server_id;
     std::shared_ptr<McpEndpoint> endpoint;
   };
+  // The endpoints' policies by server id, shared with the configuration
+  // listener (which may outlive this object).
+  struct Policies {
+    absl::Mutex mu;
+    std::map<std::string, std::weak_ptr<CallerPolicy>> by_server
+        ABSL_GUARDED_BY(mu);
+  };
+  // A new policy for the server, its rules read from its configuration.
+  std::shared_ptr<CallerPolicy> PolicyFor(const std::string& server_id);
   // Drops endpoints whose server is gone (at most once a second).
   void Sweep();
 
@@ -85,6 +106,8 @@ class FrontDoors {
   Clock* const clock_;
   const EndpointOptions defaults_;
   const std::shared_ptr<ResourceServer> resource_server_;
+  engine::Pipeline* const pipeline_;
+  const std::shared_ptr<Policies> policies_ = std::make_shared<Policies>();
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> endpoints_ ABSL_GUARDED_BY(mu_);  // by name
   absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

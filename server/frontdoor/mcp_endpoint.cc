@@ -27,6 +27,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
@@ -158,6 +159,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     http::Headers extra;
     // Who the gate let in ("" without a gate): its issuer and subject.
     std::string caller;
+    // The same, whole (null without a gate).
+    std::shared_ptr<const Caller> who;
 
     void Reply(int status, http::Headers headers, std::string body) const {
       for (const auto& h : extra) headers.push_back(h);
@@ -193,6 +196,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             Call admitted = call;
             admitted.caller =
                 absl::StrCat(caller.issuer, " ", caller.subject);
+            admitted.who = std::make_shared<const Caller>(std::move(caller));
             self->Serve(admitted, subpath);
           });
       return;
@@ -338,6 +342,12 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     std::weak_ptr<ClientSession> weak_session = session;
     engine::RelayOptions relay_options;
     relay_options.kind = options_.kind;
+    if (call.who != nullptr) {
+      relay_options.caller.issuer = call.who->issuer;
+      relay_options.caller.subject = call.who->subject;
+      relay_options.caller.client_id = call.who->client_id;
+      relay_options.caller.scopes = absl::StrJoin(call.who->scopes, " ");
+    }
     relay_options.to_client = [weak_self, weak_session](std::string raw) {
       auto self = weak_self.lock();
       auto session = weak_session.lock();
@@ -370,7 +380,73 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       ended = session->ended;  // on_end ran before this
     }
     if (ended) (*relay)->Close();
+    if (call.who != nullptr && options_.log) {
+      options_.log(absl::StrCat(
+          "front door ", options_.base_path, ": session ",
+          (*relay)->session_id(), " opened by ", call.who->subject, " of ",
+          call.who->issuer,
+          call.who->client_id.empty()
+              ? std::string()
+              : absl::StrCat(" (client ", call.who->client_id, ")")));
+    }
     return session;
+  }
+
+  // ---- The server's policy ----
+
+  // The policy's decision on the request `raw` (`info`) of the call's
+  // caller, in `session` (null before one is open): the one place the
+  // policy is applied. True: the request goes on. False: the caller was
+  // answered and nothing goes upstream: a rate limit with 429 and
+  // Retry-After, any other denial with a JSON-RPC error carrying
+  // data.reason (the POST's answer, or on the legacy stream).
+  bool Screen(const Call& call, const std::shared_ptr<ClientSession>& session,
+              std::string_view raw, const engine::MessageInfo& info,
+              bool legacy) {
+    if (options_.policy == nullptr || call.who == nullptr ||
+        info.kind != MessageKind::kRequest) {
+      return true;
+    }
+    PolicyVerdict verdict =
+        options_.policy->Check(*call.who, info.method, info.target);
+    if (!verdict.objected()) return true;
+    PolicyNote note;
+    note.caller = *call.who;
+    if (session != nullptr) {
+      if (auto relay = session->GetRelay()) note.session_id = relay->session_id();
+    }
+    note.request = std::string(raw);
+    note.info = info;
+    note.verdict = verdict;
+    if (verdict.allowed) {
+      if (options_.on_policy) options_.on_policy(note);
+      return true;
+    }
+    note.answer = RpcError(info.id, kPolicyErrorCode, verdict.message,
+                           verdict.reason);
+    if (options_.on_policy) options_.on_policy(note);
+    if (verdict.reason == kReasonRateLimited) {
+      call.Json(429, note.answer,
+                {{"Retry-After",
+                  absl::StrCat(std::max<int64_t>(
+                      1, absl::ToInt64Seconds(verdict.retry_after)))}});
+    } else if (legacy && session != nullptr) {
+      call.Reply(202, {}, "Accepted");
+      ToClient(session, note.answer);
+    } else {
+      call.Json(200, note.answer);
+    }
+    return false;
+  }
+
+  // A tools/list answer as the caller may see it.
+  std::string Filtered(const std::shared_ptr<const Caller>& who,
+                       std::string_view method, std::string answer) const {
+    if (options_.policy == nullptr || who == nullptr ||
+        method != "tools/list") {
+      return answer;
+    }
+    return options_.policy->FilterToolsList(*who, std::move(answer));
   }
 
   // Ends a session: out of the table, streams finished, relay closed
@@ -416,6 +492,13 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       // request (modern_front.h).
       nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
       if (body.is_object() && ModernFront::IsModern(request, body)) {
+        if (options_.policy != nullptr) {
+          auto info = engine::InspectMessage(request.body);
+          if (info.ok() &&
+              !Screen(call, nullptr, request.body, *info, /*legacy=*/false)) {
+            return;
+          }
+        }
         return modern_->Post(call.exchange, call.extra, std::move(body));
       }
     }
@@ -427,6 +510,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (message.info.kind == MessageKind::kRequest &&
         message.info.method == "initialize") {
+      if (!Screen(call, nullptr, message.raw, message.info, false)) return;
       return Initialize(call, std::move(message), accept);
     }
     auto session = Lookup(call, /*legacy=*/false);
@@ -434,6 +518,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     if (message.info.kind != MessageKind::kRequest) {
       return PassOn(call, session, std::move(message), /*legacy=*/false);
     }
+    if (!Screen(call, session, message.raw, message.info, false)) return;
     // SSE when the client names it; JSON when it only takes JSON.
     bool sse = accept.sse || !accept.json;
     RelayRequest(call, session, std::move(message), sse);
@@ -535,12 +620,16 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     });
     std::weak_ptr<Impl> weak_self = weak_from_this();
     relay->Send(std::move(message.raw),
-                [weak_self, session, call, id, sse, stream_no,
-                 key](absl::StatusOr<std::string> response) {
-                  std::string body = response.ok()
-                                         ? *std::move(response)
-                                         : ErrorResponse(id, response.status());
+                [weak_self, session, call, id, sse, stream_no, key,
+                 method = std::move(message.info.method)](
+                    absl::StatusOr<std::string> response) {
                   auto self = weak_self.lock();
+                  std::string body =
+                      !response.ok() ? ErrorResponse(id, response.status())
+                      : self != nullptr
+                          ? self->Filtered(call.who, method,
+                                           *std::move(response))
+                          : *std::move(response);
                   std::string event;
                   bool streaming = false;
                   const absl::Time now = NowOf(weak_self);
@@ -698,8 +787,10 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     if (message.info.kind != MessageKind::kRequest) {
       return PassOn(call, session, std::move(message), /*legacy=*/true);
     }
+    if (!Screen(call, session, message.raw, message.info, true)) return;
     auto relay = session->GetRelay();
     std::string id = message.info.id;
+    std::string method = message.info.method;
     {
       absl::MutexLock lock(&session->mu);
       ++session->in_flight;
@@ -707,7 +798,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     call.Reply(202, {}, "Accepted");
     std::weak_ptr<Impl> weak_self = weak_from_this();
     relay->Send(std::move(message.raw),
-                [weak_self, session, id](absl::StatusOr<std::string> response) {
+                [weak_self, session, id, method = std::move(method),
+                 who = call.who](absl::StatusOr<std::string> response) {
                   const absl::Time now = NowOf(weak_self);
                   {
                     absl::MutexLock lock(&session->mu);
@@ -716,10 +808,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                   }
                   auto self = weak_self.lock();
                   if (self == nullptr) return;
-                  self->ToClient(session,
-                                 response.ok()
-                                     ? *std::move(response)
-                                     : ErrorResponse(id, response.status()));
+                  self->ToClient(
+                      session,
+                      response.ok()
+                          ? self->Filtered(who, method, *std::move(response))
+                          : ErrorResponse(id, response.status()));
                 });
   }
 

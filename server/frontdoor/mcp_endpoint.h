@@ -46,9 +46,12 @@
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
 #include "server/frontdoor/caller_gate.h"
+#include "server/frontdoor/caller_policy.h"
 #include "server/metrics/mcp_operation_metrics.h"
 
 namespace inspector::frontdoor {
+
+struct PolicyNote;
 
 struct EndpointOptions {
   // The time of idle sessions, heartbeats, input rounds and reopened
@@ -96,12 +99,35 @@ struct EndpointOptions {
   // nothing).
   std::string open_hint;
   // Told what the endpoint does on its own that the daemon's log should
-  // say (a listen stream opened again); null: nothing is said.
+  // say (a listen stream opened again, a caller's session opened); null:
+  // nothing is said.
   std::function<void(std::string)> log;
+  // With a gate: the server's policy for the callers it names
+  // (caller_policy.h), consulted on every request; null: none. Shared with
+  // whoever reloads its rules.
+  std::shared_ptr<CallerPolicy> policy;
+  // Told of every request the policy objected to (denied, or let through
+  // in audit mode), after it was answered; null: nothing. For history and
+  // the log (FrontDoors).
+  std::function<void(const PolicyNote&)> on_policy;
   // Serves GET {base_path}/server-card to a caller the endpoint admitted
   // (server_card_route.h); null: 404.
   std::function<void(std::shared_ptr<http::HttpExchange>, http::Headers)>
       server_card;
+};
+
+// A request the policy objected to (EndpointOptions::on_policy).
+struct PolicyNote {
+  Caller caller;
+  // The relay session of the caller's client session ("" before one is
+  // open, or when the relay names none).
+  std::string session_id;
+  std::string request;  // the request as received
+  engine::MessageInfo info;
+  PolicyVerdict verdict;
+  // The JSON-RPC error the caller was answered with; "" when let through
+  // (audit mode).
+  std::string answer;
 };
 
 // The body of an error the endpoint answers itself: a JSON-RPC error with
@@ -127,6 +153,8 @@ class Relay {
   virtual bool Cancel(const std::string& caller_id,
                       const std::string& reason) = 0;
   virtual void Close() = 0;
+  // The id of its session in history (sessions.id); "" when it has none.
+  virtual std::string session_id() const { return ""; }
 };
 // Opens a relay session (Engine::OpenRelay's contract).
 using RelayOpener = std::function<absl::StatusOr<std::shared_ptr<Relay>>(

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -28,6 +30,7 @@
 #include "tests/testing/curl.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 // Named after the file: the suites compile together (CMakeLists.txt).
@@ -249,6 +252,60 @@ class FrontDoorOAuthTest : public testing::DaemonFixture {
     return lines;
   }
 
+  // Sets the server's front-door policy (its configuration, as a live
+  // mcp.json edit or the API would); null: none.
+  void SetPolicy(const json& policy) {
+    json extra = json::object();
+    if (!policy.is_null()) extra["frontdoorPolicy"] = policy;
+    HttpResult put =
+        Rest("PUT", "/config/web", json{{"extra", extra}}.dump());
+    ASSERT_EQ(put.status, 200) << put.body;
+  }
+
+  // Opens a session for the holder of `token`; its Mcp-Session-Id.
+  std::string OpenSession(const std::string& token) {
+    HttpResult init = PostWithToken(token);
+    EXPECT_EQ(init.status, 200) << init.body;
+    const std::string session = init.headers["mcp-session-id"];
+    EXPECT_FALSE(session.empty()) << init.body;
+    HttpResult initialized = PostWithToken(
+        token, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+        {"Mcp-Session-Id: " + session});
+    EXPECT_EQ(initialized.status, 202) << initialized.body;
+    return session;
+  }
+
+  // Request `id` of `method` in `session`, with `params`.
+  HttpResult Call(const std::string& token, const std::string& session,
+                  int id, const std::string& method,
+                  const json& params = json::object()) {
+    json request = {
+        {"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    return PostWithToken(token, request.dump(),
+                         {"Mcp-Session-Id: " + session});
+  }
+  HttpResult Echo(const std::string& token, const std::string& session,
+                  int id) {
+    return Call(token, session, id, "tools/call",
+                {{"name", "echo"}, {"arguments", {{"message", "hi"}}}});
+  }
+
+  // `sql` run by the sqlite3 shell on the daemon's database, until it
+  // prints `expected` (history is written in batches) or 10 s pass; what
+  // it printed last.
+  std::string SqlUntil(const std::string& sql, const std::string& expected) {
+    std::string out;
+    testing::WaitUntil(
+        [&] {
+          testing::ProcessResult run =
+              testing::RunProcess({"sqlite3", daemon_->db_path(), sql});
+          out = run.out + run.err;
+          return run.exit_code == 0 && out == expected;
+        },
+        absl::Seconds(10), sql);
+    return out;
+  }
+
   static EVP_PKEY* key_;
   static EVP_PKEY* other_key_;
   std::unique_ptr<TinyIssuer> issuer_;
@@ -414,6 +471,193 @@ TEST_F(FrontDoorOAuthTest, AMissingScopeIsForbiddenNamingIt) {
               HasSubstr("resource_metadata=\"" + MetadataUrl() + "\""));
   EXPECT_THAT(refused.Json()["error"].value("message", ""), HasSubstr(kScope));
   EXPECT_TRUE(FixtureRequests().empty());
+}
+
+// Who called what: the session row names the caller, shown by
+// inspectorctl, and the sqlite3 shell answers "who called tool echo" by
+// joining messages to sessions.
+TEST_F(FrontDoorOAuthTest, TheSessionRowNamesTheCaller) {
+  // Watchers learn who opened the session.
+  std::string error;
+  auto watch = PeerProcess::Start(
+      {"curl", "-sS", "-N", "-H", "X-Session-Token: " + daemon_->token(),
+       base_ + "/api/events"},
+      {}, ": connected", &error);
+  ASSERT_NE(watch, nullptr) << error;
+  const std::string token = Token(GoodClaims());
+  const std::string session = OpenSession(token);
+  std::string events;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        events = watch->Output();
+        return events.find("\"sessionStarted\"") != std::string::npos;
+      },
+      absl::Seconds(10), "a sessionStarted event"))
+      << events;
+  const std::vector<std::string> lines = absl::StrSplit(events, '\n');
+  for (const std::string& line : lines) {
+    if (line.find("sessionStarted") == std::string::npos) continue;
+    json event = json::parse(line.substr(line.find('{')), nullptr, false);
+    EXPECT_EQ(event["sessionStarted"]["caller"]["subject"], "alice") << line;
+    EXPECT_EQ(event["sessionStarted"]["kind"], "bridge") << line;
+  }
+
+  HttpResult call = Echo(token, session, 2);
+  ASSERT_EQ(call.status, 200) << call.body;
+  ASSERT_TRUE(call.Rpc().contains("result")) << call.body;
+
+  const std::string who = SqlUntil(
+      "SELECT DISTINCT s.caller_subject, s.caller_client_id, s.caller_scopes,"
+      " s.caller_issuer = '" + issuer_->url() + "'"
+      " FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
+      " WHERE m.method = 'tools/call' AND m.target = 'echo'"
+      " AND m.direction = 'client_to_server'",
+      std::string("alice|team-client|openid ") + kScope + "|1\n");
+  EXPECT_EQ(who, std::string("alice|team-client|openid ") + kScope + "|1\n");
+
+  json listed = CtlJson({"sessions", "list"});
+  ASSERT_TRUE(listed["sessions"].is_array()) << listed.dump();
+  json mine;
+  for (const json& s : listed["sessions"]) {
+    if (s.value("kind", "") == "bridge") mine = s;
+  }
+  ASSERT_TRUE(mine.is_object()) << listed.dump();
+  EXPECT_EQ(mine["caller"]["subject"], "alice");
+  EXPECT_EQ(mine["caller"]["clientId"], "team-client");
+  EXPECT_EQ(mine["caller"]["issuer"], issuer_->url());
+  EXPECT_EQ(mine["caller"]["scopes"], json::array({"openid", kScope}));
+  testing::ProcessResult table = Ctl({"sessions", "list"});
+  EXPECT_THAT(table.out, HasSubstr("CALLER"));
+  EXPECT_THAT(table.out, HasSubstr("alice"));
+  testing::ProcessResult shown =
+      Ctl({"sessions", "show", mine["id"].get<std::string>()});
+  EXPECT_THAT(shown.out, HasSubstr("Caller"));
+  EXPECT_THAT(shown.out, HasSubstr("team-client"));
+}
+
+// A tool the policy denies: a JSON-RPC error with data.reason, recorded
+// in the session's history, and nothing sent to the server; the tool is
+// left out of the caller's tools/list.
+TEST_F(FrontDoorOAuthTest, ADeniedToolIsAnErrorInHistoryAndNeverForwarded) {
+  ASSERT_NO_FATAL_FAILURE(
+      SetPolicy({{"tools",
+                  {{{"name", "ec*"}, {"action", "deny"}},
+                   {{"name", "add"},
+                    {"action", "requireScope"},
+                    {"scope", "mcp:math"}}}}}));
+  const std::string token = Token(GoodClaims());
+  const std::string session = OpenSession(token);
+
+  HttpResult list = Call(token, session, 2, "tools/list");
+  ASSERT_EQ(list.status, 200) << list.body;
+  std::vector<std::string> names;
+  const json listed = list.Rpc();
+  for (const json& tool : listed["result"]["tools"]) {
+    names.push_back(tool["name"].get<std::string>());
+  }
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("echo")));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("add")));
+  EXPECT_THAT(names, ::testing::Contains("slow")) << list.body;
+
+  const size_t before = FixtureRequests().size();
+  HttpResult denied = Echo(token, session, 3);
+  ASSERT_EQ(denied.status, 200) << denied.body;
+  json error = denied.Rpc();
+  EXPECT_EQ(error["id"], 3) << denied.body;
+  EXPECT_EQ(error["error"]["data"]["reason"], "POLICY_TOOL_DENIED")
+      << denied.body;
+  EXPECT_THAT(error["error"].value("message", ""), HasSubstr("\"echo\""));
+  HttpResult scope = Call(token, session, 4, "tools/call",
+                          {{"name", "add"}, {"arguments", {{"a", 1}, {"b", 2}}}});
+  EXPECT_EQ(scope.Rpc()["error"]["data"]["reason"], "POLICY_SCOPE_REQUIRED")
+      << scope.body;
+  EXPECT_THAT(scope.Rpc()["error"].value("message", ""), HasSubstr("mcp:math"));
+  EXPECT_EQ(FixtureRequests().size(), before)
+      << "a denied call reached the server";
+
+  // In history: the request and its error, in the caller's session.
+  EXPECT_EQ(SqlUntil("SELECT m.direction, m.kind, m.error_code,"
+                     " s.caller_subject FROM messages AS m"
+                     " JOIN sessions AS s ON s.id = m.session_id"
+                     " WHERE m.target = 'echo' OR m.correlated_id IN"
+                     " (SELECT id FROM messages WHERE target = 'echo')"
+                     " ORDER BY m.id",
+                     "client_to_server|request||alice\n"
+                     "server_to_client|error|POLICY_TOOL_DENIED|alice\n"),
+            "client_to_server|request||alice\n"
+            "server_to_client|error|POLICY_TOOL_DENIED|alice\n");
+}
+
+TEST_F(FrontDoorOAuthTest, ACallerOverItsRateLimitGets429WithRetryAfter) {
+  ASSERT_NO_FATAL_FAILURE(
+      SetPolicy({{"rateLimit", {{"requestsPerMinute", 1}, {"burst", 3}}}}));
+  const std::string token = Token(GoodClaims());
+  const std::string session = OpenSession(token);  // 1 request
+  EXPECT_EQ(Call(token, session, 2, "tools/list").status, 200);
+  EXPECT_EQ(Call(token, session, 3, "ping").status, 200);
+  const size_t before = FixtureRequests().size();
+  HttpResult limited = Call(token, session, 4, "ping");
+  EXPECT_EQ(limited.status, 429) << limited.body;
+  auto retry = limited.headers.find("retry-after");
+  ASSERT_NE(retry, limited.headers.end());
+  int seconds = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(retry->second, &seconds)) << retry->second;
+  EXPECT_GE(seconds, 1);
+  EXPECT_LE(seconds, 60);
+  EXPECT_EQ(limited.Json()["error"]["data"]["reason"], "RATE_LIMITED");
+  EXPECT_EQ(limited.Json()["id"], 4);
+  EXPECT_EQ(FixtureRequests().size(), before);
+  // Another caller has its own allowance.
+  json bob = GoodClaims();
+  bob["sub"] = "bob";
+  EXPECT_EQ(PostWithToken(Token(bob)).status, 200);
+}
+
+TEST_F(FrontDoorOAuthTest, AuditModeRecordsWhatItWouldDenyAndLetsItThrough) {
+  ASSERT_NO_FATAL_FAILURE(
+      SetPolicy({{"mode", "audit"},
+                 {"tools", {{{"name", "echo"}, {"action", "deny"}}}}}));
+  const std::string token = Token(GoodClaims());
+  const std::string session = OpenSession(token);
+  HttpResult list = Call(token, session, 2, "tools/list");
+  EXPECT_THAT(list.body, HasSubstr("\"echo\"")) << "audit hides nothing";
+  HttpResult call = Echo(token, session, 3);
+  ASSERT_EQ(call.status, 200) << call.body;
+  EXPECT_TRUE(call.Rpc().contains("result")) << call.body;
+  EXPECT_EQ(SqlUntil("SELECT level, json_extract(data_json, '$.reason'),"
+                     " json_extract(data_json, '$.callerSubject')"
+                     " FROM logs WHERE message LIKE"
+                     " '%audit: would deny tools/call echo of alice%'",
+                     "warn|POLICY_TOOL_DENIED|alice\n"),
+            "warn|POLICY_TOOL_DENIED|alice\n");
+}
+
+// Changing the policy applies to the sessions already open: no restart.
+TEST_F(FrontDoorOAuthTest, APolicyReloadChangesWhoMayCallInOpenSessions) {
+  json claims = GoodClaims();
+  claims["sub"] = "bob";
+  claims["groups"] = json::array({"eng"});
+  const std::string bob = Token(claims);
+  const std::string session = OpenSession(bob);
+  EXPECT_TRUE(Echo(bob, session, 2).Rpc().contains("result"));
+
+  ASSERT_NO_FATAL_FAILURE(SetPolicy({{"allow", {{"subjects", {"alice"}}}}}));
+  HttpResult refused = Echo(bob, session, 3);
+  EXPECT_EQ(refused.Rpc()["error"]["data"]["reason"],
+            "POLICY_CALLER_NOT_ALLOWED")
+      << refused.body;
+
+  ASSERT_NO_FATAL_FAILURE(SetPolicy(
+      {{"allow", {{"subjects", {"alice"}}, {"groups", {"eng"}}}}}));
+  HttpResult again = Echo(bob, session, 4);
+  EXPECT_TRUE(again.Rpc().contains("result")) << again.body;
+
+  // A policy that does not parse is refused, the rules stay.
+  HttpResult bad = Rest("PUT", "/config/web",
+                        R"({"extra":{"frontdoorPolicy":{"mode":"maybe"}}})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_THAT(bad.body, HasSubstr("frontdoorPolicy.mode"));
+  EXPECT_TRUE(Echo(bob, session, 5).Rpc().contains("result"));
 }
 
 // The front doors have one rule: a static token and an issuer contradict
