@@ -199,11 +199,16 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
       card.auth_scheme = resource_server_ != nullptr ? "oauth2"
                          : defaults_.bearer_token.has_value() ? "bearer"
                                                               : "";
-      options.server_card = [engine = engine_, card = std::move(card)](
-                                std::shared_ptr<http::HttpExchange> exchange,
-                                http::Headers extra) {
-        ServeServerCard(engine, card, std::move(exchange), std::move(extra));
-      };
+      options.server_card =
+          [engine = engine_, card = std::move(card)](
+              std::shared_ptr<http::HttpExchange> exchange,
+              http::Headers extra,
+              std::function<std::string(std::string)> tools_filter) {
+            CardRequest request = card;
+            request.tools_filter = std::move(tools_filter);
+            ServeServerCard(engine, std::move(request), std::move(exchange),
+                            std::move(extra));
+          };
       entry.server_id = status->server_id();
       if (resource_server_ != nullptr) {
         options.policy = PolicyFor(entry.server_id);

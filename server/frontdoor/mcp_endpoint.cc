@@ -238,7 +238,24 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         return call.Error(405, "Method not allowed; use GET",
                           {{"Allow", "GET"}});
       }
-      return options_.server_card(call.exchange, call.extra);
+      // A caller the server's policy keeps out gets no card, and one it
+      // lets in sees only the tools it may call.
+      std::function<std::string(std::string)> tools_filter;
+      if (options_.policy != nullptr && call.who != nullptr) {
+        PolicyVerdict verdict =
+            options_.policy->Check(*call.who, "tools/list", "");
+        if (!verdict.allowed) {
+          return call.Error(
+              verdict.reason == kReasonRateLimited ? 429 : 403,
+              absl::StrCat("Forbidden: ", verdict.message));
+        }
+        tools_filter = [policy = options_.policy,
+                        who = call.who](std::string answer) {
+          return policy->FilterToolsList(*who, std::move(answer));
+        };
+      }
+      return options_.server_card(call.exchange, call.extra,
+                                  std::move(tools_filter));
     }
     call.Error(404, absl::StrCat("Not found: use ", options_.base_path,
                                  "/mcp, /sse or /message"));

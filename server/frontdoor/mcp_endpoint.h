@@ -111,8 +111,10 @@ struct EndpointOptions {
   // the log (FrontDoors).
   std::function<void(const PolicyNote&)> on_policy;
   // Serves GET {base_path}/server-card to a caller the endpoint admitted
-  // (server_card_route.h); null: 404.
-  std::function<void(std::shared_ptr<http::HttpExchange>, http::Headers)>
+  // (server_card_route.h), with the policy's filter of tools/list answers
+  // for that caller (null: none); null: 404.
+  std::function<void(std::shared_ptr<http::HttpExchange>, http::Headers,
+                     std::function<std::string(std::string)>)>
       server_card;
 };
 

@@ -88,6 +88,10 @@ void ListNext(const std::shared_ptr<CardBuild>& build) {
         [build, field = list.field,
          slot = list.slot](absl::StatusOr<std::string> answer) {
           if (answer.ok()) {
+            if (slot == &protocol::CardSource::tools &&
+                build->request.tools_filter) {
+              *answer = build->request.tools_filter(*std::move(answer));
+            }
             Json parsed = Json::parse(*answer, nullptr, false);
             if (parsed.is_object() && parsed.contains("result") &&
                 parsed["result"].is_object()) {

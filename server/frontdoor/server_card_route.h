@@ -17,6 +17,7 @@
 #ifndef INSPECTOR_SERVER_FRONTDOOR_SERVER_CARD_ROUTE_H_
 #define INSPECTOR_SERVER_FRONTDOOR_SERVER_CARD_ROUTE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct CardRequest {
   // How a caller of the door authenticates: "oauth2" (a resource server),
   // "bearer" (a static token), or "" (processes of the daemon's user).
   std::string auth_scheme;
+  // Applied to the tools/list answer (its JSON text) before it goes into
+  // the card: the caller's policy (caller_policy.h); null: none.
+  std::function<std::string(std::string)> tools_filter;
 };
 
 // Answers `exchange` with the card of `request` (200, application/json),
