@@ -125,15 +125,15 @@ void AddWatchCommand(CLI::App* app, Context* context) {
       ->add_option("--kind", flags->kinds,
                    "Only these events (repeatable): message, state, log, "
                    "pending, held, list-changed, config, resource-updated, "
-                   "progress, oauth, task, catalog (a tool, prompt or "
-                   "resource that changed or appeared since the first "
-                   "listing)")
+                   "progress, oauth, task, session (a front-door session "
+                   "and its caller), catalog (a tool, prompt or resource "
+                   "that changed or appeared since the first listing)")
       ->allow_extra_args(false)
       ->check(CLI::IsMember({"message", "messages", "state", "log", "logs",
                              "pending", "held", "list-changed", "list_changed",
                              "config", "resource-updated", "resource_updated",
-                             "progress", "oauth", "task", "catalog",
-                             "catalog-changed"}))
+                             "progress", "oauth", "task", "session",
+                             "sessions", "catalog", "catalog-changed"}))
       ->type_name("KIND");
   watch
       ->add_option("--backlog", flags->backlog,
