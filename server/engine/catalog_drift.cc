@@ -154,12 +154,13 @@ void CatalogDrift::Observe(std::string_view server_id, std::string_view method,
       row.item_json = item.fields.dump();
       row.seen_at_ms = now_ms;
       row.message_id = message_id;
+      std::vector<std::string> fields;
       if (it == known_.end()) {
         row.change = baseline ? "first_seen" : "added";
       } else {
         row.change = "changed";
-        row.changed_fields =
-            absl::StrJoin(ChangedFields(it->second.fields, item.fields), ",");
+        fields = ChangedFields(it->second.fields, item.fields);
+        row.changed_fields = absl::StrJoin(fields, ",");
       }
       if (row.change != "first_seen") {
         v1::CatalogItemChange* c = changed->add_changes();
@@ -167,10 +168,7 @@ void CatalogDrift::Observe(std::string_view server_id, std::string_view method,
         c->set_change(row.change);
         if (it != known_.end()) {
           c->set_previous_fingerprint(it->second.fingerprint);
-          for (std::string& f :
-               ChangedFields(it->second.fields, item.fields)) {
-            c->add_fields(std::move(f));
-          }
+          for (std::string& f : fields) c->add_fields(std::move(f));
         }
         c->set_fingerprint(item.fingerprint);
         lines.push_back(

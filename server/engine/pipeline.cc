@@ -186,10 +186,10 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
   }
   if (GetLogFormat() == LogFormat::kJson) LogMessage(envelope, ts, id);
   if (bus_->subscribers() != 0) PublishMessage(envelope, ts, id, kind);
+  // Observe ignores answers to methods other than the lists.
   if (catalog_ != nullptr && !envelope.client_to_server &&
       envelope.info != nullptr &&
-      envelope.info->kind == MessageKind::kResponse &&
-      !CatalogDrift::ListOf(envelope.info->method).empty()) {
+      envelope.info->kind == MessageKind::kResponse) {
     catalog_->Observe(envelope.server_id, envelope.info->method, envelope.raw,
                       id > 0 ? id : 0);
   }
