@@ -116,7 +116,8 @@ constexpr const char* kMessageColumns[] = {"id",
                                            "intercept_action",
                                            "era",
                                            "input_round",
-                                           "first_round_id"};
+                                           "first_round_id",
+                                           "trace_id"};
 constexpr int kMessageColumnCount =
     sizeof(kMessageColumns) / sizeof(kMessageColumns[0]);
 

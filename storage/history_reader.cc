@@ -575,7 +575,8 @@ absl::Status ForEachTextRequest(
 constexpr char kHistoryColumns[] =
     "id, ts, server_id, session_id, direction, jsonrpc_id, method, target,"
     " request_raw, response_raw, duration_ms, success, era, input_round,"
-    " first_round_id";
+    " first_round_id,"
+    " (SELECT trace_id FROM messages AS traced WHERE traced.id = requests.id)";
 
 const char* DirectionText(v1::Direction direction) {
   switch (direction) {
@@ -601,7 +602,7 @@ constexpr char kMessageColumns[] =
     "id, ts, server_id, session_id, direction, kind, jsonrpc_id, method,"
     " target, raw, correlated_id, duration_ms, success, error_code,"
     " truncated, raw_size, modified, original_raw, intercept_action, era,"
-    " input_round, first_round_id";
+    " input_round, first_round_id, trace_id";
 
 v1::McpMessage ReadMessage(const Statement& row) {
   v1::McpMessage message;
@@ -631,6 +632,7 @@ v1::McpMessage ReadMessage(const Statement& row) {
         static_cast<uint32_t>(std::max<int64_t>(0, row.ColumnInt64(20))));
   }
   message.set_first_round_id(row.ColumnInt64(21));
+  message.set_trace_id(ValidUtf8(row.ColumnText(22)));
   return message;
 }
 
@@ -680,6 +682,7 @@ void ReadHistoryEntry(Statement& statement, v1::HistoryEntry* entry) {
   entry->set_input_round(
       static_cast<uint32_t>(std::max<int64_t>(0, statement.ColumnInt64(13))));
   entry->set_first_round_id(statement.ColumnInt64(14));
+  entry->set_trace_id(ValidUtf8(statement.ColumnText(15)));
 }
 
 // Fills `entry` from the current row of QueryLogs's query.
@@ -730,6 +733,11 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   if (request.since() > 0) where.Add("ts >= ?", request.since());
   if (request.until() > 0) where.Add("ts < ?", request.until());
   if (!request.target().empty()) where.Add("target = ?", request.target());
+  if (!request.trace_id().empty()) {
+    // Through the trace index: the view has no trace_id column.
+    where.Add("id IN (SELECT id FROM messages WHERE trace_id = ?)",
+              request.trace_id());
+  }
   if (const char* direction = DirectionText(request.direction())) {
     where.Add("direction = ?", std::string(direction));
   }
@@ -834,6 +842,9 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
   }
   if (request.since() > 0) where.Add("ts >= ?", request.since());
   if (request.message_id() != 0) where.Add("id = ?", request.message_id());
+  if (!request.trace_id().empty()) {
+    where.Add("trace_id = ?", request.trace_id());
+  }
 
   v1::ListMessagesResponse response;
   Page page(limit, request.offset());

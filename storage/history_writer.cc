@@ -47,7 +47,7 @@ constexpr absl::Duration kCallerCommitTick = absl::Seconds(1);
 // Consecutive messages of a batch are inserted this many per statement (one
 // multi-row INSERT runs markedly faster than as many single-row ones).
 constexpr int kMessagesPerInsert = 32;
-constexpr int kMessageColumns = 22;
+constexpr int kMessageColumns = 23;
 
 // Cuts `*text` to at most `max` bytes without splitting a UTF-8 character.
 // Returns true if it was cut.
@@ -138,10 +138,11 @@ class HistoryWriter::Statements {
         "INSERT INTO messages (id, ts, server_id, session_id, direction, kind,"
         " jsonrpc_id, method, target, raw, raw_size, truncated,"
         " correlated_id, duration_ms, success, error_code, modified,"
-        " original_raw, intercept_action, era, input_round, first_round_id)"
+        " original_raw, intercept_action, era, input_round, first_round_id,"
+        " trace_id)"
         " VALUES ";
     const std::string row =
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     std::string rows = row;
     for (int i = 1; i < kMessagesPerInsert; ++i)
       absl::StrAppend(&rows, ", ", row);
@@ -736,6 +737,7 @@ absl::Status HistoryWriter::BindMessage(Statement& st, int first,
   } else {
     RETURN_IF_ERROR(st.Bind(p + 22, nullptr));
   }
+  RETURN_IF_ERROR(BindTextOrNullUncopied(st, p + 23, m.trace_id));
   return absl::OkStatus();
 }
 

@@ -125,6 +125,9 @@ struct MessageRecord {
   // Rounds >= 1 and their answers: the row id of round 0's request; 0 ->
   // NULL.
   int64_t first_round_id = 0;
+  // The W3C trace id (32 lowercase hex digits) of the request this message
+  // belongs to; empty -> NULL.
+  std::string trace_id;
 };
 
 // One row of `logs`. level: debug, info, warn or error; source: daemon,

@@ -516,6 +516,16 @@ CREATE INDEX catalog_versions_item
   ON catalog_versions(server_id, list, item_key, id);
 )sql";
 
+// Distributed tracing: the W3C trace a message belongs to.
+constexpr std::string_view kMigration17 = R"sql(
+-- The W3C trace id (32 lowercase hex digits) of the request a message is
+-- part of: the caller's traceparent (params._meta or the HTTP header), or
+-- the trace the daemon started for it when it exports traces; NULL when
+-- neither. A trace in Jaeger or Tempo links to its rows, and back.
+ALTER TABLE messages ADD COLUMN trace_id TEXT;
+CREATE INDEX messages_trace ON messages(trace_id) WHERE trace_id IS NOT NULL;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -536,6 +546,7 @@ constexpr Migration kMigrations[] = {
      kMigration14},
     {15, "add the caller of front-door sessions", kMigration15},
     {16, "keep the versions of the servers' catalogs", kMigration16},
+    {17, "add each message's trace id", kMigration17},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

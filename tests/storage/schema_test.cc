@@ -155,7 +155,7 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                             "messages_first_round", "messages_ts", "logs_ts",
                             "logs_server_ts", "sessions_started_at",
                             "catalog_versions_item",
-                            "sessions_caller_subject"}));
+                            "sessions_caller_subject", "messages_trace"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
               ElementsAre("messages_drop_imported", "messages_fts_delete",
                           "messages_fts_queue", "messages_fts_update",

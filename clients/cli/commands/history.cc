@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "clients/cli/commands/command_util.h"
@@ -64,6 +65,7 @@ struct HistoryFlags {
   std::string target;
   bool errors = false;
   std::string until;
+  std::string trace;
 };
 
 absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
@@ -80,6 +82,7 @@ absl::Status RunHistory(Context& context, const HistoryFlags& flags) {
   request.set_session_id(flags.session);
   request.set_target(flags.target);
   request.set_errors_only(flags.errors);
+  request.set_trace_id(absl::AsciiStrToLower(flags.trace));
   ASSIGN_OR_RETURN(double until, SinceMillis(flags.until, "--until"));
   request.set_until(until);
   request.set_page_token(flags.page_token);
@@ -152,6 +155,19 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
   history->add_flag("--errors", history_flags->errors,
                     "Only requests answered with an error");
   history
+      ->add_option("--trace", history_flags->trace,
+                   "Only the requests of this W3C trace (its 32 hex digits, "
+                   "as Jaeger, Tempo or a traceparent show it)")
+      ->check([](const std::string& value) -> std::string {
+        if (value.size() == 32 &&
+            value.find_first_not_of("0123456789abcdefABCDEF") ==
+                std::string::npos) {
+          return "";
+        }
+        return "a trace id is 32 hex digits";
+      })
+      ->type_name("TRACE_ID");
+  history
       ->add_option("--text", history_flags->text,
                    "Only requests or responses whose JSON contains this text")
       ->type_name("TEXT");
@@ -194,6 +210,7 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
       "  inspectorctl history --server everything --method tools/call "
       "--since 10m\n"
       "  inspectorctl history --target echo --errors --since 1d --until 2h\n"
+      "  inspectorctl history --trace 4bf92f3577b34da6a3ce929d0e0e4736\n"
       "  inspectorctl history --text error --limit 20 --page-token "
       "1748779200000:4242\n"
       "  inspectorctl history --direction in -o json");
