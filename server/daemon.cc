@@ -1,5 +1,6 @@
 #include "server/daemon.h"
 
+#include <cstdlib>
 #include <malloc.h>
 
 #include <fcntl.h>
@@ -39,6 +40,8 @@
 #include "server/metrics/mcp_operation_metrics.h"
 #include "server/metrics/metrics_http.h"
 #include "server/metrics/metrics_registry.h"
+#include "server/telemetry/otlp_senders.h"
+#include "server/telemetry/tracer.h"
 #include "gateway/app_sandbox.h"
 #include "gateway/gateway.h"
 #include "server/apps/app_open.h"
@@ -154,6 +157,9 @@ struct Daemon::State {
   // into them, so they go after it.
   std::unique_ptr<metrics::MetricsRegistry> metrics;
   std::unique_ptr<metrics::McpOperationMetrics> operation_metrics;
+  // Traces (exporting with an OTLP endpoint; else only keeping callers'
+  // trace ids); the pipeline points at it, so it goes before.
+  std::unique_ptr<telemetry::Tracer> tracer;
   // Fingerprints the servers' list answers the pipeline sees; before the
   // pipeline, which calls it, so that it is destroyed after.
   std::unique_ptr<engine::CatalogDrift> catalog_drift;
@@ -433,6 +439,51 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   } else if (!options.metrics_listen.empty()) {
     return absl::InvalidArgumentError(
         "--metrics-listen serves the metrics that --no-metrics turns off");
+  }
+  {
+    ASSIGN_OR_RETURN(
+        telemetry::TracingConfig tracing,
+        telemetry::ResolveTracingConfig(
+            options.tracing, [](const char* name) { return std::getenv(name); }));
+    std::shared_ptr<telemetry::SpanExporter> exporter;
+    if (tracing.enabled) {
+      ASSIGN_OR_RETURN(telemetry::SpanSender sender,
+                       telemetry::MakeOtlpSender(tracing));
+      exporter = std::make_shared<telemetry::SpanExporter>(
+          tracing.exporter, tracing.resource, std::move(sender),
+          state->clock);
+      state->pipeline->Log(
+          "info", "daemon", "", "",
+          absl::StrCat("exporting traces over OTLP (",
+                       tracing.protocol == telemetry::OtlpProtocol::kGrpc
+                           ? "grpc"
+                           : "http/protobuf",
+                       ") to ", tracing.endpoint));
+    }
+    if (exporter != nullptr && state->metrics != nullptr) {
+      // The exporter's own counts, read at each scrape.
+      std::shared_ptr<const telemetry::SpanExporter> spans = exporter;
+      state->metrics->AddCallback(
+          "inspector_otel_spans_total",
+          "Spans handed to the OTLP exporter, by what became of them: "
+          "exported (the collector took them) or dropped (the queue was "
+          "full, or the collector failed for good).",
+          metrics::MetricsRegistry::Type::kCounter, {"result"}, [spans] {
+            return std::vector<metrics::MetricsRegistry::Sample>{
+                {{"exported"}, static_cast<double>(spans->exported())},
+                {{"dropped"}, static_cast<double>(spans->dropped())}};
+          });
+      state->metrics->AddCallback(
+          "inspector_otel_queue_spans",
+          "Spans waiting in the OTLP exporter's queue.",
+          metrics::MetricsRegistry::Type::kGauge, {}, [spans] {
+            return std::vector<metrics::MetricsRegistry::Sample>{
+                {{}, static_cast<double>(spans->queued())}};
+          });
+    }
+    state->tracer = std::make_unique<telemetry::Tracer>(std::move(tracing),
+                                                        std::move(exporter));
+    state->pipeline->set_tracer(state->tracer.get());
   }
   state->intercept = std::make_unique<engine::InterceptStage>(
       state->pipeline.get(), state->clock);

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
+#include "server/telemetry/tracing_config.h"
 
 namespace inspector {
 
@@ -115,6 +116,10 @@ struct DaemonOptions {
   bool metrics = true;
   std::string metrics_listen;
   bool metrics_allow_network = false;
+  // OpenTelemetry traces (server/telemetry/): the --otel-* flags; the
+  // OTEL_* environment variables fill in what they leave unset. On when
+  // either names an OTLP endpoint.
+  telemetry::TracingFlags tracing;
   // The clock every component reads the time and schedules on; must
   // outlive the daemon. Null: the daemon makes its own real clock. Tests
   // may pass a simulated one (tests/testing/fake_clock.h).

@@ -174,6 +174,28 @@ int main(int argc, char** argv) {
                "allow a non-loopback --metrics-listen address: anyone who "
                "can reach it reads the metrics (server names and ids, tool "
                "names, counts), with no token");
+  app.add_option("--otel-endpoint", options.tracing.endpoint,
+                 "export traces over OTLP to this collector: the traces URL "
+                 "for http/protobuf (e.g. http://127.0.0.1:4318/v1/traces), "
+                 "host:port for grpc (default: OTEL_EXPORTER_OTLP_TRACES_"
+                 "ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; "
+                 "none: no traces)");
+  app.add_option("--otel-protocol", options.tracing.protocol,
+                 "http/protobuf (default) or grpc (default: "
+                 "OTEL_EXPORTER_OTLP_PROTOCOL)")
+      ->check(CLI::IsMember({"http/protobuf", "grpc"}));
+  app.add_option("--otel-service-name", options.tracing.service_name,
+                 "service.name of the exported spans (default: "
+                 "OTEL_SERVICE_NAME, else inspectord)");
+  double otel_ratio = -1;
+  app.add_option("--otel-sample-ratio", otel_ratio,
+                 "sample this share of new traces, from 0 to 1 (a caller's "
+                 "sampled flag decides for its own traces; default: "
+                 "OTEL_TRACES_SAMPLER, else all)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--otel-capture-payloads", options.tracing.capture_payloads,
+               "put each request's and answer's JSON, secrets masked, into "
+               "its spans (off by default: spans then carry no payload)");
   app.add_option("--ready-file", options.ready_file,
                  "write the bound host:port here once serving");
   bool no_history = false;
@@ -298,6 +320,7 @@ int main(int argc, char** argv) {
   }
   options.record_history = !no_history;
   options.metrics = !no_metrics;
+  if (otel_ratio >= 0) options.tracing.sample_ratio = otel_ratio;
   options.answer_after_recorded = history_sync == "answered";
   options.idle_timeout = absl::Seconds(idle_seconds);
   options.bridge_idle_timeout = absl::Seconds(bridge_idle_seconds);

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
+#include "server/telemetry/tracer.h"
 
 namespace inspector::engine {
 
@@ -70,6 +72,8 @@ class InflightRequests {
     // Cancelled by closing that stream alone: the stateless era over
     // Streamable HTTP expects no notifications/cancelled.
     bool cancel_by_close = false;
+    // Its trace, whose upstream span the answer ends; null: untraced.
+    std::shared_ptr<telemetry::RequestTrace> trace;
   };
 
   // A request ran out of time and was removed: `total` says whether it was

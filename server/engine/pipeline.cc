@@ -179,6 +179,7 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     record.era = std::string(envelope.era);
     record.input_round = envelope.input_round;
     record.first_round_id = std::max<int64_t>(0, envelope.first_round_id);
+    record.trace_id = std::string(envelope.trace_id);
     history_->Append(std::move(record));
   } else {
     // Still give each message a distinct id so correlation works in events.
@@ -239,6 +240,7 @@ void Pipeline::PublishMessage(const Envelope& envelope, int64_t ts, int64_t id,
   if (envelope.first_round_id > 0) {
     message->set_first_round_id(envelope.first_round_id);
   }
+  message->set_trace_id(std::string(envelope.trace_id));
   bus_->Publish(std::move(event));
 }
 

@@ -30,6 +30,7 @@
 #include "server/engine/event_bus.h"
 #include "server/engine/json_rpc.h"
 #include "server/metrics/mcp_operation_metrics.h"
+#include "server/telemetry/tracer.h"
 #include "storage/history_writer.h"
 
 namespace inspector::engine {
@@ -62,6 +63,9 @@ struct Envelope {
   // (0 for round 0).
   std::optional<int> input_round;
   int64_t first_round_id = 0;
+  // Requests and their answers: the W3C trace id (32 hex digits) the
+  // request belongs to; empty when none.
+  std::string_view trace_id;
 };
 
 class InterceptStage;
@@ -106,6 +110,11 @@ class Pipeline {
   void set_metrics(metrics::McpOperationMetrics* metrics) {
     metrics_ = metrics;
   }
+
+  // Who traces the callers' requests (server/telemetry/tracer.h); null:
+  // nobody. Set once, before traffic; must outlive the pipeline.
+  void set_tracer(telemetry::Tracer* tracer) { tracer_ = tracer; }
+  telemetry::Tracer* tracer() const { return tracer_; }
 
   // Where the servers' list answers are fingerprinted (catalog_drift.h);
   // null: nowhere. Set once, before traffic; must outlive the pipeline.
@@ -152,6 +161,7 @@ class Pipeline {
   InterceptStage* intercept_ = nullptr;
   metrics::McpOperationMetrics* metrics_ = nullptr;
   CatalogDrift* catalog_ = nullptr;
+  telemetry::Tracer* tracer_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};
 };
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/engine/intercept_glue.h"
+#include "server/engine/request_tracing.h"
 
 namespace inspector::engine {
 
@@ -46,6 +47,11 @@ Envelope UpstreamCore::MakeEnvelope(bool client_to_server,
 void UpstreamCore::Finish(InflightRequests::Request& request,
                           absl::StatusOr<std::string> answer,
                           bool error_answer) const {
+  if (request.trace != nullptr && !answer.ok()) {
+    // No answer came from the server (timeout, cancel, lost connection).
+    request.trace->EndUpstream(clock->Now(),
+                               AnswerOutcome(answer, /*capture=*/false));
+  }
   if (request.entry != 0) {
     if (!answer.ok()) {
       counters->Ended(answer.status());

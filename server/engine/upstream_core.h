@@ -38,6 +38,7 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/server_requests.h"
 #include "server/engine/upstream_session.h"
+#include "server/telemetry/tracer.h"
 
 namespace inspector::engine {
 
@@ -57,6 +58,9 @@ struct QueuedMessage {
   int input_round = 0;
   // Rounds >= 1: round 0's history row (0: none recorded).
   int64_t first_round_id = 0;
+  // A caller's request: its trace (set when the session first sends it,
+  // kept by its later rounds); null when untraced.
+  std::shared_ptr<telemetry::RequestTrace> trace;
 };
 
 enum class SessionEra { kUnknown, kProbing, kLegacy, kModern };

@@ -17,6 +17,7 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
+#include "server/engine/request_tracing.h"
 #include "server/engine/json_rpc.h"
 #include "server/engine/pending_requests.h"
 #include "server/engine/tasks_session.h"
@@ -112,6 +113,11 @@ void InboundRouter::OnServerResponse(const std::string& raw,
   envelope.error_code = info.error_code;
   envelope.input_round = pending.input_round;
   envelope.first_round_id = pending.first_round_id;
+  if (pending.trace != nullptr) {
+    envelope.trace_id = pending.trace->trace_id_hex();
+    pending.trace->EndUpstream(core_->clock->Now(),
+                               AnswerOutcome(restored, /*capture=*/false));
+  }
   core_->pipeline->Observe(envelope);
   if (core_->relay() && pending.method == "initialize" &&
       info.kind == MessageKind::kResponse) {

@@ -17,6 +17,7 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
+#include "server/engine/request_tracing.h"
 #include "server/engine/upstream_connect.h"
 #include "server/engine/upstream_input_rounds.h"
 #include "server/engine/upstream_listen.h"
@@ -124,6 +125,34 @@ void SendQueue::AnswerLocally(const MessageInfo& info, const std::string& raw,
   done(std::move(response));
 }
 
+void SendQueue::TraceRequest(QueuedMessage& message) {
+  const telemetry::Tracer* tracer = core_->pipeline->tracer();
+  if (tracer == nullptr) return;
+  if (message.trace == nullptr) {
+    // Round 0: the request's trace begins where the session took it.
+    const absl::Time now = core_->clock->Now();
+    message.trace = StartRequestTrace(
+        *tracer, core_->identity, core_->connector->protocol_version(),
+        message.raw, message.info,
+        message.created == absl::Time() ? now : message.created);
+    if (message.trace == nullptr || !message.trace->recording()) return;
+    // The SERVER span ends when the caller has its answer.
+    message.done = [trace = message.trace, clock = core_->clock,
+                    capture = tracer->capture_payloads(),
+                    done = std::move(message.done)](
+                       absl::StatusOr<std::string> answer) mutable {
+      trace->End(clock->Now(), AnswerOutcome(answer, capture));
+      done(std::move(answer));
+    };
+  }
+  if (message.trace != nullptr && message.note != nullptr) {
+    // The intercept stage held it: it shows as an event where it left.
+    message.trace->AddEvent(
+        core_->clock->Now(), "inspector.intercept",
+        {{"inspector.intercept.action", message.note->action}});
+  }
+}
+
 void SendQueue::SendNow(QueuedMessage message) {
   InterceptNoteScope note_scope(message.note.get());
   std::string& raw = message.raw;
@@ -187,6 +216,7 @@ void SendQueue::SendNow(QueuedMessage message) {
       core_->listen->Subscribe(std::move(message));
       return;
     }
+    TraceRequest(message);
     if (is_modern) {
       absl::StatusOr<std::string> with_meta =
           AddModernMeta(raw, core_->ModernMeta());
@@ -206,6 +236,7 @@ void SendQueue::SendNow(QueuedMessage message) {
       sent.entry = message.entry;
       sent.created = message.created;
       sent.input_round = message.input_round;
+      sent.trace = message.trace;
       done = [weak = core_->self, rounds = core_->rounds,
               sent = std::move(sent), first_round = first_round,
               done =
@@ -233,15 +264,22 @@ void SendQueue::SendNow(QueuedMessage message) {
     request.done = std::move(done);
     request.input_round = message.input_round;
     request.first_round_id = message.first_round_id;
+    request.trace = message.trace;
     Envelope envelope = core_->MakeEnvelope(true, &info, raw);
     envelope.input_round = message.input_round;
     envelope.first_round_id = message.first_round_id;
+    if (message.trace != nullptr) {
+      envelope.trace_id = message.trace->trace_id_hex();
+    }
     request.message_id = core_->pipeline->Observe(envelope);
     if (*first_round == 0 && request.message_id > 0) {
       *first_round = request.message_id;
     }
     const int64_t upstream_id = core_->inflight->NextId();
     std::string upstream_raw = ReplaceId(raw, info, absl::StrCat(upstream_id));
+    TraceUpstreamRequest(message.trace.get(), core_->clock->Now(),
+                         message.input_round, absl::StrCat(upstream_id),
+                         &upstream_raw);
     // A client's subscriptions/listen is a stream: open until cancelled,
     // never timed out.
     const bool stream = info.method == kListenMethod;

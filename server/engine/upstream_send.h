@@ -78,6 +78,10 @@ class SendQueue {
 
  private:
   void SendNow(QueuedMessage message) ABSL_LOCKS_EXCLUDED(core_->mu);
+  // A caller's request about to go upstream: starts its trace (round 0,
+  // when the pipeline has a tracer and there is a trace to keep) and has
+  // its answer end the SERVER span; notes an intercept hold.
+  void TraceRequest(QueuedMessage& message) ABSL_LOCKS_EXCLUDED(core_->mu);
   void AnswerLocally(const MessageInfo& info, const std::string& raw,
                      const std::string& result_json, ResponseCallback done);
   // Relay mode over Streamable HTTP: the wire a relayed request takes. One

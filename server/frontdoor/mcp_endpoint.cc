@@ -39,9 +39,30 @@
 #include "nlohmann/json.hpp"
 #include "server/engine/json_rpc.h"
 #include "server/protocol/revision.h"
+#include "server/telemetry/trace_context.h"
 
 namespace inspector::frontdoor {
 namespace {
+
+// The POSTed body, with the W3C trace context of the HTTP request
+// (traceparent, tracestate headers) put into a request's params._meta,
+// where the engine reads it, when the message carries none of its own.
+// `storage` holds a changed body.
+const std::string& BodyWithTraceHeader(const http::Request& request,
+                                       std::string* storage) {
+  const std::string* parent = request.Header("traceparent");
+  if (parent == nullptr ||
+      request.body.find("\"method\"") == std::string::npos ||
+      telemetry::TraceContextFromMeta(request.body).has_value()) {
+    return request.body;
+  }
+  const std::string* state = request.Header("tracestate");
+  std::optional<telemetry::TraceContext> context = telemetry::ParseTraceparent(
+      *parent, state == nullptr ? std::string_view() : *state);
+  if (!context.has_value()) return request.body;
+  *storage = telemetry::WithTraceContextInMeta(request.body, *context);
+  return *storage;
+}
 
 using endpoint_wire::AcceptInfo;
 using endpoint_wire::ClientMessage;
@@ -504,15 +525,17 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
                         "Not Acceptable: Accept must allow application/json "
                         "or text/event-stream");
     }
+    std::string traced_body;
+    const std::string& post_body = BodyWithTraceHeader(request, &traced_body);
     if (request.Header("mcp-session-id") == nullptr) {
       // The 2026-07-28 era on the same URL: no session, _meta on every
       // request (modern_front.h).
-      nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+      nlohmann::json body = nlohmann::json::parse(post_body, nullptr, false);
       if (body.is_object() && ModernFront::IsModern(request, body)) {
         if (options_.policy != nullptr) {
-          auto info = engine::InspectMessage(request.body);
+          auto info = engine::InspectMessage(post_body);
           if (info.ok() &&
-              !Screen(call, nullptr, request.body, *info, /*legacy=*/false)) {
+              !Screen(call, nullptr, post_body, *info, /*legacy=*/false)) {
             return;
           }
         }
@@ -522,7 +545,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     if (!VersionAccepted(call)) return;
     ClientMessage message;
     std::string error;
-    if (!ParseClientMessage(request.body, &message, &error)) {
+    if (!ParseClientMessage(post_body, &message, &error)) {
       return call.Json(400, std::move(error));
     }
     if (message.info.kind == MessageKind::kRequest &&
@@ -796,7 +819,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     if (!VersionAccepted(call)) return;
     ClientMessage message;
     std::string error;
-    if (!ParseClientMessage(request.body, &message, &error)) {
+    std::string traced_body;
+    if (!ParseClientMessage(BodyWithTraceHeader(request, &traced_body),
+                            &message, &error)) {
       return call.Json(400, std::move(error));
     }
     auto session = Lookup(call, /*legacy=*/true);

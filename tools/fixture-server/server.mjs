@@ -142,7 +142,11 @@ const TOOLS = [
     // changed under its users).
     description: process.env.FIXTURE_ECHO_DESCRIPTION || 'Returns the message it was given.',
     inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
-    run: ({ message }) => text(message),
+    // FIXTURE_ECHO_META: the request's params._meta as it arrived comes
+    // back as structuredContent.receivedMeta (trace context propagation).
+    run: ({ message }, session, extra) => (process.env.FIXTURE_ECHO_META
+      ? { ...text(message), structuredContent: { receivedMeta: extra._meta ?? null } }
+      : text(message)),
   },
   {
     name: 'add',

@@ -1,0 +1,27 @@
+// Writes spans as an OTLP/1.x ExportTraceServiceRequest (protobuf), the
+// body of POST /v1/traces (OTLP/HTTP, application/x-protobuf) and of the
+// TraceService/Export gRPC call (proto/otlp/trace_export.proto).
+//
+// Pure functions: any thread.
+#ifndef INSPECTOR_SERVER_TELEMETRY_OTLP_ENCODER_H_
+#define INSPECTOR_SERVER_TELEMETRY_OTLP_ENCODER_H_
+
+#include <string>
+#include <vector>
+
+#include "otlp/trace_export.pb.h"
+#include "server/telemetry/span.h"
+
+namespace inspector::telemetry {
+
+// The instrumentation scope every span is reported under.
+inline constexpr char kScopeName[] = "inspectord";
+
+// One request with one resource (its attributes: service.name and the
+// others, in order) and one scope holding `spans`.
+opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest
+EncodeSpans(const Attributes& resource, const std::vector<SpanData>& spans);
+
+}  // namespace inspector::telemetry
+
+#endif  // INSPECTOR_SERVER_TELEMETRY_OTLP_ENCODER_H_

@@ -1,0 +1,463 @@
+// Unit tests of server/telemetry: W3C trace context, the tracing
+// configuration from OTEL_* variables and flags, the OTLP encoding (read
+// back with the same messages), the batch exporter on a simulated clock
+// with a fake sender, and the spans a RequestTrace makes.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/telemetry/otlp_encoder.h"
+#include "server/telemetry/span_exporter.h"
+#include "server/telemetry/trace_context.h"
+#include "server/telemetry/tracer.h"
+#include "server/telemetry/tracing_config.h"
+#include "tests/testing/fake_clock.h"
+#include "tests/testing/wait_until.h"
+
+namespace inspector::telemetry {
+namespace {
+
+namespace otlp = opentelemetry::proto::collector::trace::v1;
+using ::testing::HasSubstr;
+
+constexpr char kParent[] =
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+TEST(TraceContextTest, ReadsAValidTraceparent) {
+  auto context = ParseTraceparent(kParent, "vendor=value");
+  ASSERT_TRUE(context.has_value());
+  EXPECT_EQ(Hex(context->trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(Hex(context->span_id), "00f067aa0ba902b7");
+  EXPECT_TRUE(context->sampled());
+  EXPECT_EQ(context->trace_state, "vendor=value");
+  EXPECT_EQ(context->Traceparent(), kParent);
+}
+
+TEST(TraceContextTest, RefusesWhatTheRecommendationRefuses) {
+  for (const char* bad : {
+           "", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+           "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+           "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+           "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+           "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+           "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+           "0g-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}) {
+    EXPECT_FALSE(ParseTraceparent(bad).has_value()) << bad;
+  }
+  // A later version may add fields after a dash.
+  EXPECT_TRUE(ParseTraceparent(
+                  "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-x")
+                  .has_value());
+}
+
+TEST(TraceContextTest, ReadsAndWritesParamsMeta) {
+  const std::string call = std::string(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"traceparent":")") +
+      kParent + R"(","tracestate":"a=b","progressToken":3}}})";
+  auto context = TraceContextFromMeta(call);
+  ASSERT_TRUE(context.has_value());
+  EXPECT_EQ(context->trace_state, "a=b");
+  EXPECT_FALSE(TraceContextFromMeta(R"({"method":"ping","id":1})"));
+
+  TraceContext ours = *context;
+  ours.span_id = NewSpanId();
+  ours.trace_state.clear();
+  nlohmann::json out = nlohmann::json::parse(WithTraceContextInMeta(call, ours));
+  EXPECT_EQ(out["params"]["_meta"]["traceparent"], ours.Traceparent());
+  EXPECT_FALSE(out["params"]["_meta"].contains("tracestate"));
+  EXPECT_EQ(out["params"]["_meta"]["progressToken"], 3);
+  EXPECT_EQ(out["params"]["name"], "echo");
+  // A request without params gets them.
+  nlohmann::json bare = nlohmann::json::parse(
+      WithTraceContextInMeta(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", ours));
+  EXPECT_EQ(bare["params"]["_meta"]["traceparent"], ours.Traceparent());
+  EXPECT_EQ(WithTraceContextInMeta("[1,2]", ours), "[1,2]");
+}
+
+TEST(TraceContextTest, NewIdsAreNotZeroAndDiffer) {
+  EXPECT_NE(Hex(NewTraceId()), Hex(NewTraceId()));
+  EXPECT_TRUE(IsTraceIdHex(Hex(NewTraceId())));
+  EXPECT_FALSE(IsTraceIdHex("00000000000000000000000000000000"));
+  EXPECT_FALSE(IsTraceIdHex("4bf92f35"));
+}
+
+GetEnv Env(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(
+      std::move(vars));
+  return [shared](const char* name) -> const char* {
+    auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::string AttributeText(const Attributes& attributes, const std::string& key) {
+  for (const Attribute& a : attributes) {
+    if (a.key == key) return std::get<std::string>(a.value);
+  }
+  return "(none)";
+}
+
+TEST(TracingConfigTest, OffWithoutAnEndpoint) {
+  auto config = ResolveTracingConfig({}, Env({}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->enabled);
+  EXPECT_EQ(AttributeText(config->resource, "service.name"), "inspectord");
+}
+
+TEST(TracingConfigTest, ReadsTheStandardVariables) {
+  auto config = ResolveTracingConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"},
+               {"OTEL_EXPORTER_OTLP_HEADERS", "x-key=a%20b, tenant=t1"},
+               {"OTEL_SERVICE_NAME", "gateway-1"},
+               {"OTEL_RESOURCE_ATTRIBUTES",
+                "service.name=ignored,deployment.environment=prod"},
+               {"OTEL_TRACES_SAMPLER", "parentbased_traceidratio"},
+               {"OTEL_TRACES_SAMPLER_ARG", "0.25"},
+               {"OTEL_BSP_SCHEDULE_DELAY", "200"},
+               {"OTEL_BSP_MAX_QUEUE_SIZE", "100"},
+               {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "500"}}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->enabled);
+  EXPECT_EQ(config->endpoint, "http://collector:4318/v1/traces");
+  ASSERT_EQ(config->headers.size(), 2u);
+  EXPECT_EQ(config->headers[0].second, "a b");
+  EXPECT_EQ(AttributeText(config->resource, "service.name"), "gateway-1");
+  EXPECT_EQ(AttributeText(config->resource, "deployment.environment"), "prod");
+  EXPECT_EQ(config->sampler, Sampler::kParentBasedTraceIdRatio);
+  EXPECT_DOUBLE_EQ(config->ratio, 0.25);
+  EXPECT_EQ(config->exporter.interval, absl::Milliseconds(200));
+  EXPECT_EQ(config->exporter.max_queue, 100u);
+  EXPECT_EQ(config->exporter.max_batch, 100u);  // at most the queue
+}
+
+TEST(TracingConfigTest, FlagsWinAndTheTracesEndpointIsTakenAsGiven) {
+  TracingFlags flags;
+  flags.service_name = "from-flag";
+  auto config = ResolveTracingConfig(
+      flags, Env({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/x"},
+                  {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://other:4318"},
+                  {"OTEL_SERVICE_NAME", "from-env"}}));
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->endpoint, "http://c:4318/x");
+  EXPECT_EQ(AttributeText(config->resource, "service.name"), "from-flag");
+  flags.endpoint = "collector:4317";
+  flags.protocol = "grpc";
+  config = ResolveTracingConfig(flags, Env({}));
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->protocol, OtlpProtocol::kGrpc);
+  EXPECT_EQ(config->endpoint, "collector:4317");
+}
+
+TEST(TracingConfigTest, NamesWhatIsWrong) {
+  EXPECT_THAT(std::string(ResolveTracingConfig(
+                              {}, Env({{"OTEL_TRACES_SAMPLER", "sometimes"}}))
+                              .status()
+                              .message()),
+              HasSubstr("OTEL_TRACES_SAMPLER"));
+  EXPECT_THAT(std::string(ResolveTracingConfig(
+                              {}, Env({{"OTEL_EXPORTER_OTLP_PROTOCOL",
+                                        "http/json"}}))
+                              .status()
+                              .message()),
+              HasSubstr("http/json is not supported"));
+  TracingFlags flags;
+  flags.endpoint = "collector:4318";
+  EXPECT_THAT(std::string(ResolveTracingConfig(flags, Env({})).status().message()),
+              HasSubstr("--otel-endpoint"));
+  auto disabled = ResolveTracingConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"},
+               {"OTEL_SDK_DISABLED", "true"}}));
+  ASSERT_TRUE(disabled.ok());
+  EXPECT_FALSE(disabled->enabled);
+}
+
+SpanData Span(const std::string& name) {
+  SpanData span;
+  span.trace_id = NewTraceId();
+  span.span_id = NewSpanId();
+  span.name = name;
+  span.kind = SpanKind::kServer;
+  span.start = absl::FromUnixMillis(1000);
+  span.end = absl::FromUnixMillis(1250);
+  span.attributes = {{"mcp.method.name", std::string("tools/call")},
+                     {"count", int64_t{3}},
+                     {"ok", true}};
+  span.events.push_back({absl::FromUnixMillis(1100), "inspector.intercept",
+                         {{"inspector.intercept.action", std::string("modify")}}});
+  return span;
+}
+
+TEST(OtlpEncoderTest, WritesWhatACollectorReadsBack) {
+  SpanData span = Span("tools/call echo");
+  span.parent_span_id = NewSpanId();
+  span.error = true;
+  span.status_message = "boom";
+  const std::string bytes =
+      EncodeSpans({{"service.name", std::string("svc")}}, {span})
+          .SerializeAsString();
+  otlp::ExportTraceServiceRequest read;
+  ASSERT_TRUE(read.ParseFromString(bytes));
+  ASSERT_EQ(read.resource_spans_size(), 1);
+  const auto& resource = read.resource_spans(0).resource();
+  EXPECT_EQ(resource.attributes(0).key(), "service.name");
+  EXPECT_EQ(resource.attributes(0).value().string_value(), "svc");
+  const auto& scope = read.resource_spans(0).scope_spans(0);
+  EXPECT_EQ(scope.scope().name(), "inspectord");
+  const otlp::Span& out = scope.spans(0);
+  EXPECT_EQ(out.trace_id(), std::string(span.trace_id.begin(), span.trace_id.end()));
+  EXPECT_EQ(out.parent_span_id().size(), 8u);
+  EXPECT_EQ(out.kind(), otlp::Span::SPAN_KIND_SERVER);
+  EXPECT_EQ(out.start_time_unix_nano(), 1000000000u);
+  EXPECT_EQ(out.end_time_unix_nano(), 1250000000u);
+  EXPECT_EQ(out.attributes(1).value().int_value(), 3);
+  EXPECT_TRUE(out.attributes(2).value().bool_value());
+  EXPECT_EQ(out.events(0).name(), "inspector.intercept");
+  EXPECT_EQ(out.status().code(), otlp::Status::STATUS_CODE_ERROR);
+  EXPECT_EQ(out.status().message(), "boom");
+  // A root span has no parent id at all.
+  const std::string root = EncodeSpans({}, {Span("x")}).SerializeAsString();
+  ASSERT_TRUE(read.ParseFromString(root));
+  EXPECT_TRUE(read.resource_spans(0).scope_spans(0).spans(0).parent_span_id().empty());
+}
+
+// Records what the exporter sends; fails the first `failures` sends.
+class FakeCollector {
+ public:
+  explicit FakeCollector(int failures = 0, bool retryable = true)
+      : failures_(failures), retryable_(retryable) {}
+  SpanSender Sender() {
+    return [this](const otlp::ExportTraceServiceRequest& request) {
+      absl::MutexLock lock(&mu_);
+      ++sends_;
+      if (failures_ > 0) {
+        --failures_;
+        return SendOutcome{absl::UnavailableError("down"), retryable_};
+      }
+      batches_.push_back(
+          request.resource_spans(0).scope_spans(0).spans_size());
+      return SendOutcome{};
+    };
+  }
+  std::vector<int> batches() const {
+    absl::MutexLock lock(&mu_);
+    return batches_;
+  }
+  int sends() const {
+    absl::MutexLock lock(&mu_);
+    return sends_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  int failures_;
+  const bool retryable_;
+  int sends_ = 0;
+  std::vector<int> batches_;
+};
+
+TEST(SpanExporterTest, AFullBatchLeavesAtOnceAndTheRestAfterTheInterval) {
+  testing::FakeClock clock;
+  FakeCollector collector;
+  ExporterOptions options;
+  options.max_batch = 3;
+  options.interval = absl::Seconds(5);
+  SpanExporter exporter(options, {}, collector.Sender(), &clock);
+  for (int i = 0; i < 4; ++i) exporter.Add(Span("s"));
+  ASSERT_TRUE(testing::WaitUntil([&] { return collector.batches().size() == 1; },
+                                 absl::Seconds(10), "the full batch"));
+  EXPECT_EQ(collector.batches()[0], 3);
+  EXPECT_EQ(exporter.queued(), 1u);
+  clock.Advance(absl::Seconds(5));
+  ASSERT_TRUE(testing::WaitUntil([&] { return collector.batches().size() == 2; },
+                                 absl::Seconds(10), "the timed batch"));
+  EXPECT_EQ(collector.batches()[1], 1);
+  EXPECT_EQ(exporter.exported(), 4u);
+  EXPECT_EQ(exporter.dropped(), 0u);
+}
+
+TEST(SpanExporterTest, AFullQueueDropsAndCounts) {
+  testing::FakeClock clock;
+  FakeCollector collector;
+  ExporterOptions options;
+  options.max_queue = 2;
+  options.max_batch = 10;
+  SpanExporter exporter(options, {}, collector.Sender(), &clock);
+  for (int i = 0; i < 5; ++i) exporter.Add(Span("s"));
+  EXPECT_EQ(exporter.dropped(), 3u);
+  EXPECT_EQ(exporter.queued(), 2u);
+}
+
+TEST(SpanExporterTest, RetriesWithBackoffThenDrops) {
+  testing::FakeClock clock;
+  FakeCollector collector(/*failures=*/100);
+  ExporterOptions options;
+  options.max_batch = 1;
+  options.max_attempts = 3;
+  options.first_backoff = absl::Seconds(1);
+  SpanExporter exporter(options, {}, collector.Sender(), &clock);
+  exporter.Add(Span("s"));
+  ASSERT_TRUE(testing::WaitUntil([&] { return collector.sends() == 1; },
+                                 absl::Seconds(10), "the first attempt"));
+  // The second attempt waits for its backoff on the clock.
+  ASSERT_TRUE(testing::WaitUntil([&] { return clock.scheduled() >= 1; },
+                                 absl::Seconds(10), "the backoff timer"));
+  EXPECT_EQ(collector.sends(), 1);
+  clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(testing::WaitUntil([&] { return collector.sends() == 2; },
+                                 absl::Seconds(10), "the second attempt"));
+  ASSERT_TRUE(testing::WaitUntil([&] { return clock.scheduled() >= 1; },
+                                 absl::Seconds(10), "the longer backoff"));
+  clock.Advance(absl::Seconds(2));
+  ASSERT_TRUE(testing::WaitUntil([&] { return exporter.dropped() == 1; },
+                                 absl::Seconds(10), "the drop"));
+  EXPECT_EQ(collector.sends(), 3);
+  EXPECT_EQ(exporter.exported(), 0u);
+}
+
+TEST(SpanExporterTest, AFinalRefusalIsNotRetried) {
+  testing::FakeClock clock;
+  FakeCollector collector(/*failures=*/1, /*retryable=*/false);
+  ExporterOptions options;
+  options.max_batch = 1;
+  SpanExporter exporter(options, {}, collector.Sender(), &clock);
+  exporter.Add(Span("s"));
+  ASSERT_TRUE(testing::WaitUntil([&] { return exporter.dropped() == 1; },
+                                 absl::Seconds(10), "the drop"));
+  EXPECT_EQ(collector.sends(), 1);
+}
+
+TEST(SpanExporterTest, StoppingSendsWhatIsQueued) {
+  testing::FakeClock clock;
+  FakeCollector collector;
+  {
+    SpanExporter exporter(ExporterOptions{}, {}, collector.Sender(), &clock);
+    exporter.Add(Span("a"));
+    exporter.Add(Span("b"));
+  }
+  ASSERT_EQ(collector.batches().size(), 1u);
+  EXPECT_EQ(collector.batches()[0], 2);
+}
+
+TEST(RequestTraceTest, AServerSpanWithAClientSpanPerRoundUnderTheCallersParent) {
+  testing::FakeClock clock;
+  absl::Mutex mu;
+  std::vector<SpanData> spans;
+  ExporterOptions options;
+  options.max_batch = 1;
+  auto exporter = std::make_shared<SpanExporter>(
+      options, Attributes{},
+      [&](const otlp::ExportTraceServiceRequest& request) {
+        absl::MutexLock lock(&mu);
+        for (const otlp::Span& s :
+             request.resource_spans(0).scope_spans(0).spans()) {
+          SpanData d;
+          d.name = s.name();
+          d.kind = s.kind() == otlp::Span::SPAN_KIND_SERVER ? SpanKind::kServer
+                                                           : SpanKind::kClient;
+          std::copy(s.span_id().begin(), s.span_id().end(), d.span_id.begin());
+          std::copy(s.parent_span_id().begin(), s.parent_span_id().end(),
+                    d.parent_span_id.begin());
+          for (const auto& kv : s.attributes()) {
+            if (kv.value().has_string_value()) {
+              d.attributes.push_back({kv.key(), kv.value().string_value()});
+            }
+          }
+          for (const auto& e : s.events()) d.events.push_back({{}, e.name(), {}});
+          d.error = s.status().code() == otlp::Status::STATUS_CODE_ERROR;
+          spans.push_back(std::move(d));
+        }
+        return SendOutcome{};
+      },
+      &clock);
+  TracingConfig config;
+  config.enabled = true;
+  Tracer tracer(config, exporter);
+  RequestStart start;
+  start.method = "tools/call";
+  start.target = "echo";
+  start.jsonrpc_id = "\"a1\"";
+  start.server_id = "s1";
+  start.session_kind = "frontdoor";
+  start.transport = "stdio";
+  start.parent = ParseTraceparent(kParent);
+  start.received = clock.Now();
+  auto trace = tracer.Start(start);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(trace->trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
+  auto first = trace->StartUpstream(clock.Now(), 0, "7");
+  ASSERT_TRUE(first.has_value());
+  trace->EndUpstream(clock.Now(), Outcome{});
+  auto second = trace->StartUpstream(clock.Now(), 1, "8");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_NE(Hex(first->span_id), Hex(second->span_id));
+  Outcome failed;
+  failed.error = true;
+  failed.error_type = "tool_error";
+  trace->End(clock.Now(), failed);
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        absl::MutexLock lock(&mu);
+        return spans.size() == 3;
+      },
+      absl::Seconds(10), "three spans"));
+  absl::MutexLock lock(&mu);
+  const SpanData& server = spans.back();
+  EXPECT_EQ(server.kind, SpanKind::kServer);
+  EXPECT_EQ(server.name, "tools/call echo");
+  EXPECT_EQ(Hex(server.parent_span_id), "00f067aa0ba902b7");
+  EXPECT_EQ(AttributeText(server.attributes, "jsonrpc.request.id"), "a1");
+  EXPECT_EQ(AttributeText(server.attributes, "error.type"), "tool_error");
+  EXPECT_TRUE(server.error);
+  ASSERT_EQ(server.events.size(), 1u);
+  EXPECT_EQ(server.events[0].name, "mcp.input_round");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(spans[i].kind, SpanKind::kClient);
+    EXPECT_EQ(Hex(spans[i].parent_span_id), Hex(server.span_id));
+    EXPECT_EQ(AttributeText(spans[i].attributes, "network.transport"), "pipe");
+  }
+  EXPECT_EQ(Hex(spans[0].span_id), Hex(first->span_id));
+  EXPECT_EQ(AttributeText(spans[1].attributes, "jsonrpc.request.id"), "8");
+}
+
+TEST(TracerTest, SamplesAsConfigured) {
+  TracingConfig config;
+  config.sampler = Sampler::kParentBasedTraceIdRatio;
+  config.ratio = 0.5;
+  Tracer tracer(config, nullptr);
+  int sampled = 0;
+  for (int i = 0; i < 2000; ++i) sampled += tracer.ShouldSample(NewTraceId(), {});
+  EXPECT_GT(sampled, 800);
+  EXPECT_LT(sampled, 1200);
+  // A caller's decision stands.
+  auto unsampled = ParseTraceparent(
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
+  EXPECT_FALSE(tracer.ShouldSample(unsampled->trace_id, unsampled));
+  EXPECT_TRUE(tracer.ShouldSample(unsampled->trace_id, ParseTraceparent(kParent)));
+  // Not exporting: only a caller's trace is kept, for its id.
+  RequestStart start;
+  start.method = "ping";
+  EXPECT_EQ(tracer.Start(start), nullptr);
+  start.parent = ParseTraceparent(kParent);
+  auto trace = tracer.Start(start);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_FALSE(trace->recording());
+  EXPECT_FALSE(trace->StartUpstream(absl::Now(), 0, "1").has_value());
+}
+
+TEST(SpanNameTest, FollowsTheConventions) {
+  EXPECT_EQ(SpanName("tools/call", "echo"), "tools/call echo");
+  EXPECT_EQ(SpanName("prompts/get", "greet"), "prompts/get greet");
+  EXPECT_EQ(SpanName("resources/read", "file:///a"), "resources/read");
+  EXPECT_EQ(SpanName("initialize", ""), "initialize");
+}
+
+}  // namespace
+}  // namespace inspector::telemetry
