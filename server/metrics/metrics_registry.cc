@@ -1,13 +1,13 @@
 #include "server/metrics/metrics_registry.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "server/metrics/prometheus_text.h"
 
 namespace inspector::metrics {
 namespace {
@@ -34,42 +34,11 @@ bool ValidName(std::string_view name, bool colon) {
   return true;
 }
 
-const char* TypeName(MetricsRegistry::Type type) {
-  switch (type) {
-    case MetricsRegistry::Type::kCounter:
-      return "counter";
-    case MetricsRegistry::Type::kGauge:
-      return "gauge";
-    case MetricsRegistry::Type::kHistogram:
-      return "histogram";
-  }
-  return "untyped";
-}
-
 void AddDouble(std::atomic<double>& target, double delta) {
   double old = target.load(std::memory_order_relaxed);
   while (!target.compare_exchange_weak(old, old + delta,
                                        std::memory_order_relaxed)) {
   }
-}
-
-// Backslash and line feed escaped, as HELP text and label values need;
-// with `quotes`, double quotes too (label values only).
-std::string EscapeExposition(std::string_view text, bool quotes) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (quotes && c == '"') {
-      out += "\\\"";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 // The callback family: series come from `collect` at each render.
@@ -83,17 +52,17 @@ class CallbackFamily : public MetricsRegistry::FamilyBase {
                    std::move(label_names)),
         collect_(std::move(collect)) {}
 
-  void RenderSeries(std::string* out) const override {
+  void CollectSeries(MetricsRegistry::FamilySnapshot* out) const override {
     std::vector<MetricsRegistry::Sample> samples = collect_();
     std::sort(samples.begin(), samples.end(),
               [](const auto& a, const auto& b) {
                 return a.label_values < b.label_values;
               });
-    for (const MetricsRegistry::Sample& sample : samples) {
+    for (MetricsRegistry::Sample& sample : samples) {
       if (sample.label_values.size() != label_names().size()) continue;
-      std::string labels = LabelText(sample.label_values, "");
-      absl::StrAppend(out, name(), labels, labels.empty() ? "" : "}", " ",
-                      MetricsRegistry::FormatValue(sample.value), "\n");
+      MetricsRegistry::SeriesSnapshot& series = out->series.emplace_back();
+      series.label_values = std::move(sample.label_values);
+      series.value = sample.value;
     }
   }
 
@@ -143,21 +112,6 @@ MetricsRegistry::FamilyBase::FamilyBase(std::string name, std::string help,
       Misuse(absl::StrCat("bad label name ", label, " in ", name_));
     }
   }
-}
-
-std::string MetricsRegistry::FamilyBase::LabelText(
-    absl::Span<const std::string> values, std::string_view extra) const {
-  std::string text;
-  for (size_t i = 0; i < values.size() && i < label_names_.size(); ++i) {
-    if (values[i].empty()) continue;
-    absl::StrAppend(&text, text.empty() ? "{" : ",", label_names_[i], "=\"",
-                    EscapeLabelValue(values[i]), "\"");
-  }
-  if (!extra.empty()) {
-    text += text.empty() ? "{" : ",";
-    text.append(extra.data(), extra.size());
-  }
-  return text;
 }
 
 const std::string& MetricsRegistry::FamilyBase::Key(
@@ -224,39 +178,23 @@ T* MetricsRegistry::Family<T>::With(absl::Span<const std::string_view> values) {
 }
 
 template <typename T>
-void MetricsRegistry::Family<T>::RenderSeries(std::string* out) const {
+void MetricsRegistry::Family<T>::CollectSeries(FamilySnapshot* out) const {
+  if constexpr (std::is_same_v<T, Histogram>) out->bounds = bounds_;
   std::vector<const Series*> sorted;
   absl::ReaderMutexLock lock(&mu_);
   sorted.reserve(series_.size());
   for (const auto& [key, series] : series_) sorted.push_back(&series);
   std::sort(sorted.begin(), sorted.end(),
             [](const Series* a, const Series* b) { return a->values < b->values; });
+  out->series.reserve(sorted.size());
   for (const Series* series : sorted) {
+    SeriesSnapshot& snapshot = out->series.emplace_back();
+    snapshot.label_values = series->values;
     if constexpr (std::is_same_v<T, Histogram>) {
-      const Histogram& histogram = *series->metric;
-      std::vector<uint64_t> counts = histogram.CumulativeCounts();
-      const std::vector<double>& bounds = histogram.bounds();
-      for (size_t i = 0; i < counts.size(); ++i) {
-        std::string le = absl::StrCat(
-            "le=\"", i < bounds.size() ? FormatValue(bounds[i]) : "+Inf",
-            "\"");
-        absl::StrAppend(out, name(), "_bucket", LabelText(series->values, le),
-                        "} ", counts[i], "\n");
-      }
-      std::string labels = LabelText(series->values, "");
-      const char* close = labels.empty() ? "" : "}";
-      absl::StrAppend(out, name(), "_sum", labels, close, " ",
-                      FormatValue(histogram.sum()), "\n");
-      absl::StrAppend(out, name(), "_count", labels, close, " ", counts.back(),
-                      "\n");
+      snapshot.buckets = series->metric->CumulativeCounts();
+      snapshot.sum = series->metric->sum();
     } else {
-      std::string labels = LabelText(series->values, "");
-      absl::StrAppend(out, name(), labels, labels.empty() ? "" : "}", " ");
-      if constexpr (std::is_same_v<T, Counter>) {
-        absl::StrAppend(out, series->metric->value(), "\n");
-      } else {
-        absl::StrAppend(out, FormatValue(series->metric->value()), "\n");
-      }
+      snapshot.value = static_cast<double>(series->metric->value());
     }
   }
 }
@@ -323,37 +261,26 @@ void MetricsRegistry::AddCallback(std::string name, std::string help,
                                             std::move(collect)));
 }
 
-std::string MetricsRegistry::Render() const {
+std::vector<MetricsRegistry::FamilySnapshot> MetricsRegistry::Snapshot()
+    const {
   std::vector<const FamilyBase*> families;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& family : families_) families.push_back(family.get());
   }
-  std::string out;
-  for (const FamilyBase* family : families) {
-    absl::StrAppend(&out, "# HELP ", family->name(), " ",
-                    EscapeHelp(family->help()), "\n# TYPE ", family->name(),
-                    " ", TypeName(family->type()), "\n");
-    family->RenderSeries(&out);
+  std::vector<FamilySnapshot> out(families.size());
+  for (size_t i = 0; i < families.size(); ++i) {
+    out[i].name = families[i]->name();
+    out[i].help = families[i]->help();
+    out[i].type = families[i]->type();
+    out[i].label_names = families[i]->label_names();
+    families[i]->CollectSeries(&out[i]);
   }
   return out;
 }
 
-std::string MetricsRegistry::EscapeHelp(std::string_view text) {
-  return EscapeExposition(text, /*quotes=*/false);
-}
-
-std::string MetricsRegistry::EscapeLabelValue(std::string_view text) {
-  return EscapeExposition(text, /*quotes=*/true);
-}
-
-std::string MetricsRegistry::FormatValue(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  if (ec != std::errc()) return absl::StrCat(value);
-  return std::string(buf, end);
+std::string MetricsRegistry::Render() const {
+  return RenderPrometheusText(Snapshot());
 }
 
 bool MetricsRegistry::ValidMetricName(std::string_view name) {

@@ -1,8 +1,11 @@
 // The daemon's Prometheus metrics: counters, gauges and histograms with
 // fixed buckets, grouped in families (one name, one HELP, one TYPE) whose
 // series are told apart by label values; plus families read at scrape
-// time from a callback (gauges of state other components own). Render()
-// writes all of them in the text exposition format 0.0.4 for GET /metrics.
+// time from a callback (gauges of state other components own).
+// Snapshot() reads every family at once into plain values (names, label
+// sets, values, histogram buckets): what an exporter reads. Render() is
+// that snapshot in the text exposition format 0.0.4 for GET /metrics
+// (prometheus_text.h); another exporter (OTLP) reads the same snapshot.
 //
 // Names are Prometheus names as given (callers translate OpenTelemetry
 // names: dots to underscores, a unit suffix such as _seconds, _total on
@@ -23,9 +26,11 @@
 // series is a relaxed atomic operation, with no lock; finding a series by
 // its label values takes the family's lock shared (exclusive only the
 // first time those values are seen), so a hot path with fixed labels keeps
-// the pointer. Callbacks run on the thread that calls Render(), with no
-// lock of the registry held; they must be quick and must not call into
-// the registry.
+// the pointer. Callbacks run on the thread that calls Snapshot() or
+// Render(), with no lock of the registry held; they must be quick and must
+// not call into the registry. A snapshot is consistent per series (a
+// histogram's buckets are monotonic and end in its count), not across
+// series.
 #ifndef INSPECTOR_SERVER_METRICS_METRICS_REGISTRY_H_
 #define INSPECTOR_SERVER_METRICS_METRICS_REGISTRY_H_
 
@@ -98,6 +103,29 @@ class MetricsRegistry {
   };
   using Collect = std::function<std::vector<Sample>()>;
 
+  // One series as read by Snapshot(): its label values (one per label
+  // name, in order; "" for a label without a value, which the text format
+  // leaves out); for counters and gauges its value; for histograms the
+  // cumulative bucket counts (one per bound of the family, last the +Inf
+  // bucket, equal to the count) and the sum.
+  struct SeriesSnapshot {
+    std::vector<std::string> label_values;
+    double value = 0;
+    std::vector<uint64_t> buckets;
+    double sum = 0;
+    uint64_t count() const { return buckets.empty() ? 0 : buckets.back(); }
+  };
+  // One family as read by Snapshot(): what it is and its series, sorted by
+  // label values. `bounds`: a histogram's bucket upper bounds ("le").
+  struct FamilySnapshot {
+    std::string name;
+    std::string help;
+    Type type = Type::kCounter;
+    std::vector<std::string> label_names;
+    std::vector<double> bounds;
+    std::vector<SeriesSnapshot> series;
+  };
+
   // The series of one family, by label values.
   template <typename T>
   class Family;
@@ -122,14 +150,13 @@ class MetricsRegistry {
   void AddCallback(std::string name, std::string help, Type type,
                    std::vector<std::string> label_names, Collect collect);
 
-  // Every family in the text exposition format 0.0.4, in the order they
-  // were added, series sorted by label values.
+  // Every family, in the order they were added, with its series now (the
+  // callbacks are run).
+  std::vector<FamilySnapshot> Snapshot() const;
+  // Snapshot() in the text exposition format 0.0.4 (prometheus_text.h).
   std::string Render() const;
 
-  // Text format helpers, exposed for tests.
-  static std::string EscapeHelp(std::string_view text);
-  static std::string EscapeLabelValue(std::string_view text);
-  static std::string FormatValue(double value);
+  // Name rules of the exposition formats, exposed for tests.
   static bool ValidMetricName(std::string_view name);
   static bool ValidLabelName(std::string_view name);
 
@@ -143,13 +170,15 @@ class MetricsRegistry {
 };
 
 // What every family has: its name, help, type and label names, and how it
-// writes its series.
+// reads its series.
 class MetricsRegistry::FamilyBase {
  public:
   FamilyBase(std::string name, std::string help, Type type,
              std::vector<std::string> label_names);
   virtual ~FamilyBase() = default;
-  virtual void RenderSeries(std::string* out) const = 0;
+  // Appends the family's series to `out->series`, sorted by label values
+  // (and sets `out->bounds` for a histogram).
+  virtual void CollectSeries(FamilySnapshot* out) const = 0;
 
   const std::string& name() const { return name_; }
   const std::string& help() const { return help_; }
@@ -157,10 +186,6 @@ class MetricsRegistry::FamilyBase {
   const std::vector<std::string>& label_names() const { return label_names_; }
 
  protected:
-  // `{a="x",b="y"` (no closing brace; "" when no label has a value) for
-  // `values`, with `extra` (already formatted, e.g. le="0.5") appended.
-  std::string LabelText(absl::Span<const std::string> values,
-                        std::string_view extra) const;
   // The lookup key of `values` in a reused per-thread buffer.
   static const std::string& Key(absl::Span<const std::string_view> values);
 
@@ -188,7 +213,7 @@ class MetricsRegistry::Family : public MetricsRegistry::FamilyBase {
     return With(absl::MakeConstSpan(values.begin(), values.size()));
   }
 
-  void RenderSeries(std::string* out) const override;
+  void CollectSeries(FamilySnapshot* out) const override;
 
  private:
   struct Series {

@@ -1,4 +1,5 @@
 #include "server/metrics/metrics_registry.h"
+#include "server/metrics/prometheus_text.h"
 
 #include <string>
 #include <thread>
@@ -50,8 +51,8 @@ TEST(MetricsRegistryTest, EmptyLabelValuesAreLeftOut) {
 }
 
 TEST(MetricsRegistryTest, EscapesHelpAndLabelValues) {
-  EXPECT_EQ(MetricsRegistry::EscapeHelp("a\\b\nc\"d"), "a\\\\b\\nc\"d");
-  EXPECT_EQ(MetricsRegistry::EscapeLabelValue("a\\b\nc\"d"),
+  EXPECT_EQ(EscapeHelp("a\\b\nc\"d"), "a\\\\b\\nc\"d");
+  EXPECT_EQ(EscapeLabelValue("a\\b\nc\"d"),
             "a\\\\b\\nc\\\"d");
   MetricsRegistry registry;
   registry.AddCounter("c_total", "Line one\nline two \\ end", {"tool"})
@@ -64,12 +65,12 @@ TEST(MetricsRegistryTest, EscapesHelpAndLabelValues) {
 }
 
 TEST(MetricsRegistryTest, FormatsValuesAsPrometheusParsesThem) {
-  EXPECT_EQ(MetricsRegistry::FormatValue(0.005), "0.005");
-  EXPECT_EQ(MetricsRegistry::FormatValue(300), "300");
-  EXPECT_EQ(MetricsRegistry::FormatValue(-1.5), "-1.5");
-  EXPECT_EQ(MetricsRegistry::FormatValue(1.0 / 0.0), "+Inf");
-  EXPECT_EQ(MetricsRegistry::FormatValue(-1.0 / 0.0), "-Inf");
-  EXPECT_EQ(MetricsRegistry::FormatValue(0.0 / 0.0), "NaN");
+  EXPECT_EQ(FormatValue(0.005), "0.005");
+  EXPECT_EQ(FormatValue(300), "300");
+  EXPECT_EQ(FormatValue(-1.5), "-1.5");
+  EXPECT_EQ(FormatValue(1.0 / 0.0), "+Inf");
+  EXPECT_EQ(FormatValue(-1.0 / 0.0), "-Inf");
+  EXPECT_EQ(FormatValue(0.0 / 0.0), "NaN");
 }
 
 TEST(MetricsRegistryTest, ChecksNames) {
@@ -135,6 +136,49 @@ TEST(MetricsRegistryTest, HistogramBucketsAreCumulativeWithLeInclusive) {
             "latency_seconds_bucket{method=\"ping\",le=\"+Inf\"} 5\n"
             "latency_seconds_sum{method=\"ping\"} 21.65\n"
             "latency_seconds_count{method=\"ping\"} 5\n");
+}
+
+// What an exporter reads: the same families, series, values and buckets
+// the text shows, in the same order.
+TEST(MetricsRegistryTest, SnapshotHoldsWhatTheTextShows) {
+  MetricsRegistry registry;
+  registry.AddCounter("c_total", "C.", {"t"})->With({"b"})->Add(3);
+  registry.AddCounter("c_total_2", "C2.", {"t"})->With({""})->Add();
+  auto* latency = registry.AddHistogram("h", "H.", {"m"}, {0.1, 1});
+  latency->With({"x"})->Observe(0.5);
+  latency->With({"x"})->Observe(5);
+  latency->With({"a"})->Observe(0.05);
+  registry.AddCallback("g", "G.", MetricsRegistry::Type::kGauge, {"k"}, [] {
+    return std::vector<MetricsRegistry::Sample>{{{"z"}, 1.5}, {{"y", "n"}, 9}};
+  });
+
+  std::vector<MetricsRegistry::FamilySnapshot> families = registry.Snapshot();
+  ASSERT_EQ(families.size(), 4u);
+  EXPECT_EQ(families[0].name, "c_total");
+  EXPECT_EQ(families[0].help, "C.");
+  EXPECT_EQ(families[0].type, MetricsRegistry::Type::kCounter);
+  EXPECT_THAT(families[0].label_names, ElementsAre("t"));
+  ASSERT_EQ(families[0].series.size(), 1u);
+  EXPECT_THAT(families[0].series[0].label_values, ElementsAre("b"));
+  EXPECT_EQ(families[0].series[0].value, 3);
+  // An empty value is kept in the snapshot (the text leaves it out).
+  EXPECT_THAT(families[1].series[0].label_values, ElementsAre(""));
+
+  const MetricsRegistry::FamilySnapshot& h = families[2];
+  EXPECT_EQ(h.type, MetricsRegistry::Type::kHistogram);
+  EXPECT_THAT(h.bounds, ElementsAre(0.1, 1));
+  ASSERT_EQ(h.series.size(), 2u);
+  EXPECT_THAT(h.series[0].label_values, ElementsAre("a"));  // sorted
+  EXPECT_THAT(h.series[1].buckets, ElementsAre(0, 1, 2));
+  EXPECT_EQ(h.series[1].count(), 2u);
+  EXPECT_DOUBLE_EQ(h.series[1].sum, 5.5);
+
+  // Callback samples with the wrong number of label values are skipped.
+  ASSERT_EQ(families[3].series.size(), 1u);
+  EXPECT_EQ(families[3].type, MetricsRegistry::Type::kGauge);
+  EXPECT_EQ(families[3].series[0].value, 1.5);
+
+  EXPECT_EQ(RenderPrometheusText(families), registry.Render());
 }
 
 TEST(MetricsRegistryTest, HistogramWithoutLabels) {
