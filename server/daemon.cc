@@ -36,8 +36,10 @@
 #include "server/config/path_policy.h"
 #include "server/oauth/client_credentials.h"
 #include "server/logging.h"
+#include "server/metrics/daemon_event_metrics.h"
 #include "server/metrics/daemon_metrics.h"
 #include "server/metrics/mcp_operation_metrics.h"
+#include "server/metrics/mcp_session_metrics.h"
 #include "server/metrics/metrics_http.h"
 #include "server/metrics/metrics_registry.h"
 #include "server/telemetry/otlp_senders.h"
@@ -146,6 +148,12 @@ struct Daemon::State {
   std::string token_file;
   std::unique_ptr<storage::Database> database;
   std::unique_ptr<storage::ServerStore> server_store;
+  // The metrics (null with --no-metrics); the history writer, the pipeline
+  // and the services count into them, so they go before all of those.
+  std::unique_ptr<metrics::MetricsRegistry> metrics;
+  std::unique_ptr<metrics::McpOperationMetrics> operation_metrics;
+  std::unique_ptr<metrics::McpSessionMetrics> session_metrics;
+  std::unique_ptr<metrics::DaemonEventMetrics> event_metrics;
   // The writer tells the indexer of its commits: the indexer goes after it.
   std::unique_ptr<storage::HistoryIndexer> history_indexer;
   std::unique_ptr<storage::HistoryWriter> history_writer;
@@ -153,10 +161,6 @@ struct Daemon::State {
   std::unique_ptr<storage::SessionStore> session_store;
   config::ConfigManager* config_manager = nullptr;  // the engine's
   engine::EventBus event_bus;
-  // The metrics (null with --no-metrics); the pipeline times operations
-  // into them, so they go after it.
-  std::unique_ptr<metrics::MetricsRegistry> metrics;
-  std::unique_ptr<metrics::McpOperationMetrics> operation_metrics;
   // Traces (exporting with an OTLP endpoint; else only keeping callers'
   // trace ids); the pipeline points at it, so it goes before.
   std::unique_ptr<telemetry::Tracer> tracer;
@@ -350,6 +354,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       *std::move(token), state->ui_sessions.get());
   state->server_store =
       std::make_unique<storage::ServerStore>(state->database.get());
+  if (options.metrics) {
+    state->metrics = std::make_unique<metrics::MetricsRegistry>();
+    state->operation_metrics =
+        std::make_unique<metrics::McpOperationMetrics>(state->metrics.get());
+    state->session_metrics =
+        std::make_unique<metrics::McpSessionMetrics>(state->metrics.get());
+    state->event_metrics =
+        std::make_unique<metrics::DaemonEventMetrics>(state->metrics.get());
+  } else if (!options.metrics_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "--metrics-listen serves the metrics that --no-metrics turns off");
+  }
   if (options.record_history) {
     storage::HistoryWriterOptions history_options;
     history_options.retention_rows = options.history_max_rows;
@@ -376,6 +392,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     // The indexer sleeps until messages are committed.
     history_options.on_messages_written =
         [indexer = state->history_indexer.get()] { indexer->Notify(); };
+    if (state->event_metrics != nullptr) {
+      // Lag on the clock the pipeline stamps messages with.
+      history_options.on_commit = [events = state->event_metrics.get(),
+                                   clock = state->clock](
+                                      size_t rows, int64_t oldest_ms) {
+        events->HistoryCommit(
+            rows, oldest_ms == 0
+                      ? -1
+                      : (absl::ToUnixMillis(clock->Now()) - oldest_ms) /
+                            1000.0);
+      };
+    }
     auto writer =
         storage::HistoryWriter::Start(options.database_path, history_options);
     if (!writer.ok()) {
@@ -431,14 +459,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     state->catalog_drift = *std::move(drift);
     state->pipeline->set_catalog_drift(state->catalog_drift.get());
   }
-  if (options.metrics) {
-    state->metrics = std::make_unique<metrics::MetricsRegistry>();
-    state->operation_metrics =
-        std::make_unique<metrics::McpOperationMetrics>(state->metrics.get());
+  if (state->metrics != nullptr) {
     state->pipeline->set_metrics(state->operation_metrics.get());
-  } else if (!options.metrics_listen.empty()) {
-    return absl::InvalidArgumentError(
-        "--metrics-listen serves the metrics that --no-metrics turns off");
+    state->pipeline->set_session_metrics(state->session_metrics.get());
   }
   {
     ASSIGN_OR_RETURN(
@@ -551,6 +574,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   bridge_options.port_count = options.bridge_port_count;
   bridge_options.max_conversions = options.bridge_max;
   bridge_options.session_idle_timeout = options.bridge_idle_timeout;
+  bridge_options.metrics = state->operation_metrics.get();
   bridge_options.allowed_origins = options.http_cors_origins.empty()
                                        ? gateway::DefaultCorsOrigins()
                                        : options.http_cors_origins;
@@ -592,7 +616,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   }
 
   services::ServiceDeps deps{state->authenticator.get(), &state->calls,
-                             state->clock};
+                             state->clock, state->operation_metrics.get()};
   state->mcp_service =
       std::make_unique<services::McpService>(state->engine.get(), deps);
   state->history_service = std::make_unique<services::HistoryService>(
@@ -647,6 +671,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   oauth::OAuthManagerOptions oauth_options;
   oauth_options.database_path = options.database_path;
   oauth_options.clock = state->clock;
+  if (state->event_metrics != nullptr) {
+    oauth_options.on_refresh = [events = state->event_metrics.get()](
+                                   std::string_view failure) {
+      events->OAuthRefresh(failure);
+    };
+  }
   oauth_options.callback_base = [raw_state] {
     absl::MutexLock lock(&raw_state->ui_base_mu);
     return raw_state->ui_base;
@@ -784,8 +814,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     gateway::GatewayOptions::PrefixRoute front_door_route;
     front_door_route.prefix = std::string(frontdoor::kFrontDoorPrefix);
     front_door_route.handler =
-        [front_doors](std::shared_ptr<http::HttpExchange> exchange,
-                      http::Headers cors) {
+        [front_doors, events = state->event_metrics.get()](
+            std::shared_ptr<http::HttpExchange> exchange, http::Headers cors) {
+          if (events != nullptr) {
+            exchange->ObserveStatus(
+                [events](int status) { events->FrontDoorResponse(status); });
+          }
           front_doors->Handle(std::move(exchange), std::move(cors));
         };
     front_door_route.cors_origins = options.frontdoor_cors_origins;

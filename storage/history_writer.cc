@@ -938,6 +938,17 @@ void HistoryWriter::WriteBatch(std::vector<Item>& batch, bool retention_step) {
   if (committed && messages > 0 && options_.on_messages_written) {
     options_.on_messages_written();
   }
+  if (committed && options_.on_commit) {
+    int64_t oldest = 0;
+    for (const Item& item : batch) {
+      const auto* queued = std::get_if<QueuedMessage>(&item.record);
+      if (queued != nullptr &&
+          (oldest == 0 || queued->record.ts_ms < oldest)) {
+        oldest = queued->record.ts_ms;
+      }
+    }
+    options_.on_commit(messages + logs, oldest);
+  }
   // A finished pass that removed something is told before its waiters wake.
   if (retention_step && pass_done && retention_error.ok() &&
       options_.on_retention) {

@@ -216,6 +216,11 @@ struct HistoryWriterOptions {
   // tell the text indexer (HistoryIndexer::Notify). Must be quick and must
   // not call back into the writer. Empty: nothing.
   std::function<void()> on_messages_written;
+  // Called after each commit, on the thread that committed, with the rows
+  // it wrote and the `ts_ms` of its oldest message row (0: none), e.g. for
+  // the metrics' batch size and lag. Must be quick and must not call back
+  // into the writer. Empty: nothing.
+  std::function<void(size_t rows, int64_t oldest_message_ts_ms)> on_commit;
   // Called on the writer thread for each write error, at most once per
   // second (later errors within the second are counted and the count is
   // added to the next report's message). Must not call back into the

@@ -203,7 +203,9 @@ void HttpExchange::Respond(int status, http::Headers headers,
   if (op.pieces.empty()) op.pieces.push_back(std::move(head));
   op.last = true;
   op.keep_alive = keep_alive;
-  Submit(std::move(op), Phase::kNew, Phase::kDone);
+  if (Submit(std::move(op), Phase::kNew, Phase::kDone) && status_observer_) {
+    status_observer_(status);
+  }
 }
 
 void HttpExchange::StartStream(int status, http::Headers headers) {
@@ -219,7 +221,9 @@ void HttpExchange::StartStream(int status, http::Headers headers) {
     // Nothing may follow the head: the response is complete already.
     op.last = true;
     op.keep_alive = keep_alive;
-    Submit(std::move(op), Phase::kNew, Phase::kDone);
+    if (Submit(std::move(op), Phase::kNew, Phase::kDone) && status_observer_) {
+      status_observer_(status);
+    }
     return;
   }
   {
@@ -228,7 +232,10 @@ void HttpExchange::StartStream(int status, http::Headers headers) {
     stream_keep_alive_ = keep_alive;
   }
   op.stream_start = true;
-  Submit(std::move(op), Phase::kNew, Phase::kStreaming);
+  if (Submit(std::move(op), Phase::kNew, Phase::kStreaming) &&
+      status_observer_) {
+    status_observer_(status);
+  }
 }
 
 bool HttpExchange::Write(std::string data) {

@@ -206,6 +206,14 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   // Whether the client is already known to be gone.
   bool client_gone() const;
 
+  // Tells `observer` the response's status when Respond() or StartStream()
+  // gives it to a client still there (on that caller's thread), e.g. to
+  // count responses by status. Set it before the exchange
+  // is handed to whatever answers it; not thread-safe against them.
+  void ObserveStatus(std::function<void(int status)> observer) {
+    status_observer_ = std::move(observer);
+  }
+
  private:
   friend class internal::Loop;
 
@@ -255,6 +263,9 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   bool stream_chunked_ ABSL_GUARDED_BY(mu_) = false;
   bool stream_keep_alive_ ABSL_GUARDED_BY(mu_) = false;
   std::function<void()> on_gone_ ABSL_GUARDED_BY(mu_);
+  // Set before the response is given (ObserveStatus); read by the one
+  // Respond or StartStream that gives it.
+  std::function<void(int)> status_observer_;
   std::vector<Op> queued_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -435,7 +435,8 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
     // "/message", not a path under the daemon's front doors.
     bridge->endpoint = std::make_unique<frontdoor::McpEndpoint>(
         frontdoor::EngineRelayOpener(engine_, plan.row.server_id,
-                                     plan.relay_config),
+                                     plan.relay_config, options_.metrics,
+                                     clock_),
         std::move(endpoint_options));
 
     // The gate in front of the endpoint: loopback hosts, known origins, and

@@ -58,6 +58,7 @@
 #include "inspector/v1/bridge.pb.h"
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
+#include "server/metrics/mcp_operation_metrics.h"
 #include "storage/bridge_store.h"
 
 namespace inspector::bridge {
@@ -76,6 +77,9 @@ struct BridgeOptions {
   size_t max_sessions = 64;
   // Browser origins accepted besides the endpoint's own.
   std::vector<std::string> allowed_origins;
+  // Where the endpoints' requests are timed (mcp.server.operation.duration);
+  // null: nowhere. Must outlive the manager.
+  metrics::McpOperationMetrics* metrics = nullptr;
 };
 
 class BridgeManager {

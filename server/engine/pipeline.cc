@@ -112,6 +112,7 @@ void Pipeline::RecordOperation(const Envelope& envelope) {
   operation.server_id = envelope.server_id;
   operation.method = info->method;
   operation.target = info->target;
+  operation.answer = envelope.raw;
   const bool failed = envelope.success.has_value()
                           ? !*envelope.success
                           : info->kind == MessageKind::kError;
@@ -283,6 +284,10 @@ void Pipeline::Log(std::string_view level, std::string_view source,
 
 void Pipeline::SessionStarted(storage::SessionRecord record) {
   record.started_at_ms = NowMillis();
+  if (session_metrics_ != nullptr) {
+    session_metrics_->Started(record.id, record.server_id, record.kind,
+                              record.transport, record.started_at_ms);
+  }
   if (!record.caller.subject.empty()) {
     v1::Event event;
     event.set_timestamp(static_cast<double>(record.started_at_ms));
@@ -301,6 +306,9 @@ void Pipeline::SessionStarted(storage::SessionRecord record) {
 
 void Pipeline::SessionEnded(std::string_view session_id,
                             std::string_view reason) {
+  if (session_metrics_ != nullptr) {
+    session_metrics_->Ended(session_id, reason, NowMillis());
+  }
   if (history_ == nullptr) return;
   history_->EndSession(std::string(session_id), NowMillis(),
                        std::string(reason));

@@ -31,6 +31,7 @@
 #include "server/engine/json_rpc.h"
 #include "server/metrics/mcp_operation_metrics.h"
 #include "server/telemetry/tracer.h"
+#include "server/metrics/mcp_session_metrics.h"
 #include "storage/history_writer.h"
 
 namespace inspector::engine {
@@ -115,6 +116,12 @@ class Pipeline {
   // nobody. Set once, before traffic; must outlive the pipeline.
   void set_tracer(telemetry::Tracer* tracer) { tracer_ = tracer; }
   telemetry::Tracer* tracer() const { return tracer_; }
+  // Where sessions are timed from SessionStarted to SessionEnded
+  // (mcp.*.session.duration); null: nowhere. Set once, before traffic;
+  // must outlive the pipeline.
+  void set_session_metrics(metrics::McpSessionMetrics* metrics) {
+    session_metrics_ = metrics;
+  }
 
   // Where the servers' list answers are fingerprinted (catalog_drift.h);
   // null: nowhere. Set once, before traffic; must outlive the pipeline.
@@ -160,6 +167,7 @@ class Pipeline {
   Clock* const clock_;
   InterceptStage* intercept_ = nullptr;
   metrics::McpOperationMetrics* metrics_ = nullptr;
+  metrics::McpSessionMetrics* session_metrics_ = nullptr;
   CatalogDrift* catalog_ = nullptr;
   telemetry::Tracer* tracer_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};

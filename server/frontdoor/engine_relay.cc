@@ -8,29 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock/process_clock.h"
-#include "common/errors.h"
-#include "common/json_scan.h"
 #include "server/frontdoor/mcp_endpoint.h"
 
 namespace inspector::frontdoor {
 namespace {
-
-// The JSON-RPC error code of an answer ("-32602"); "" when it is a
-// result. Only the top-level members are read.
-std::string RelayedErrorCode(std::string_view answer) {
-  for (const json_scan::Member& member : json_scan::ScanObject(answer)) {
-    if (member.key != "error") continue;
-    std::string_view error =
-        answer.substr(member.begin, member.end - member.begin);
-    for (const json_scan::Member& field : json_scan::ScanObject(error)) {
-      if (field.key == "code") {
-        return std::string(error.substr(field.begin, field.end - field.begin));
-      }
-    }
-    return "_OTHER";
-  }
-  return "";
-}
 
 // The engine's relay session as a Relay; with metrics, each request is
 // timed until its answer comes back.
@@ -54,25 +35,11 @@ class EngineRelay : public Relay {
       session_->Send(std::move(raw), {}, std::move(done));
       return;
     }
-    session_->Send(
-        std::move(raw), {},
-        [done = std::move(done), metrics = metrics_, clock = clock_,
-         started = clock_->Now(), server_id = server_id_,
-         method = std::move(info->method), target = std::move(info->target)](
-            absl::StatusOr<std::string> answer) mutable {
-          std::string error = answer.ok() ? RelayedErrorCode(*answer)
-                                          : ErrorReason(answer.status());
-          if (!answer.ok() && error.empty()) error = "_OTHER";
-          metrics::McpOperationMetrics::Operation operation;
-          operation.server_id = server_id;
-          operation.method = method;
-          operation.target = target;
-          operation.error = error;
-          operation.seconds = absl::ToDoubleSeconds(clock->Now() - started);
-          metrics->Record(metrics::McpOperationMetrics::Side::kServer,
-                          operation);
-          done(std::move(answer));
-        });
+    session_->Send(std::move(raw), {},
+                   metrics::McpOperationMetrics::Timed(
+                       metrics_, metrics::McpOperationMetrics::Side::kServer,
+                       clock_, server_id_, std::move(info->method),
+                       std::move(info->target), std::move(done)));
   }
   bool Cancel(const std::string& caller_id,
               const std::string& reason) override {

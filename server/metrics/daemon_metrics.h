@@ -9,6 +9,8 @@
 // sources must outlive every Render() (the daemon stops its HTTP
 // listeners before it destroys them). The callbacks run on the rendering
 // thread.
+// The daemon's other metrics, told as things happen, are
+// DaemonEventMetrics (daemon_event_metrics.h).
 #ifndef INSPECTOR_SERVER_METRICS_DAEMON_METRICS_H_
 #define INSPECTOR_SERVER_METRICS_DAEMON_METRICS_H_
 

@@ -645,6 +645,15 @@ absl::StatusOr<std::optional<TokenSet>> OAuthManager::LoadTokensLocked(
 
 absl::StatusOr<TokenSet> OAuthManager::RefreshLocked(
     const std::string& server_id, const TokenSet& tokens) {
+  absl::StatusOr<TokenSet> fresh = RefreshTokensLocked(server_id, tokens);
+  if (options_.on_refresh) {
+    options_.on_refresh(fresh.ok() ? "" : ErrorReason(fresh.status()));
+  }
+  return fresh;
+}
+
+absl::StatusOr<TokenSet> OAuthManager::RefreshTokensLocked(
+    const std::string& server_id, const TokenSet& tokens) {
   if (tokens.refresh_token.empty()) {
     return Error(v1::FAILED_PRECONDITION,
                  "the server gave no refresh token: run `inspectorctl auth "

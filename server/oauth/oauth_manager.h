@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -64,6 +65,10 @@ struct OAuthManagerOptions {
   // after a failed grant). Null: a real clock of the manager's own. Must
   // outlive the manager.
   Clock* clock = nullptr;
+  // Told the outcome of every token refresh (asked for, or before a use):
+  // "" when it succeeded, else its reason (AUTHENTICATION_FAILED, ...).
+  // Must be quick. Empty: nothing.
+  std::function<void(std::string_view failure)> on_refresh;
 };
 
 struct StartOptions {
@@ -175,6 +180,10 @@ class OAuthManager {
                            const std::string& server_name) const;
   absl::StatusOr<TokenSet> RefreshLocked(const std::string& server_id,
                                          const TokenSet& tokens)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);
+  // RefreshLocked without telling options_.on_refresh.
+  absl::StatusOr<TokenSet> RefreshTokensLocked(const std::string& server_id,
+                                               const TokenSet& tokens)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);
   absl::StatusOr<std::optional<TokenSet>> LoadTokensLocked(
       const std::string& server_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu_);

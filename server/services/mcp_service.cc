@@ -9,6 +9,7 @@
 #include "common/json_proto.h"
 #include "common/thread_name.h"
 #include "server/engine/inline_wait.h"
+#include "server/engine/json_rpc.h"
 #include "server/engine/modern_protocol.h"
 #include "server/services/call_tracker.h"
 #include "server/services/skill_check.h"
@@ -88,11 +89,20 @@ void McpService::Call(const std::string& server, const std::string& method,
   Json request = {{"jsonrpc", "2.0"},
                   {"id", absl::StrCat("inspectord-", id)},
                   {"method", method}};
+  // The tool or prompt it names, for the conventions' histogram.
+  std::string target;
+  if (params.is_object() && params.contains("name") &&
+      params["name"].is_string()) {
+    target = params["name"].get<std::string>();
+  }
   if (!params.is_null()) request["params"] = std::move(params);
   Clock* clock = deps_.clock;
   absl::Time started = clock->Now();
   engine_->Forward(
       server, request.dump(), LimitsOf(options, std::move(caller)),
+      metrics::McpOperationMetrics::Timed(
+      deps_.operation_metrics, metrics::McpOperationMetrics::Side::kServer,
+      clock, server, method, std::move(target),
       [done = std::move(done), clock, started, server,
        method](absl::StatusOr<std::string> response) {
         double ms = absl::ToDoubleMilliseconds(clock->Now() - started);
@@ -141,7 +151,7 @@ void McpService::Call(const std::string& server, const std::string& method,
           return;
         }
         done(std::move(*result), ms);
-      });
+      }));
 }
 
 void McpService::List(
@@ -377,11 +387,22 @@ void McpService::StartForward(ForwardCall* call, bool may_read_answer) {
   // and the answer skips the transport reader's wake-up and hand-over.
   std::optional<engine::InlineWaitScope> may_wait;
   if (may_read_answer) may_wait.emplace();
+  engine::Engine::ResponseCallback finish =
+      [this, call](absl::StatusOr<std::string> answer) {
+        FinishForward(call, std::move(answer));
+      };
+  if (deps_.operation_metrics != nullptr) {
+    absl::StatusOr<engine::MessageInfo> info =
+        engine::InspectMessage(call->request.body().data());
+    if (info.ok() && info->kind == engine::MessageKind::kRequest) {
+      finish = metrics::McpOperationMetrics::Timed(
+          deps_.operation_metrics, metrics::McpOperationMetrics::Side::kServer,
+          deps_.clock, call->request.server_id(), std::move(info->method),
+          std::move(info->target), std::move(finish));
+    }
+  }
   engine_->Forward(call->request.server_id(), call->request.body().data(),
-                   std::move(limits),
-                   [this, call](absl::StatusOr<std::string> answer) {
-                     FinishForward(call, std::move(answer));
-                   });
+                   std::move(limits), std::move(finish));
 }
 
 void McpService::FinishForward(ForwardCall* call,

@@ -40,9 +40,13 @@ class RelayReactor final
     : public grpc::ServerBidiReactor<v1::RelayRequest, v1::RelayResponse>,
       public std::enable_shared_from_this<RelayReactor> {
  public:
-  RelayReactor(engine::Engine* engine, CallTracker* calls,
+  RelayReactor(engine::Engine* engine, const ServiceDeps& deps,
                std::shared_ptr<OpenRelays> open)
-      : engine_(engine), calls_(calls), open_(std::move(open)) {
+      : engine_(engine),
+        calls_(deps.calls),
+        metrics_(deps.operation_metrics),
+        clock_(deps.clock),
+        open_(std::move(open)) {
     calls_->Begin();
   }
 
@@ -239,8 +243,7 @@ class RelayReactor final
     }
     absl::Status not_json = info.status();
     std::weak_ptr<RelayReactor> weak = weak_from_this();
-    session->Send(
-        std::move(raw), engine::CallLimits{},
+    engine::UpstreamSession::ResponseCallback answered =
         [weak, answer_errors, id_json = std::move(id_json),
          not_json = std::move(not_json)](absl::StatusOr<std::string> result) {
           auto self = weak.lock();
@@ -252,7 +255,15 @@ class RelayReactor final
                                          std::string(result.status().message()));
           }
           self->Sent(answer_errors, id_json, std::move(result));
-        });
+        };
+    if (metrics_ != nullptr && info.ok() &&
+        info->kind == engine::MessageKind::kRequest) {
+      answered = metrics::McpOperationMetrics::Timed(
+          metrics_, metrics::McpOperationMetrics::Side::kServer, clock_,
+          session->identity().server_id, std::move(info->method),
+          std::move(info->target), std::move(answered));
+    }
+    session->Send(std::move(raw), engine::CallLimits{}, std::move(answered));
   }
 
   void Sent(bool answer_errors, const std::string& id_json,
@@ -381,6 +392,10 @@ class RelayReactor final
 
   engine::Engine* const engine_;
   CallTracker* const calls_;
+  // Where its requests are timed (mcp.server.operation.duration); null:
+  // nowhere.
+  metrics::McpOperationMetrics* const metrics_;
+  Clock* const clock_;
   const std::shared_ptr<OpenRelays> open_;
   // Written by gRPC between StartRead and OnReadDone only.
   v1::RelayRequest in_;
@@ -457,7 +472,7 @@ void ProxyService::CloseAll() {
 grpc::ServerBidiReactor<v1::RelayRequest, v1::RelayResponse>*
 ProxyService::Relay(grpc::CallbackServerContext* context) {
   auto reactor =
-      std::make_shared<RelayReactor>(engine_, deps_.calls, open_);
+      std::make_shared<RelayReactor>(engine_, deps_, open_);
   RelayReactor* raw = reactor.get();
   raw->Start(std::move(reactor),
              deps_.authenticator->Check(context->client_metadata()));
