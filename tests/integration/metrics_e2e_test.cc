@@ -1,18 +1,28 @@
 // End-to-end tests of the Prometheus metrics: a real inspectord with
 // --http 127.0.0.1:0 and --metrics-listen 127.0.0.1:0, the fixture MCP
-// server over stdio, curl as the scraper; and, when Debian's prometheus
-// is installed, a real Prometheus scraping --metrics-listen, asked over
-// its HTTP API.
+// server over stdio, curl as the scraper and as a front door's client;
+// the Grafana dashboard of tools/observability/ checked against what the
+// daemon exposes; and, when Debian's prometheus is installed, a real
+// Prometheus configured from tools/observability/prometheus.yml scraping
+// --metrics-listen, asked over its HTTP API for the counters and for every
+// query of the dashboard.
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
@@ -71,6 +81,121 @@ std::vector<std::pair<std::string, double>> Buckets(
   return out;
 }
 
+// The sum of the series of `name` (e.g. a histogram's _count) whose
+// labels include every one of `labels` (each as rendered: key="value").
+double SumOfSeries(const std::string& text, const std::string& name,
+                   const std::vector<std::string>& labels) {
+  double sum = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, name)) continue;
+    if (!line.empty() && line[0] != '{' && line[0] != ' ') continue;
+    size_t space = line.rfind(' ');
+    if (space == absl::string_view::npos) continue;
+    absl::string_view series = line.substr(0, space);
+    bool all = true;
+    for (const std::string& label : labels) {
+      all = all && absl::StrContains(series, label);
+    }
+    double value = 0;
+    if (all && absl::SimpleAtod(line.substr(space + 1), &value)) sum += value;
+  }
+  return sum;
+}
+
+// The metric names an exposition declares (# TYPE), with a histogram's
+// _bucket, _sum and _count series.
+std::set<std::string> ExposedNames(const std::string& text) {
+  std::set<std::string> names;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "# TYPE ")) continue;
+    std::vector<std::string> parts = absl::StrSplit(line, ' ');
+    if (parts.size() != 2) continue;
+    names.insert(parts[0]);
+    if (parts[1] == "histogram") {
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+        names.insert(parts[0] + suffix);
+      }
+    }
+  }
+  return names;
+}
+
+// The metric names a PromQL expression of ours selects: its identifiers
+// that start with mcp_ or inspector_, outside quoted strings, label
+// matchers ({...}) and grouping clauses (by (...), without (...)), which
+// hold label names and values.
+std::set<std::string> MetricNamesIn(const std::string& expr) {
+  std::string plain;
+  int braces = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < expr.size(); ++i) {
+    char c = expr[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      if (c == '"') quoted = false;
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+    } else if (c == '{') {
+      ++braces;
+    } else if (c == '}') {
+      --braces;
+    } else if (braces == 0) {
+      plain += c;
+    }
+  }
+  for (const char* clause : {"by (", "without ("}) {
+    size_t at;
+    while ((at = plain.find(clause)) != std::string::npos) {
+      size_t close = plain.find(')', at);
+      plain.erase(at, close == std::string::npos ? std::string::npos
+                                                 : close + 1 - at);
+    }
+  }
+  std::set<std::string> names;
+  std::string token;
+  auto flush = [&] {
+    if (absl::StartsWith(token, "mcp_") ||
+        absl::StartsWith(token, "inspector_")) {
+      names.insert(token);
+    }
+    token.clear();
+  };
+  for (char c : plain) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+        c == ':') {
+      token += c;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return names;
+}
+
+std::string ReadSourceFile(const std::string& relative) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every query of the dashboard: its panel's title and its expression.
+std::vector<std::pair<std::string, std::string>> DashboardQueries() {
+  json dashboard = json::parse(
+      ReadSourceFile("tools/observability/grafana-dashboard.json"), nullptr,
+      /*allow_exceptions=*/false);
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!dashboard.is_object() || !dashboard["panels"].is_array()) return out;
+  for (const json& panel : dashboard["panels"]) {
+    for (const json& target : panel.value("targets", json::array())) {
+      out.emplace_back(panel.value("title", ""), target.value("expr", ""));
+    }
+  }
+  return out;
+}
+
 class MetricsTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
@@ -115,8 +240,146 @@ class MetricsTest : public testing::DaemonFixture {
         R"(gen_ai_tool_name="echo",inspector_server_id=")", id, R"(")");
   }
 
+  // POSTs `body` to the fixture's front door, in `session` ("" before
+  // initialize).
+  HttpResult FrontDoorPost(const std::string& body,
+                           const std::string& session = "") {
+    std::vector<std::string> args = {
+        "-X", "POST", "-H", "Content-Type: application/json", "-H",
+        "Accept: application/json, text/event-stream", "--data-binary", "@-"};
+    if (!session.empty()) {
+      args.push_back("-H");
+      args.push_back("Mcp-Session-Id: " + session);
+    }
+    args.push_back(base_ + "/servers/fixture/mcp");
+    return Curl(args, body);
+  }
+
+  std::string Scrape() {
+    HttpResult scraped = Curl({metrics_url_});
+    EXPECT_EQ(scraped.status, 200) << scraped.body;
+    return scraped.body;
+  }
+
   std::string metrics_url_;  // http://127.0.0.1:PORT/metrics
 };
+
+// The server side of every entry (REST here, a front door), tool errors
+// by the conventions, a front-door session's duration once it ends, the
+// front door's status codes and the history writer's commits.
+TEST_F(MetricsTest, CountsCallersRequestsToolErrorsSessionsAndCommits) {
+  const std::string id = CallEchoTimes(kCalls);
+  std::string text = Scrape();
+  // REST POST /mcp is gRPC Forward: the daemon answered them as a server.
+  EXPECT_EQ(SeriesValue(text, absl::StrCat(
+                                  "mcp_server_operation_duration_seconds_count{",
+                                  EchoLabels(id), "}")),
+            kCalls)
+      << text;
+  EXPECT_EQ(SeriesValue(text, absl::StrCat(
+                                  R"(inspector_mcp_operations_total{side="server",)",
+                                  R"(mcp_method_name="tools/call",outcome="ok",)",
+                                  R"(inspector_server_id=")", id, R"("})")),
+            kCalls)
+      << text;
+
+  // A tool that ran and failed (isError: true) is a tool_error on both
+  // sides, though JSON-RPC says it succeeded.
+  HttpResult failed = Rest(
+      "POST", "/mcp?serverId=" + id,
+      R"({"jsonrpc":"2.0","id":"f","method":"tools/call","params":{"name":"fail","arguments":{}}})");
+  ASSERT_EQ(failed.status, 200) << failed.body;
+  ASSERT_THAT(failed.body, HasSubstr("\"isError\":true"));
+
+  // A front-door session: initialize, a call, DELETE.
+  HttpResult initialized = FrontDoorPost(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+  ASSERT_EQ(initialized.status, 200) << initialized.body;
+  const std::string session = initialized.headers["mcp-session-id"];
+  ASSERT_FALSE(session.empty());
+  EXPECT_EQ(FrontDoorPost(
+                R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                session)
+                .status,
+            202);
+  HttpResult called = FrontDoorPost(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"door"}}})",
+      session);
+  EXPECT_EQ(called.status, 200) << called.body;
+  HttpResult deleted = Curl({"-X", "DELETE", "-H", "Mcp-Session-Id: " + session,
+                             base_ + "/servers/fixture/mcp"});
+  EXPECT_LT(deleted.status, 300) << deleted.body;
+
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        text = Scrape();
+        return SumOfSeries(text, "mcp_server_session_duration_seconds_count",
+                           {R"(inspector_session_kind="bridge")",
+                            R"(network_transport="tcp")"}) == 1;
+      },
+      absl::Seconds(30), "the front-door session's duration is recorded"))
+      << text;
+  EXPECT_EQ(SumOfSeries(text, "mcp_client_session_duration_seconds_count",
+                        {R"(inspector_session_kind="bridge")",
+                         R"(network_transport="pipe")"}),
+            1)
+      << text;
+  for (const char* side : {"client", "server"}) {
+    EXPECT_EQ(SumOfSeries(text,
+                          absl::StrCat("mcp_", side,
+                                       "_operation_duration_seconds_count"),
+                          {R"(gen_ai_tool_name="fail")",
+                           R"(error_type="tool_error")"}),
+              1)
+        << side << "\n"
+        << text;
+  }
+  // The front door's call, timed as the server.
+  EXPECT_EQ(SumOfSeries(text, "mcp_server_operation_duration_seconds_count",
+                        {R"(gen_ai_tool_name="echo")"}),
+            kCalls + 1)
+      << text;
+  EXPECT_GE(SeriesValue(text, R"(inspector_frontdoor_responses_total{code="200"})"),
+            2)
+      << text;
+  EXPECT_EQ(SeriesValue(text, R"(inspector_frontdoor_responses_total{code="202"})"),
+            1)
+      << text;
+  EXPECT_GT(SeriesValue(text, "inspector_history_batch_rows_count"), 0) << text;
+  EXPECT_GT(SeriesValue(text, "inspector_history_writer_lag_seconds_count"), 0)
+      << text;
+  EXPECT_THAT(text, HasSubstr("# TYPE inspector_oauth_refresh_total counter\n"));
+}
+
+// The dashboard parses, has the panels it promises, and each of its
+// queries names only metrics a daemon exposes after a few calls.
+TEST_F(MetricsTest, DashboardQueriesNameOnlyExposedMetrics) {
+  CallEchoTimes(2);
+  const std::set<std::string> exposed = ExposedNames(Scrape());
+  ASSERT_FALSE(exposed.empty());
+  const auto queries = DashboardQueries();
+  ASSERT_GE(queries.size(), 10u) << "tools/observability/grafana-dashboard.json";
+  std::set<std::string> titles;
+  for (const auto& [title, expr] : queries) {
+    titles.insert(title);
+    const std::set<std::string> names = MetricNamesIn(expr);
+    EXPECT_FALSE(names.empty()) << title << ": " << expr;
+    for (const std::string& name : names) {
+      EXPECT_TRUE(exposed.count(name) > 0)
+          << title << ": " << name << " is not exposed (" << expr << ")";
+    }
+  }
+  for (const char* wanted :
+       {"Requests per second (callers to inspectord)",
+        "Errors per second by type", "Latency p50 by server and tool",
+        "Latency p95 by server and tool", "Sessions", "Held messages",
+        "History writer lag p95 and batch size"}) {
+    EXPECT_TRUE(titles.count(wanted) > 0) << wanted;
+  }
+  // The extraction itself: label names are not metric names.
+  EXPECT_EQ(MetricNamesIn(R"(sum by (inspector_server_id) (rate(mcp_x_total{inspector_server_id=~"$server",a="}{"}[1m])) / inspector_y)"),
+            (std::set<std::string>{"inspector_y", "mcp_x_total"}));
+}
 
 TEST_F(MetricsTest, CountsToolCallsInTheConventionsHistogram) {
   const std::string id = CallEchoTimes(kCalls);
@@ -228,16 +491,20 @@ TEST_F(MetricsTest, PrometheusScrapesTheCounters) {
   const std::string id = CallEchoTimes(kCalls);
   std::string target = metrics_url_.substr(strlen("http://"));
   target = target.substr(0, target.find('/'));
+  // The shipped scrape configuration, with the test's target and a
+  // scrape every second.
+  std::string config = ReadSourceFile("tools/observability/prometheus.yml");
+  ASSERT_TRUE(absl::StrContains(config, "'127.0.0.1:9464'")) << config;
+  ASSERT_TRUE(absl::StrContains(config, "scrape_interval: 15s")) << config;
+  config = absl::StrReplaceAll(
+      config, {{"'127.0.0.1:9464'", absl::StrCat("'", target, "'")},
+               {"scrape_interval: 15s", "scrape_interval: 1s"},
+               {"evaluation_interval: 15s", "evaluation_interval: 1s"}});
   const std::string config_path = dir_.path() + "/prometheus.yml";
   {
-    FILE* config = fopen(config_path.c_str(), "w");
-    ASSERT_NE(config, nullptr);
-    fprintf(config,
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "scrape_configs:\n  - job_name: inspectord\n"
-            "    static_configs:\n      - targets: ['%s']\n",
-            target.c_str());
-    fclose(config);
+    std::ofstream out(config_path);
+    out << config;
+    ASSERT_TRUE(out.good());
   }
   std::string error;
   auto prometheus = PeerProcess::Start(
@@ -287,6 +554,31 @@ TEST_F(MetricsTest, PrometheusScrapesTheCounters) {
                                &seconds));
   EXPECT_GT(seconds, 0);
   EXPECT_LT(seconds, 10);
+
+  // Every query of the dashboard, as Grafana sends it (all servers, a
+  // minute's rate): no error; the request and latency panels have data.
+  const auto queries = DashboardQueries();
+  ASSERT_FALSE(queries.empty());
+  for (const auto& [title, expr] : queries) {
+    const std::string query = absl::StrReplaceAll(
+        expr, {{"$__rate_interval", "1m"}, {"$server", ".*"}});
+    const bool needs_data = absl::StrContains(title, "Requests") ||
+                            absl::StrContains(title, "Latency");
+    json answered;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          HttpResult result =
+              Curl({"-G", "--data-urlencode", "query=" + query, api});
+          answered = result.Json();
+          if (result.status != 200 || !answered.is_object() ||
+              answered.value("status", "") != "success") {
+            return false;
+          }
+          return !needs_data || !answered["data"]["result"].empty();
+        },
+        absl::Seconds(30), title))
+        << title << ": " << query << "\n" << answered.dump();
+  }
 }
 
 }  // namespace
