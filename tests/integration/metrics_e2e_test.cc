@@ -199,7 +199,9 @@ std::vector<std::pair<std::string, std::string>> DashboardQueries() {
 class MetricsTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    StartDaemonWithHttp({"--metrics-listen", "127.0.0.1:0"});
+    // Conversions on ports the kernel picks.
+    StartDaemonWithHttp(
+        {"--metrics-listen", "127.0.0.1:0", "--bridge-port-base", "0"});
     ASSERT_TRUE(WaitUntil(
         [&] {
           return daemon_->Stderr().find("metrics on http://") !=
@@ -349,6 +351,50 @@ TEST_F(MetricsTest, CountsCallersRequestsToolErrorsSessionsAndCommits) {
   EXPECT_GT(SeriesValue(text, "inspector_history_writer_lag_seconds_count"), 0)
       << text;
   EXPECT_THAT(text, HasSubstr("# TYPE inspector_oauth_refresh_total counter\n"));
+}
+
+// A conversion's endpoint times its callers' requests as a server too.
+TEST_F(MetricsTest, ConversionsTimeTheirCallersRequests) {
+  json convert = {{"serverName", "converted"},
+                  {"command", "node"},
+                  {"args", {kFixtureServer, "stdio"}}};
+  HttpResult created = Rest("POST", "/convert", convert.dump());
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string url = created.Json().value("url", "");
+  ASSERT_FALSE(url.empty()) << created.body;
+  auto post = [&](const std::string& body, const std::string& session) {
+    std::vector<std::string> args = {
+        "-X", "POST", "-H", "Content-Type: application/json", "-H",
+        "Accept: application/json, text/event-stream", "--data-binary", "@-"};
+    if (!session.empty()) {
+      args.push_back("-H");
+      args.push_back("Mcp-Session-Id: " + session);
+    }
+    args.push_back(url);
+    return Curl(args, body);
+  };
+  HttpResult initialized = post(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+      "");
+  ASSERT_EQ(initialized.status, 200) << initialized.body;
+  const std::string session = initialized.headers["mcp-session-id"];
+  ASSERT_FALSE(session.empty());
+  post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session);
+  for (int i = 0; i < 3; ++i) {
+    HttpResult called = post(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"c"}}})",
+        session);
+    EXPECT_EQ(called.status, 200) << called.body;
+  }
+  const std::string text = Scrape();
+  EXPECT_EQ(SumOfSeries(text, "mcp_server_operation_duration_seconds_count",
+                        {R"(gen_ai_tool_name="echo")"}),
+            3)
+      << text;
+  EXPECT_EQ(SumOfSeries(text, "mcp_server_operation_duration_seconds_count",
+                        {R"(mcp_method_name="initialize")"}),
+            1)
+      << text;
 }
 
 // The dashboard parses, has the panels it promises, and each of its

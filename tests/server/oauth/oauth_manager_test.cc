@@ -86,7 +86,17 @@ class OAuthManagerTest : public ManagerFixture<Fetcher> {
       events_.push_back(std::move(event));
     };
     options.callback_base = [] { return std::string("http://127.0.0.1:4000"); };
+    options.on_refresh = [this](std::string_view failure) {
+      absl::MutexLock lock(&events_mu_);
+      refreshes_.emplace_back(failure.empty() ? "ok" : failure);
+    };
     return ManagerFixture::NewManager(std::move(options));
+  }
+
+  // What on_refresh was told: "ok" or the failure's reason, in order.
+  std::vector<std::string> Refreshes() {
+    absl::MutexLock lock(&events_mu_);
+    return refreshes_;
   }
 
   // Logs in through the callback, as a browser would.
@@ -110,6 +120,7 @@ class OAuthManagerTest : public ManagerFixture<Fetcher> {
 
   absl::Mutex events_mu_;
   std::vector<v1::Event> events_;
+  std::vector<std::string> refreshes_;
 };
 
 // The text of one column of the only oauth_flows row ("" without one).
@@ -461,6 +472,7 @@ TEST_F(OAuthManagerTest, TokensSurviveARestartAndRefreshRotates) {
   ASSERT_TRUE(refreshed.ok());
   EXPECT_EQ(fetcher_->last_form["refresh_token"], "RT-rotated-1");
   EXPECT_EQ(manager->AuthorizationFor("id-1", kServer), "Bearer AT-refreshed-2");
+  EXPECT_EQ(Refreshes(), (std::vector<std::string>{"ok", "ok"}));
 }
 
 TEST_F(OAuthManagerTest, ExpiringTokenIsRefreshedBeforeUse) {
