@@ -242,10 +242,10 @@ class MetricsTest : public testing::DaemonFixture {
         R"(gen_ai_tool_name="echo",inspector_server_id=")", id, R"(")");
   }
 
-  // POSTs `body` to the fixture's front door, in `session` ("" before
+  // POSTs `body` to the MCP endpoint `url`, in `session` ("" before
   // initialize).
-  HttpResult FrontDoorPost(const std::string& body,
-                           const std::string& session = "") {
+  static HttpResult PostMcp(const std::string& url, const std::string& body,
+                            const std::string& session) {
     std::vector<std::string> args = {
         "-X", "POST", "-H", "Content-Type: application/json", "-H",
         "Accept: application/json, text/event-stream", "--data-binary", "@-"};
@@ -253,8 +253,13 @@ class MetricsTest : public testing::DaemonFixture {
       args.push_back("-H");
       args.push_back("Mcp-Session-Id: " + session);
     }
-    args.push_back(base_ + "/servers/fixture/mcp");
+    args.push_back(url);
     return Curl(args, body);
+  }
+  // The same to the fixture's front door.
+  HttpResult FrontDoorPost(const std::string& body,
+                           const std::string& session = "") {
+    return PostMcp(base_ + "/servers/fixture/mcp", body, session);
   }
 
   std::string Scrape() {
@@ -363,15 +368,7 @@ TEST_F(MetricsTest, ConversionsTimeTheirCallersRequests) {
   const std::string url = created.Json().value("url", "");
   ASSERT_FALSE(url.empty()) << created.body;
   auto post = [&](const std::string& body, const std::string& session) {
-    std::vector<std::string> args = {
-        "-X", "POST", "-H", "Content-Type: application/json", "-H",
-        "Accept: application/json, text/event-stream", "--data-binary", "@-"};
-    if (!session.empty()) {
-      args.push_back("-H");
-      args.push_back("Mcp-Session-Id: " + session);
-    }
-    args.push_back(url);
-    return Curl(args, body);
+    return PostMcp(url, body, session);
   };
   HttpResult initialized = post(
       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
