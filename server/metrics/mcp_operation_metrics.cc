@@ -113,9 +113,9 @@ McpOperationMetrics::McpOperationMetrics(MetricsRegistry* registry)
           OperationLabels(), Bounds())),
       server_(registry->AddHistogram(
           "mcp_server_operation_duration_seconds",
-          "MCP request duration as observed on the receiver (the daemon's "
-          "front doors) from the time it was received until the result was "
-          "sent.",
+          "MCP request duration as observed on the receiver (the daemon: "
+          "front doors, conversions, stdio proxy, gRPC and REST) from the "
+          "time it was received until the result was sent.",
           OperationLabels(), Bounds())),
       operations_(registry->AddCounter(
           "inspector_mcp_operations_total",
