@@ -261,7 +261,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       }
       // A caller the server's policy keeps out gets no card, and one it
       // lets in sees only the tools it may call.
-      std::function<std::string(std::string)> tools_filter;
       if (options_.policy != nullptr && call.who != nullptr) {
         PolicyVerdict verdict =
             options_.policy->Check(*call.who, "tools/list", "");
@@ -270,13 +269,9 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
               verdict.reason == kReasonRateLimited ? 429 : 403,
               absl::StrCat("Forbidden: ", verdict.message));
         }
-        tools_filter = [policy = options_.policy,
-                        who = call.who](std::string answer) {
-          return policy->FilterToolsList(*who, std::move(answer));
-        };
       }
       return options_.server_card(call.exchange, call.extra,
-                                  std::move(tools_filter));
+                                  ToolsFilter(call.who));
     }
     call.Error(404, absl::StrCat("Not found: use ", options_.base_path,
                                  "/mcp, /sse or /message"));
@@ -477,14 +472,24 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     return false;
   }
 
+  // What `who` may see of a tools/list answer, whichever era or route
+  // (a session's answers, a 2026-07-28 request's, the server card)
+  // carries it; null when there is nothing to filter (no policy, or no
+  // caller named by a gate).
+  ModernFront::ToolsFilter ToolsFilter(
+      const std::shared_ptr<const Caller>& who) const {
+    if (options_.policy == nullptr || who == nullptr) return nullptr;
+    return [policy = options_.policy, who](std::string answer) {
+      return policy->FilterToolsList(*who, std::move(answer));
+    };
+  }
+
   // A tools/list answer as the caller may see it.
   std::string Filtered(const std::shared_ptr<const Caller>& who,
                        std::string_view method, std::string answer) const {
-    if (options_.policy == nullptr || who == nullptr ||
-        method != "tools/list") {
-      return answer;
-    }
-    return options_.policy->FilterToolsList(*who, std::move(answer));
+    if (method != "tools/list") return answer;
+    ModernFront::ToolsFilter filter = ToolsFilter(who);
+    return filter ? filter(std::move(answer)) : answer;
   }
 
   // Ends a session: out of the table, streams finished, relay closed
@@ -539,7 +544,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
             return;
           }
         }
-        return modern_->Post(call.exchange, call.extra, std::move(body));
+        return modern_->Post(call.exchange, call.extra, std::move(body),
+                             ToolsFilter(call.who));
       }
     }
     if (!VersionAccepted(call)) return;

@@ -304,6 +304,7 @@ void ModernFront::Impl::Finish(const std::shared_ptr<Flow>& flow,
   bool release;
   bool clean;
   std::string token;
+  ModernFront::ToolsFilter tools_filter;
   {
     absl::MutexLock lock(&flow->mu);
     if (flow->finished) return;
@@ -315,6 +316,7 @@ void ModernFront::Impl::Finish(const std::shared_ptr<Flow>& flow,
     message["id"] = flow->client_id;
     release = !flow->upstream_pending;
     clean = flow->outstanding.empty() && flow->queued.empty();
+    tools_filter = flow->tools_filter;
   }
   {
     absl::MutexLock lock(&mu_);
@@ -322,6 +324,10 @@ void ModernFront::Impl::Finish(const std::shared_ptr<Flow>& flow,
   }
   if (release) Release(flow, clean);
   if (exchange == nullptr) return;
+  if (tools_filter && flow->method == "tools/list") {
+    Json filtered = Json::parse(tools_filter(Dump(message)), nullptr, false);
+    if (filtered.is_object()) message = std::move(filtered);
+  }
   if (streaming) {
     exchange->Write(http::FormatSseEvent(Dump(message), "message"));
     return exchange->Finish();

