@@ -554,9 +554,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // A private key configured for private_key_jwt must load (after the
   // allowed directories' check: a key file outside them is not read).
   state->config_manager->AddValidator(&oauth::ValidateGrantKeys);
-  // A server's front-door policy must parse.
+  // A server's front-door policy and token rules must parse.
   state->config_manager->AddValidator([](const v1::ServerConfig& config) {
-    return config::FrontDoorPolicyOf(config).status();
+    RETURN_IF_ERROR(config::FrontDoorPolicyOf(config).status());
+    return config::FrontDoorAuthOf(config).status();
   });
   State* raw_state = state.get();
 

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/json_proto.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
+#include "server/config/validation.h"
 
 namespace inspector::config {
 namespace {
@@ -180,7 +184,116 @@ absl::StatusOr<FrontDoorPolicySpec> ParsePolicy(const PolicyJson& root) {
   return spec;
 }
 
+absl::Status AuthError(std::string_view path, std::string_view message) {
+  std::string field = absl::StrCat(AbslView(kFrontDoorAuthKey),
+                                   path.empty() ? "" : ".", AbslView(path));
+  return Error(v1::INVALID_CONFIG,
+               absl::StrCat(field, ": ", AbslView(message)),
+               {{"field", field}});
+}
+
+// localhost, 127.0.0.0/8 or ::1.
+bool AuthLoopbackHost(const HttpUrl& url) {
+  const std::string host = absl::AsciiStrToLower(url.host);
+  return host == "localhost" || host == "::1" ||
+         absl::StartsWith(host, "127.");
+}
+
+// A list of strings at `key`, each passing `check` (an error message, ""
+// when fine).
+absl::StatusOr<std::vector<std::string>> AuthList(
+    const PolicyJson& value, const char* key,
+    const std::function<std::string(const std::string&)>& check) {
+  if (!value.is_array()) return AuthError(key, "must be an array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string path = absl::StrCat(key, "[", i, "]");
+    if (!value[i].is_string() || value[i].get<std::string>().empty()) {
+      return AuthError(path, "must be a non-empty string");
+    }
+    const std::string item = value[i].get<std::string>();
+    if (std::string problem = check(item); !problem.empty()) {
+      return AuthError(path, problem);
+    }
+    out.push_back(item);
+  }
+  return out;
+}
+
+absl::StatusOr<FrontDoorAuthSpec> ParseAuth(const PolicyJson& root) {
+  if (!root.is_object()) return AuthError("", "must be an object");
+  for (const auto& [key, value] : root.items()) {
+    if (key != "issuers" && key != "scopes" && key != "resource") {
+      return AuthError(key, absl::StrCat("unknown key \"", key,
+                                         "\"; use issuers, scopes or "
+                                         "resource"));
+    }
+  }
+  FrontDoorAuthSpec spec;
+  if (auto issuers = root.find("issuers"); issuers != root.end()) {
+    auto list = AuthList(*issuers, "issuers", [](const std::string& issuer) {
+      auto url = ParseHttpUrl(issuer);
+      if (!url.ok()) return std::string(url.status().message());
+      if (url->scheme == "http" && !AuthLoopbackHost(*url)) {
+        return std::string(
+            "uses plain http; an issuer must use https unless it is on this "
+            "machine (localhost, 127.0.0.1, [::1])");
+      }
+      if (absl::StrContains(url->path, "?") ||
+          absl::StrContains(url->path, "#")) {
+        return std::string("an issuer has no query or fragment (RFC 8414)");
+      }
+      return std::string();
+    });
+    if (!list.ok()) return list.status();
+    if (list->empty()) {
+      return AuthError("issuers", "must name at least one issuer");
+    }
+    spec.issuers = *std::move(list);
+  }
+  if (auto scopes = root.find("scopes"); scopes != root.end()) {
+    auto list = AuthList(*scopes, "scopes", [](const std::string& scope) {
+      // RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+      for (char c : scope) {
+        if (c < 0x21 || c > 0x7e || c == '"' || c == '\\') {
+          return std::string(
+              "a scope is printable ASCII without spaces, quotes or "
+              "backslashes (RFC 6749)");
+        }
+      }
+      return std::string();
+    });
+    if (!list.ok()) return list.status();
+    spec.scopes = *std::move(list);
+  }
+  if (auto resource = root.find("resource"); resource != root.end()) {
+    if (!resource->is_string() || resource->get<std::string>().empty()) {
+      return AuthError("resource", "must be the endpoint's URL");
+    }
+    spec.resource = resource->get<std::string>();
+    auto url = ParseHttpUrl(spec.resource);
+    if (!url.ok()) return AuthError("resource", StdView(url.status().message()));
+    if (absl::StrContains(url->path, "?") ||
+        absl::StrContains(url->path, "#")) {
+      return AuthError("resource",
+                       "a resource has no query or fragment (RFC 8707)");
+    }
+  }
+  return spec;
+}
+
 }  // namespace
+
+absl::StatusOr<std::optional<FrontDoorAuthSpec>> FrontDoorAuthOf(
+    const v1::ServerConfig& config) {
+  auto it = config.extra().fields().find(std::string(kFrontDoorAuthKey));
+  if (it == config.extra().fields().end()) return std::nullopt;
+  google::protobuf::Struct holder;
+  (*holder.mutable_fields())["a"] = it->second;
+  auto spec = ParseAuth(StructToJson(holder)["a"]);
+  if (!spec.ok()) return spec.status();
+  return std::optional<FrontDoorAuthSpec>(*std::move(spec));
+}
 
 absl::StatusOr<std::optional<FrontDoorPolicySpec>> FrontDoorPolicyOf(
     const v1::ServerConfig& config) {

@@ -16,6 +16,24 @@
 //     "mode": "enforce"                        // or "audit"
 //   }
 //
+// Beside it, "frontdoorAuth": how the server's front door checks access
+// tokens when the daemon is an OAuth resource server (--frontdoor-issuer;
+// ignored otherwise). Each key present replaces the command line's
+// setting for this server only; absent keys keep it:
+//
+//   "frontdoorAuth": {
+//     "issuers": ["https://idp.example.com/realms/team"], // --frontdoor-issuer
+//     "scopes": ["mcp:tools"],          // --frontdoor-scope; []: none needed
+//     "resource": "https://mcp.example.com/servers/x/mcp"
+//   }
+//
+// "resource" is the URL the server's clients reach its /mcp endpoint at
+// (behind a reverse proxy, the public one): tokens must name it as their
+// audience, and its Protected Resource Metadata says so. Without it the
+// endpoint's URL as reached is the resource. The legacy transport's
+// resource is its sibling ending in /sse when it ends in /mcp, else the
+// same URL.
+//
 // Pure functions; thread-safe.
 #ifndef INSPECTOR_SERVER_CONFIG_FRONTDOOR_POLICY_H_
 #define INSPECTOR_SERVER_CONFIG_FRONTDOOR_POLICY_H_
@@ -63,6 +81,27 @@ struct FrontDoorPolicySpec {
 // The policy of `config`; nullopt when it has none. INVALID_CONFIG with a
 // "field" detail (frontdoorPolicy.<path>) when it does not parse.
 absl::StatusOr<std::optional<FrontDoorPolicySpec>> FrontDoorPolicyOf(
+    const v1::ServerConfig& config);
+
+// The key of a server's entry (and of ServerConfig.extra) holding it.
+inline constexpr std::string_view kFrontDoorAuthKey = "frontdoorAuth";
+
+struct FrontDoorAuthSpec {
+  // Trusted issuers (exact `iss` values), at least one; nullopt: the
+  // daemon's.
+  std::optional<std::vector<std::string>> issuers;
+  // Scopes every request needs; nullopt: the daemon's.
+  std::optional<std::vector<std::string>> scopes;
+  // The /mcp endpoint's resource URL; "": as reached.
+  std::string resource;
+};
+
+// The token rules of `config`; nullopt when it has none. INVALID_CONFIG
+// with a "field" detail (frontdoorAuth.<path>) when they do not parse: an
+// issuer that is not https (or http to a loopback host), a scope with
+// characters RFC 6749 does not allow, a resource that is not an absolute
+// http(s) URL or that has a query or fragment (RFC 8707).
+absl::StatusOr<std::optional<FrontDoorAuthSpec>> FrontDoorAuthOf(
     const v1::ServerConfig& config);
 
 // Whether `name` matches `pattern`, where '*' matches any run of

@@ -54,6 +54,20 @@ std::optional<config::FrontDoorPolicySpec> RulesOf(
   return *std::move(spec);
 }
 
+// The token rules of `config` (frontdoorAuth); none when it has none or
+// they do not parse (refused before they are stored, as the policy).
+std::optional<config::FrontDoorAuthSpec> AuthOf(
+    const absl::StatusOr<v1::ServerConfig>& config) {
+  if (!config.ok()) return std::nullopt;
+  auto spec = config::FrontDoorAuthOf(*config);
+  if (!spec.ok()) {
+    LogWarn(absl::StrCat("front door token rules of ", config->name(),
+                         " ignored: ", spec.status().message()));
+    return std::nullopt;
+  }
+  return *std::move(spec);
+}
+
 // Records what a policy objected to: a log line, and for a denial the
 // request and its answer as the session's messages.
 void RecordPolicyNote(engine::Pipeline* pipeline, const std::string& server_id,
@@ -127,25 +141,53 @@ FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
       resource_server_(std::move(resource_server)),
       pipeline_(pipeline) {
   if (resource_server_ == nullptr) return;
-  // A changed configuration replaces the rules of its endpoint's policy.
+  // A changed configuration replaces the rules of its endpoint's policy
+  // and of its gate.
   std::weak_ptr<Policies> weak_policies = policies_;
+  std::weak_ptr<ResourceServer> weak_resource_server = resource_server_;
   config::ConfigManager* configs = engine_->configs();
-  configs->AddListener([weak_policies, configs](const std::string& id,
-                                                const std::string& change) {
+  configs->AddListener([weak_policies, weak_resource_server, configs](
+                           const std::string& id, const std::string& change) {
     auto policies = weak_policies.lock();
     if (policies == nullptr) return;
     std::shared_ptr<CallerPolicy> policy;
+    std::shared_ptr<ServerGate> gate;
     {
       absl::MutexLock lock(&policies->mu);
-      auto it = policies->by_server.find(id);
-      if (it == policies->by_server.end()) return;
-      policy = it->second.lock();
-      if (policy == nullptr) policies->by_server.erase(it);
+      if (auto it = policies->by_server.find(id);
+          it != policies->by_server.end()) {
+        policy = it->second.lock();
+        if (policy == nullptr) policies->by_server.erase(it);
+      }
+      if (auto it = policies->gates.find(id); it != policies->gates.end()) {
+        gate = it->second.lock();
+        if (gate == nullptr) policies->gates.erase(it);
+      }
     }
-    if (policy == nullptr) return;
-    policy->Replace(change == "deleted" ? std::nullopt
-                                        : RulesOf(configs->Get(id)));
+    if (policy == nullptr && gate == nullptr) return;
+    const bool deleted = change == "deleted";
+    absl::StatusOr<v1::ServerConfig> config =
+        deleted ? absl::StatusOr<v1::ServerConfig>(absl::NotFoundError(id))
+                : configs->Get(id);
+    if (policy != nullptr) policy->Replace(RulesOf(config));
+    auto resource_server = weak_resource_server.lock();
+    if (gate != nullptr && resource_server != nullptr) {
+      gate->Replace(resource_server->RulesFor(AuthOf(config)));
+    }
   });
+}
+
+std::shared_ptr<ServerGate> FrontDoors::GateFor(const std::string& server_id) {
+  auto gate = std::make_shared<ServerGate>(resource_server_,
+                                           resource_server_->RulesFor({}));
+  {
+    absl::MutexLock lock(&policies_->mu);
+    policies_->gates[server_id] = gate;
+  }
+  // Read after it is listed, so that a change made meanwhile is not lost.
+  gate->Replace(resource_server_->RulesFor(
+      AuthOf(engine_->configs()->Get(server_id))));
+  return gate;
 }
 
 std::shared_ptr<CallerPolicy> FrontDoors::PolicyFor(
@@ -211,6 +253,7 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
           };
       entry.server_id = status->server_id();
       if (resource_server_ != nullptr) {
+        options.gate = GateFor(entry.server_id);
         options.policy = PolicyFor(entry.server_id);
         options.on_policy = [pipeline = pipeline_,
                              server_id = entry.server_id,
@@ -248,12 +291,15 @@ void FrontDoors::ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
                     "Not found: use /.well-known/oauth-protected-resource"
                     "/servers/{name}/mcp or /sse");
   }
-  if (!engine_->GetStatus(name).ok()) {
+  auto status = engine_->GetStatus(name);
+  if (!status.ok()) {
     return NotFound(*exchange, std::move(extra_headers),
                     absl::StrCat("No server named ", engine::JsonQuote(name)));
   }
+  auto rules = resource_server_->RulesFor(
+      AuthOf(engine_->configs()->Get(status->server_id())));
   resource_server_->ServeMetadata(
-      exchange, absl::StrCat("/servers/", AbslView(segment)), subpath,
+      *rules, exchange, absl::StrCat("/servers/", AbslView(segment)), subpath,
       extra_headers);
 }
 

@@ -15,6 +15,9 @@
 // Protected Resource Metadata is served here too
 // (/.well-known/oauth-protected-resource/servers/{name}/mcp and /sse).
 //
+// With a ResourceServer a server's configuration may replace the
+// daemon's issuers, scopes and resource URL for its own door
+// ("frontdoorAuth", config::FrontDoorAuthSpec), live as the policy is.
 // With a ResourceServer each endpoint also applies its server's policy
 // (the "frontdoorPolicy" of its configuration, caller_policy.h) to the
 // callers the tokens name. A change of the configuration (the API, or a
@@ -90,15 +93,20 @@ class FrontDoors {
     std::string server_id;
     std::shared_ptr<McpEndpoint> endpoint;
   };
-  // The endpoints' policies by server id, shared with the configuration
-  // listener (which may outlive this object).
+  // The endpoints' policies and gates by server id, shared with the
+  // configuration listener (which may outlive this object).
   struct Policies {
     absl::Mutex mu;
     std::map<std::string, std::weak_ptr<CallerPolicy>> by_server
         ABSL_GUARDED_BY(mu);
+    std::map<std::string, std::weak_ptr<ServerGate>> gates
+        ABSL_GUARDED_BY(mu);
   };
   // A new policy for the server, its rules read from its configuration.
   std::shared_ptr<CallerPolicy> PolicyFor(const std::string& server_id);
+  // A new gate for the server, under the token rules of its configuration
+  // (frontdoorAuth) over the ResourceServer's.
+  std::shared_ptr<ServerGate> GateFor(const std::string& server_id);
   // Drops endpoints whose server is gone (at most once a second).
   void Sweep();
 

@@ -53,18 +53,34 @@ struct ResourceServer::Target {
 
 namespace {
 
-// The endpoint's URL as reached, and its metadata's; false without a Host.
+// The endpoint's resource under `configured` (the /mcp endpoint's URL,
+// "": as reached), and its metadata's URL (the resource's path inserted
+// after the well-known prefix); false without a Host to build it from.
 bool TargetOfRequest(const http::Request& request, std::string_view base_path,
-                     std::string_view subpath, std::string* resource,
-                     std::string* metadata_url) {
+                     std::string_view subpath, const std::string& configured,
+                     std::string* resource, std::string* metadata_url) {
+  const std::string_view path = ResourcePath(subpath);
+  if (!configured.empty()) {
+    *resource = configured;
+    if (path == "/sse" && absl::EndsWith(configured, "/mcp")) {
+      *resource = absl::StrCat(
+          absl::string_view(configured).substr(0, configured.size() - 4),
+          "/sse");
+    }
+    auto url = oauth::ParseUrl(*resource, "resource");
+    if (url.ok()) {
+      *metadata_url = absl::StrCat(url->Origin(),
+                                   AbslView(kProtectedResourcePrefix),
+                                   oauth::TrimSlash(url->path));
+      return true;
+    }
+  }
   const std::string* host = request.Header("host");
   if (host == nullptr || host->empty()) return false;
   const std::string origin = absl::StrCat("http://", *host);
-  *resource =
-      absl::StrCat(origin, AbslView(base_path), AbslView(ResourcePath(subpath)));
+  *resource = absl::StrCat(origin, AbslView(base_path), AbslView(path));
   *metadata_url = absl::StrCat(origin, AbslView(kProtectedResourcePrefix),
-                               AbslView(base_path),
-                               AbslView(ResourcePath(subpath)));
+                               AbslView(base_path), AbslView(path));
   return true;
 }
 
@@ -80,6 +96,8 @@ void GateAnswer(http::HttpExchange& exchange, int status,
 
 ResourceServer::ResourceServer(ResourceServerOptions options)
     : options_(std::move(options)),
+      defaults_(std::make_shared<const ResourceRules>(
+          ResourceRules{options_.issuers, options_.scopes, ""})),
       keys_([this] {
         auth::IssuerKeys::Options keys;
         keys.fetcher = options_.fetcher;
@@ -87,11 +105,11 @@ ResourceServer::ResourceServer(ResourceServerOptions options)
         keys.log = options_.log;
         return keys;
       }()) {
-  Post([this] {
-    for (const std::string& issuer : options_.issuers) {
-      keys_.Refresh(issuer, auth::IssuerKeys::Why::kScheduled).IgnoreError();
-    }
-  });
+  {
+    absl::MutexLock lock(&mu_);
+    trusted_.insert(options_.issuers.begin(), options_.issuers.end());
+  }
+  Post([this] { RefreshAll(); });
   worker_ = std::thread([this] { Work(); });
   ScheduleRefresh();
 }
@@ -114,10 +132,44 @@ void ResourceServer::Admit(std::shared_ptr<http::HttpExchange> exchange,
                            std::string_view subpath,
                            const http::Headers& extra,
                            std::function<void(Caller)> admit) {
+  AdmitUnder(defaults_, std::move(exchange), base_path, subpath, extra,
+             std::move(admit));
+}
+
+std::shared_ptr<const ResourceRules> ResourceServer::RulesFor(
+    const std::optional<config::FrontDoorAuthSpec>& spec) {
+  if (!spec.has_value()) return defaults_;
+  auto rules = std::make_shared<ResourceRules>(*defaults_);
+  if (spec->issuers.has_value()) rules->issuers = *spec->issuers;
+  if (spec->scopes.has_value()) rules->scopes = *spec->scopes;
+  rules->resource = spec->resource;
+  std::vector<std::string> fresh;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& issuer : rules->issuers) {
+      if (trusted_.insert(issuer).second) fresh.push_back(issuer);
+    }
+  }
+  if (!fresh.empty()) {
+    Post([this, fresh] {
+      for (const std::string& issuer : fresh) {
+        keys_.Refresh(issuer, auth::IssuerKeys::Why::kScheduled).IgnoreError();
+      }
+    });
+  }
+  return rules;
+}
+
+void ResourceServer::AdmitUnder(std::shared_ptr<const ResourceRules> rules,
+                                std::shared_ptr<http::HttpExchange> exchange,
+                                std::string_view base_path,
+                                std::string_view subpath,
+                                const http::Headers& extra,
+                                std::function<void(Caller)> admit) {
   const http::Request& request = exchange->request();
   Target target;
-  if (!TargetOfRequest(request, base_path, subpath, &target.resource,
-                       &target.metadata_url)) {
+  if (!TargetOfRequest(request, base_path, subpath, rules->resource,
+                       &target.resource, &target.metadata_url)) {
     return GateAnswer(*exchange, 400, {}, extra,
                       EndpointErrorBody(400, "Bad Request: no Host header"));
   }
@@ -139,41 +191,46 @@ void ResourceServer::Admit(std::shared_ptr<http::HttpExchange> exchange,
   if (token.empty()) {
     auth::TokenVerdict none;
     none.problem = auth::TokenProblem::kNone;  // no token: no error named
-    return Refuse(exchange, target, extra, none);
+    return Refuse(exchange, *rules, target, extra, none);
   }
   const absl::Time now = options_.clock->Now();
   // Remembered per resource: a token verified for one front door is not
-  // thereby good for another.
+  // thereby good for another. Nor once its issuer is no longer trusted
+  // there (a configuration reload).
   const std::string memo_key = absl::StrCat(target.resource, " ", AbslView(token));
-  if (std::optional<auth::TokenCaller> known = verified_.Find(memo_key, now)) {
-    return Decide(exchange, target, extra, *known, admit);
+  if (std::optional<auth::TokenCaller> known = verified_.Find(memo_key, now);
+      known.has_value() &&
+      std::find(rules->issuers.begin(), rules->issuers.end(), known->issuer) !=
+          rules->issuers.end()) {
+    return Decide(exchange, *rules, target, extra, *known, admit);
   }
-  auth::TokenVerdict verdict = Verify(token, target.resource);
+  auth::TokenVerdict verdict = Verify(token, *rules, target.resource);
   if (verdict.ok()) {
     verified_.Remember(memo_key, verdict.caller, now);
-    return Decide(exchange, target, extra, verdict.caller, admit);
+    return Decide(exchange, *rules, target, extra, verdict.caller, admit);
   }
   if (verdict.problem != auth::TokenProblem::kUnknownKey) {
-    return Refuse(exchange, target, extra, verdict);
+    return Refuse(exchange, *rules, target, extra, verdict);
   }
   // A key the set lacks (a rotation, or the first fetch still running):
   // the request waits for a refresh on the worker, then is tried again.
-  Post([this, exchange = std::move(exchange), target = std::move(target),
-        extra, token = std::string(token), memo_key, admit = std::move(admit),
-        issuer = verdict.issuer] {
+  Post([this, rules, exchange = std::move(exchange),
+        target = std::move(target), extra, token = std::string(token),
+        memo_key, admit = std::move(admit), issuer = verdict.issuer] {
     keys_.Refresh(issuer, auth::IssuerKeys::Why::kUnknownKey).IgnoreError();
     const absl::Time now = options_.clock->Now();
-    auth::TokenVerdict again = Verify(token, target.resource);
-    if (!again.ok()) return Refuse(exchange, target, extra, again);
+    auth::TokenVerdict again = Verify(token, *rules, target.resource);
+    if (!again.ok()) return Refuse(exchange, *rules, target, extra, again);
     verified_.Remember(memo_key, again.caller, now);
-    Decide(exchange, target, extra, again.caller, admit);
+    Decide(exchange, *rules, target, extra, again.caller, admit);
   });
 }
 
 auth::TokenVerdict ResourceServer::Verify(std::string_view token,
+                                          const ResourceRules& resource_rules,
                                           const std::string& resource) {
   auth::TokenRules rules;
-  rules.issuers = options_.issuers;
+  rules.issuers = resource_rules.issuers;
   rules.resource = resource;
   rules.skew = options_.skew;
   // The key sets looked up stay alive while the token is checked.
@@ -191,18 +248,19 @@ auth::TokenVerdict ResourceServer::Verify(std::string_view token,
 }
 
 void ResourceServer::Decide(const std::shared_ptr<http::HttpExchange>& exchange,
-                            const Target& target, const http::Headers& extra,
+                            const ResourceRules& rules, const Target& target,
+                            const http::Headers& extra,
                             const auth::TokenCaller& caller,
                             const std::function<void(Caller)>& admit) const {
   std::vector<std::string> missing;
-  for (const std::string& scope : options_.scopes) {
+  for (const std::string& scope : rules.scopes) {
     if (std::find(caller.scopes.begin(), caller.scopes.end(), scope) ==
         caller.scopes.end()) {
       missing.push_back(scope);
     }
   }
   if (!missing.empty()) {
-    const std::string needed = absl::StrJoin(options_.scopes, " ");
+    const std::string needed = absl::StrJoin(rules.scopes, " ");
     return GateAnswer(
         *exchange, 403,
         {{"WWW-Authenticate",
@@ -224,7 +282,8 @@ void ResourceServer::Decide(const std::shared_ptr<http::HttpExchange>& exchange,
 }
 
 void ResourceServer::Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
-                            const Target& target, const http::Headers& extra,
+                            const ResourceRules& rules, const Target& target,
+                            const http::Headers& extra,
                             const auth::TokenVerdict& verdict) const {
   std::string challenge = "Bearer ";
   std::string message = "Unauthorized: send Authorization: Bearer <token>";
@@ -237,15 +296,16 @@ void ResourceServer::Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
   }
   absl::StrAppend(&challenge, "resource_metadata=\"", target.metadata_url,
                   "\"");
-  if (!options_.scopes.empty()) {
+  if (!rules.scopes.empty()) {
     absl::StrAppend(&challenge, ", scope=\"",
-                    AuthParamText(absl::StrJoin(options_.scopes, " ")), "\"");
+                    AuthParamText(absl::StrJoin(rules.scopes, " ")), "\"");
   }
   GateAnswer(*exchange, 401, {{"WWW-Authenticate", std::move(challenge)}},
              extra, EndpointErrorBody(401, message));
 }
 
 void ResourceServer::ServeMetadata(
+    const ResourceRules& rules,
     const std::shared_ptr<http::HttpExchange>& exchange,
     std::string_view base_path, std::string_view subpath,
     const http::Headers& extra) const {
@@ -256,15 +316,15 @@ void ResourceServer::ServeMetadata(
   }
   std::string resource;
   std::string metadata_url;
-  if (!TargetOfRequest(request, base_path, subpath, &resource,
+  if (!TargetOfRequest(request, base_path, subpath, rules.resource, &resource,
                        &metadata_url)) {
     return GateAnswer(*exchange, 400, {}, extra,
                       EndpointErrorBody(400, "Bad Request: no Host header"));
   }
   nlohmann::json document = {
       {"resource", resource},
-      {"authorization_servers", options_.issuers},
-      {"scopes_supported", options_.scopes},
+      {"authorization_servers", rules.issuers},
+      {"scopes_supported", rules.scopes},
       {"bearer_methods_supported", nlohmann::json::array({"header"})}};
   GateAnswer(*exchange, 200, {{"Cache-Control", "max-age=300"}}, extra,
              document.dump());
@@ -301,13 +361,42 @@ void ResourceServer::ScheduleRefresh() {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   timer_ = options_.clock->After(options_.refresh_interval, [this] {
-    Post([this] {
-      for (const std::string& issuer : options_.issuers) {
-        keys_.Refresh(issuer, auth::IssuerKeys::Why::kScheduled).IgnoreError();
-      }
-    });
+    Post([this] { RefreshAll(); });
     ScheduleRefresh();
   });
+}
+
+void ResourceServer::RefreshAll() {
+  std::set<std::string> issuers;
+  {
+    absl::MutexLock lock(&mu_);
+    issuers = trusted_;
+  }
+  for (const std::string& issuer : issuers) {
+    keys_.Refresh(issuer, auth::IssuerKeys::Why::kScheduled).IgnoreError();
+  }
+}
+
+ServerGate::ServerGate(std::shared_ptr<ResourceServer> server,
+                       std::shared_ptr<const ResourceRules> rules)
+    : server_(std::move(server)), rules_(std::move(rules)) {}
+
+void ServerGate::Replace(std::shared_ptr<const ResourceRules> rules) {
+  absl::MutexLock lock(&mu_);
+  rules_ = std::move(rules);
+}
+
+std::shared_ptr<const ResourceRules> ServerGate::rules() const {
+  absl::MutexLock lock(&mu_);
+  return rules_;
+}
+
+void ServerGate::Admit(std::shared_ptr<http::HttpExchange> exchange,
+                       std::string_view base_path, std::string_view subpath,
+                       const http::Headers& extra,
+                       std::function<void(Caller)> admit) {
+  server_->AdmitUnder(rules(), std::move(exchange), base_path, subpath, extra,
+                      std::move(admit));
 }
 
 }  // namespace inspector::frontdoor

@@ -11,6 +11,15 @@
 // metadata is at the path inserted after
 // "/.well-known/oauth-protected-resource".
 //
+// A server's configuration may replace the daemon's issuers, scopes and
+// resource for its own endpoints (config::FrontDoorAuthSpec, the
+// "frontdoorAuth" key): a ServerGate holds one server's rules
+// (ResourceRules) and admits through the shared ResourceServer. A
+// configured resource is the /mcp endpoint's (its /sse sibling is derived);
+// the metadata URL is then the path inserted into it, which a reverse
+// proxy in front of the daemon routes to the daemon's own
+// /.well-known/oauth-protected-resource/servers/{name}/mcp.
+//
 // Answers, with `WWW-Authenticate: Bearer ...` (RFC 6750, RFC 9728):
 //   - no token: 401 naming resource_metadata and the scopes;
 //   - a token that fails verification: 401 error="invalid_token" with an
@@ -37,6 +46,8 @@
 #define INSPECTOR_SERVER_FRONTDOOR_RESOURCE_SERVER_H_
 
 #include <deque>
+#include <optional>
+#include <set>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,6 +63,7 @@
 #include "server/auth/issuer_keys.h"
 #include "server/auth/jwt_access_token.h"
 #include "server/auth/verified_tokens.h"
+#include "server/config/frontdoor_policy.h"
 #include "server/frontdoor/caller_gate.h"
 
 namespace inspector::oauth {
@@ -77,6 +89,14 @@ struct ResourceServerOptions {
   std::function<void(std::string)> log;
 };
 
+// What one server's front door asks of a token.
+struct ResourceRules {
+  std::vector<std::string> issuers;  // trusted `iss` values, at least one
+  std::vector<std::string> scopes;   // needed by every request
+  // The /mcp endpoint's resource URL; "": the endpoint's URL as reached.
+  std::string resource;
+};
+
 class ResourceServer : public CallerGate {
  public:
   // Starts the worker thread and the first fetch of every issuer's keys.
@@ -86,38 +106,57 @@ class ResourceServer : public CallerGate {
   ResourceServer(const ResourceServer&) = delete;
   ResourceServer& operator=(const ResourceServer&) = delete;
 
+  // Under the daemon's rules (every server without its own).
   void Admit(std::shared_ptr<http::HttpExchange> exchange,
              std::string_view base_path, std::string_view subpath,
              const http::Headers& extra,
              std::function<void(Caller)> admit) override;
+  // Under `rules` (RulesFor).
+  void AdmitUnder(std::shared_ptr<const ResourceRules> rules,
+                  std::shared_ptr<http::HttpExchange> exchange,
+                  std::string_view base_path, std::string_view subpath,
+                  const http::Headers& extra,
+                  std::function<void(Caller)> admit);
+
+  // The daemon's rules with what `spec` replaces (nullopt: the daemon's).
+  // Issuers not trusted before have their keys fetched from now on.
+  std::shared_ptr<const ResourceRules> RulesFor(
+      const std::optional<config::FrontDoorAuthSpec>& spec)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Answers GET of the Protected Resource Metadata of the endpoint under
-  // `base_path` for `subpath` ("/mcp" or "/sse"): 200 with the JSON
-  // document, no token needed.
-  void ServeMetadata(const std::shared_ptr<http::HttpExchange>& exchange,
+  // `base_path` for `subpath` ("/mcp" or "/sse") under `rules`: 200 with
+  // the JSON document, no token needed.
+  void ServeMetadata(const ResourceRules& rules,
+                     const std::shared_ptr<http::HttpExchange>& exchange,
                      std::string_view base_path, std::string_view subpath,
                      const http::Headers& extra) const;
 
  private:
   struct Target;  // one request's resource URL and metadata URL
 
-  // Verifies `token` for `target` with the keys held now.
+  // Verifies `token` for `resource` with the keys held now.
   auth::TokenVerdict Verify(std::string_view token,
+                            const ResourceRules& rules,
                             const std::string& resource);
   // Lets `caller` through if it has every required scope (403 otherwise).
   void Decide(const std::shared_ptr<http::HttpExchange>& exchange,
-              const Target& target, const http::Headers& extra,
-              const auth::TokenCaller& caller,
+              const ResourceRules& rules, const Target& target,
+              const http::Headers& extra, const auth::TokenCaller& caller,
               const std::function<void(Caller)>& admit) const;
   void Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
-              const Target& target, const http::Headers& extra,
+              const ResourceRules& rules, const Target& target,
+              const http::Headers& extra,
               const auth::TokenVerdict& verdict) const;
 
   void Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
   void Work();
   void ScheduleRefresh() ABSL_LOCKS_EXCLUDED(mu_);
+  // Fetches the keys of every trusted issuer (on the worker).
+  void RefreshAll() ABSL_LOCKS_EXCLUDED(mu_);
 
   const ResourceServerOptions options_;
+  const std::shared_ptr<const ResourceRules> defaults_;
   auth::IssuerKeys keys_;
   auth::VerifiedTokens verified_;
 
@@ -125,7 +164,33 @@ class ResourceServer : public CallerGate {
   std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Clock::TimerId timer_ ABSL_GUARDED_BY(mu_) = 0;
+  // Every issuer a server trusts: the daemon's and the servers' own.
+  std::set<std::string> trusted_ ABSL_GUARDED_BY(mu_);
   std::thread worker_;
+};
+
+// One server's door under its own rules (the daemon's, or what its
+// configuration replaces), through a shared ResourceServer. Replace()
+// changes them for the next request (a configuration reload).
+// Thread-safe.
+class ServerGate : public CallerGate {
+ public:
+  ServerGate(std::shared_ptr<ResourceServer> server,
+             std::shared_ptr<const ResourceRules> rules);
+
+  void Replace(std::shared_ptr<const ResourceRules> rules)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<const ResourceRules> rules() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  void Admit(std::shared_ptr<http::HttpExchange> exchange,
+             std::string_view base_path, std::string_view subpath,
+             const http::Headers& extra,
+             std::function<void(Caller)> admit) override;
+
+ private:
+  const std::shared_ptr<ResourceServer> server_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const ResourceRules> rules_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inspector::frontdoor

@@ -696,6 +696,95 @@ TEST_F(FrontDoorOAuthTest, AuditModeRecordsWhatItWouldDenyAndLetsItThrough) {
             "warn|POLICY_TOOL_DENIED|alice\n");
 }
 
+// A server's own token rules (frontdoorAuth) replace the daemon's for its
+// door only: its issuer, its scopes, the public URL it is reached at behind
+// a proxy; in its metadata and challenges, live, and back to the daemon's
+// when they are removed.
+TEST_F(FrontDoorOAuthTest, AServersOwnIssuerScopesAndResourceReplaceTheFlags) {
+  TinyIssuer team(other_key_);
+  const std::string public_url = "https://mcp.example.test/servers/web/mcp";
+  const std::string public_metadata =
+      "https://mcp.example.test/.well-known/oauth-protected-resource/servers/"
+      "web/mcp";
+  HttpResult put = Rest(
+      "PUT", "/config/web",
+      json{{"extra",
+            {{"frontdoorAuth",
+              {{"issuers", {team.url()}},
+               {"scopes", {"mcp:team"}},
+               {"resource", public_url}}}}}}
+          .dump());
+  ASSERT_EQ(put.status, 200) << put.body;
+
+  HttpResult metadata = Curl({MetadataUrl()});
+  ASSERT_EQ(metadata.status, 200) << metadata.body;
+  EXPECT_EQ(metadata.Json()["resource"], public_url);
+  EXPECT_EQ(metadata.Json()["authorization_servers"],
+            json::array({team.url()}));
+  EXPECT_EQ(metadata.Json()["scopes_supported"], json::array({"mcp:team"}));
+  HttpResult sse = Curl(
+      {base_ + "/.well-known/oauth-protected-resource/servers/web/sse"});
+  EXPECT_EQ(sse.Json()["resource"], "https://mcp.example.test/servers/web/sse");
+
+  HttpResult anonymous = Post(resource_, kInitialize);
+  EXPECT_EQ(anonymous.status, 401) << anonymous.body;
+  EXPECT_EQ(anonymous.headers["www-authenticate"],
+            "Bearer resource_metadata=\"" + public_metadata +
+                "\", scope=\"mcp:team\"");
+
+  json claims = GoodClaims();
+  claims["iss"] = team.url();
+  claims["aud"] = public_url;
+  claims["scope"] = "mcp:team";
+  HttpResult ok = PostWithToken(SignRs256(other_key_, Header(), claims));
+  EXPECT_EQ(ok.status, 200) << ok.body;
+
+  // The daemon's issuer is not this server's.
+  HttpResult daemons = PostWithToken(Token(GoodClaims()));
+  EXPECT_EQ(daemons.status, 401) << daemons.body;
+  EXPECT_THAT(daemons.Json()["error"].value("message", ""),
+              HasSubstr("(issuer)"));
+  EXPECT_THAT(daemons.headers["www-authenticate"],
+              HasSubstr("resource_metadata=\"" + public_metadata + "\""));
+  // A token for the URL as reached is not for the configured resource.
+  json local = claims;
+  local["aud"] = resource_;
+  HttpResult wrong_audience =
+      PostWithToken(SignRs256(other_key_, Header(), local));
+  EXPECT_EQ(wrong_audience.status, 401) << wrong_audience.body;
+  EXPECT_THAT(wrong_audience.Json()["error"].value("message", ""),
+              HasSubstr("(audience)"));
+  // Its scope, not the flag's, is the one asked for.
+  json flag_scope = claims;
+  flag_scope["scope"] = kScope;
+  HttpResult step_up =
+      PostWithToken(SignRs256(other_key_, Header(), flag_scope));
+  EXPECT_EQ(step_up.status, 403) << step_up.body;
+  EXPECT_THAT(step_up.headers["www-authenticate"],
+              HasSubstr("scope=\"mcp:team\""));
+  EXPECT_THAT(step_up.headers["www-authenticate"],
+              HasSubstr("resource_metadata=\"" + public_metadata + "\""));
+
+  // Rules that do not parse are refused, and the ones in force stay.
+  HttpResult bad = Rest(
+      "PUT", "/config/web",
+      R"({"extra":{"frontdoorAuth":{"issuers":["http://idp.example.test"]}}})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_THAT(bad.body, HasSubstr("frontdoorAuth.issuers[0]"));
+  EXPECT_EQ(PostWithToken(SignRs256(other_key_, Header(), claims)).status, 200);
+
+  // Removed: the daemon's rules again.
+  ASSERT_NO_FATAL_FAILURE(SetPolicy(nullptr));
+  EXPECT_EQ(Curl({MetadataUrl()}).Json()["resource"], resource_);
+  EXPECT_EQ(PostWithToken(Token(GoodClaims())).status, 200);
+  ExpectInvalidToken(PostWithToken(SignRs256(other_key_, Header(), claims)),
+                     "the server's former issuer", "issuer");
+  EXPECT_TRUE(FixtureRequests().size() >= 1);
+  for (const std::string& line : FixtureRequests()) {
+    EXPECT_THAT(line, HasSubstr("authorization=none"));
+  }
+}
+
 // Changing the policy applies to the sessions already open: no restart.
 TEST_F(FrontDoorOAuthTest, APolicyReloadChangesWhoMayCallInOpenSessions) {
   json claims = GoodClaims();

@@ -102,6 +102,73 @@ TEST(FrontDoorPolicyTest, MistakesNameTheirField) {
   }
 }
 
+// A server configuration whose entry carries `auth` as its token rules.
+v1::ServerConfig WithAuth(const json& auth) {
+  v1::ServerConfig config;
+  config.set_name("s");
+  json extra = {{"frontdoorAuth", auth}};
+  EXPECT_TRUE(JsonObjectToStruct(extra, config.mutable_extra()).ok());
+  return config;
+}
+
+TEST(FrontDoorAuthTest, EachKeyPresentReplacesTheDaemonsAbsentOnesKeepIt) {
+  v1::ServerConfig none;
+  auto absent = config::FrontDoorAuthOf(none);
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+
+  auto all = config::FrontDoorAuthOf(
+      WithAuth({{"issuers", {"https://idp.example.test/realms/team"}},
+                {"scopes", json::array()},
+                {"resource", "https://mcp.example.test/servers/s/mcp"}}));
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_TRUE(all->has_value());
+  EXPECT_EQ((*all)->issuers, std::vector<std::string>{
+                                 "https://idp.example.test/realms/team"});
+  // An empty list is a choice (no scope needed), not an absence.
+  ASSERT_TRUE((*all)->scopes.has_value());
+  EXPECT_TRUE((*all)->scopes->empty());
+  EXPECT_EQ((*all)->resource, "https://mcp.example.test/servers/s/mcp");
+
+  auto scopes_only = config::FrontDoorAuthOf(WithAuth({{"scopes", {"a"}}}));
+  ASSERT_TRUE(scopes_only.ok()) << scopes_only.status();
+  EXPECT_FALSE((*scopes_only)->issuers.has_value());
+  EXPECT_EQ((*scopes_only)->resource, "");
+}
+
+TEST(FrontDoorAuthTest, MistakesNameTheirField) {
+  struct Case {
+    json auth;
+    std::string field;
+  };
+  const Case cases[] = {
+      {json::array(), "frontdoorAuth"},
+      {{{"issuer", "https://idp.example.test"}}, "frontdoorAuth.issuer"},
+      {{{"issuers", json::array()}}, "frontdoorAuth.issuers"},
+      {{{"issuers", "https://idp.example.test"}}, "frontdoorAuth.issuers"},
+      // Plain http only to this machine, as --frontdoor-issuer.
+      {{{"issuers", {"http://idp.example.test"}}}, "frontdoorAuth.issuers[0]"},
+      {{{"issuers", {"https://a.test", "ftp://b.test"}}},
+       "frontdoorAuth.issuers[1]"},
+      {{{"scopes", {"mcp tools"}}}, "frontdoorAuth.scopes[0]"},
+      {{{"scopes", {"say\"hi"}}}, "frontdoorAuth.scopes[0]"},
+      {{{"resource", "/servers/s/mcp"}}, "frontdoorAuth.resource"},
+      {{{"resource", "https://mcp.example.test/s/mcp#x"}},
+       "frontdoorAuth.resource"},
+      {{{"resource", "https://mcp.example.test/s/mcp?x=1"}},
+       "frontdoorAuth.resource"},
+  };
+  for (const Case& c : cases) {
+    auto spec = config::FrontDoorAuthOf(WithAuth(c.auth));
+    ASSERT_FALSE(spec.ok()) << c.auth.dump();
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr(c.field + ":"))
+        << c.auth.dump() << ": " << spec.status();
+  }
+  EXPECT_TRUE(config::FrontDoorAuthOf(
+                  WithAuth({{"issuers", {"http://127.0.0.1:8080/realms/x"}}}))
+                  .ok());
+}
+
 TEST(FrontDoorPolicyTest, ToolPatterns) {
   EXPECT_TRUE(config::ToolPatternMatches("*", ""));
   EXPECT_TRUE(config::ToolPatternMatches("echo", "echo"));
