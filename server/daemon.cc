@@ -17,6 +17,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock/timer_queue.h"
@@ -233,11 +234,22 @@ namespace {
 // The front doors' access rule must be one: the daemon's user, a static
 // token, or access tokens of named issuers.
 absl::Status CheckFrontDoorAccessOptions(const DaemonOptions& options) {
+  if (options.frontdoor_introspection_client_id.empty() !=
+      options.frontdoor_introspection_secret_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--frontdoor-introspection-client-id and "
+        "--frontdoor-introspection-secret-file go together");
+  }
   if (options.frontdoor_issuers.empty()) {
     if (!options.frontdoor_scopes.empty()) {
       return absl::InvalidArgumentError(
           "--frontdoor-scope needs --frontdoor-issuer: scopes are checked "
           "in access tokens, which only a named issuer's front doors take");
+    }
+    if (!options.frontdoor_introspection_client_id.empty()) {
+      return absl::InvalidArgumentError(
+          "--frontdoor-introspection-client-id needs --frontdoor-issuer: "
+          "tokens are introspected at a named issuer");
     }
     return absl::OkStatus();
   }
@@ -803,6 +815,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       resource_options.fetcher = state->frontdoor_fetcher.get();
       resource_options.clock = state->clock;
       resource_options.log = [](std::string line) { LogWarn(line); };
+      if (!options.frontdoor_introspection_client_id.empty()) {
+        ASSIGN_OR_RETURN(
+            std::string secret,
+            ReadSmallFile(options.frontdoor_introspection_secret_file));
+        resource_options.introspection_client_id =
+            options.frontdoor_introspection_client_id;
+        resource_options.introspection_client_secret =
+            std::string(absl::StripAsciiWhitespace(secret));
+      }
       state->resource_server = std::make_shared<frontdoor::ResourceServer>(
           std::move(resource_options));
     }

@@ -100,6 +100,11 @@ struct DaemonOptions {
   // loopback host.
   std::vector<std::string> frontdoor_issuers;
   std::vector<std::string> frontdoor_scopes;
+  // The front doors' client at the issuers' introspection endpoints
+  // (RFC 7662), for opaque access tokens: its id, and a file holding its
+  // secret. Both or neither; need frontdoor_issuers.
+  std::string frontdoor_introspection_client_id;
+  std::string frontdoor_introspection_secret_file;
   // The intercept stage (server/engine/intercept.h) at start: INTERCEPT
   // mode (hold every message) instead of PASSTHROUGH, breakpoints in their
   // text form (common/intercept/breakpoint_spec.h; a bad one fails Start()

@@ -157,6 +157,17 @@ int main(int argc, char** argv) {
                  "a scope every front-door access token must carry "
                  "(repeatable; 403 insufficient_scope without it; needs "
                  "--frontdoor-issuer)");
+  app.add_option("--frontdoor-introspection-client-id",
+                 options.frontdoor_introspection_client_id,
+                 "with --frontdoor-issuer: also take opaque access tokens, "
+                 "asking the issuer about each (RFC 7662 token "
+                 "introspection at the introspection_endpoint of its "
+                 "metadata) as this client; answers are kept a minute");
+  app.add_option("--frontdoor-introspection-secret-file",
+                 options.frontdoor_introspection_secret_file,
+                 "file holding the secret of "
+                 "--frontdoor-introspection-client-id (HTTP Basic "
+                 "authentication at the introspection endpoint)");
   app.add_option("--frontdoor-cors-origin", options.frontdoor_cors_origins,
                  "browser origin the front doors accept, e.g. a web MCP "
                  "client's http://localhost:6274 (repeatable; default: "

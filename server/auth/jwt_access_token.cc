@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
@@ -73,6 +74,14 @@ bool AudienceContains(const Json& claims, const std::string& resource) {
   return std::any_of(it->begin(), it->end(), [&](const Json& aud) {
     return aud.is_string() && aud.get<std::string>() == resource;
   });
+}
+
+// The resource, or one of the rules' audiences when they name some.
+bool AudienceAccepted(const Json& claims, const TokenRules& rules) {
+  if (rules.audiences.empty()) return AudienceContains(claims, rules.resource);
+  return std::any_of(
+      rules.audiences.begin(), rules.audiences.end(),
+      [&](const std::string& aud) { return AudienceContains(claims, aud); });
 }
 
 std::vector<std::string> Scopes(const Json& claims) {
@@ -175,6 +184,10 @@ std::string_view TokenProblemName(TokenProblem problem) {
       return "not_yet_valid";
     case TokenProblem::kSubject:
       return "subject";
+    case TokenProblem::kInactive:
+      return "inactive";
+    case TokenProblem::kUnverifiable:
+      return "unverifiable";
   }
   return "";
 }
@@ -262,9 +275,21 @@ TokenVerdict VerifyJwtAccessToken(std::string_view token,
     return Refuse(std::move(verdict), TokenProblem::kSignature,
                   "the token's signature does not verify");
   }
-  if (!AudienceContains(claims, rules.resource)) {
+  TokenVerdict checked = CheckAccessTokenClaims(claims, rules, now);
+  checked.kid = std::move(verdict.kid);
+  return checked;
+}
+
+TokenVerdict CheckAccessTokenClaims(const Json& claims,
+                                    const TokenRules& rules, absl::Time now) {
+  TokenVerdict verdict;
+  verdict.issuer = StringClaim(claims, "iss");
+  if (!AudienceAccepted(claims, rules)) {
     return Refuse(std::move(verdict), TokenProblem::kAudience,
-                  absl::StrCat("the token is not for ", rules.resource,
+                  absl::StrCat("the token is not for ",
+                               rules.audiences.empty()
+                                   ? rules.resource
+                                   : absl::StrJoin(rules.audiences, " or "),
                                " (its aud does not name it)"));
   }
   absl::Time exp;

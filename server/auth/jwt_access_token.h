@@ -11,7 +11,8 @@
 //   4. the signature, with the issuer's key named by `kid` (every key that
 //      suits `alg` when there is no kid);
 //   5. `aud` (a string or an array) contains the resource's URL exactly
-//      (RFC 8707: a token for another front door is refused);
+//      (RFC 8707: a token for another front door is refused), or one of
+//      the rules' audiences when they name some;
 //   6. `exp` is present and not passed, `nbf` (if any) reached, both with
 //      the rules' clock skew; `iat` (if any) not in the future beyond it;
 //   7. `sub` is a non-empty string.
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "server/auth/jwks.h"
 
 namespace inspector::auth {
@@ -54,6 +56,9 @@ struct TokenCaller {
 struct TokenRules {
   std::vector<std::string> issuers;  // trusted `iss` values
   std::string resource;              // the URL `aud` must contain
+  // When not empty, `aud` must contain one of these instead of the
+  // resource (an issuer that cannot put the resource's URL there).
+  std::vector<std::string> audiences;
   absl::Duration skew = absl::Seconds(30);
   bool accept_plain_jwt_type = false;
 };
@@ -70,11 +75,15 @@ enum class TokenProblem {
   kExpired,      // exp missing or passed
   kNotYetValid,  // nbf or iat in the future
   kSubject,      // sub missing
+  // Opaque tokens, through introspection (token_introspection.h):
+  kInactive,      // the issuer says the token is not active
+  kUnverifiable,  // the issuer could not be asked
 };
 
 // A stable lower-case name for logs and error data: "malformed",
 // "type", "algorithm", "issuer", "unknown_key", "signature", "audience",
-// "expired", "not_yet_valid", "subject"; "" for kNone.
+// "expired", "not_yet_valid", "subject", "inactive", "unverifiable"; ""
+// for kNone.
 std::string_view TokenProblemName(TokenProblem problem);
 
 struct TokenVerdict {
@@ -99,6 +108,12 @@ using KeyLookup =
 TokenVerdict VerifyJwtAccessToken(std::string_view token,
                                   const TokenRules& rules,
                                   const KeyLookup& keys, absl::Time now);
+
+// Checks 5 to 7 above on `claims` (a verified JWT's payload, or an
+// introspection answer) and names the caller: what a token says once it
+// is known to come from its issuer `iss`.
+TokenVerdict CheckAccessTokenClaims(const nlohmann::json& claims,
+                                    const TokenRules& rules, absl::Time now);
 
 }  // namespace inspector::auth
 

@@ -223,10 +223,11 @@ absl::StatusOr<std::vector<std::string>> AuthList(
 absl::StatusOr<FrontDoorAuthSpec> ParseAuth(const PolicyJson& root) {
   if (!root.is_object()) return AuthError("", "must be an object");
   for (const auto& [key, value] : root.items()) {
-    if (key != "issuers" && key != "scopes" && key != "resource") {
+    if (key != "issuers" && key != "scopes" && key != "resource" &&
+        key != "audiences" && key != "acceptJwtType") {
       return AuthError(key, absl::StrCat("unknown key \"", key,
-                                         "\"; use issuers, scopes or "
-                                         "resource"));
+                                         "\"; use issuers, scopes, resource, "
+                                         "audiences or acceptJwtType"));
     }
   }
   FrontDoorAuthSpec spec;
@@ -278,6 +279,23 @@ absl::StatusOr<FrontDoorAuthSpec> ParseAuth(const PolicyJson& root) {
       return AuthError("resource",
                        "a resource has no query or fragment (RFC 8707)");
     }
+  }
+  if (auto audiences = root.find("audiences"); audiences != root.end()) {
+    auto list = AuthList(*audiences, "audiences",
+                         [](const std::string&) { return std::string(); });
+    if (!list.ok()) return list.status();
+    if (list->empty()) {
+      return AuthError("audiences",
+                       "must name at least one audience (leave it out for "
+                       "the resource)");
+    }
+    spec.audiences = *std::move(list);
+  }
+  if (auto typ = root.find("acceptJwtType"); typ != root.end()) {
+    if (!typ->is_boolean()) {
+      return AuthError("acceptJwtType", "must be true or false");
+    }
+    spec.accept_plain_jwt_type = typ->get<bool>();
   }
   return spec;
 }

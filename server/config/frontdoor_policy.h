@@ -24,9 +24,16 @@
 //   "frontdoorAuth": {
 //     "issuers": ["https://idp.example.com/realms/team"], // --frontdoor-issuer
 //     "scopes": ["mcp:tools"],          // --frontdoor-scope; []: none needed
-//     "resource": "https://mcp.example.com/servers/x/mcp"
+//     "resource": "https://mcp.example.com/servers/x/mcp",
+//     "audiences": ["api://team-mcp"],  // what aud names instead of resource
+//     "acceptJwtType": true             // typ "JWT" too, not only at+jwt
 //   }
 //
+// "audiences" is for an issuer that cannot write the resource's URL into
+// `aud` (no RFC 8707 resource indicators, as Entra ID): a token must then
+// name one of them, and no longer the resource. "acceptJwtType" accepts
+// access tokens whose header says typ "JWT" (Keycloak, Entra ID) besides
+// RFC 9068's "at+jwt"; off unless set.
 // "resource" is the URL the server's clients reach its /mcp endpoint at
 // (behind a reverse proxy, the public one): tokens must name it as their
 // audience, and its Protected Resource Metadata says so. Without it the
@@ -94,6 +101,10 @@ struct FrontDoorAuthSpec {
   std::optional<std::vector<std::string>> scopes;
   // The /mcp endpoint's resource URL; "": as reached.
   std::string resource;
+  // What `aud` must name instead of the resource; nullopt: the resource.
+  std::optional<std::vector<std::string>> audiences;
+  // Accept typ "JWT"; nullopt: the daemon's rule (at+jwt only).
+  std::optional<bool> accept_plain_jwt_type;
 };
 
 // The token rules of `config`; nullopt when it has none. INVALID_CONFIG

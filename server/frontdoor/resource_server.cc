@@ -97,14 +97,22 @@ void GateAnswer(http::HttpExchange& exchange, int status,
 ResourceServer::ResourceServer(ResourceServerOptions options)
     : options_(std::move(options)),
       defaults_(std::make_shared<const ResourceRules>(
-          ResourceRules{options_.issuers, options_.scopes, ""})),
+          ResourceRules{options_.issuers, options_.scopes, "", {}, false})),
       keys_([this] {
         auth::IssuerKeys::Options keys;
         keys.fetcher = options_.fetcher;
         keys.clock = options_.clock;
         keys.log = options_.log;
         return keys;
-      }()) {
+      }()),
+      introspection_(
+          options_.introspection_client_id.empty()
+              ? nullptr
+              : std::make_unique<auth::TokenIntrospection>(
+                    auth::TokenIntrospection::Options{
+                        options_.fetcher, options_.introspection_client_id,
+                        options_.introspection_client_secret})),
+      introspected_(/*capacity=*/4096, options_.introspection_cache) {
   {
     absl::MutexLock lock(&mu_);
     trusted_.insert(options_.issuers.begin(), options_.issuers.end());
@@ -143,6 +151,10 @@ std::shared_ptr<const ResourceRules> ResourceServer::RulesFor(
   if (spec->issuers.has_value()) rules->issuers = *spec->issuers;
   if (spec->scopes.has_value()) rules->scopes = *spec->scopes;
   rules->resource = spec->resource;
+  if (spec->audiences.has_value()) rules->audiences = *spec->audiences;
+  if (spec->accept_plain_jwt_type.has_value()) {
+    rules->accept_plain_jwt_type = *spec->accept_plain_jwt_type;
+  }
   std::vector<std::string> fresh;
   {
     absl::MutexLock lock(&mu_);
@@ -198,16 +210,31 @@ void ResourceServer::AdmitUnder(std::shared_ptr<const ResourceRules> rules,
   // thereby good for another. Nor once its issuer is no longer trusted
   // there (a configuration reload).
   const std::string memo_key = absl::StrCat(target.resource, " ", AbslView(token));
-  if (std::optional<auth::TokenCaller> known = verified_.Find(memo_key, now);
-      known.has_value() &&
-      std::find(rules->issuers.begin(), rules->issuers.end(), known->issuer) !=
-          rules->issuers.end()) {
-    return Decide(exchange, *rules, target, extra, *known, admit);
+  for (auth::VerifiedTokens* memo : {&verified_, &introspected_}) {
+    if (std::optional<auth::TokenCaller> known = memo->Find(memo_key, now);
+        known.has_value() &&
+        std::find(rules->issuers.begin(), rules->issuers.end(),
+                  known->issuer) != rules->issuers.end()) {
+      return Decide(exchange, *rules, target, extra, *known, admit);
+    }
   }
   auth::TokenVerdict verdict = Verify(token, *rules, target.resource);
   if (verdict.ok()) {
     verified_.Remember(memo_key, verdict.caller, now);
     return Decide(exchange, *rules, target, extra, verdict.caller, admit);
+  }
+  if (verdict.problem == auth::TokenProblem::kMalformed &&
+      introspection_ != nullptr) {
+    // Not a JWT: an opaque token, which only its issuer can vouch for.
+    return Post([this, rules, exchange = std::move(exchange),
+                 target = std::move(target), extra,
+                 token = std::string(token), memo_key,
+                 admit = std::move(admit)] {
+      auth::TokenVerdict asked = Introspect(token, *rules, target.resource);
+      if (!asked.ok()) return Refuse(exchange, *rules, target, extra, asked);
+      introspected_.Remember(memo_key, asked.caller, options_.clock->Now());
+      Decide(exchange, *rules, target, extra, asked.caller, admit);
+    });
   }
   if (verdict.problem != auth::TokenProblem::kUnknownKey) {
     return Refuse(exchange, *rules, target, extra, verdict);
@@ -226,13 +253,44 @@ void ResourceServer::AdmitUnder(std::shared_ptr<const ResourceRules> rules,
   });
 }
 
-auth::TokenVerdict ResourceServer::Verify(std::string_view token,
-                                          const ResourceRules& resource_rules,
-                                          const std::string& resource) {
+auth::TokenRules ResourceServer::TokenRulesFor(
+    const ResourceRules& resource_rules, const std::string& resource) const {
   auth::TokenRules rules;
   rules.issuers = resource_rules.issuers;
   rules.resource = resource;
+  rules.audiences = resource_rules.audiences;
+  rules.accept_plain_jwt_type = resource_rules.accept_plain_jwt_type;
   rules.skew = options_.skew;
+  return rules;
+}
+
+auth::TokenVerdict ResourceServer::Introspect(
+    std::string_view token, const ResourceRules& resource_rules,
+    const std::string& resource) {
+  const auth::TokenRules rules = TokenRulesFor(resource_rules, resource);
+  auth::TokenVerdict telling;
+  telling.problem = auth::TokenProblem::kUnverifiable;
+  telling.detail = "no trusted issuer could be asked about the token";
+  for (const std::string& issuer : rules.issuers) {
+    auth::TokenVerdict verdict = introspection_->Introspect(
+        issuer, token, rules, options_.clock->Now());
+    if (verdict.ok()) return verdict;
+    // An issuer that knows the token says more than one that could not be
+    // asked, or one for which it is not active.
+    if (verdict.problem != auth::TokenProblem::kInactive &&
+        verdict.problem != auth::TokenProblem::kUnverifiable) {
+      telling = verdict;
+    } else if (telling.problem == auth::TokenProblem::kUnverifiable) {
+      telling = verdict;
+    }
+  }
+  return telling;
+}
+
+auth::TokenVerdict ResourceServer::Verify(std::string_view token,
+                                          const ResourceRules& resource_rules,
+                                          const std::string& resource) {
+  const auth::TokenRules rules = TokenRulesFor(resource_rules, resource);
   // The key sets looked up stay alive while the token is checked.
   std::vector<std::shared_ptr<const std::vector<auth::JsonWebKey>>> held;
   return auth::VerifyJwtAccessToken(

@@ -31,6 +31,15 @@
 //     URL with a token leaks it into logs and histories, so the request is
 //     refused as malformed rather than invited to try again (401).
 //
+// Opaque tokens (anything that is not a compact JWS), with introspection
+// credentials set: each trusted issuer whose metadata names an
+// introspection_endpoint is asked about the token on the worker (RFC 7662,
+// auth::TokenIntrospection); the first that says it is active, for this
+// resource, admits it. The answer is remembered for `introspection_cache`
+// at most (and never past the token's exp), on the injected clock, so that
+// a revoked token stops working within that time. Without credentials an
+// opaque token is refused as malformed.
+//
 // Keys: every issuer's keys are fetched at start and checked every
 // `refresh_interval` (IssuerKeys refetches those older than its max_age),
 // on the gate's own worker thread. A token whose key is unknown waits,
@@ -62,6 +71,7 @@
 #include "common/http/http_server.h"
 #include "server/auth/issuer_keys.h"
 #include "server/auth/jwt_access_token.h"
+#include "server/auth/token_introspection.h"
 #include "server/auth/verified_tokens.h"
 #include "server/config/frontdoor_policy.h"
 #include "server/frontdoor/caller_gate.h"
@@ -87,6 +97,12 @@ struct ResourceServerOptions {
   absl::Duration skew = absl::Seconds(30);
   // Told about key fetches that failed and keys skipped; null: nothing.
   std::function<void(std::string)> log;
+  // The daemon's client at the issuers' introspection endpoints; no
+  // client id: opaque tokens are not introspected.
+  std::string introspection_client_id;
+  std::string introspection_client_secret;
+  // How long an introspection answer is taken as still true.
+  absl::Duration introspection_cache = absl::Minutes(1);
 };
 
 // What one server's front door asks of a token.
@@ -95,6 +111,9 @@ struct ResourceRules {
   std::vector<std::string> scopes;   // needed by every request
   // The /mcp endpoint's resource URL; "": the endpoint's URL as reached.
   std::string resource;
+  // What `aud` must name instead of the resource; empty: the resource.
+  std::vector<std::string> audiences;
+  bool accept_plain_jwt_type = false;  // typ "JWT" besides "at+jwt"
 };
 
 class ResourceServer : public CallerGate {
@@ -135,10 +154,19 @@ class ResourceServer : public CallerGate {
  private:
   struct Target;  // one request's resource URL and metadata URL
 
+  // What a token for `resource` must satisfy under `rules`.
+  auth::TokenRules TokenRulesFor(const ResourceRules& rules,
+                                 const std::string& resource) const;
   // Verifies `token` for `resource` with the keys held now.
   auth::TokenVerdict Verify(std::string_view token,
                             const ResourceRules& rules,
                             const std::string& resource);
+  // Asks the issuers of `rules` about the opaque `token` (blocking: on
+  // the worker); the first verdict that admits it, else the most telling
+  // refusal.
+  auth::TokenVerdict Introspect(std::string_view token,
+                                const ResourceRules& rules,
+                                const std::string& resource);
   // Lets `caller` through if it has every required scope (403 otherwise).
   void Decide(const std::shared_ptr<http::HttpExchange>& exchange,
               const ResourceRules& rules, const Target& target,
@@ -159,6 +187,9 @@ class ResourceServer : public CallerGate {
   const std::shared_ptr<const ResourceRules> defaults_;
   auth::IssuerKeys keys_;
   auth::VerifiedTokens verified_;
+  // Null without introspection credentials.
+  const std::unique_ptr<auth::TokenIntrospection> introspection_;
+  auth::VerifiedTokens introspected_;
 
   absl::Mutex mu_;
   std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);

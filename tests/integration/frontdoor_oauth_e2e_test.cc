@@ -12,12 +12,15 @@
 #include <openssl/rsa.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
@@ -118,7 +121,8 @@ std::string SignHs256(const std::string& secret, const json& header,
 }
 
 // The team's authorization server: OpenID Connect metadata at the root
-// and the JWKS, both as a real one serves them.
+// and the JWKS, both as a real one serves them; with Introspects(), also a
+// token introspection endpoint (RFC 7662) answering from a table.
 class TinyIssuer {
  public:
   explicit TinyIssuer(EVP_PKEY* key) {
@@ -142,17 +146,56 @@ class TinyIssuer {
 
   const std::string& url() const { return url_; }
 
+  // Publishes an introspection endpoint that takes the client
+  // `id`:`secret` (HTTP Basic).
+  void Introspects(const std::string& id, const std::string& secret) {
+    absl::MutexLock lock(&mu_);
+    introspection_credentials_ =
+        "Basic " + absl::Base64Escape(absl::StrCat(id, ":", secret));
+  }
+  // What the endpoint answers about `token` (otherwise {"active":false}).
+  void Answer(const std::string& token, const json& answer) {
+    absl::MutexLock lock(&mu_);
+    answers_[token] = answer;
+  }
+  // Introspection requests served so far.
+  int introspections() const {
+    absl::MutexLock lock(&mu_);
+    return introspections_;
+  }
+
  private:
   void Serve(http::HttpExchange& exchange) {
     const std::string_view path = exchange.request().path();
+    absl::MutexLock lock(&mu_);
     if (path == "/.well-known/openid-configuration") {
       json metadata = {{"issuer", url_},
                        {"authorization_endpoint", url_ + "/authorize"},
                        {"token_endpoint", url_ + "/token"},
                        {"jwks_uri", url_ + "/jwks"},
                        {"response_types_supported", {"code"}}};
+      if (!introspection_credentials_.empty()) {
+        metadata["introspection_endpoint"] = url_ + "/introspect";
+      }
       return exchange.Respond(200, {{"Content-Type", "application/json"}},
                               metadata.dump());
+    }
+    if (path == "/introspect" && !introspection_credentials_.empty()) {
+      ++introspections_;
+      const std::string* auth = exchange.request().Header("authorization");
+      if (auth == nullptr || *auth != introspection_credentials_) {
+        return exchange.Respond(401, {{"Content-Type", "application/json"}},
+                                R"({"error":"invalid_client"})");
+      }
+      std::string token;
+      for (absl::string_view field :
+           absl::StrSplit(exchange.request().body, '&')) {
+        if (absl::ConsumePrefix(&field, "token=")) token = std::string(field);
+      }
+      auto it = answers_.find(token);
+      json answer = it != answers_.end() ? it->second : json{{"active", false}};
+      return exchange.Respond(200, {{"Content-Type", "application/json"}},
+                              answer.dump());
     }
     if (path == "/jwks") {
       return exchange.Respond(200, {{"Content-Type", "application/json"}},
@@ -163,6 +206,10 @@ class TinyIssuer {
 
   std::string jwks_;
   std::string url_;
+  mutable absl::Mutex mu_;
+  std::string introspection_credentials_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, json> answers_ ABSL_GUARDED_BY(mu_);
+  int introspections_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<http::HttpServer> server_;
 };
 
@@ -187,13 +234,17 @@ class FrontDoorOAuthTest : public testing::DaemonFixture {
         &error);
     ASSERT_NE(fixture_, nullptr) << error;
     const int port = json::parse(fixture_->ready_line())["listening"].get<int>();
-    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp(
-        {"--frontdoor-issuer", issuer_->url(), "--frontdoor-scope", kScope}));
+    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp(DaemonFlags()));
     testing::ProcessResult added =
         Ctl({"servers", "add", "web", "--url",
              absl::StrCat("http://127.0.0.1:", port, "/mcp")});
     ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
     resource_ = base_ + "/servers/web/mcp";
+  }
+
+  // The daemon's front-door flags (the issuer is running by then).
+  virtual std::vector<std::string> DaemonFlags() {
+    return {"--frontdoor-issuer", issuer_->url(), "--frontdoor-scope", kScope};
   }
 
   // Claims of a token the front door should take.
@@ -785,6 +836,32 @@ TEST_F(FrontDoorOAuthTest, AServersOwnIssuerScopesAndResourceReplaceTheFlags) {
   }
 }
 
+// An issuer that cannot put the front door's URL into `aud` (no resource
+// indicators) and writes typ "JWT": the server names the audience its
+// tokens carry and accepts the plain type; nothing changes for the others.
+TEST_F(FrontDoorOAuthTest, AServerMayNameItsAudienceAndAcceptPlainJwtType) {
+  const json plain = {{"alg", "RS256"}, {"typ", "JWT"}, {"kid", "k1"}};
+  json claims = GoodClaims();
+  claims["aud"] = "api://team-mcp";
+  const std::string entra_like = SignRs256(key_, plain, claims);
+  ExpectInvalidToken(PostWithToken(entra_like), "typ JWT by default", "type");
+
+  HttpResult put = Rest(
+      "PUT", "/config/web",
+      json{{"extra",
+            {{"frontdoorAuth",
+              {{"audiences", {"api://team-mcp"}}, {"acceptJwtType", true}}}}}}
+          .dump());
+  ASSERT_EQ(put.status, 200) << put.body;
+  HttpResult ok = PostWithToken(entra_like);
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  // The audience replaces the resource: a token for the URL is refused.
+  ExpectInvalidToken(PostWithToken(Token(GoodClaims())), "the resource",
+                     "audience");
+  // The metadata still names the resource the client reaches.
+  EXPECT_EQ(Curl({MetadataUrl()}).Json()["resource"], resource_);
+}
+
 // Changing the policy applies to the sessions already open: no restart.
 TEST_F(FrontDoorOAuthTest, APolicyReloadChangesWhoMayCallInOpenSessions) {
   json claims = GoodClaims();
@@ -811,6 +888,90 @@ TEST_F(FrontDoorOAuthTest, APolicyReloadChangesWhoMayCallInOpenSessions) {
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_THAT(bad.body, HasSubstr("frontdoorPolicy.mode"));
   EXPECT_TRUE(Echo(bob, session, 5).Rpc().contains("result"));
+}
+
+// Opaque access tokens, asked about at the issuer's introspection
+// endpoint (RFC 7662) with the daemon's client credentials; the answers
+// are remembered a while.
+class FrontDoorIntrospectionTest : public FrontDoorOAuthTest {
+ protected:
+  std::vector<std::string> DaemonFlags() override {
+    issuer_->Introspects("inspectord", "s3cret");
+    const std::string secret = dir_.File("introspection-secret");
+    std::ofstream(secret) << "s3cret\n";
+    std::vector<std::string> flags = FrontDoorOAuthTest::DaemonFlags();
+    flags.insert(flags.end(),
+                 {"--frontdoor-introspection-client-id", "inspectord",
+                  "--frontdoor-introspection-secret-file", secret});
+    return flags;
+  }
+
+  json Active(const std::string& aud) const {
+    const int64_t now = absl::ToUnixSeconds(absl::Now());
+    return {{"active", true},       {"iss", issuer_->url()},
+            {"aud", aud},           {"sub", "dana"},
+            {"client_id", "team-client"},
+            {"scope", std::string("openid ") + kScope},
+            {"exp", now + 600}};
+  }
+};
+
+TEST_F(FrontDoorIntrospectionTest, AnActiveOpaqueTokenIsServedAndRemembered) {
+  issuer_->Answer("opaque-dana", Active(resource_));
+  const std::string session = OpenSession("opaque-dana");
+  ASSERT_FALSE(session.empty());
+  HttpResult call = Echo("opaque-dana", session, 2);
+  EXPECT_TRUE(call.Rpc().contains("result")) << call.body;
+  EXPECT_EQ(issuer_->introspections(), 1)
+      << "the second request was answered from the cache";
+  EXPECT_EQ(SqlUntil("SELECT DISTINCT caller_subject FROM sessions"
+                     " WHERE kind = 'bridge'",
+                     "dana\n"),
+            "dana\n");
+  for (const std::string& line : FixtureRequests()) {
+    EXPECT_THAT(line, HasSubstr("authorization=none"));
+  }
+}
+
+TEST_F(FrontDoorIntrospectionTest, InactiveOrForeignOpaqueTokensAreRefused) {
+  ExpectInvalidToken(PostWithToken("opaque-unknown"), "inactive", "inactive");
+  issuer_->Answer("opaque-other", Active(base_ + "/servers/other/mcp"));
+  ExpectInvalidToken(PostWithToken("opaque-other"), "another door",
+                     "audience");
+  json scopeless = Active(resource_);
+  scopeless["scope"] = "openid";
+  issuer_->Answer("opaque-scopeless", scopeless);
+  HttpResult forbidden = PostWithToken("opaque-scopeless");
+  EXPECT_EQ(forbidden.status, 403) << forbidden.body;
+  json foreign = Active(resource_);
+  foreign["iss"] = "https://elsewhere.example.test";
+  issuer_->Answer("opaque-foreign", foreign);
+  ExpectInvalidToken(PostWithToken("opaque-foreign"), "another issuer",
+                     "inactive");
+  EXPECT_TRUE(FixtureRequests().empty());
+}
+
+// Introspection credentials need an issuer, and come as a pair.
+TEST(FrontDoorIntrospectionFlagsTest, CredentialsNeedAnIssuerAndEachOther) {
+  testing::TempDir dir;
+  const std::vector<std::string> common = {
+      INSPECTORD_PATH, "--db",   dir.File("db.sqlite"), "--token-file",
+      dir.File("token"), "--listen", "127.0.0.1:0",     "--http",
+      "127.0.0.1:0"};
+  auto run = [&](std::vector<std::string> flags) {
+    std::vector<std::string> argv = common;
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return testing::RunProcess(argv);
+  };
+  testing::ProcessResult alone =
+      run({"--frontdoor-introspection-client-id", "rs"});
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_THAT(alone.err, HasSubstr("go together"));
+  testing::ProcessResult no_issuer =
+      run({"--frontdoor-introspection-client-id", "rs",
+           "--frontdoor-introspection-secret-file", dir.File("secret")});
+  EXPECT_NE(no_issuer.exit_code, 0);
+  EXPECT_THAT(no_issuer.err, HasSubstr("needs --frontdoor-issuer"));
 }
 
 // The front doors have one rule: a static token and an issuer contradict

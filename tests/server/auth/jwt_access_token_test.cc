@@ -250,6 +250,43 @@ TEST_F(JwtAccessTokenTest, TheAudienceMustNameThisResource) {
             TokenProblem::kAudience);
 }
 
+// Audiences named in the rules replace the resource: a token must name
+// one of them, and naming only the resource no longer suffices.
+TEST_F(JwtAccessTokenTest, AudiencesInTheRulesReplaceTheResource) {
+  rules_.audiences = {"api://team-mcp", "0b5c"};
+  Json claims = GoodClaims();
+  claims["aud"] = "0b5c";
+  EXPECT_TRUE(Verify(Sign(rsa_, "RS256", claims)).ok());
+  claims["aud"] = kResource;
+  TokenVerdict verdict = Verify(Sign(rsa_, "RS256", claims));
+  EXPECT_EQ(verdict.problem, TokenProblem::kAudience);
+  EXPECT_THAT(verdict.detail, HasSubstr("api://team-mcp or 0b5c"));
+}
+
+// The claims' checks alone, as an introspection answer gets them.
+TEST_F(JwtAccessTokenTest, ClaimsAloneAreCheckedAsASignedTokensAre) {
+  const absl::Time now = kNow;
+  const int64_t exp = absl::ToUnixSeconds(kNow) + 600;
+  Json claims = {{"iss", kIssuer},
+                 {"aud", kResource},
+                 {"sub", "alice"},
+                 {"client_id", "cli"},
+                 {"scope", "a b"},
+                 {"exp", exp}};
+  TokenVerdict ok = CheckAccessTokenClaims(claims, rules_, now);
+  ASSERT_TRUE(ok.ok()) << ok.detail;
+  EXPECT_EQ(ok.caller.issuer, kIssuer);
+  EXPECT_EQ(ok.caller.subject, "alice");
+  EXPECT_EQ(ok.caller.scopes, (std::vector<std::string>{"a", "b"}));
+  claims.erase("exp");
+  EXPECT_EQ(CheckAccessTokenClaims(claims, rules_, now).problem,
+            TokenProblem::kExpired);
+  claims["exp"] = exp;
+  claims["aud"] = "https://elsewhere.example.test/mcp";
+  EXPECT_EQ(CheckAccessTokenClaims(claims, rules_, now).problem,
+            TokenProblem::kAudience);
+}
+
 TEST_F(JwtAccessTokenTest, AnUntrustedIssuerIsRefusedBeforeAnyKeyIsSought) {
   Json claims = GoodClaims();
   claims["iss"] = "https://evil.example.test";

@@ -134,6 +134,15 @@ TEST(FrontDoorAuthTest, EachKeyPresentReplacesTheDaemonsAbsentOnesKeepIt) {
   ASSERT_TRUE(scopes_only.ok()) << scopes_only.status();
   EXPECT_FALSE((*scopes_only)->issuers.has_value());
   EXPECT_EQ((*scopes_only)->resource, "");
+  EXPECT_FALSE((*scopes_only)->audiences.has_value());
+  EXPECT_FALSE((*scopes_only)->accept_plain_jwt_type.has_value());
+
+  auto entra = config::FrontDoorAuthOf(WithAuth(
+      {{"audiences", {"api://team-mcp", "0b5c"}}, {"acceptJwtType", true}}));
+  ASSERT_TRUE(entra.ok()) << entra.status();
+  EXPECT_EQ((*entra)->audiences,
+            (std::vector<std::string>{"api://team-mcp", "0b5c"}));
+  EXPECT_EQ((*entra)->accept_plain_jwt_type, true);
 }
 
 TEST(FrontDoorAuthTest, MistakesNameTheirField) {
@@ -157,6 +166,9 @@ TEST(FrontDoorAuthTest, MistakesNameTheirField) {
        "frontdoorAuth.resource"},
       {{{"resource", "https://mcp.example.test/s/mcp?x=1"}},
        "frontdoorAuth.resource"},
+      {{{"audiences", json::array()}}, "frontdoorAuth.audiences"},
+      {{{"audiences", {""}}}, "frontdoorAuth.audiences[0]"},
+      {{{"acceptJwtType", "yes"}}, "frontdoorAuth.acceptJwtType"},
   };
   for (const Case& c : cases) {
     auto spec = config::FrontDoorAuthOf(WithAuth(c.auth));
