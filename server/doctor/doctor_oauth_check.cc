@@ -24,6 +24,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -45,6 +46,74 @@
 #include "server/oauth/urls.h"
 
 namespace inspector::doctor {
+namespace {
+
+// Why the protected resource metadata's `resource` does not fit the URL
+// the server is reached at ("" when it does). RFC 9728 section 3.3 wants
+// them identical; the MCP SDKs also take a resource of the same origin
+// whose path begins the server's (a whole origin, a parent path). Tokens
+// are issued for that resource, so a mismatch means every token is for
+// something else.
+std::string OAuthResourceMismatch(const std::string& resource,
+                                  const std::string& server_url) {
+  if (resource.empty()) {
+    return "the protected resource metadata names no resource";
+  }
+  auto named = oauth::ParseUrl(resource, "resource");
+  auto reached = oauth::ParseUrl(server_url, "the server's URL");
+  if (!named.ok()) return absl::StrCat("its resource ", resource, " is not a URL");
+  if (!reached.ok()) return "";
+  const std::string named_path = oauth::TrimSlash(named->path);
+  const std::string reached_path = oauth::TrimSlash(reached->path);
+  const bool prefix =
+      absl::StartsWith(reached_path, named_path) &&
+      (reached_path.size() == named_path.size() ||
+       reached_path[named_path.size()] == '/');
+  if (named->SameOrigin(*reached) && prefix) return "";
+  return absl::StrCat("the metadata names resource ", resource,
+                      " but the server is reached at ", server_url);
+}
+
+// The `aud` of the JWT in the configured "Authorization: Bearer" header,
+// when it names something and not `resource` ("" otherwise: no header, an
+// opaque token, or a fitting audience). The token is only read, never
+// verified: the server decides about its signature.
+std::string OAuthAudienceMismatch(const v1::ServerConfig& config,
+                                  const std::string& resource) {
+  if (resource.empty()) return "";
+  std::string token;
+  for (const auto& [name, value] : config.headers()) {
+    if (absl::EqualsIgnoreCase(name, "Authorization") &&
+        absl::StartsWithIgnoreCase(value, "bearer ")) {
+      token = std::string(absl::StripAsciiWhitespace(
+          absl::string_view(value).substr(7)));
+    }
+  }
+  std::vector<std::string> parts = absl::StrSplit(token, '.');
+  std::string payload;
+  if (parts.size() != 3 || !absl::WebSafeBase64Unescape(parts[1], &payload)) {
+    return "";
+  }
+  Json claims = Json::parse(payload, nullptr, false);
+  if (!claims.is_object() || !claims.contains("aud")) return "";
+  std::vector<std::string> audiences;
+  const Json& aud = claims["aud"];
+  if (aud.is_string()) audiences.push_back(aud.get<std::string>());
+  if (aud.is_array()) {
+    for (const Json& a : aud) {
+      if (a.is_string()) audiences.push_back(a.get<std::string>());
+    }
+  }
+  if (audiences.empty() ||
+      std::find(audiences.begin(), audiences.end(), resource) !=
+          audiences.end()) {
+    return "";
+  }
+  return absl::StrCat("the configured access token is for ",
+                      absl::StrJoin(audiences, ", "), ", not for ", resource);
+}
+
+}  // namespace
 
 absl::StatusOr<Json> DoctorRun::Impl::FetchJson(const std::string& url,
                                                 std::string* tried) {
@@ -102,12 +171,18 @@ void DoctorRun::Impl::CheckOAuth() {
     }
   }
   std::vector<std::string> auth_servers;
+  std::string resource_problem;
+  std::string audience_problem;
   if (prm.has_value()) {
     check->add_details(
         absl::StrCat("protected resource metadata (RFC 9728): ", prm_url));
+    std::string resource;
     if (auto it = prm->find("resource"); it != prm->end() && it->is_string()) {
-      check->add_details(absl::StrCat("  resource: ", it->get<std::string>()));
+      resource = it->get<std::string>();
+      check->add_details(absl::StrCat("  resource: ", resource));
     }
+    resource_problem = OAuthResourceMismatch(resource, config_.url());
+    audience_problem = OAuthAudienceMismatch(config_, resource);
     if (auto it = prm->find("authorization_servers");
         it != prm->end() && it->is_array()) {
       for (const Json& s : *it) {
@@ -135,6 +210,7 @@ void DoctorRun::Impl::CheckOAuth() {
   std::string issuer = auth_servers.empty() ? origin : auth_servers.front();
   std::optional<Json> asm_doc;
   std::string asm_url;
+  std::string issuer_problem;
   auto issuer_url = config::ParseHttpUrl(issuer);
   const bool server_is_local = [&] {
     for (const sockaddr_storage& a : resolved_.addresses) {
@@ -213,6 +289,12 @@ void DoctorRun::Impl::CheckOAuth() {
     } else if (allowed && !as_tried.empty()) {
       check->add_details(absl::StrCat(
           "no authorization server metadata (RFC 8414) at ", as_tried));
+      if (!auth_servers.empty()) {
+        issuer_problem = absl::StrCat(
+            "the authorization server ", issuer,
+            " that the protected resource metadata names has no metadata "
+            "to be had (tried ", as_tried, ")");
+      }
     }
   }
   if (FailIfOver(check)) return;
@@ -223,6 +305,40 @@ void DoctorRun::Impl::CheckOAuth() {
       : prm.has_value()     ? "protected resource metadata found"
       : asm_doc.has_value() ? "authorization server metadata found"
                             : "no OAuth metadata";
+  // What no token can cure comes first.
+  if (!resource_problem.empty()) {
+    Fail(check, absl::StrCat("resource mismatch: ", resource_problem),
+         absl::StrCat(
+             "clients refuse protected resource metadata for another "
+             "resource, and the tokens they get would not be for this URL: "
+             "make the server publish the URL it is reached at as its "
+             "resource (an inspectord front door behind a proxy: "
+             "frontdoorAuth.resource in the server's configuration), or ",
+             UpdateHint("--url URL-THE-RESOURCE-NAMES")),
+         "INVALID_RESPONSE");
+    return;
+  }
+  if (!audience_problem.empty()) {
+    Fail(check, absl::StrCat("audience mismatch: ", audience_problem),
+         "get a token for this resource (the OAuth resource parameter, RFC "
+         "8707, or the issuer's audience setting for it): " +
+             absl::StrCat("authorize inspectord with `inspectorctl auth "
+                          "login ",
+                          name(), "`, or ",
+                          UpdateHint("--header \"Authorization: Bearer "
+                                     "TOKEN\"")),
+         "INVALID_CONFIG");
+    return;
+  }
+  if (!issuer_problem.empty()) {
+    Fail(check, issuer_problem,
+         "check that the authorization server is up and reachable from "
+         "here, and that the metadata names its issuer URL exactly (RFC "
+         "8414: its metadata is at /.well-known/oauth-authorization-server "
+         "or /.well-known/openid-configuration of it)",
+         "UNAVAILABLE");
+    return;
+  }
   const std::string token_hint = absl::StrCat(
       "authorize inspectord with `inspectorctl auth login ", name(),
       "`, or configure a token yourself with ",

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -374,6 +375,84 @@ TEST_F(DoctorTest, OAuthMetadataIsFoundAndTheAuthStateReported) {
   EXPECT_THAT(details,
               ::testing::Contains("  code_challenge_methods_supported: S256"));
   EXPECT_EQ(Status(diagnosis, "initialize"), "CHECK_SKIP");
+}
+
+// Another inspectord's front door in resource-server mode, diagnosed from
+// this one: its Protected Resource Metadata names the URL it is reached
+// at, until the server's configuration says it is reached elsewhere; a
+// configured token for another audience is named as such.
+TEST_F(DoctorTest, FrontDoorResourceAndTokenAudienceAreChecked) {
+  std::unique_ptr<PeerProcess> issuer;
+  const int issuer_port = StartPeer({"python3", kPeer, "oauth"}, &issuer);
+  ASSERT_GT(issuer_port, 0);
+  const std::string issuer_url =
+      "http://127.0.0.1:" + std::to_string(issuer_port) + "/auth";
+  TempDir door_dir;
+  std::string error;
+  auto door = DaemonProcess::Start(
+      INSPECTORD_PATH, door_dir,
+      {"--http", "127.0.0.1:0", "--frontdoor-issuer", issuer_url}, &error);
+  ASSERT_NE(door, nullptr) << error;
+  auto door_ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), INSPECTORCTL_PATH);
+    return testing::RunProcess(
+        args, {{"INSPECTOR_ADDR", door->address()},
+               {"INSPECTOR_TOKEN_FILE", door->token_file()},
+               {"NO_COLOR", "1"}});
+  };
+  ProcessResult added = door_ctl({"servers", "add", "web", "--", "node",
+                                  kFixture, "stdio"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  const std::string door_base = "http://" + door->http_address();
+  const std::string url = door_base + "/servers/web/mcp";
+  Add({"door", "--url", url});
+
+  int exit_code = -1;
+  json diagnosis = Doctor("door", &exit_code);
+  json oauth = Check(diagnosis, "oauth");
+  EXPECT_EQ(oauth.value("status", ""), "CHECK_FAIL") << oauth.dump(2);
+  // No token yet: that, and not the metadata, is what is wrong.
+  EXPECT_EQ(oauth.value("reason", ""), "SESSION_INVALID") << oauth.dump(2);
+  std::vector<std::string> details = oauth["details"];
+  EXPECT_THAT(details, ::testing::Contains("  resource: " + url));
+  EXPECT_THAT(details, ::testing::Contains("  authorization_servers: " +
+                                           issuer_url));
+
+  // A token for another front door.
+  json claims = {{"iss", issuer_url},
+                 {"aud", door_base + "/servers/other/mcp"},
+                 {"sub", "alice"}};
+  std::string payload = claims.dump();
+  std::string b64;
+  absl::WebSafeBase64Escape(payload, &b64);
+  ProcessResult header = Ctl({"servers", "update", "door", "--header",
+                              "Authorization: Bearer e30." + b64 + ".c2ln"});
+  ASSERT_EQ(header.exit_code, 0) << header.out << header.err;
+  diagnosis = Doctor("door", &exit_code);
+  oauth = Check(diagnosis, "oauth");
+  EXPECT_EQ(oauth.value("reason", ""), "INVALID_CONFIG") << oauth.dump(2);
+  EXPECT_THAT(oauth.value("found", ""),
+              HasSubstr("audience mismatch: the configured access token is "
+                        "for " + door_base + "/servers/other/mcp, "
+                        "not for " + url));
+
+  // The door says it is reached elsewhere.
+  testing::HttpResult moved = testing::CurlJson(
+      "PUT", door_base + "/config/web",
+      json{{"extra",
+            {{"frontdoorAuth", {{"resource", door_base + "/team/web/mcp"}}}}}}
+          .dump(),
+      {"X-Session-Token: " + door->token()});
+  ASSERT_EQ(moved.status, 200) << moved.body;
+  diagnosis = Doctor("door", &exit_code);
+  oauth = Check(diagnosis, "oauth");
+  EXPECT_EQ(oauth.value("status", ""), "CHECK_FAIL") << oauth.dump(2);
+  EXPECT_EQ(oauth.value("reason", ""), "INVALID_RESPONSE") << oauth.dump(2);
+  EXPECT_THAT(oauth.value("found", ""),
+              HasSubstr("resource mismatch: the metadata names resource " +
+                        door_base + "/team/web/mcp but the server is "
+                        "reached at " + url));
+  EXPECT_THAT(oauth.value("fix", ""), HasSubstr("frontdoorAuth.resource"));
 }
 
 TEST_F(DoctorTest, RestRouteAndUnknownServer) {
