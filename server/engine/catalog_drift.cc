@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "server/oauth/crypto.h"
 
 namespace inspector::engine {
@@ -104,7 +105,13 @@ absl::StatusOr<std::unique_ptr<CatalogDrift>> CatalogDrift::Open(
   if (drift->store_ != nullptr) {
     auto rows = drift->store_->Latest();
     if (!rows.ok()) return rows.status();
+    auto approved = drift->store_->Approved();
+    if (!approved.ok()) return approved.status();
     absl::MutexLock lock(&drift->mu_);
+    for (storage::CatalogVersionRow& row : *approved) {
+      drift->approved_[{row.server_id, row.list, row.item_key}] =
+          std::move(row.fingerprint);
+    }
     for (storage::CatalogVersionRow& row : *rows) {
       Json fields = Json::parse(row.item_json, nullptr, false);
       drift->baseline_done_[{row.server_id, row.list}] = true;
@@ -157,6 +164,7 @@ void CatalogDrift::Observe(std::string_view server_id, std::string_view method,
       std::vector<std::string> fields;
       if (it == known_.end()) {
         row.change = baseline ? "first_seen" : "added";
+        if (baseline) approved_.try_emplace(key, item.fingerprint);
       } else {
         row.change = "changed";
         fields = ChangedFields(it->second.fields, item.fields);
@@ -201,6 +209,116 @@ void CatalogDrift::Observe(std::string_view server_id, std::string_view method,
     event.set_timestamp(static_cast<double>(now_ms));
     options_.publish(std::move(event));
   }
+}
+
+CatalogDrift::Standing CatalogDrift::StandingOf(std::string_view server_id,
+                                                std::string_view list,
+                                                std::string_view key) {
+  Key k{std::string(server_id), std::string(list), std::string(key)};
+  absl::MutexLock lock(&mu_);
+  auto known = known_.find(k);
+  auto approved = approved_.find(k);
+  if (known == known_.end() || approved == approved_.end()) {
+    return Standing::kNew;
+  }
+  return known->second.fingerprint == approved->second ? Standing::kApproved
+                                                       : Standing::kChanged;
+}
+
+bool CatalogDrift::Seen(std::string_view server_id, std::string_view list,
+                        std::string_view key) {
+  Key k{std::string(server_id), std::string(list), std::string(key)};
+  absl::MutexLock lock(&mu_);
+  return known_.count(k) != 0;
+}
+
+absl::StatusOr<std::vector<CatalogDrift::Change>> CatalogDrift::Changes(
+    const std::string& server_id, const std::string& item_key, int limit) {
+  absl::MutexLock lock(&mu_);
+  if (store_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "catalog versions are not kept (no database)");
+  }
+  ASSIGN_OR_RETURN(std::vector<storage::CatalogStore::ChangeRow> rows,
+                   store_->Changes(server_id, item_key, limit));
+  std::vector<Change> changes;
+  changes.reserve(rows.size());
+  for (storage::CatalogStore::ChangeRow& row : rows) {
+    Key key{row.row.server_id, row.row.list, row.row.item_key};
+    Change change;
+    auto approved = approved_.find(key);
+    change.approved =
+        approved != approved_.end() && approved->second == row.row.fingerprint;
+    auto known = known_.find(key);
+    change.current =
+        known != known_.end() && known->second.fingerprint == row.row.fingerprint;
+    change.change = std::move(row);
+    changes.push_back(std::move(change));
+  }
+  return changes;
+}
+
+absl::StatusOr<std::vector<CatalogDrift::Approval>> CatalogDrift::Approve(
+    std::string_view server_id, const std::vector<std::string>& keys,
+    bool all) {
+  const int64_t now_ms = absl::ToUnixMillis(options_.clock->Now());
+  absl::MutexLock lock(&mu_);
+  std::vector<const std::pair<const Key, Known>*> chosen;
+  for (const std::string& wanted : keys) {
+    bool found = false;
+    for (const auto& entry : known_) {
+      if (std::get<0>(entry.first) == server_id &&
+          std::get<2>(entry.first) == wanted) {
+        found = true;
+        chosen.push_back(&entry);
+      }
+    }
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat(
+          "no item ", Json(wanted).dump(), " in the catalog of server ",
+          std::string(server_id)));
+    }
+  }
+  if (all) {
+    for (const auto& entry : known_) {
+      if (std::get<0>(entry.first) == server_id) chosen.push_back(&entry);
+    }
+  }
+  std::vector<storage::CatalogVersionRow> rows;
+  std::vector<Approval> approvals;
+  for (const auto* entry : chosen) {
+    auto approved = approved_.find(entry->first);
+    if (approved != approved_.end() &&
+        approved->second == entry->second.fingerprint) {
+      continue;
+    }
+    // A key named twice, or in `keys` and `all`: approved once.
+    bool twice = false;
+    for (const Approval& a : approvals) {
+      twice |= a.list == std::get<1>(entry->first) &&
+               a.key == std::get<2>(entry->first);
+    }
+    if (twice) continue;
+    storage::CatalogVersionRow row;
+    row.server_id = std::get<0>(entry->first);
+    row.list = std::get<1>(entry->first);
+    row.item_key = std::get<2>(entry->first);
+    row.change = "approved";
+    row.fingerprint = entry->second.fingerprint;
+    row.item_json = entry->second.fields.dump();
+    row.seen_at_ms = now_ms;
+    rows.push_back(row);
+    approvals.push_back({row.list, row.item_key, row.fingerprint});
+  }
+  if (store_ != nullptr && !rows.empty()) {
+    // Kept before it takes effect: an approval the file lacks would be
+    // lost at the next start.
+    RETURN_IF_ERROR(store_->Append(rows));
+  }
+  for (const storage::CatalogVersionRow& row : rows) {
+    approved_[{row.server_id, row.list, row.item_key}] = row.fingerprint;
+  }
+  return approvals;
 }
 
 }  // namespace inspector::engine

@@ -11,9 +11,15 @@
 // differ. An item missing from a later answer is not drift: lists may
 // differ between sessions and callers; its last version is kept.
 //
+// Approvals: each item has an approved version, the baseline until a
+// person approves another (Approve: the item's current version, kept as
+// an 'approved' row). StandingOf says whether an item's current version
+// is the approved one; a server that pins its catalog withholds the others
+// (catalog_pins.h).
+//
 // Ownership: owns its database connection (its own, on the daemon's
-// file). Thread-safety: Observe may be called from any thread (it
-// serialises on a mutex, and writes only when something is new).
+// file). Thread-safety: every method may be called from any thread (they
+// serialise on a mutex; Observe writes only when something is new).
 #ifndef INSPECTOR_SERVER_ENGINE_CATALOG_DRIFT_H_
 #define INSPECTOR_SERVER_ENGINE_CATALOG_DRIFT_H_
 
@@ -75,6 +81,47 @@ class CatalogDrift {
   static std::vector<Item> Items(std::string_view list,
                                  const nlohmann::json& result);
 
+  // Where an item's current version stands against its approved one.
+  enum class Standing {
+    kApproved,  // the current version is the approved one
+    kChanged,   // it differs from the approved one
+    kNew,       // the item has no approved version, or was never seen
+  };
+  Standing StandingOf(std::string_view server_id, std::string_view list,
+                      std::string_view key) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether the item was ever seen.
+  bool Seen(std::string_view server_id, std::string_view list,
+            std::string_view key) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A change ('added' or 'changed' row) as shown to people.
+  struct Change {
+    storage::CatalogStore::ChangeRow change;
+    // This version is the item's approved one.
+    bool approved = false;
+    // This version is the item's newest.
+    bool current = false;
+  };
+  // The changes, newest first, at most `limit`; of one server and one item
+  // key when they are not empty. FAILED_PRECONDITION without a database.
+  absl::StatusOr<std::vector<Change>> Changes(const std::string& server_id,
+                                              const std::string& item_key,
+                                              int limit)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // An item whose current version was approved.
+  struct Approval {
+    std::string list;
+    std::string key;
+    std::string fingerprint;
+  };
+  // Approves the current version of `server_id`'s items named by `keys`
+  // (in any list), or with `all` of every item of the server whose current
+  // version is not the approved one. Returns those approved now (already
+  // approved ones are left out). NOT_FOUND naming a key never seen.
+  absl::StatusOr<std::vector<Approval>> Approve(
+      std::string_view server_id, const std::vector<std::string>& keys,
+      bool all) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   explicit CatalogDrift(Options options);
 
@@ -89,6 +136,8 @@ class CatalogDrift {
   absl::Mutex mu_;
   // The last version of each item by (server, list, key).
   std::map<Key, Known> known_ ABSL_GUARDED_BY(mu_);
+  // The fingerprint of each item's approved version.
+  std::map<Key, std::string> approved_ ABSL_GUARDED_BY(mu_);
   // The (server, list) pairs seen, and whether their first listing is
   // complete (an answer without nextCursor came): until then, new items
   // are the baseline ("first_seen"), not drift.
