@@ -34,6 +34,7 @@
 #include "server/config/config_file.h"
 #include "server/config/config_manager.h"
 #include "server/config/frontdoor_policy.h"
+#include "server/engine/catalog_pins.h"
 #include "server/config/path_policy.h"
 #include "server/oauth/client_credentials.h"
 #include "server/logging.h"
@@ -168,6 +169,8 @@ struct Daemon::State {
   // Fingerprints the servers' list answers the pipeline sees; before the
   // pipeline, which calls it, so that it is destroyed after.
   std::unique_ptr<engine::CatalogDrift> catalog_drift;
+  // Withholds unapproved catalog items of servers that pin their catalog.
+  std::unique_ptr<engine::CatalogPins> catalog_pins;
   std::unique_ptr<engine::Pipeline> pipeline;
   // The pipeline's intercept stage; outlives the engine, whose sessions
   // hand it their messages until they end.
@@ -470,6 +473,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     }
     state->catalog_drift = *std::move(drift);
     state->pipeline->set_catalog_drift(state->catalog_drift.get());
+    State* pins_state = state.get();
+    state->catalog_pins = std::make_unique<engine::CatalogPins>(
+        state->catalog_drift.get(), [pins_state](std::string_view server_id) {
+          // Set before anything is served.
+          if (pins_state->config_manager == nullptr) return false;
+          auto config = pins_state->config_manager->Get(std::string(server_id));
+          return config.ok() && engine::PinsCatalog(*config);
+        });
   }
   if (state->metrics != nullptr) {
     state->pipeline->set_metrics(state->operation_metrics.get());
@@ -632,6 +643,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                              state->clock, state->operation_metrics.get()};
   state->mcp_service =
       std::make_unique<services::McpService>(state->engine.get(), deps);
+  state->mcp_service->set_catalog_pins(state->catalog_pins.get());
   state->history_service = std::make_unique<services::HistoryService>(
       state->history_reader.get(), state->history_writer.get(),
       [raw_state](const std::string& server) {
@@ -639,6 +651,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
         return config.ok() ? config->id() : server;
       },
       deps, options.database_path);
+  state->history_service->set_catalog(
+      state->catalog_drift.get(), state->catalog_pins.get(),
+      [raw_state](const std::string& server_id) {
+        auto config = raw_state->config_manager->Get(server_id);
+        return config.ok() ? config->name() : std::string();
+      });
   state->events_service = std::make_unique<services::EventsService>(
       &state->event_bus,
       [raw_state](const std::string& server) -> absl::StatusOr<std::string> {
@@ -828,6 +846,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
           std::move(resource_options));
     }
     endpoint_options.metrics = state->operation_metrics.get();
+    endpoint_options.pins = state->catalog_pins.get();
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
         state->engine.get(), std::move(endpoint_options), state->clock,
         state->resource_server, state->pipeline.get());

@@ -193,6 +193,7 @@ int Main(int argc, char** argv) {
   AddConnectionCommands(&app, &context);
   AddDoctorCommand(&app, &context);
   AddLintCommand(&app, &context);
+  AddDriftCommand(&app, &context);
   AddAuthCommands(&app, &context);
   AddToolsCommands(&app, &context);
   AddResourcesCommands(&app, &context);

@@ -77,8 +77,9 @@ void RecordPolicyNote(engine::Pipeline* pipeline, const std::string& server_id,
   if (!note.info.target.empty()) absl::StrAppend(&what, " ", note.info.target);
   const std::string line = absl::StrCat(
       "front door ", base_path, ": ",
-      denied ? "denied " : "audit: would deny ", what, " of ",
-      note.caller.subject, " (", note.verdict.reason, ")");
+      denied ? "denied " : "audit: would deny ", what,
+      note.caller.subject.empty() ? "" : " of ", note.caller.subject, " (",
+      note.verdict.reason, ")");
   if (GetLogFormat() != LogFormat::kJson || pipeline == nullptr) {
     LogWarn(line);
   }
@@ -252,9 +253,12 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
                             std::move(extra));
           };
       entry.server_id = status->server_id();
+      options.server_id = entry.server_id;
       if (resource_server_ != nullptr) {
         options.gate = GateFor(entry.server_id);
         options.policy = PolicyFor(entry.server_id);
+      }
+      if (options.policy != nullptr || options.pins != nullptr) {
         options.on_policy = [pipeline = pipeline_,
                              server_id = entry.server_id,
                              base_path = options.base_path](

@@ -25,7 +25,9 @@
 // rate-limit buckets carry over. What the policy objects to is recorded
 // through the pipeline: a denied request and its error answer as the
 // session's messages, and a log line (warn) for each denial or audit
-// note, in history and the daemon's log.
+// note, in history and the daemon's log. A server that pins its catalog
+// (EndpointOptions::pins, catalog_pins.h) has its unapproved items
+// withheld from every caller, recorded the same way.
 //
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.

@@ -42,6 +42,9 @@
 #include "server/telemetry/trace_context.h"
 
 namespace inspector::frontdoor {
+
+// A withheld catalog item is refused like a policy denial.
+static_assert(engine::kCatalogPinErrorCode == kPolicyErrorCode);
 namespace {
 
 // The POSTed body, with the W3C trace context of the HTTP request
@@ -433,28 +436,33 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   // answered and nothing goes upstream: a rate limit with 429 and
   // Retry-After, any other denial with a JSON-RPC error carrying
   // data.reason (the POST's answer, or on the legacy stream).
+  // The catalog pinning (EndpointOptions::pins) is applied here too, after
+  // the policy, to every caller.
   bool Screen(const Call& call, const std::shared_ptr<ClientSession>& session,
               std::string_view raw, const engine::MessageInfo& info,
               bool legacy) {
-    if (options_.policy == nullptr || call.who == nullptr ||
-        info.kind != MessageKind::kRequest) {
-      return true;
+    if (info.kind != MessageKind::kRequest) return true;
+    PolicyVerdict verdict;
+    if (options_.policy != nullptr && call.who != nullptr) {
+      verdict = options_.policy->Check(*call.who, info.method, info.target);
     }
-    PolicyVerdict verdict =
-        options_.policy->Check(*call.who, info.method, info.target);
+    if (!verdict.objected() || verdict.allowed) {
+      engine::PinVerdict pin;
+      if (options_.pins != nullptr) {
+        pin = options_.pins->Check(options_.server_id, info.method,
+                                   info.target);
+      }
+      if (pin.withheld()) {
+        if (verdict.objected()) NotePolicy(call, session, raw, info, verdict);
+        verdict = PolicyVerdict{};
+        verdict.allowed = false;
+        verdict.reason = std::move(pin.reason);
+        verdict.message = std::move(pin.message);
+      }
+    }
     if (!verdict.objected()) return true;
-    PolicyNote note;
-    note.caller = *call.who;
-    if (session != nullptr) {
-      if (auto relay = session->GetRelay()) note.session_id = relay->session_id();
-    }
-    note.request = std::string(raw);
-    note.info = info;
-    note.verdict = verdict;
-    if (verdict.allowed) {
-      if (options_.on_policy) options_.on_policy(note);
-      return true;
-    }
+    PolicyNote note = NotePolicy(call, session, raw, info, verdict);
+    if (verdict.allowed) return true;
     note.answer = RpcError(info.id, kPolicyErrorCode, verdict.message,
                            verdict.reason);
     if (options_.on_policy) options_.on_policy(note);
@@ -484,9 +492,33 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     };
   }
 
-  // A tools/list answer as the caller may see it.
+  // The note of `verdict` on a request; told to on_policy at once when
+  // the request goes on (audit mode), else by the caller with its answer.
+  PolicyNote NotePolicy(const Call& call,
+                        const std::shared_ptr<ClientSession>& session,
+                        std::string_view raw, const engine::MessageInfo& info,
+                        const PolicyVerdict& verdict) {
+    PolicyNote note;
+    if (call.who != nullptr) note.caller = *call.who;
+    if (session != nullptr) {
+      if (auto relay = session->GetRelay()) note.session_id = relay->session_id();
+    }
+    note.request = std::string(raw);
+    note.info = info;
+    note.verdict = verdict;
+    if (verdict.allowed && options_.on_policy) options_.on_policy(note);
+    return note;
+  }
+
+  // A list answer as the caller may see it: without the items the
+  // pinning withholds, and without the tools the policy keeps from the
+  // caller.
   std::string Filtered(const std::shared_ptr<const Caller>& who,
                        std::string_view method, std::string answer) const {
+    if (options_.pins != nullptr) {
+      answer = options_.pins->FilterList(options_.server_id, method,
+                                         std::move(answer));
+    }
     if (method != "tools/list") return answer;
     ModernFront::ToolsFilter filter = ToolsFilter(who);
     return filter ? filter(std::move(answer)) : answer;
@@ -537,7 +569,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       // request (modern_front.h).
       nlohmann::json body = nlohmann::json::parse(post_body, nullptr, false);
       if (body.is_object() && ModernFront::IsModern(request, body)) {
-        if (options_.policy != nullptr) {
+        if (options_.policy != nullptr || options_.pins != nullptr) {
           auto info = engine::InspectMessage(post_body);
           if (info.ok() &&
               !Screen(call, nullptr, post_body, *info, /*legacy=*/false)) {

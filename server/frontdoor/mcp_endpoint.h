@@ -44,6 +44,7 @@
 #include "common/clock/clock.h"
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
+#include "server/engine/catalog_pins.h"
 #include "server/engine/engine.h"
 #include "server/frontdoor/caller_gate.h"
 #include "server/frontdoor/caller_policy.h"
@@ -106,9 +107,17 @@ struct EndpointOptions {
   // (caller_policy.h), consulted on every request; null: none. Shared with
   // whoever reloads its rules.
   std::shared_ptr<CallerPolicy> policy;
-  // Told of every request the policy objected to (denied, or let through
-  // in audit mode), after it was answered; null: nothing. For history and
-  // the log (FrontDoors).
+  // The server's catalog pinning (catalog_pins.h), for every caller (with
+  // or without a gate), applied where the policy is: a request for a
+  // withheld item is refused like a policy denial (PolicyNote with
+  // reason kReasonCatalog*), list answers leave withheld items out. Null:
+  // none. Must outlive the endpoint.
+  const engine::CatalogPins* pins = nullptr;
+  // The server's id, for `pins`.
+  std::string server_id;
+  // Told of every request the policy or the pinning objected to (denied,
+  // or let through in audit mode), after it was answered; null: nothing.
+  // For history and the log (FrontDoors).
   std::function<void(const PolicyNote&)> on_policy;
   // Serves GET {base_path}/server-card to a caller the endpoint admitted
   // (server_card_route.h), with the policy's filter of tools/list answers

@@ -1,10 +1,13 @@
 #include "server/services/history_service.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/errors.h"
@@ -256,6 +259,107 @@ grpc::ServerWriteReactor<google::api::HttpBody>* HistoryService::ExportMessages(
         return storage::MessageExport::Open(database_path_, query);
       });
   return reactor;
+}
+
+grpc::ServerUnaryReactor* HistoryService::ListCatalogChanges(
+    grpc::CallbackServerContext* context,
+    const v1::ListCatalogChangesRequest* request,
+    v1::ListCatalogChangesResponse* response) {
+  return Run(context, [this, request, response]() -> absl::Status {
+    if (catalog_drift_ == nullptr) {
+      return Error(v1::FAILED_PRECONDITION,
+                   "catalog versions are not kept by this daemon");
+    }
+    const std::string server_id = request->server_id().empty()
+                                      ? std::string()
+                                      : resolver_(request->server_id());
+    const int limit = request->limit() == 0
+                          ? 100
+                          : static_cast<int>(std::min(request->limit(), 1000u));
+    ASSIGN_OR_RETURN(std::vector<engine::CatalogDrift::Change> changes,
+                     catalog_drift_->Changes(server_id, request->item_key(),
+                                             limit));
+    std::map<std::string, bool> pinned;
+    auto pinned_of = [&](const std::string& id) {
+      auto it = pinned.find(id);
+      if (it == pinned.end()) {
+        it = pinned
+                 .emplace(id, catalog_pins_ != nullptr &&
+                                  catalog_pins_->Pinned(id))
+                 .first;
+      }
+      return it->second;
+    };
+    if (!server_id.empty()) response->set_pinned(pinned_of(server_id));
+    for (const engine::CatalogDrift::Change& change : changes) {
+      const storage::CatalogVersionRow& row = change.change.row;
+      const bool withheld = change.current && !change.approved &&
+                            pinned_of(row.server_id);
+      if (request->pending_only() && (!change.current || change.approved)) {
+        continue;
+      }
+      v1::CatalogChange* out = response->add_changes();
+      out->set_server_id(row.server_id);
+      if (name_of_) out->set_server_name(name_of_(row.server_id));
+      out->set_list(row.list);
+      out->set_item_key(row.item_key);
+      out->set_change(row.change);
+      out->set_seen_at(static_cast<double>(row.seen_at_ms));
+      for (absl::string_view field :
+           absl::StrSplit(row.changed_fields, ',', absl::SkipEmpty())) {
+        out->add_fields(std::string(field));
+      }
+      out->set_fingerprint(row.fingerprint);
+      out->set_previous_fingerprint(change.change.previous_fingerprint);
+      out->set_before_json(change.change.previous_json);
+      out->set_after_json(row.item_json);
+      out->set_approved(change.approved);
+      out->set_current(change.current);
+      out->set_withheld(withheld);
+      out->set_message_id(row.message_id);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* HistoryService::ApproveCatalog(
+    grpc::CallbackServerContext* context,
+    const v1::ApproveCatalogRequest* request,
+    v1::ApproveCatalogResponse* response) {
+  return Run(context, [this, request, response]() -> absl::Status {
+    if (catalog_drift_ == nullptr) {
+      return Error(v1::FAILED_PRECONDITION,
+                   "catalog versions are not kept by this daemon");
+    }
+    if (request->server_id().empty()) {
+      return Error(v1::INVALID_REQUEST,
+                   "serverId: the server's id or name is required",
+                   {{"field", "serverId"}});
+    }
+    if (request->item_keys().empty() && !request->all()) {
+      return Error(v1::INVALID_REQUEST,
+                   "itemKeys: name the items to approve, or set all",
+                   {{"field", "itemKeys"}});
+    }
+    const std::string server_id = resolver_(request->server_id());
+    std::vector<std::string> keys(request->item_keys().begin(),
+                                  request->item_keys().end());
+    auto approved = catalog_drift_->Approve(server_id, keys, request->all());
+    if (!approved.ok()) {
+      if (absl::IsNotFound(approved.status())) {
+        return Error(v1::NOT_FOUND, std::string(approved.status().message()),
+                     {{"serverId", request->server_id()}});
+      }
+      return approved.status();
+    }
+    for (const engine::CatalogDrift::Approval& a : *approved) {
+      v1::CatalogApproval* out = response->add_approved();
+      out->set_list(a.list);
+      out->set_item_key(a.key);
+      out->set_fingerprint(a.fingerprint);
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace inspector::services

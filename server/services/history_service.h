@@ -1,4 +1,5 @@
-// inspector.v1.HistoryService: recorded messages and logs.
+// inspector.v1.HistoryService: recorded messages and logs, and the
+// versions of the servers' catalogs (catalog drift and its approvals).
 //
 // Queries run on a worker thread of the service's own (they can scan a
 // large table), after the history writer has committed everything
@@ -19,6 +20,8 @@
 #include <utility>
 
 #include "inspector/v1/history.grpc.pb.h"
+#include "server/engine/catalog_drift.h"
+#include "server/engine/catalog_pins.h"
 #include "server/engine/work_queue.h"
 #include "server/services/service_deps.h"
 #include "storage/history_reader.h"
@@ -63,6 +66,27 @@ class HistoryService final : public v1::HistoryService::CallbackService {
   grpc::ServerWriteReactor<google::api::HttpBody>* ExportMessages(
       grpc::CallbackServerContext* context,
       const v1::ExportMessagesRequest* request) override;
+  grpc::ServerUnaryReactor* ListCatalogChanges(
+      grpc::CallbackServerContext* context,
+      const v1::ListCatalogChangesRequest* request,
+      v1::ListCatalogChangesResponse* response) override;
+  grpc::ServerUnaryReactor* ApproveCatalog(
+      grpc::CallbackServerContext* context,
+      const v1::ApproveCatalogRequest* request,
+      v1::ApproveCatalogResponse* response) override;
+
+  // Where ListCatalogChanges and ApproveCatalog read and approve versions
+  // (catalog_drift.h) and learn what is withheld (catalog_pins.h); null:
+  // they fail with FAILED_PRECONDITION. `name_of` gives a server id's
+  // name ("" when none). Set before serving; both must outlive the
+  // service.
+  void set_catalog(engine::CatalogDrift* drift,
+                   const engine::CatalogPins* pins,
+                   std::function<std::string(const std::string&)> name_of) {
+    catalog_drift_ = drift;
+    catalog_pins_ = pins;
+    name_of_ = std::move(name_of);
+  }
 
  private:
   // Authenticates, then runs `query` on the worker and finishes with it.
@@ -75,6 +99,9 @@ class HistoryService final : public v1::HistoryService::CallbackService {
   const ServiceDeps deps_;
   const std::string database_path_;
   engine::WorkQueue work_;
+  engine::CatalogDrift* catalog_drift_ = nullptr;
+  const engine::CatalogPins* catalog_pins_ = nullptr;
+  std::function<std::string(const std::string&)> name_of_;
   // Prunes wait for the writer's chunks there, not in the queries' way.
   engine::WorkQueue prune_work_{1};
 };

@@ -575,6 +575,9 @@ class Session {
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const { name, arguments: args = {} } = request.params;
+      // FIXTURE_CALL_LOG=FILE: one line per tools/call received (the tool's
+      // name), for tests that a call was or was not forwarded.
+      if (process.env.FIXTURE_CALL_LOG) fs.appendFileSync(process.env.FIXTURE_CALL_LOG, `${name}\n`);
       const tool = this.tools().find((candidate) => candidate.name === name);
       if (!tool) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
       const check = tool.validate(args);

@@ -62,6 +62,9 @@ void AddDoctorCommand(CLI::App* app, Context* context);
 
 // `lint SERVER...`: what in servers' tools breaks clients (lint.cc).
 void AddLintCommand(CLI::App* app, Context* context);
+// `drift [SERVER]`, `drift show`, `drift approve`: catalog drift and its
+// approval (drift.cc).
+void AddDriftCommand(CLI::App* app, Context* context);
 
 // `auth login|status|refresh|logout|debug`: OAuth for protected HTTP
 // servers (auth.cc).
