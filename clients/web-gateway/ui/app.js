@@ -18,6 +18,7 @@ import * as doctor from './doctor.js';
 import * as tasks from './tasks.js';
 import * as inflight from './inflight.js';
 import * as oauth from './oauth.js';
+import * as drift from './drift.js';
 
 const VIEWS = [
   { path: 'servers', label: 'Servers', view: servers },
@@ -31,6 +32,7 @@ const VIEWS = [
   { path: 'sessions', label: 'Sessions', view: sessions },
   { path: 'logs', label: 'Logs', view: logs },
   { path: 'doctor', label: 'Doctor', view: doctor },
+  { path: 'drift', label: 'Drift', view: drift },
   { path: 'tasks', label: 'Tasks', view: tasks },
   { path: 'inflight', label: 'In flight', view: inflight },
   { path: 'oauth', label: 'OAuth', view: oauth },

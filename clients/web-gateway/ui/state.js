@@ -144,5 +144,6 @@ export function startEvents(onLive) {
     if (event.held) emit('held', event.held);
     if (event.task) emit('task', event);
     if (event.oauth) emit('oauth', event);
+    if (event.catalogChanged) emit('catalogChanged', event.catalogChanged);
   };
 }
