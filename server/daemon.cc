@@ -846,10 +846,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
           std::move(resource_options));
     }
     endpoint_options.metrics = state->operation_metrics.get();
-    endpoint_options.pins = state->catalog_pins.get();
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
         state->engine.get(), std::move(endpoint_options), state->clock,
         state->resource_server, state->pipeline.get());
+    state->front_doors->set_catalog_pins(state->catalog_pins.get());
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
     state->metrics_front_doors->store(front_doors);
     gateway::GatewayOptions::PrefixRoute front_door_route;

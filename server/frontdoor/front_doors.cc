@@ -253,12 +253,22 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
                             std::move(extra));
           };
       entry.server_id = status->server_id();
-      options.server_id = entry.server_id;
       if (resource_server_ != nullptr) {
         options.gate = GateFor(entry.server_id);
         options.policy = PolicyFor(entry.server_id);
       }
-      if (options.policy != nullptr || options.pins != nullptr) {
+      if (pins_ != nullptr) {
+        options.pin_check = [pins = pins_, server_id = entry.server_id](
+                                std::string_view method,
+                                std::string_view target) {
+          return pins->Check(server_id, method, target);
+        };
+        options.pin_filter = [pins = pins_, server_id = entry.server_id](
+                                 std::string_view method, std::string answer) {
+          return pins->FilterList(server_id, method, std::move(answer));
+        };
+      }
+      if (options.policy != nullptr || pins_ != nullptr) {
         options.on_policy = [pipeline = pipeline_,
                              server_id = entry.server_id,
                              base_path = options.base_path](

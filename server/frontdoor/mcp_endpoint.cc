@@ -436,7 +436,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   // answered and nothing goes upstream: a rate limit with 429 and
   // Retry-After, any other denial with a JSON-RPC error carrying
   // data.reason (the POST's answer, or on the legacy stream).
-  // The catalog pinning (EndpointOptions::pins) is applied here too, after
+  // The catalog pinning (EndpointOptions::pin_check) is applied here too, after
   // the policy, to every caller.
   bool Screen(const Call& call, const std::shared_ptr<ClientSession>& session,
               std::string_view raw, const engine::MessageInfo& info,
@@ -448,9 +448,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     if (!verdict.objected() || verdict.allowed) {
       engine::PinVerdict pin;
-      if (options_.pins != nullptr) {
-        pin = options_.pins->Check(options_.server_id, info.method,
-                                   info.target);
+      if (options_.pin_check) {
+        pin = options_.pin_check(info.method, info.target);
       }
       if (pin.withheld()) {
         if (verdict.objected()) NotePolicy(call, session, raw, info, verdict);
@@ -515,9 +514,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   // caller.
   std::string Filtered(const std::shared_ptr<const Caller>& who,
                        std::string_view method, std::string answer) const {
-    if (options_.pins != nullptr) {
-      answer = options_.pins->FilterList(options_.server_id, method,
-                                         std::move(answer));
+    if (options_.pin_filter) {
+      answer = options_.pin_filter(method, std::move(answer));
     }
     if (method != "tools/list") return answer;
     ModernFront::ToolsFilter filter = ToolsFilter(who);
@@ -569,7 +567,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       // request (modern_front.h).
       nlohmann::json body = nlohmann::json::parse(post_body, nullptr, false);
       if (body.is_object() && ModernFront::IsModern(request, body)) {
-        if (options_.policy != nullptr || options_.pins != nullptr) {
+        if (options_.policy != nullptr || options_.pin_check) {
           auto info = engine::InspectMessage(post_body);
           if (info.ok() &&
               !Screen(call, nullptr, post_body, *info, /*legacy=*/false)) {

@@ -107,14 +107,16 @@ struct EndpointOptions {
   // (caller_policy.h), consulted on every request; null: none. Shared with
   // whoever reloads its rules.
   std::shared_ptr<CallerPolicy> policy;
-  // The server's catalog pinning (catalog_pins.h), for every caller (with
-  // or without a gate), applied where the policy is: a request for a
-  // withheld item is refused like a policy denial (PolicyNote with
-  // reason kReasonCatalog*), list answers leave withheld items out. Null:
-  // none. Must outlive the endpoint.
-  const engine::CatalogPins* pins = nullptr;
-  // The server's id, for `pins`.
-  std::string server_id;
+  // The server's catalog pinning (engine::CatalogPins, catalog_pins.h),
+  // for every caller (with or without a gate), applied where the policy
+  // is: a request pin_check withholds is refused like a policy denial
+  // (PolicyNote with reason kReasonCatalog*), and pin_filter leaves the
+  // withheld items out of list answers (method, answer). Empty: none.
+  std::function<engine::PinVerdict(std::string_view method,
+                                   std::string_view target)>
+      pin_check;
+  std::function<std::string(std::string_view method, std::string answer)>
+      pin_filter;
   // Told of every request the policy or the pinning objected to (denied,
   // or let through in audit mode), after it was answered; null: nothing.
   // For history and the log (FrontDoors).
