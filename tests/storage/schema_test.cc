@@ -263,7 +263,7 @@ TEST(SchemaTest, ColumnsAreTheDocumentedOnes) {
         "jsonrpc_id", "method", "target", "raw", "raw_size", "truncated",
         "correlated_id", "duration_ms", "success", "error_code", "modified",
         "original_raw", "intercept_action", "era", "input_round",
-        "first_round_id"}},
+        "first_round_id", "trace_id"}},
       {"requests",
        {"id", "ts", "server_id", "session_id", "direction", "jsonrpc_id",
         "method", "target", "request_raw", "response_id", "response_ts",
