@@ -1,25 +1,11 @@
 #include "server/engine/request_tracing.h"
 
-#include "common/errors.h"
-#include "common/json_scan.h"
+#include "common/mcp/answer_outcome.h"
 #include "server/engine/upstream_session.h"
 #include "server/oauth/redaction.h"
 #include "server/telemetry/trace_context.h"
 
 namespace inspector::engine {
-namespace {
-
-std::string_view MemberText(std::string_view object, std::string_view key) {
-  for (const json_scan::Member& member : json_scan::ScanObject(object)) {
-    if (member.key == key) {
-      return object.substr(member.begin, member.end - member.begin);
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
 std::shared_ptr<telemetry::RequestTrace> StartRequestTrace(
     const telemetry::Tracer& tracer, const SessionIdentity& identity,
     std::string_view protocol_version, const std::string& raw,
@@ -49,32 +35,14 @@ std::shared_ptr<telemetry::RequestTrace> StartRequestTrace(
 
 telemetry::Outcome AnswerOutcome(const absl::StatusOr<std::string>& answer,
                                  bool capture) {
+  mcp::AnswerOutcome how = mcp::OutcomeOf(answer);
   telemetry::Outcome outcome;
-  if (!answer.ok()) {
-    outcome.error = true;
-    outcome.error_type = ErrorReason(answer.status());
-    if (outcome.error_type.empty()) outcome.error_type = "_OTHER";
-    outcome.message = std::string(answer.status().message());
-    return outcome;
-  }
-  if (capture && !answer->empty()) outcome.payload = oauth::MaskBody(*answer);
-  if (std::string_view error = MemberText(*answer, "error"); !error.empty()) {
-    outcome.error = true;
-    outcome.rpc_status_code = std::string(MemberText(error, "code"));
-    outcome.error_type =
-        outcome.rpc_status_code.empty() ? "_OTHER" : outcome.rpc_status_code;
-    std::string_view message = MemberText(error, "message");
-    if (message.size() >= 2 && message.front() == '"') {
-      message = message.substr(1, message.size() - 2);
-    }
-    outcome.message = std::string(message);
-    return outcome;
-  }
-  // A tool that ran and failed answers a result with isError: true.
-  if (std::string_view result = MemberText(*answer, "result");
-      !result.empty() && MemberText(result, "isError") == "true") {
-    outcome.error = true;
-    outcome.error_type = "tool_error";
+  outcome.error = how.error;
+  outcome.error_type = std::move(how.error_type);
+  outcome.rpc_status_code = std::move(how.rpc_status_code);
+  outcome.message = std::move(how.message);
+  if (capture && answer.ok() && !answer->empty()) {
+    outcome.payload = oauth::MaskBody(*answer);
   }
   return outcome;
 }

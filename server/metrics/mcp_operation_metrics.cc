@@ -5,8 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "common/clock/process_clock.h"
-#include "common/errors.h"
-#include "common/json_scan.h"
+#include "common/mcp/answer_outcome.h"
 
 namespace inspector::metrics {
 namespace {
@@ -67,34 +66,6 @@ std::string_view KnownMethodOrOther(std::string_view method) {
   return known->contains(method) ? method : std::string_view("_OTHER");
 }
 
-// The value of the top-level member `key` of the object `json`; "" if
-// none.
-std::string_view MemberValue(std::string_view json, std::string_view key) {
-  std::string_view value;
-  for (const json_scan::Member& member : json_scan::ScanObject(json)) {
-    if (member.key == key) {
-      value = json.substr(member.begin, member.end - member.begin);
-    }
-  }
-  return value;
-}
-
-// True for an answer whose result says "isError": true (a tool that ran
-// and failed).
-bool IsToolError(std::string_view answer) {
-  std::string_view result = MemberValue(answer, "result");
-  return !result.empty() && MemberValue(result, "isError") == "true";
-}
-
-// The JSON-RPC error code of an answer ("-32602"), "_OTHER" for an error
-// without one; "" when it is not an error.
-std::string_view ErrorCodeOf(std::string_view answer) {
-  std::string_view error = MemberValue(answer, "error");
-  if (error.empty()) return "";
-  std::string_view code = MemberValue(error, "code");
-  return code.empty() ? std::string_view("_OTHER") : code;
-}
-
 }  // namespace
 
 const std::vector<double>& McpOperationMetrics::Bounds() {
@@ -128,7 +99,7 @@ void McpOperationMetrics::Record(Side side, const Operation& given) {
   operation.method = KnownMethodOrOther(given.method);
   const bool tool = operation.method == "tools/call";
   if (tool && operation.error.empty() && !operation.answer.empty() &&
-      IsToolError(operation.answer)) {
+      mcp::IsToolError(operation.answer)) {
     operation.error = "tool_error";
   }
   const bool prompt = operation.method == "prompts/get";
@@ -153,14 +124,8 @@ namespace inspector::metrics {
 void McpOperationMetrics::RecordAnswer(
     Side side, Operation operation,
     const absl::StatusOr<std::string>& answer) {
-  std::string reason;
-  if (!answer.ok()) {
-    reason = ErrorReason(answer.status());
-    operation.error = reason.empty() ? std::string_view("_OTHER") : reason;
-  } else {
-    operation.error = ErrorCodeOf(*answer);
-    operation.answer = *answer;
-  }
+  const mcp::AnswerOutcome outcome = mcp::OutcomeOf(answer);
+  operation.error = outcome.error_type;
   Record(side, operation);
 }
 

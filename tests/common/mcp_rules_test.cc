@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/mcp/answer_outcome.h"
 #include "common/mcp/client_answers.h"
 
 namespace inspector::mcp {
@@ -825,6 +826,38 @@ TEST(SamplingResultTest, ToolResultsStandAlone) {
   no_id["content"][0].erase("toolUseId");
   ExpectInvalid(ValidateSamplingResult(kToolParams, no_id),
                 "content[0].toolUseId", "required");
+}
+
+// How an answer ended, as the metrics and the spans both name it.
+TEST(AnswerOutcomeTest, NamesEachWayAnAnswerEnds) {
+  AnswerOutcome ok = OutcomeOf(std::string(
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}})"));
+  EXPECT_FALSE(ok.error);
+  EXPECT_EQ(ok.error_type, "");
+
+  AnswerOutcome tool = OutcomeOf(std::string(
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}})"));
+  EXPECT_TRUE(tool.error);
+  EXPECT_EQ(tool.error_type, "tool_error");
+  EXPECT_EQ(tool.rpc_status_code, "");
+
+  AnswerOutcome rpc = OutcomeOf(std::string(
+      R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}})"));
+  EXPECT_TRUE(rpc.error);
+  EXPECT_EQ(rpc.error_type, "-32602");
+  EXPECT_EQ(rpc.rpc_status_code, "-32602");
+  EXPECT_EQ(rpc.message, "bad");
+
+  AnswerOutcome codeless =
+      OutcomeOf(std::string(R"({"jsonrpc":"2.0","id":1,"error":{}})"));
+  EXPECT_EQ(codeless.error_type, "_OTHER");
+  EXPECT_EQ(codeless.rpc_status_code, "");
+
+  AnswerOutcome none = OutcomeOf(
+      Error(ErrorCode::REQUEST_TIMEOUT, "the server did not answer in time"));
+  EXPECT_TRUE(none.error);
+  EXPECT_EQ(none.error_type, "REQUEST_TIMEOUT");
+  EXPECT_EQ(none.message, "the server did not answer in time");
 }
 
 }  // namespace
