@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -62,6 +63,29 @@ bool IsSecretName(std::string_view key) {
     if (lower.find(fragment) != std::string::npos) return true;
   }
   return false;
+}
+
+std::string MaskedLength(std::string_view value) {
+  if (value.empty()) return "";
+  return absl::StrCat("***(", value.size(), " chars)");
+}
+
+bool IsSecretHeader(std::string_view name) {
+  if (absl::EqualsIgnoreCase(AbslView(name), "www-authenticate")) return false;
+  return IsSecretName(name);
+}
+
+std::string MaskHeaderValue(std::string_view name, std::string_view value) {
+  if (!IsSecretHeader(name)) return std::string(value);
+  const std::string lower = absl::AsciiStrToLower(AbslView(name));
+  if (lower == "authorization" || lower == "proxy-authorization") {
+    const size_t space = value.find(' ');
+    if (space != std::string_view::npos && space > 0) {
+      return absl::StrCat(AbslView(value.substr(0, space)), " ",
+                          MaskedLength(value.substr(space + 1)));
+    }
+  }
+  return MaskedLength(value);
 }
 
 namespace {

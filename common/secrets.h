@@ -49,6 +49,22 @@ std::string MaskSecretsInUrl(std::string_view url);
 // argument is masked.
 std::string MaskSecretArg(std::string_view previous, std::string_view arg);
 
+// "***(N chars)" for a secret value (N its length in bytes); "" for "".
+// What recorded HTTP exchanges show in place of a secret.
+std::string MaskedLength(std::string_view value);
+
+// True if HTTP header `name` carries a secret: IsSecretName(name), except
+// WWW-Authenticate (a challenge, public by design and what an OAuth
+// failure is debugged from). Case-insensitive.
+bool IsSecretHeader(std::string_view name);
+
+// The value of HTTP header `name` as history and the OAuth debugger record
+// it. A secret header (IsSecretHeader) becomes MaskedLength(value), except
+// that Authorization and Proxy-Authorization keep their scheme word
+// ("Bearer ***(40 chars)"). Any other value is returned unchanged
+// (Mcp-Session-Id included: it names a session, it grants nothing).
+std::string MaskHeaderValue(std::string_view name, std::string_view value);
+
 }  // namespace inspector
 
 #endif  // INSPECTOR_COMMON_SECRETS_H_

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/secrets.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/redaction.h"
 #include "server/oauth/urls.h"
@@ -42,23 +43,13 @@ std::string MaskHeader(absl::string_view name, absl::string_view value) {
   if (lower == "location" || lower == "content-location") {
     return MaskUrl(value);
   }
-  if (lower == "authorization" || lower == "cookie" || lower == "set-cookie" ||
-      lower == "proxy-authorization") {
-    auto space = value.find(' ');
-    if (space != absl::string_view::npos) {
-      return absl::StrCat(value.substr(0, space), " ", Mask(value.substr(space + 1)));
-    }
-    return Mask(value);
-  }
-  return std::string(value);
+  // The rule every recorded HTTP exchange follows (common/secrets.h).
+  return MaskHeaderValue(name, value);
 }
 
 }  // namespace
 
-std::string Mask(absl::string_view value) {
-  if (value.empty()) return "";
-  return absl::StrCat("***(", value.size(), " chars)");
-}
+std::string Mask(absl::string_view value) { return MaskedLength(value); }
 
 std::string MaskUrl(absl::string_view url) {
   auto q = url.find('?');
