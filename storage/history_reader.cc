@@ -576,7 +576,10 @@ constexpr char kHistoryColumns[] =
     "id, ts, server_id, session_id, direction, jsonrpc_id, method, target,"
     " request_raw, response_raw, duration_ms, success, era, input_round,"
     " first_round_id,"
-    " (SELECT trace_id FROM messages AS traced WHERE traced.id = requests.id)";
+    " (SELECT trace_id FROM messages AS traced WHERE traced.id = requests.id),"
+    " response_id";
+// Where response_id is in kHistoryColumns (ReadHistoryEntry stops before).
+constexpr int kHistoryResponseIdColumn = 16;
 
 const char* DirectionText(v1::Direction direction) {
   switch (direction) {
@@ -603,6 +606,84 @@ constexpr char kMessageColumns[] =
     " target, raw, correlated_id, duration_ms, success, error_code,"
     " truncated, raw_size, modified, original_raw, intercept_action, era,"
     " input_round, first_round_id, trace_id";
+
+// A JSON object of header values (message_http) into `out`.
+void ReadHeaders(std::string_view text,
+                 google::protobuf::Map<std::string, std::string>* out) {
+  const Json headers = ParseJson(text);
+  if (!headers.is_object()) return;
+  for (const auto& [name, value] : headers.items()) {
+    if (value.is_string()) {
+      (*out)[ValidUtf8(name)] = ValidUtf8(value.get<std::string>());
+    }
+  }
+}
+
+// Fills each (message id, exchange) pair's exchange from its row of
+// message_http; pairs without a row are left as they are (an id <= 0 has
+// none).
+absl::Status ReadHttp(
+    Database& db,
+    const std::vector<std::pair<int64_t, v1::MessageHttpExchange*>>& wanted) {
+  if (wanted.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Statement statement,
+                   db.Prepare("SELECT method, path, status, request_headers,"
+                              " response_headers FROM message_http"
+                              " WHERE message_id = ?"));
+  for (const auto& [id, out] : wanted) {
+    if (id <= 0) continue;
+    statement.Reset();
+    RETURN_IF_ERROR(statement.Bind(1, id));
+    ASSIGN_OR_RETURN(bool has_row, statement.Step());
+    if (!has_row) continue;
+    out->set_method(ValidUtf8(statement.ColumnText(0)));
+    out->set_path(ValidUtf8(statement.ColumnText(1)));
+    out->set_status(static_cast<int32_t>(statement.ColumnInt64(2)));
+    ReadHeaders(statement.ColumnText(3), out->mutable_request_headers());
+    ReadHeaders(statement.ColumnText(4), out->mutable_response_headers());
+  }
+  statement.Reset();
+  return absl::OkStatus();
+}
+
+// Sets the http of each of `messages` that has a row in message_http.
+absl::Status AttachHttp(
+    Database& db,
+    google::protobuf::RepeatedPtrField<v1::McpMessage>* messages) {
+  std::vector<std::pair<int64_t, v1::MessageHttpExchange*>> wanted;
+  wanted.reserve(messages->size());
+  for (v1::McpMessage& message : *messages) {
+    wanted.emplace_back(message.id(), message.mutable_http());
+  }
+  RETURN_IF_ERROR(ReadHttp(db, wanted));
+  for (v1::McpMessage& message : *messages) {
+    if (message.http().method().empty()) message.clear_http();
+  }
+  return absl::OkStatus();
+}
+
+// Sets the request_http and response_http of `response`'s entries (the
+// i-th answered by message response_ids[i], 0 for none) that have rows in
+// message_http.
+absl::Status AttachHistoryHttp(Database& db,
+                               const std::vector<int64_t>& response_ids,
+                               v1::QueryHistoryResponse* response) {
+  std::vector<std::pair<int64_t, v1::MessageHttpExchange*>> wanted;
+  for (int i = 0; i < response->entries_size(); ++i) {
+    v1::HistoryEntry* entry = response->mutable_entries(i);
+    wanted.emplace_back(entry->message_id(), entry->mutable_request_http());
+    if (static_cast<size_t>(i) < response_ids.size()) {
+      wanted.emplace_back(response_ids[static_cast<size_t>(i)],
+                          entry->mutable_response_http());
+    }
+  }
+  RETURN_IF_ERROR(ReadHttp(db, wanted));
+  for (v1::HistoryEntry& entry : *response->mutable_entries()) {
+    if (entry.request_http().method().empty()) entry.clear_request_http();
+    if (entry.response_http().method().empty()) entry.clear_response_http();
+  }
+  return absl::OkStatus();
+}
 
 v1::McpMessage ReadMessage(const Statement& row) {
   v1::McpMessage message;
@@ -763,6 +844,7 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
         "SELECT ", kHistoryColumns, " FROM requests WHERE id = ?",
         checked.AndSql());
     ASSIGN_OR_RETURN(Statement fetch, db_->Prepare(fetch_sql));
+    std::vector<int64_t> response_ids;
     auto read = [&](int64_t id, bool count_only) -> absl::StatusOr<bool> {
       std::vector<Param> params = {id};
       params.insert(params.end(), checked.params().begin(),
@@ -774,6 +856,7 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
       if (!has_row) return true;
       return page.Take(id, fetch.ColumnInt64(1), [&] {
         ReadHistoryEntry(fetch, response.add_entries());
+        response_ids.push_back(fetch.ColumnInt64(kHistoryResponseIdColumn));
       });
     };
     const int64_t before = token ? token->id : 0;
@@ -786,6 +869,7 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
         *db_, request.text(), 0, filter,
         [&](int64_t id) { return read(id, /*count_only=*/true); }));
     page.Finish(&response);
+    RETURN_IF_ERROR(AttachHistoryHttp(*db_, response_ids, &response));
     return response;
   }
   // Without a text filter the count needs no join: each request is one row
@@ -814,13 +898,16 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   const std::string sql =
       absl::StrCat("SELECT ", kHistoryColumns, " FROM requests", paged.Sql(),
                    NewestFirst(id_order), " LIMIT ? OFFSET ?");
+  std::vector<int64_t> response_ids;
   RETURN_IF_ERROR(ReadKeysetPage(*db_, sql, paged, &page, [&](Statement& statement) {
     return page.Take(statement.ColumnInt64(0), statement.ColumnInt64(1), [&] {
       ReadHistoryEntry(statement, response.add_entries());
+      response_ids.push_back(statement.ColumnInt64(kHistoryResponseIdColumn));
     });
   }));
   RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, page));
   page.Finish(&response);
+  RETURN_IF_ERROR(AttachHistoryHttp(*db_, response_ids, &response));
   return response;
 }
 
@@ -886,6 +973,7 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
         *db_, request.text(), 0, filter,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/true); }));
     page.Finish(&response);
+    RETURN_IF_ERROR(AttachHttp(*db_, response.mutable_messages()));
     return response;
   }
   if (!request.text().empty()) {
@@ -908,6 +996,7 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
   }));
   RETURN_IF_ERROR(CountCapped(*db_, count_sql, where, page));
   page.Finish(&response);
+  RETURN_IF_ERROR(AttachHttp(*db_, response.mutable_messages()));
   return response;
 }
 

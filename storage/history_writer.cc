@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "common/thread_name.h"
+#include "nlohmann/json.hpp"
 #include "storage/database.h"
 
 namespace inspector::storage {
@@ -130,6 +131,7 @@ class HistoryWriter::Statements {
     kInsertSession,
     kEndSession,
     kMaxMessageId,
+    kInsertHttp,
     kCount
   };
 
@@ -165,6 +167,10 @@ class HistoryWriter::Statements {
         "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
         // kMaxMessageId
         "SELECT coalesce(max(id), 0) FROM messages",
+        // kInsertHttp
+        "INSERT OR REPLACE INTO message_http (message_id, method, path,"
+        " status, request_headers, response_headers)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     };
     auto statements = std::unique_ptr<Statements>(new Statements());
     statements->statements_.reserve(kCount);
@@ -183,6 +189,22 @@ class HistoryWriter::Statements {
 };
 
 namespace {
+
+// A header list as a JSON object in arrival order; a repeated name's
+// values are joined with ", " (RFC 9110 5.3). "{}" for none.
+std::string HeadersJson(const HttpExchangeRecord::Headers& headers) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : headers) {
+    auto it = object.find(name);
+    if (it == object.end()) {
+      object[name] = value;
+    } else {
+      *it = absl::StrCat(it->get<std::string>(), ", ", value);
+    }
+  }
+  return object.dump(-1, ' ', false,
+                     nlohmann::ordered_json::error_handler_t::replace);
+}
 
 // Runs `statement` (a SELECT of one integer) and returns the integer.
 absl::StatusOr<int64_t> QueryInt64(Statement& statement) {
@@ -285,6 +307,15 @@ void HistoryWriter::Append(MessageRecord record) {
                record.intercept_action.size() + record.era.size();
   message.record = std::move(record);
   item.record = std::move(message);
+  Enqueue(std::move(item));
+}
+
+void HistoryWriter::AppendHttp(int64_t message_id,
+                               std::shared_ptr<const HttpExchangeRecord> http) {
+  if (message_id <= 0 || http == nullptr) return;
+  Item item;
+  item.bytes = http->path.size();
+  item.record = HttpAnswer{message_id, std::move(http)};
   Enqueue(std::move(item));
 }
 
@@ -750,7 +781,41 @@ absl::Status HistoryWriter::WriteMessages(std::vector<Item>& batch,
         st, 1 + i * kMessageColumns,
         std::get<QueuedMessage>(batch[first + static_cast<size_t>(i)].record)));
   }
-  return st.Run();
+  RETURN_IF_ERROR(st.Run());
+  for (int i = 0; i < kMessagesPerInsert; ++i) {
+    const MessageRecord& m =
+        std::get<QueuedMessage>(batch[first + static_cast<size_t>(i)].record)
+            .record;
+    RETURN_IF_ERROR(WriteHttp(m.id, m.http.get()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HistoryWriter::WriteHttp(int64_t message_id,
+                                      const HttpExchangeRecord* record) {
+  if (record == nullptr) return absl::OkStatus();
+  const HttpExchangeRecord& http = *record;
+  Statement& st = (*statements_)[Statements::kInsertHttp];
+  RETURN_IF_ERROR(st.Bind(1, message_id));
+  RETURN_IF_ERROR(BindText(st, 2, http.method));
+  RETURN_IF_ERROR(BindText(st, 3, http.path));
+  if (http.status > 0) {
+    RETURN_IF_ERROR(st.Bind(4, static_cast<int64_t>(http.status)));
+  } else {
+    RETURN_IF_ERROR(st.Bind(4, nullptr));
+  }
+  RETURN_IF_ERROR(BindText(st, 5, HeadersJson(http.request_headers)));
+  if (http.status > 0) {
+    RETURN_IF_ERROR(BindText(st, 6, HeadersJson(http.response_headers)));
+  } else {
+    RETURN_IF_ERROR(st.Bind(6, nullptr));
+  }
+  absl::Status status = st.Run();
+  if (!status.ok()) {
+    return WithContext(status, absl::StrCat("HTTP exchange of message ",
+                                            message_id));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status HistoryWriter::WriteItem(Item& item) {
@@ -764,6 +829,9 @@ absl::Status HistoryWriter::WriteItem(Item& item) {
     } else {
       RETURN_IF_ERROR(BindMessage(st, 1, *queued));
       status = st.Run();
+      if (status.ok()) {
+        return WriteHttp(queued->record.id, queued->record.http.get());
+      }
     }
     if (!status.ok()) {
       return WithContext(status, absl::StrCat("message ", queued->record.id));
@@ -813,6 +881,9 @@ absl::Status HistoryWriter::WriteItem(Item& item) {
       return WithContext(status, absl::StrCat("session ", session->id));
     }
     return absl::OkStatus();
+  }
+  if (auto* answer = std::get_if<HttpAnswer>(&item.record)) {
+    return WriteHttp(answer->message_id, answer->http.get());
   }
   auto& end = std::get<SessionEnd>(item.record);
   Statement& st = s[Statements::kEndSession];

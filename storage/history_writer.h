@@ -1,5 +1,5 @@
 // Recording of traffic, logs and sessions: HistoryWriter appends rows to the
-// `messages`, `logs` and `sessions` tables (storage/schema.cc) from a
+// `messages` (and `message_http`), `logs` and `sessions` tables (storage/schema.cc) from a
 // background thread, so that the threads forwarding MCP traffic never wait
 // for the disk.
 //
@@ -84,6 +84,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
+#include "common/http_exchange_record.h"
 #include "storage/history_retention.h"
 
 namespace inspector::storage {
@@ -128,6 +129,12 @@ struct MessageRecord {
   // The W3C trace id (32 lowercase hex digits) of the request this message
   // belongs to; empty -> NULL.
   std::string trace_id;
+  // The HTTP exchange that carried the message (an HTTP upstream's answer
+  // to the daemon, a front door's request), secrets already masked: its
+  // row of `message_http`, written in the same transaction. Null: none
+  // (stdio, or not recorded). Shared, not copied, by the messages of one
+  // exchange; not counted against max_queued_bytes.
+  std::shared_ptr<const HttpExchangeRecord> http;
 };
 
 // One row of `logs`. level: debug, info, warn or error; source: daemon,
@@ -258,6 +265,12 @@ class HistoryWriter {
   // Sets ended_at and end_reason of session `id` (nothing if there is no
   // such session).
   void EndSession(std::string id, int64_t ended_at_ms, std::string reason);
+  // Sets (or replaces) the `message_http` row of message `message_id`,
+  // appended earlier: for an exchange whose answer came after the message
+  // was recorded (a front door answers its client last). Dropped over the
+  // queue limit like messages.
+  void AppendHttp(int64_t message_id,
+                  std::shared_ptr<const HttpExchangeRecord> http);
 
   // Runs `callback` once every record appended before the call is written
   // (or dropped, or failed), outside the writer's lock (the callbacks one
@@ -331,6 +344,10 @@ class HistoryWriter {
     int64_t ended_at_ms;
     std::string reason;
   };
+  struct HttpAnswer {
+    int64_t message_id;
+    std::shared_ptr<const HttpExchangeRecord> http;
+  };
   struct QueuedMessage {
     MessageRecord record;  // raw and original_raw already cut
     int64_t raw_size;      // bytes of the whole raw
@@ -340,7 +357,9 @@ class HistoryWriter {
     uint64_t seq = 0;  // 1, 2, ... in queue order
     size_t bytes = 0;  // accounted against max_queued_bytes
     absl::Time queued_at;
-    std::variant<QueuedMessage, LogRecord, SessionRecord, SessionEnd> record;
+    std::variant<QueuedMessage, LogRecord, SessionRecord, SessionEnd,
+                 HttpAnswer>
+        record;
   };
   class Statements;  // the prepared statements, writer thread only
 
@@ -365,6 +384,8 @@ class HistoryWriter {
   absl::Status WriteMessages(std::vector<Item>& batch, size_t first);
   static absl::Status BindMessage(Statement& statement, int first_parameter,
                                   const QueuedMessage& message);
+  // The `message_http` row of message `message_id`, if `http` is set.
+  absl::Status WriteHttp(int64_t message_id, const HttpExchangeRecord* http);
   // Starts the pass Run chose: a prune of `prune`, else the limits.
   void BeginRetentionPass(const std::optional<PruneCriteria>& prune)
       ABSL_LOCKS_EXCLUDED(mu_);

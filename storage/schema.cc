@@ -526,6 +526,36 @@ ALTER TABLE messages ADD COLUMN trace_id TEXT;
 CREATE INDEX messages_trace ON messages(trace_id) WHERE trace_id IS NOT NULL;
 )sql";
 
+// The HTTP exchange that carried a message, for HTTP upstreams and the
+// front doors (common/http_exchange_record.h).
+constexpr std::string_view kMigration18 = R"sql(
+-- One row per message that crossed HTTP: the exchange that carried it.
+-- For a message from an HTTP upstream, the daemon's POST (or GET stream)
+-- and the server's answer that brought it; for a message a client sent
+-- to a front door, the client's request and the front door's answer (or
+-- only the request: status NULL, when the message was recorded before the
+-- answer was known). Header values of secret headers (Authorization,
+-- Cookie, X-Api-Key, ...) are stored masked as "***(N chars)"; an
+-- Authorization keeps its scheme ("Bearer ***(40 chars)").
+--   SELECT m.method, h.status, json_extract(h.response_headers,
+--          '$.content-type') FROM messages m JOIN message_http h
+--     ON h.message_id = m.id
+CREATE TABLE message_http (
+  message_id INTEGER PRIMARY KEY,  -- messages.id
+  method TEXT NOT NULL,            -- POST | GET
+  path TEXT NOT NULL,              -- the URL's path and query, e.g. /mcp
+  status INTEGER,                  -- the HTTP status; NULL: not known
+  request_headers TEXT NOT NULL,   -- JSON object name -> value, masked
+  response_headers TEXT            -- JSON object, masked; NULL with status
+);
+
+-- An exchange goes with its message.
+CREATE TRIGGER messages_drop_http AFTER DELETE ON messages
+BEGIN
+  DELETE FROM message_http WHERE message_id = OLD.id;
+END;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -547,6 +577,7 @@ constexpr Migration kMigrations[] = {
     {15, "add the caller of front-door sessions", kMigration15},
     {16, "keep the versions of the servers' catalogs", kMigration16},
     {17, "add each message's trace id", kMigration17},
+    {18, "keep the HTTP exchange that carried each message", kMigration18},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

@@ -143,7 +143,7 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
   EXPECT_THAT(
       ObjectNames(*db, "table"),
       ElementsAre("bridges", "catalog_versions", "imported_messages", "logs",
-                  "messages",
+                  "message_http", "messages",
                   "messages_fts", "messages_fts_config", "messages_fts_data",
                   "messages_fts_docsize", "messages_fts_idx",
                   "messages_fts_pending", "oauth_clients", "oauth_flows",
@@ -157,7 +157,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                             "catalog_versions_item",
                             "sessions_caller_subject", "messages_trace"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
-              ElementsAre("messages_drop_imported", "messages_fts_delete",
+              ElementsAre("messages_drop_http", "messages_drop_imported",
+                          "messages_fts_delete",
                           "messages_fts_queue", "messages_fts_update",
                           "sessions_capture_server"));
 }
