@@ -1,4 +1,5 @@
 #include "server/engine/intercept_glue.h"
+#include "server/engine/message_http.h"
 
 #include <utility>
 
@@ -193,7 +194,12 @@ void InterceptGlue::SubmitServerMessage(
   };
   stage->Submit(
       std::move(subject),
-      [session, info = std::move(info), pause](InterceptOutcome outcome) {
+      [session, info = std::move(info), pause,
+       http = MessageHttpScope::Pending(/*client_to_server=*/false)](
+          InterceptOutcome outcome) {
+        // The HTTP exchange that brought it goes with its row, recorded
+        // now that the stage let it go.
+        MessageHttpScope http_scope(http, /*client_to_server=*/false);
         auto resume = [&] {
           absl::MutexLock lock(&pause->mu);
           pause->released = true;

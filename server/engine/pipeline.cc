@@ -1,4 +1,5 @@
 #include "server/engine/pipeline.h"
+#include "server/engine/message_http.h"
 
 #include <algorithm>
 
@@ -181,7 +182,11 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     record.input_round = envelope.input_round;
     record.first_round_id = std::max<int64_t>(0, envelope.first_round_id);
     record.trace_id = std::string(envelope.trace_id);
+    record.http = envelope.http;
     history_->Append(std::move(record));
+    if (envelope.received_http != nullptr) {
+      envelope.received_http->Recorded(this, id);
+    }
   } else {
     // Still give each message a distinct id so correlation works in events.
     id = -(++unrecorded_ids_);
@@ -196,6 +201,12 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
                       id > 0 ? id : 0);
   }
   return id;
+}
+
+void Pipeline::RecordHttp(int64_t message_id,
+                          std::shared_ptr<const HttpExchangeRecord> http) {
+  if (history_ == nullptr) return;
+  history_->AppendHttp(message_id, std::move(http));
 }
 
 void Pipeline::PublishMessage(const Envelope& envelope, int64_t ts, int64_t id,

@@ -20,11 +20,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/clock/clock.h"
+#include "common/http_exchange_record.h"
 #include "inspector/v1/events.pb.h"
 #include "server/engine/catalog_drift.h"
 #include "server/engine/event_bus.h"
@@ -35,6 +37,8 @@
 #include "storage/history_writer.h"
 
 namespace inspector::engine {
+
+class ReceivedHttp;
 
 // One message and what the engine knows about it.
 struct Envelope {
@@ -67,6 +71,11 @@ struct Envelope {
   // Requests and their answers: the W3C trace id (32 hex digits) the
   // request belongs to; empty when none.
   std::string_view trace_id;
+  // The HTTP exchange that carried it (message_http.h), secrets masked;
+  // null: none known. With received_http (a front door's request, whose
+  // answer comes later), the row is completed once the answer is given.
+  std::shared_ptr<const HttpExchangeRecord> http;
+  std::shared_ptr<ReceivedHttp> received_http;
 };
 
 class InterceptStage;
@@ -130,6 +139,12 @@ class Pipeline {
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
   int64_t Observe(const Envelope& envelope);
+
+  // Sets (or replaces) the HTTP exchange of the recorded message
+  // `message_id` (ReceivedHttp, once a front door answered). Nothing when
+  // history is off.
+  void RecordHttp(int64_t message_id,
+                  std::shared_ptr<const HttpExchangeRecord> http);
 
   // A log line: level debug|info|warn|error, source daemon|stderr|server.
   void Log(std::string_view level, std::string_view source,

@@ -51,6 +51,13 @@ void UpstreamConnector::DoConnect() {
   callbacks.on_message = [weak, core](std::string message) {
     if (auto self = weak.lock()) core->inbound->OnMessage(std::move(message));
   };
+  callbacks.on_http_message =
+      [weak, core](std::string message,
+                   std::shared_ptr<const HttpExchangeRecord> http) {
+        if (auto self = weak.lock()) {
+          core->inbound->OnMessage(std::move(message), std::move(http));
+        }
+      };
   callbacks.on_send_failed = [weak, core](const std::string& message,
                                           absl::Status status) {
     if (auto self = weak.lock()) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/engine/intercept_glue.h"
+#include "server/engine/message_http.h"
 #include "server/engine/request_tracing.h"
 
 namespace inspector::engine {
@@ -41,6 +42,7 @@ Envelope UpstreamCore::MakeEnvelope(bool client_to_server,
     envelope.input_round = 0;
   }
   InterceptNoteScope::Apply(&envelope);
+  MessageHttpScope::Apply(&envelope);
   return envelope;
 }
 

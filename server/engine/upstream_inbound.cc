@@ -17,6 +17,7 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
+#include "server/engine/message_http.h"
 #include "server/engine/request_tracing.h"
 #include "server/engine/json_rpc.h"
 #include "server/engine/pending_requests.h"
@@ -35,7 +36,9 @@ using session_internal::ParseUpstreamId;
 using session_internal::Millis;
 using session_internal::LogLevelFor;
 
-void InboundRouter::OnMessage(std::string raw) {
+void InboundRouter::OnMessage(std::string raw,
+                              std::shared_ptr<const HttpExchangeRecord> http) {
+  MessageHttpScope http_scope(std::move(http), /*client_to_server=*/false);
   if (core_->hooks.on_activity) core_->hooks.on_activity();
   auto info = InspectMessage(raw);
   if (!info.ok()) {

@@ -32,8 +32,11 @@ class InboundRouter {
   InboundRouter(const InboundRouter&) = delete;
   InboundRouter& operator=(const InboundRouter&) = delete;
 
-  // A message of the server as the transport read it.
-  void OnMessage(std::string raw);
+  // A message of the server as the transport read it; `http`: the HTTP
+  // exchange that carried it (null: none), recorded with its row unless
+  // the intercept stage holds it.
+  void OnMessage(std::string raw,
+                 std::shared_ptr<const HttpExchangeRecord> http = nullptr);
   // A response, request or notification of the server, once released by
   // the intercept stage.
   void OnServerMessage(const std::string& raw, const MessageInfo& info);

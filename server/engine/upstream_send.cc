@@ -17,6 +17,7 @@
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
 #include "server/engine/intercept_glue.h"
+#include "server/engine/message_http.h"
 #include "server/engine/request_tracing.h"
 #include "server/engine/upstream_connect.h"
 #include "server/engine/upstream_input_rounds.h"
@@ -155,6 +156,7 @@ void SendQueue::TraceRequest(QueuedMessage& message) {
 
 void SendQueue::SendNow(QueuedMessage message) {
   InterceptNoteScope note_scope(message.note.get());
+  MessageHttpScope http_scope(message.limits.http, /*client_to_server=*/true);
   std::string& raw = message.raw;
   const MessageInfo& info = message.info;
   const CallLimits& limits = message.limits;

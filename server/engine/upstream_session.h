@@ -129,6 +129,10 @@ struct CallLimits {
   bool pass_input_required = false;
   // Input rounds one request may take; 0: kDefaultMaxInputRounds.
   int max_input_rounds = 0;
+  // The HTTP request a front door received the message in: recorded with
+  // the message's row, completed with the front door's answer
+  // (message_http.h). Null: none.
+  std::shared_ptr<ReceivedHttp> http;
 };
 
 // Queue entry ids: unique among the daemon's requests while it runs.

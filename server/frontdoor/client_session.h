@@ -36,6 +36,8 @@ struct ClientSession {
     // application/json, which costs a client less than a stream.
     bool started = false;
     http::Headers extra;  // the call's extra (CORS) headers, for the head
+    // The request's record in history, told the head when it is sent.
+    std::shared_ptr<engine::ReceivedHttp> http;
   };
   struct Event {
     uint64_t seq;

@@ -26,16 +26,23 @@ class EngineRelay : public Relay {
         clock_(ClockOrProcess(clock)) {}
   void Send(std::string raw,
             engine::UpstreamSession::ResponseCallback done) override {
+    SendReceived(nullptr, std::move(raw), std::move(done));
+  }
+  void SendReceived(std::shared_ptr<engine::ReceivedHttp> http,
+                    std::string raw,
+                    engine::UpstreamSession::ResponseCallback done) override {
+    engine::CallLimits limits;
+    limits.http = std::move(http);
     if (metrics_ == nullptr) {
-      session_->Send(std::move(raw), {}, std::move(done));
+      session_->Send(std::move(raw), std::move(limits), std::move(done));
       return;
     }
     absl::StatusOr<engine::MessageInfo> info = engine::InspectMessage(raw);
     if (!info.ok() || info->kind != engine::MessageKind::kRequest) {
-      session_->Send(std::move(raw), {}, std::move(done));
+      session_->Send(std::move(raw), std::move(limits), std::move(done));
       return;
     }
-    session_->Send(std::move(raw), {},
+    session_->Send(std::move(raw), std::move(limits),
                    metrics::McpOperationMetrics::Timed(
                        metrics_, metrics::McpOperationMetrics::Side::kServer,
                        clock_, server_id_, std::move(info->method),

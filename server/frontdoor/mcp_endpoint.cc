@@ -185,9 +185,13 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     std::string caller;
     // The same, whole (null without a gate).
     std::shared_ptr<const Caller> who;
+    // What history records of the request and the answer given here, for
+    // the message it carries (WithHttp); null: nothing.
+    std::shared_ptr<engine::ReceivedHttp> http;
 
     void Reply(int status, http::Headers headers, std::string body) const {
       for (const auto& h : extra) headers.push_back(h);
+      if (http != nullptr) http->Answered(status, headers);
       exchange->Respond(status, std::move(headers), std::move(body));
     }
     void Json(int status, std::string body, http::Headers headers = {}) const {
@@ -202,9 +206,23 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       headers.emplace_back("Content-Type", "text/event-stream");
       headers.emplace_back("Cache-Control", "no-cache");
       for (const auto& h : extra) headers.push_back(h);
+      if (http != nullptr) http->Answered(200, headers);
       exchange->StartStream(200, std::move(headers));
     }
   };
+
+  // `call` with the record of its request (method, path, headers with
+  // their secrets masked) for the message it carries.
+  static Call WithHttp(const Call& call) {
+    const http::Request& request = call.exchange->request();
+    HttpExchangeRecord record;
+    record.method = request.method;
+    record.path = UrlPathOf(request.target);
+    record.request_headers = MaskedHeaders(request.headers);
+    Call recorded = call;
+    recorded.http = std::make_shared<engine::ReceivedHttp>(std::move(record));
+    return recorded;
+  }
 
   void Handle(std::shared_ptr<http::HttpExchange> exchange,
               std::string_view subpath, http::Headers extra) {
@@ -547,7 +565,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
 
   // ---- Streamable HTTP ----
 
-  void PostMcp(const Call& call) {
+  void PostMcp(const Call& received) {
+    const Call call = WithHttp(received);
     const http::Request& request = call.exchange->request();
     if (!JsonContentType(request.Header("content-type"))) {
       return call.Error(415,
@@ -621,8 +640,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       absl::MutexLock lock(&session->mu);
       ++session->in_flight;
     }
-    relay->Send(
-        std::move(message.raw),
+    relay->SendReceived(
+        call.http, std::move(message.raw),
         [weak_self, session, call, id](absl::StatusOr<std::string> response) {
           auto self = weak_self.lock();
           bool ok = response.ok() && !response->empty();
@@ -660,7 +679,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       relay->Cancel(message.info.cancelled_request_id, "cancelled by client");
       return call.Reply(202, {}, "");
     }
-    relay->Send(std::move(message.raw),
+    relay->SendReceived(call.http, std::move(message.raw),
                 [call](absl::StatusOr<std::string> result) {
                   if (result.ok()) return call.Reply(202, {}, "");
                   call.Json(400, ErrorResponse("", result.status()));
@@ -684,7 +703,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
         key = absl::StrCat("r", stream_no);
         session->requests[stream_no] = ClientSession::RequestStream{
             call.exchange, key, id, message.info.progress_token,
-            /*started=*/false, call.extra};
+            /*started=*/false, call.extra, call.http};
       }
     }
     // A client that goes away cancels its request upstream.
@@ -695,7 +714,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       }
     });
     std::weak_ptr<Impl> weak_self = weak_from_this();
-    relay->Send(std::move(message.raw),
+    relay->SendReceived(call.http, std::move(message.raw),
                 [weak_self, session, call, id, sse, stream_no, key,
                  method = std::move(message.info.method)](
                     absl::StatusOr<std::string> response) {
@@ -845,7 +864,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     });
   }
 
-  void PostLegacy(const Call& call) {
+  void PostLegacy(const Call& received) {
+    const Call call = WithHttp(received);
     const http::Request& request = call.exchange->request();
     if (!JsonContentType(request.Header("content-type"))) {
       return call.Error(415,
@@ -875,7 +895,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     }
     call.Reply(202, {}, "Accepted");
     std::weak_ptr<Impl> weak_self = weak_from_this();
-    relay->Send(std::move(message.raw),
+    relay->SendReceived(call.http, std::move(message.raw),
                 [weak_self, session, id, method = std::move(method),
                  who = call.who](absl::StatusOr<std::string> response) {
                   const absl::Time now = NowOf(weak_self);
@@ -924,6 +944,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       http::Headers headers = stream.extra;
       headers.emplace_back("Content-Type", "text/event-stream");
       headers.emplace_back("Cache-Control", "no-cache");
+      if (stream.http != nullptr) stream.http->Answered(200, headers);
       stream.exchange->StartStream(200, std::move(headers));
     };
     {

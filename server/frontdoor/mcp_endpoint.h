@@ -46,6 +46,7 @@
 #include "inspector/v1/config.pb.h"
 #include "server/engine/catalog_pins.h"
 #include "server/engine/engine.h"
+#include "server/engine/message_http.h"
 #include "server/frontdoor/caller_gate.h"
 #include "server/frontdoor/caller_policy.h"
 #include "server/metrics/mcp_operation_metrics.h"
@@ -163,6 +164,14 @@ class Relay {
   virtual ~Relay() = default;
   virtual void Send(std::string raw,
                     engine::UpstreamSession::ResponseCallback done) = 0;
+  // Send() of a message the front door received in an HTTP request whose
+  // record `http` (may be null) goes with the message's history row.
+  // Default: Send(), recording no exchange.
+  virtual void SendReceived(std::shared_ptr<engine::ReceivedHttp> http,
+                            std::string raw,
+                            engine::UpstreamSession::ResponseCallback done) {
+    Send(std::move(raw), std::move(done));
+  }
   virtual bool Cancel(const std::string& caller_id,
                       const std::string& reason) = 0;
   virtual void Close() = 0;

@@ -155,8 +155,31 @@ void HttpStreamTransport::Log(const std::string& line) {
   if (callbacks_.on_log) callbacks_.on_log(line);
 }
 
-void HttpStreamTransport::Deliver(std::string message) {
+void HttpStreamTransport::Deliver(
+    std::string message, std::shared_ptr<const HttpExchangeRecord> http) {
+  if (http != nullptr && callbacks_.on_http_message) {
+    callbacks_.on_http_message(std::move(message), std::move(http));
+    return;
+  }
   if (callbacks_.on_message) callbacks_.on_message(std::move(message));
+}
+
+void HttpStreamTransport::NoteRequest(const HttpRequest& request,
+                                      EventStream* stream) {
+  stream->http.reset();
+  stream->request_http.method = request.method;
+  stream->request_http.path = UrlPathOf(request.url);
+  stream->request_http.status = 0;
+  stream->request_http.request_headers = MaskedHeaders(request.headers);
+  stream->request_http.response_headers.clear();
+}
+
+void HttpStreamTransport::NoteAnswer(const HttpResponseHead& head,
+                                     EventStream* stream) {
+  auto http = std::make_shared<HttpExchangeRecord>(stream->request_http);
+  http->status = head.status;
+  http->response_headers = MaskedHeaders(head.headers);
+  stream->http = std::move(http);
 }
 
 void HttpStreamTransport::SendFailed(const std::string& message,
@@ -265,6 +288,7 @@ uint64_t HttpStreamTransport::ConnectEventStream(EventStream* stream,
                                  stream->parser.last_event_id());
   }
   for (auto& header : headers) request.headers.push_back(std::move(header));
+  NoteRequest(request, stream);
   stream->transfer =
       loop_->StartTransfer(std::move(request), std::move(handlers));
   return stream->transfer;
@@ -283,6 +307,7 @@ bool HttpStreamTransport::AcceptEventStream(const HttpResponseHead& head,
     return false;
   }
   stream->open = true;
+  NoteAnswer(head, stream);
   return true;
 }
 

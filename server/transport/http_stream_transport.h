@@ -119,6 +119,10 @@ class HttpStreamTransport : public Transport {
     std::string id_at_connect;  // parser.last_event_id() when it was issued
     int failures = 0;           // consecutive failed connections
     absl::Status failure;       // why a handler ended the current GET
+    // The current request as history records it (NoteRequest), and once
+    // answered the whole exchange (NoteAnswer), which its events carry.
+    HttpExchangeRecord request_http;
+    std::shared_ptr<const HttpExchangeRecord> http;
   };
 
   // `reserved_headers`: lower-case names the transport sets itself;
@@ -167,7 +171,16 @@ class HttpStreamTransport : public Transport {
   bool ending() const { return finished_ || shutting_down_; }
 
   void Log(const std::string& line);
-  void Deliver(std::string message);
+  // Hands `message` to on_http_message with `http` when both are set,
+  // otherwise to on_message.
+  void Deliver(std::string message,
+               std::shared_ptr<const HttpExchangeRecord> http = nullptr);
+  // What history records of an exchange: `request` as sent (masked, in
+  // stream->request_http), then with its answer's `head` (stream->http).
+  static void NoteRequest(const http_internal::HttpRequest& request,
+                          EventStream* stream);
+  static void NoteAnswer(const http_internal::HttpResponseHead& head,
+                         EventStream* stream);
   void SendFailed(const std::string& message, absl::Status status);
 
   // kAwaitServer: Start() returns OK. Once.

@@ -97,7 +97,7 @@ bool SseTransport::OnStreamBody(std::string_view chunk) {
                         return HandleEndpoint(event.data);
                       }
                       if (event.event == "message" && !event.data.empty()) {
-                        Deliver(std::move(event.data));
+                        Deliver(std::move(event.data), stream_.http);
                       }
                       return true;
                     });

@@ -188,6 +188,7 @@ void StreamableHttpTransport::IssueExchangeRequest(Exchange* ex) {
     request.headers.push_back(header);
   }
   for (auto& header : ex->extra_headers) request.headers.push_back(header);
+  NoteRequest(request, &ex->stream);
   ex->stream.transfer =
       loop()->StartTransfer(std::move(request), std::move(handlers));
 }
@@ -197,6 +198,7 @@ bool StreamableHttpTransport::OnExchangeHead(uint64_t ex_id,
   auto it = exchanges_.find(ex_id);
   if (it == exchanges_.end() || finished()) return false;
   Exchange* ex = it->second.get();
+  NoteAnswer(head, &ex->stream);
   const int status = head.status;
   if (status >= 200 && status < 300) {
     if (ex->resuming) {
@@ -297,7 +299,7 @@ bool StreamableHttpTransport::DeliverSse(EventStream* stream,
                       }
                       ++stream->delivered;
                       if (last_data != nullptr) *last_data = event.data;
-                      Deliver(std::move(event.data));
+                      Deliver(std::move(event.data), stream->http);
                       return true;
                     });
 }
@@ -322,8 +324,9 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
         // A modern server's JSON-RPC error (UnsupportedProtocolVersion,
         // HeaderMismatch, ...) comes with HTTP 400: the answer it is.
         std::string body = std::move(ex->body);
+        auto http = std::move(ex->stream.http);
         exchanges_.erase(it);
-        Deliver(std::move(body));
+        Deliver(std::move(body), std::move(http));
         return;
       }
       if (ex->resuming && ex->head.status >= 500) {
@@ -391,12 +394,13 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
   }
   std::string body = std::move(ex->body);
   std::string message = std::move(ex->message);
+  auto http = std::move(ex->stream.http);
   exchanges_.erase(it);
   if (ContainsRequest(message) && !LooksLikeResponse(body)) {
     // The answer owed is not there: what came is still recorded as the
     // server's, and the request fails now instead of timing out.
     std::string snippet = InputPrefix(body, 200);
-    if (!body.empty()) Deliver(std::move(body));
+    if (!body.empty()) Deliver(std::move(body), std::move(http));
     SendFailed(message,
                Error(v1::INVALID_RESPONSE,
                      absl::StrCat("the server's JSON answer to a POST is not "
@@ -405,7 +409,7 @@ void StreamableHttpTransport::OnExchangeDone(uint64_t ex_id,
                      {{"body", snippet}}));
     return;
   }
-  if (!body.empty()) Deliver(std::move(body));
+  if (!body.empty()) Deliver(std::move(body), std::move(http));
 }
 
 void StreamableHttpTransport::ScheduleResume(Exchange* ex,

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
+#include "common/http_exchange_record.h"
 
 namespace inspector::transport {
 
@@ -31,6 +32,13 @@ struct TransportCallbacks {
   // One JSON-RPC message (or batch) as received, without framing: a line
   // of stdout, a JSON response body, or the data of one SSE event.
   std::function<void(std::string message)> on_message;
+  // When set, the HTTP transports deliver here instead of on_message, with
+  // the HTTP exchange that carried the message (the POST or GET and its
+  // answer's status and headers, secrets masked), shared by the messages
+  // of one exchange. Same guarantees as on_message.
+  std::function<void(std::string message,
+                     std::shared_ptr<const HttpExchangeRecord> http)>
+      on_http_message;
   // A message given to Send() could not be delivered (for example the HTTP
   // POST was refused or answered with an error status). `message` is the
   // text that was passed to Send(). The connection may still be usable.
