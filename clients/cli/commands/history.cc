@@ -216,6 +216,7 @@ void AddHistoryCommands(CLI::App* app, Context* context) {
       "  inspectorctl history --direction in -o json");
   AddHistoryPruneCommand(history, context);
   AddHistoryExportCommand(history, context);
+  AddHistoryShowCommand(history, context);
   history->callback([context, history_flags, history] {
     // CLI11 runs this after a subcommand's callback: keep its action.
     if (!history->get_subcommands().empty()) return;

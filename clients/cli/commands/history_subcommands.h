@@ -1,6 +1,6 @@
 // The subcommands of `inspectorctl history` beside the listing itself:
-// `history prune` (history_prune.cc) and `history export`
-// (history_export.cc). history.cc registers them on its `history` command.
+// `history prune` (history_prune.cc), `history export`
+// (history_export.cc) and `history show` (history_show.cc). history.cc registers them on its `history` command.
 // Used from main's thread only, as every command is.
 #ifndef INSPECTOR_CLIENTS_CLI_COMMANDS_HISTORY_SUBCOMMANDS_H_
 #define INSPECTOR_CLIENTS_CLI_COMMANDS_HISTORY_SUBCOMMANDS_H_
@@ -16,6 +16,9 @@ void AddHistoryPruneCommand(CLI::App* history, Context* context);
 
 // `history export [--format jsonl|csv|har] [filters]`.
 void AddHistoryExportCommand(CLI::App* history, Context* context);
+
+// `history show ID` (history_show.cc).
+void AddHistoryShowCommand(CLI::App* history, Context* context);
 
 }  // namespace inspector::cli
 
