@@ -12,15 +12,19 @@
 //     viewer; "Edit and replay" sends an edited copy and shows the answer;
 //     "Pin" keeps a row at the top while traffic arrives, until unpinned;
 //   - History's detail offers replay and jumps to the message's session;
+//   - the detail shows the HTTP exchange (status, headers with Authorization
+//     masked) of a call to the fixture over Streamable HTTP and of a call
+//     made through that server's front door;
 // screenshots at 1280x800 and 390x844 in --artifacts.
 //
 //   node timeline_test.mjs --inspectord PATH --source DIR --artifacts DIR
 //        [--chromium /usr/bin/chromium]
 // Exits 0 when every check passed, 1 otherwise (each failure on stderr).
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import process from 'node:process';
 import { Browser } from './devtools.mjs';
-import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED, LOW_CONTRAST } from './harness.mjs';
+import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED, LOW_CONTRAST, waitForLine } from './harness.mjs';
 
 const args = parseArgs('timeline_test.mjs', { inspectord: 'PATH', source: 'DIR', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
@@ -293,6 +297,53 @@ try {
   await page.eval(`location.hash = '#/timeline'`);
   await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic again');
   await a11y(page, 'timeline');
+
+  // --- the HTTP exchange of an HTTP upstream and of a front door ----------------
+  const httpFixture = spawn(process.execPath, [fixtureScript, 'streamableHttp'],
+    { stdio: ['pipe', 'ignore', 'pipe'], env: { ...process.env, PORT: '0' } });
+  children.push({ child: httpFixture });
+  const [listening] = await waitForLine(httpFixture.stderr, /\{"listening".*\}/, 'the fixture over Streamable HTTP');
+  const httpPort = JSON.parse(listening).listening;
+  const webId = await addServer({ name: 'web', transport: 'streamableHttp', url: `http://127.0.0.1:${httpPort}/mcp`,
+    headers: { Authorization: 'Bearer ui-secret-123' } });
+  const addAnswer = await rest('POST', `/api/servers/${webId}/tools/add:call`, { arguments: { a: 2, b: 3 } });
+  check(addAnswer.status === 200, `add answered over Streamable HTTP (${addAnswer.status})`);
+  const addRow = await waitFor(page, row(`r.method.includes(' add') && r.dur.endsWith('ms')`), 'the add call over HTTP');
+  await page.eval(`document.querySelector('[data-row="${addRow.id}"]').click()`);
+  const upstreamHttp = await waitFor(page, `(() => { const s = document.querySelector('.msg-detail .msg-http');
+    return s && /→/.test(s.textContent) && s.textContent; })()`, 'the HTTP exchange in the detail');
+  check(/HTTP: POST \/mcp → 200/.test(upstreamHttp), `the detail shows the upstream's HTTP exchange (${upstreamHttp.slice(0, 120)})`);
+  check(/Bearer \*\*\*\(13 chars\)/.test(upstreamHttp) && !upstreamHttp.includes('ui-secret-123'),
+    'its headers are shown with Authorization masked');
+  await shoot(page, 'timeline-http');
+  // A client of the front door: its POST and the front door's answer.
+  const door = `${base}/servers/web/mcp`;
+  const doorHeaders = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const init = await fetch(door, { method: 'POST', headers: doorHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ui-test', version: '1' } } }) });
+  const doorSession = init.headers.get('mcp-session-id');
+  await init.text();
+  check(init.status === 200 && !!doorSession, `the front door opened a session (${init.status})`);
+  const doorCall = await fetch(door, { method: 'POST', headers: { ...doorHeaders, 'Mcp-Session-Id': doorSession, 'MCP-Protocol-Version': '2025-06-18' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'add', arguments: { a: 20, b: 22 } } }) });
+  await doorCall.text();
+  check(doorCall.status === 200, `add answered through the front door (${doorCall.status})`);
+  // The front door's answer is recorded once given: wait for it in history.
+  const deadline = Date.now() + 30000;
+  let recorded = null;
+  while (!recorded && Date.now() < deadline) {
+    const listed = await rest('GET', `/api/messages?serverId=${encodeURIComponent(webId)}&method=tools%2Fcall&direction=CLIENT_TO_SERVER`);
+    recorded = (listed.body?.messages || []).find((m) => m.http && m.http.path === '/servers/web/mcp' && m.http.status === 200);
+    if (!recorded) await new Promise((r) => setTimeout(r, 100));
+  }
+  check(!!recorded, 'the front door\'s request is in history with its HTTP exchange');
+  const doorRow = await waitFor(page, `(() => { const rows = ${ROWS}.filter((r) => r.method.includes(' add') && r.dur.endsWith('ms'));
+    return rows.length === 2 && rows.sort((x, y) => y.index - x.index)[0]; })()`, 'the front door\'s add call');
+  await page.eval(`document.querySelector('[data-row="${doorRow.id}"]').click()`);
+  const doorHttp = await waitFor(page, `(() => { const s = document.querySelector('.msg-detail .msg-http');
+    return s && /servers\/web\/mcp/.test(s.textContent) && s.textContent; })()`, 'the front door\'s exchange in the detail');
+  check(/HTTP: POST \/servers\/web\/mcp → 200/.test(doorHttp) && /mcp-session-id/i.test(doorHttp),
+    `the detail shows the front door's exchange (${doorHttp.slice(0, 160)})`);
 
   // --- Live traffic keeps the newest 50,000 rows as messages stream in --------
   // A pinned row that ages out goes too; the list and its count stay right

@@ -8,7 +8,7 @@ import { api, query, enc } from './api.js';
 import { store } from './state.js';
 import { h, clear, field, errorBox, dateTimeOf } from './util.js';
 import { serverName } from './state.js';
-import { detailPane } from './detail.js';
+import { detailPane, httpSection } from './detail.js';
 import { breakOnButton } from './intercept.js';
 import { replayOne } from './sessions.js';
 import { SLOW_MS } from './timeline.js';
@@ -134,6 +134,7 @@ function show(entry) {
     response: response ? JSON.stringify(response) : null,
     extra: [breakOnButton({ serverId: entry.serverId, direction: entry.direction, kind: 'request', method: entry.method, target: entry.target }),
       entry.sessionId ? h('a', { class: 'button', href: `#/sessions/${enc(entry.sessionId)}` }, 'Open its session') : null],
+    before: httpSection([['carried the request', entry.requestHttp], ['carried the response', entry.responseHttp]]),
     after: entry.messageId && entry.direction !== 'SERVER_TO_CLIENT'
       ? replayOne({ id: entry.messageId, raw: JSON.stringify(request), kind: 'request', direction: 'CLIENT_TO_SERVER', sequence: entry.id }, entry.serverId, `${entry.method} ${entry.id}`)
       : null,

@@ -11,7 +11,7 @@
 // exist in the page, so 10,000 messages scroll as fast as 10.
 import { store, on, serverName } from './state.js';
 import { h, clear, field, timeOf } from './util.js';
-import { detailPane } from './detail.js';
+import { detailPane, recordedHttpSection } from './detail.js';
 import { breakOnButton } from './intercept.js';
 import { replayOne } from './sessions.js';
 
@@ -376,7 +376,9 @@ function select(id, focus) {
     request: row.kind === 'request' || row.kind === 'notification' ? row.raw : null,
     response: row.response ? row.response.raw : (row.kind === 'request' || row.kind === 'notification' ? null : row.raw),
     extra: [pin, breakOnButton(asMessage(row))],
-    before: group,
+    before: [group, recordedHttpSection([
+      [row.kind === 'request' || row.kind === 'notification' ? 'carried the request' : 'carried the message', row.msgId],
+      ['carried the response', row.response ? row.response.id : 0]])],
     after: replayable ? replayOne({ id: row.msgId, raw: row.raw, kind: row.kind, direction: row.dir, sequence: row.jsonId }, row.serverId, `${row.method} #${row.jsonId}`) : null,
     meta: {
       Server: serverName(row.serverId),
