@@ -114,6 +114,10 @@ TableTimes LocalTimes();
 // for yes or an empty line, false for anything else or end of input.
 bool AskEditAgain();
 
+// The recorded message `id` (HistoryService.ListMessages); NOT_FOUND,
+// with a hint, if history has no such message.
+absl::StatusOr<v1::McpMessage> RecordedMessage(Context& context, int64_t id);
+
 // Starts xdg-open URL (argv, no shell) and waits for it: it returns as soon
 // as it has handed the URL to the browser. An error says why it could not.
 absl::Status OpenInBrowser(const std::string& url);

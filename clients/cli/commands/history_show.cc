@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "clients/cli/cli_errors.h"
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/history_subcommands.h"
 #include "clients/cli/json_values.h"
@@ -45,21 +44,8 @@ std::string HttpText(const v1::MessageHttpExchange& http) {
 }
 
 absl::Status RunShow(Context& context, const ShowFlags& flags) {
-  v1::ListMessagesRequest request;
-  request.set_message_id(flags.message_id);
-  request.set_limit(1);
-  v1::ListMessagesResponse response;
-  RETURN_IF_ERROR(context.Call(context.history(),
-                               &v1::HistoryService::Stub::ListMessages,
-                               request, &response));
-  if (response.messages().empty()) {
-    return LocalError(v1::NOT_FOUND,
-                      absl::StrCat("no recorded message has id ",
-                                   flags.message_id),
-                      "`inspectorctl history -o json` and `inspectorctl "
-                      "sessions show ID` list messages with their ids");
-  }
-  const v1::McpMessage& m = response.messages(0);
+  ASSIGN_OR_RETURN(const v1::McpMessage m,
+                   RecordedMessage(context, flags.message_id));
   if (context.json()) return context.PrintJson(m);
   std::string text = absl::StrCat(
       "message ", m.id(), "  ",

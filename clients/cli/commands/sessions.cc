@@ -246,24 +246,6 @@ struct ReplayFlags {
   bool edit = false;
 };
 
-// The recorded message `id`.
-absl::StatusOr<v1::McpMessage> RecordedMessage(Context& context, int64_t id) {
-  v1::ListMessagesRequest request;
-  request.set_message_id(id);
-  request.set_limit(1);
-  v1::ListMessagesResponse response;
-  RETURN_IF_ERROR(context.Call(context.history(),
-                               &v1::HistoryService::Stub::ListMessages,
-                               request, &response));
-  if (response.messages().empty()) {
-    return LocalError(v1::NOT_FOUND,
-                      absl::StrCat("no recorded message has id ", id),
-                      "`inspectorctl sessions show ID` lists a session's "
-                      "messages with their ids");
-  }
-  return response.messages(0);
-}
-
 // Asks on the terminal whether to edit again; true for yes (the default).
 // --edit: the recorded request in $VISUAL/$EDITOR, then sent as edited;
 // refused edits can be edited again (on a terminal). Nothing is sent if
