@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/secrets.h"
+#include "common/strings.h"
 #include "nlohmann/json.hpp"
 #include "server/oauth/redaction.h"
 #include "server/oauth/urls.h"
@@ -44,12 +45,14 @@ std::string MaskHeader(absl::string_view name, absl::string_view value) {
     return MaskUrl(value);
   }
   // The rule every recorded HTTP exchange follows (common/secrets.h).
-  return MaskHeaderValue(name, value);
+  return MaskHeaderValue(StdView(name), StdView(value));
 }
 
 }  // namespace
 
-std::string Mask(absl::string_view value) { return MaskedLength(value); }
+std::string Mask(absl::string_view value) {
+  return MaskedLength(StdView(value));
+}
 
 std::string MaskUrl(absl::string_view url) {
   auto q = url.find('?');
