@@ -98,6 +98,23 @@ class EraRelay : public Relay,
     to_client_(std::move(raw));
   }
 
+  // A message passed on as it came keeps its HTTP record; one this relay
+  // rewrites is recorded as sent (Send).
+  void SendReceived(std::shared_ptr<engine::ReceivedHttp> http,
+                    std::string raw, ResponseCallback done) override {
+    bool modern;
+    {
+      absl::MutexLock lock(&mu_);
+      modern = modern_;
+    }
+    if (!modern && raw.find("initialize") == std::string::npos &&
+        raw.find("\\u") == std::string::npos) {
+      return inner_->SendReceived(std::move(http), std::move(raw),
+                                  std::move(done));
+    }
+    Send(std::move(raw), std::move(done));
+  }
+
   void Send(std::string raw, ResponseCallback done) override {
     bool modern;
     {
