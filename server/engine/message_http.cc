@@ -15,29 +15,29 @@ thread_local MessageHttpScope* current_http_scope = nullptr;
 ReceivedHttp::ReceivedHttp(HttpExchangeRecord request)
     : request_(std::make_shared<const HttpExchangeRecord>(std::move(request))) {}
 
-void ReceivedHttp::Recorded(Pipeline* pipeline, int64_t message_id) {
+void ReceivedHttp::Recorded(Recorder record, int64_t message_id) {
   std::shared_ptr<const HttpExchangeRecord> answered;
   {
     absl::MutexLock lock(&mu_);
     if (message_id_ != 0 || message_id <= 0) return;
-    pipeline_ = pipeline;
+    record_ = record;
     message_id_ = message_id;
     answered = answered_;
   }
-  if (answered != nullptr) pipeline->RecordHttp(message_id, answered);
+  if (answered != nullptr) record(message_id, answered);
 }
 
 void ReceivedHttp::Complete(std::shared_ptr<const HttpExchangeRecord> whole) {
-  Pipeline* pipeline;
+  Recorder record;
   int64_t message_id;
   {
     absl::MutexLock lock(&mu_);
     if (answered_ != nullptr) return;
     answered_ = whole;
-    pipeline = pipeline_;
+    record = record_;
     message_id = message_id_;
   }
-  if (pipeline != nullptr) pipeline->RecordHttp(message_id, std::move(whole));
+  if (record) record(message_id, std::move(whole));
 }
 
 MessageHttpScope::MessageHttpScope(

@@ -20,6 +20,7 @@
 #define INSPECTOR_SERVER_ENGINE_MESSAGE_HTTP_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
@@ -41,11 +42,14 @@ class ReceivedHttp {
     return request_;
   }
 
-  // The message was recorded as row `message_id` by `pipeline` (which
-  // outlives this). The first call counts; later ones are ignored. If the
-  // answer is already known, it is recorded now.
-  void Recorded(Pipeline* pipeline, int64_t message_id)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes a message's completed exchange (the pipeline's RecordHttp).
+  using Recorder = std::function<void(
+      int64_t message_id, std::shared_ptr<const HttpExchangeRecord> whole)>;
+
+  // The message was recorded as row `message_id`; `record` completes its
+  // row (it must outlive this). The first call counts; later ones are
+  // ignored. If the answer is already known, it is recorded now.
+  void Recorded(Recorder record, int64_t message_id) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The front door answered with `status` and `headers` (as given to the
   // client, before masking): the row is completed, now if it was
@@ -64,7 +68,7 @@ class ReceivedHttp {
 
   const std::shared_ptr<const HttpExchangeRecord> request_;
   absl::Mutex mu_;
-  Pipeline* pipeline_ ABSL_GUARDED_BY(mu_) = nullptr;
+  Recorder record_ ABSL_GUARDED_BY(mu_);
   int64_t message_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<const HttpExchangeRecord> answered_ ABSL_GUARDED_BY(mu_);
 };

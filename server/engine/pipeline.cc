@@ -185,7 +185,12 @@ int64_t Pipeline::Observe(const Envelope& envelope) {
     record.http = envelope.http;
     history_->Append(std::move(record));
     if (envelope.received_http != nullptr) {
-      envelope.received_http->Recorded(this, id);
+      envelope.received_http->Recorded(
+          [this](int64_t message_id,
+                 std::shared_ptr<const HttpExchangeRecord> whole) {
+            RecordHttp(message_id, std::move(whole));
+          },
+          id);
     }
   } else {
     // Still give each message a distinct id so correlation works in events.
