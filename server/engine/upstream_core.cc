@@ -49,7 +49,8 @@ Envelope UpstreamCore::MakeEnvelope(bool client_to_server,
 void UpstreamCore::Finish(InflightRequests::Request& request,
                           absl::StatusOr<std::string> answer,
                           bool error_answer) const {
-  if (request.trace != nullptr && !answer.ok()) {
+  if (request.trace != nullptr && request.trace->recording() &&
+      !answer.ok()) {
     // No answer came from the server (timeout, cancel, lost connection).
     request.trace->EndUpstream(clock->Now(),
                                AnswerOutcome(answer, /*capture=*/false));

@@ -118,8 +118,10 @@ void InboundRouter::OnServerResponse(const std::string& raw,
   envelope.first_round_id = pending.first_round_id;
   if (pending.trace != nullptr) {
     envelope.trace_id = pending.trace->trace_id_hex();
-    pending.trace->EndUpstream(core_->clock->Now(),
-                               AnswerOutcome(restored, /*capture=*/false));
+    if (pending.trace->recording()) {
+      pending.trace->EndUpstream(core_->clock->Now(),
+                                 AnswerOutcome(restored, /*capture=*/false));
+    }
   }
   core_->pipeline->Observe(envelope);
   if (core_->relay() && pending.method == "initialize" &&

@@ -1,6 +1,5 @@
 #include "server/telemetry/tracer.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -53,7 +52,9 @@ Attributes CommonAttributes(const RequestStart& start) {
   return a;
 }
 
-void ApplyOutcome(const Outcome& outcome, SpanData* span) {
+// `outcome` on `span`; the answer's body only where `with_payload` (the
+// SERVER span: the caller's answer).
+void ApplyOutcome(const Outcome& outcome, bool with_payload, SpanData* span) {
   if (!outcome.rpc_status_code.empty()) {
     span->attributes.push_back(
         {"rpc.response.status_code", outcome.rpc_status_code});
@@ -61,7 +62,7 @@ void ApplyOutcome(const Outcome& outcome, SpanData* span) {
   if (!outcome.error_type.empty()) {
     span->attributes.push_back({"error.type", outcome.error_type});
   }
-  if (!outcome.payload.empty()) {
+  if (with_payload && !outcome.payload.empty()) {
     span->attributes.push_back({"inspector.response.body", outcome.payload});
   }
   span->error = outcome.error;
@@ -132,7 +133,7 @@ RequestTrace::~RequestTrace() {
   const absl::Time end = server_.start;  // no clock here: a zero length
   FinishClientLocked(end, outcome);
   server_.end = end;
-  ApplyOutcome(outcome, &server_);
+  ApplyOutcome(outcome, /*with_payload=*/true, &server_);
   ended_ = true;
   exporter_->Add(std::move(server_));
 }
@@ -180,13 +181,7 @@ void RequestTrace::FinishClientLocked(absl::Time now, const Outcome& outcome) {
   SpanData span = *std::move(client_);
   client_.reset();
   span.end = now;
-  ApplyOutcome(outcome, &span);
-  span.attributes.erase(
-      std::remove_if(span.attributes.begin(), span.attributes.end(),
-                     [](const Attribute& a) {
-                       return a.key == "inspector.response.body";
-                     }),
-      span.attributes.end());
+  ApplyOutcome(outcome, /*with_payload=*/false, &span);
   exporter_->Add(std::move(span));
 }
 
@@ -211,7 +206,7 @@ void RequestTrace::End(absl::Time now, const Outcome& outcome) {
   ended_ = true;
   FinishClientLocked(now, outcome);
   server_.end = now;
-  ApplyOutcome(outcome, &server_);
+  ApplyOutcome(outcome, /*with_payload=*/true, &server_);
   exporter_->Add(std::move(server_));
 }
 
