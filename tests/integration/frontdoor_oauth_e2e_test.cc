@@ -951,17 +951,23 @@ TEST_F(FrontDoorIntrospectionTest, InactiveOrForeignOpaqueTokensAreRefused) {
   EXPECT_TRUE(FixtureRequests().empty());
 }
 
-// Introspection credentials need an issuer, and come as a pair.
-TEST(FrontDoorIntrospectionFlagsTest, CredentialsNeedAnIssuerAndEachOther) {
-  testing::TempDir dir;
-  const std::vector<std::string> common = {
+// inspectord started with its HTTP listener and `flags`, in `dir`: for
+// flags it must refuse at start.
+testing::ProcessResult RunDaemonWithFlags(const testing::TempDir& dir,
+                                          std::vector<std::string> flags) {
+  std::vector<std::string> argv = {
       INSPECTORD_PATH, "--db",   dir.File("db.sqlite"), "--token-file",
       dir.File("token"), "--listen", "127.0.0.1:0",     "--http",
       "127.0.0.1:0"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return testing::RunProcess(argv);
+}
+
+// Introspection credentials need an issuer, and come as a pair.
+TEST(FrontDoorIntrospectionFlagsTest, CredentialsNeedAnIssuerAndEachOther) {
+  testing::TempDir dir;
   auto run = [&](std::vector<std::string> flags) {
-    std::vector<std::string> argv = common;
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    return testing::RunProcess(argv);
+    return RunDaemonWithFlags(dir, std::move(flags));
   };
   testing::ProcessResult alone =
       run({"--frontdoor-introspection-client-id", "rs"});
@@ -978,14 +984,8 @@ TEST(FrontDoorIntrospectionFlagsTest, CredentialsNeedAnIssuerAndEachOther) {
 // each other, and scopes mean nothing without an issuer.
 TEST(FrontDoorOAuthFlagsTest, ContradictoryFlagsAreRefusedAtStart) {
   testing::TempDir dir;
-  const std::vector<std::string> common = {
-      INSPECTORD_PATH, "--db",   dir.File("db.sqlite"), "--token-file",
-      dir.File("token"), "--listen", "127.0.0.1:0",     "--http",
-      "127.0.0.1:0"};
   auto run = [&](std::vector<std::string> flags) {
-    std::vector<std::string> argv = common;
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    return testing::RunProcess(argv);
+    return RunDaemonWithFlags(dir, std::move(flags));
   };
   testing::ProcessResult both =
       run({"--frontdoor-token", "s3cret", "--frontdoor-issuer",
