@@ -1,7 +1,10 @@
 #include "server/telemetry/trace_context.h"
 
 #include <random>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/json_scan.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::telemetry {
@@ -105,8 +108,65 @@ std::optional<TraceContext> ParseTraceparent(std::string_view text,
   return context;
 }
 
-std::optional<TraceContext> TraceContextFromMeta(std::string_view raw) {
-  if (raw.find("traceparent") == std::string_view::npos) return std::nullopt;
+namespace {
+
+// One object of a request's text, by its members as json_scan reads them,
+// with offsets into the whole text.
+struct ScannedObject {
+  size_t open = 0;   // its '{'
+  size_t close = 0;  // its '}'
+  std::vector<json_scan::Member> members;
+};
+
+// The object whose '{' is at raw[open], when its members read cleanly up
+// to its closing brace and none of their keys is escaped (a key written
+// with escapes could name a member the text search would miss).
+std::optional<ScannedObject> ScanAt(std::string_view raw, size_t open) {
+  if (open >= raw.size() || raw[open] != '{') return std::nullopt;
+  const size_t end = json_scan::SkipValue(raw, open);
+  if (end == std::string_view::npos) return std::nullopt;
+  ScannedObject object;
+  object.open = open;
+  object.close = end - 1;
+  object.members = json_scan::ScanObject(raw.substr(open, end - open));
+  size_t after = json_scan::SkipSpace(raw, open + 1);
+  for (json_scan::Member& member : object.members) {
+    if (member.key.find('\\') != std::string_view::npos) return std::nullopt;
+    member.begin += open;
+    member.end += open;
+    after = json_scan::SkipSpace(raw, member.end);
+    if (after < raw.size() && raw[after] == ',') {
+      after = json_scan::SkipSpace(raw, after + 1);
+    }
+  }
+  if (after != object.close) return std::nullopt;  // a member not read
+  return object;
+}
+
+// The last member `key` (the one JSON parsers keep), or null.
+const json_scan::Member* Find(const ScannedObject& object,
+                              std::string_view key) {
+  const json_scan::Member* found = nullptr;
+  for (const json_scan::Member& member : object.members) {
+    if (member.key == key) found = &member;
+  }
+  return found;
+}
+
+// The text of a string member without its quotes, when it has no escapes
+// (a traceparent never needs one); nullopt otherwise.
+std::optional<std::string_view> PlainString(std::string_view raw,
+                                            const json_scan::Member& member) {
+  std::string_view value = raw.substr(member.begin, member.end - member.begin);
+  if (value.size() < 2 || value.front() != '"' ||
+      value.find('\\') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return value.substr(1, value.size() - 2);
+}
+
+// The slow path for texts the scan does not take: a whole parse.
+std::optional<TraceContext> ParsedTraceContext(std::string_view raw) {
   const nlohmann::json message = nlohmann::json::parse(raw, nullptr, false);
   if (!message.is_object()) return std::nullopt;
   const auto params = message.find("params");
@@ -123,7 +183,7 @@ std::optional<TraceContext> TraceContextFromMeta(std::string_view raw) {
   return ParseTraceparent(parent->get<std::string>(), state);
 }
 
-std::string WithTraceContextInMeta(std::string_view raw,
+std::string ParsedWithTraceContext(std::string_view raw,
                                    const TraceContext& context) {
   nlohmann::json message = nlohmann::json::parse(raw, nullptr, false);
   if (!message.is_object()) return std::string(raw);
@@ -141,6 +201,116 @@ std::string WithTraceContextInMeta(std::string_view raw,
     meta["tracestate"] = context.trace_state;
   }
   return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// `"traceparent":"…"` (and `"tracestate":"…"`) as members' text.
+std::string ContextMembers(const TraceContext& context) {
+  std::string text = "\"traceparent\":\"" + context.Traceparent() + "\"";
+  if (!context.trace_state.empty()) {
+    text += ",\"tracestate\":";
+    text += nlohmann::json(context.trace_state)
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return text;
+}
+
+// `raw` with `text` inserted at `at`.
+std::string Spliced(std::string_view raw, size_t at, std::string_view text) {
+  std::string out;
+  out.reserve(raw.size() + text.size());
+  out.append(raw.substr(0, at));
+  out.append(text);
+  out.append(raw.substr(at));
+  return out;
+}
+
+// `raw` with [begin, end) replaced by `text`.
+std::string Replaced(std::string_view raw, size_t begin, size_t end,
+                     std::string_view text) {
+  std::string out;
+  out.reserve(raw.size() - (end - begin) + text.size());
+  out.append(raw.substr(0, begin));
+  out.append(text);
+  out.append(raw.substr(end));
+  return out;
+}
+
+}  // namespace
+
+std::optional<TraceContext> TraceContextFromMeta(std::string_view raw) {
+  if (raw.find("traceparent") == std::string_view::npos) return std::nullopt;
+  // Read in place where the text allows: params._meta's two strings.
+  const auto message = ScanAt(raw, json_scan::SkipSpace(raw, 0));
+  if (!message.has_value()) return ParsedTraceContext(raw);
+  const json_scan::Member* params = Find(*message, "params");
+  if (params == nullptr) return std::nullopt;
+  const auto params_object = ScanAt(raw, params->begin);
+  if (!params_object.has_value()) return ParsedTraceContext(raw);
+  const json_scan::Member* meta = Find(*params_object, "_meta");
+  if (meta == nullptr) return std::nullopt;
+  const auto meta_object = ScanAt(raw, meta->begin);
+  if (!meta_object.has_value()) return ParsedTraceContext(raw);
+  const json_scan::Member* parent = Find(*meta_object, "traceparent");
+  if (parent == nullptr) return std::nullopt;
+  const json_scan::Member* state = Find(*meta_object, "tracestate");
+  const std::optional<std::string_view> parent_text = PlainString(raw, *parent);
+  std::optional<std::string_view> state_text;
+  if (state != nullptr) state_text = PlainString(raw, *state);
+  if (!parent_text.has_value() || (state != nullptr && !state_text)) {
+    return ParsedTraceContext(raw);  // escapes, or not strings
+  }
+  return ParseTraceparent(*parent_text, state_text.value_or(""));
+}
+
+std::string WithTraceContextInMeta(std::string_view raw,
+                                   const TraceContext& context) {
+  // Spliced into the text where it can be: the request goes on as it came
+  // but for the new members, and costs no parse of its payload.
+  const auto message = ScanAt(raw, json_scan::SkipSpace(raw, 0));
+  if (!message.has_value()) return ParsedWithTraceContext(raw, context);
+  const std::string members = ContextMembers(context);
+  const json_scan::Member* params = Find(*message, "params");
+  if (params == nullptr) {
+    return Spliced(raw, message->close,
+                   absl::StrCat(message->members.empty() ? "" : ",",
+                                "\"params\":{\"_meta\":{", members, "}}"));
+  }
+  if (raw.substr(params->begin, params->end - params->begin) == "null") {
+    return Replaced(raw, params->begin, params->end,
+                    absl::StrCat("{\"_meta\":{", members, "}}"));
+  }
+  const auto params_object = ScanAt(raw, params->begin);
+  if (!params_object.has_value()) return ParsedWithTraceContext(raw, context);
+  const json_scan::Member* meta = Find(*params_object, "_meta");
+  if (meta == nullptr) {
+    return Spliced(raw, params_object->open + 1,
+                   absl::StrCat("\"_meta\":{", members, "}",
+                                params_object->members.empty() ? "" : ","));
+  }
+  if (raw[meta->begin] != '{') {  // not an object: replaced by ours
+    return Replaced(raw, meta->begin, meta->end,
+                    absl::StrCat("{", members, "}"));
+  }
+  const auto meta_object = ScanAt(raw, meta->begin);
+  if (!meta_object.has_value()) return ParsedWithTraceContext(raw, context);
+  if (Find(*meta_object, "traceparent") || Find(*meta_object, "tracestate")) {
+    // The caller's context gives way to ours: only _meta is parsed again.
+    nlohmann::json meta_json = nlohmann::json::parse(
+        raw.substr(meta->begin, meta->end - meta->begin), nullptr, false);
+    if (!meta_json.is_object()) return ParsedWithTraceContext(raw, context);
+    meta_json["traceparent"] = context.Traceparent();
+    if (context.trace_state.empty()) {
+      meta_json.erase("tracestate");
+    } else {
+      meta_json["tracestate"] = context.trace_state;
+    }
+    return Replaced(raw, meta->begin, meta->end,
+                    meta_json.dump(-1, ' ', false,
+                                   nlohmann::json::error_handler_t::replace));
+  }
+  return Spliced(raw, meta_object->open + 1,
+                 absl::StrCat(members,
+                              meta_object->members.empty() ? "" : ","));
 }
 
 TraceId NewTraceId() { return RandomNonZero<16>(); }

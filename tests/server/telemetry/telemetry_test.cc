@@ -82,6 +82,75 @@ TEST(TraceContextTest, ReadsAndWritesParamsMeta) {
   EXPECT_EQ(WithTraceContextInMeta("[1,2]", ours), "[1,2]");
 }
 
+// The context is spliced into the request's text: everything else goes
+// upstream as the client wrote it, in its order, whatever shape the
+// request has.
+TEST(TraceContextTest, SplicesTheContextIntoTheTextAsWritten) {
+  TraceContext ours;
+  ours.trace_id = ParseTraceparent(kParent)->trace_id;
+  ours.span_id = NewSpanId();
+  ours.flags = 1;
+  const std::string tp = "\"traceparent\":\"" + ours.Traceparent() + "\"";
+  // params with _meta: first member of _meta; the rest byte for byte.
+  EXPECT_EQ(WithTraceContextInMeta(
+                R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":3},"arguments":{"z":1,"a":2}}})",
+                ours),
+            R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{)" +
+                tp + R"(,"progressToken":3},"arguments":{"z":1,"a":2}}})");
+  // An empty _meta, params without _meta, empty params, null params.
+  EXPECT_EQ(WithTraceContextInMeta(R"({"id":1,"params":{"_meta":{}}})", ours),
+            R"({"id":1,"params":{"_meta":{)" + tp + "}}}");
+  EXPECT_EQ(WithTraceContextInMeta(R"({"id":1,"params":{"name":"x"}})", ours),
+            R"({"id":1,"params":{"_meta":{)" + tp + R"(},"name":"x"}})");
+  EXPECT_EQ(WithTraceContextInMeta(R"({"id":1,"params": { } })", ours),
+            R"({"id":1,"params": {"_meta":{)" + tp + "} } }");
+  EXPECT_EQ(WithTraceContextInMeta(R"({"id":1,"params":null})", ours),
+            R"({"id":1,"params":{"_meta":{)" + tp + "}}}");
+  // Whitespace and pretty printing stay.
+  EXPECT_EQ(WithTraceContextInMeta("{\n  \"id\": 1,\n  \"method\": \"ping\"\n}\n",
+                                   ours),
+            "{\n  \"id\": 1,\n  \"method\": \"ping\"\n,\"params\":{\"_meta\":{" +
+                tp + "}}}\n");
+  // A tracestate is written as a JSON string.
+  TraceContext with_state = ours;
+  with_state.trace_state = "k=v\"q";
+  nlohmann::json parsed = nlohmann::json::parse(
+      WithTraceContextInMeta(R"({"id":1,"params":{}})", with_state));
+  EXPECT_EQ(parsed["params"]["_meta"]["tracestate"], "k=v\"q");
+  // _meta that is not an object is replaced.
+  parsed = nlohmann::json::parse(
+      WithTraceContextInMeta(R"({"id":1,"params":{"_meta":7}})", ours));
+  EXPECT_EQ(parsed["params"]["_meta"]["traceparent"], ours.Traceparent());
+  // params that is not an object: left alone, as before.
+  EXPECT_EQ(WithTraceContextInMeta(R"({"id":1,"params":[1]})", ours),
+            R"({"id":1,"params":[1]})");
+  // A key written with escapes is read by a real parse, so that the
+  // params the server reads are the client's.
+  parsed = nlohmann::json::parse(WithTraceContextInMeta(
+      R"({"id":1,"par\u0061ms":{"name":"x"}})", ours));
+  EXPECT_EQ(parsed["params"]["name"], "x");
+  EXPECT_EQ(parsed["params"]["_meta"]["traceparent"], ours.Traceparent());
+}
+
+TEST(TraceContextTest, ReadsTheContextInPlaceAndThroughEscapes) {
+  const std::string meta = std::string(R"("traceparent":")") + kParent + "\"";
+  auto read = TraceContextFromMeta(R"({"params":{"a":[{"traceparent":1}],"_meta":{)" +
+                                   meta + R"(,"tracestate":"x=y"}},"id":2})");
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(Hex(read->trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(read->trace_state, "x=y");
+  // Escaped text takes the parse: the same context.
+  auto escaped = TraceContextFromMeta(
+      std::string(R"({"params":{"_meta":{"traceparent":")") + kParent +
+      R"(","tracestate":"x\u003dy"}}})");
+  ASSERT_TRUE(escaped.has_value());
+  EXPECT_EQ(escaped->trace_state, "x=y");
+  // The word elsewhere is not a context.
+  EXPECT_FALSE(TraceContextFromMeta(
+      R"({"params":{"arguments":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}})"));
+  EXPECT_FALSE(TraceContextFromMeta(R"({"params":{"_meta":{"traceparent":5}}})"));
+}
+
 TEST(TraceContextTest, NewIdsAreNotZeroAndDiffer) {
   EXPECT_NE(Hex(NewTraceId()), Hex(NewTraceId()));
   EXPECT_TRUE(IsTraceIdHex(Hex(NewTraceId())));
