@@ -44,7 +44,7 @@
 #include "server/metrics/mcp_session_metrics.h"
 #include "server/metrics/metrics_http.h"
 #include "server/metrics/metrics_registry.h"
-#include "server/telemetry/otlp_senders.h"
+#include "server/telemetry/daemon_telemetry.h"
 #include "server/telemetry/tracer.h"
 #include "gateway/app_sandbox.h"
 #include "gateway/gateway.h"
@@ -225,6 +225,10 @@ struct Daemon::State {
   // stops first.
   std::unique_ptr<metrics::MetricsListener> metrics_listener;
   std::string metrics_address;
+  // OTLP metrics: the snapshot reads what the listener's render reads, so
+  // it stops first too (making its last export).
+  telemetry::MetricsExportConfig metrics_export;
+  std::unique_ptr<telemetry::MetricsExporter> metrics_exporter;
   // The front doors as the metrics read them (set once they exist).
   std::shared_ptr<std::atomic<frontdoor::FrontDoors*>> metrics_front_doors =
       std::make_shared<std::atomic<frontdoor::FrontDoors*>>(nullptr);
@@ -487,48 +491,22 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     state->pipeline->set_session_metrics(state->session_metrics.get());
   }
   {
+    engine::Pipeline* pipeline = state->pipeline.get();
+    const telemetry::GetEnv getenv = [](const char* name) {
+      return std::getenv(name);
+    };
+    // Resolved now, so that a wrong value stops the daemon before it
+    // serves; the exporter starts with the metrics listener.
     ASSIGN_OR_RETURN(
-        telemetry::TracingConfig tracing,
-        telemetry::ResolveTracingConfig(
-            options.tracing, [](const char* name) { return std::getenv(name); }));
-    std::shared_ptr<telemetry::SpanExporter> exporter;
-    if (tracing.enabled) {
-      ASSIGN_OR_RETURN(telemetry::SpanSender sender,
-                       telemetry::MakeOtlpSender(tracing));
-      exporter = std::make_shared<telemetry::SpanExporter>(
-          tracing.exporter, tracing.resource, std::move(sender),
-          state->clock);
-      state->pipeline->Log(
-          "info", "daemon", "", "",
-          absl::StrCat("exporting traces over OTLP (",
-                       tracing.protocol == telemetry::OtlpProtocol::kGrpc
-                           ? "grpc"
-                           : "http/protobuf",
-                       ") to ", tracing.endpoint));
-    }
-    if (exporter != nullptr && state->metrics != nullptr) {
-      // The exporter's own counts, read at each scrape.
-      std::shared_ptr<const telemetry::SpanExporter> spans = exporter;
-      state->metrics->AddCallback(
-          "inspector_otel_spans_total",
-          "Spans handed to the OTLP exporter, by what became of them: "
-          "exported (the collector took them) or dropped (the queue was "
-          "full, or the collector failed for good).",
-          metrics::MetricsRegistry::Type::kCounter, {"result"}, [spans] {
-            return std::vector<metrics::MetricsRegistry::Sample>{
-                {{"exported"}, static_cast<double>(spans->exported())},
-                {{"dropped"}, static_cast<double>(spans->dropped())}};
-          });
-      state->metrics->AddCallback(
-          "inspector_otel_queue_spans",
-          "Spans waiting in the OTLP exporter's queue.",
-          metrics::MetricsRegistry::Type::kGauge, {}, [spans] {
-            return std::vector<metrics::MetricsRegistry::Sample>{
-                {{}, static_cast<double>(spans->queued())}};
-          });
-    }
-    state->tracer = std::make_unique<telemetry::Tracer>(std::move(tracing),
-                                                        std::move(exporter));
+        state->metrics_export,
+        telemetry::ResolveMetricsExportConfig(options.tracing, getenv));
+    ASSIGN_OR_RETURN(
+        state->tracer,
+        telemetry::MakeDaemonTracer(
+            options.tracing, getenv, state->metrics.get(), state->clock,
+            [pipeline](const std::string& line) {
+              pipeline->Log("info", "daemon", "", "", line);
+            }));
     state->pipeline->set_tracer(state->tracer.get());
   }
   state->intercept = std::make_unique<engine::InterceptStage>(
@@ -758,6 +736,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                            state->metrics.get()));
       state->metrics_address = state->metrics_listener->address();
     }
+  }
+  {
+    engine::Pipeline* pipeline = state->pipeline.get();
+    ASSIGN_OR_RETURN(state->metrics_exporter,
+                     telemetry::StartMetricsExporter(
+                         state->metrics_export, state->metrics.get(),
+                         state->clock, [pipeline](const std::string& line) {
+                           pipeline->Log("info", "daemon", "", "", line);
+                         }));
   }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

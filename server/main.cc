@@ -204,6 +204,23 @@ int main(int argc, char** argv) {
                  "sampled flag decides for its own traces; default: "
                  "OTEL_TRACES_SAMPLER, else all)")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--otel-metrics-endpoint", options.tracing.metrics_endpoint,
+                 "push the metrics over OTLP to this collector: the metrics "
+                 "URL for http/protobuf (e.g. http://127.0.0.1:4318/v1/"
+                 "metrics), host:port for grpc (default: OTEL_EXPORTER_OTLP_"
+                 "METRICS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + "
+                 "/v1/metrics; none: no push)");
+  std::string otel_metrics_interval;
+  app.add_option("--otel-metrics-interval", otel_metrics_interval,
+                 "how often the metrics are pushed, e.g. 60s, 500ms "
+                 "(default: OTEL_METRIC_EXPORT_INTERVAL in ms, else 60s)")
+      ->check([](const std::string& text) -> std::string {
+        absl::Duration interval;
+        return absl::ParseDuration(text, &interval) &&
+                       interval > absl::ZeroDuration()
+                   ? ""
+                   : "a duration above 0, e.g. 60s or 500ms";
+      });
   app.add_flag("--otel-capture-payloads", options.tracing.capture_payloads,
                "put each request's and answer's JSON, secrets masked, into "
                "its spans (off by default: spans then carry no payload)");
@@ -332,6 +349,11 @@ int main(int argc, char** argv) {
   options.record_history = !no_history;
   options.metrics = !no_metrics;
   if (otel_ratio >= 0) options.tracing.sample_ratio = otel_ratio;
+  if (absl::Duration interval;
+      !otel_metrics_interval.empty() &&
+      absl::ParseDuration(otel_metrics_interval, &interval)) {
+    options.tracing.metrics_interval = interval;
+  }
   options.answer_after_recorded = history_sync == "answered";
   options.idle_timeout = absl::Seconds(idle_seconds);
   options.bridge_idle_timeout = absl::Seconds(bridge_idle_seconds);

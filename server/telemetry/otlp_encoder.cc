@@ -3,8 +3,6 @@
 #include "common/version.h"
 
 namespace inspector::telemetry {
-namespace {
-
 namespace otlp = opentelemetry::proto::collector::trace::v1;
 
 uint64_t UnixNanos(absl::Time time) {
@@ -12,8 +10,8 @@ uint64_t UnixNanos(absl::Time time) {
   return nanos < 0 ? 0 : static_cast<uint64_t>(nanos);
 }
 
-void Write(const Attributes& attributes,
-           google::protobuf::RepeatedPtrField<otlp::KeyValue>* out) {
+void WriteAttributes(const Attributes& attributes,
+                     google::protobuf::RepeatedPtrField<otlp::KeyValue>* out) {
   out->Reserve(static_cast<int>(attributes.size()));
   for (const Attribute& attribute : attributes) {
     otlp::KeyValue* kv = out->Add();
@@ -35,6 +33,8 @@ void Write(const Attributes& attributes,
         attribute.value);
   }
 }
+
+namespace {
 
 otlp::Span::SpanKind KindOf(SpanKind kind) {
   switch (kind) {
@@ -61,7 +61,7 @@ otlp::ExportTraceServiceRequest EncodeSpans(
     const Attributes& resource, const std::vector<SpanData>& spans) {
   otlp::ExportTraceServiceRequest request;
   otlp::ResourceSpans* resource_spans = request.add_resource_spans();
-  Write(resource, resource_spans->mutable_resource()->mutable_attributes());
+  WriteAttributes(resource, resource_spans->mutable_resource()->mutable_attributes());
   otlp::ScopeSpans* scope_spans = resource_spans->add_scope_spans();
   scope_spans->mutable_scope()->set_name(kScopeName);
   scope_spans->mutable_scope()->set_version(std::string(Version()));
@@ -80,12 +80,12 @@ otlp::ExportTraceServiceRequest EncodeSpans(
     out->set_kind(KindOf(span.kind));
     out->set_start_time_unix_nano(UnixNanos(span.start));
     out->set_end_time_unix_nano(UnixNanos(span.end));
-    Write(span.attributes, out->mutable_attributes());
+    WriteAttributes(span.attributes, out->mutable_attributes());
     for (const SpanEvent& event : span.events) {
       otlp::Span::Event* e = out->add_events();
       e->set_time_unix_nano(UnixNanos(event.time));
       e->set_name(event.name);
-      Write(event.attributes, e->mutable_attributes());
+      WriteAttributes(event.attributes, e->mutable_attributes());
     }
     if (span.error) {
       out->mutable_status()->set_code(otlp::Status::STATUS_CODE_ERROR);

@@ -1,6 +1,7 @@
 // Writes spans as an OTLP/1.x ExportTraceServiceRequest (protobuf), the
 // body of POST /v1/traces (OTLP/HTTP, application/x-protobuf) and of the
-// TraceService/Export gRPC call (proto/otlp/trace_export.proto).
+// TraceService/Export gRPC call (proto/otlp/trace_export.proto), and the
+// attribute and time encodings the metrics encoder shares.
 //
 // Pure functions: any thread.
 #ifndef INSPECTOR_SERVER_TELEMETRY_OTLP_ENCODER_H_
@@ -9,10 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "otlp/trace_export.pb.h"
 #include "server/telemetry/span.h"
 
 namespace inspector::telemetry {
+
+// Nanoseconds since the Unix epoch, as OTLP's fixed64 times (0 before it).
+uint64_t UnixNanos(absl::Time time);
+
+// `attributes` as OTLP key-values, appended to `out`.
+void WriteAttributes(
+    const Attributes& attributes,
+    google::protobuf::RepeatedPtrField<
+        opentelemetry::proto::collector::trace::v1::KeyValue>* out);
 
 // The instrumentation scope every span is reported under.
 inline constexpr char kScopeName[] = "inspectord";

@@ -8,22 +8,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/grpcpp.h"
+#include "otlp/metrics_export.grpc.pb.h"
 #include "otlp/trace_export.grpc.pb.h"
 #include "server/oauth/oauth_http.h"
 
 namespace inspector::telemetry {
 namespace {
 
-namespace otlp = opentelemetry::proto::collector::trace::v1;
+namespace otlp_trace = opentelemetry::proto::collector::trace::v1;
+namespace otlp_metrics = opentelemetry::proto::collector::metrics::v1;
 
-SendOutcome HttpSend(oauth::HttpFetcher& fetcher, const TracingConfig& config,
-                     const otlp::ExportTraceServiceRequest& request) {
+// POSTs `body` (a serialized export request) to the target's URL.
+SendOutcome HttpSend(oauth::HttpFetcher& fetcher, const OtlpTarget& target,
+                     std::string body) {
   oauth::HttpRequest post;
   post.method = "POST";
-  post.url = config.endpoint;
-  post.headers = config.headers;
+  post.url = target.endpoint;
+  post.headers = target.headers;
   post.headers.emplace_back("Content-Type", "application/x-protobuf");
-  post.body = request.SerializeAsString();
+  post.body = std::move(body);
   absl::StatusOr<oauth::HttpResponse> response = fetcher.Fetch(post);
   if (!response.ok()) return {response.status(), /*retryable=*/true};
   if (response->status >= 200 && response->status < 300) return {};
@@ -35,74 +38,109 @@ SendOutcome HttpSend(oauth::HttpFetcher& fetcher, const TracingConfig& config,
           retryable};
 }
 
-// host:port for gRPC from "http://host:port[/]" or "host:port".
-std::string GrpcTarget(absl::string_view endpoint, bool* tls) {
-  *tls = absl::StartsWith(endpoint, "https://");
-  absl::string_view target = endpoint;
-  if (!absl::ConsumePrefix(&target, "http://")) {
-    absl::ConsumePrefix(&target, "https://");
-  }
-  target = absl::StripSuffix(target, "/");
-  return std::string(target);
+std::shared_ptr<oauth::HttpFetcher> HttpFetcherFor(const OtlpTarget& target) {
+  oauth::CurlFetcherOptions options;
+  options.timeout = target.timeout;
+  options.max_body_bytes = 64 << 10;
+  return std::make_shared<oauth::CurlFetcher>(options);
 }
 
-}  // namespace
-
-absl::StatusOr<SpanSender> MakeOtlpSender(const TracingConfig& config) {
-  if (config.protocol == OtlpProtocol::kHttpProtobuf) {
-    oauth::CurlFetcherOptions options;
-    options.timeout = config.timeout;
-    options.max_body_bytes = 64 << 10;
-    auto fetcher = std::make_shared<oauth::CurlFetcher>(options);
-    return SpanSender(
-        [fetcher, config](const otlp::ExportTraceServiceRequest& request) {
-          return HttpSend(*fetcher, config, request);
-        });
+// The gRPC channel to the target's host:port ("http://host:port[/]" or
+// "host:port"), or INVALID_ARGUMENT.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcChannel(
+    const OtlpTarget& target) {
+  absl::string_view address = target.endpoint;
+  const bool tls = absl::StartsWith(address, "https://");
+  if (!absl::ConsumePrefix(&address, "http://")) {
+    absl::ConsumePrefix(&address, "https://");
   }
-  bool tls = false;
-  const std::string target = GrpcTarget(config.endpoint, &tls);
+  address = absl::StripSuffix(address, "/");
   if (tls) {
     // The daemon's static gRPC is built without TLS credentials.
     return absl::InvalidArgumentError(absl::StrCat(
-        "OTLP/gRPC endpoint \"", config.endpoint,
+        "OTLP/gRPC endpoint \"", target.endpoint,
         "\": gRPC export is plaintext only (a collector on this machine or "
         "a trusted network); for TLS use --otel-protocol http/protobuf "
         "with an https:// URL"));
   }
-  if (target.empty() || target.find('/') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "OTLP/gRPC endpoint \"", config.endpoint,
-        "\": expected host:port or http(s)://host:port"));
+  if (address.empty() || address.find('/') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("OTLP/gRPC endpoint \"", target.endpoint,
+                     "\": expected host:port or http(s)://host:port"));
   }
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
-  std::shared_ptr<otlp::TraceService::Stub> stub =
-      otlp::TraceService::NewStub(channel);
-  return SpanSender([stub, config](
-                        const otlp::ExportTraceServiceRequest& request) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         absl::ToChronoMilliseconds(config.timeout));
-    for (const auto& [key, value] : config.headers) {
-      context.AddMetadata(absl::AsciiStrToLower(key), value);
-    }
-    otlp::ExportTraceServiceResponse response;
-    const grpc::Status status = stub->Export(&context, request, &response);
-    if (status.ok()) return SendOutcome{};
-    const grpc::StatusCode code = status.error_code();
-    const bool retryable = code == grpc::StatusCode::UNAVAILABLE ||
-                           code == grpc::StatusCode::DEADLINE_EXCEEDED ||
-                           code == grpc::StatusCode::RESOURCE_EXHAUSTED ||
-                           code == grpc::StatusCode::ABORTED ||
-                           code == grpc::StatusCode::CANCELLED ||
-                           code == grpc::StatusCode::OUT_OF_RANGE ||
-                           code == grpc::StatusCode::DATA_LOSS;
-    return SendOutcome{
-        absl::UnavailableError(absl::StrCat("the collector answered gRPC ",
-                                            static_cast<int>(code), ": ",
-                                            status.error_message())),
-        retryable};
-  });
+  return grpc::CreateChannel(std::string(address),
+                             grpc::InsecureChannelCredentials());
+}
+
+// A call's context: the target's deadline and headers as metadata.
+void PrepareContext(const OtlpTarget& target, grpc::ClientContext* context) {
+  context->set_deadline(std::chrono::system_clock::now() +
+                        absl::ToChronoMilliseconds(target.timeout));
+  for (const auto& [key, value] : target.headers) {
+    context->AddMetadata(absl::AsciiStrToLower(key), value);
+  }
+}
+
+SendOutcome GrpcOutcome(const grpc::Status& status) {
+  if (status.ok()) return SendOutcome{};
+  const grpc::StatusCode code = status.error_code();
+  const bool retryable = code == grpc::StatusCode::UNAVAILABLE ||
+                         code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                         code == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+                         code == grpc::StatusCode::ABORTED ||
+                         code == grpc::StatusCode::CANCELLED ||
+                         code == grpc::StatusCode::OUT_OF_RANGE ||
+                         code == grpc::StatusCode::DATA_LOSS;
+  return SendOutcome{absl::UnavailableError(absl::StrCat(
+                         "the collector answered gRPC ", static_cast<int>(code),
+                         ": ", status.error_message())),
+                     retryable};
+}
+
+}  // namespace
+
+absl::StatusOr<SpanSender> MakeOtlpSender(const OtlpTarget& target) {
+  if (target.protocol == OtlpProtocol::kHttpProtobuf) {
+    auto fetcher = HttpFetcherFor(target);
+    return SpanSender(
+        [fetcher,
+         target](const otlp_trace::ExportTraceServiceRequest& request) {
+          return HttpSend(*fetcher, target, request.SerializeAsString());
+        });
+  }
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = GrpcChannel(target);
+  if (!channel.ok()) return channel.status();
+  std::shared_ptr<otlp_trace::TraceService::Stub> stub =
+      otlp_trace::TraceService::NewStub(*channel);
+  return SpanSender(
+      [stub, target](const otlp_trace::ExportTraceServiceRequest& request) {
+        grpc::ClientContext context;
+        PrepareContext(target, &context);
+        otlp_trace::ExportTraceServiceResponse response;
+        return GrpcOutcome(stub->Export(&context, request, &response));
+      });
+}
+
+absl::StatusOr<MetricsSender> MakeOtlpMetricsSender(const OtlpTarget& target) {
+  if (target.protocol == OtlpProtocol::kHttpProtobuf) {
+    auto fetcher = HttpFetcherFor(target);
+    return MetricsSender(
+        [fetcher,
+         target](const otlp_metrics::ExportMetricsServiceRequest& request) {
+          return HttpSend(*fetcher, target, request.SerializeAsString());
+        });
+  }
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = GrpcChannel(target);
+  if (!channel.ok()) return channel.status();
+  std::shared_ptr<otlp_metrics::MetricsService::Stub> stub =
+      otlp_metrics::MetricsService::NewStub(*channel);
+  return MetricsSender(
+      [stub, target](const otlp_metrics::ExportMetricsServiceRequest& request) {
+        grpc::ClientContext context;
+        PrepareContext(target, &context);
+        otlp_metrics::ExportMetricsServiceResponse response;
+        return GrpcOutcome(stub->Export(&context, request, &response));
+      });
 }
 
 }  // namespace inspector::telemetry

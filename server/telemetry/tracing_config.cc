@@ -21,9 +21,10 @@ std::string Env(const GetEnv& getenv, const char* name) {
 
 // The signal's own variable (OTEL_EXPORTER_OTLP_TRACES_X) before the
 // general one (OTEL_EXPORTER_OTLP_X).
-std::string OtlpEnv(const GetEnv& getenv, const char* suffix) {
-  std::string value =
-      Env(getenv, absl::StrCat("OTEL_EXPORTER_OTLP_TRACES_", suffix).c_str());
+std::string OtlpEnv(const GetEnv& getenv, const char* signal,
+                    const char* suffix) {
+  std::string value = Env(
+      getenv, absl::StrCat("OTEL_EXPORTER_OTLP_", signal, "_", suffix).c_str());
   if (value.empty()) {
     value = Env(getenv, absl::StrCat("OTEL_EXPORTER_OTLP_", suffix).c_str());
   }
@@ -114,65 +115,69 @@ bool Truthy(absl::string_view text) {
   return absl::AsciiStrToLower(absl::StripAsciiWhitespace(text)) == "true";
 }
 
-}  // namespace
-
-absl::StatusOr<TracingConfig> ResolveTracingConfig(const TracingFlags& flags,
-                                                   const GetEnv& getenv) {
-  TracingConfig config;
-  // Where to: the flag, the traces endpoint as given, or the general one
-  // with the signal's path added (http/protobuf only).
+// Where a signal's exports go: `signal` is TRACES or METRICS, `path` the
+// OTLP/HTTP path added to the general endpoint, `flag_endpoint` (named
+// `flag_name`) wins over the environment.
+absl::Status ResolveOtlpTarget(const TracingFlags& flags, const GetEnv& getenv,
+                               const char* signal, const char* path,
+                               const std::string& flag_endpoint,
+                               const char* flag_name, OtlpTarget* target) {
   std::string protocol_text = flags.protocol;
-  const char* protocol_name = "--otel-protocol";
+  std::string protocol_name = "--otel-protocol";
   if (protocol_text.empty()) {
-    protocol_text = OtlpEnv(getenv, "PROTOCOL");
+    protocol_text = OtlpEnv(getenv, signal, "PROTOCOL");
     protocol_name = "OTEL_EXPORTER_OTLP_PROTOCOL";
   }
   absl::StatusOr<OtlpProtocol> protocol =
       ParseProtocol(protocol_name, protocol_text);
   if (!protocol.ok()) return protocol.status();
-  config.protocol = *protocol;
-  if (!flags.endpoint.empty()) {
-    config.endpoint = flags.endpoint;
-  } else if (std::string traces =
-                 Env(getenv, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
-             !traces.empty()) {
-    config.endpoint = traces;
+  target->protocol = *protocol;
+  const std::string own_name = absl::StrCat("OTEL_EXPORTER_OTLP_", signal,
+                                            "_ENDPOINT");
+  std::string endpoint_name = flag_name;
+  if (!flag_endpoint.empty()) {
+    target->endpoint = flag_endpoint;
+  } else if (std::string own = Env(getenv, own_name.c_str()); !own.empty()) {
+    target->endpoint = own;
+    endpoint_name = own_name;
   } else if (std::string base = Env(getenv, "OTEL_EXPORTER_OTLP_ENDPOINT");
              !base.empty()) {
-    config.endpoint =
-        config.protocol == OtlpProtocol::kHttpProtobuf
-            ? absl::StrCat(absl::StripSuffix(base, "/"), "/v1/traces")
+    target->endpoint =
+        target->protocol == OtlpProtocol::kHttpProtobuf
+            ? absl::StrCat(absl::StripSuffix(base, "/"), path)
             : base;
+    endpoint_name = "OTEL_EXPORTER_OTLP_ENDPOINT";
   }
-  const bool disabled = Truthy(Env(getenv, "OTEL_SDK_DISABLED")) ||
-                        Env(getenv, "OTEL_TRACES_EXPORTER") == "none";
-  config.enabled = !config.endpoint.empty() && !disabled;
-  if (config.protocol == OtlpProtocol::kHttpProtobuf &&
-      !config.endpoint.empty() &&
-      !absl::StartsWith(config.endpoint, "http://") &&
-      !absl::StartsWith(config.endpoint, "https://")) {
-    return Invalid(flags.endpoint.empty() ? "OTEL_EXPORTER_OTLP_ENDPOINT"
-                                          : "--otel-endpoint",
-                   config.endpoint, "an http:// or https:// URL");
+  if (target->protocol == OtlpProtocol::kHttpProtobuf &&
+      !target->endpoint.empty() &&
+      !absl::StartsWith(target->endpoint, "http://") &&
+      !absl::StartsWith(target->endpoint, "https://")) {
+    return Invalid(endpoint_name, target->endpoint,
+                   "an http:// or https:// URL");
   }
-
-  const std::string headers = OtlpEnv(getenv, "HEADERS");
+  const std::string headers = OtlpEnv(getenv, signal, "HEADERS");
   if (!headers.empty()) {
     auto parsed = KeyValues("OTEL_EXPORTER_OTLP_HEADERS", headers);
     if (!parsed.ok()) return parsed.status();
-    config.headers = *std::move(parsed);
+    target->headers = *std::move(parsed);
   }
-  if (const std::string timeout = OtlpEnv(getenv, "TIMEOUT"); !timeout.empty()) {
+  if (const std::string timeout = OtlpEnv(getenv, signal, "TIMEOUT");
+      !timeout.empty()) {
     int64_t ms = 0;
     if (!absl::SimpleAtoi(timeout, &ms) || ms <= 0) {
       return Invalid("OTEL_EXPORTER_OTLP_TIMEOUT", timeout,
                      "milliseconds, a whole number > 0");
     }
-    config.timeout = absl::Milliseconds(ms);
+    target->timeout = absl::Milliseconds(ms);
   }
+  return absl::OkStatus();
+}
 
-  // The resource: service.name (flag, OTEL_SERVICE_NAME, the attribute
-  // list, else "inspectord"), service.version, then the list's others.
+// The resource: service.name (flag, OTEL_SERVICE_NAME, the attribute
+// list, else "inspectord"), service.version, then the list's others.
+absl::StatusOr<Attributes> ResolveResource(const TracingFlags& flags,
+                                           const GetEnv& getenv) {
+  Attributes resource;
   std::vector<std::pair<std::string, std::string>> listed;
   if (const std::string attributes = Env(getenv, "OTEL_RESOURCE_ATTRIBUTES");
       !attributes.empty()) {
@@ -186,12 +191,27 @@ absl::StatusOr<TracingConfig> ResolveTracingConfig(const TracingFlags& flags,
     if (service.empty() && key == "service.name") service = value;
   }
   if (service.empty()) service = "inspectord";
-  config.resource.push_back({"service.name", service});
-  config.resource.push_back({"service.version", std::string(Version())});
+  resource.push_back({"service.name", service});
+  resource.push_back({"service.version", std::string(Version())});
   for (auto& [key, value] : listed) {
     if (key == "service.name" || key == "service.version") continue;
-    config.resource.push_back({key, value});
+    resource.push_back({key, value});
   }
+  return resource;
+}
+
+}  // namespace
+
+absl::StatusOr<TracingConfig> ResolveTracingConfig(const TracingFlags& flags,
+                                                   const GetEnv& getenv) {
+  TracingConfig config;
+  RETURN_IF_ERROR(ResolveOtlpTarget(flags, getenv, "TRACES", "/v1/traces",
+                                    flags.endpoint, "--otel-endpoint",
+                                    &config.target));
+  const bool disabled = Truthy(Env(getenv, "OTEL_SDK_DISABLED")) ||
+                        Env(getenv, "OTEL_TRACES_EXPORTER") == "none";
+  config.enabled = !config.target.endpoint.empty() && !disabled;
+  ASSIGN_OR_RETURN(config.resource, ResolveResource(flags, getenv));
 
   // Sampling.
   const std::string sampler = Env(getenv, "OTEL_TRACES_SAMPLER");
@@ -241,6 +261,31 @@ absl::StatusOr<TracingConfig> ResolveTracingConfig(const TracingFlags& flags,
                             &config.exporter.max_batch));
   if (config.exporter.max_batch > config.exporter.max_queue) {
     config.exporter.max_batch = config.exporter.max_queue;
+  }
+  return config;
+}
+
+absl::StatusOr<MetricsExportConfig> ResolveMetricsExportConfig(
+    const TracingFlags& flags, const GetEnv& getenv) {
+  MetricsExportConfig config;
+  RETURN_IF_ERROR(ResolveOtlpTarget(flags, getenv, "METRICS", "/v1/metrics",
+                                    flags.metrics_endpoint,
+                                    "--otel-metrics-endpoint", &config.target));
+  const std::string exporter = Env(getenv, "OTEL_METRICS_EXPORTER");
+  const bool disabled = Truthy(Env(getenv, "OTEL_SDK_DISABLED")) ||
+                        exporter == "none" || exporter == "prometheus";
+  config.enabled = !config.target.endpoint.empty() && !disabled;
+  ASSIGN_OR_RETURN(config.resource, ResolveResource(flags, getenv));
+  RETURN_IF_ERROR(
+      ReadMillis(getenv, "OTEL_METRIC_EXPORT_INTERVAL", &config.interval));
+  if (flags.metrics_interval.has_value()) {
+    config.interval = *flags.metrics_interval;
+  }
+  if (config.interval <= absl::ZeroDuration()) {
+    return Invalid(flags.metrics_interval.has_value()
+                       ? "--otel-metrics-interval"
+                       : "OTEL_METRIC_EXPORT_INTERVAL",
+                   absl::FormatDuration(config.interval), "more than 0");
   }
   return config;
 }

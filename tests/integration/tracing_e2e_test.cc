@@ -5,7 +5,8 @@
 // through a front door. One trace runs from the client's traceparent
 // through the daemon's SERVER and CLIENT spans to the server's _meta, and
 // its id is on the history rows. A collector that is down costs the calls
-// nothing; its spans are counted as dropped.
+// nothing; its spans are counted as dropped. The same receiver takes the
+// daemon's OTLP metrics.
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -291,6 +292,123 @@ TEST_F(CollectorDownTest, CallsAreUnaffectedAndDroppedSpansCounted) {
       << metrics;
   EXPECT_THAT(metrics,
               HasSubstr("inspector_otel_spans_total{result=\"exported\"} 0"));
+}
+
+// OTLP metrics: the daemon pushes the registry to the receiver every
+// interval; the conventions' histogram arrives under OpenTelemetry's names
+// with the same counts GET /metrics serves.
+class OtlpMetricsE2eTest : public testing::DaemonFixture {
+ protected:
+  // The last export's metric `name`, or null.
+  json LastMetric(const std::string& name) const {
+    json last;
+    for (absl::string_view line :
+         absl::StrSplit(receiver_->Output(), '\n', absl::SkipEmpty())) {
+      json parsed = json::parse(std::string(line), nullptr, false);
+      if (parsed.is_object() && parsed.contains("metric") &&
+          parsed["metric"].value("name", "") == name) {
+        last = parsed["metric"];
+      }
+    }
+    return last;
+  }
+
+  // The point of `metric` whose attributes include all of `attributes`.
+  static json PointWith(const json& metric,
+                        const std::map<std::string, std::string>& attributes) {
+    if (!metric.is_object()) return json();
+    for (const json& point : metric["points"]) {
+      bool all = true;
+      for (const auto& [key, value] : attributes) {
+        all = all && point["attributes"].value(key, "") == value;
+      }
+      if (all) return point;
+    }
+    return json();
+  }
+
+  std::unique_ptr<testing::PeerProcess> receiver_;
+};
+
+TEST_F(OtlpMetricsE2eTest, TheConventionsHistogramReachesTheCollector) {
+  std::string error;
+  receiver_ = testing::PeerProcess::Start(
+      {"node", std::string(SOURCE_DIR) + "/tools/otlp-receiver/receiver.mjs"},
+      {}, "otlp-receiver listening ", &error);
+  ASSERT_NE(receiver_, nullptr) << error;
+  const std::string line = receiver_->ready_line();
+  const std::string collector = Trimmed(line.substr(line.find("http://")));
+  {
+    ScopedEnv env(std::map<std::string, std::string>{
+        {"OTEL_SERVICE_NAME", "inspectord-metrics"}});
+    ASSERT_NO_FATAL_FAILURE(StartDaemonWithHttp(
+        {"--otel-metrics-endpoint", collector + "/v1/metrics",
+         "--otel-metrics-interval", "200ms"}));
+  }
+  ASSERT_EQ(Ctl({"servers", "add", "fx", "--", "node", testing::kFixtureServer,
+                 "stdio"})
+                .exit_code,
+            0);
+  for (int i = 0; i < 3; ++i) {
+    ProcessResult call =
+        Ctl({"call", "fx", "echo", absl::StrCat("message=m", i)});
+    ASSERT_EQ(call.exit_code, 0) << call.err;
+  }
+  Ctl({"call", "fx", "fail"});  // a tool error: error.type tool_error
+
+  // The three echo calls, in a later export than the calls.
+  const std::map<std::string, std::string> echo = {
+      {"mcp.method.name", "tools/call"}, {"gen_ai.tool.name", "echo"}};
+  json histogram;
+  json point;
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        histogram = LastMetric("mcp.server.operation.duration");
+        point = PointWith(histogram, echo);
+        return point.is_object() && point.value("count", 0) == 3 &&
+               PointWith(histogram, {{"gen_ai.tool.name", "fail"},
+                                     {"error.type", "tool_error"}})
+                   .is_object();
+      },
+      absl::Seconds(30), "the calls in an export"))
+      << receiver_->Output();
+  EXPECT_EQ(histogram.value("type", ""), "histogram");
+  EXPECT_EQ(histogram.value("unit", ""), "s");
+  EXPECT_EQ(histogram.value("temporality", 0), 2);  // cumulative
+  EXPECT_EQ(histogram.value("scope", ""), "inspectord");
+  EXPECT_EQ(histogram["resource"].value("service.name", ""),
+            "inspectord-metrics");
+  EXPECT_GT(point.value("sum", 0.0), 0.0);
+  // Per-bucket counts, one more than the bounds, adding up to the count.
+  ASSERT_EQ(point["bucketCounts"].size(), point["bounds"].size() + 1);
+  uint64_t total = 0;
+  for (const json& n : point["bucketCounts"]) total += n.get<uint64_t>();
+  EXPECT_EQ(total, 3u);
+
+  // The same count as GET /metrics serves, under Prometheus' names.
+  const std::string text = Rest("GET", "/metrics").body;
+  bool found = false;
+  for (absl::string_view row : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(row, "mcp_server_operation_duration_seconds_count{") &&
+        absl::StrContains(row, "gen_ai_tool_name=\"echo\"")) {
+      found = true;
+      EXPECT_TRUE(absl::EndsWith(row, " 3")) << row;
+    }
+  }
+  EXPECT_TRUE(found) << text;
+
+  // The exporter's own counter: exports went out.
+  json exports = LastMetric("inspector.otel.metric.exports");
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        exports = LastMetric("inspector.otel.metric.exports");
+        json ok = PointWith(exports, {{"result", "exported"}});
+        return ok.is_object() && ok.value("value", 0.0) >= 1;
+      },
+      absl::Seconds(30), "the exporter's own counter"))
+      << receiver_->Output();
+  EXPECT_EQ(exports.value("type", ""), "sum");
+  EXPECT_TRUE(exports.value("monotonic", false));
 }
 
 }  // namespace

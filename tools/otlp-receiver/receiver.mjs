@@ -1,12 +1,16 @@
-// A minimal OTLP/HTTP trace receiver for tests: listens on 127.0.0.1 (port
-// 0: the system picks one), decodes every POST /v1/traces body with the
-// protobuf code generated from the official OTLP protos (shipped in npm's
-// @opentelemetry/otlp-transformer, pinned in tools/npm), and prints one JSON
-// line per span on stdout:
+// A minimal OTLP/HTTP receiver for tests: listens on 127.0.0.1 (port 0:
+// the system picks one), decodes every POST /v1/traces and /v1/metrics body
+// with the protobuf code generated from the official OTLP protos (shipped in
+// npm's @opentelemetry/otlp-transformer, pinned in tools/npm), and prints
+// one JSON line per span and one per metric of each export on stdout:
 //
 //   {"span": {"traceId", "spanId", "parentSpanId", "name", "kind",
 //             "attributes": {key: value}, "events": [{name, attributes}],
 //             "status": {code, message}, "resource": {key: value}}}
+//   {"metric": {"name", "unit", "description", "type" (sum, gauge or
+//               histogram), "temporality", "monotonic", "points":
+//               [{"attributes", "value"} or {"attributes", "count", "sum",
+//               "bucketCounts", "bounds"}], "scope", "resource"}}
 //
 // It first prints "otlp-receiver listening http://127.0.0.1:PORT". With
 // --status N it answers every export with HTTP N (a collector that is
@@ -29,6 +33,10 @@ const ExportTraceServiceRequest =
   root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 const ExportTraceServiceResponse =
   root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+const ExportMetricsServiceRequest =
+  root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+const ExportMetricsServiceResponse =
+  root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 
 const statusAt = process.argv.indexOf('--status');
 const status = statusAt >= 0 ? Number(process.argv[statusAt + 1]) : 200;
@@ -54,11 +62,58 @@ function attributes(list) {
   return out;
 }
 
+function numberValue(point) {
+  if (point.asDouble != null) return point.asDouble;
+  if (point.asInt != null) return Number(point.asInt);
+  return null;
+}
+
+// One line per metric of a decoded ExportMetricsServiceRequest.
+function printMetrics(decoded) {
+  for (const resourceMetrics of decoded.resourceMetrics || []) {
+    const resource = attributes(resourceMetrics.resource?.attributes);
+    for (const scopeMetrics of resourceMetrics.scopeMetrics || []) {
+      for (const metric of scopeMetrics.metrics || []) {
+        const out = {
+          name: metric.name,
+          unit: metric.unit || '',
+          description: metric.description || '',
+          scope: scopeMetrics.scope?.name || '',
+          resource,
+        };
+        if (metric.histogram) {
+          out.type = 'histogram';
+          out.temporality = metric.histogram.aggregationTemporality;
+          out.points = (metric.histogram.dataPoints || []).map((p) => ({
+            attributes: attributes(p.attributes),
+            count: Number(p.count),
+            sum: p.sum,
+            bucketCounts: (p.bucketCounts || []).map(Number),
+            bounds: p.explicitBounds || [],
+          }));
+        } else {
+          const data = metric.sum || metric.gauge;
+          out.type = metric.sum ? 'sum' : 'gauge';
+          if (metric.sum) {
+            out.temporality = metric.sum.aggregationTemporality;
+            out.monotonic = Boolean(metric.sum.isMonotonic);
+          }
+          out.points = (data?.dataPoints || []).map((p) => ({
+            attributes: attributes(p.attributes), value: numberValue(p),
+          }));
+        }
+        process.stdout.write(JSON.stringify({ metric: out }) + '\n');
+      }
+    }
+  }
+}
+
 const server = http.createServer((request, response) => {
   const chunks = [];
   request.on('data', (chunk) => chunks.push(chunk));
   request.on('end', () => {
-    if (request.method !== 'POST' || request.url !== '/v1/traces') {
+    const metrics = request.url === '/v1/metrics';
+    if (request.method !== 'POST' || (request.url !== '/v1/traces' && !metrics)) {
       response.writeHead(404).end();
       return;
     }
@@ -69,14 +124,23 @@ const server = http.createServer((request, response) => {
     }
     let decoded;
     try {
-      decoded = ExportTraceServiceRequest.decode(Buffer.concat(chunks));
+      decoded = (metrics ? ExportMetricsServiceRequest : ExportTraceServiceRequest)
+        .decode(Buffer.concat(chunks));
     } catch (error) {
       process.stdout.write(JSON.stringify({ error: `undecodable: ${error.message}` }) + '\n');
       response.writeHead(400).end();
       return;
     }
     exports += 1;
-    if (!quiet) process.stdout.write(JSON.stringify({ export: { status } }) + '\n');
+    if (!quiet) {
+      process.stdout.write(JSON.stringify({ export: { status, signal: metrics ? 'metrics' : 'traces' } }) + '\n');
+    }
+    if (metrics) {
+      if (!quiet && status === 200) printMetrics(decoded);
+      const body = ExportMetricsServiceResponse.encode(ExportMetricsServiceResponse.create({})).finish();
+      response.writeHead(status, { 'Content-Type': 'application/x-protobuf' }).end(Buffer.from(body));
+      return;
+    }
     if (quiet) {
       for (const resourceSpans of decoded.resourceSpans || []) {
         for (const scopeSpans of resourceSpans.scopeSpans || []) spanCount += (scopeSpans.spans || []).length;

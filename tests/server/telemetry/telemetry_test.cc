@@ -13,7 +13,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/metrics/metrics_registry.h"
+#include "server/telemetry/metrics_exporter.h"
 #include "server/telemetry/otlp_encoder.h"
+#include "server/telemetry/otlp_metrics_encoder.h"
 #include "server/telemetry/span_exporter.h"
 #include "server/telemetry/trace_context.h"
 #include "server/telemetry/tracer.h"
@@ -195,9 +198,9 @@ TEST(TracingConfigTest, ReadsTheStandardVariables) {
                {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "500"}}));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->enabled);
-  EXPECT_EQ(config->endpoint, "http://collector:4318/v1/traces");
-  ASSERT_EQ(config->headers.size(), 2u);
-  EXPECT_EQ(config->headers[0].second, "a b");
+  EXPECT_EQ(config->target.endpoint, "http://collector:4318/v1/traces");
+  ASSERT_EQ(config->target.headers.size(), 2u);
+  EXPECT_EQ(config->target.headers[0].second, "a b");
   EXPECT_EQ(AttributeText(config->resource, "service.name"), "gateway-1");
   EXPECT_EQ(AttributeText(config->resource, "deployment.environment"), "prod");
   EXPECT_EQ(config->sampler, Sampler::kParentBasedTraceIdRatio);
@@ -215,14 +218,14 @@ TEST(TracingConfigTest, FlagsWinAndTheTracesEndpointIsTakenAsGiven) {
                   {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://other:4318"},
                   {"OTEL_SERVICE_NAME", "from-env"}}));
   ASSERT_TRUE(config.ok());
-  EXPECT_EQ(config->endpoint, "http://c:4318/x");
+  EXPECT_EQ(config->target.endpoint, "http://c:4318/x");
   EXPECT_EQ(AttributeText(config->resource, "service.name"), "from-flag");
   flags.endpoint = "collector:4317";
   flags.protocol = "grpc";
   config = ResolveTracingConfig(flags, Env({}));
   ASSERT_TRUE(config.ok());
-  EXPECT_EQ(config->protocol, OtlpProtocol::kGrpc);
-  EXPECT_EQ(config->endpoint, "collector:4317");
+  EXPECT_EQ(config->target.protocol, OtlpProtocol::kGrpc);
+  EXPECT_EQ(config->target.endpoint, "collector:4317");
 }
 
 TEST(TracingConfigTest, NamesWhatIsWrong) {
@@ -526,6 +529,192 @@ TEST(SpanNameTest, FollowsTheConventions) {
   EXPECT_EQ(SpanName("prompts/get", "greet"), "prompts/get greet");
   EXPECT_EQ(SpanName("resources/read", "file:///a"), "resources/read");
   EXPECT_EQ(SpanName("initialize", ""), "initialize");
+}
+
+TEST(OtlpMetricsEncoderTest, NamesGoBackToOpenTelemetrysOwn) {
+  using Type = metrics::MetricsRegistry::Type;
+  auto name = OtelMetricNameOf("mcp_server_operation_duration_seconds",
+                               Type::kHistogram);
+  EXPECT_EQ(name.name, "mcp.server.operation.duration");
+  EXPECT_EQ(name.unit, "s");
+  name = OtelMetricNameOf("inspector_frontdoor_responses_total", Type::kCounter);
+  EXPECT_EQ(name.name, "inspector.frontdoor.responses");
+  EXPECT_EQ(name.unit, "");
+  name = OtelMetricNameOf("inspector_database_bytes", Type::kGauge);
+  EXPECT_EQ(name.name, "inspector.database");
+  EXPECT_EQ(name.unit, "By");
+  // _total is a counter's suffix only.
+  EXPECT_EQ(OtelMetricNameOf("x_total", Type::kGauge).name, "x.total");
+  EXPECT_EQ(OtelAttributeKeyOf("mcp_method_name"), "mcp.method.name");
+  EXPECT_EQ(OtelAttributeKeyOf("gen_ai_tool_name"), "gen_ai.tool.name");
+  EXPECT_EQ(OtelAttributeKeyOf("rpc_response_status_code"),
+            "rpc.response.status_code");
+  EXPECT_EQ(OtelAttributeKeyOf("error_type"), "error.type");
+}
+
+TEST(OtlpMetricsEncoderTest, WritesSumsGaugesAndHistogramsCumulatively) {
+  metrics::MetricsRegistry registry;
+  auto* calls = registry.AddCounter("calls_total", "Calls.", {"tool", "error_type"});
+  calls->With({"echo", ""})->Add(3);
+  calls->With({"add", "tool_error"})->Add(1);
+  registry.AddGauge("held", "Held.", {})->With({})->Set(2);
+  auto* latency = registry.AddHistogram("latency_seconds", "Latency.",
+                                        {"gen_ai_tool_name"}, {0.1, 1});
+  auto* echo = latency->With({"echo"});
+  echo->Observe(0.05);
+  echo->Observe(0.5);
+  echo->Observe(0.7);
+  echo->Observe(5);
+  registry.AddCounter("unused_total", "Never counted.", {"x"});
+  const absl::Time start = absl::FromUnixSeconds(1000);
+  const absl::Time now = absl::FromUnixSeconds(1060);
+  const auto request = EncodeMetrics({{"service.name", std::string("svc")}},
+                                     registry.Snapshot(), start, now);
+  ASSERT_EQ(request.resource_metrics_size(), 1);
+  const auto& rm = request.resource_metrics(0);
+  EXPECT_EQ(rm.resource().attributes(0).value().string_value(), "svc");
+  const auto& scope = rm.scope_metrics(0);
+  EXPECT_EQ(scope.scope().name(), "inspectord");
+  ASSERT_EQ(scope.metrics_size(), 3);  // the family with no series is left out
+
+  const auto& sum = scope.metrics(0);
+  EXPECT_EQ(sum.name(), "calls");
+  EXPECT_EQ(sum.description(), "Calls.");
+  ASSERT_TRUE(sum.has_sum());
+  EXPECT_TRUE(sum.sum().is_monotonic());
+  EXPECT_EQ(sum.sum().aggregation_temporality(), 2);  // cumulative
+  ASSERT_EQ(sum.sum().data_points_size(), 2);
+  std::map<std::string, double> by_tool;
+  for (const auto& point : sum.sum().data_points()) {
+    EXPECT_EQ(point.start_time_unix_nano(), 1000000000000ull);
+    EXPECT_EQ(point.time_unix_nano(), 1060000000000ull);
+    by_tool[point.attributes(0).value().string_value()] = point.as_double();
+    if (point.attributes(0).value().string_value() == "echo") {
+      EXPECT_EQ(point.attributes_size(), 1);  // the empty label is absent
+    } else {
+      ASSERT_EQ(point.attributes_size(), 2);
+      EXPECT_EQ(point.attributes(1).key(), "error.type");
+    }
+  }
+  EXPECT_EQ(by_tool["echo"], 3);
+  EXPECT_EQ(by_tool["add"], 1);
+
+  const auto& gauge = scope.metrics(1);
+  ASSERT_TRUE(gauge.has_gauge());
+  EXPECT_EQ(gauge.gauge().data_points(0).as_double(), 2);
+
+  const auto& histogram = scope.metrics(2);
+  EXPECT_EQ(histogram.name(), "latency");
+  EXPECT_EQ(histogram.unit(), "s");
+  ASSERT_TRUE(histogram.has_histogram());
+  EXPECT_EQ(histogram.histogram().aggregation_temporality(), 2);
+  const auto& point = histogram.histogram().data_points(0);
+  EXPECT_EQ(point.attributes(0).key(), "gen_ai.tool.name");
+  EXPECT_EQ(point.count(), 4u);
+  EXPECT_DOUBLE_EQ(point.sum(), 6.25);
+  ASSERT_EQ(point.explicit_bounds_size(), 2);
+  // Per bucket, not cumulative: (-inf, 0.1], (0.1, 1], (1, +inf).
+  ASSERT_EQ(point.bucket_counts_size(), 3);
+  EXPECT_EQ(point.bucket_counts(0), 1u);
+  EXPECT_EQ(point.bucket_counts(1), 2u);
+  EXPECT_EQ(point.bucket_counts(2), 1u);
+}
+
+TEST(MetricsExporterTest, ExportsEachIntervalAndOnceMoreAtStop) {
+  testing::FakeClock clock;
+  metrics::MetricsRegistry registry;
+  auto* counter = registry.AddCounter("ticks_total", "Ticks.", {})->With({});
+  absl::Mutex mu;
+  std::vector<double> seen;  // the counter's value in each export
+  int failures = 1;          // the second export fails
+  MetricsSender sender =
+      [&](const opentelemetry::proto::collector::metrics::v1::
+              ExportMetricsServiceRequest& request) {
+        absl::MutexLock lock(&mu);
+        seen.push_back(request.resource_metrics(0)
+                           .scope_metrics(0)
+                           .metrics(0)
+                           .sum()
+                           .data_points(0)
+                           .as_double());
+        if (seen.size() == 2 && failures-- > 0) {
+          return SendOutcome{absl::UnavailableError("down"), true};
+        }
+        return SendOutcome{};
+      };
+  auto Seen = [&] {
+    absl::MutexLock lock(&mu);
+    return seen;
+  };
+  std::shared_ptr<const MetricsExporter::Counts> counts;
+  {
+    MetricsExporter exporter(absl::Seconds(10), {},
+                             [&] { return registry.Snapshot(); }, sender,
+                             &clock);
+    counts = exporter.counts();
+    ASSERT_TRUE(testing::WaitUntil([&] { return clock.scheduled() == 1; },
+                                   absl::Seconds(10), "the first timer"));
+    EXPECT_TRUE(Seen().empty());  // nothing before the interval
+    counter->Add(1);
+    clock.Advance(absl::Seconds(10));
+    ASSERT_TRUE(testing::WaitUntil([&] { return Seen().size() == 1; },
+                                   absl::Seconds(10), "the first export"));
+    ASSERT_TRUE(testing::WaitUntil([&] { return clock.scheduled() == 1; },
+                                   absl::Seconds(10), "the second timer"));
+    counter->Add(2);
+    clock.Advance(absl::Seconds(10));
+    ASSERT_TRUE(testing::WaitUntil([&] { return Seen().size() == 2; },
+                                   absl::Seconds(10), "the second export"));
+    counter->Add(4);
+  }
+  // Cumulative values; the last export at stop carries what came after.
+  EXPECT_THAT(Seen(), ::testing::ElementsAre(1, 3, 7));
+  EXPECT_EQ(counts->exported.load(), 2u);
+  EXPECT_EQ(counts->failed.load(), 1u);
+  EXPECT_EQ(clock.scheduled(), 0u);
+}
+
+TEST(TracingConfigTest, MetricsHaveTheirOwnEndpointAndInterval) {
+  auto config = ResolveMetricsExportConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"},
+               {"OTEL_METRIC_EXPORT_INTERVAL", "1500"}}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->enabled);
+  EXPECT_EQ(config->target.endpoint, "http://collector:4318/v1/metrics");
+  EXPECT_EQ(config->interval, absl::Milliseconds(1500));
+  EXPECT_EQ(config->resource[0].key, "service.name");
+  // Only the traces' own endpoint: no metrics.
+  config = ResolveMetricsExportConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/v1/traces"}}));
+  ASSERT_TRUE(config.ok());
+  EXPECT_FALSE(config->enabled);
+  // OTEL_METRICS_EXPORTER=none turns the push off.
+  config = ResolveMetricsExportConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"},
+               {"OTEL_METRICS_EXPORTER", "none"}}));
+  ASSERT_TRUE(config.ok());
+  EXPECT_FALSE(config->enabled);
+  // Flags win.
+  TracingFlags flags;
+  flags.metrics_endpoint = "http://other:4318/v1/metrics";
+  flags.metrics_interval = absl::Milliseconds(200);
+  config = ResolveMetricsExportConfig(
+      flags, Env({{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://c:1/m"}}));
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->target.endpoint, "http://other:4318/v1/metrics");
+  EXPECT_EQ(config->interval, absl::Milliseconds(200));
+  // What is wrong is named.
+  config = ResolveMetricsExportConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "c:4318"}}));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"));
+  config = ResolveMetricsExportConfig(
+      {}, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"},
+               {"OTEL_METRIC_EXPORT_INTERVAL", "0"}}));
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("OTEL_METRIC_EXPORT_INTERVAL"));
 }
 
 }  // namespace
