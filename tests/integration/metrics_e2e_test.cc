@@ -394,6 +394,44 @@ TEST_F(MetricsTest, ConversionsTimeTheirCallersRequests) {
       << text;
 }
 
+// The desktop proxy (inspectorctl proxy, a stdio client's entry) is timed
+// as a server too, and its session's duration is recorded when it ends.
+TEST_F(MetricsTest, TheDesktopProxyTimesItsClientsRequests) {
+  CallEchoTimes(0);  // registers the fixture; no calls of its own
+  const std::string input =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"desk\",\"version\":\"1\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+      "\"name\":\"echo\",\"arguments\":{\"message\":\"p1\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+      "\"name\":\"echo\",\"arguments\":{\"message\":\"p2\"}}}\n";
+  testing::ProcessResult proxy = testing::RunProcess(
+      {INSPECTORCTL_PATH, "proxy", "fixture", "--addr", daemon_->address(),
+       "--token-file", daemon_->token_file()},
+      {}, input);
+  ASSERT_EQ(proxy.exit_code, 0) << proxy.err;
+  EXPECT_THAT(proxy.out, HasSubstr("p2"));
+  std::string text;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        text = Scrape();
+        return SumOfSeries(text, "mcp_server_session_duration_seconds_count",
+                           {R"(inspector_session_kind="proxy")"}) == 1;
+      },
+      absl::Seconds(30), "the proxy session's duration is recorded"))
+      << text;
+  EXPECT_EQ(SumOfSeries(text, "mcp_server_operation_duration_seconds_count",
+                        {R"(gen_ai_tool_name="echo")"}),
+            2)
+      << text;
+  EXPECT_EQ(SumOfSeries(text, "inspector_mcp_operations_total",
+                        {R"(side="server")", R"(mcp_method_name="tools/call")"}),
+            2)
+      << text;
+}
+
 // The dashboard parses, has the panels it promises, and each of its
 // queries names only metrics a daemon exposes after a few calls.
 TEST_F(MetricsTest, DashboardQueriesNameOnlyExposedMetrics) {
