@@ -1,5 +1,6 @@
 #include "server/telemetry/otlp_senders.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -97,50 +98,41 @@ SendOutcome GrpcOutcome(const grpc::Status& status) {
                      retryable};
 }
 
+// The sender of one signal: `Service` is its gRPC service, `Request` and
+// `Response` its export messages.
+template <typename Service, typename Request, typename Response>
+absl::StatusOr<std::function<SendOutcome(const Request&)>> MakeSender(
+    const OtlpTarget& target) {
+  using Sender = std::function<SendOutcome(const Request&)>;
+  if (target.protocol == OtlpProtocol::kHttpProtobuf) {
+    std::shared_ptr<oauth::HttpFetcher> fetcher = HttpFetcherFor(target);
+    return Sender([fetcher, target](const Request& request) {
+      return HttpSend(*fetcher, target, request.SerializeAsString());
+    });
+  }
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = GrpcChannel(target);
+  if (!channel.ok()) return channel.status();
+  std::shared_ptr<typename Service::Stub> stub = Service::NewStub(*channel);
+  return Sender([stub, target](const Request& request) {
+    grpc::ClientContext context;
+    PrepareContext(target, &context);
+    Response response;
+    return GrpcOutcome(stub->Export(&context, request, &response));
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<SpanSender> MakeOtlpSender(const OtlpTarget& target) {
-  if (target.protocol == OtlpProtocol::kHttpProtobuf) {
-    auto fetcher = HttpFetcherFor(target);
-    return SpanSender(
-        [fetcher,
-         target](const otlp_trace::ExportTraceServiceRequest& request) {
-          return HttpSend(*fetcher, target, request.SerializeAsString());
-        });
-  }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = GrpcChannel(target);
-  if (!channel.ok()) return channel.status();
-  std::shared_ptr<otlp_trace::TraceService::Stub> stub =
-      otlp_trace::TraceService::NewStub(*channel);
-  return SpanSender(
-      [stub, target](const otlp_trace::ExportTraceServiceRequest& request) {
-        grpc::ClientContext context;
-        PrepareContext(target, &context);
-        otlp_trace::ExportTraceServiceResponse response;
-        return GrpcOutcome(stub->Export(&context, request, &response));
-      });
+  return MakeSender<otlp_trace::TraceService,
+                    otlp_trace::ExportTraceServiceRequest,
+                    otlp_trace::ExportTraceServiceResponse>(target);
 }
 
 absl::StatusOr<MetricsSender> MakeOtlpMetricsSender(const OtlpTarget& target) {
-  if (target.protocol == OtlpProtocol::kHttpProtobuf) {
-    auto fetcher = HttpFetcherFor(target);
-    return MetricsSender(
-        [fetcher,
-         target](const otlp_metrics::ExportMetricsServiceRequest& request) {
-          return HttpSend(*fetcher, target, request.SerializeAsString());
-        });
-  }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = GrpcChannel(target);
-  if (!channel.ok()) return channel.status();
-  std::shared_ptr<otlp_metrics::MetricsService::Stub> stub =
-      otlp_metrics::MetricsService::NewStub(*channel);
-  return MetricsSender(
-      [stub, target](const otlp_metrics::ExportMetricsServiceRequest& request) {
-        grpc::ClientContext context;
-        PrepareContext(target, &context);
-        otlp_metrics::ExportMetricsServiceResponse response;
-        return GrpcOutcome(stub->Export(&context, request, &response));
-      });
+  return MakeSender<otlp_metrics::MetricsService,
+                    otlp_metrics::ExportMetricsServiceRequest,
+                    otlp_metrics::ExportMetricsServiceResponse>(target);
 }
 
 }  // namespace inspector::telemetry

@@ -253,7 +253,25 @@ TEST_F(TracingE2eTest, FailuresAreMarkedAsTheConventionsSay) {
 
 // The collector is down: every call is answered as usual, and the spans
 // are counted as dropped on /metrics.
-class CollectorDownTest : public testing::DaemonFixture {};
+// A daemon with the fixture server as "fx", called over gRPC.
+class FixtureCallsTest : public testing::DaemonFixture {
+ protected:
+  // Adds "fx", then calls its echo `calls` times, each answered.
+  void AddFixtureAndEcho(int calls) {
+    ASSERT_EQ(Ctl({"servers", "add", "fx", "--", "node",
+                   testing::kFixtureServer, "stdio"})
+                  .exit_code,
+              0);
+    for (int i = 0; i < calls; ++i) {
+      ProcessResult call =
+          Ctl({"call", "fx", "echo", absl::StrCat("message=call ", i)});
+      ASSERT_EQ(call.exit_code, 0) << call.err;
+      EXPECT_THAT(call.out, HasSubstr(absl::StrCat("call ", i)));
+    }
+  }
+};
+
+class CollectorDownTest : public FixtureCallsTest {};
 
 TEST_F(CollectorDownTest, CallsAreUnaffectedAndDroppedSpansCounted) {
   testing::RefusingPort refusing;
@@ -264,16 +282,7 @@ TEST_F(CollectorDownTest, CallsAreUnaffectedAndDroppedSpansCounted) {
         {"--otel-endpoint",
          absl::StrCat("http://127.0.0.1:", refusing.port(), "/v1/traces")}));
   }
-  ASSERT_EQ(Ctl({"servers", "add", "fx", "--", "node", testing::kFixtureServer,
-                 "stdio"})
-                .exit_code,
-            0);
-  for (int i = 0; i < 5; ++i) {
-    ProcessResult call =
-        Ctl({"call", "fx", "echo", absl::StrCat("message=call ", i)});
-    ASSERT_EQ(call.exit_code, 0) << call.err;
-    EXPECT_THAT(call.out, HasSubstr(absl::StrCat("call ", i)));
-  }
+  ASSERT_NO_FATAL_FAILURE(AddFixtureAndEcho(5));
   // Five calls are ten spans; each batch fails, is retried with a backoff
   // (1, 2, 4 and 8 s), then is dropped: the first batch takes 15 s.
   std::string metrics;
@@ -297,7 +306,7 @@ TEST_F(CollectorDownTest, CallsAreUnaffectedAndDroppedSpansCounted) {
 // OTLP metrics: the daemon pushes the registry to the receiver every
 // interval; the conventions' histogram arrives under OpenTelemetry's names
 // with the same counts GET /metrics serves.
-class OtlpMetricsE2eTest : public testing::DaemonFixture {
+class OtlpMetricsE2eTest : public FixtureCallsTest {
  protected:
   // The last export's metric `name`, or null.
   json LastMetric(const std::string& name) const {
@@ -345,15 +354,7 @@ TEST_F(OtlpMetricsE2eTest, TheConventionsHistogramReachesTheCollector) {
         {"--otel-metrics-endpoint", collector + "/v1/metrics",
          "--otel-metrics-interval", "200ms"}));
   }
-  ASSERT_EQ(Ctl({"servers", "add", "fx", "--", "node", testing::kFixtureServer,
-                 "stdio"})
-                .exit_code,
-            0);
-  for (int i = 0; i < 3; ++i) {
-    ProcessResult call =
-        Ctl({"call", "fx", "echo", absl::StrCat("message=m", i)});
-    ASSERT_EQ(call.exit_code, 0) << call.err;
-  }
+  ASSERT_NO_FATAL_FAILURE(AddFixtureAndEcho(3));
   Ctl({"call", "fx", "fail"});  // a tool error: error.type tool_error
 
   // The three echo calls, in a later export than the calls.
