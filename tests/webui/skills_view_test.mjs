@@ -9,12 +9,15 @@
 //     resource;
 //   - a skill added by the server (notifications/resources/list_changed)
 //     appears without reloading the page;
+//   - Explore's first load (Tools, held back by the fixture) answering
+//     after the Resources tab was chosen is dropped, not shown there;
 // and that the view's controls are labelled. Screenshots go to --artifacts.
 //
 //   node skills_view_test.mjs --inspectord PATH --source DIR --artifacts DIR
 //        [--chromium /usr/bin/chromium]
 // Exits 0 when every check passed, 1 otherwise (each failure on stderr).
 import fs from 'node:fs';
+import path from 'node:path';
 import { Browser } from './devtools.mjs';
 import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNLABELLED } from './harness.mjs';
 
@@ -25,6 +28,7 @@ fs.mkdirSync(args.artifacts, { recursive: true });
 
 const run = new TestRun('inspector-skills-', 150);
 const { dir, children, check } = run;
+const hold = path.join(dir, 'hold-tools-list');
 const shoot = (page, name) => shootViews(page, args.artifacts, name);
 const waitFor = (p, expression, what, seconds = 45) => p.waitFor(expression, what, seconds);
 const press = (page, selector, what = selector) => waitFor(page, `(() => {
@@ -39,7 +43,8 @@ let page = null;
 try {
   const { signInUrl, rest } = await run.startDaemon(args.inspectord, [], 30);
   const added = await rest('POST', '/config', {
-    name: 'fixture', transport: 'stdio', command: node22, args: [fixtureScript, 'stdio'], env: { FIXTURE_SKILLS: '1' },
+    name: 'fixture', transport: 'stdio', command: node22, args: [fixtureScript, 'stdio'],
+    env: { FIXTURE_SKILLS: '1', FIXTURE_HOLD_TOOLS_LIST: hold },
   });
   if (added.status !== 200) throw new Error(`adding the fixture: ${added.status} ${JSON.stringify(added.body)}`);
   const id = added.body.id;
@@ -90,13 +95,26 @@ try {
   await waitFor(page, `[...document.querySelectorAll('.view-skills .item-name')].some((e) => e.textContent === 'release-notes')`,
     'the added skill');
 
-  // --- Explore: a directory resource ----------------------------------------
+  // --- Explore: switching tabs while the first load is on its way ------------
+  // The fixture holds tools/list back while the hold file exists: Explore
+  // opens on Tools, Resources is chosen before the tools arrive, then the
+  // tools are let go. Their late answer must be dropped, not shown on the
+  // Resources tab.
+  fs.writeFileSync(hold, '');
   await page.click('#nav-explore');
-  // The tools load first; switching before they arrive could let them
-  // land on the Resources tab.
-  await waitFor(page, `document.querySelector('.view-explore .item-list')`, 'the tools');
+  await waitFor(page, `/Loading/.test(document.querySelector('.view-explore')?.textContent || '')`, 'Explore loading the tools');
   await press(page, '#tab-resources', 'the Resources tab');
   await pressText(page, '.view-explore .item-list', 'tree');
+  fs.rmSync(hold);
+  const late = await waitFor(page, `(() => {
+    const view = document.querySelector('.view-explore');
+    const names = [...view.querySelectorAll('.item-list .item-name')].map((e) => e.textContent);
+    if (names.includes('echo')) return 'shown';
+    return Number(view.dataset.staleAnswers || 0) > 0 ? 'dropped' : false; })()`, 'the late tools answer');
+  const tab = await page.eval(`document.querySelector('#tab-resources').getAttribute('aria-selected')`);
+  const resourcesShown = await page.eval(`[...document.querySelectorAll('.view-explore .item-list .item')].some((b) => b.textContent.includes('tree'))`);
+  check(late === 'dropped' && tab === 'true' && resourcesShown,
+    `a tools answer that arrives after switching to Resources is dropped (${late}; Resources selected ${tab}, its list shown ${resourcesShown})`);
   await pressText(page, '.view-explore .detail', 'Browse directory');
   await waitFor(page, `/file-3\\.txt/.test(document.querySelector('.view-explore .result')?.innerText || '')`, 'the first page');
   await pressText(page, '.view-explore .result', 'More');

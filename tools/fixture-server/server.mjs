@@ -569,7 +569,11 @@ class Session {
       });
     const server = this.server;
 
-    server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      // FIXTURE_HOLD_TOOLS_LIST=FILE: while FILE exists, tools/list is not
+      // answered (a test holds the answer back, then removes FILE).
+      const hold = process.env.FIXTURE_HOLD_TOOLS_LIST;
+      while (hold && fs.existsSync(hold)) await new Promise((resolve) => setTimeout(resolve, 20));
       const tools = this.tools().map(({ run, validate, ...definition }) => definition);
       return paginate(tools, request.params?.cursor, 'tools');
     });

@@ -3,12 +3,16 @@
 // completion, progress and cancel. Tool calls go through POST /mcp (the raw
 // JSON-RPC path), so that the call has an id of ours to cancel and a
 // progress token whose notifications arrive on /api/events.
+// An App (apps.js) opens in a dock below the lists that re-rendering
+// never touches, so it stays open while the lists reload (a list_changed,
+// another tab, another item chosen) until it is closed or another opens.
 import { api, enc } from './api.js';
 import { store, on, currentServer } from './state.js';
 import { h, clear, field, errorBox, pretty, toast, uid } from './util.js';
 import { schemaForm } from './forms.js';
 import { browse } from './skills.js';
 import { appResourceUri, openApp, closeApps } from './apps.js';
+import { ViewLoader } from './view_loader.js';
 
 const KINDS = [
   { key: 'tools', label: 'Tools', path: 'tools', list: 'tools' },
@@ -18,6 +22,9 @@ const KINDS = [
 ];
 
 let root = null;
+// What shell() redraws, and the App's dock beside it (see above).
+let body = null;
+let dock = null;
 let kind = 'tools';
 let items = [];
 let selected = null;
@@ -25,9 +32,14 @@ let search = '';
 let off = [];
 let callSeq = 0;
 const progressWaiters = new Map();  // progress token -> function(params)
+const loader = new ViewLoader((content) => shell(content));
 
 export function mount(container) {
   root = container;
+  body = h('div', { class: 'explore-body' });
+  dock = h('div', { class: 'app-dock' });
+  root.append(body, dock);
+  loader.attach(container);
   off = [
     on('current', () => { selected = null; load(); }),
     on('listChanged', (change) => {
@@ -48,11 +60,13 @@ export function mount(container) {
 
 export function unmount() {
   closeApps();
+  loader.detach();
   off.forEach((f) => f());
   off = [];
+  root = null;
 }
 
-function shell(body) {
+function shell(content) {
   const server = currentServer();
   const tabs = h('div', { class: 'subtabs', role: 'tablist', 'aria-label': 'What to explore' },
     KINDS.map((k) => h('button', {
@@ -65,32 +79,22 @@ function shell(body) {
         if (!step) return;
         kind = KINDS[(i + step + KINDS.length) % KINDS.length].key;
         selected = null;
-        load().then(() => root.querySelector(`#tab-${kind}`)?.focus());
+        load().then(() => root?.querySelector(`#tab-${kind}`)?.focus());
       },
     }, k.label)));
-  clear(root,
+  clear(body,
     h('div', { class: 'view-head' },
       h('h2', { id: 'title-explore' }, server ? `Explore ${server.name}` : 'Explore'),
       tabs),
-    body);
+    content);
 }
 
 async function load() {
-  if (!root) return;
-  const server = currentServer();
-  if (!server) {
-    shell(h('p', { class: 'empty' }, 'Add a server first (Servers), then come back here.'));
-    return;
-  }
-  shell(h('p', { class: 'muted' }, 'Loading…'));
   const k = KINDS.find((x) => x.key === kind);
-  try {
-    const answer = await api('GET', `/api/servers/${enc(server.id)}/${k.path}?all=true`);
-    items = (answer && answer[k.list]) || [];
-    render();
-  } catch (error) {
-    shell(errorBox(error));
-  }
+  const loaded = await loader.load((server) => `/api/servers/${enc(server.id)}/${k.path}?all=true`);
+  if (!loaded) return;
+  items = (loaded.answer && loaded.answer[k.list]) || [];
+  render();
 }
 
 function itemName(item) {
@@ -146,14 +150,13 @@ function toolDetail(tool) {
   const progressText = h('span', { class: 'muted', role: 'status' });
   const cancel = h('button', { type: 'button', hidden: true, class: 'danger' }, 'Cancel');
   const run = h('button', { type: 'submit', class: 'primary' }, 'Run tool');
-  // A tool with an App (MCP Apps): opened beside its result, see apps.js.
-  const appBox = h('div', { class: 'app-box' });
+  // A tool with an App (MCP Apps): opened in the dock, see apps.js.
   const openAppButton = appResourceUri(tool) ? h('button', {
     type: 'button', id: 'open-app',
     onclick: () => {
       const { ok, value, errors } = form.value();
       if (!ok) clear(out, errorBox({ code: 'INVALID_ARGUMENTS', message: errors.join('; ') }));
-      else openApp(appBox, server, tool, value);
+      else openApp(dock, server, tool, value);
     },
   }, 'Open app') : null;
   const f = h('form', { class: 'tool-form', 'aria-label': `Arguments of ${tool.name}` }, form.element,
@@ -208,7 +211,7 @@ function toolDetail(tool) {
       progressText.textContent = '';
     }
   });
-  return h('div', {}, heading(tool), f, out, appBox,
+  return h('div', {}, heading(tool), f, out,
     h('details', {}, h('summary', {}, 'Tool definition'), h('pre', { class: 'json' }, pretty(tool.raw || tool))));
 }
 

@@ -7,14 +7,17 @@
 import { api, enc } from './api.js';
 import { store, on, currentServer } from './state.js';
 import { h, clear, errorBox, pretty } from './util.js';
+import { ViewLoader } from './view_loader.js';
 
 let root = null;
 let skills = [];
 let selected = null;
 let off = [];
+const loader = new ViewLoader((body) => shell(body));
 
 export function mount(container) {
   root = container;
+  loader.attach(container);
   off = [
     on('current', () => { selected = null; load(); }),
     on('listChanged', (change) => {
@@ -25,6 +28,7 @@ export function mount(container) {
 }
 
 export function unmount() {
+  loader.detach();
   off.forEach((f) => f());
   off = [];
   root = null;
@@ -39,21 +43,11 @@ function shell(body) {
 }
 
 async function load() {
-  if (!root) return;
-  const server = currentServer();
-  if (!server) {
-    shell(h('p', { class: 'empty' }, 'Add a server first (Servers), then come back here.'));
-    return;
-  }
-  shell(h('p', { class: 'muted' }, 'Loading…'));
-  try {
-    const answer = await api('GET', `/api/servers/${enc(server.id)}/skills?all=true`);
-    skills = (answer && answer.skills) || [];
-    if (selected) selected = skills.find((s) => s.uri === selected.uri) || null;
-    render();
-  } catch (error) {
-    shell(errorBox(error));
-  }
+  const loaded = await loader.load((server) => `/api/servers/${enc(server.id)}/skills?all=true`);
+  if (!loaded) return;
+  skills = (loaded.answer && loaded.answer.skills) || [];
+  if (selected) selected = skills.find((s) => s.uri === selected.uri) || null;
+  render();
 }
 
 function render() {
