@@ -35,6 +35,22 @@ std::string NewDocumentToken() {
 
 }  // namespace
 
+bool IsAppDomainHost(absl::string_view host) {
+  constexpr absl::string_view kSuffix = ".localhost";
+  if (!absl::EndsWith(host, kSuffix)) return false;
+  absl::string_view label = host.substr(0, host.size() - kSuffix.size());
+  if (label.empty() || label.size() > 63 || label.front() == '-' ||
+      label.back() == '-') {
+    return false;
+  }
+  for (char c : label) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<std::unique_ptr<AppSandbox>> AppSandbox::Start(
     const std::string& listen, size_t max_documents) {
   std::unique_ptr<AppSandbox> sandbox(new AppSandbox());
@@ -83,7 +99,12 @@ void AppSandbox::Handle(std::shared_ptr<http::HttpExchange> exchange) {
   // cross-origin call.
   static const RequestPolicy* const kPolicy =
       new RequestPolicy({}, {}, /*port=*/0);
-  if (!kPolicy->RequestHostAllowed(request.target, request.Header("host"))) {
+  const std::string host_name = RequestPolicy::HostName(
+      request.Header("host") != nullptr ? *request.Header("host") : "");
+  const bool dedicated = IsAppDomainHost(host_name) &&
+                         absl::StartsWith(request.target, "/");
+  if (!dedicated &&
+      !kPolicy->RequestHostAllowed(request.target, request.Header("host"))) {
     RefuseSandboxRequest(*exchange, 403,
                          "the MCP Apps sandbox answers for a loopback host "
                          "name only");
@@ -103,7 +124,10 @@ void AppSandbox::Handle(std::shared_ptr<http::HttpExchange> exchange) {
   {
     absl::MutexLock lock(&mu_);
     auto it = documents_.find(token);
-    if (it == documents_.end()) {
+    // A document with a dedicated origin is served at that origin only,
+    // and one without at none.
+    if (it == documents_.end() ||
+        it->second.host != (dedicated ? host_name : std::string())) {
       RefuseSandboxRequest(*exchange, 404,
                            "no such App document (each is served once)");
       return;

@@ -11,6 +11,12 @@
 // path Publish() returned (128 random bits), and is forgotten once served.
 // Requests for a non-loopback host name are refused (DNS rebinding).
 //
+// An App that asks for a dedicated origin (`_meta.ui.domain`) is published
+// for a host name of its own under `localhost` ("app-<hash>.localhost",
+// which browsers resolve to loopback themselves): its document is served
+// only when asked for by that name, so the origin the App runs in is the
+// one the daemon announced, and no other App shares it.
+//
 // The daemon owns it (started with the web UI's listener). Publish, origin
 // and Shutdown may be called from any thread; requests are answered on the
 // listener's loop thread.
@@ -24,6 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/http/http_server.h"
@@ -41,7 +48,14 @@ struct AppDocument {
   std::string content_security_policy;
   // The Permissions-Policy header (from `_meta.ui.permissions`).
   std::string permissions_policy;
+  // The dedicated host name the document must be asked for (see
+  // IsAppDomainHost), or "" for the listener's own loopback names.
+  std::string host;
 };
+
+// Whether `host` (lower case, no port) is a dedicated App host name: one
+// DNS label of letters, digits and '-' followed by ".localhost".
+bool IsAppDomainHost(absl::string_view host);
 
 class AppSandbox {
  public:

@@ -901,7 +901,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     }
     if (sandbox.ok()) {
       state->app_sandbox = *std::move(sandbox);
-      for (const char* host : {"127.0.0.1", "localhost", "[::1]"}) {
+      // "*.localhost": the dedicated origins of Apps with a _meta.ui.domain.
+      for (const char* host :
+           {"127.0.0.1", "localhost", "[::1]", "*.localhost"}) {
         gateway_options.ui_frame_sources.push_back(
             absl::StrCat("http://", host, ":", state->app_sandbox->port()));
       }

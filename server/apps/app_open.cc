@@ -14,6 +14,7 @@
 #include "common/net/listen_address.h"
 #include "gateway/caller_credentials.h"
 #include "gateway/request_policy.h"
+#include "server/oauth/crypto.h"
 #include "server/protocol/capabilities.h"
 
 namespace inspector::apps {
@@ -136,6 +137,8 @@ std::string AppCspDirective(absl::string_view name, std::vector<std::string> fix
 AppPolicies MakeAppPolicies(const json& ui_meta,
                             const AppPolicyContext& context) {
   AppPolicies policies;
+  policies.sandbox = context.dedicated_origin ? kAppSandboxFlagsWithOrigin
+                                              : kAppSandboxFlags;
   json csp = ui_meta.is_object() ? ui_meta.value("csp", json()) : json();
   if (!csp.is_object()) csp = json::object();
   std::vector<std::string> resources = AppSources(
@@ -163,7 +166,7 @@ AppPolicies MakeAppPolicies(const json& ui_meta,
       "object-src 'none'",
       "form-action 'none'",
       AppCspDirective("frame-ancestors", {}, context.frame_ancestors),
-      absl::StrCat("sandbox ", kAppSandboxFlags),
+      absl::StrCat("sandbox ", policies.sandbox),
   };
   policies.content_security_policy = absl::StrJoin(directives, "; ");
   json granted_csp = json::object();
@@ -201,6 +204,37 @@ AppPolicies MakeAppPolicies(const json& ui_meta,
   policies.permissions_policy = absl::StrJoin(policy, ", ");
   policies.iframe_allow = absl::StrJoin(allow, "; ");
   return policies;
+}
+
+absl::StatusOr<std::string> AppDomainHost(absl::string_view server_id,
+                                          const json& domain) {
+  if (!domain.is_string()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("domain: ", domain.dump(), " (not a string)"));
+  }
+  const std::string value = domain.get<std::string>();
+  std::string host = value;
+  int port = 0;
+  if (value.find("://") != std::string::npos) {
+    if (!absl::StartsWith(value, "http") ||
+        !ParseAppSource(value, &host, &port)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "domain: ", value, " (not a host name or an http(s) origin)"));
+    }
+  }
+  bool valid = !host.empty() && host.size() <= 253 && host.front() != '.' &&
+               host.front() != '-' && value.find('*') == std::string::npos;
+  for (char c : host) {
+    valid = valid && (std::isalnum(static_cast<unsigned char>(c)) ||
+                      c == '-' || c == '.');
+  }
+  if (!valid) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "domain: ", value, " (not a host name or an http(s) origin)"));
+  }
+  const std::string digest = absl::BytesToHexString(oauth::Sha256(
+      absl::StrCat(server_id, "\n", absl::AsciiStrToLower(value))));
+  return absl::StrCat("app-", digest.substr(0, 16), ".localhost");
 }
 
 namespace {
@@ -339,8 +373,8 @@ void ServeAppOpen(const AppOpenDeps& deps,
   const int sandbox_port = sandbox->port();
   deps.engine->Forward(
       server_id, read.dump(), std::move(limits),
-      [exchange, cors, uri, context, sandbox, sandbox_port,
-       url_host](absl::StatusOr<std::string> response) mutable {
+      [exchange, cors, uri, context, sandbox, sandbox_port, url_host,
+       server_id](absl::StatusOr<std::string> response) mutable {
         if (!response.ok()) {
           RefuseAppOpen(*exchange, 502, "APP_RESOURCE_ERROR",
                         response.status().message(), std::move(cors));
@@ -352,23 +386,49 @@ void ServeAppOpen(const AppOpenDeps& deps,
                         std::move(cors));
           return;
         }
+        // A dedicated origin when the App asks for one and its domain is
+        // one this host takes.
+        std::string dedicated_host;
+        std::string domain_refused;
+        const json requested_domain =
+            app->ui_meta.is_object() ? app->ui_meta.value("domain", json())
+                                     : json();
+        if (!requested_domain.is_null()) {
+          absl::StatusOr<std::string> host =
+              AppDomainHost(server_id, requested_domain);
+          if (host.ok()) {
+            dedicated_host = *std::move(host);
+            context.dedicated_origin = true;
+          } else {
+            domain_refused = std::string(host.status().message());
+          }
+        }
         AppPolicies policies = MakeAppPolicies(app->ui_meta, context);
+        if (!domain_refused.empty()) {
+          policies.refused.push_back(std::move(domain_refused));
+        }
+        const std::string origin = absl::StrCat(
+            "http://", dedicated_host.empty() ? url_host : dedicated_host,
+            ":", sandbox_port);
         json answer = {
             {"csp", policies.content_security_policy},
             {"permissionsPolicy", policies.permissions_policy},
             {"allow", policies.iframe_allow},
-            {"sandbox", kAppSandboxFlags},
+            {"sandbox", policies.sandbox},
             {"refusedDomains", policies.refused},
             {"granted", policies.granted},
             {"prefersBorder", app->ui_meta.is_object()
                                   ? app->ui_meta.value("prefersBorder", json())
                                   : json()},
         };
+        if (!dedicated_host.empty()) {
+          answer["domain"] = {{"requested", requested_domain},
+                              {"origin", origin}};
+        }
         std::string path = sandbox->Publish(
             {std::move(app->html), std::move(policies.content_security_policy),
-             std::move(policies.permissions_policy)});
-        answer["url"] =
-            absl::StrCat("http://", url_host, ":", sandbox_port, path);
+             std::move(policies.permissions_policy), dedicated_host});
+        answer["url"] = absl::StrCat(origin, path);
         AnswerAppOpen(*exchange, 200, std::move(cors), answer);
       });
 }

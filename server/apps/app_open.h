@@ -12,7 +12,19 @@
 // listener (gateway/app_sandbox.h). The answer names the one-time URL to
 // load in a sandboxed iframe, the policies and what was refused:
 //   {"url", "csp", "permissionsPolicy", "allow", "sandbox",
-//    "prefersBorder", "refusedDomains", "granted"}
+//    "prefersBorder", "refusedDomains", "granted", "domain"}
+//
+// `_meta.ui.domain` (the App's dedicated origin; its form is the host's
+// to define): this host takes a host name ("widgets.example.com") or an
+// origin ("https://widgets.example.com") and gives the App the origin
+// http://app-<hash>.localhost:<sandbox port>, the hash of the server's id
+// and the domain, so it is the same on every open of the same App and
+// differs between servers. Such an App keeps its origin (the sandbox adds
+// allow-same-origin): its requests carry that Origin and it has storage
+// of its own; it still cannot reach the UI's origin, cookie or API. The
+// answer's "domain" is {"requested", "origin"}; a value this host does not
+// take is listed in refusedDomains and the App opens with an opaque
+// origin as usual.
 //
 // Thread-safe: ServeAppOpen runs on the HTTP loop and answers from the
 // engine's callback thread; the policy functions are pure.
@@ -25,6 +37,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/http/http_server.h"
 #include "gateway/app_sandbox.h"
 #include "nlohmann/json.hpp"
@@ -38,6 +52,9 @@ inline constexpr std::string_view kAppOpenPath = "/apps/open";
 // The iframe sandbox the UI sets and the CSP `sandbox` directive repeats:
 // scripts and forms, never same-origin, popups or top navigation.
 inline constexpr char kAppSandboxFlags[] = "allow-scripts allow-forms";
+// The same for an App with a dedicated origin (`_meta.ui.domain`).
+inline constexpr char kAppSandboxFlagsWithOrigin[] =
+    "allow-scripts allow-forms allow-same-origin";
 
 // What the document's policies are made for.
 struct AppPolicyContext {
@@ -47,6 +64,8 @@ struct AppPolicyContext {
   // of them (or a loopback host with no usable port) is dropped, so that
   // an App cannot list the REST API as a domain it may reach.
   std::vector<int> daemon_ports;
+  // The App runs in a dedicated origin of its own (kAppSandboxFlagsWithOrigin).
+  bool dedicated_origin = false;
 };
 
 struct AppPolicies {
@@ -54,6 +73,8 @@ struct AppPolicies {
   std::string permissions_policy;
   // The iframe's `allow` attribute ("camera; microphone"), "" for none.
   std::string iframe_allow;
+  // The iframe's `sandbox` attribute, repeated in the CSP.
+  std::string sandbox;
   // Sources of `_meta.ui.csp` left out, each with why.
   std::vector<std::string> refused;
   // What was granted, in the resource metadata's own form (for the App's
@@ -67,6 +88,12 @@ struct AppPolicies {
 // the metadata does not list.
 AppPolicies MakeAppPolicies(const nlohmann::json& ui_meta,
                             const AppPolicyContext& context);
+
+// The dedicated host name ("app-<16 hex>.localhost") for `domain`, the
+// `_meta.ui.domain` of an App of server `server_id`; InvalidArgument saying
+// why for a value that is not a host name or an http(s) origin.
+absl::StatusOr<std::string> AppDomainHost(absl::string_view server_id,
+                                          const nlohmann::json& domain);
 
 struct AppOpenDeps {
   engine::Engine* engine = nullptr;

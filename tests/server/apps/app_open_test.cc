@@ -178,6 +178,62 @@ TEST(AppSandboxTest, ServesADocumentOnceAndNothingElse) {
   EXPECT_EQ(Fetch(port, "GET", other).body, "x");
 }
 
+TEST(AppPoliciesTest, ADedicatedOriginKeepsItsOrigin) {
+  AppPolicyContext context = Context();
+  context.dedicated_origin = true;
+  AppPolicies policies = MakeAppPolicies(json(), context);
+  EXPECT_EQ(policies.sandbox, "allow-scripts allow-forms allow-same-origin");
+  EXPECT_THAT(policies.content_security_policy,
+              HasSubstr("sandbox allow-scripts allow-forms allow-same-origin"));
+  EXPECT_EQ(MakeAppPolicies(json(), Context()).sandbox,
+            "allow-scripts allow-forms");
+}
+
+TEST(AppDomainTest, OneStableHostPerServerAndDomain) {
+  absl::StatusOr<std::string> host = AppDomainHost("s1", "widgets.example.com");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_TRUE(absl::StartsWith(*host, "app-")) << *host;
+  EXPECT_TRUE(absl::EndsWith(*host, ".localhost")) << *host;
+  EXPECT_EQ(host->size(), std::string("app-.localhost").size() + 16);
+  EXPECT_TRUE(gateway::IsAppDomainHost(*host));
+  EXPECT_EQ(*AppDomainHost("s1", "widgets.example.com"), *host);
+  EXPECT_EQ(*AppDomainHost("s1", "Widgets.Example.com"), *host);
+  EXPECT_NE(*AppDomainHost("s2", "widgets.example.com"), *host);
+  EXPECT_NE(*AppDomainHost("s1", "other.example.com"), *host);
+  EXPECT_TRUE(AppDomainHost("s1", "https://widgets.example.com").ok());
+  EXPECT_TRUE(AppDomainHost("s1", "a904794854a047f6.claudemcpcontent.com").ok());
+  for (const json& bad :
+       {json(7), json(""), json("a b"), json("x.example; script-src *"),
+        json("*.example.com"), json("ftp://example.com"), json("wss://x.test"),
+        json("https://x.test/path"), json("-x.test")}) {
+    absl::StatusOr<std::string> refused = AppDomainHost("s1", bad);
+    EXPECT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_TRUE(absl::StartsWith(refused.status().message(), "domain: "))
+        << refused.status();
+  }
+  EXPECT_FALSE(gateway::IsAppDomainHost("localhost"));
+  EXPECT_FALSE(gateway::IsAppDomainHost(".localhost"));
+  EXPECT_FALSE(gateway::IsAppDomainHost("a.b.localhost"));
+  EXPECT_FALSE(gateway::IsAppDomainHost("app-1.localhost.evil.example"));
+}
+
+TEST(AppSandboxTest, ADedicatedDocumentIsServedAtItsOwnHostOnly) {
+  auto sandbox = gateway::AppSandbox::Start("127.0.0.1:0");
+  ASSERT_TRUE(sandbox.ok()) << sandbox.status();
+  const int port = (*sandbox)->port();
+  const std::string own = absl::StrCat("app-1234.localhost:", port);
+  const std::string dedicated =
+      (*sandbox)->Publish({"mine", "", "", "app-1234.localhost"});
+  const std::string plain = (*sandbox)->Publish({"plain", "", ""});
+  EXPECT_EQ(Fetch(port, "GET", dedicated).status, 404);
+  EXPECT_EQ(Fetch(port, "GET", dedicated, "app-9999.localhost").status, 404);
+  EXPECT_EQ(Fetch(port, "GET", plain, own).status, 404);
+  EXPECT_EQ(Fetch(port, "GET", dedicated, "app-1234.localhost.evil").status,
+            403);
+  EXPECT_EQ(Fetch(port, "GET", dedicated, own).body, "mine");
+  EXPECT_EQ(Fetch(port, "GET", plain).body, "plain");
+}
+
 TEST(AppSandboxTest, KeepsOnlyTheNewestDocuments) {
   auto sandbox = gateway::AppSandbox::Start("127.0.0.1:0", 2);
   ASSERT_TRUE(sandbox.ok()) << sandbox.status();
