@@ -12,6 +12,12 @@
 //     this test, is never reached), a listed one is reached, the daemon's
 //     REST API (which the App lists too) is left out of the policy and not
 //     reached, document.cookie gives nothing;
+//     its second App (`studio`) asks for a dedicated origin and gets one
+//     (app-<hash>.localhost on the sandbox port), has storage but not the
+//     UI's cookie or API; its ui/download-file is saved only when the
+//     user says so (Chromium's download directory) and refused otherwise;
+//     its sampling/createMessage is answered by the user through the
+//     host; and it stays open, not reloaded, while the tools list reloads;
 // and from Node: the sandbox listener serves each document once and
 // nothing else (no REST API, no UI, cookie or token notwithstanding), and
 // the gateway refuses the sign-in cookie from the sandbox's origin.
@@ -291,6 +297,74 @@ try {
   check(cancelled.length >= 1, `the cancelled call was cancelled at the server too (${cancelled.length} notifications/cancelled)`);
   const afterCancel = await page.eval(`[...document.querySelectorAll('.app-log li')].filter((li) => li.textContent.includes('"probe": "tool-result"')).length`);
   check(afterCancel === 0, `no result reaches the App for a cancelled call (${afterCancel})`);
+
+  // --- the studio App: a dedicated origin, download-file, sampling, a list reload ----
+  await press(page, '.app-bar button:last-child', 'Close app (slow call)');
+  await waitFor(page, `!document.querySelector('.app-frame')`, 'the slow probe App to close');
+  const downloads = path.join(dir, 'downloads');
+  fs.mkdirSync(downloads, { recursive: true });
+  await browser.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+  await openTool(probeId, 'studio');
+  const studioSrc = await waitFor(page, `document.querySelector('.app-frame')?.getAttribute('src')`, 'the studio frame');
+  const studioUrl = new URL(studioSrc);
+  check(/^app-[0-9a-f]{16}\.localhost$/.test(studioUrl.hostname) && studioUrl.port === new URL(src).port,
+    `an App with _meta.ui.domain gets a dedicated origin on the sandbox listener (${studioUrl.origin})`);
+  const studioOrigin = await frameWait(`window.studioResults && window.studioResults.init && window.studioOrigin`, 'the studio App');
+  check(studioOrigin === studioUrl.origin, `the App runs in that origin, not an opaque one (${studioOrigin})`);
+  const studioSandbox = await page.eval(`document.querySelector('.app-frame').getAttribute('sandbox')`);
+  check(studioSandbox === 'allow-scripts allow-forms allow-same-origin', `its frame keeps its origin (${studioSandbox})`);
+  const originNote = await page.eval(`document.querySelector('.app-origin')?.textContent || ''`);
+  check(originNote.includes(studioUrl.origin) && originNote.includes('studio.example.test'),
+    `the panel names the dedicated origin and the domain asked for (${originNote})`);
+  const studioState = await frameEval(`JSON.stringify({ storage: window.studioResults.storage, cookie: document.cookie,
+    caps: window.studioResults.init.result.hostCapabilities })`);
+  const state = JSON.parse(studioState || '{}');
+  check(state.storage === true && !/inspector_session/.test(state.cookie || ''),
+    `the App has storage of its own and still not the UI's cookie (${studioState && studioState.slice(0, 80)})`);
+  check(!!state.caps?.downloadFile && !!state.caps?.sampling && !state.caps?.sampling?.tools,
+    `the host declares downloadFile and sampling without tools (${JSON.stringify(state.caps)})`);
+  const reachedApi = await frameEval(`fetch(${JSON.stringify(base)} + '/api/servers', { credentials: 'include' }).then(() => true, () => false)`);
+  check(reachedApi === false, 'the App in its dedicated origin cannot call the REST API');
+
+  // ui/download-file: saved only when the user says so, under a safe name.
+  await frameEval(`window.studio.download(), true`);
+  const offer = await waitFor(page, `document.querySelector('.app-confirm[aria-label="The App offers a download"]')?.textContent`, 'the download offer');
+  check(/report\.json/.test(offer) && !/\.\.\//.test(offer), `the host shows the file it would save (${offer})`);
+  await page.eval(`[...document.querySelectorAll('.app-confirm button')].find((b) => b.textContent === 'Save the file').click()`);
+  const saved = path.join(downloads, 'report.json');
+  for (let i = 0; i < 100 && !fs.existsSync(saved); i++) await new Promise((r) => setTimeout(r, 100));
+  check(fs.existsSync(saved) && fs.readFileSync(saved, 'utf8') === '{"report":"from the studio"}',
+    `the file is saved with the App's content (${fs.existsSync(saved) ? fs.readFileSync(saved, 'utf8') : 'missing'})`);
+  const downloaded = await frameWait(`window.studioResults.download && JSON.stringify(window.studioResults.download)`, 'the download answer');
+  check(/"result":\{\}/.test(downloaded), `the App is told the download happened (${downloaded})`);
+  await frameEval(`delete window.studioResults.download, window.studio.download(), true`);
+  await waitFor(page, `document.querySelector('.app-confirm[aria-label="The App offers a download"]')`, 'the second offer');
+  await page.eval(`[...document.querySelectorAll('.app-confirm button')].find((b) => b.textContent === "Don't save").click()`);
+  const refusedDownload = await frameWait(`window.studioResults.download && JSON.stringify(window.studioResults.download)`, 'the refusal');
+  check(/"code":-32000/.test(refusedDownload) && /denied/.test(refusedDownload), `a refused download is an error for the App (${refusedDownload})`);
+
+  // sampling/createMessage: the user writes the reply.
+  await frameEval(`window.studio.sample(), true`);
+  const asking = await waitFor(page, `document.querySelector('.app-confirm .sampling-form')?.textContent`, 'the sampling form');
+  check(/Say hello to the studio/.test(asking), `the host shows the App's sampling request (${asking.slice(0, 80)})`);
+  await page.eval(`(() => { const t = document.querySelector('.app-confirm .sampling-form textarea'); t.value = 'Hello, studio'; t.dispatchEvent(new Event('input')); })()`);
+  await page.eval(`[...document.querySelectorAll('.app-confirm .sampling-form button')].find((b) => b.textContent === 'Send reply to the App').click()`);
+  const sampled = await frameWait(`window.studioResults.sample && JSON.stringify(window.studioResults.sample)`, 'the sampling answer');
+  check(/"role":"assistant"/.test(sampled) && /Hello, studio/.test(sampled) && /"model":"web-ui"/.test(sampled),
+    `the App gets the user's reply as its CreateMessageResult (${sampled})`);
+
+  // The tools list reloads (the server says it changed); the App stays open, not reloaded.
+  await page.eval(`document.querySelector('.app-frame').dataset.kept = 'yes'`);
+  await frameEval(`window.keptAcrossReload = 'yes', true`);
+  await frameEval(`window.studio.touchTools(), true`);
+  await waitFor(page, `[...document.querySelectorAll('.view-explore .item-list .item-name')].some((e) => e.textContent === 'touched')`,
+    'the reloaded tools list');
+  const frameKept = await page.eval(`document.querySelector('.app-frame')?.dataset.kept || ''`);
+  const appKept = await frameEval(`window.keptAcrossReload || ''`);
+  check(frameKept === 'yes' && appKept === 'yes', `the open App survives the tools list reloading (frame ${frameKept || 'gone'}, App ${appKept || 'reloaded'})`);
+  await shoot(page, 'apps-studio');
+  await press(page, '.app-bar button:last-child', 'Close the studio');
+  await waitFor(page, `!document.querySelector('.app-frame')`, 'the studio to close');
 
   // --- the sandbox listener and the gateway, from outside the browser -------------
   const again = await fetch(src);

@@ -18,6 +18,16 @@
 // tool-result and tool-cancelled notifications; and then calls `probe`
 // itself (tools/call from inside the App). `probe` answers after
 // `delayMs` (an argument), or when cancelled.
+//
+// A second tool, `studio`, names ui://probe/studio.html: an App that asks
+// for a dedicated origin (`_meta.ui.domain` "studio.example.test") and
+// reports the origin it got (window.studioOrigin); the test drives it
+// through window.studio: download() asks the host to save
+// ../report.json (ui/download-file), sample() asks for a completion
+// (sampling/createMessage), touchTools() calls `touch-tools`, after which
+// the server lists one more tool, `touched`, and sends
+// notifications/tools/list_changed. Each answer lands in
+// window.studioResults.
 // It exits 0 when stdin closes or on SIGTERM.
 import process from 'node:process';
 
@@ -108,16 +118,82 @@ const attempt = async (name, url, init) => {
 })();
 </script></body></html>`;
 
-const server = new Server({ name: 'app-fixture', version: '1.0.0' }, { capabilities: { tools: {}, resources: {} } });
+const STUDIO_URI = 'ui://probe/studio.html';
+const studioMeta = { domain: 'studio.example.test', prefersBorder: true };
+const studioHtml = `<!doctype html>
+<html><head><meta charset="utf-8"><title>studio</title>
+<style>body{font:15px system-ui;margin:12px;background:#eef6ff;color:#123}</style>
+</head><body><h1>Studio App</h1><p id="state">starting</p>
+<script>
+let next = 1;
+const waiting = new Map();
+window.studioResults = {};
+window.studioOrigin = location.origin;
+const send = (m) => window.parent.postMessage(Object.assign({ jsonrpc: '2.0' }, m), '*');
+const request = (method, params) => new Promise((resolve) => {
+  const id = next++;
+  waiting.set(id, resolve);
+  send({ id, method, params });
+});
+window.addEventListener('message', (event) => {
+  if (event.source !== window.parent) return;
+  const m = event.data;
+  if (m && m.id !== undefined && !m.method && waiting.has(m.id)) {
+    waiting.get(m.id)(m);
+    waiting.delete(m.id);
+  }
+});
+const keep = (name) => (answer) => { window.studioResults[name] = answer; return answer; };
+window.studio = {
+  download: () => request('ui/download-file', { contents: [{ type: 'resource',
+    resource: { uri: 'file:///exports/../report.json', mimeType: 'application/json', text: '{"report":"from the studio"}' } }] })
+    .then(keep('download')),
+  sample: () => request('sampling/createMessage', {
+    messages: [{ role: 'user', content: { type: 'text', text: 'Say hello to the studio' } }], maxTokens: 20 })
+    .then(keep('sample')),
+  touchTools: () => request('tools/call', { name: 'touch-tools', arguments: {} }).then(keep('touchTools')),
+};
+(async () => {
+  const init = await request('ui/initialize', {
+    protocolVersion: '2026-01-26', appInfo: { name: 'studio-app', version: '1.0.0' }, appCapabilities: {},
+  });
+  window.studioResults.init = init;
+  send({ method: 'ui/notifications/initialized', params: {} });
+  let stored = false;
+  try { localStorage.setItem('studio', 'kept'); stored = localStorage.getItem('studio') === 'kept'; } catch { stored = false; }
+  window.studioResults.storage = stored;
+  document.getElementById('state').textContent = 'initialized in ' + location.origin;
+})();
+</script></body></html>`;
+
+let touched = false;
+const server = new Server({ name: 'app-fixture', version: '1.0.0' },
+  { capabilities: { tools: { listChanged: true }, resources: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [{
     name: 'probe',
     description: 'Answers where it was called from; its App probes the sandbox.',
     inputSchema: { type: 'object', properties: { from: { type: 'string' }, delayMs: { type: 'number' } } },
     _meta: { ui: { resourceUri: APP_URI } },
-  }],
+  }, {
+    name: 'studio',
+    description: 'An App with a dedicated origin that downloads and samples.',
+    inputSchema: { type: 'object', properties: {} },
+    _meta: { ui: { resourceUri: STUDIO_URI } },
+  }, {
+    name: 'touch-tools',
+    description: 'Adds the tool touched and says the tools changed.',
+    inputSchema: { type: 'object', properties: {} },
+  }, ...(touched ? [{ name: 'touched', description: 'Listed once touch-tools ran.', inputSchema: { type: 'object' } }] : [])],
 }));
 server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  if (request.params.name === 'studio') return { content: [{ type: 'text', text: 'studio opened' }] };
+  if (request.params.name === 'touched') return { content: [{ type: 'text', text: 'touched' }] };
+  if (request.params.name === 'touch-tools') {
+    touched = true;
+    await server.sendToolListChanged();
+    return { content: [{ type: 'text', text: 'the tools changed' }] };
+  }
   const delayMs = Number(request.params.arguments?.delayMs || 0);
   if (delayMs > 0) {
     await new Promise((resolve) => {
@@ -128,9 +204,13 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   return { content: [{ type: 'text', text: `probe called from ${request.params.arguments?.from || 'the host'}` }] };
 });
 server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-  resources: [{ uri: APP_URI, name: 'probe app', mimeType: APP_MIME, _meta: { ui: uiMeta } }],
+  resources: [{ uri: APP_URI, name: 'probe app', mimeType: APP_MIME, _meta: { ui: uiMeta } },
+    { uri: STUDIO_URI, name: 'studio app', mimeType: APP_MIME, _meta: { ui: studioMeta } }],
 }));
 server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  if (request.params.uri === STUDIO_URI) {
+    return { contents: [{ uri: STUDIO_URI, mimeType: APP_MIME, text: studioHtml, _meta: { ui: studioMeta } }] };
+  }
   if (request.params.uri !== APP_URI) throw new Error(`no resource ${request.params.uri}`);
   return { contents: [{ uri: APP_URI, mimeType: APP_MIME, text: appHtml, _meta: { ui: uiMeta } }] };
 });

@@ -15,12 +15,23 @@
 //    them from the page's own calls; notifications/cancelled of such a
 //    request cancels it in the daemon;
 //  - ui/open-link waits for the user to open the link or refuse it;
+//  - ui/download-file shows what the App offers (names from the last
+//    segment of each URI, made safe) and saves it only when the user says
+//    so: embedded text or base64 as it is, a link to an http(s) address
+//    opened in a new tab, any other link read through the server first
+//    (resources/read, recorded like the App's other calls);
+//  - sampling/createMessage (hostCapabilities.sampling, without tools):
+//    the host has no model; the user reads the request and writes the
+//    reply, or rejects it (-1, as the daemon does for servers);
+//  - an App with `_meta.ui.domain` runs in the dedicated origin the daemon
+//    gave it (shown in the panel; see server/apps/app_open.h);
 //  - ui/message, ui/update-model-context and notifications/message are
 //    shown in the App's log; ui/request-display-mode, size changes and the
 //    theme are honoured and announced with host-context-changed;
 //  - request-teardown and Close end the App with ui/resource-teardown.
 import { api, enc } from './api.js';
 import { h, clear, errorBox, pretty, webLink, toast } from './util.js';
+import { samplingForm } from './sampling_form.js';
 
 // The protocol version this host speaks (the extension's latest).
 const APPS_PROTOCOL = '2026-01-26';
@@ -36,6 +47,82 @@ export function appResourceUri(tool) {
   const meta = (tool && ((tool.raw && tool.raw._meta) || tool._meta)) || {};
   const uri = (meta.ui && meta.ui.resourceUri) || meta['ui/resourceUri'];
   return typeof uri === 'string' && uri.startsWith('ui://') ? uri : null;
+}
+
+/**
+ * A JSON-RPC error for the App.
+ * @param {number} code
+ * @param {string} message
+ */
+function rpcError(code, message) {
+  const error = new Error(message);
+  error['rpcCode'] = code;
+  return error;
+}
+
+/**
+ * The file name to save `uri` under: its last path segment, decoded, with
+ * anything but letters, digits, '.', '-', '_' and spaces replaced and no
+ * leading dots (no path, no hidden file); `fallback` when nothing is left.
+ * @param {string} uri
+ * @param {string} [fallback]
+ */
+export function downloadName(uri, fallback = 'download') {
+  let last = String(uri || '').split(/[?#]/)[0].split('/').filter(Boolean).pop() || '';
+  try {
+    last = decodeURIComponent(last);
+  } catch { /* kept as it is */ }
+  const name = last.replace(/[^A-Za-z0-9._ -]/g, '_').replace(/^[.\s]+/, '').slice(0, 120).trim();
+  return name || fallback;
+}
+
+/**
+ * One entry of ui/download-file's contents, checked: what to save and how.
+ * @param {any} item
+ * @param {number} i
+ * @returns {{name: string, mimeType: string, size: number|null, blob?: Blob, web?: string, read?: string, error?: string}}
+ */
+function downloadOf(item, i) {
+  if (item && item.type === 'resource' && item.resource && typeof item.resource === 'object') {
+    const r = item.resource;
+    const mimeType = typeof r.mimeType === 'string' ? r.mimeType : 'application/octet-stream';
+    const name = downloadName(r.uri);
+    if (typeof r.text === 'string') {
+      const blob = new Blob([r.text], { type: mimeType });
+      return { name, mimeType, size: blob.size, blob };
+    }
+    if (typeof r.blob === 'string') {
+      try {
+        const bytes = Uint8Array.from(atob(r.blob), (c) => c.charCodeAt(0));
+        return { name, mimeType, size: bytes.length, blob: new Blob([bytes], { type: mimeType }) };
+      } catch {
+        return { name, mimeType, size: null, error: `contents[${i}]: its blob is not base64` };
+      }
+    }
+    return { name, mimeType, size: null, error: `contents[${i}]: neither text nor blob` };
+  }
+  if (item && item.type === 'resource_link' && typeof item.uri === 'string' && item.uri) {
+    const mimeType = typeof item.mimeType === 'string' ? item.mimeType : '';
+    const name = downloadName(item.uri, downloadName(item.name));
+    const size = typeof item.size === 'number' ? item.size : null;
+    if (/^https?:\/\//i.test(item.uri)) return { name, mimeType, size, web: item.uri };
+    return { name, mimeType, size, read: item.uri };
+  }
+  return { name: '', mimeType: '', size: null, error: `contents[${i}]: neither an embedded resource nor a resource link` };
+}
+
+/**
+ * Saves `blob` as `name` (the browser's download).
+ * @param {string} name
+ * @param {Blob} blob
+ */
+function saveBlob(name, blob) {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 let appSeq = 0;
@@ -121,6 +208,9 @@ class AppHost {
           h('button', { type: 'button', onclick: () => this.close('closed by the user') }, 'Close app'))),
       (o.refusedDomains && o.refusedDomains.length)
         ? h('p', { class: 'warn' }, `Left out of the App's policy: ${o.refusedDomains.join('; ')}`) : null,
+      o.domain
+        ? h('p', { class: 'app-origin muted' }, 'Dedicated origin ', h('code', {}, o.domain.origin),
+          ' (the App asked for the domain ', h('code', {}, String(o.domain.requested)), ')') : null,
       this.prompt, this.frame,
       h('details', { class: 'app-policy' }, h('summary', {}, 'Sandbox policy'),
         h('pre', { class: 'json' }, pretty({ csp: o.csp, permissionsPolicy: o.permissionsPolicy, sandbox: o.sandbox, allow: o.allow }))),
@@ -229,8 +319,8 @@ class AppHost {
           protocolVersion: APPS_PROTOCOL,
           hostInfo: { name: 'inspectord web UI', version: '1' },
           hostCapabilities: {
-            openLinks: {}, serverTools: {}, serverResources: {}, logging: {},
-            message: { text: {} }, updateModelContext: { text: {} },
+            openLinks: {}, downloadFile: {}, serverTools: {}, serverResources: {}, logging: {},
+            message: { text: {} }, updateModelContext: { text: {} }, sampling: {},
             sandbox: this.opened.granted || {},
           },
           hostContext: this.hostContext(),
@@ -244,6 +334,10 @@ class AppHost {
         return this.forward(method, params);
       case 'ui/open-link':
         return this.confirmLink(String(params.url || ''));
+      case 'ui/download-file':
+        return this.confirmDownload(params);
+      case 'sampling/createMessage':
+        return this.askSampling(params);
       case 'ui/message':
         this.note('message', 'The App sent a message', params);
         return {};
@@ -252,11 +346,8 @@ class AppHost {
         return {};
       case 'ui/request-display-mode':
         return { mode: this.setDisplayMode(params.mode === 'fullscreen' ? 'fullscreen' : 'inline') };
-      default: {
-        const error = new Error(`Method not found: ${method}`);
-        error['rpcCode'] = -32601;
-        throw error;
-      }
+      default:
+        throw rpcError(-32601, `Method not found: ${method}`);
     }
   }
 
@@ -356,11 +447,20 @@ class AppHost {
     this.note('host', 'tool call cancelled');
   }
 
+  // A question to the user above the App; several can wait at once. The
+  // answer removes it (the returned function).
+  ask(label, ...children) {
+    const dialog = h('div', { class: 'app-confirm', role: 'alertdialog', 'aria-label': label }, ...children);
+    this.prompt.append(dialog);
+    return () => dialog.remove();
+  }
+
   // ui/open-link: opened only if the user follows the link shown.
   confirmLink(url) {
     return new Promise((resolve) => {
+      let remove = () => {};
       const done = (result, text) => {
-        clear(this.prompt);
+        remove();
         this.note('link', text);
         resolve(result);
       };
@@ -371,11 +471,92 @@ class AppHost {
       }
       link.classList.add('button', 'primary');
       link.addEventListener('click', () => done({}, `opened ${url}`));
-      clear(this.prompt, h('div', { class: 'app-confirm', role: 'alertdialog', 'aria-label': 'The App asks to open a link' },
+      remove = this.ask('The App asks to open a link',
         h('p', {}, 'The App asks to open ', h('code', {}, url)),
         h('div', { class: 'actions' }, link,
-          h('button', { type: 'button', onclick: () => done({ isError: true }, `refused to open ${url}`) }, "Don't open"))));
-      this.prompt.querySelector('a')?.focus();
+          h('button', { type: 'button', onclick: () => done({ isError: true }, `refused to open ${url}`) }, "Don't open")));
+      link.focus();
+    });
+  }
+
+  // ui/download-file: nothing is saved unless the user says so.
+  confirmDownload(params) {
+    const items = Array.isArray(params.contents) ? params.contents : [];
+    if (!items.length) throw rpcError(-32602, 'Invalid content: contents is empty');
+    const files = items.map(downloadOf);
+    const bad = files.find((f) => f.error);
+    if (bad) throw rpcError(-32602, `Invalid content: ${bad.error}`);
+    this.note('download', `The App offers ${files.map((f) => f.name).join(', ')}`);
+    return new Promise((resolve, reject) => {
+      let remove = () => {};
+      const save = async () => {
+        remove();
+        try {
+          for (const f of files) {
+            if (f.blob) {
+              saveBlob(f.name, f.blob);
+            } else if (f.web) {
+              window.open(f.web, '_blank', 'noopener,noreferrer');
+            } else {
+              const read = await this.forward('resources/read', { uri: f.read });
+              const c = ((read && read.contents) || [])[0] || {};
+              const got = downloadOf({ type: 'resource', resource: { ...c, uri: f.read } }, 0);
+              if (got.error) throw rpcError(-32000, `${f.read}: ${got.error}`);
+              saveBlob(f.name, got.blob);
+            }
+          }
+          this.note('download', `saved ${files.map((f) => f.name).join(', ')}`);
+          resolve({});
+        } catch (error) {
+          this.note('download', `the download failed: ${error.message}`);
+          reject(error);
+        }
+      };
+      const refuse = () => {
+        remove();
+        this.note('download', 'the user refused the download');
+        reject(rpcError(-32000, 'Download denied by user'));
+      };
+      const saveButton = h('button', { type: 'button', class: 'primary', onclick: save }, files.length > 1 ? 'Save the files' : 'Save the file');
+      remove = this.ask('The App offers a download',
+        h('p', {}, 'The App offers to save:'),
+        h('ul', { class: 'app-files' }, files.map((f) => h('li', {},
+          h('code', {}, f.name), ` ${f.mimeType || ''}`,
+          f.size !== null ? ` · ${f.size} bytes` : '',
+          f.web ? h('span', {}, ' · opens ', h('code', {}, f.web)) : null,
+          f.read ? h('span', {}, ' · read from the server: ', h('code', {}, f.read)) : null))),
+        h('div', { class: 'actions' }, saveButton,
+          h('button', { type: 'button', onclick: refuse }, "Don't save")));
+      saveButton.focus();
+    });
+  }
+
+  // sampling/createMessage from the App: the user is the model.
+  askSampling(params) {
+    if (params.tools || params.toolChoice) {
+      throw rpcError(-32602, 'This host takes no tools in sampling (hostCapabilities.sampling.tools is not set)');
+    }
+    if (!Array.isArray(params.messages)) throw rpcError(-32602, 'Invalid params: messages is not an array');
+    this.note('sampling', 'The App asks for a completion', params);
+    return new Promise((resolve, reject) => {
+      let remove = () => {};
+      const form = samplingForm("Answer the App's sampling request", params, {
+        reply: async (result) => {
+          remove();
+          this.note('sampling', 'replied to the App', result);
+          resolve(result);
+        },
+        reject: async () => {
+          remove();
+          this.note('sampling', 'the user rejected the sampling request');
+          reject(rpcError(-1, 'User rejected the request'));
+        },
+        sendLabel: 'Send reply to the App',
+      });
+      remove = this.ask('The App asks for a completion (sampling)',
+        h('p', {}, 'The App asks for a model completion. This host has no model: write the reply, or reject the request.'),
+        form);
+      form.querySelector('textarea')?.focus();
     });
   }
 

@@ -7,6 +7,7 @@ import { store, on, serverName, loadPending, currentServer } from './state.js';
 import { h, clear, field, errorBox, pretty, actionButton, toast, dateTimeOf, webLink } from './util.js';
 import { schemaForm } from './forms.js';
 import { findRaw } from './timeline.js';
+import { samplingForm } from './sampling_form.js';
 
 let root = null;
 let off = [];
@@ -170,33 +171,10 @@ function elicitation(item, params) {
 }
 
 function sampling(item, params) {
-  const messages = (params.messages || []).map((m) => {
-    const c = Array.isArray(m.content) ? m.content : [m.content || {}];
-    return h('div', { class: `message role-${m.role}` }, h('div', { class: 'role' }, m.role),
-      c.map((x) => (x.type === 'text' ? h('pre', { class: 'text-content' }, x.text) : h('pre', { class: 'json' }, pretty(x)))));
+  return samplingForm(`Answer the sampling request of ${serverName(item.serverId)}`, params, {
+    reply: (result) => done(api('POST', `/api/pending/${enc(item.id)}:resolve`, { result }), 'Reply sent'),
+    reject: () => done(api('POST', `/api/pending/${enc(item.id)}:reject`, { action: 'REJECT_ACTION_ERROR', reason: 'Rejected in the web UI' }), 'Rejected'),
   });
-  const reply = h('textarea', { rows: 4 });
-  const model = h('input', { type: 'text', value: 'web-ui' });
-  const errors = h('div', {});
-  const f = h('form', { 'aria-label': `Answer the sampling request of ${serverName(item.serverId)}` },
-    params.systemPrompt ? h('p', { class: 'muted' }, `System prompt: ${params.systemPrompt}`) : null,
-    messages,
-    h('p', { class: 'muted' }, `maxTokens ${params.maxTokens ?? '—'}`),
-    field('Reply (assistant text)', reply), field('Model name', model), errors,
-    h('div', { class: 'actions' },
-      h('button', { type: 'submit', class: 'primary' }, 'Send reply'),
-      actionButton('Reject', () => done(api('POST', `/api/pending/${enc(item.id)}:reject`, { action: 'REJECT_ACTION_ERROR', reason: 'Rejected in the web UI' }), 'Rejected'))));
-  f.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    try {
-      await done(api('POST', `/api/pending/${enc(item.id)}:resolve`, {
-        result: { role: 'assistant', content: { type: 'text', text: reply.value }, model: model.value || 'web-ui', stopReason: 'endTurn' },
-      }), 'Reply sent');
-    } catch (error) {
-      clear(errors, errorBox(error));
-    }
-  });
-  return f;
 }
 
 // The roots the chosen server is given (answered at once on roots/list).
