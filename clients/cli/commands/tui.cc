@@ -27,6 +27,7 @@
 #include "clients/cli/commands/command_util.h"
 #include "clients/cli/commands/commands.h"
 #include "clients/cli/commands/tui_app.h"
+#include "clients/cli/tui_explore.h"
 #include "common/status_macros.h"
 
 // Last, and as functions rather than macros: curses defines OK, ERR,
@@ -165,8 +166,15 @@ bool TuiApp::HandleKey(int key) {
           static_cast<int>(report_scroll_) + delta, 0, most));
       return true;
     }
+    // An explore report: a digit shows that skill.
+    if (!explore_skills_.empty() && key >= '1' &&
+        key < '1' + kTuiExploreSkillKeys) {
+      ShowSkill(static_cast<size_t>(key - '1'));
+      return true;
+    }
     report_.clear();
     report_scroll_ = 0;
+    explore_skills_.clear();
     if (key == 27) return true;
   }
   switch (key) {
@@ -238,6 +246,9 @@ bool TuiApp::HandleKey(int key) {
       break;
     case 's':
       Export();
+      break;
+    case 'e':
+      Explore();
       break;
     default:
       break;

@@ -1,7 +1,8 @@
 // `inspectorctl tui`'s actions on the daemon (tui_app.h): resolving and
 // modifying held messages, the intercept mode, replays of a request or a
-// session (on a background call, so the screen stays live) and a
-// session's export. Main thread only, but for the background call itself.
+// session (on a background call, so the screen stays live), a session's
+// export and the explore report (a server's tools and skills). Main thread
+// only, but for the background call itself.
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "clients/cli/files.h"
 #include "clients/cli/intercept_views.h"
 #include "clients/cli/session_views.h"
+#include "clients/cli/tui_explore.h"
 
 namespace inspector::cli::tui {
 
@@ -285,6 +287,66 @@ void TuiApp::Export() {
                              ? absl::StrCat(" (", response.masked(),
                                             " values masked)")
                              : ""));
+}
+
+void TuiApp::Explore() {
+  std::string server_id = server_id_;
+  if (server_id.empty()) {
+    const TuiRow* row = model_.selected();
+    if (row != nullptr) server_id = row->message.server_id();
+  }
+  if (server_id.empty()) {
+    SetStatus("select a message of the server to explore (or start with "
+              "--server)",
+              true);
+    return;
+  }
+  v1::ListRequest request;
+  request.set_server_id(server_id);
+  request.set_all(true);
+  v1::ListToolsResponse tools;
+  absl::Status tools_status = Call(
+      context_.mcp(), &v1::McpService::Stub::ListTools, request, &tools);
+  v1::ListSkillsResponse skills;
+  absl::Status skills_status = Call(
+      context_.mcp(), &v1::McpService::Stub::ListSkills, request, &skills);
+  if (!tools_status.ok() && !skills_status.ok()) {
+    ShowFailure(tools_status, "explore");
+    return;
+  }
+  report_ = ExploreReportLines(
+      names_.Display(server_id),
+      tools_status.ok() ? absl::StatusOr<v1::ListToolsResponse>(tools)
+                        : absl::StatusOr<v1::ListToolsResponse>(tools_status),
+      skills_status.ok()
+          ? absl::StatusOr<v1::ListSkillsResponse>(skills)
+          : absl::StatusOr<v1::ListSkillsResponse>(skills_status));
+  report_scroll_ = 0;
+  explore_server_ = server_id;
+  explore_skills_.assign(skills.skills().begin(), skills.skills().end());
+  SetStatus(absl::StrCat("explored ", names_.Display(server_id), ": ",
+                         tools.tools_size(), " tools, ", skills.skills_size(),
+                         " skills"));
+}
+
+void TuiApp::ShowSkill(size_t index) {
+  if (index >= explore_skills_.size()) {
+    SetStatus(absl::StrCat("there is no skill ", index + 1), true);
+    return;
+  }
+  v1::SkillRequest request;
+  request.set_server_id(explore_server_);
+  request.set_uri(explore_skills_[index].uri());
+  v1::GetSkillResponse response;
+  absl::Status status = Call(context_.mcp(), &v1::McpService::Stub::GetSkill,
+                             request, &response);
+  if (!status.ok()) {
+    ShowFailure(status, "skills get");
+    return;
+  }
+  report_ = SkillReportLines(response.skill());
+  report_scroll_ = 0;
+  SetStatus(absl::StrCat("skills/get ", response.skill().name()));
 }
 
 }  // namespace inspector::cli::tui

@@ -66,6 +66,9 @@ inline constexpr char kTuiHelp[] =
     "                   show what changed against the recording (Esc closes)\n"
     "  s                export the selected message's session to a file\n"
     "                   (session-ID.json in the current directory)\n"
+    "  e                explore the server (--server, else the selected\n"
+    "                   message's): its tools and skills; then 1-9 shows\n"
+    "                   that skill (skills/get)\n"
     "  F1 or ?          this help           q  quit\n"
     "\n"
     "List: ► client to server, ◄ server to client, ⏸ held; ✓/✗ and the\n"
@@ -183,6 +186,10 @@ class TuiApp {
   void ShowReplayReport(const std::string& session_id,
                         const v1::ReplaySessionResponse& response);
   void Export();
+  // The explore report (tui_explore.h) of --server or the selected
+  // message's server, and one of its skills by number (0-based).
+  void Explore();
+  void ShowSkill(size_t index);
   // The report's lines cut to `width` columns.
   std::vector<std::string> ReportLines(size_t width) const {
     std::vector<std::string> lines;
@@ -227,6 +234,10 @@ class TuiApp {
   // scrolling keys is pressed.
   std::vector<std::string> report_;
   size_t report_scroll_ = 0;
+  // While an explore report (or a skill of it) is shown: the server and
+  // its skills, which the digits show.
+  std::string explore_server_;
+  std::vector<v1::Skill> explore_skills_;
   std::unique_ptr<grpc::ClientContext> background_call_;
   std::future<std::function<void()>> background_;
 };
