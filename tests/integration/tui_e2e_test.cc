@@ -58,12 +58,13 @@ class TuiE2eTest : public testing::DaemonFixture {
   // The shell command line tmux runs: inspectorctl tui with this daemon,
   // in the test's directory (where `s` writes its export).
   std::string TuiCommand(const std::string& editor,
-                         const std::string& addr = "") {
+                         const std::string& addr = "",
+                         const std::string& args = "") {
     return absl::StrCat(
         "cd '", dir_.path(), "' && env LC_ALL=C.UTF-8 TERM=xterm-256color VISUAL= EDITOR='", editor,
         "' INSPECTOR_ADDR=", addr.empty() ? daemon_->address() : addr,
         " INSPECTOR_TOKEN_FILE='", daemon_->token_file(), "' ",
-        INSPECTORCTL_PATH, " tui");
+        INSPECTORCTL_PATH, " tui", args);
   }
 };
 
@@ -115,6 +116,42 @@ TEST_F(TuiE2eTest, ModifyAHeldToolCallAndSeeTheChangedResult) {
 
   tmux.Keys({"q"});
   EXPECT_TRUE(tmux.WaitSessionGone());
+}
+
+// `e` explores a server: its skills (numbered) and tools; a digit shows
+// that skill through skills/get. A server without the skills extension
+// says so and still lists its tools.
+TEST_F(TuiE2eTest, ExploreAServersSkillsAndTools) {
+  ASSERT_EQ(Ctl({"servers", "add", "skilled", "--env", "FIXTURE_SKILLS=1",
+                 "--", "node", kFixtureServer, "stdio"})
+                .exit_code,
+            0);
+  Tmux tmux(dir_.File("tmux.sock"));
+  ASSERT_TRUE(tmux.Start(TuiCommand("true", "", " --server skilled")));
+  ASSERT_TRUE(tmux.WaitFor({"F5 Fwd"}));
+  tmux.Keys({"e"});
+  ASSERT_TRUE(tmux.WaitFor(
+      {"EXPLORE skilled", "Skills (2)", "[1] git-workflow", "[2] tampered",
+       " 2 skills"}));
+  tmux.Keys({"2"});
+  ASSERT_TRUE(tmux.WaitFor({"SKILL tampered (skills/get)",
+                            "skill://fixture/tampered/SKILL.md"}));
+  tmux.Keys({"1"});
+  ASSERT_TRUE(tmux.WaitFor({"SKILL git-workflow (skills/get)"}));
+  tmux.Keys({"Escape"});
+  ASSERT_TRUE(tmux.WaitFor({"F5 Fwd"}));
+  tmux.Keys({"q"});
+  EXPECT_TRUE(tmux.WaitSessionGone());
+
+  // The plain fixture has no skills: the report says why, tools stay.
+  Tmux plain(dir_.File("tmux-plain.sock"));
+  ASSERT_TRUE(plain.Start(TuiCommand("true", "", " --server fixture")));
+  ASSERT_TRUE(plain.WaitFor({"F5 Fwd"}));
+  plain.Keys({"e"});
+  ASSERT_TRUE(plain.WaitFor({"EXPLORE fixture", "Skills: the list failed",
+                             "Tools ("}));
+  plain.Keys({"q"});
+  EXPECT_TRUE(plain.WaitSessionGone());
 }
 
 TEST_F(TuiE2eTest, ForwardAndDropFromTheKeyboard) {
