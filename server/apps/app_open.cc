@@ -298,6 +298,130 @@ absl::StatusOr<AppContent> AppContentOf(const std::string& response,
 
 }  // namespace
 
+namespace {
+
+// How many pages of resources/list are searched for the App's entry when
+// its content carries no `_meta.ui`.
+constexpr int kListingPages = 10;
+
+// An App being opened: what the answer needs once the resource is read.
+struct AppOpening {
+  engine::Engine* engine = nullptr;
+  gateway::AppSandbox* sandbox = nullptr;
+  std::shared_ptr<http::HttpExchange> exchange;
+  http::Headers cors;
+  std::string server_id;
+  std::string uri;
+  std::string url_host;
+  AppPolicyContext context;
+  std::string html;
+};
+
+engine::CallLimits AppCallLimits() {
+  // The server's own timeouts (zero: its configuration's).
+  engine::CallLimits limits;
+  limits.caller = "web UI (MCP Apps host)";
+  return limits;
+}
+
+// Publishes the App with the policies of `ui_meta` (found in `source`:
+// "content", "listing" or "none") and answers the UI.
+void PublishApp(const std::shared_ptr<AppOpening>& opening,
+                const json& ui_meta, const char* source) {
+  AppPolicyContext context = opening->context;
+  // A dedicated origin when the App asks for one and its domain is one
+  // this host takes.
+  std::string dedicated_host;
+  std::string domain_refused;
+  const json requested_domain =
+      ui_meta.is_object() ? ui_meta.value("domain", json()) : json();
+  if (!requested_domain.is_null()) {
+    absl::StatusOr<std::string> host =
+        AppDomainHost(opening->server_id, requested_domain);
+    if (host.ok()) {
+      dedicated_host = *std::move(host);
+      context.dedicated_origin = true;
+    } else {
+      domain_refused = std::string(host.status().message());
+    }
+  }
+  AppPolicies policies = MakeAppPolicies(ui_meta, context);
+  if (!domain_refused.empty()) {
+    policies.refused.push_back(std::move(domain_refused));
+  }
+  const std::string origin = absl::StrCat(
+      "http://", dedicated_host.empty() ? opening->url_host : dedicated_host,
+      ":", opening->sandbox->port());
+  json answer = {
+      {"csp", policies.content_security_policy},
+      {"permissionsPolicy", policies.permissions_policy},
+      {"allow", policies.iframe_allow},
+      {"sandbox", policies.sandbox},
+      {"refusedDomains", policies.refused},
+      {"granted", policies.granted},
+      {"prefersBorder",
+       ui_meta.is_object() ? ui_meta.value("prefersBorder", json()) : json()},
+      {"metadataFrom", source},
+  };
+  if (!dedicated_host.empty()) {
+    answer["domain"] = {{"requested", requested_domain}, {"origin", origin}};
+  }
+  std::string path = opening->sandbox->Publish(
+      {std::move(opening->html), std::move(policies.content_security_policy),
+       std::move(policies.permissions_policy), dedicated_host});
+  answer["url"] = absl::StrCat(origin, path);
+  AnswerAppOpen(*opening->exchange, 200, std::move(opening->cors), answer);
+}
+
+// The App's content had no `_meta.ui`: the entry of resources/list for its
+// URI may (the extension's rule: the content's first, else the listing's).
+// Searches `pages_left` pages from `cursor`; without an entry (or when the
+// listing fails) the App gets the restrictive defaults.
+void PublishWithListingMeta(std::shared_ptr<AppOpening> opening,
+                            std::string cursor, int pages_left) {
+  json list = {{"jsonrpc", "2.0"},
+               {"id", "app-open-listing"},
+               {"method", "resources/list"},
+               {"params", json::object()}};
+  if (!cursor.empty()) list["params"]["cursor"] = cursor;
+  engine::Engine* engine = opening->engine;
+  const std::string server_id = opening->server_id;
+  engine->Forward(
+      server_id, list.dump(), AppCallLimits(),
+      [opening, pages_left](absl::StatusOr<std::string> response) {
+        json answer = response.ok() ? json::parse(*response, nullptr,
+                                                  /*allow_exceptions=*/false)
+                                    : json();
+        const json result = answer.is_object() && answer.contains("result") &&
+                                    answer["result"].is_object()
+                                ? answer["result"]
+                                : json::object();
+        const json resources = result.value("resources", json::array());
+        if (resources.is_array()) {
+          for (const json& entry : resources) {
+            if (!entry.is_object() || entry.value("uri", "") != opening->uri) {
+              continue;
+            }
+            const json meta = entry.value("_meta", json::object());
+            const json ui = meta.is_object() ? meta.value("ui", json()) : json();
+            PublishApp(opening, ui.is_object() ? ui : json(),
+                       ui.is_object() ? "listing" : "none");
+            return;
+          }
+        }
+        const json next = result.value("nextCursor", json());
+        if (next.is_string() && !next.get<std::string>().empty() &&
+            pages_left > 1) {
+          PublishWithListingMeta(opening, next.get<std::string>(),
+                                 pages_left - 1);
+          return;
+        }
+        PublishApp(opening, json(), "none");
+      });
+}
+
+}  // namespace
+
 void ServeAppOpen(const AppOpenDeps& deps,
                   std::shared_ptr<http::HttpExchange> exchange,
                   http::Headers cors) {
@@ -366,70 +490,36 @@ void ServeAppOpen(const AppOpenDeps& deps,
                {"id", "app-open"},
                {"method", "resources/read"},
                {"params", {{"uri", uri}}}};
-  // The server's own timeouts (zero: its configuration's).
-  engine::CallLimits limits;
-  limits.caller = "web UI (MCP Apps host)";
-  gateway::AppSandbox* sandbox = deps.sandbox;
-  const int sandbox_port = sandbox->port();
-  deps.engine->Forward(
-      server_id, read.dump(), std::move(limits),
-      [exchange, cors, uri, context, sandbox, sandbox_port, url_host,
-       server_id](absl::StatusOr<std::string> response) mutable {
+  auto opening = std::make_shared<AppOpening>();
+  opening->engine = deps.engine;
+  opening->sandbox = deps.sandbox;
+  opening->exchange = std::move(exchange);
+  opening->cors = std::move(cors);
+  opening->server_id = server_id;
+  opening->uri = uri;
+  opening->url_host = url_host;
+  opening->context = std::move(context);
+  opening->engine->Forward(
+      server_id, read.dump(), AppCallLimits(),
+      [opening](absl::StatusOr<std::string> response) {
         if (!response.ok()) {
-          RefuseAppOpen(*exchange, 502, "APP_RESOURCE_ERROR",
-                        response.status().message(), std::move(cors));
+          RefuseAppOpen(*opening->exchange, 502, "APP_RESOURCE_ERROR",
+                        response.status().message(),
+                        std::move(opening->cors));
           return;
         }
-        absl::StatusOr<AppContent> app = AppContentOf(*response, uri);
+        absl::StatusOr<AppContent> app = AppContentOf(*response, opening->uri);
         if (!app.ok()) {
-          RefuseAppOpen(*exchange, 422, "NOT_AN_APP", app.status().message(),
-                        std::move(cors));
+          RefuseAppOpen(*opening->exchange, 422, "NOT_AN_APP",
+                        app.status().message(), std::move(opening->cors));
           return;
         }
-        // A dedicated origin when the App asks for one and its domain is
-        // one this host takes.
-        std::string dedicated_host;
-        std::string domain_refused;
-        const json requested_domain =
-            app->ui_meta.is_object() ? app->ui_meta.value("domain", json())
-                                     : json();
-        if (!requested_domain.is_null()) {
-          absl::StatusOr<std::string> host =
-              AppDomainHost(server_id, requested_domain);
-          if (host.ok()) {
-            dedicated_host = *std::move(host);
-            context.dedicated_origin = true;
-          } else {
-            domain_refused = std::string(host.status().message());
-          }
+        opening->html = std::move(app->html);
+        if (app->ui_meta.is_object()) {
+          PublishApp(opening, app->ui_meta, "content");
+        } else {
+          PublishWithListingMeta(opening, "", kListingPages);
         }
-        AppPolicies policies = MakeAppPolicies(app->ui_meta, context);
-        if (!domain_refused.empty()) {
-          policies.refused.push_back(std::move(domain_refused));
-        }
-        const std::string origin = absl::StrCat(
-            "http://", dedicated_host.empty() ? url_host : dedicated_host,
-            ":", sandbox_port);
-        json answer = {
-            {"csp", policies.content_security_policy},
-            {"permissionsPolicy", policies.permissions_policy},
-            {"allow", policies.iframe_allow},
-            {"sandbox", policies.sandbox},
-            {"refusedDomains", policies.refused},
-            {"granted", policies.granted},
-            {"prefersBorder", app->ui_meta.is_object()
-                                  ? app->ui_meta.value("prefersBorder", json())
-                                  : json()},
-        };
-        if (!dedicated_host.empty()) {
-          answer["domain"] = {{"requested", requested_domain},
-                              {"origin", origin}};
-        }
-        std::string path = sandbox->Publish(
-            {std::move(app->html), std::move(policies.content_security_policy),
-             std::move(policies.permissions_policy), dedicated_host});
-        answer["url"] = absl::StrCat(origin, path);
-        AnswerAppOpen(*exchange, 200, std::move(cors), answer);
       });
 }
 

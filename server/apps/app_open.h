@@ -6,13 +6,16 @@
 // itself (resources/read through the engine, so the read is recorded like
 // any other message), checks that it is an App (text/html;profile=mcp-app),
 // builds the document's Content-Security-Policy and Permissions-Policy from
-// the content's `_meta.ui` (csp: connectDomains, resourceDomains,
+// the content's `_meta.ui`, or when the content has none from its entry in
+// resources/list (read through the engine too; the extension's order),
+// (csp: connectDomains, resourceDomains,
 // frameDomains, baseUriDomains; permissions: camera, microphone,
 // geolocation, clipboardWrite) and publishes it on the Apps sandbox
 // listener (gateway/app_sandbox.h). The answer names the one-time URL to
 // load in a sandboxed iframe, the policies and what was refused:
 //   {"url", "csp", "permissionsPolicy", "allow", "sandbox",
-//    "prefersBorder", "refusedDomains", "granted", "domain"}
+//    "prefersBorder", "refusedDomains", "granted", "domain",
+//    "metadataFrom": "content" | "listing" | "none"}
 //
 // `_meta.ui.domain` (the App's dedicated origin; its form is the host's
 // to define): this host takes a host name ("widgets.example.com") or an

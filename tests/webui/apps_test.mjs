@@ -308,9 +308,11 @@ try {
   const studioSrc = await waitFor(page, `document.querySelector('.app-frame')?.getAttribute('src')`, 'the studio frame');
   const studioUrl = new URL(studioSrc);
   check(/^app-[0-9a-f]{16}\.localhost$/.test(studioUrl.hostname) && studioUrl.port === new URL(src).port,
-    `an App with _meta.ui.domain gets a dedicated origin on the sandbox listener (${studioUrl.origin})`);
+    `an App with _meta.ui.domain (in its resources/list entry) gets a dedicated origin on the sandbox listener (${studioUrl.origin})`);
   const studioOrigin = await frameWait(`window.studioResults && window.studioResults.init && window.studioOrigin`, 'the studio App');
   check(studioOrigin === studioUrl.origin, `the App runs in that origin, not an opaque one (${studioOrigin})`);
+  const studioPolicy = await page.eval(`document.querySelector('.app-policy pre')?.textContent || ''`);
+  check(/"metadataFrom": "listing"/.test(studioPolicy), `its _meta.ui came from resources/list, its content having none (${studioPolicy.slice(0, 60)})`);
   const studioSandbox = await page.eval(`document.querySelector('.app-frame').getAttribute('sandbox')`);
   check(studioSandbox === 'allow-scripts allow-forms allow-same-origin', `its frame keeps its origin (${studioSandbox})`);
   const originNote = await page.eval(`document.querySelector('.app-origin')?.textContent || ''`);
@@ -374,6 +376,7 @@ try {
     body: JSON.stringify({ serverId: probeId, uri: 'ui://probe/app.html' }),
   });
   const openedBody = await opened.json();
+  check(openedBody.metadataFrom === 'content', `the probe's policy comes from its content's _meta.ui (${openedBody.metadataFrom})`);
   const appDocument = await fetch(openedBody.url);
   const csp = appDocument.headers.get('content-security-policy') || '';
   const connectSrc = csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('connect-src')) || '';

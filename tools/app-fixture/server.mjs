@@ -20,7 +20,8 @@
 // `delayMs` (an argument), or when cancelled.
 //
 // A second tool, `studio`, names ui://probe/studio.html: an App that asks
-// for a dedicated origin (`_meta.ui.domain` "studio.example.test") and
+// for a dedicated origin (`_meta.ui.domain` "studio.example.test", in its
+// resources/list entry only, not in what resources/read answers) and
 // reports the origin it got (window.studioOrigin); the test drives it
 // through window.studio: download() asks the host to save
 // ../report.json (ui/download-file), sample() asks for a completion
@@ -209,7 +210,8 @@ server.setRequestHandler(ListResourcesRequestSchema, async () => ({
 }));
 server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
   if (request.params.uri === STUDIO_URI) {
-    return { contents: [{ uri: STUDIO_URI, mimeType: APP_MIME, text: studioHtml, _meta: { ui: studioMeta } }] };
+    // Its _meta.ui only in resources/list: the host must look there.
+    return { contents: [{ uri: STUDIO_URI, mimeType: APP_MIME, text: studioHtml }] };
   }
   if (request.params.uri !== APP_URI) throw new Error(`no resource ${request.params.uri}`);
   return { contents: [{ uri: APP_URI, mimeType: APP_MIME, text: appHtml, _meta: { ui: uiMeta } }] };

@@ -213,7 +213,7 @@ class AppHost {
           ' (the App asked for the domain ', h('code', {}, String(o.domain.requested)), ')') : null,
       this.prompt, this.frame,
       h('details', { class: 'app-policy' }, h('summary', {}, 'Sandbox policy'),
-        h('pre', { class: 'json' }, pretty({ csp: o.csp, permissionsPolicy: o.permissionsPolicy, sandbox: o.sandbox, allow: o.allow }))),
+        h('pre', { class: 'json' }, pretty({ metadataFrom: o.metadataFrom, csp: o.csp, permissionsPolicy: o.permissionsPolicy, sandbox: o.sandbox, allow: o.allow }))),
       h('h4', {}, 'App log'), this.log);
     window.addEventListener('message', this.onMessage);
     clear(this.container, this.panel);
