@@ -355,6 +355,16 @@ try {
   check(/"role":"assistant"/.test(sampled) && /Hello, studio/.test(sampled) && /"model":"web-ui"/.test(sampled),
     `the App gets the user's reply as its CreateMessageResult (${sampled})`);
 
+  // ui/open-link refused is the extension's error, not a result.
+  await frameEval(`window.studio.openLink('javascript:alert(1)'), true`);
+  const badLink = await frameWait(`window.studioResults.openLink && JSON.stringify(window.studioResults.openLink)`, 'the bad link\'s answer');
+  check(/"code":-32000/.test(badLink) && /Invalid URL/.test(badLink), `a link that is not http(s) is refused at once (${badLink})`);
+  await frameEval(`delete window.studioResults.openLink, window.studio.openLink('https://example.com/'), true`);
+  await waitFor(page, `document.querySelector('.app-confirm[aria-label="The App asks to open a link"]')`, 'the link confirmation');
+  await page.eval(`[...document.querySelectorAll('.app-confirm button')].find((b) => b.textContent === "Don't open").click()`);
+  const deniedLink = await frameWait(`window.studioResults.openLink && JSON.stringify(window.studioResults.openLink)`, 'the denied link\'s answer');
+  check(/"code":-32000/.test(deniedLink) && /denied by user/.test(deniedLink), `a link the user refuses is an error for the App (${deniedLink})`);
+
   // The tools list reloads (the server says it changed); the App stays open, not reloaded.
   await page.eval(`document.querySelector('.app-frame').dataset.kept = 'yes'`);
   await frameEval(`window.keptAcrossReload = 'yes', true`);

@@ -25,7 +25,8 @@
 // reports the origin it got (window.studioOrigin); the test drives it
 // through window.studio: download() asks the host to save
 // ../report.json (ui/download-file), sample() asks for a completion
-// (sampling/createMessage), touchTools() calls `touch-tools`, after which
+// (sampling/createMessage), openLink(url) asks to open a link
+// (ui/open-link), touchTools() calls `touch-tools`, after which
 // the server lists one more tool, `touched`, and sends
 // notifications/tools/list_changed. Each answer lands in
 // window.studioResults.
@@ -153,6 +154,7 @@ window.studio = {
     messages: [{ role: 'user', content: { type: 'text', text: 'Say hello to the studio' } }], maxTokens: 20 })
     .then(keep('sample')),
   touchTools: () => request('tools/call', { name: 'touch-tools', arguments: {} }).then(keep('touchTools')),
+  openLink: (url) => request('ui/open-link', { url }).then(keep('openLink')),
 };
 (async () => {
   const init = await request('ui/initialize', {

@@ -456,25 +456,27 @@ class AppHost {
   }
 
   // ui/open-link: opened only if the user follows the link shown.
+  // A refusal is the extension's error (-32000), not a result.
   confirmLink(url) {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       let remove = () => {};
-      const done = (result, text) => {
+      const done = (error, text) => {
         remove();
         this.note('link', text);
-        resolve(result);
+        if (error) reject(rpcError(-32000, error));
+        else resolve({});
       };
       const link = webLink(url, 'Open the link');
       if (link.tagName !== 'A') {
-        done({ isError: true }, `refused to open ${url} (not an http(s) URL)`);
+        done('Invalid URL', `refused to open ${url} (not an http(s) URL)`);
         return;
       }
       link.classList.add('button', 'primary');
-      link.addEventListener('click', () => done({}, `opened ${url}`));
+      link.addEventListener('click', () => done(null, `opened ${url}`));
       remove = this.ask('The App asks to open a link',
         h('p', {}, 'The App asks to open ', h('code', {}, url)),
         h('div', { class: 'actions' }, link,
-          h('button', { type: 'button', onclick: () => done({ isError: true }, `refused to open ${url}`) }, "Don't open")));
+          h('button', { type: 'button', onclick: () => done('Link opening denied by user', `refused to open ${url}`) }, "Don't open")));
       link.focus();
     });
   }
