@@ -69,7 +69,7 @@ try {
   const strangerPage = await formServer();
   const allowedOrigin = `http://127.0.0.1:${allowedPage.address().port}`;
 
-  const { daemon, signInUrl, base, token, withToken, rest } = await run.startDaemon(args.inspectord, ['--cors-origin', allowedOrigin]);
+  const { daemon, signInUrl, base, token, withToken, rest } = await run.startDaemon(args.inspectord, ['--cors-origin', allowedOrigin, '--bridge-port-base', '0']);
   check(/\/ui\/sign-in\?code=[0-9a-f]{64}$/.test(signInUrl), `inspectord printed a sign-in URL (${signInUrl.replace(/code=.*/, 'code=…')})`);
 
   // --- refused without the cookie or token, or from a wrong Origin --------
@@ -352,6 +352,23 @@ try {
   const historyRows = await page.waitFor(`document.querySelectorAll('table.history tbody tr').length`, 'the history table');
   check(historyRows >= 2, `history lists the recorded requests (${historyRows})`);
   await shoot(page, 'history');
+
+  // --- conversions: the fixture served on a port of its own, then reverted ----
+  await page.click('#nav-conversions');
+  await page.waitFor(`document.querySelector('#title-conversions') && document.querySelector('form.editor[aria-label="Convert a stdio server"]')`, 'the conversions view');
+  const fixtureConfig = (await rest('GET', '/config')).body.servers.find((x) => x.name === 'fixture');
+  await page.eval(`(() => { const f = document.querySelector('form.editor[aria-label="Convert a stdio server"]');
+    f.querySelector('select').value = ${JSON.stringify(fixtureConfig.id)}; f.requestSubmit(); })()`);
+  const serving = await page.waitFor(`(() => { const ok = document.querySelector('.view-conversions [role=status] .ok');
+    const row = [...document.querySelectorAll('.view-conversions table tbody tr')].find((r) => r.querySelector('th')?.textContent === 'fixture' && r.querySelector('button[aria-label="Revert fixture"]'));
+    return ok && row && { said: ok.textContent, url: row.children[1].textContent }; })()`, 'the running conversion');
+  check(/^Serving at http:\/\/127\.0\.0\.1:\d+/.test(serving.said) && /^http:\/\/127\.0\.0\.1:\d+/.test(serving.url),
+    `the fixture was converted from the page and is listed running (${serving.said}; ${serving.url})`);
+  await shoot(page, 'conversions');
+  await page.click('button[aria-label="Revert fixture"]');
+  await page.waitFor(`!document.querySelector('button[aria-label="Revert fixture"]') && document.querySelector('.view-conversions p.empty')`, 'the reverted conversion');
+  const reverted = (await rest('GET', '/config')).body.servers.find((x) => x.name === 'fixture');
+  check(reverted.transport === 'stdio', `Revert made the fixture stdio again (${reverted.transport})`);
 
   // --- keyboard and labels on the main views ---------------------------------
   for (const view of ['servers', 'explore', 'timeline', 'history', 'pending', 'conversions']) {

@@ -78,7 +78,8 @@ function renderServerSelect() {
 select.addEventListener('change', () => setCurrent(select.value));
 
 function currentRoute() {
-  const path = (location.hash.replace(/^#\/?/, '').split('/')[0]) || 'servers';
+  // "#/timeline?traceId=…": a view's own parameters follow a "?".
+  const path = (location.hash.replace(/^#\/?/, '').split(/[/?]/)[0]) || 'servers';
   return VIEWS.find((v) => v.path === path) || VIEWS[0];
 }
 

@@ -5,9 +5,11 @@
 // Right or a click on its count). Errors and calls over a second stand
 // out; the era probe of an auto-era server (server/discover answered
 // -32601) is shown as a probe. Pinned rows stay at the top until unpinned.
-// Filters by server, method, direction and text; the detail pane shows
-// both messages in the JSON tree viewer with replay, edit and replay,
-// break on this and pin. The list is virtualized: only the rows in view
+// Filters by server, method, direction, text and trace (the trace id of
+// a message recorded while tracing is on; "#/timeline?traceId=ID" opens
+// the view filtered to it); the detail pane shows both messages in the
+// JSON tree viewer with replay, edit and replay, break on this and pin,
+// and a message's trace with a link that shows only that trace. The list is virtualized: only the rows in view
 // exist in the page, so 10,000 messages scroll as fast as 10.
 import { store, on, serverName } from './state.js';
 import { h, clear, field, timeOf } from './util.js';
@@ -22,8 +24,8 @@ export const SLOW_MS = 1000;
 
 // Kept across views: the timeline records even while another view shows.
 // A row: {id, time, serverId, sessionId, dir, kind, method, target, jsonId,
-// raw, msgId, era, round, response: {raw, time, kind, errorCode} | null,
-// duration, error, probe, parent, children}
+// raw, msgId, era, round, traceId, response: {raw, time, kind, errorCode,
+// id, traceId} | null, duration, error, probe, parent, children}
 const rows = [];
 const byRequestKey = new Map();  // session|jsonId|direction -> request row
 const byMessageId = new Map();   // recorded message id -> request row
@@ -67,7 +69,7 @@ function adopt(parent, child) {
 }
 
 function answer(request, m, time) {
-  request.response = { raw: m.raw || '', time, kind: m.kind, errorCode: m.errorCode || '', id: Number(m.id || 0) };
+  request.response = { raw: m.raw || '', time, kind: m.kind, errorCode: m.errorCode || '', id: Number(m.id || 0), traceId: m.traceId || '' };
   if (m.durationMs !== undefined && m.durationMs !== null) request.duration = m.durationMs;
   else if (request.time && time) request.duration = time - request.time;
   // A tool's own failure (isError) counts as an error too.
@@ -103,7 +105,7 @@ export function record(event) {
   const row = {
     id: nextId++, time, serverId: m.serverId, sessionId: m.sessionId || '', dir: m.direction,
     kind: m.kind, method: m.method || '', jsonId: m.jsonrpcId || '', raw: m.raw || '',
-    msgId: Number(m.id || 0), era: m.era || '', round: m.inputRound || 0,
+    msgId: Number(m.id || 0), era: m.era || '', round: m.inputRound || 0, traceId: m.traceId || '',
     response: null, duration: m.durationMs, error: m.kind === 'error' || m.kind === 'invalid' || m.success === false,
     probe: false, target: m.target || '', parent: null, children: [],
   };
@@ -166,7 +168,26 @@ let status = null;
 let filtered = [];
 let selectedId = 0;
 let follow = true;
-const filters = { server: '', method: '', direction: '', text: '' };
+const filters = { server: '', method: '', direction: '', text: '', trace: '' };
+
+// The trace a row belongs to (its request's, else its answer's); '' when
+// the daemon traced neither.
+function traceOf(row) {
+  return row.traceId || (row.response && row.response.traceId) || '';
+}
+
+// The address of the timeline showing only trace `id` ('' : all of it).
+export function traceHref(id) {
+  return id ? `#/timeline?traceId=${encodeURIComponent(id)}` : '#/timeline';
+}
+
+// The trace asked for in the address ("#/timeline?traceId=ID"), if any.
+function traceInHash() {
+  const at = location.hash.indexOf('?');
+  if (at < 0) return null;
+  const id = new URLSearchParams(location.hash.slice(at + 1)).get('traceId');
+  return id === null ? null : id.trim().toLowerCase();
+}
 let pendingFrame = 0;
 
 function schedule() {
@@ -182,6 +203,7 @@ function matches(row) {
   if (filters.server && row.serverId !== filters.server) return false;
   if (filters.method && !row.method.includes(filters.method)) return false;
   if (filters.direction && row.dir !== filters.direction) return false;
+  if (filters.trace && traceOf(row) !== filters.trace) return false;
   if (filters.text && !row.raw.toLowerCase().includes(filters.text) &&
       !(row.response && row.response.raw.toLowerCase().includes(filters.text))) return false;
   return true;
@@ -214,7 +236,7 @@ let filteredUpTo = 0;
 // MAX_ROWS from the front of the unpinned part), so live traffic costs
 // the rows that came, not the 50,000 kept. Otherwise, refilter().
 function refilterNew() {
-  const plain = !filters.server && !filters.method && !filters.direction && !filters.text && expanded.size === 0;
+  const plain = !filters.server && !filters.method && !filters.direction && !filters.text && !filters.trace && expanded.size === 0;
   if (!plain) return refilter();
   const oldest = rows.length ? rows[0].id : Infinity;
   // A pinned row dropped beyond MAX_ROWS: the pinned part changes.
@@ -364,6 +386,11 @@ function select(id, focus) {
   const replayable = row.kind === 'request' && row.dir === 'CLIENT_TO_SERVER' && row.msgId > 0;
   const pin = h('button', { type: 'button', onclick: () => togglePin(row) },
     pinned.has(head.id) ? 'Unpin' : 'Pin');
+  const trace = traceOf(row);
+  const traceBox = trace ? h('p', { class: 'tl-trace' }, 'Trace ', h('code', {}, trace), ' ',
+    filters.trace === trace
+      ? h('a', { class: 'button', href: traceHref(''), 'aria-label': `Show every message, not only trace ${trace}` }, 'Show all messages')
+      : h('a', { class: 'button', href: traceHref(trace), 'aria-label': `Show only the messages of trace ${trace}` }, 'Show only this trace')) : null;
   const group = head.children.length ? h('section', { class: 'tl-rounds', 'aria-label': 'Rounds and updates of this request' },
     h('h4', {}, `Grouped under the first request (${head.children.length + 1} messages)`),
     h('ol', {}, [head, ...head.children].map((r) => h('li', {},
@@ -376,7 +403,7 @@ function select(id, focus) {
     request: row.kind === 'request' || row.kind === 'notification' ? row.raw : null,
     response: row.response ? row.response.raw : (row.kind === 'request' || row.kind === 'notification' ? null : row.raw),
     extra: [pin, breakOnButton(asMessage(row))],
-    before: [group, recordedHttpSection([
+    before: [traceBox, group, recordedHttpSection([
       [row.kind === 'request' || row.kind === 'notification' ? 'carried the request' : 'carried the message', row.msgId],
       ['carried the response', row.response ? row.response.id : 0]])],
     after: replayable ? replayOne({ id: row.msgId, raw: row.raw, kind: row.kind, direction: row.dir, sequence: row.jsonId }, row.serverId, `${row.method} #${row.jsonId}`) : null,
@@ -418,17 +445,27 @@ export function mount(container) {
     [['', 'Both directions'], ['CLIENT_TO_SERVER', '→ to the server'], ['SERVER_TO_CLIENT', '← from the server']]
       .map(([v, l]) => h('option', { value: v, selected: filters.direction === v }, l)));
   const text = h('input', { type: 'search', id: 'tl-text', value: filters.text, placeholder: 'text in the message' });
+  // The address is where the trace filter lives: the view's own link
+  // ("#/timeline") shows every trace.
+  filters.trace = traceInHash() || '';
+  const trace = h('input', { type: 'search', id: 'tl-trace', value: filters.trace, placeholder: 'trace id', spellcheck: 'false' });
   followBox = h('input', { type: 'checkbox', id: 'tl-follow', checked: follow });
   const update = () => {
     filters.server = server.value;
     filters.method = method.value.trim();
     filters.direction = direction.value;
     filters.text = text.value.trim().toLowerCase();
+    const traceWanted = trace.value.trim().toLowerCase();
+    if (traceWanted !== filters.trace) {
+      filters.trace = traceWanted;
+      // The address says which trace is shown (without a new view).
+      window.history.replaceState(null, '', traceHref(traceWanted));
+    }
     refilter();
     paint();
   };
   [server, direction].forEach((c) => c.addEventListener('change', update));
-  [method, text].forEach((c) => c.addEventListener('input', update));
+  [method, text, trace].forEach((c) => c.addEventListener('input', update));
   followBox.addEventListener('change', () => { follow = followBox.checked; paint(); });
   const clearButton = h('button', {
     type: 'button',
@@ -487,7 +524,7 @@ export function mount(container) {
   clear(root,
     h('div', { class: 'view-head' }, h('h2', { id: 'title-timeline' }, 'Live traffic'), status),
     h('div', { class: 'filters', role: 'search', 'aria-label': 'Filter messages' },
-      field('Server', server), field('Method', method), field('Direction', direction), field('Text', text),
+      field('Server', server), field('Method', method), field('Direction', direction), field('Text', text), field('Trace', trace),
       h('label', { class: 'check', for: followBox.id }, followBox, ' Follow new messages'), clearButton),
     h('div', { class: 'split tl-split' },
       h('div', { class: 'tl-list' },
@@ -496,6 +533,8 @@ export function mount(container) {
       detailBox));
   refilter();
   paint();
+  // Back from a trace link: the message chosen stays in the detail pane.
+  if (selectedId && rows.some((r) => r.id === selectedId)) select(selectedId, false);
 }
 
 export function unmount() {
