@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/http/http1.h"
 #include "common/json_text.h"
 #include "common/status_macros.h"
 #include "common/utf8.h"
@@ -23,6 +24,17 @@ constexpr int64_t kRowsPerQuery = 1000;
 std::string IsoTime(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixMillis(unix_ms),
                           absl::UTCTimeZone());
+}
+
+// `url`'s scheme and authority with `path` (a recorded request's path and
+// query); `url` itself when it is not absolute or `path` is empty.
+std::string WithPath(std::string_view url, std::string_view path) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos || path.empty()) return std::string(url);
+  const size_t slash = url.find('/', scheme + 3);
+  std::string out(url.substr(0, slash));
+  out.append(path);
+  return out;
 }
 
 std::string_view DirectionName(v1::Direction direction) {
@@ -235,11 +247,25 @@ class Har final : public MessageExportFormat {
     return absl::StrCat(
         "SELECT m.id, m.ts, m.server_id, m.session_id, m.method, m.target,"
         " m.raw, m.jsonrpc_id, m.direction, r.id, r.ts, r.raw,"
-        " r.duration_ms, r.success, r.error_code, sv.name, sv.url"
+        " r.duration_ms, r.success, r.error_code, sv.name, sv.url,"
+        // The HTTP exchange (message_http): the upstream's answer to the
+        // request (recorded with the response), else the client's request
+        // to a front door (recorded with the request). Headers as HAR's
+        // [{name, value}], in recorded order.
+        " CASE WHEN h.message_id IS NULL THEN NULL"
+        " WHEN h.message_id = m.id THEN 'front door' ELSE 'upstream' END,"
+        " h.method, h.path, h.status,"
+        " (SELECT json_group_array(json_object('name', key, 'value', value))"
+        " FROM json_each(h.request_headers)),"
+        " (SELECT json_group_array(json_object('name', key, 'value', value))"
+        " FROM json_each(h.response_headers))"
         " FROM messages AS m"
         " LEFT JOIN messages AS r ON r.id = (SELECT min(a.id) FROM messages"
         " AS a WHERE a.correlated_id = m.id"
         " AND a.kind IN ('response', 'error'))"
+        " LEFT JOIN message_http AS h ON h.message_id ="
+        " coalesce((SELECT x.message_id FROM message_http AS x"
+        " WHERE x.message_id = r.id), m.id)"
         " LEFT JOIN servers AS sv ON sv.id = m.server_id WHERE ",
         absl::StrJoin(FilterConditions(request, true), " AND "),
         " ORDER BY m.id LIMIT :limit");
@@ -250,7 +276,8 @@ class Har final : public MessageExportFormat {
         "\"version\":",
         JsonString(Version()),
         "},\"comment\":\"MCP requests and their responses as recorded by "
-        "inspectord; HTTP status and headers are not recorded\","
+        "inspectord; HTTP status and headers where the exchange was "
+        "recorded (HTTP upstreams, front doors), secrets masked\","
         "\"pages\":[],\"entries\":[");
   }
   void AppendRow(const Statement& row, std::string* out) override {
@@ -265,22 +292,46 @@ class Har final : public MessageExportFormat {
           "mcp+stdio://",
           row.ColumnIsNull(15) ? row.ColumnText(2) : row.ColumnText(15), "/");
     }
+    // The recorded exchange, when there is one: its method, status and
+    // headers replace what an entry without one assumes (POST, 200 once
+    // answered, the JSON content type). An upstream's path is the URL's.
+    const bool exchange = !row.ColumnIsNull(17);
+    const std::string side = exchange ? row.ColumnText(17) : "";
+    const std::string http_method = exchange ? row.ColumnText(18) : "POST";
+    const std::string http_path = exchange ? row.ColumnText(19) : "";
+    int status = answered ? 200 : 0;
+    if (exchange) {
+      status = row.ColumnIsNull(20) ? 0 : static_cast<int>(row.ColumnInt64(20));
+    }
+    if (side == "upstream") url = WithPath(url, http_path);
+    const std::string request_headers =
+        exchange ? row.ColumnText(21)
+                 : R"([{"name":"Content-Type","value":"application/json"}])";
+    const std::string response_headers = exchange ? row.ColumnText(22) : "[]";
     absl::StrAppend(out, "{\"startedDateTime\":\"", IsoTime(row.ColumnInt64(1)),
                     "\",\"time\":", duration, ",\"request\":{");
-    absl::StrAppend(out, "\"method\":\"POST\",\"url\":", JsonString(url),
+    out->append("\"method\":");
+    AppendJsonString(out, http_method);
+    absl::StrAppend(out, ",\"url\":", JsonString(url),
                     ",\"httpVersion\":\"HTTP/1.1\",\"cookies\":[],"
-                    "\"headers\":[{\"name\":\"Content-Type\",\"value\":"
-                    "\"application/json\"}],\"queryString\":[],"
+                    "\"headers\":",
+                    request_headers.empty() ? "[]" : request_headers,
+                    ",\"queryString\":[],"
                     "\"postData\":{\"mimeType\":\"application/json\","
                     "\"params\":[],\"text\":");
     AppendJsonString(out, request_raw);
+    absl::StrAppend(out, "},\"headersSize\":-1,\"bodySize\":",
+                    request_raw.size(), "},\"response\":{\"status\":", status,
+                    ",\"statusText\":");
+    AppendJsonString(out, status == 0 ? std::string_view()
+                                      : http::ReasonPhrase(status));
     absl::StrAppend(
-        out, "},\"headersSize\":-1,\"bodySize\":", request_raw.size(),
-        "},\"response\":{\"status\":", answered ? 200 : 0, ",\"statusText\":\"",
-        answered ? "OK" : "",
-        "\",\"httpVersion\":\"HTTP/1.1\",\"cookies\":[],"
-        "\"headers\":[],\"content\":{\"size\":",
-        response_raw.size(), ",\"mimeType\":\"application/json\",\"text\":");
+        out,
+        ",\"httpVersion\":\"HTTP/1.1\",\"cookies\":[],"
+        "\"headers\":",
+        response_headers.empty() ? "[]" : response_headers,
+        ",\"content\":{\"size\":", response_raw.size(),
+        ",\"mimeType\":\"application/json\",\"text\":");
     AppendJsonString(out, response_raw);
     absl::StrAppend(
         out, "},\"redirectURL\":\"\",\"headersSize\":-1,\"bodySize\":",
@@ -289,6 +340,15 @@ class Har final : public MessageExportFormat {
         ",\"receive\":0},\"_mcp\":{\"messageId\":", row.ColumnInt64(0),
         ",\"serverId\":");
     AppendJsonString(out, row.ColumnText(2));
+    if (exchange) {
+      // Which HTTP request the entry's HTTP side is: the daemon's to the
+      // server, or a client's to a front door (its path is the daemon's).
+      out->append(",\"http\":{\"side\":");
+      AppendJsonString(out, side);
+      out->append(",\"path\":");
+      AppendJsonString(out, http_path);
+      out->push_back('}');
+    }
     out->append(",\"sessionId\":");
     AppendJsonString(out, row.ColumnText(3));
     out->append(",\"method\":");

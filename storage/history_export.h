@@ -19,11 +19,16 @@
 //          direction, kind, jsonrpc_id, method, target, duration_ms,
 //          success, error_code, raw_size, truncated, correlated_id, raw.
 //   har    HAR 1.2 ({"log": {"version", "creator", "entries"}}): one entry
-//          per request, with its response. The daemon does not record HTTP
-//          status lines or headers, so status is 200 when answered and 0
-//          while pending, headers hold only the JSON content type, and
-//          the URL is the server's (mcp+stdio://NAME/ for stdio servers).
-//          The MCP details are in each entry's "_mcp" object.
+//          per request, with its response. The URL is the server's
+//          (mcp+stdio://NAME/ for stdio servers). Where the HTTP exchange
+//          was recorded (message_http: an HTTP upstream's answer, else a
+//          front door client's request) its method, status and headers
+//          (masked) are the entry's, an upstream's path the URL's, and
+//          "_mcp"."http" says which side ({side, path}); otherwise status
+//          is 200 when answered and 0 while pending and the headers hold
+//          only the JSON content type. Timings: the whole round trip is
+//          "wait" (the recorded duration). The MCP details are in each
+//          entry's "_mcp" object.
 // Filters are those of ExportMessagesRequest; a response or error matches
 // the method filter by its request's method and the direction filter by
 // its request's direction. Invalid UTF-8 in stored text comes out as

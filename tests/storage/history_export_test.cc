@@ -269,5 +269,63 @@ TEST_F(HistoryExportTest, HarIsValidHar12) {
   EXPECT_EQ(entries[kCalls - 1]["response"]["status"], 0);  // pending
 }
 
+// An entry with a recorded exchange (message_http) carries its method,
+// status and headers (masked as recorded): an HTTP upstream's with the
+// response, a front door client's with the request.
+TEST_F(HistoryExportTest, HarCarriesTheRecordedHttpExchange) {
+  // i = 1: an HTTP server's call, its answer recorded with the exchange.
+  ASSERT_OK(db_->Exec(
+      "INSERT INTO message_http (message_id, method, path, status,"
+      " request_headers, response_headers) SELECT id, 'POST', '/mcp?v=2', 200,"
+      " '{\"Authorization\":\"Bearer ***(19 chars)\",\"Accept\":"
+      "\"application/json, text/event-stream\"}',"
+      " '{\"content-type\":\"text/event-stream\"}' FROM messages"
+      " WHERE jsonrpc_id = '1' AND kind = 'response'"));
+  // i = 2: a front door's client, recorded with its request.
+  ASSERT_OK(db_->Exec(
+      "INSERT INTO message_http (message_id, method, path, status,"
+      " request_headers, response_headers) SELECT id, 'POST',"
+      " '/servers/weather/mcp', 500, '{\"x-api-key\":\"***(18 chars)\"}',"
+      " '{\"Content-Type\":\"application/json\"}' FROM messages"
+      " WHERE jsonrpc_id = '2' AND kind = 'request'"));
+  v1::ExportMessagesRequest request;
+  request.set_format(v1::EXPORT_FORMAT_HAR);
+  std::string all;
+  for (const std::string& piece : Export(request)) all += piece;
+  const nlohmann::json entries = nlohmann::json::parse(all)["log"]["entries"];
+  ASSERT_GT(entries.size(), 3u);
+
+  const nlohmann::json& upstream = entries[1];
+  EXPECT_EQ(upstream["request"]["url"], "http://127.0.0.1:9/mcp?v=2");
+  EXPECT_EQ(upstream["request"]["method"], "POST");
+  EXPECT_EQ(upstream["request"]["headers"],
+            nlohmann::json::parse(
+                R"j([{"name":"Authorization","value":"Bearer ***(19 chars)"},)j"
+                R"j({"name":"Accept","value":"application/json, text/event-stream"}])j"))
+      << upstream.dump();
+  EXPECT_EQ(upstream["response"]["status"], 200);
+  EXPECT_EQ(upstream["response"]["statusText"], "OK");
+  EXPECT_EQ(upstream["response"]["headers"],
+            nlohmann::json::parse(
+                R"([{"name":"content-type","value":"text/event-stream"}])"));
+  EXPECT_EQ(upstream["_mcp"]["http"]["side"], "upstream");
+
+  const nlohmann::json& front = entries[2];
+  EXPECT_EQ(front["request"]["url"], "mcp+stdio://srv-stdio/");
+  EXPECT_EQ(front["request"]["headers"][0]["name"], "x-api-key");
+  EXPECT_EQ(front["request"]["headers"][0]["value"], "***(18 chars)");
+  EXPECT_EQ(front["response"]["status"], 500);
+  EXPECT_EQ(front["response"]["statusText"], "Internal Server Error");
+  EXPECT_EQ(front["_mcp"]["http"]["side"], "front door");
+  EXPECT_EQ(front["_mcp"]["http"]["path"], "/servers/weather/mcp");
+
+  // Without a recorded exchange: as before.
+  const nlohmann::json& plain = entries[3];
+  EXPECT_FALSE(plain["_mcp"].contains("http")) << plain.dump();
+  EXPECT_EQ(plain["request"]["headers"][0]["name"], "Content-Type");
+  EXPECT_EQ(plain["response"]["status"], 200);
+  EXPECT_TRUE(plain["response"]["headers"].empty());
+}
+
 }  // namespace
 }  // namespace inspector::storage
