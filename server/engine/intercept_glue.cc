@@ -125,7 +125,10 @@ void InterceptGlue::SubmitClientMessage(
           return;
         }
         {
+          // The dropped message's row keeps the HTTP exchange that brought
+          // it, completed with the answer its caller gets for the drop.
           InterceptNoteScope scope(note.get());
+          MessageHttpScope http_scope(limits.http, /*client_to_server=*/true);
           session->core_->pipeline->Observe(
               session->core_->MakeEnvelope(true, &info, outcome.raw));
         }

@@ -19,9 +19,9 @@ void ReceivedHttp::Recorded(Recorder record, int64_t message_id) {
   std::shared_ptr<const HttpExchangeRecord> answered;
   {
     absl::MutexLock lock(&mu_);
-    if (message_id_ != 0 || message_id <= 0) return;
+    if (message_id <= 0) return;
     record_ = record;
-    message_id_ = message_id;
+    message_ids_.push_back(message_id);
     answered = answered_;
   }
   if (answered != nullptr) record(message_id, answered);
@@ -29,15 +29,16 @@ void ReceivedHttp::Recorded(Recorder record, int64_t message_id) {
 
 void ReceivedHttp::Complete(std::shared_ptr<const HttpExchangeRecord> whole) {
   Recorder record;
-  int64_t message_id;
+  std::vector<int64_t> message_ids;
   {
     absl::MutexLock lock(&mu_);
     if (answered_ != nullptr) return;
     answered_ = whole;
     record = record_;
-    message_id = message_id_;
+    message_ids = message_ids_;
   }
-  if (record) record(message_id, std::move(whole));
+  if (!record) return;
+  for (int64_t message_id : message_ids) record(message_id, whole);
 }
 
 MessageHttpScope::MessageHttpScope(

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -46,9 +47,11 @@ class ReceivedHttp {
   using Recorder = std::function<void(
       int64_t message_id, std::shared_ptr<const HttpExchangeRecord> whole)>;
 
-  // The message was recorded as row `message_id`; `record` completes its
-  // row (it must outlive this). The first call counts; later ones are
-  // ignored. If the answer is already known, it is recorded now.
+  // A message it carried was recorded as row `message_id`; `record`
+  // completes the row (it must outlive this). Each row it is given is
+  // completed (one HTTP request may make several messages: a front door's
+  // initialize is a server/discover probe, then the initialize). If the
+  // answer is already known, it is recorded now.
   void Recorded(Recorder record, int64_t message_id) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The front door answered with `status` and `headers` (as given to the
@@ -69,7 +72,7 @@ class ReceivedHttp {
   const std::shared_ptr<const HttpExchangeRecord> request_;
   absl::Mutex mu_;
   Recorder record_ ABSL_GUARDED_BY(mu_);
-  int64_t message_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<int64_t> message_ids_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const HttpExchangeRecord> answered_ ABSL_GUARDED_BY(mu_);
 };
 

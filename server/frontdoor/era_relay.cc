@@ -98,24 +98,16 @@ class EraRelay : public Relay,
     to_client_(std::move(raw));
   }
 
-  // A message passed on as it came keeps its HTTP record; one this relay
-  // rewrites is recorded as sent (Send).
-  void SendReceived(std::shared_ptr<engine::ReceivedHttp> http,
-                    std::string raw, ResponseCallback done) override {
-    bool modern;
-    {
-      absl::MutexLock lock(&mu_);
-      modern = modern_;
-    }
-    if (!modern && raw.find("initialize") == std::string::npos &&
-        raw.find("\\u") == std::string::npos) {
-      return inner_->SendReceived(std::move(http), std::move(raw),
-                                  std::move(done));
-    }
-    Send(std::move(raw), std::move(done));
+  void Send(std::string raw, ResponseCallback done) override {
+    SendReceived(nullptr, std::move(raw), std::move(done));
   }
 
-  void Send(std::string raw, ResponseCallback done) override {
+  // The message's HTTP record (may be null) goes with the row of what is
+  // sent upstream for it: the message itself, or in the modern era its
+  // first round, and for initialize the server/discover asked in its
+  // name (or the initialize itself, for a handshake-era server).
+  void SendReceived(std::shared_ptr<engine::ReceivedHttp> http,
+                    std::string raw, ResponseCallback done) override {
     bool modern;
     {
       absl::MutexLock lock(&mu_);
@@ -126,18 +118,26 @@ class EraRelay : public Relay,
     // name it: pass it on without building a tree of it.
     if (!modern && raw.find("initialize") == std::string::npos &&
         raw.find("\\u") == std::string::npos) {
-      return inner_->Send(std::move(raw), std::move(done));
+      return inner_->SendReceived(std::move(http), std::move(raw),
+                                  std::move(done));
     }
     Json message = Json::parse(raw, nullptr, false);
-    if (!message.is_object()) return inner_->Send(std::move(raw), std::move(done));
+    if (!message.is_object()) {
+      return inner_->SendReceived(std::move(http), std::move(raw),
+                                  std::move(done));
+    }
     const bool request = message.contains("method") && message.contains("id");
     if (request && message["method"] == "initialize") {
-      return Initialize(std::move(raw), std::move(message), std::move(done));
+      return Initialize(std::move(http), std::move(raw), std::move(message),
+                        std::move(done));
     }
-    if (!modern) return inner_->Send(std::move(raw), std::move(done));
+    if (!modern) {
+      return inner_->SendReceived(std::move(http), std::move(raw),
+                                  std::move(done));
+    }
     if (!message.contains("method")) return ClientAnswer(message, std::move(done));
     if (!request) return Notification(message, std::move(done));
-    return Request(std::move(message), std::move(done));
+    return Request(std::move(http), std::move(message), std::move(done));
   }
 
   bool Cancel(const std::string& caller_id,
@@ -181,9 +181,12 @@ class EraRelay : public Relay,
     std::map<std::string, std::string> asked;
     Json answers = Json::object();
     Json state;  // requestState of the round, or null
+    // The client's HTTP request, for round 0's row (null: none, or sent).
+    std::shared_ptr<engine::ReceivedHttp> http;
   };
 
-  void Initialize(std::string raw, Json message, ResponseCallback done) {
+  void Initialize(std::shared_ptr<engine::ReceivedHttp> http, std::string raw,
+                  Json message, ResponseCallback done) {
     Json params = message.value("params", Json::object());
     {
       absl::MutexLock lock(&mu_);
@@ -191,16 +194,22 @@ class EraRelay : public Relay,
       client_info_ = params.value("clientInfo", Json::object());
     }
     if (known_ == KnownEra::kLegacy) {
-      return inner_->Send(std::move(raw), std::move(done));
+      return inner_->SendReceived(std::move(http), std::move(raw),
+                                  std::move(done));
     }
     Json discover = {{"jsonrpc", "2.0"},
                      {"id", "inspector-discover"},
                      {"method", "server/discover"},
                      {"params", {{"_meta", Meta()}}}};
     std::weak_ptr<EraRelay> weak_self = weak_from_this();
-    inner_->Send(
-        Dump(discover),
+    // The record goes with the probe, sent in the client's name, and with
+    // a handshake-era server's initialize after it: both rows carry the
+    // exchange (in the modern era the probe is all that is sent).
+    std::shared_ptr<engine::ReceivedHttp> probe_http = http;
+    inner_->SendReceived(
+        std::move(probe_http), Dump(discover),
         [weak_self, raw = std::move(raw), message = std::move(message),
+         http = std::move(http),
          done = std::move(done)](absl::StatusOr<std::string> answer) mutable {
           auto self = weak_self.lock();
           if (self == nullptr) return;
@@ -213,7 +222,8 @@ class EraRelay : public Relay,
           }
           if (!modern) {
             // A handshake-era server: its initialize, as the client sent it.
-            return self->inner_->Send(std::move(raw), std::move(done));
+            return self->inner_->SendReceived(std::move(http), std::move(raw),
+                                              std::move(done));
           }
           {
             absl::MutexLock lock(&self->mu_);
@@ -290,7 +300,8 @@ class EraRelay : public Relay,
     done(std::string());
   }
 
-  void Request(Json message, ResponseCallback done) {
+  void Request(std::shared_ptr<engine::ReceivedHttp> http, Json message,
+               ResponseCallback done) {
     std::string method = message["method"];
     Json id = message["id"];
     if (method == "ping") return done(Result(id, Json::object()));
@@ -310,6 +321,7 @@ class EraRelay : public Relay,
     call->params = message.value("params", Json::object());
     if (!call->params.is_object()) call->params = Json::object();
     call->done = std::move(done);
+    call->http = std::move(http);
     {
       absl::MutexLock lock(&mu_);
       calls_[id.dump()] = call;
@@ -551,8 +563,8 @@ class EraRelay : public Relay,
                     {"method", call->method},
                     {"params", std::move(params)}};
     std::weak_ptr<EraRelay> weak_self = weak_from_this();
-    inner_->Send(Dump(request), [weak_self, call](
-                                    absl::StatusOr<std::string> answer) {
+    inner_->SendReceived(std::move(call->http), Dump(request),
+                         [weak_self, call](absl::StatusOr<std::string> answer) {
       auto self = weak_self.lock();
       if (self != nullptr) self->RoundDone(call, std::move(answer));
     });

@@ -594,7 +594,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
           }
         }
         return modern_->Post(call.exchange, call.extra, std::move(body),
-                             ToolsFilter(call.who));
+                             ToolsFilter(call.who), call.http);
       }
     }
     if (!VersionAccepted(call)) return;

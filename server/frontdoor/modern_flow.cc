@@ -219,9 +219,11 @@ void ModernFront::Impl::SendUpstream(const std::shared_ptr<Flow>& flow,
                        }();
   std::weak_ptr<Impl> weak_self = weak_from_this();
   std::shared_ptr<http::HttpExchange> exchange;
+  std::shared_ptr<engine::ReceivedHttp> received;
   {
     absl::MutexLock lock(&flow->mu);
     exchange = flow->exchange;
+    received = flow->http;
   }
   std::weak_ptr<Flow> weak_flow = flow;
   if (exchange != nullptr) {
@@ -231,9 +233,11 @@ void ModernFront::Impl::SendUpstream(const std::shared_ptr<Flow>& flow,
       if (self != nullptr && flow != nullptr) self->ClientGone(flow);
     });
   }
-  auto send = [weak_self, flow, request = std::move(request)]() mutable {
-    flow->relay->relay->Send(
-        Dump(request), [weak_self, flow](absl::StatusOr<std::string> answer) {
+  auto send = [weak_self, flow, request = std::move(request),
+               received = std::move(received)]() mutable {
+    flow->relay->relay->SendReceived(
+        std::move(received), Dump(request),
+        [weak_self, flow](absl::StatusOr<std::string> answer) {
           auto self = weak_self.lock();
           if (self != nullptr) self->UpstreamDone(flow, std::move(answer));
         });
@@ -305,11 +309,13 @@ void ModernFront::Impl::Finish(const std::shared_ptr<Flow>& flow,
   bool clean;
   std::string token;
   ModernFront::ToolsFilter tools_filter;
+  std::shared_ptr<engine::ReceivedHttp> received;
   {
     absl::MutexLock lock(&flow->mu);
     if (flow->finished) return;
     flow->finished = true;
     exchange = std::move(flow->exchange);
+    received = std::move(flow->http);
     extra = flow->extra;
     streaming = flow->streaming;
     token = flow->token;
@@ -332,7 +338,7 @@ void ModernFront::Impl::Finish(const std::shared_ptr<Flow>& flow,
     exchange->Write(http::FormatSseEvent(Dump(message), "message"));
     return exchange->Finish();
   }
-  Reply(exchange, extra, HttpStatusFor(message), message);
+  Reply(exchange, extra, HttpStatusFor(message), message, received.get());
 }
 
 void ModernFront::Impl::Release(const std::shared_ptr<Flow>& flow, bool clean) {
@@ -353,11 +359,13 @@ void ModernFront::Impl::FailFlow(const std::shared_ptr<Flow>& flow,
   std::shared_ptr<http::HttpExchange> exchange;
   http::Headers extra;
   Json id;
+  std::shared_ptr<engine::ReceivedHttp> received;
   {
     absl::MutexLock lock(&flow->mu);
     if (flow->finished) return;
     flow->finished = true;
     exchange = std::move(flow->exchange);
+    received = std::move(flow->http);
     extra = flow->extra;
     id = flow->client_id;
   }
@@ -367,12 +375,14 @@ void ModernFront::Impl::FailFlow(const std::shared_ptr<Flow>& flow,
     http::Headers headers = extra;
     headers.emplace_back("Retry-After", "5");
     return Reply(exchange, headers, 503,
-                 ErrorMessage(id, kInternalError, StdView(status.message())));
+                 ErrorMessage(id, kInternalError, StdView(status.message())),
+                 received.get());
   }
   std::string reason = ErrorReason(status);
   Reply(exchange, extra, reason == "SERVER_NOT_FOUND" ? 404 : 502,
         ErrorMessage(id, kInternalError, StdView(status.message()),
-                     reason.empty() ? Json() : Json{{"reason", reason}}));
+                     reason.empty() ? Json() : Json{{"reason", reason}}),
+        received.get());
 }
 
 void ModernFront::Impl::ClientGone(const std::shared_ptr<Flow>& flow) {
@@ -478,6 +488,7 @@ void ModernFront::Impl::Notify(const std::shared_ptr<Flow>& flow,
   std::shared_ptr<http::HttpExchange> exchange;
   bool start = false;
   http::Headers headers;
+  std::shared_ptr<engine::ReceivedHttp> received;
   {
     absl::MutexLock lock(&flow->mu);
     if (flow->exchange == nullptr || !flow->sse || flow->finished) return;
@@ -486,12 +497,14 @@ void ModernFront::Impl::Notify(const std::shared_ptr<Flow>& flow,
       flow->streaming = true;
       start = true;
       headers = flow->extra;
+      received = flow->http;
     }
   }
   if (start) {
     headers.emplace_back("Content-Type", "text/event-stream");
     headers.emplace_back("Cache-Control", "no-cache");
     headers.emplace_back("X-Accel-Buffering", "no");
+    if (received != nullptr) received->Answered(200, headers);
     exchange->StartStream(200, std::move(headers));
   }
   exchange->Write(http::FormatSseEvent(raw, "message"));

@@ -16,7 +16,8 @@ namespace inspector::frontdoor {
 
 void ModernFront::Impl::Post(std::shared_ptr<http::HttpExchange> exchange,
                              http::Headers extra, Json body,
-                             ModernFront::ToolsFilter tools_filter) {
+                             ModernFront::ToolsFilter tools_filter,
+                             std::shared_ptr<engine::ReceivedHttp> http) {
   const http::Request& request = exchange->request();
   Json id = body.contains("id") ? body["id"] : Json();
   auto fail = [&](int status, int code, std::string_view message,
@@ -123,6 +124,7 @@ void ModernFront::Impl::Post(std::shared_ptr<http::HttpExchange> exchange,
   {
     absl::MutexLock lock(&flow->mu);
     flow->exchange = exchange;
+    flow->http = std::move(http);
     flow->extra = extra;
     flow->client_id = id;
     flow->sse = sse;
@@ -228,11 +230,13 @@ bool ModernFront::Impl::AcceptsSse(const http::Request& request) {
 
 void ModernFront::Impl::Reply(
     const std::shared_ptr<http::HttpExchange>& exchange,
-    const http::Headers& extra, int status, const Json& body) {
+    const http::Headers& extra, int status, const Json& body,
+    engine::ReceivedHttp* http) {
   http::Headers headers = extra;
-  if (body.is_null()) return exchange->Respond(status, headers, "");
-  headers.emplace_back("Content-Type", "application/json");
-  exchange->Respond(status, std::move(headers), Dump(body));
+  if (!body.is_null()) headers.emplace_back("Content-Type", "application/json");
+  if (http != nullptr) http->Answered(status, headers);
+  exchange->Respond(status, std::move(headers),
+                    body.is_null() ? std::string() : Dump(body));
 }
 
 ModernFront::ModernFront(RelayOpener open, ModernOptions options)
@@ -247,9 +251,10 @@ bool ModernFront::IsModern(const http::Request& request, const Json& body) {
 
 void ModernFront::Post(std::shared_ptr<http::HttpExchange> exchange,
                        http::Headers extra, Json body,
-                       ToolsFilter tools_filter) {
+                       ToolsFilter tools_filter,
+                       std::shared_ptr<engine::ReceivedHttp> http) {
   impl_->Post(std::move(exchange), std::move(extra), std::move(body),
-              std::move(tools_filter));
+              std::move(tools_filter), std::move(http));
 }
 
 void ModernFront::Reap(absl::Time now) { impl_->Reap(now); }

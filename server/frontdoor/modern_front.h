@@ -93,10 +93,13 @@ class ModernFront {
   // Serves one POST (body already parsed as one JSON-RPC message).
   // `extra` headers (CORS) go on the answer. With `tools_filter`, the
   // answer of a tools/list (however many rounds it took) goes through it
-  // before it reaches the client.
+  // before it reaches the client. `http` (may be null), the record of the
+  // client's request, goes with the history rows of what is sent upstream
+  // for it and is completed with the answer given.
   void Post(std::shared_ptr<http::HttpExchange> exchange,
             http::Headers extra, nlohmann::json body,
-            ToolsFilter tools_filter = nullptr);
+            ToolsFilter tools_filter = nullptr,
+            std::shared_ptr<engine::ReceivedHttp> http = nullptr);
 
   // Closes relays idle too long and ends requests whose client did not
   // come back with its input in time. Called now and then.

@@ -167,6 +167,10 @@ struct Flow {
   absl::Mutex mu;
   // The client's request waiting for an answer now (null between rounds).
   std::shared_ptr<http::HttpExchange> exchange ABSL_GUARDED_BY(mu);
+  // What history records of that client request (McpEndpoint's record):
+  // it goes with the rows of the messages sent for it and is completed
+  // with the answer it gets; null: nothing.
+  std::shared_ptr<engine::ReceivedHttp> http ABSL_GUARDED_BY(mu);
   http::Headers extra ABSL_GUARDED_BY(mu);
   Json client_id ABSL_GUARDED_BY(mu);
   // The waiting client's view of a tools/list answer (null: all of it).
@@ -198,7 +202,8 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
       : open_(std::move(open)), options_(std::move(options)) {}
 
   void Post(std::shared_ptr<http::HttpExchange> exchange, http::Headers extra,
-            Json body, ModernFront::ToolsFilter tools_filter);
+            Json body, ModernFront::ToolsFilter tools_filter,
+            std::shared_ptr<engine::ReceivedHttp> http);
 
   void Reap(absl::Time now);
 
@@ -223,8 +228,10 @@ class ModernFront::Impl : public std::enable_shared_from_this<Impl> {
 
   static bool AcceptsSse(const http::Request& request);
 
+  // Answers `exchange`; `http` (may be null) is completed with the answer.
   static void Reply(const std::shared_ptr<http::HttpExchange>& exchange,
-                    const http::Headers& extra, int status, const Json& body);
+                    const http::Headers& extra, int status, const Json& body,
+                    engine::ReceivedHttp* http = nullptr);
 
   // ---- The era and the pool ----
 

@@ -54,6 +54,7 @@ void ModernFront::Impl::ServerRequest(const std::shared_ptr<Flow>& flow,
 
 void ModernFront::Impl::AskClient(const std::shared_ptr<Flow>& flow) {
   std::shared_ptr<http::HttpExchange> exchange;
+  std::shared_ptr<engine::ReceivedHttp> received;
   http::Headers extra;
   bool streaming;
   Json message;
@@ -90,6 +91,7 @@ void ModernFront::Impl::AskClient(const std::shared_ptr<Flow>& flow) {
                  {"inputRequests", std::move(requests)},
                  {"requestState", *token}}}};
     exchange = std::move(flow->exchange);
+    received = std::move(flow->http);
     extra = flow->extra;
     streaming = flow->streaming;
     flow->streaming = false;
@@ -104,7 +106,7 @@ void ModernFront::Impl::AskClient(const std::shared_ptr<Flow>& flow) {
     exchange->Write(http::FormatSseEvent(Dump(message), "message"));
     return exchange->Finish();
   }
-  Reply(exchange, extra, 200, message);
+  Reply(exchange, extra, 200, message, received.get());
 }
 
 void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
@@ -123,9 +125,11 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
   http::Headers extra;
   Json id;
   ModernFront::ToolsFilter tools_filter;
+  std::shared_ptr<engine::ReceivedHttp> received;
   {
     absl::MutexLock lock(&retry->mu);
     exchange = retry->exchange;
+    received = retry->http;
     extra = retry->extra;
     id = retry->client_id;
     tools_filter = retry->tools_filter;
@@ -134,7 +138,8 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
     return Reply(exchange, extra, 200,
                  ErrorMessage(id, kInvalidParams,
                               "Invalid params: requestState is unknown, "
-                              "already used or expired"));
+                              "already used or expired"),
+                 received.get());
   }
   if (flow->method != retry->method || flow->name != retry->name) {
     {
@@ -144,7 +149,8 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
     return Reply(exchange, extra, 200,
                  ErrorMessage(id, kInvalidParams,
                               "Invalid params: requestState belongs to "
-                              "another request"));
+                              "another request"),
+                 received.get());
   }
   const Json* responses = nullptr;
   auto params = body.find("params");
@@ -177,6 +183,7 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
         }
       }
       flow->exchange = exchange;
+      flow->http = received;
       flow->extra = extra;
       flow->client_id = id;
       flow->sse = retry->sse;
@@ -200,11 +207,14 @@ void ModernFront::Impl::Retry(const std::shared_ptr<Flow>& retry,
       return Reply(exchange, extra, 200,
                    ErrorMessage(id, kInvalidParams,
                                 "Invalid params: requestState is unknown, "
-                                "already used or expired"));
+                                "already used or expired"),
+                   received.get());
     }
   }
+  // The retry's answers are the messages its HTTP request carried.
   for (const Json& answer : answers) {
-    flow->relay->relay->Send(Dump(answer), [](absl::StatusOr<std::string>) {});
+    flow->relay->relay->SendReceived(received, Dump(answer),
+                                     [](absl::StatusOr<std::string>) {});
   }
   std::weak_ptr<Impl> weak_self = weak_from_this();
   std::weak_ptr<Flow> weak_flow = flow;

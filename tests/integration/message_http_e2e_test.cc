@@ -5,6 +5,7 @@
 // as a user would, hold the method, path, status and both header lists,
 // with Authorization masked; `inspectorctl history show` prints them and
 // GET /api/messages carries them.
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -144,12 +145,103 @@ TEST_F(MessageHttpTest, AFrontDoorsRequestCarriesTheClientsExchange) {
   EXPECT_EQ(Sql("SELECT json_extract(h.request_headers, '$.mcp-session-id')" +
                 where),
             session);
-  // (The client's initialize has no exchange yet: the front door answers
-  // it from the relay's own handshake, which records it without one.)
+  // The client's initialize too, with the answer that issued the session.
+  const std::string init_where =
+      " FROM messages m JOIN message_http h ON h.message_id = m.id"
+      " WHERE m.method = 'initialize' AND m.direction = 'client_to_server'"
+      " AND h.path = '/servers/web/mcp'";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Sql("SELECT count(*)" + init_where + " AND h.status = 200") ==
+               "1";
+      },
+      absl::Seconds(30), "the initialize's exchange is recorded"));
+  EXPECT_EQ(Sql("SELECT json_extract(h.request_headers, '$.x-api-key')" +
+                init_where),
+            "***(18 chars)");
+  EXPECT_EQ(Sql("SELECT json_extract(h.response_headers, '$.Mcp-Session-Id')" +
+                init_where),
+            session);
   EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM message_http WHERE"
                              " instr(request_headers, '", kClientSecret,
                              "') > 0")),
             "0");
+}
+
+// A 2026-07-28 client: no session, the revision's _meta on the request.
+TEST_F(MessageHttpTest, AModernClientsRequestCarriesItsExchange) {
+  inspector::testing::HttpResult called = PostFrontDoor(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"modern"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}})",
+      {"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+       "Mcp-Name: echo", absl::StrCat("X-Api-Key: ", kClientSecret)});
+  ASSERT_EQ(called.status, 200) << called.body;
+  EXPECT_THAT(called.body, HasSubstr("modern"));
+
+  const std::string where =
+      " FROM messages m JOIN message_http h ON h.message_id = m.id"
+      " WHERE m.method = 'tools/call' AND m.direction = 'client_to_server'"
+      " AND h.path = '/servers/web/mcp'";
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Sql("SELECT count(*)" + where + " AND h.status = 200") == "1"; },
+      absl::Seconds(30), "the modern client's exchange is recorded"));
+  EXPECT_EQ(Sql("SELECT json_extract(h.request_headers,"
+                " '$.mcp-protocol-version')" + where),
+            "2026-07-28");
+  EXPECT_EQ(Sql("SELECT json_extract(h.request_headers, '$.x-api-key')" +
+                where),
+            "***(18 chars)");
+  EXPECT_THAT(Sql("SELECT json_extract(h.response_headers, '$.Content-Type')" +
+                  where),
+              HasSubstr("application/json"));
+}
+
+// A client's request the intercept stage drops keeps the exchange that
+// brought it, completed with the error its client was answered with.
+TEST_F(MessageHttpTest, ADroppedRequestCarriesItsExchange) {
+  inspector::testing::HttpResult opened = PostFrontDoor(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+  ASSERT_EQ(opened.status, 200) << opened.body;
+  const std::string session = opened.headers["mcp-session-id"];
+  inspector::testing::ProcessResult added =
+      Ctl({"break", "add", "method=tools/call,direction=c2s"});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+
+  std::future<inspector::testing::HttpResult> call =
+      std::async(std::launch::async, [&] {
+        return PostFrontDoor(
+            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"to drop"}}})",
+            {"Mcp-Session-Id: " + session,
+             "MCP-Protocol-Version: 2025-06-18"});
+      });
+  json held;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        held = CtlJson({"held"});
+        return held.contains("held") && !held["held"].empty();
+      },
+      absl::Seconds(60), "the call is held"))
+      << held.dump();
+  const std::string held_id = held["held"][0]["id"];
+  inspector::testing::ProcessResult dropped = Ctl({"drop", held_id});
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.out << dropped.err;
+  inspector::testing::HttpResult answer = call.get();
+  EXPECT_THAT(answer.body, HasSubstr("dropped")) << answer.status;
+
+  const std::string where =
+      " FROM messages m JOIN message_http h ON h.message_id = m.id"
+      " WHERE m.method = 'tools/call' AND m.direction = 'client_to_server'"
+      " AND m.intercept_action = 'drop'";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Sql("SELECT count(*)" + where + " AND h.status = " +
+                   std::to_string(answer.status)) == "1";
+      },
+      absl::Seconds(30), "the dropped call's exchange is recorded"));
+  EXPECT_EQ(Sql("SELECT h.method || ' ' || h.path" + where),
+            "POST /servers/web/mcp");
+  EXPECT_EQ(Sql("SELECT json_extract(h.request_headers, '$.mcp-session-id')" +
+                where),
+            session);
 }
 
 }  // namespace
