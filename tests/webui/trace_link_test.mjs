@@ -67,9 +67,10 @@ try {
   // The trace shown in the detail of row `id`.
   const traceOfRow = async (id) => {
     await page.eval(`document.querySelector('[data-row="${id}"]').click()`);
+    // (The pane is drawn by the click itself.)
     return waitFor(page, `(() => { const d = document.querySelector('.msg-detail');
-      return d && d.querySelector('h3') && /${id === both[0].id ? 'first' : 'second'}/.test(d.textContent) &&
-        (d.querySelector('.tl-trace code')?.textContent || null); })()`, `the trace in the detail of row ${id}`);
+      return document.querySelector('[data-row="${id}"]')?.getAttribute('aria-selected') === 'true' &&
+        d && (d.querySelector('.tl-trace code')?.textContent || null); })()`, `the trace in the detail of row ${id}`);
   };
   const firstTrace = await traceOfRow(both[0].id);
   const secondTrace = await traceOfRow(both[1].id);
