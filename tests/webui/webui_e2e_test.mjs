@@ -364,6 +364,8 @@ try {
     return ok && row && { said: ok.textContent, url: row.children[1].textContent }; })()`, 'the running conversion');
   check(/^Serving at http:\/\/127\.0\.0\.1:\d+/.test(serving.said) && /^http:\/\/127\.0\.0\.1:\d+/.test(serving.url),
     `the fixture was converted from the page and is listed running (${serving.said}; ${serving.url})`);
+  // The notes of the steps before would cover the table's actions.
+  await page.eval(`document.getElementById('toasts').replaceChildren()`);
   await shoot(page, 'conversions');
   await page.click('button[aria-label="Revert fixture"]');
   await page.waitFor(`!document.querySelector('button[aria-label="Revert fixture"]') && document.querySelector('.view-conversions p.empty')`, 'the reverted conversion');

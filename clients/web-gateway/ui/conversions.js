@@ -6,6 +6,11 @@ import { store, loadServers } from './state.js';
 import { h, clear, field, errorBox, actionButton, toast, copyText } from './util.js';
 
 let root = null;
+// What the last conversion said (its URL, and its token, shown once): kept
+// across the redraw that lists it (without the form once no stdio server
+// is left), until the view is left.
+/** @type {Node|null} */
+let outcome = null;
 
 export function mount(container) {
   root = container;
@@ -14,6 +19,7 @@ export function mount(container) {
 
 export function unmount() {
   root = null;
+  outcome = null;
 }
 
 async function load() {
@@ -30,7 +36,7 @@ async function load() {
   const pick = h('select', {}, stdio.map((s) => h('option', { value: s.id }, s.name)));
   const sse = h('input', { type: 'checkbox', id: 'conv-sse' });
   const token = h('input', { type: 'checkbox', id: 'conv-token' });
-  const result = h('div', { role: 'status' });
+  const result = h('div', { role: 'status' }, outcome);
   clear(root,
     h('div', { class: 'view-head' }, h('h2', { id: 'title-conversions' }, 'Conversions and front doors')),
     h('p', { class: 'hint' }, 'Every server is also an MCP endpoint on this address, for any MCP client: its front door. A conversion serves a stdio server on a port of its own.'),
@@ -55,11 +61,13 @@ async function load() {
           c.serverId ? actionButton('Revert', async () => { await api('POST', `/config/${enc(c.serverId)}:revert`, {}); toast(`${c.serverName} is stdio again`); await loadServers(); await load(); }, { 'aria-label': `Revert ${c.serverName}` }) : null)))))),
     stdio.length ? h('form', { class: 'editor', 'aria-label': 'Convert a stdio server', onsubmit: async (e) => {
       e.preventDefault();
+      outcome = null;
       clear(result);
       try {
         const answer = await api('POST', `/config/${enc(pick.value)}:convert?sse=${sse.checked}&requireToken=${token.checked}`, {});
         const c = answer.conversion || {};
-        clear(result, h('p', { class: 'ok' }, `Serving at ${c.url}`, c.token ? ` — token (shown once): ${c.token}` : ''));
+        outcome = h('p', { class: 'ok' }, `Serving at ${c.url}`, c.token ? ` — token (shown once): ${c.token}` : '');
+        clear(result, outcome);
         await loadServers();
         await load();
       } catch (error) {
@@ -69,5 +77,7 @@ async function load() {
     h('h3', {}, 'Convert a stdio server'), field('Server', pick),
     h('label', { class: 'check', for: 'conv-sse' }, sse, ' Also serve legacy SSE'),
     h('label', { class: 'check', for: 'conv-token' }, token, ' Require a bearer token'),
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Convert')), result) : null);
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Convert'))) : null,
+    // Outside the form: the last stdio server converted takes the form away.
+    result);
 }
