@@ -162,6 +162,11 @@ TEST_F(MessageHttpTest, AFrontDoorsRequestCarriesTheClientsExchange) {
   EXPECT_EQ(Sql("SELECT json_extract(h.response_headers, '$.Mcp-Session-Id')" +
                 init_where),
             session);
+  // The era probe asked in the client's name carries the same exchange.
+  EXPECT_EQ(Sql("SELECT count(*) FROM messages m JOIN message_http h ON"
+                " h.message_id = m.id WHERE m.method = 'server/discover'"
+                " AND h.path = '/servers/web/mcp' AND h.status = 200"),
+            "1");
   EXPECT_EQ(Sql(absl::StrCat("SELECT count(*) FROM message_http WHERE"
                              " instr(request_headers, '", kClientSecret,
                              "') > 0")),
