@@ -8,7 +8,8 @@
 //     which, and the message stays in the detail pane;
 //   - a trace id typed in the filter bar shows that trace instead (and the
 //     address follows); emptied, every message is back;
-//   - the address alone ("#/timeline?traceId=ID") opens the view filtered;
+//   - the address alone ("#/timeline?traceId=ID") opens the view filtered,
+//     and in a page that saw none of it, the trace comes from history;
 // every control labelled; screenshots at 1280x800 and 390x844 in
 // --artifacts.
 //
@@ -119,6 +120,23 @@ try {
   await page.click('#nav-timeline');
   await waitFor(page, `Object.values(${ECHOES}).length === 2`, 'the view\'s own link showing every trace');
   check(true, 'the view\'s own link shows every trace');
+
+  // A page that saw none of it (reloaded, its live backlog of 500 events
+  // long past the trace): the trace's messages come from history, the
+  // call on one row with its answer.
+  for (let batch = 0; batch < 14; batch++) {
+    await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: `later ${batch}-${i}` } })));
+  }
+  await page.eval(`location.hash = '#/timeline?traceId=${firstTrace}'`);
+  await page.reload();
+  const fromHistory = await waitFor(page, `(() => { const rows = Object.values(${ECHOES});
+    return document.querySelector('#title-timeline') && rows.length === 1 && rows[0].dur.endsWith('ms') &&
+      { status: document.querySelector('#tl-status').textContent }; })()`, 'the first trace loaded from history');
+  const loadedId = await page.eval(`Object.keys(${ECHOES})[0]`);
+  const loadedTrace = await traceOfRow(loadedId);
+  check(loadedTrace === firstTrace, `a reloaded page shows the trace's call from history, answered, in its trace (${fromHistory.status}; ${loadedTrace})`);
+  await shoot(page, 'timeline-trace-history');
 
   check(page.consoleErrors.length === 0, `no script errors in the page${page.consoleErrors.length ? `: ${page.consoleErrors.join('; ')}` : ''}`);
 } catch (error) {

@@ -7,7 +7,8 @@
 // -32601) is shown as a probe. Pinned rows stay at the top until unpinned.
 // Filters by server, method, direction, text and trace (the trace id of
 // a message recorded while tracing is on; "#/timeline?traceId=ID" opens
-// the view filtered to it); the detail pane shows both messages in the
+// the view filtered to it, with the trace's messages recorded before the
+// page saw them loaded from history); the detail pane shows both messages in the
 // JSON tree viewer with replay, edit and replay, break on this and pin,
 // and a message's trace with a link that shows only that trace. The list is virtualized: only the rows in view
 // exist in the page, so 10,000 messages scroll as fast as 10.
@@ -16,6 +17,7 @@ import { h, clear, field, timeOf } from './util.js';
 import { detailPane, recordedHttpSection } from './detail.js';
 import { breakOnButton } from './intercept.js';
 import { replayOne } from './sessions.js';
+import { api, query } from './api.js';
 
 const ROW = 30;          // px, fixed row height (style.css .tl-row)
 const OVERSCAN = 10;
@@ -181,6 +183,36 @@ export function traceHref(id) {
   return id ? `#/timeline?traceId=${encodeURIComponent(id)}` : '#/timeline';
 }
 
+// Traces whose recorded messages were asked of history (once each).
+const loadedTraces = new Set();
+
+// Adds the messages of trace `id` that history has and the list has not
+// (recorded before the page was open, or dropped beyond MAX_ROWS), oldest
+// first so that answers find their requests.
+async function loadTrace(id) {
+  if (!/^[0-9a-f]{32}$/.test(id) || loadedTraces.has(id)) return;
+  loadedTraces.add(id);
+  let answer;
+  try {
+    answer = await api('GET', `/api/messages${query({ traceId: id, limit: 1000 })}`);
+  } catch {
+    loadedTraces.delete(id);  // asked again the next time it is shown
+    return;
+  }
+  const known = new Set();
+  for (const r of rows) {
+    if (r.msgId) known.add(r.msgId);
+    if (r.response && r.response.id) known.add(r.response.id);
+  }
+  const missing = (answer.messages || []).filter((m) => !known.has(Number(m.id || 0)))
+    .sort((a, b) => Number(a.id || 0) - Number(b.id || 0));
+  for (const m of missing) record({ message: m, timestamp: m.timestamp });
+  if (missing.length && root) {
+    refilter();
+    paint();
+  }
+}
+
 // The trace asked for in the address ("#/timeline?traceId=ID"), if any.
 function traceInHash() {
   const at = location.hash.indexOf('?');
@@ -209,19 +241,20 @@ function matches(row) {
   return true;
 }
 
-// Pinned groups first, then the rest in arrival order; an open group's
-// rows follow their first request.
+// Pinned groups first, then the rest in arrival order (by time for one
+// trace, whose older messages may have come from history after the live
+// ones); an open group's rows follow their first request.
 function refilter() {
   const top = [];
   const rest = [];
   for (const r of rows) {
     if (r.parent) continue;
     if (!matches(r) && !(r.children.length && r.children.some(matches))) continue;
-    const out = pinned.has(r.id) ? top : rest;
-    out.push(r);
-    if (expanded.has(r.id)) for (const c of r.children) out.push(c);
+    (pinned.has(r.id) ? top : rest).push(r);
   }
-  filtered = top.length ? top.concat(rest) : rest;
+  if (filters.trace) rest.sort((a, b) => (a.time || 0) - (b.time || 0) || a.id - b.id);
+  const withChildren = (heads) => heads.flatMap((r) => (expanded.has(r.id) ? [r, ...r.children] : [r]));
+  filtered = withChildren(top).concat(withChildren(rest));
   filteredTop = top.length;
   filteredUpTo = rows.length ? rows[rows.length - 1].id : 0;
 }
@@ -460,6 +493,7 @@ export function mount(container) {
       filters.trace = traceWanted;
       // The address says which trace is shown (without a new view).
       window.history.replaceState(null, '', traceHref(traceWanted));
+      loadTrace(traceWanted);
     }
     refilter();
     paint();
@@ -472,6 +506,7 @@ export function mount(container) {
     onclick: () => {
       rows.length = 0;
       for (const m of [byRequestKey, byMessageId, byTask, byRetryKey]) m.clear();
+      loadedTraces.clear();
       pinned.clear();
       expanded.clear();
       dropped = 0;
@@ -533,6 +568,7 @@ export function mount(container) {
       detailBox));
   refilter();
   paint();
+  loadTrace(filters.trace);
   // Back from a trace link: the message chosen stays in the detail pane.
   if (selectedId && rows.some((r) => r.id === selectedId)) select(selectedId, false);
 }
