@@ -3,8 +3,11 @@
 // (an Authorization header configured for it) and a client of the
 // server's front door. The message_http rows, read with the sqlite3 shell
 // as a user would, hold the method, path, status and both header lists,
-// with Authorization masked; `inspectorctl history show` prints them and
-// GET /api/messages carries them.
+// with Authorization masked; `inspectorctl history show` prints them,
+// GET /api/messages carries them and the HAR export uses them. A front
+// door's initialize (and the era probe sent in its name), a 2026-07-28
+// client's request and a request the intercept stage drops carry their
+// client's exchange too.
 #include <future>
 #include <memory>
 #include <string>
@@ -114,6 +117,28 @@ TEST_F(MessageHttpTest, AnHttpUpstreamsAnswersCarryTheirExchangeMasked) {
   json message = listed.Json()["messages"][0];
   EXPECT_EQ(message["http"]["status"], 200) << message.dump();
   EXPECT_EQ(message["http"]["path"], "/mcp");
+
+  // HAR: the call's entry has the exchange's status and headers, masked.
+  inspector::testing::ProcessResult har =
+      Ctl({"history", "export", "--format", "har", "--method", "tools/call"});
+  ASSERT_EQ(har.exit_code, 0) << har.err;
+  EXPECT_THAT(har.out, Not(HasSubstr(kUpstreamSecret)));
+  const json entries = json::parse(har.out)["log"]["entries"];
+  ASSERT_EQ(entries.size(), 1u) << har.out;
+  const json& entry = entries[0];
+  EXPECT_EQ(entry["response"]["status"], 200) << entry.dump();
+  EXPECT_EQ(entry["_mcp"]["http"]["side"], "upstream");
+  EXPECT_THAT(entry["request"]["url"].get<std::string>(),
+              ::testing::EndsWith("/mcp"));
+  bool authorization = false;
+  for (const json& header : entry["request"]["headers"]) {
+    if (header["name"] == "Authorization") {
+      authorization = true;
+      EXPECT_EQ(header["value"], "Bearer ***(19 chars)");
+    }
+  }
+  EXPECT_TRUE(authorization) << entry["request"]["headers"].dump();
+  EXPECT_FALSE(entry["response"]["headers"].empty());
 }
 
 TEST_F(MessageHttpTest, AFrontDoorsRequestCarriesTheClientsExchange) {
