@@ -6,6 +6,7 @@
 //   - its "Show only this trace" link opens "#/timeline?traceId=ID": only
 //     that trace's messages are listed, the filter bar's Trace field says
 //     which, and the message stays in the detail pane;
+//   - History's detail links the same trace;
 //   - a trace id typed in the filter bar shows that trace instead (and the
 //     address follows); emptied, every message is back;
 //   - the address alone ("#/timeline?traceId=ID") opens the view filtered,
@@ -120,6 +121,18 @@ try {
   await page.click('#nav-timeline');
   await waitFor(page, `Object.values(${ECHOES}).length === 2`, 'the view\'s own link showing every trace');
   check(true, 'the view\'s own link shows every trace');
+
+  // History's detail links the same trace.
+  await page.click('#nav-history');
+  await waitFor(page, `document.querySelectorAll('table.history tbody tr').length >= 2`, 'the history table');
+  await page.eval(`[...document.querySelectorAll('table.history tbody tr')].filter((x) => x.children[3].textContent === 'echo')
+    .pop().querySelector('button').click()`);
+  const historyLink = await waitFor(page, `document.querySelector('#history-detail .tl-trace a')?.getAttribute('href')`, 'the trace in History\'s detail');
+  check(historyLink === `#/timeline?traceId=${firstTrace}`, `History's detail of the first call links its trace (${historyLink})`);
+  await page.eval(`document.querySelector('#history-detail .tl-trace a').click()`);
+  const fromHistoryLink = await waitFor(page, `(() => { const rows = Object.values(${ECHOES});
+    return document.querySelector('#title-timeline') && rows.length === 1 && rows[0].id; })()`, 'Live traffic on the trace from History');
+  check(fromHistoryLink === both[0].id, 'the link opens Live traffic on that trace');
 
   // A page that saw none of it (reloaded, its live backlog of 500 events
   // long past the trace): the trace's messages come from history, the

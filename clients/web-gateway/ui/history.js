@@ -1,7 +1,8 @@
 // History: recorded requests with the seed's filters (server, method,
 // since, direction, text), paging, and the same detail pane as the timeline
 // (JSON tree viewer, replay, edit and replay, break on this), with a link
-// to the message's session. Errors and calls over a second stand out; the
+// to the message's session and, for a traced request, to Live traffic
+// showing its trace. Errors and calls over a second stand out; the
 // era probe of an auto-era server is shown as a probe; later rounds of a
 // multi round-trip request say which round they are.
 import { api, query, enc } from './api.js';
@@ -11,7 +12,7 @@ import { serverName } from './state.js';
 import { detailPane, httpSection } from './detail.js';
 import { breakOnButton } from './intercept.js';
 import { replayOne } from './sessions.js';
-import { SLOW_MS } from './timeline.js';
+import { SLOW_MS, traceLine } from './timeline.js';
 
 // server/discover answered "method not found": the probe of an auto-era
 // server that speaks the handshake era. Not a failure.
@@ -134,7 +135,7 @@ function show(entry) {
     response: response ? JSON.stringify(response) : null,
     extra: [breakOnButton({ serverId: entry.serverId, direction: entry.direction, kind: 'request', method: entry.method, target: entry.target }),
       entry.sessionId ? h('a', { class: 'button', href: `#/sessions/${enc(entry.sessionId)}` }, 'Open its session') : null],
-    before: httpSection([['carried the request', entry.requestHttp], ['carried the response', entry.responseHttp]]),
+    before: [traceLine(entry.traceId || ''), httpSection([['carried the request', entry.requestHttp], ['carried the response', entry.responseHttp]])],
     after: entry.messageId && entry.direction !== 'SERVER_TO_CLIENT'
       ? replayOne({ id: entry.messageId, raw: JSON.stringify(request), kind: 'request', direction: 'CLIENT_TO_SERVER', sequence: entry.id }, entry.serverId, `${entry.method} ${entry.id}`)
       : null,

@@ -213,6 +213,22 @@ async function loadTrace(id) {
   }
 }
 
+/**
+ * A message's trace for its detail pane: the id, and a link to Live
+ * traffic showing only that trace (or, when it shows that trace now, every
+ * message). Null without a trace.
+ * @param {string} trace
+ * @returns {HTMLElement|null}
+ */
+export function traceLine(trace) {
+  if (!trace) return null;
+  const shown = root !== null && filters.trace === trace;
+  return h('p', { class: 'tl-trace' }, 'Trace ', h('code', {}, trace), ' ',
+    shown
+      ? h('a', { class: 'button', href: traceHref(''), 'aria-label': `Show every message, not only trace ${trace}` }, 'Show all messages')
+      : h('a', { class: 'button', href: traceHref(trace), 'aria-label': `Show only the messages of trace ${trace}` }, 'Show only this trace'));
+}
+
 // The trace asked for in the address ("#/timeline?traceId=ID"), if any.
 function traceInHash() {
   const at = location.hash.indexOf('?');
@@ -419,11 +435,6 @@ function select(id, focus) {
   const replayable = row.kind === 'request' && row.dir === 'CLIENT_TO_SERVER' && row.msgId > 0;
   const pin = h('button', { type: 'button', onclick: () => togglePin(row) },
     pinned.has(head.id) ? 'Unpin' : 'Pin');
-  const trace = traceOf(row);
-  const traceBox = trace ? h('p', { class: 'tl-trace' }, 'Trace ', h('code', {}, trace), ' ',
-    filters.trace === trace
-      ? h('a', { class: 'button', href: traceHref(''), 'aria-label': `Show every message, not only trace ${trace}` }, 'Show all messages')
-      : h('a', { class: 'button', href: traceHref(trace), 'aria-label': `Show only the messages of trace ${trace}` }, 'Show only this trace')) : null;
   const group = head.children.length ? h('section', { class: 'tl-rounds', 'aria-label': 'Rounds and updates of this request' },
     h('h4', {}, `Grouped under the first request (${head.children.length + 1} messages)`),
     h('ol', {}, [head, ...head.children].map((r) => h('li', {},
@@ -436,7 +447,7 @@ function select(id, focus) {
     request: row.kind === 'request' || row.kind === 'notification' ? row.raw : null,
     response: row.response ? row.response.raw : (row.kind === 'request' || row.kind === 'notification' ? null : row.raw),
     extra: [pin, breakOnButton(asMessage(row))],
-    before: [traceBox, group, recordedHttpSection([
+    before: [traceLine(traceOf(row)), group, recordedHttpSection([
       [row.kind === 'request' || row.kind === 'notification' ? 'carried the request' : 'carried the message', row.msgId],
       ['carried the response', row.response ? row.response.id : 0]])],
     after: replayable ? replayOne({ id: row.msgId, raw: row.raw, kind: row.kind, direction: row.dir, sequence: row.jsonId }, row.serverId, `${row.method} #${row.jsonId}`) : null,
