@@ -469,6 +469,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                     std::string_view line) {
       pipeline->Log("warn", "daemon", server_id, "", line);
     };
+    State* cache_state = state.get();
+    drift_options.standing_changed = [cache_state](std::string_view server_id) {
+      // The engine is made before anything is served.
+      if (cache_state->engine != nullptr) {
+        cache_state->engine->list_cache()->Drop(std::string(server_id));
+      }
+    };
     auto drift = engine::CatalogDrift::Open(std::move(drift_options));
     if (!drift.ok()) {
       return absl::Status(drift.status().code(),
@@ -485,6 +492,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
           auto config = pins_state->config_manager->Get(std::string(server_id));
           return config.ok() && engine::PinsCatalog(*config);
         });
+    state->pipeline->set_catalog_pins(state->catalog_pins.get());
   }
   if (state->metrics != nullptr) {
     state->pipeline->set_metrics(state->operation_metrics.get());
@@ -546,6 +554,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       std::move(engine_options), state->server_store.get(),
       state->pipeline.get());
   state->config_manager = state->engine->configs();
+  state->config_manager->AddListener(
+      [pins = state->catalog_pins.get()](const std::string& id,
+                                         const std::string&) {
+        pins->Forget(id);
+      });
   if (paths->restricted()) {
     state->config_manager->AddValidator(
         [policy = *paths](const v1::ServerConfig& config) {
@@ -621,7 +634,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                              state->clock, state->operation_metrics.get()};
   state->mcp_service =
       std::make_unique<services::McpService>(state->engine.get(), deps);
-  state->mcp_service->set_catalog_pins(state->catalog_pins.get());
   state->history_service = std::make_unique<services::HistoryService>(
       state->history_reader.get(), state->history_writer.get(),
       [raw_state](const std::string& server) {
@@ -836,7 +848,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(
         state->engine.get(), std::move(endpoint_options), state->clock,
         state->resource_server, state->pipeline.get());
-    state->front_doors->set_catalog_pins(state->catalog_pins.get());
     frontdoor::FrontDoors* front_doors = state->front_doors.get();
     state->metrics_front_doors->store(front_doors);
     gateway::GatewayOptions::PrefixRoute front_door_route;

@@ -202,12 +202,16 @@ void CatalogDrift::Observe(std::string_view server_id, std::string_view method,
   if (options_.warn) {
     for (const std::string& line : lines) options_.warn(server_id, line);
   }
-  if (changed->changes_size() > 0 && options_.publish) {
+  const bool any_change = changed->changes_size() > 0;
+  if (any_change && options_.publish) {
     changed->set_server_id(std::string(server_id));
     changed->set_list(std::string(list));
     changed->set_message_id(message_id);
     event.set_timestamp(static_cast<double>(now_ms));
     options_.publish(std::move(event));
+  }
+  if (any_change && options_.standing_changed) {
+    options_.standing_changed(server_id);
   }
 }
 
@@ -262,7 +266,7 @@ absl::StatusOr<std::vector<CatalogDrift::Approval>> CatalogDrift::Approve(
     std::string_view server_id, const std::vector<std::string>& keys,
     bool all) {
   const int64_t now_ms = absl::ToUnixMillis(options_.clock->Now());
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   std::vector<const std::pair<const Key, Known>*> chosen;
   for (const std::string& wanted : keys) {
     bool found = false;
@@ -317,6 +321,10 @@ absl::StatusOr<std::vector<CatalogDrift::Approval>> CatalogDrift::Approve(
   }
   for (const storage::CatalogVersionRow& row : rows) {
     approved_[{row.server_id, row.list, row.item_key}] = row.fingerprint;
+  }
+  lock.Release();
+  if (!approvals.empty() && options_.standing_changed) {
+    options_.standing_changed(server_id);
   }
   return approvals;
 }

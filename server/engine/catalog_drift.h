@@ -55,6 +55,11 @@ class CatalogDrift {
     // Gets a warning line per change, for the server (Pipeline::Log).
     std::function<void(std::string_view server_id, std::string_view line)>
         warn;
+    // Told, without the lock, when what a server's callers may see could
+    // have changed (an item changed or was added, or an approval): the
+    // typed lists' cache drops the server's pages, which the pinning
+    // filtered (Engine::list_cache). Optional.
+    std::function<void(std::string_view server_id)> standing_changed;
   };
 
   // Loads the last version of every item kept in the database.

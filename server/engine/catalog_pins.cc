@@ -50,6 +50,28 @@ bool PinsCatalog(const v1::ServerConfig& config) {
          it->second.bool_value();
 }
 
+bool CatalogPins::Pinned(std::string_view server_id) const {
+  if (!pinned_) return false;
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = known_.find(server_id);
+    if (it != known_.end()) return it->second;
+    generation = generation_;
+  }
+  const bool pinned = pinned_(server_id);
+  absl::MutexLock lock(&mu_);
+  if (generation == generation_) known_.emplace(std::string(server_id), pinned);
+  return pinned;
+}
+
+void CatalogPins::Forget(std::string_view server_id) {
+  absl::MutexLock lock(&mu_);
+  ++generation_;
+  auto it = known_.find(server_id);
+  if (it != known_.end()) known_.erase(it);
+}
+
 PinVerdict CatalogPins::Check(std::string_view server_id,
                               std::string_view method,
                               std::string_view target) const {
@@ -118,6 +140,17 @@ bool CatalogPins::FilterResult(std::string_view server_id,
   }
   *items = std::move(kept);
   return true;
+}
+
+std::string CatalogPins::Refusal(std::string_view id_json,
+                                 const PinVerdict& verdict) {
+  nlohmann::json error = {{"code", kCatalogPinErrorCode},
+                          {"message", verdict.message},
+                          {"data", {{"reason", verdict.reason}}}};
+  return absl::StrCat(R"({"jsonrpc":"2.0","id":)",
+                      id_json.empty() ? std::string("null")
+                                      : std::string(id_json),
+                      R"(,"error":)", error.dump(), "}");
 }
 
 std::string CatalogPins::FilterList(std::string_view server_id,

@@ -11,15 +11,31 @@
 // appeared after the first listing, or was never listed) is withheld until
 // approved; a resource URI never listed (read through a template) is not.
 //
+// Where it applies: in every upstream session's way out (SendQueue,
+// upstream_send.h, through Pipeline::catalog_pins), so that each entry to
+// a server (front doors of either era, the stdio proxy, POST /mcp and
+// Forward, the typed calls, conversions) is screened in the same place.
+// Replays (session kind "replay") are not: they check what the server
+// itself answers.
+//
+// Whether a server pins its catalog is asked of the `pinned` callback
+// once and remembered (it is asked on every call and list of every
+// session), until Forget() says the server's configuration changed.
+//
 // Ownership: borrows the CatalogDrift, which must outlive it.
 // Thread-safe: any thread may call any method (the pinned callback must be
 // thread-safe too).
 #ifndef INSPECTOR_SERVER_ENGINE_CATALOG_PINS_H_
 #define INSPECTOR_SERVER_ENGINE_CATALOG_PINS_H_
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 #include "inspector/v1/config.pb.h"
 #include "nlohmann/json.hpp"
@@ -73,13 +89,26 @@ class CatalogPins {
   bool FilterResult(std::string_view server_id, std::string_view method,
                     nlohmann::json* result) const;
 
-  bool Pinned(std::string_view server_id) const {
-    return pinned_ && pinned_(server_id);
-  }
+  // The JSON-RPC error response that refuses the request whose id is
+  // `id_json` (JSON text) for `verdict` (withheld): kCatalogPinErrorCode
+  // with data.reason.
+  static std::string Refusal(std::string_view id_json,
+                             const PinVerdict& verdict);
+
+  // Whether the server pins its catalog (the callback's answer, kept).
+  bool Pinned(std::string_view server_id) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The server's configuration changed (or it was deleted): the callback
+  // is asked again. Called by a ConfigManager listener.
+  void Forget(std::string_view server_id) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   CatalogDrift* const drift_;
   const std::function<bool(std::string_view)> pinned_;
+  mutable absl::Mutex mu_;
+  mutable std::map<std::string, bool, std::less<>> known_
+      ABSL_GUARDED_BY(mu_);
+  // Bumped by Forget, so that an answer asked before it is not kept.
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace inspector::engine

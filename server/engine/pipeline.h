@@ -79,6 +79,7 @@ struct Envelope {
 };
 
 class InterceptStage;
+class CatalogPins;
 
 // When a caller's answer may leave, relative to its rows in history.
 enum class HistorySync {
@@ -136,6 +137,14 @@ class Pipeline {
   // null: nowhere. Set once, before traffic; must outlive the pipeline.
   void set_catalog_drift(CatalogDrift* drift) { catalog_ = drift; }
 
+  // What the pinned servers withhold from their callers (catalog_pins.h):
+  // every session's SendQueue asks it about each caller request, whatever
+  // the entry (front doors, the stdio proxy, POST /mcp and Forward, the
+  // typed calls); null: nothing is withheld. Set once, before traffic;
+  // must outlive the pipeline.
+  void set_catalog_pins(const CatalogPins* pins) { pins_ = pins; }
+  const CatalogPins* catalog_pins() const { return pins_; }
+
   // Records and publishes `envelope`; returns its message id (0 when not
   // recorded), used to correlate the answer.
   int64_t Observe(const Envelope& envelope);
@@ -184,6 +193,7 @@ class Pipeline {
   metrics::McpOperationMetrics* metrics_ = nullptr;
   metrics::McpSessionMetrics* session_metrics_ = nullptr;
   CatalogDrift* catalog_ = nullptr;
+  const CatalogPins* pins_ = nullptr;
   telemetry::Tracer* tracer_ = nullptr;
   std::atomic<int64_t> unrecorded_ids_{0};
 };

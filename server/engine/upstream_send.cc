@@ -16,6 +16,7 @@
 #include "common/strings.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/catalog_pins.h"
 #include "server/engine/intercept_glue.h"
 #include "server/engine/message_http.h"
 #include "server/engine/request_tracing.h"
@@ -126,6 +127,57 @@ void SendQueue::AnswerLocally(const MessageInfo& info, const std::string& raw,
   done(std::move(response));
 }
 
+bool SendQueue::ScreenPinned(QueuedMessage& message) {
+  const CatalogPins* pins = core_->pipeline->catalog_pins();
+  if (pins == nullptr || message.input_round != 0 ||
+      core_->identity.kind == "replay") {
+    return false;
+  }
+  const MessageInfo& info = message.info;
+  const std::string& server_id = core_->identity.server_id;
+  if (!CatalogDrift::ListOf(info.method).empty()) {
+    if (pins->Pinned(server_id)) {
+      // Drift sees the whole answer (Pipeline::Observe); the caller does
+      // not see what is withheld.
+      message.done = [pins, server_id, method = info.method,
+                      done = std::move(message.done)](
+                         absl::StatusOr<std::string> answer) mutable {
+        if (answer.ok()) {
+          answer = pins->FilterList(server_id, method, *std::move(answer));
+        }
+        done(std::move(answer));
+      };
+    }
+    return false;
+  }
+  PinVerdict verdict = pins->Check(server_id, info.method, info.target);
+  if (!verdict.withheld()) return false;
+  std::string what = info.method;
+  if (!info.target.empty()) absl::StrAppend(&what, " ", info.target);
+  nlohmann::json data = {{"reason", verdict.reason},
+                         {"method", info.method},
+                         {"target", info.target},
+                         {"sessionKind", core_->identity.kind}};
+  core_->pipeline->Log(
+      "warn", "daemon", server_id, core_->identity.session_id,
+      absl::StrCat("catalog pinning: denied ", what, " (", verdict.reason,
+                   ") to a ", core_->identity.kind, " session's caller"),
+      data.dump());
+  const int64_t request_id =
+      core_->pipeline->Observe(core_->MakeEnvelope(true, &info, message.raw));
+  std::string refusal = CatalogPins::Refusal(info.id, verdict);
+  auto refusal_info = InspectMessage(refusal);
+  Envelope envelope = core_->MakeEnvelope(false, &*refusal_info, refusal);
+  envelope.correlated_id = request_id;
+  envelope.duration_ms = 0;
+  envelope.success = false;
+  envelope.error_code = verdict.reason;
+  core_->pipeline->Observe(envelope);
+  if (message.entry != 0) core_->counters->Failed();
+  message.done(std::move(refusal));
+  return true;
+}
+
 void SendQueue::TraceRequest(QueuedMessage& message) {
   const telemetry::Tracer* tracer = core_->pipeline->tracer();
   if (tracer == nullptr) return;
@@ -181,6 +233,7 @@ void SendQueue::SendNow(QueuedMessage message) {
       AnswerLocally(info, raw, result, std::move(done));
       return;
     }
+    if (ScreenPinned(message)) return;
     const bool is_modern = !core_->relay() && core_->modern();
     const bool relay_modern = core_->relay() &&
                               core_->identity.transport == "streamableHttp" &&

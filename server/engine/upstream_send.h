@@ -4,7 +4,8 @@
 // its clocks started in the in-flight table, history recorded, the modern
 // era's `_meta` and Mcp-* headers added, and what the session answers
 // itself (initialize from the handshake, the revision's removed ping and
-// logging/setLevel). It also sends the daemon's own requests and
+// logging/setLevel), and the catalog pinning's refusals and list filter
+// (catalog_pins.h). It also sends the daemon's own requests and
 // notifications, a relayed client's answers to the server's requests, and
 // fails a request whose send failed.
 //
@@ -82,6 +83,12 @@ class SendQueue {
   // when the pipeline has a tracer and there is a trace to keep) and has
   // its answer end the SERVER span; notes an intercept hold.
   void TraceRequest(QueuedMessage& message) ABSL_LOCKS_EXCLUDED(core_->mu);
+  // The catalog pinning (catalog_pins.h) on a caller's request before it
+  // is sent (round 0; replays are not screened): a withheld item's request
+  // is recorded with its refusal and answered with it, and true is
+  // returned (nothing goes upstream); a list request of a pinned server
+  // gets its answer filtered on the way back.
+  bool ScreenPinned(QueuedMessage& message) ABSL_LOCKS_EXCLUDED(core_->mu);
   void AnswerLocally(const MessageInfo& info, const std::string& raw,
                      const std::string& result_json, ResponseCallback done);
   // Relay mode over Streamable HTTP: the wire a relayed request takes. One

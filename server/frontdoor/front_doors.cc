@@ -257,18 +257,7 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
         options.gate = GateFor(entry.server_id);
         options.policy = PolicyFor(entry.server_id);
       }
-      if (pins_ != nullptr) {
-        options.pin_check = [pins = pins_, server_id = entry.server_id](
-                                std::string_view method,
-                                std::string_view target) {
-          return pins->Check(server_id, method, target);
-        };
-        options.pin_filter = [pins = pins_, server_id = entry.server_id](
-                                 std::string_view method, std::string answer) {
-          return pins->FilterList(server_id, method, std::move(answer));
-        };
-      }
-      if (options.policy != nullptr || pins_ != nullptr) {
+      if (options.policy != nullptr) {
         options.on_policy = [pipeline = pipeline_,
                              server_id = entry.server_id,
                              base_path = options.base_path](

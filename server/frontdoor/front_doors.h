@@ -26,8 +26,8 @@
 // through the pipeline: a denied request and its error answer as the
 // session's messages, and a log line (warn) for each denial or audit
 // note, in history and the daemon's log. A server that pins its catalog
-// (set_catalog_pins, catalog_pins.h) has its unapproved items withheld
-// from every caller, recorded the same way.
+// has its unapproved items withheld by the relay sessions themselves
+// (engine/catalog_pins.h, applied in every session's SendQueue).
 //
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.
@@ -68,11 +68,6 @@ class FrontDoors {
              std::shared_ptr<ResourceServer> resource_server = nullptr,
              engine::Pipeline* pipeline = nullptr);
   ~FrontDoors();  // CloseAll()
-
-  // The servers' catalog pinning, applied by the endpoints made from now
-  // on (EndpointOptions::pin_check, pin_filter); null: none. Set before
-  // serving; must outlive this object.
-  void set_catalog_pins(const engine::CatalogPins* pins) { pins_ = pins; }
 
   // Serves a request whose path starts with kFrontDoorPrefix;
   // `extra_headers` (CORS) go on every response.
@@ -122,7 +117,6 @@ class FrontDoors {
   const EndpointOptions defaults_;
   const std::shared_ptr<ResourceServer> resource_server_;
   engine::Pipeline* const pipeline_;
-  const engine::CatalogPins* pins_ = nullptr;
   const std::shared_ptr<Policies> policies_ = std::make_shared<Policies>();
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> endpoints_ ABSL_GUARDED_BY(mu_);  // by name

@@ -37,13 +37,15 @@
 #include "common/clock/timer_queue.h"
 #include "common/token.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/catalog_pins.h"
 #include "server/engine/json_rpc.h"
 #include "server/protocol/revision.h"
 #include "server/telemetry/trace_context.h"
 
 namespace inspector::frontdoor {
 
-// A withheld catalog item is refused like a policy denial.
+// A withheld catalog item (refused by the relay session) gets the code of
+// a policy denial.
 static_assert(engine::kCatalogPinErrorCode == kPolicyErrorCode);
 namespace {
 
@@ -454,8 +456,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
   // answered and nothing goes upstream: a rate limit with 429 and
   // Retry-After, any other denial with a JSON-RPC error carrying
   // data.reason (the POST's answer, or on the legacy stream).
-  // The catalog pinning (EndpointOptions::pin_check) is applied here too, after
-  // the policy, to every caller.
   bool Screen(const Call& call, const std::shared_ptr<ClientSession>& session,
               std::string_view raw, const engine::MessageInfo& info,
               bool legacy) {
@@ -463,19 +463,6 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     PolicyVerdict verdict;
     if (options_.policy != nullptr && call.who != nullptr) {
       verdict = options_.policy->Check(*call.who, info.method, info.target);
-    }
-    if (!verdict.objected() || verdict.allowed) {
-      engine::PinVerdict pin;
-      if (options_.pin_check) {
-        pin = options_.pin_check(info.method, info.target);
-      }
-      if (pin.withheld()) {
-        if (verdict.objected()) NotePolicy(call, session, raw, info, verdict);
-        verdict = PolicyVerdict{};
-        verdict.allowed = false;
-        verdict.reason = std::move(pin.reason);
-        verdict.message = std::move(pin.message);
-      }
     }
     if (!verdict.objected()) return true;
     PolicyNote note = NotePolicy(call, session, raw, info, verdict);
@@ -527,14 +514,11 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
     return note;
   }
 
-  // A list answer as the caller may see it: without the items the
-  // pinning withholds, and without the tools the policy keeps from the
-  // caller.
+  // A list answer as the caller may see it: without the tools the policy
+  // keeps from the caller (the relay session left out what the catalog
+  // pinning withholds).
   std::string Filtered(const std::shared_ptr<const Caller>& who,
                        std::string_view method, std::string answer) const {
-    if (options_.pin_filter) {
-      answer = options_.pin_filter(method, std::move(answer));
-    }
     if (method != "tools/list") return answer;
     ModernFront::ToolsFilter filter = ToolsFilter(who);
     return filter ? filter(std::move(answer)) : answer;
@@ -586,7 +570,7 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
       // request (modern_front.h).
       nlohmann::json body = nlohmann::json::parse(post_body, nullptr, false);
       if (body.is_object() && ModernFront::IsModern(request, body)) {
-        if (options_.policy != nullptr || options_.pin_check) {
+        if (options_.policy != nullptr) {
           auto info = engine::InspectMessage(post_body);
           if (info.ok() &&
               !Screen(call, nullptr, post_body, *info, /*legacy=*/false)) {

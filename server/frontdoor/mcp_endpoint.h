@@ -44,7 +44,6 @@
 #include "common/clock/clock.h"
 #include "common/http/http_server.h"
 #include "inspector/v1/config.pb.h"
-#include "server/engine/catalog_pins.h"
 #include "server/engine/engine.h"
 #include "server/engine/message_http.h"
 #include "server/frontdoor/caller_gate.h"
@@ -108,17 +107,7 @@ struct EndpointOptions {
   // (caller_policy.h), consulted on every request; null: none. Shared with
   // whoever reloads its rules.
   std::shared_ptr<CallerPolicy> policy;
-  // The server's catalog pinning (engine::CatalogPins, catalog_pins.h),
-  // for every caller (with or without a gate), applied where the policy
-  // is: a request pin_check withholds is refused like a policy denial
-  // (PolicyNote with reason kReasonCatalog*), and pin_filter leaves the
-  // withheld items out of list answers (method, answer). Empty: none.
-  std::function<engine::PinVerdict(std::string_view method,
-                                   std::string_view target)>
-      pin_check;
-  std::function<std::string(std::string_view method, std::string answer)>
-      pin_filter;
-  // Told of every request the policy or the pinning objected to (denied,
+  // Told of every request the policy objected to (denied,
   // or let through in audit mode), after it was answered; null: nothing.
   // For history and the log (FrontDoors).
   std::function<void(const PolicyNote&)> on_policy;

@@ -81,31 +81,6 @@ grpc::ServerUnaryReactor* McpService::Start(
 void McpService::Call(const std::string& server, const std::string& method,
                       Json params, const v1::CallOptions& options,
                       std::string caller, ResultCallback done) {
-  if (pins_ != nullptr) {
-    // A withheld item is refused here and never reaches the server.
-    const Json& name = Field(params, "name");
-    const Json& uri = Field(params, "uri");
-    const std::string target = name.is_string()  ? name.get<std::string>()
-                               : uri.is_string() ? uri.get<std::string>()
-                                                 : "";
-    absl::StatusOr<v1::ServerStatus> status = engine_->GetStatus(server);
-    engine::PinVerdict verdict =
-        pins_->Check(status.ok() ? status->server_id() : server, method,
-                     target);
-    if (verdict.withheld()) {
-      done(Error(v1::FAILED_PRECONDITION,
-                 absl::StrCat(method, " refused (", verdict.reason,
-                              "): ", verdict.message),
-                 {{"serverId", server},
-                  {"method", method},
-                  {"jsonrpcCode",
-                   absl::StrCat(engine::kCatalogPinErrorCode)},
-                  {"jsonrpcData",
-                   Json({{"reason", verdict.reason}}).dump()}}),
-           0);
-      return;
-    }
-  }
   uint64_t id = next_id_.fetch_add(1);
   if (options.progress()) {
     if (!params.is_object()) params = Json::object();
@@ -151,6 +126,21 @@ void McpService::Call(const std::string& server, const std::string& method,
                                   {"jsonrpcCode", code.dump()}};
           if (error->contains("data")) {
             details.emplace_back("jsonrpcData", (*error)["data"].dump());
+          }
+          // A withheld item (catalog_pins.h), refused by the session
+          // before it reached the server: the caller's precondition.
+          const std::string pin_reason =
+              code == engine::kCatalogPinErrorCode
+                  ? StringField(Field(*error, "data"), "reason")
+                  : std::string();
+          if (pin_reason == engine::kReasonCatalogChanged ||
+              pin_reason == engine::kReasonCatalogNotApproved) {
+            done(Error(v1::FAILED_PRECONDITION,
+                       absl::StrCat(method, " refused (", pin_reason,
+                                    "): ", message),
+                       std::move(details)),
+                 ms);
+            return;
           }
           // The 2026-07-28 revision's errors say the request itself did not
           // fit the server (headers, capabilities, version): protocol
@@ -207,20 +197,10 @@ void McpService::List(
   // `next` and `take` hold the state weakly (no cycle); each call in
   // flight holds it strongly until its answer arrives.
   std::weak_ptr<State> weak = state;
-  state->take = [weak, key, all, done, pins = pins_, server_id, method](
-                    const Json& answer, bool cached) {
+  state->take = [weak, key, all, done](const Json& result, bool cached) {
     auto state = weak.lock();
     if (!state) return;
     state->all_cached = state->all_cached && cached;
-    // Withheld items are left out of what is shown, not of the cache: an
-    // approval shows them at once.
-    Json filtered;
-    const Json* shown = &answer;
-    if (pins != nullptr && pins->Pinned(server_id)) {
-      filtered = answer;
-      if (pins->FilterResult(server_id, method, &filtered)) shown = &filtered;
-    }
-    const Json& result = *shown;
     const Json& items = Field(result, key.c_str());
     if (items.is_array()) {
       for (const Json& item : items) state->items.push_back(item);

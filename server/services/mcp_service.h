@@ -79,12 +79,6 @@ class McpService final : public McpServiceBase {
       : engine_(engine), deps_(deps) {}
   ~McpService() override;
 
-  // The servers' catalog pinning (catalog_pins.h): the typed calls refuse
-  // a withheld tool, prompt or resource (FAILED_PRECONDITION, jsonrpcData
-  // with its reason) and the lists leave withheld items out. Null: none.
-  // Set before serving; must outlive the service.
-  void set_catalog_pins(const engine::CatalogPins* pins) { pins_ = pins; }
-
   // Serves Forward from `queue` (ServerBuilder::AddCompletionQueue, before
   // BuildAndStart) on a thread of its own. Call once the server is built.
   void StartForwarding(std::unique_ptr<grpc::ServerCompletionQueue> queue);
@@ -231,7 +225,6 @@ class McpService final : public McpServiceBase {
   void FinishForward(ForwardCall* call, absl::StatusOr<std::string> answer);
 
   engine::Engine* const engine_;
-  const engine::CatalogPins* pins_ = nullptr;
   const ServiceDeps deps_;
   std::atomic<uint64_t> next_id_{1};
 

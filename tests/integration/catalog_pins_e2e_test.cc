@@ -1,15 +1,22 @@
-// End-to-end test of catalog pinning: a real inspectord with its front
+// End-to-end tests of catalog pinning: a real inspectord with its front
 // doors, and the fixture server over stdio, pinned ("pinCatalog": true in
 // its configuration). Once its `echo` tool's description changes (a
 // configuration change, as a rug pull would), a front-door client no
 // longer sees `echo` in tools/list and a call to it is refused with the
 // stable reason without reaching the server (the fixture's call log does
 // not grow), as is the daemon's own tools call; `inspectorctl drift`
-// shows the change and `drift approve` brings the tool back.
+// shows the change and `drift approve` brings the tool back. The same
+// holds on every other way to the server: raw JSON-RPC over REST
+// (POST /mcp) and gRPC (McpService.Forward, `inspectorctl rpc`), the
+// desktop proxy (`inspectorctl proxy`), and a 2026-07-28 client of the
+// front door; each refusal is in history.
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -96,9 +103,157 @@ class CatalogPinsE2eTest : public testing::DaemonFixture {
     return lines;
   }
 
+  // The rug pull: echo's description changes (the server restarts).
+  void ChangeEcho() {
+    ProcessResult updated =
+        Ctl({"servers", "update", "fx", "--env", "FIXTURE_CALL_LOG=" + calls_,
+             "--env", std::string("FIXTURE_ECHO_DESCRIPTION=") + kEvil});
+    ASSERT_EQ(updated.exit_code, 0) << updated.err;
+  }
+
+  // Raw JSON-RPC through REST (POST /mcp, McpService.Forward).
+  json RestRpc(const std::string& body) {
+    HttpResult answer = Rest("POST", "/mcp?serverId=fx", body);
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    return answer.Json();
+  }
+
+  // The tools/call rows of history that were refused for `reason`, by the
+  // session kind they were refused on.
+  std::vector<std::string> RefusedCallSessions(const std::string& reason) {
+    HttpResult history = Rest(
+        "GET", "/api/history?serverId=fx&method=tools%2Fcall&errorsOnly=true");
+    EXPECT_EQ(history.status, 200) << history.body;
+    std::vector<std::string> sessions;
+    for (const json& entry : history.Json()["entries"]) {
+      if (entry["error"]["data"].value("reason", "") == reason &&
+          entry.value("target", "") == "echo") {
+        sessions.push_back(entry.value("sessionId", ""));
+      }
+    }
+    return sessions;
+  }
+
   std::string calls_;
   std::string front_door_;
 };
+
+std::vector<std::string> Names(const json& list_answer) {
+  std::vector<std::string> names;
+  for (const json& tool : list_answer["result"]["tools"])
+    names.push_back(tool["name"]);
+  return names;
+}
+
+TEST_F(CatalogPinsE2eTest, RawPostMcpAndForwardWithholdAChangedTool) {
+  // Baseline through REST; one call reaches the server.
+  EXPECT_THAT(Names(RestRpc(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})")),
+              ::testing::Contains("echo"));
+  constexpr char kCall[] =
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}})";
+  EXPECT_EQ(RestRpc(kCall)["result"]["content"][0].value("text", ""), "hi");
+  ASSERT_EQ(FixtureCalls(), std::vector<std::string>{"echo"});
+
+  ASSERT_NO_FATAL_FAILURE(ChangeEcho());
+  std::vector<std::string> names =
+      Names(RestRpc(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})"));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("echo")));
+  EXPECT_THAT(names, ::testing::Contains("add"));
+  json refused = RestRpc(kCall);
+  EXPECT_EQ(refused.value("id", 0), 2) << refused.dump();
+  EXPECT_EQ(refused["error"].value("code", 0), -32003) << refused.dump();
+  EXPECT_EQ(refused["error"]["data"].value("reason", ""), "CATALOG_CHANGED")
+      << refused.dump();
+  // gRPC Forward itself, through the CLI.
+  ProcessResult rpc = Ctl({"rpc", "fx", kCall});
+  EXPECT_THAT(rpc.out + rpc.err, HasSubstr("CATALOG_CHANGED"));
+  ProcessResult rpc_list = Ctl({"rpc", "fx", "tools/list"});
+  EXPECT_THAT(rpc_list.out, HasSubstr("\"add\""));
+  EXPECT_THAT(rpc_list.out, ::testing::Not(HasSubstr("\"echo\"")));
+  // Never forwarded; both refusals recorded, on the daemon's session.
+  EXPECT_EQ(FixtureCalls(), std::vector<std::string>{"echo"});
+  std::vector<std::string> sessions = RefusedCallSessions("CATALOG_CHANGED");
+  ASSERT_EQ(sessions.size(), 2u);
+  EXPECT_EQ(sessions[0], sessions[1]);
+
+  ASSERT_EQ(Ctl({"drift", "approve", "fx", "echo"}).exit_code, 0);
+  EXPECT_EQ(RestRpc(kCall)["result"]["content"][0].value("text", ""), "hi");
+  EXPECT_EQ(FixtureCalls(), (std::vector<std::string>{"echo", "echo"}));
+}
+
+TEST_F(CatalogPinsE2eTest, TheDesktopProxyWithholdsAChangedTool) {
+  // The baseline through the daemon's own list.
+  EXPECT_THAT(Names(RestRpc(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})")),
+              ::testing::Contains("echo"));
+  ASSERT_NO_FATAL_FAILURE(ChangeEcho());
+  // What a desktop client writes to the stdio server it launched.
+  std::string input = absl::StrCat(
+      kPinInitialize, "\n",
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "\n",
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", "\n",
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}})",
+      "\n");
+  ProcessResult proxy = Ctl({"proxy", "fx"}, {}, input);
+  ASSERT_EQ(proxy.exit_code, 0) << proxy.out << proxy.err;
+  std::map<int, json> answers;
+  for (absl::string_view line : absl::StrSplit(proxy.out, '\n')) {
+    json message = json::parse(line, nullptr, false);
+    if (message.is_object() && message.contains("id") &&
+        message["id"].is_number_integer()) {
+      answers[message["id"].get<int>()] = message;
+    }
+  }
+  ASSERT_EQ(answers.count(2), 1u) << proxy.out;
+  EXPECT_THAT(Names(answers[2]), ::testing::Not(::testing::Contains("echo")));
+  EXPECT_THAT(Names(answers[2]), ::testing::Contains("add"));
+  ASSERT_EQ(answers.count(3), 1u) << proxy.out;
+  EXPECT_EQ(answers[3]["error"].value("code", 0), -32003) << answers[3];
+  EXPECT_EQ(answers[3]["error"]["data"].value("reason", ""), "CATALOG_CHANGED");
+  EXPECT_TRUE(FixtureCalls().empty());
+  // Recorded on the proxy's session.
+  std::vector<std::string> sessions = RefusedCallSessions("CATALOG_CHANGED");
+  ASSERT_EQ(sessions.size(), 1u);
+  HttpResult session = Rest("GET", "/api/sessions/" + sessions[0]);
+  ASSERT_EQ(session.status, 200) << session.body;
+  EXPECT_THAT(session.body, HasSubstr("\"proxy\""));
+}
+
+TEST_F(CatalogPinsE2eTest, AModernClientOfTheFrontDoorIsWithheldAChangedTool) {
+  EXPECT_THAT(Names(RestRpc(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})")),
+              ::testing::Contains("echo"));
+  ASSERT_NO_FATAL_FAILURE(ChangeEcho());
+  // A 2026-07-28 client: no session, the revision's _meta and headers.
+  auto modern = [&](int id, const std::string& method, json params,
+                    const std::string& name) {
+    params["_meta"] = {
+        {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+        {"io.modelcontextprotocol/clientCapabilities", json::object()},
+        {"io.modelcontextprotocol/clientInfo",
+         {{"name", "pins-test"}, {"version", "1"}}}};
+    json body = {
+        {"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    std::vector<std::string> headers = {
+        "Accept: application/json, text/event-stream",
+        "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: " + method};
+    if (!name.empty()) headers.push_back("Mcp-Name: " + name);
+    HttpResult answer =
+        testing::CurlJson("POST", front_door_, body.dump(), headers);
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    return answer.Rpc();
+  };
+  json listed = modern(1, "tools/list", json::object(), "");
+  EXPECT_THAT(Names(listed), ::testing::Not(::testing::Contains("echo")))
+      << listed.dump();
+  EXPECT_THAT(Names(listed), ::testing::Contains("add")) << listed.dump();
+  json refused = modern(
+      2, "tools/call", {{"name", "echo"}, {"arguments", {{"message", "hi"}}}},
+      "echo");
+  EXPECT_EQ(refused["error"].value("code", 0), -32003) << refused.dump();
+  EXPECT_EQ(refused["error"]["data"].value("reason", ""), "CATALOG_CHANGED")
+      << refused.dump();
+  EXPECT_TRUE(FixtureCalls().empty());
+  EXPECT_EQ(RefusedCallSessions("CATALOG_CHANGED").size(), 1u);
+}
 
 TEST_F(CatalogPinsE2eTest, AChangedToolIsWithheldUntilApproved) {
   std::string session = OpenSession();

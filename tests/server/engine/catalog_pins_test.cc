@@ -6,6 +6,7 @@
 // nothing.
 #include "server/engine/catalog_pins.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,7 +62,10 @@ class CatalogPinsTest : public ::testing::Test {
     ASSERT_TRUE(drift.ok()) << drift.status();
     drift_ = *std::move(drift);
     pins_ = std::make_unique<CatalogPins>(
-        drift_.get(), [this](std::string_view id) { return id == pinned_; });
+        drift_.get(), [this](std::string_view id) {
+          ++asked_;
+          return id == pinned_;
+        });
   }
 
   // A tools/list answer observed (as the pipeline does) and as the pins
@@ -76,6 +80,7 @@ class CatalogPinsTest : public ::testing::Test {
   inspector::testing::TempDir dir_;
   inspector::testing::FakeClock clock_;
   std::string pinned_ = "srv";
+  std::atomic<int> asked_{0};
   std::unique_ptr<CatalogDrift> drift_;
   std::unique_ptr<CatalogPins> pins_;
 };
@@ -185,6 +190,34 @@ TEST_F(CatalogPinsTest, AnUnpinnedServerWithholdsNothing) {
   EXPECT_FALSE(pins_->Check("other", "tools/call", "echo").withheld());
   EXPECT_EQ(drift_->StandingOf("other", "tools", "echo"),
             CatalogDrift::Standing::kChanged);
+}
+
+TEST_F(CatalogPinsTest, WhetherAServerPinsIsAskedOnceUntilItsConfigChanges) {
+  Open();
+  EXPECT_TRUE(pins_->Pinned("srv"));
+  EXPECT_TRUE(pins_->Pinned("srv"));
+  EXPECT_FALSE(pins_->Pinned("other"));
+  EXPECT_EQ(asked_.load(), 2);
+  pinned_ = "nobody";  // unpinned in the configuration
+  EXPECT_TRUE(pins_->Pinned("srv"));
+  pins_->Forget("srv");
+  EXPECT_FALSE(pins_->Pinned("srv"));
+  EXPECT_EQ(asked_.load(), 3);
+}
+
+TEST_F(CatalogPinsTest, ARefusalIsAJsonRpcErrorWithTheReason) {
+  Open();
+  List("srv", {PinTool("echo", "Echoes.")});
+  drift_->Observe("srv", "tools/list",
+                  PinToolsAnswer({PinTool("echo", "Changed.")}), 0);
+  PinVerdict verdict = pins_->Check("srv", "tools/call", "echo");
+  ASSERT_TRUE(verdict.withheld());
+  json refusal = json::parse(CatalogPins::Refusal(R"("call-7")", verdict));
+  EXPECT_EQ(refusal["jsonrpc"], "2.0");
+  EXPECT_EQ(refusal["id"], "call-7");
+  EXPECT_EQ(refusal["error"]["code"], kCatalogPinErrorCode);
+  EXPECT_EQ(refusal["error"]["data"]["reason"], kReasonCatalogChanged);
+  EXPECT_EQ(refusal["error"]["message"], verdict.message);
 }
 
 TEST(PinsCatalogTest, OnlyTrueInExtraPins) {
