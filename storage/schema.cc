@@ -556,6 +556,27 @@ BEGIN
 END;
 )sql";
 
+// Recordings: sessions saved under a name, versioned, for `sessions
+// verify NAME[@VERSION]` and export beside a server's code.
+constexpr std::string_view kMigration19 = R"sql(
+-- One row per saved version of a named recording: the session it is, and
+-- the rules file (what may differ) saved with it. Versions of a name count
+-- from 1. A saved session is pinned (sessions.pinned = 1), so retention
+-- keeps it.
+--   SELECT name, MAX(version) FROM recordings GROUP BY name
+CREATE TABLE recordings (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  session_id TEXT NOT NULL,     -- sessions.id
+  created_at INTEGER NOT NULL,  -- unix milliseconds
+  notes TEXT NOT NULL DEFAULT '',
+  rules_json TEXT NOT NULL DEFAULT '',  -- '' : the built-in rules
+  UNIQUE (name, version)
+);
+CREATE INDEX recordings_session ON recordings(session_id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "create the initial schema", kMigration1},
     {2, "add client capabilities and roots to servers", kMigration2},
@@ -578,6 +599,7 @@ constexpr Migration kMigrations[] = {
     {16, "keep the versions of the servers' catalogs", kMigration16},
     {17, "add each message's trace id", kMigration17},
     {18, "keep the HTTP exchange that carried each message", kMigration18},
+    {19, "keep named, versioned recordings of sessions", kMigration19},
 };
 
 absl::Status TooNew(const Database& db, int version, int latest) {

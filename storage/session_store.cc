@@ -406,4 +406,114 @@ void FillSessionCaller(const SessionCaller& caller, v1::SessionCaller* out) {
   }
 }
 
+namespace {
+
+constexpr char kRecordingColumns[] =
+    "name, version, session_id, created_at, notes, rules_json";
+
+StoredRecording RecordingAt(const Statement& st) {
+  StoredRecording r;
+  r.name = st.ColumnText(0);
+  r.version = st.ColumnInt64(1);
+  r.session_id = st.ColumnText(2);
+  r.created_at_ms = st.ColumnInt64(3);
+  r.notes = st.ColumnText(4);
+  r.rules_json = st.ColumnText(5);
+  return r;
+}
+
+absl::Status RecordingNotFound(const std::string& name, int64_t version) {
+  return Error(v1::NOT_FOUND,
+               version == 0
+                   ? absl::StrCat("no recording named ", name)
+                   : absl::StrCat("no version ", version, " of recording ",
+                                  name),
+               {{"recording", name}});
+}
+
+}  // namespace
+
+absl::StatusOr<StoredRecording> SessionStore::SaveRecording(
+    const std::string& name, const std::string& session_id,
+    const std::string& notes, const std::string& rules_json, int64_t now_ms) {
+  if (name.empty() || name.find('@') != std::string::npos) {
+    return Error(v1::INVALID_REQUEST,
+                 "a recording's name is not empty and has no '@' (NAME@VERSION "
+                 "names one version)",
+                 {{"field", "name"}});
+  }
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction transaction, db_->BeginTransaction());
+  RETURN_IF_ERROR(GetLocked(session_id).status());
+  StoredRecording saved;
+  saved.name = name;
+  saved.session_id = session_id;
+  saved.created_at_ms = now_ms;
+  saved.notes = notes;
+  saved.rules_json = rules_json;
+  {
+    ASSIGN_OR_RETURN(Statement st,
+                     db_->Prepare("SELECT COALESCE(MAX(version), 0) + 1 "
+                                  "FROM recordings WHERE name = ?1"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(name)));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    saved.version = row ? st.ColumnInt64(0) : 1;
+  }
+  {
+    ASSIGN_OR_RETURN(
+        Statement st,
+        db_->Prepare(absl::StrCat("INSERT INTO recordings (", kRecordingColumns,
+                                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6)")));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(saved.name)));
+    RETURN_IF_ERROR(st.Bind(2, saved.version));
+    RETURN_IF_ERROR(st.Bind(3, std::string_view(saved.session_id)));
+    RETURN_IF_ERROR(st.Bind(4, saved.created_at_ms));
+    RETURN_IF_ERROR(st.Bind(5, std::string_view(saved.notes)));
+    RETURN_IF_ERROR(st.Bind(6, std::string_view(saved.rules_json)));
+    RETURN_IF_ERROR(st.Run());
+  }
+  {
+    ASSIGN_OR_RETURN(Statement st,
+                     db_->Prepare("UPDATE sessions SET pinned = 1 WHERE id = ?1"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(session_id)));
+    RETURN_IF_ERROR(st.Run());
+  }
+  RETURN_IF_ERROR(transaction.Commit());
+  return saved;
+}
+
+absl::StatusOr<std::vector<StoredRecording>> SessionStore::Recordings(
+    const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db_->Prepare(absl::StrCat("SELECT ", kRecordingColumns,
+                                " FROM recordings WHERE ?1 = '' OR name = ?1"
+                                " ORDER BY name, version DESC")));
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(name)));
+  std::vector<StoredRecording> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out.push_back(RecordingAt(st));
+  }
+  return out;
+}
+
+absl::StatusOr<StoredRecording> SessionStore::Recording(const std::string& name,
+                                                        int64_t version) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db_->Prepare(absl::StrCat("SELECT ", kRecordingColumns,
+                                " FROM recordings WHERE name = ?1 AND"
+                                " (?2 = 0 OR version = ?2)"
+                                " ORDER BY version DESC LIMIT 1")));
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(name)));
+  RETURN_IF_ERROR(st.Bind(2, version));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return RecordingNotFound(name, version);
+  return RecordingAt(st);
+}
+
 }  // namespace inspector::storage

@@ -1,6 +1,7 @@
 // Recorded sessions as a unit (SessionService): the `sessions` table with
-// each session's messages in order, the user's name and notes, and the
-// insertion of imported sessions (schema migration 5, storage/schema.cc).
+// each session's messages in order, the user's name and notes, the
+// insertion of imported sessions (schema migration 5, storage/schema.cc),
+// and recordings: sessions saved under a name, versioned (migration 19).
 //
 // Sequence: a message's position in its session, from 1, in recording
 // order (messages.id). It is computed when read, not stored: a session
@@ -67,6 +68,17 @@ struct SessionMessage {
   int correlated_index = -1;
 };
 
+// One saved version of a named recording (the recordings table,
+// migration 19).
+struct StoredRecording {
+  std::string name;
+  int64_t version = 0;  // from 1
+  std::string session_id;
+  int64_t created_at_ms = 0;
+  std::string notes;
+  std::string rules_json;  // "" : the built-in rules
+};
+
 // One page of List.
 struct SessionPage {
   std::vector<StoredSession> sessions;
@@ -126,6 +138,26 @@ class SessionStore {
                       const std::vector<SessionMessage>& messages,
                       const std::function<int64_t()>& next_id,
                       int64_t imported_at_ms) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Saves session `session_id` as the next version of recording `name`
+  // (1 for a new name), with `notes` and `rules_json`, and pins the
+  // session (retention keeps it). NOT_FOUND for an unknown session,
+  // INVALID_REQUEST for an empty name or one with '@'.
+  absl::StatusOr<StoredRecording> SaveRecording(const std::string& name,
+                                                const std::string& session_id,
+                                                const std::string& notes,
+                                                const std::string& rules_json,
+                                                int64_t now_ms)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The versions of recording `name` (of every recording when empty),
+  // by name, newest version first.
+  absl::StatusOr<std::vector<StoredRecording>> Recordings(
+      const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
+  // One version of recording `name`; `version` 0: the newest. NOT_FOUND
+  // (details {"recording": name}) when there is none.
+  absl::StatusOr<StoredRecording> Recording(const std::string& name,
+                                            int64_t version)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   absl::StatusOr<StoredSession> GetLocked(const std::string& id)

@@ -202,6 +202,7 @@ int Main(int argc, char** argv) {
   AddRpcCommand(&app, &context);
   AddHistoryCommands(&app, &context);
   AddSessionsCommands(&app, &context);
+  AddRecordingsCommands(&app, &context);
   AddWatchCommand(&app, &context);
   AddProxyCommand(&app, &context);
   AddClientRequestsCommands(&app, &context);

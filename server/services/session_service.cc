@@ -105,7 +105,44 @@ absl::Status NoServer(const std::string& session_id) {
                {{"session", session_id}});
 }
 
+// NAME or NAME@VERSION: the name and the version (0: the newest), or
+// INVALID_REQUEST when VERSION is not a positive number.
+absl::Status ParseRecordingRef(const std::string& ref, std::string* name,
+                               int64_t* version) {
+  const size_t at = ref.rfind('@');
+  *name = ref.substr(0, at);
+  *version = 0;
+  if (at == std::string::npos) return absl::OkStatus();
+  if (!absl::SimpleAtoi(ref.substr(at + 1), version) || *version <= 0) {
+    return Error(v1::INVALID_REQUEST,
+                 absl::StrCat("\"", ref,
+                              "\" is not NAME or NAME@VERSION (VERSION a "
+                              "number from 1)"),
+                 {{"field", "name"}});
+  }
+  return absl::OkStatus();
+}
+
+v1::Recording RecordingForApi(const storage::StoredRecording& r) {
+  v1::Recording out;
+  out.set_name(r.name);
+  out.set_version(r.version);
+  out.set_session_id(r.session_id);
+  out.set_created_at(static_cast<double>(r.created_at_ms));
+  out.set_notes(r.notes);
+  out.set_rules_json(r.rules_json);
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<storage::StoredRecording> SessionService::FindRecording(
+    const std::string& ref) {
+  std::string name;
+  int64_t version;
+  RETURN_IF_ERROR(ParseRecordingRef(ref, &name, &version));
+  return store_->Recording(name, version);
+}
 
 void SessionService::Flush() {
   // A failed flush still leaves the older rows readable.
@@ -410,9 +447,28 @@ grpc::ServerUnaryReactor* SessionService::VerifySession(
                      sessions::CompareRules::FromJson(request->rules_json()));
     storage::StoredSession stored;
     std::vector<storage::SessionMessage> recorded;
-    if (!request->id().empty()) {
-      ASSIGN_OR_RETURN(stored, store_->Get(request->id()));
-      ASSIGN_OR_RETURN(recorded, store_->Messages(request->id(), 0, -1));
+    std::string stored_id = request->id();
+    if (!stored_id.empty() && !store_->Exists(stored_id)) {
+      // A saved recording, NAME[@VERSION], with its own rules file unless
+      // the request brings one.
+      absl::StatusOr<storage::StoredRecording> recording =
+          FindRecording(stored_id);
+      if (!recording.ok()) {
+        return Error(v1::NOT_FOUND,
+                     absl::StrCat("no session with id ", stored_id,
+                                  ", nor a recording: ",
+                                  recording.status().message()),
+                     {{"session", stored_id}});
+      }
+      stored_id = recording->session_id;
+      if (request->rules_json().empty() && !recording->rules_json.empty()) {
+        ASSIGN_OR_RETURN(rules, sessions::CompareRules::FromJson(
+                                    recording->rules_json));
+      }
+    }
+    if (!stored_id.empty()) {
+      ASSIGN_OR_RETURN(stored, store_->Get(stored_id));
+      ASSIGN_OR_RETURN(recorded, store_->Messages(stored_id, 0, -1));
     } else {
       ASSIGN_OR_RETURN(sessions::ParsedFile file,
                        sessions::ParseSessionFile(request->session_json()));
@@ -425,7 +481,6 @@ grpc::ServerUnaryReactor* SessionService::VerifySession(
                                                : request->server_id();
     if (plan.server.empty()) return NoServer(stored.session.id());
     *async = true;
-    const std::string stored_id = request->id();
     const std::string recording_id = stored.session.id();
     sessions::RunReplay(
         engine_, std::move(plan),
@@ -459,6 +514,64 @@ grpc::ServerUnaryReactor* SessionService::VerifySession(
             }());
           });
         });
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::SaveRecording(
+    grpc::CallbackServerContext* context,
+    const v1::SaveRecordingRequest* request, v1::Recording* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    // A rules file that would fail every verification is refused now.
+    RETURN_IF_ERROR(
+        sessions::CompareRules::FromJson(request->rules_json()).status());
+    ASSIGN_OR_RETURN(
+        storage::StoredRecording saved,
+        store_->SaveRecording(request->name(), request->session_id(),
+                              request->notes(), request->rules_json(),
+                              absl::ToUnixMillis(deps_.clock->Now())));
+    *response = RecordingForApi(saved);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::ListRecordings(
+    grpc::CallbackServerContext* context,
+    const v1::ListRecordingsRequest* request,
+    v1::ListRecordingsResponse* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    ASSIGN_OR_RETURN(std::vector<storage::StoredRecording> recordings,
+                     store_->Recordings(request->name()));
+    for (const storage::StoredRecording& r : recordings) {
+      *response->add_recordings() = RecordingForApi(r);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* SessionService::ExportRecording(
+    grpc::CallbackServerContext* context,
+    const v1::ExportRecordingRequest* request,
+    v1::ExportRecordingResponse* response) {
+  return Run(context, [this, request, response](const Finish&, bool*) {
+    ASSIGN_OR_RETURN(storage::StoredRecording recording,
+                     FindRecording(request->name()));
+    ASSIGN_OR_RETURN(storage::StoredSession stored,
+                     store_->Get(recording.session_id));
+    ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> messages,
+                     store_->Messages(recording.session_id, 0, -1));
+    sessions::ExportedFile file = sessions::ExportSessionFile(
+        stored, messages, request->include_secrets());
+    *response->mutable_recording() = RecordingForApi(recording);
+    response->set_session_json(std::move(file.json));
+    response->set_masked(file.masked);
+    response->set_rules_json(recording.rules_json.empty()
+                                 ? std::string("{\"defaults\": true}\n")
+                                 : recording.rules_json);
+    const std::string base =
+        absl::StrCat(recording.name, "-v", recording.version);
+    response->set_session_filename(absl::StrCat(base, ".json"));
+    response->set_rules_filename(absl::StrCat(base, ".rules.json"));
     return absl::OkStatus();
   });
 }

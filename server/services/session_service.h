@@ -1,6 +1,8 @@
 // inspector.v1.SessionService: recorded sessions as evidence (list, read,
-// name, export, import), replay against live servers, comparison, and
-// verification of a live server against a recording under a rules file.
+// name, export, import), replay against live servers, comparison,
+// verification of a live server against a recording under a rules file,
+// and recordings: sessions saved under a name, versioned, exported as a
+// session file and its rules file.
 //
 // Reads and writes run on a worker thread of the service's own, after the
 // history writer has committed everything recorded so far. Replays run on
@@ -65,12 +67,27 @@ class SessionService final : public v1::SessionService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::VerifySessionRequest* request,
       v1::VerifySessionResponse* response) override;
+  grpc::ServerUnaryReactor* SaveRecording(
+      grpc::CallbackServerContext* context,
+      const v1::SaveRecordingRequest* request,
+      v1::Recording* response) override;
+  grpc::ServerUnaryReactor* ListRecordings(
+      grpc::CallbackServerContext* context,
+      const v1::ListRecordingsRequest* request,
+      v1::ListRecordingsResponse* response) override;
+  grpc::ServerUnaryReactor* ExportRecording(
+      grpc::CallbackServerContext* context,
+      const v1::ExportRecordingRequest* request,
+      v1::ExportRecordingResponse* response) override;
   grpc::ServerUnaryReactor* DiffSessions(
       grpc::CallbackServerContext* context,
       const v1::DiffSessionsRequest* request,
       v1::DiffSessionsResponse* response) override;
 
  private:
+  // The saved recording NAME or NAME@VERSION (`ref`).
+  absl::StatusOr<storage::StoredRecording> FindRecording(const std::string& ref);
+
   // Authenticates, then runs `body` on the worker after a flush of the
   // writer. The call ends with the status `body` returns, unless `body`
   // sets `*async`: then it calls `finish` later, exactly once.

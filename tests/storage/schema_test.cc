@@ -147,7 +147,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                   "messages_fts", "messages_fts_config", "messages_fts_data",
                   "messages_fts_docsize", "messages_fts_idx",
                   "messages_fts_pending", "oauth_clients", "oauth_flows",
-                  "oauth_tokens", "servers", "sessions", "ui_sessions"));
+                  "oauth_tokens", "recordings", "servers", "sessions",
+                  "ui_sessions"));
   EXPECT_THAT(ObjectNames(*db, "view"), ElementsAre("requests"));
   EXPECT_THAT(ObjectNames(*db, "index"),
               IsSupersetOf({"messages_server_ts", "messages_method_ts",
@@ -155,7 +156,8 @@ TEST(SchemaTest, HasEveryDocumentedTableViewAndIndex) {
                             "messages_first_round", "messages_ts", "logs_ts",
                             "logs_server_ts", "sessions_started_at",
                             "catalog_versions_item",
-                            "sessions_caller_subject", "messages_trace"}));
+                            "sessions_caller_subject", "messages_trace",
+                            "recordings_session"}));
   EXPECT_THAT(ObjectNames(*db, "trigger"),
               ElementsAre("messages_drop_http", "messages_drop_imported",
                           "messages_fts_delete",

@@ -174,6 +174,67 @@ TEST_F(SessionStoreTest, UpdatesNameAndNotesIndependently) {
   EXPECT_EQ(ErrorReason(store_->Get("nope").status()), "NOT_FOUND");
 }
 
+TEST_F(SessionStoreTest, RecordingsAreVersionedByNameAndPinTheirSession) {
+  Record("s1", "daemon", 1000, 1);
+  Record("s2", "proxy", 2000, 1);
+  ASSERT_OK_AND_ASSIGN(StoredRecording first,
+                       store_->SaveRecording("calls", "s1", "first", "", 10));
+  EXPECT_EQ(first.version, 1);
+  ASSERT_OK_AND_ASSIGN(
+      StoredRecording second,
+      store_->SaveRecording("calls", "s2", "", R"({"ignore":["/id"]})", 20));
+  EXPECT_EQ(second.version, 2);
+  ASSERT_OK_AND_ASSIGN(StoredRecording other,
+                       store_->SaveRecording("other", "s1", "", "", 30));
+  EXPECT_EQ(other.version, 1);
+
+  ASSERT_OK_AND_ASSIGN(StoredRecording newest, store_->Recording("calls", 0));
+  EXPECT_EQ(newest.version, 2);
+  EXPECT_EQ(newest.session_id, "s2");
+  EXPECT_EQ(newest.rules_json, R"({"ignore":["/id"]})");
+  ASSERT_OK_AND_ASSIGN(StoredRecording one, store_->Recording("calls", 1));
+  EXPECT_EQ(one.session_id, "s1");
+  EXPECT_EQ(one.notes, "first");
+  EXPECT_EQ(one.created_at_ms, 10);
+  EXPECT_EQ(ErrorReason(store_->Recording("calls", 3).status()), "NOT_FOUND");
+  EXPECT_EQ(ErrorReason(store_->Recording("none", 0).status()), "NOT_FOUND");
+
+  ASSERT_OK_AND_ASSIGN(std::vector<StoredRecording> all,
+                       store_->Recordings(""));
+  std::vector<std::string> order;
+  for (const StoredRecording& r : all) {
+    order.push_back(r.name + "@" + std::to_string(r.version));
+  }
+  EXPECT_THAT(order, ElementsAre("calls@2", "calls@1", "other@1"));
+  ASSERT_OK_AND_ASSIGN(std::vector<StoredRecording> calls,
+                       store_->Recordings("calls"));
+  EXPECT_EQ(calls.size(), 2u);
+
+  // Saved sessions are kept from retention; others are not pinned.
+  Record("s3", "daemon", 3000, 1);
+  for (const char* id : {"s1", "s2"}) {
+    ASSERT_OK_AND_ASSIGN(Statement st, db_->Prepare(
+        std::string("SELECT pinned FROM sessions WHERE id = '") + id + "'"));
+    ASSERT_OK_AND_ASSIGN(bool row, st.Step());
+    ASSERT_TRUE(row);
+    EXPECT_EQ(st.ColumnInt64(0), 1) << id;
+  }
+  ASSERT_OK_AND_ASSIGN(Statement unpinned, db_->Prepare(
+      "SELECT pinned FROM sessions WHERE id = 's3'"));
+  ASSERT_OK_AND_ASSIGN(bool row, unpinned.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(unpinned.ColumnInt64(0), 0);
+
+  // Refused: an unknown session, an empty name, a name with '@'.
+  EXPECT_EQ(ErrorReason(store_->SaveRecording("x", "nope", "", "", 1).status()),
+            "NOT_FOUND");
+  EXPECT_EQ(ErrorReason(store_->SaveRecording("", "s1", "", "", 1).status()),
+            "INVALID_REQUEST");
+  EXPECT_EQ(
+      ErrorReason(store_->SaveRecording("a@2", "s1", "", "", 1).status()),
+      "INVALID_REQUEST");
+}
+
 TEST_F(SessionStoreTest, InsertsAnImportedSessionWithItsFileIds) {
   StoredSession session;
   session.session.set_id("imported-1");

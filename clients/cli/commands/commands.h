@@ -44,6 +44,10 @@ void AddHistoryCommands(CLI::App* app, Context* context);
 // MESSAGE_ID` (sessions.cc).
 void AddSessionsCommands(CLI::App* app, Context* context);
 
+// `recordings save|list|export`: sessions saved under a name, versioned
+// (recordings.cc).
+void AddRecordingsCommands(CLI::App* app, Context* context);
+
 // `watch`: the live event stream (watch.cc).
 void AddWatchCommand(CLI::App* app, Context* context);
 

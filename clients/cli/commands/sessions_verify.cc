@@ -91,7 +91,9 @@ void AddSessionsVerifyCommand(CLI::App* sessions, Context* context) {
   auto flags = std::make_shared<VerifyFlags>();
   CLI::App* verify = sessions->add_subcommand(
       "verify", "Check a server's answers against a recorded session");
-  verify->add_option("id", flags->id, "Session id (or --file)");
+  verify->add_option("id", flags->id,
+                     "Session id, or a saved recording NAME[@VERSION] "
+                     "(recordings save), or --file");
   verify->add_option("--file", flags->file,
                      "A session file (sessions export) instead of a stored "
                      "session; it is read, not stored")
@@ -102,7 +104,8 @@ void AddSessionsVerifyCommand(CLI::App* sessions, Context* context) {
       ->type_name("SERVER");
   verify->add_option("--rules", flags->rules,
                      "What may differ (JSON); default: FILE's .rules.json "
-                     "beside it, else the built-in defaults")
+                     "beside it, or the recording's saved rules, else the "
+                     "built-in defaults")
       ->type_name("FILE");
   verify->add_option("--junit", flags->junit,
                      "Also write a JUnit XML report (one testcase per "
@@ -144,7 +147,8 @@ void AddSessionsVerifyCommand(CLI::App* sessions, Context* context) {
       "  inspectorctl sessions export 3f2a... --out session.json\n"
       "  inspectorctl sessions verify --file session.json --against mine \\\n"
       "      --junit report.xml\n"
-      "  inspectorctl sessions verify 3f2a... --against mine -o json");
+      "  inspectorctl sessions verify 3f2a... --against mine -o json\n"
+      "  inspectorctl sessions verify weather@2 --against mine");
   OnSelected(verify, context, flags, RunVerify);
 }
 
