@@ -2,7 +2,9 @@
 // count), one session as its own timeline (#/sessions/ID), its name and
 // notes, export (a download of the session file) and import (an upload),
 // replay of one request (as recorded or edited, to any server) and of the
-// whole session against a live server, and the daemon's structural diff of
+// whole session against a live server, verification of a server against
+// the session under a rules file (a report of each difference: request,
+// path, recorded and actual value), and the daemon's structural diff of
 // two sessions' answers, side by side with the changed paths marked.
 import { api, enc, query } from './api.js';
 import { store, serverName } from './state.js';
@@ -401,7 +403,72 @@ function replayPanel() {
       clear(out, errorBox(error));
     }
   });
-  return h('section', { class: 'panel', 'aria-label': 'Replay and compare' }, replay, compare);
+  return h('section', { class: 'panel', 'aria-label': 'Replay and compare' }, replay, verifyForm(own), compare);
+}
+
+// Verify a live server against this session (SessionService.VerifySession):
+// the server's answers compared with the recorded ones under a rules file.
+function verifyForm(own) {
+  const rules = h('textarea', { id: 'ss-verify-rules', class: 'mono', rows: 3, spellcheck: 'false', placeholder: '{"ignore": ["/result/content/0/text"]}' });
+  const form = h('form', { class: 'ss-verify', 'aria-label': 'Verify a server against this session' },
+    h('h3', {}, 'Verify against…'),
+    serverPicker('ss-verify-server', own, { label: 'Server to check' }),
+    field('Rules (JSON, optional)', rules, 'What may differ: ignore, match, sets, tolerance; empty: the defaults (ids, _meta, timestamps).'),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Verify')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const out = root.querySelector('#ss-replay-result');
+    const button = form.querySelector('button[type=submit]');
+    button.disabled = true;
+    clear(out, h('p', { class: 'muted', role: 'status' }, 'Verifying…'));
+    try {
+      const answer = await api('POST', '/api/sessions:verify', {
+        id: current.id,
+        serverId: form.querySelector('#ss-verify-server').value,
+        rulesJson: rules.value.trim() || undefined,
+      });
+      showVerifyReport(out, answer, serverName(form.querySelector('#ss-verify-server').value));
+    } catch (error) {
+      clear(out, errorBox(error));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+function valueText(v) {
+  return v === undefined ? 'absent' : JSON.stringify(v);
+}
+
+// The verification's report: passed or not, then one row per difference.
+function showVerifyReport(out, answer, server) {
+  const diff = answer.diff || {};
+  const pairs = diff.pairs || [];
+  const rows = [];
+  for (const p of pairs) {
+    if (p.status === 'same') continue;
+    const changes = p.changes && p.changes.length ? p.changes : [{ path: '', op: p.status }];
+    for (const c of changes) {
+      rows.push(h('tr', { class: 'mark-changed', dataset: { index: String(p.index), path: c.path || '' } },
+        h('td', {}, `#${p.index} ${p.method}`),
+        h('td', { class: 'mono ss-verify-path' }, c.path || '(whole answer)'),
+        h('td', { class: 'mono ss-verify-recorded' }, c.op === 'added' ? 'absent' : valueText(c.oldValue)),
+        h('td', { class: 'mono ss-verify-actual' }, c.op === 'removed' ? 'absent' : valueText(c.newValue))));
+    }
+  }
+  const differing = pairs.filter((p) => p.status !== 'same').length;
+  const replay = answer.session || {};
+  clear(out, h('section', { class: 'panel ss-verify-report', 'aria-labelledby': 'ss-verify-title', dataset: { passed: String(!!answer.passed) } },
+    h('h3', { id: 'ss-verify-title', tabindex: '-1' },
+      answer.passed ? `PASS: all ${pairs.length} answers of ${server} match` : `FAIL: ${differing} of ${pairs.length} answers of ${server} differ`),
+    replay.id ? h('p', {}, 'Replayed in ', h('a', { href: `#/sessions/${enc(replay.id)}` }, `session ${replay.id.slice(0, 8)}`),
+      diff.ignored && diff.ignored.length ? h('span', { class: 'muted' }, ` (ignoring ${diff.ignored.join(', ')})`) : null) : null,
+    rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'ss-verify-diffs' },
+      h('caption', { class: 'offscreen' }, 'Differences'),
+      h('thead', {}, h('tr', {}, ['Request', 'Path', 'Recorded', 'Actual'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, rows))) : null));
+  out.querySelector('#ss-verify-title').focus();
 }
 
 async function messageRaw(id) {
