@@ -28,7 +28,8 @@ struct RecordingSaveFlags {
   std::string rules;
 };
 
-absl::Status RunRecordingSave(Context& context, const RecordingSaveFlags& flags) {
+absl::Status RunRecordingSave(Context& context,
+                              const RecordingSaveFlags& flags) {
   v1::SaveRecordingRequest request;
   request.set_session_id(flags.session);
   request.set_name(flags.name);
@@ -53,13 +54,13 @@ struct RecordingListFlags {
   std::string name;
 };
 
-absl::Status RunRecordingList(Context& context, const RecordingListFlags& flags) {
+absl::Status RunRecordingList(Context& context,
+                              const RecordingListFlags& flags) {
   v1::ListRecordingsRequest request;
   request.set_name(flags.name);
   v1::ListRecordingsResponse response;
-  RETURN_IF_ERROR(context.Call(context.sessions(),
-                               &SessionStub::ListRecordings, request,
-                               &response));
+  RETURN_IF_ERROR(context.Call(context.sessions(), &SessionStub::ListRecordings,
+                               request, &response));
   if (context.json()) return context.PrintJson(response);
   if (response.recordings_size() > 0) {
     TableTimes times = LocalTimes();
@@ -93,33 +94,33 @@ std::string RecordingRulesPath(const std::string& session_path) {
   return base + ".rules.json";
 }
 
-absl::Status RunRecordingExport(Context& context, const RecordingExportFlags& flags) {
+absl::Status RunRecordingExport(Context& context,
+                                const RecordingExportFlags& flags) {
   v1::ExportRecordingRequest request;
   request.set_name(flags.name);
   request.set_include_secrets(flags.include_secrets);
   v1::ExportRecordingResponse response;
-  RETURN_IF_ERROR(context.Call(context.sessions(),
-                               &SessionStub::ExportRecording, request,
-                               &response));
+  RETURN_IF_ERROR(context.Call(
+      context.sessions(), &SessionStub::ExportRecording, request, &response));
   const std::string session_path =
       flags.out.empty() ? response.session_filename() : flags.out;
   const std::string rules_path = RecordingRulesPath(session_path);
   RETURN_IF_ERROR(WritePrivateFile(session_path, response.session_json()));
   RETURN_IF_ERROR(WritePrivateFile(rules_path, response.rules_json()));
   if (context.json()) {
-    context.PrintJson(nlohmann::json{
-        {"name", response.recording().name()},
-        {"version", response.recording().version()},
-        {"session", session_path},
-        {"rules", rules_path},
-        {"masked", response.masked()}});
+    context.PrintJson(
+        nlohmann::json{{"name", response.recording().name()},
+                       {"version", response.recording().version()},
+                       {"session", session_path},
+                       {"rules", rules_path},
+                       {"masked", response.masked()}});
     return absl::OkStatus();
   }
   context.out() << "wrote " << SanitizeForTerminal(session_path) << " and "
                 << SanitizeForTerminal(rules_path) << " ("
                 << SanitizeForTerminal(response.recording().name()) << "@"
-                << response.recording().version() << "; "
-                << response.masked() << " secret value(s) masked)\n"
+                << response.recording().version() << "; " << response.masked()
+                << " secret value(s) masked)\n"
                 << "check it: inspectorctl sessions verify --file "
                 << SanitizeForTerminal(session_path) << " --against SERVER\n"
                 << std::flush;
@@ -142,7 +143,8 @@ void AddRecordingsCommands(CLI::App* app, Context* context) {
       "--rules is given), or export it for CI.\n"
       "\n"
       "Examples:\n"
-      "  inspectorctl recordings save 3f2a... weather --rules weather.rules.json\n"
+      "  inspectorctl recordings save 3f2a... weather --rules "
+      "weather.rules.json\n"
       "  inspectorctl recordings list\n"
       "  inspectorctl recordings export weather@2 --out tests/weather.json\n"
       "  inspectorctl sessions verify --file tests/weather.json --against "
