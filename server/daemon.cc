@@ -178,6 +178,10 @@ struct Daemon::State {
   std::unique_ptr<engine::Engine> engine;
   // --config: goes before the engine, whose configurations it writes.
   std::unique_ptr<config::ConfigFile> config_file;
+  // With --frontdoor-issuer: what fetches the issuers' keys, and the
+  // access-token check of the front doors and conversions; before both.
+  std::unique_ptr<oauth::HttpFetcher> frontdoor_fetcher;
+  std::shared_ptr<frontdoor::ResourceServer> resource_server;
   // The conversions' own connection, store and manager; the manager stops
   // every conversion before the engine goes.
   std::unique_ptr<storage::Database> bridge_database;
@@ -208,10 +212,6 @@ struct Daemon::State {
   std::unique_ptr<services::InterceptService> intercept_service;
   std::unique_ptr<services::UnimplementedService> unimplemented_service;
   std::unique_ptr<grpc::Server> server;
-  // With --frontdoor-issuer: what fetches the issuers' keys, and the
-  // front doors' access-token check; before the front doors.
-  std::unique_ptr<oauth::HttpFetcher> frontdoor_fetcher;
-  std::shared_ptr<frontdoor::ResourceServer> resource_server;
   // The MCP front doors the gateway hands /servers/ to; after the engine,
   // before the gateway.
   std::unique_ptr<frontdoor::FrontDoors> front_doors;
@@ -584,12 +584,36 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   state->bridge_database = *std::move(bridge_database);
   state->bridge_store =
       std::make_unique<storage::BridgeStore>(state->bridge_database.get());
+  // With --frontdoor-issuer the front doors and the conversions are OAuth
+  // resource servers, sharing one.
+  if (!options.frontdoor_issuers.empty()) {
+    state->frontdoor_fetcher = std::make_unique<oauth::CurlFetcher>();
+    frontdoor::ResourceServerOptions resource_options;
+    resource_options.issuers = options.frontdoor_issuers;
+    resource_options.scopes = options.frontdoor_scopes;
+    resource_options.fetcher = state->frontdoor_fetcher.get();
+    resource_options.clock = state->clock;
+    resource_options.log = [](std::string line) { LogWarn(line); };
+    if (!options.frontdoor_introspection_client_id.empty()) {
+      ASSIGN_OR_RETURN(
+          std::string secret,
+          ReadSmallFile(options.frontdoor_introspection_secret_file));
+      resource_options.introspection_client_id =
+          options.frontdoor_introspection_client_id;
+      resource_options.introspection_client_secret =
+          std::string(absl::StripAsciiWhitespace(secret));
+    }
+    state->resource_server = std::make_shared<frontdoor::ResourceServer>(
+        std::move(resource_options));
+  }
   bridge::BridgeOptions bridge_options;
   bridge_options.port_base = options.bridge_port_base;
   bridge_options.port_count = options.bridge_port_count;
   bridge_options.max_conversions = options.bridge_max;
   bridge_options.session_idle_timeout = options.bridge_idle_timeout;
   bridge_options.metrics = state->operation_metrics.get();
+  bridge_options.resource_server = state->resource_server;
+  bridge_options.pipeline = state->pipeline.get();
   bridge_options.allowed_origins = options.http_cors_origins.empty()
                                        ? gateway::DefaultCorsOrigins()
                                        : options.http_cors_origins;
@@ -823,26 +847,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     endpoint_options.session_idle_timeout = options.frontdoor_idle_timeout;
     if (!options.frontdoor_token.empty()) {
       endpoint_options.bearer_token = options.frontdoor_token;
-    }
-    if (!options.frontdoor_issuers.empty()) {
-      state->frontdoor_fetcher = std::make_unique<oauth::CurlFetcher>();
-      frontdoor::ResourceServerOptions resource_options;
-      resource_options.issuers = options.frontdoor_issuers;
-      resource_options.scopes = options.frontdoor_scopes;
-      resource_options.fetcher = state->frontdoor_fetcher.get();
-      resource_options.clock = state->clock;
-      resource_options.log = [](std::string line) { LogWarn(line); };
-      if (!options.frontdoor_introspection_client_id.empty()) {
-        ASSIGN_OR_RETURN(
-            std::string secret,
-            ReadSmallFile(options.frontdoor_introspection_secret_file));
-        resource_options.introspection_client_id =
-            options.frontdoor_introspection_client_id;
-        resource_options.introspection_client_secret =
-            std::string(absl::StripAsciiWhitespace(secret));
-      }
-      state->resource_server = std::make_shared<frontdoor::ResourceServer>(
-          std::move(resource_options));
     }
     endpoint_options.metrics = state->operation_metrics.get();
     state->front_doors = std::make_unique<frontdoor::FrontDoors>(

@@ -17,16 +17,40 @@ std::optional<TokenCaller> VerifiedTokens::Find(std::string_view token,
   const std::string key = oauth::Sha256(AbslView(token));
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
-  if (it == entries_.end() || now >= it->second.valid_until) {
+  if (it == entries_.end() || now >= it->second.valid_until ||
+      it->second.refusal.has_value()) {
     return std::nullopt;
   }
   return it->second.caller;
 }
 
+std::optional<TokenVerdict> VerifiedTokens::FindRefusal(std::string_view token,
+                                                        absl::Time now) {
+  const std::string key = oauth::Sha256(AbslView(token));
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end() || now >= it->second.valid_until) {
+    return std::nullopt;
+  }
+  return it->second.refusal;
+}
+
 void VerifiedTokens::Remember(std::string_view token, const TokenCaller& caller,
                               absl::Time now) {
-  std::string key = oauth::Sha256(AbslView(token));
-  Entry entry{caller, std::min(caller.expires_at, now + max_age_)};
+  Put(oauth::Sha256(AbslView(token)),
+      Entry{caller, std::min(caller.expires_at, now + max_age_), std::nullopt},
+      now);
+}
+
+void VerifiedTokens::RememberRefusal(std::string_view token,
+                                     const TokenVerdict& refusal,
+                                     absl::Time now, absl::Duration ttl) {
+  if (refusal.ok()) return;
+  Put(oauth::Sha256(AbslView(token)),
+      Entry{TokenCaller{}, now + std::min(ttl, max_age_), refusal}, now);
+}
+
+void VerifiedTokens::Put(std::string key, Entry entry, absl::Time now) {
   absl::MutexLock lock(&mu_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     it->second = std::move(entry);

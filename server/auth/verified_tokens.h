@@ -8,9 +8,13 @@
 // working after its signing key was withdrawn from the issuer's JWKS. At
 // `capacity`, expired entries go first, then the oldest.
 //
-// Only successes are remembered: a refused token is verified again each
-// time (the refusal may be cured by a JWKS refresh, and refusals are not
-// the hot path).
+// Successes are remembered by Remember. A refused signature is verified
+// again each time (the refusal may be cured by a JWKS refresh, and such
+// refusals cost no network). A refusal that did cost a round trip (an
+// opaque token the issuer's introspection endpoint says is not active, or
+// not for this resource) is remembered by RememberRefusal for a shorter
+// time of its own, so that a client retrying a dead token does not make
+// the daemon ask the issuer on every request.
 //
 // Thread-safety: thread-safe (one mutex).
 #ifndef INSPECTOR_SERVER_AUTH_VERIFIED_TOKENS_H_
@@ -43,13 +47,28 @@ class VerifiedTokens {
   void Remember(std::string_view token, const TokenCaller& caller,
                 absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The refusal remembered for `token`, if still within its time at `now`.
+  std::optional<TokenVerdict> FindRefusal(std::string_view token,
+                                          absl::Time now)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Remembers `refusal` (not ok()) made at `now`, for `ttl` (at most
+  // max_age); it replaces what was remembered of the token.
+  void RememberRefusal(std::string_view token, const TokenVerdict& refusal,
+                       absl::Time now, absl::Duration ttl)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
     TokenCaller caller;
     absl::Time valid_until;
+    // Set: the token was refused, and `caller` means nothing.
+    std::optional<TokenVerdict> refusal;
   };
+
+  void Put(std::string key, Entry entry, absl::Time now)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const size_t capacity_;
   const absl::Duration max_age_;

@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/errors.h"
@@ -157,6 +158,43 @@ void Refuse(http::HttpExchange& exchange, int status, std::string_view code,
                    body.dump());
 }
 
+absl::Status TokenWithIssuer() {
+  return Error(v1::INVALID_REQUEST,
+               "requireToken does not apply while inspectord takes access "
+               "tokens of --frontdoor-issuer: the conversion takes those "
+               "tokens, as the front doors do; convert without it",
+               {{"field", "requireToken"}});
+}
+
+// A conversion's gate under a resource server: the daemon's own calls
+// (a converted server's stored configuration sends the conversion's key)
+// come in without a caller; every other request goes to the server's
+// gate.
+class DaemonKeyGate : public frontdoor::CallerGate {
+ public:
+  DaemonKeyGate(std::string key, std::shared_ptr<frontdoor::CallerGate> gate)
+      : key_(std::move(key)), gate_(std::move(gate)) {}
+
+  void Admit(std::shared_ptr<http::HttpExchange> exchange,
+             std::string_view base_path, std::string_view subpath,
+             const http::Headers& extra,
+             std::function<void(frontdoor::Caller)> admit) override {
+    if (!key_.empty()) {
+      const std::string_view given =
+          frontdoor::BearerTokenOf(exchange->request());
+      if (!given.empty() && ConstantTimeEquals(given, key_)) {
+        return admit(frontdoor::Caller{});
+      }
+    }
+    gate_->Admit(std::move(exchange), base_path, subpath, extra,
+                 std::move(admit));
+  }
+
+ private:
+  const std::string key_;
+  const std::shared_ptr<frontdoor::CallerGate> gate_;
+};
+
 }  // namespace
 
 // One running conversion. The HTTP server goes first (its handler calls
@@ -179,6 +217,9 @@ BridgeManager::BridgeManager(BridgeOptions options, engine::Engine* engine,
                              storage::BridgeStore* store, Clock* clock)
     : options_(std::move(options)),
       engine_(engine),
+      access_(engine, frontdoor::DoorAccess::Options{
+                          options_.resource_server, options_.pipeline, clock,
+                          /*configured_resource=*/false}),
       store_(store),
       clock_(clock) {
   engine_->configs()->AddListener(
@@ -194,6 +235,9 @@ absl::StatusOr<v1::Conversion> BridgeManager::Convert(
   if (request.server_name().empty()) return Missing("serverName");
   if (request.command().empty()) return Missing("command");
   if (request.args().empty()) return Missing("args");
+  if (request.require_token() && access_.resource_server_on()) {
+    return TokenWithIssuer();
+  }
   const std::string& name = request.server_name();
   {
     absl::MutexLock lock(&mu_);
@@ -278,6 +322,9 @@ absl::StatusOr<v1::ConvertServerResponse> BridgeManager::ConvertServer(
     return Error(v1::INVALID_REQUEST, "id: a server id or name is required",
                  {{"field", "id"}});
   }
+  if (request.require_token() && access_.resource_server_on()) {
+    return TokenWithIssuer();
+  }
   absl::MutexLock config_lock(&config_mu_);
   config::ConfigManager* configs = engine_->configs();
   ASSIGN_OR_RETURN(v1::ServerConfig config, configs->Get(request.id()));
@@ -315,14 +362,17 @@ absl::StatusOr<v1::ConvertServerResponse> BridgeManager::ConvertServer(
   plan.row.args.assign(original.args().begin(), original.args().end());
   plan.row.env = ToMap(original.env());
   plan.row.sse = request.sse();
-  if (request.require_token()) {
+  // Under a resource server the daemon's own calls need a key of their
+  // own, never shown (DaemonKeyGate).
+  if (request.require_token() || access_.resource_server_on()) {
     ASSIGN_OR_RETURN(plan.row.token, GenerateToken());
   }
   plan.relay_config = RelayConfig(converted);
   plan.preferred_port = static_cast<int>(request.port());
   plan.exact_port = request.port() != 0;
   const std::string token = plan.row.token;
-  ASSIGN_OR_RETURN(v1::Conversion conversion, Start(std::move(plan), true));
+  ASSIGN_OR_RETURN(v1::Conversion conversion,
+                   Start(std::move(plan), !access_.resource_server_on()));
 
   // The stored configuration now reaches the server through the endpoint;
   // the daemon's own calls carry the token when one is required.
@@ -430,6 +480,12 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
     endpoint_options.kind = "bridge";
     endpoint_options.clock = clock_;
     endpoint_options.base_path = "";
+    if (access_.resource_server_on()) {
+      access_.Equip(plan.row.server_id, absl::StrCat("conversion ", name),
+                    &endpoint_options);
+      endpoint_options.gate = std::make_shared<DaemonKeyGate>(
+          plan.row.token, std::move(endpoint_options.gate));
+    }
     // Built from the opener, not the engine constructor, so that it is
     // served at the root of its own port: its legacy transport names
     // "/message", not a path under the daemon's front doors.
@@ -446,9 +502,13 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
         options_.allowed_origins, std::vector<std::string>{}, 0);
     frontdoor::McpEndpoint* endpoint = bridge->endpoint.get();
     const bool sse = plan.row.sse;
+    // Its Protected Resource Metadata (RFC 9728), under a resource server.
+    frontdoor::DoorAccess* access =
+        access_.resource_server_on() ? &access_ : nullptr;
     http::HttpHandler handler =
-        [endpoint, own_port, policy,
-         sse](std::shared_ptr<http::HttpExchange> exchange) {
+        [endpoint, own_port, policy, sse, access,
+         server_id = plan.row.server_id](
+            std::shared_ptr<http::HttpExchange> exchange) {
           const http::Request& request = exchange->request();
           int origins = 0;
           const std::string* origin = nullptr;
@@ -494,6 +554,16 @@ absl::StatusOr<v1::Conversion> BridgeManager::Start(Plan plan,
             cors = policy->CorsHeaders(*origin);
           }
           std::string_view path = request.path();
+          if (access != nullptr &&
+              absl::StartsWith(AbslView(path),
+                               AbslView(frontdoor::kProtectedResourcePrefix))) {
+            std::string_view subpath =
+                path.substr(frontdoor::kProtectedResourcePrefix.size());
+            if (subpath == "/mcp" || (sse && subpath == "/sse")) {
+              access->ServeMetadata(server_id, exchange, "", subpath, cors);
+              return;
+            }
+          }
           if (path == "/mcp" || (sse && (path == "/sse" || path == "/message"))) {
             endpoint->Handle(std::move(exchange), path, std::move(cors));
             return;
@@ -590,7 +660,9 @@ v1::Conversion BridgeManager::Describe(const Bridge& bridge) const {
   conversion.set_server_id(bridge.row.server_id);
   conversion.set_sessions(static_cast<uint32_t>(bridge.endpoint->sessions()));
   conversion.set_sse(bridge.row.sse);
-  conversion.set_require_token(!bridge.row.token.empty());
+  // Under a resource server a token is the daemon's own key.
+  conversion.set_require_token(!bridge.row.token.empty() &&
+                               !access_.resource_server_on());
   if (!bridge.sse_url.empty()) conversion.set_sse_url(bridge.sse_url);
   return conversion;
 }

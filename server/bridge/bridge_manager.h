@@ -29,6 +29,19 @@
 // without, it serves only processes of the daemon's own user (403 for
 // others; frontdoor::EndpointOptions::owner_uid).
 //
+// With a resource server (BridgeOptions::resource_server, from
+// --frontdoor-issuer) a conversion is an OAuth resource server under the
+// same rules as the server's front door (frontdoor::DoorAccess: the
+// server's frontdoorAuth, except its resource, and frontdoorPolicy, live):
+// its resource is http://127.0.0.1:PORT/mcp (or /sse) as reached, its
+// Protected Resource Metadata is served at
+// /.well-known/oauth-protected-resource/mcp (and /sse), and the caller the
+// token names is on its sessions' rows. require_token is then refused.
+// The daemon's own calls to a converted server (ConvertServer) carry a
+// key of the conversion's (never shown; kept as the conversion's token),
+// which the endpoint lets in without an access token and without a
+// caller.
+//
 // Conversions are stored (storage/bridge_store.h). RestoreInBackground()
 // serves the stored running ones again on a thread of its own, on their
 // port when it is free and otherwise on a new one (the stored URL, and a
@@ -58,6 +71,9 @@
 #include "inspector/v1/bridge.pb.h"
 #include "inspector/v1/config.pb.h"
 #include "server/engine/engine.h"
+#include "server/engine/pipeline.h"
+#include "server/frontdoor/door_access.h"
+#include "server/frontdoor/resource_server.h"
 #include "server/metrics/mcp_operation_metrics.h"
 #include "storage/bridge_store.h"
 
@@ -80,6 +96,13 @@ struct BridgeOptions {
   // Where the endpoints' requests are timed (mcp.server.operation.duration);
   // null: nowhere. Must outlive the manager.
   metrics::McpOperationMetrics* metrics = nullptr;
+  // With --frontdoor-issuer: every conversion is an OAuth resource server
+  // as the front doors are (frontdoor::DoorAccess); null: the token or
+  // same-user rule above.
+  std::shared_ptr<frontdoor::ResourceServer> resource_server;
+  // Records what the servers' front-door policies object to; null: only
+  // the log. Must outlive the manager.
+  engine::Pipeline* pipeline = nullptr;
 };
 
 class BridgeManager {
@@ -150,6 +173,8 @@ class BridgeManager {
 
   const BridgeOptions options_;
   engine::Engine* const engine_;
+  // Each conversion's gate and policy under a resource server.
+  frontdoor::DoorAccess access_;
   storage::BridgeStore* const store_;
   Clock* const clock_;
 

@@ -41,7 +41,9 @@ class CallerGate {
   // Decides on the request of `exchange` for `subpath` ("/mcp", "/sse",
   // "/message") of the endpoint served under `base_path`. Refused: answers
   // the exchange itself, with `extra` (CORS) headers, and never calls
-  // `admit`. Let through: calls `admit` once with the caller.
+  // `admit`. Let through: calls `admit` once with the caller; a caller
+  // without an issuer is the daemon itself (its own calls to a converted
+  // server), served with no identity and no policy.
   virtual void Admit(std::shared_ptr<http::HttpExchange> exchange,
                      std::string_view base_path, std::string_view subpath,
                      const http::Headers& extra,

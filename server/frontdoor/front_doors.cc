@@ -39,81 +39,6 @@ void SplitServerPath(std::string_view path, std::string_view* segment,
       slash == std::string_view::npos ? std::string_view() : path.substr(slash);
 }
 
-// The rules of `config`'s policy; none when it has none or they do not
-// parse (the configuration's validator refuses those before they are
-// stored).
-std::optional<config::FrontDoorPolicySpec> RulesOf(
-    const absl::StatusOr<v1::ServerConfig>& config) {
-  if (!config.ok()) return std::nullopt;
-  auto spec = config::FrontDoorPolicyOf(*config);
-  if (!spec.ok()) {
-    LogWarn(absl::StrCat("front door policy of ", config->name(),
-                         " ignored: ", spec.status().message()));
-    return std::nullopt;
-  }
-  return *std::move(spec);
-}
-
-// The token rules of `config` (frontdoorAuth); none when it has none or
-// they do not parse (refused before they are stored, as the policy).
-std::optional<config::FrontDoorAuthSpec> AuthOf(
-    const absl::StatusOr<v1::ServerConfig>& config) {
-  if (!config.ok()) return std::nullopt;
-  auto spec = config::FrontDoorAuthOf(*config);
-  if (!spec.ok()) {
-    LogWarn(absl::StrCat("front door token rules of ", config->name(),
-                         " ignored: ", spec.status().message()));
-    return std::nullopt;
-  }
-  return *std::move(spec);
-}
-
-// Records what a policy objected to: a log line, and for a denial the
-// request and its answer as the session's messages.
-void RecordPolicyNote(engine::Pipeline* pipeline, const std::string& server_id,
-                      const std::string& base_path, const PolicyNote& note) {
-  const bool denied = !note.answer.empty();
-  std::string what = note.info.method;
-  if (!note.info.target.empty()) absl::StrAppend(&what, " ", note.info.target);
-  const std::string line = absl::StrCat(
-      "front door ", base_path, ": ",
-      denied ? "denied " : "audit: would deny ", what,
-      note.caller.subject.empty() ? "" : " of ", note.caller.subject, " (",
-      note.verdict.reason, ")");
-  if (GetLogFormat() != LogFormat::kJson || pipeline == nullptr) {
-    LogWarn(line);
-  }
-  if (pipeline == nullptr) return;
-  nlohmann::json data = {{"reason", note.verdict.reason},
-                         {"audit", !denied},
-                         {"method", note.info.method},
-                         {"target", note.info.target},
-                         {"callerIssuer", note.caller.issuer},
-                         {"callerSubject", note.caller.subject}};
-  pipeline->Log("warn", "daemon", server_id, note.session_id, line,
-                data.dump());
-  if (!denied) return;
-  engine::Envelope request;
-  request.server_id = server_id;
-  request.session_id = note.session_id;
-  request.client_to_server = true;
-  request.info = &note.info;
-  request.raw = note.request;
-  const int64_t request_id = pipeline->Observe(request);
-  auto answer_info = engine::InspectMessage(note.answer);
-  engine::Envelope answer;
-  answer.server_id = server_id;
-  answer.session_id = note.session_id;
-  answer.client_to_server = false;
-  answer.info = answer_info.ok() ? &*answer_info : nullptr;
-  answer.raw = note.answer;
-  answer.correlated_id = request_id;
-  answer.duration_ms = 0;
-  answer.success = false;
-  answer.error_code = note.verdict.reason;
-  pipeline->Observe(answer);
-}
-
 void NotFound(http::HttpExchange& exchange, http::Headers headers,
               std::string_view message) {
   headers.emplace_back("Content-Type", "application/json");
@@ -139,69 +64,10 @@ FrontDoors::FrontDoors(engine::Engine* engine, EndpointOptions defaults,
         }
         return std::move(defaults);
       }()),
-      resource_server_(std::move(resource_server)),
-      pipeline_(pipeline) {
-  if (resource_server_ == nullptr) return;
-  // A changed configuration replaces the rules of its endpoint's policy
-  // and of its gate.
-  std::weak_ptr<Policies> weak_policies = policies_;
-  std::weak_ptr<ResourceServer> weak_resource_server = resource_server_;
-  config::ConfigManager* configs = engine_->configs();
-  configs->AddListener([weak_policies, weak_resource_server, configs](
-                           const std::string& id, const std::string& change) {
-    auto policies = weak_policies.lock();
-    if (policies == nullptr) return;
-    std::shared_ptr<CallerPolicy> policy;
-    std::shared_ptr<ServerGate> gate;
-    {
-      absl::MutexLock lock(&policies->mu);
-      if (auto it = policies->by_server.find(id);
-          it != policies->by_server.end()) {
-        policy = it->second.lock();
-        if (policy == nullptr) policies->by_server.erase(it);
-      }
-      if (auto it = policies->gates.find(id); it != policies->gates.end()) {
-        gate = it->second.lock();
-        if (gate == nullptr) policies->gates.erase(it);
-      }
-    }
-    if (policy == nullptr && gate == nullptr) return;
-    const bool deleted = change == "deleted";
-    absl::StatusOr<v1::ServerConfig> config =
-        deleted ? absl::StatusOr<v1::ServerConfig>(absl::NotFoundError(id))
-                : configs->Get(id);
-    if (policy != nullptr) policy->Replace(RulesOf(config));
-    auto resource_server = weak_resource_server.lock();
-    if (gate != nullptr && resource_server != nullptr) {
-      gate->Replace(resource_server->RulesFor(AuthOf(config)));
-    }
-  });
-}
-
-std::shared_ptr<ServerGate> FrontDoors::GateFor(const std::string& server_id) {
-  auto gate = std::make_shared<ServerGate>(resource_server_,
-                                           resource_server_->RulesFor({}));
-  {
-    absl::MutexLock lock(&policies_->mu);
-    policies_->gates[server_id] = gate;
-  }
-  // Read after it is listed, so that a change made meanwhile is not lost.
-  gate->Replace(resource_server_->RulesFor(
-      AuthOf(engine_->configs()->Get(server_id))));
-  return gate;
-}
-
-std::shared_ptr<CallerPolicy> FrontDoors::PolicyFor(
-    const std::string& server_id) {
-  auto policy = std::make_shared<CallerPolicy>(clock_);
-  {
-    absl::MutexLock lock(&policies_->mu);
-    policies_->by_server[server_id] = policy;
-  }
-  // Read after it is listed, so that a change made meanwhile is not lost.
-  policy->Replace(RulesOf(engine_->configs()->Get(server_id)));
-  return policy;
-}
+      resource_server_(resource_server),
+      access_(engine, DoorAccess::Options{std::move(resource_server), pipeline,
+                                          clock,
+                                          /*configured_resource=*/true}) {}
 
 FrontDoors::~FrontDoors() { CloseAll(); }
 
@@ -253,18 +119,7 @@ void FrontDoors::Handle(std::shared_ptr<http::HttpExchange> exchange,
                             std::move(extra));
           };
       entry.server_id = status->server_id();
-      if (resource_server_ != nullptr) {
-        options.gate = GateFor(entry.server_id);
-        options.policy = PolicyFor(entry.server_id);
-      }
-      if (options.policy != nullptr) {
-        options.on_policy = [pipeline = pipeline_,
-                             server_id = entry.server_id,
-                             base_path = options.base_path](
-                                const PolicyNote& note) {
-          RecordPolicyNote(pipeline, server_id, base_path, note);
-        };
-      }
+      access_.Equip(entry.server_id, options.base_path, &options);
       entry.endpoint = std::make_shared<McpEndpoint>(
           engine_, status->server_id(), std::nullopt, std::move(options));
     }
@@ -299,11 +154,9 @@ void FrontDoors::ServeMetadata(std::shared_ptr<http::HttpExchange> exchange,
     return NotFound(*exchange, std::move(extra_headers),
                     absl::StrCat("No server named ", engine::JsonQuote(name)));
   }
-  auto rules = resource_server_->RulesFor(
-      AuthOf(engine_->configs()->Get(status->server_id())));
-  resource_server_->ServeMetadata(
-      *rules, exchange, absl::StrCat("/servers/", AbslView(segment)), subpath,
-      extra_headers);
+  access_.ServeMetadata(status->server_id(), exchange,
+                        absl::StrCat("/servers/", AbslView(segment)), subpath,
+                        extra_headers);
 }
 
 void FrontDoors::ServeCatalog(std::shared_ptr<http::HttpExchange> exchange,

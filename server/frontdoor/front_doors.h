@@ -17,17 +17,13 @@
 //
 // With a ResourceServer a server's configuration may replace the
 // daemon's issuers, scopes and resource URL for its own door
-// ("frontdoorAuth", config::FrontDoorAuthSpec), live as the policy is.
-// With a ResourceServer each endpoint also applies its server's policy
-// (the "frontdoorPolicy" of its configuration, caller_policy.h) to the
-// callers the tokens name. A change of the configuration (the API, or a
-// live mcp.json) replaces the rules at once, for the sessions open too;
-// rate-limit buckets carry over. What the policy objects to is recorded
-// through the pipeline: a denied request and its error answer as the
-// session's messages, and a log line (warn) for each denial or audit
-// note, in history and the daemon's log. A server that pins its catalog
-// has its unapproved items withheld by the relay sessions themselves
-// (engine/catalog_pins.h, applied in every session's SendQueue).
+// ("frontdoorAuth"), and each endpoint applies its server's policy
+// ("frontdoorPolicy") to the callers the tokens name. Those rules, their
+// live reload and the record of what they object to are DoorAccess's
+// (door_access.h), which the conversions share. A server that pins its
+// catalog has its unapproved items withheld by the relay sessions
+// themselves (engine/catalog_pins.h, applied in every session's
+// SendQueue).
 //
 // Thread-safe. Handle() runs on the HTTP server's loop thread and never
 // blocks.
@@ -45,6 +41,7 @@
 #include "common/clock/clock.h"
 #include "common/http/http_server.h"
 #include "server/engine/engine.h"
+#include "server/frontdoor/door_access.h"
 #include "server/frontdoor/mcp_endpoint.h"
 #include "server/frontdoor/resource_server.h"
 
@@ -95,20 +92,6 @@ class FrontDoors {
     std::string server_id;
     std::shared_ptr<McpEndpoint> endpoint;
   };
-  // The endpoints' policies and gates by server id, shared with the
-  // configuration listener (which may outlive this object).
-  struct Policies {
-    absl::Mutex mu;
-    std::map<std::string, std::weak_ptr<CallerPolicy>> by_server
-        ABSL_GUARDED_BY(mu);
-    std::map<std::string, std::weak_ptr<ServerGate>> gates
-        ABSL_GUARDED_BY(mu);
-  };
-  // A new policy for the server, its rules read from its configuration.
-  std::shared_ptr<CallerPolicy> PolicyFor(const std::string& server_id);
-  // A new gate for the server, under the token rules of its configuration
-  // (frontdoorAuth) over the ResourceServer's.
-  std::shared_ptr<ServerGate> GateFor(const std::string& server_id);
   // Drops endpoints whose server is gone (at most once a second).
   void Sweep();
 
@@ -116,8 +99,8 @@ class FrontDoors {
   Clock* const clock_;
   const EndpointOptions defaults_;
   const std::shared_ptr<ResourceServer> resource_server_;
-  engine::Pipeline* const pipeline_;
-  const std::shared_ptr<Policies> policies_ = std::make_shared<Policies>();
+  // Each endpoint's gate and policy (door_access.h).
+  DoorAccess access_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> endpoints_ ABSL_GUARDED_BY(mu_);  // by name
   absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

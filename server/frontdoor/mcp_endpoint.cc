@@ -237,6 +237,8 @@ class McpEndpoint::Impl : public std::enable_shared_from_this<Impl> {
           [weak_self, call, subpath = std::string(subpath)](Caller caller) {
             auto self = weak_self.lock();
             if (self == nullptr) return;
+            // No issuer: the daemon itself, which no policy concerns.
+            if (caller.issuer.empty()) return self->Serve(call, subpath);
             Call admitted = call;
             admitted.caller =
                 absl::StrCat(caller.issuer, " ", caller.subject);

@@ -29,15 +29,6 @@ std::string AuthParamText(std::string_view text) {
   return out;
 }
 
-// The token of "Authorization: Bearer <token>"; "" when there is none.
-std::string_view BearerTokenOf(const http::Request& request) {
-  const std::string* auth = request.Header("authorization");
-  if (auth == nullptr || !absl::StartsWithIgnoreCase(*auth, "bearer ")) {
-    return {};
-  }
-  return StdView(absl::StripAsciiWhitespace(absl::string_view(*auth).substr(7)));
-}
-
 // The endpoint path a resource names: the legacy transport's /message
 // belongs to its /sse.
 std::string_view ResourcePath(std::string_view subpath) {
@@ -45,6 +36,14 @@ std::string_view ResourcePath(std::string_view subpath) {
 }
 
 }  // namespace
+
+std::string_view BearerTokenOf(const http::Request& request) {
+  const std::string* auth = request.Header("authorization");
+  if (auth == nullptr || !absl::StartsWithIgnoreCase(*auth, "bearer ")) {
+    return {};
+  }
+  return StdView(absl::StripAsciiWhitespace(absl::string_view(*auth).substr(7)));
+}
 
 struct ResourceServer::Target {
   std::string resource;      // what `aud` must contain
@@ -225,13 +224,25 @@ void ResourceServer::AdmitUnder(std::shared_ptr<const ResourceRules> rules,
   }
   if (verdict.problem == auth::TokenProblem::kMalformed &&
       introspection_ != nullptr) {
-    // Not a JWT: an opaque token, which only its issuer can vouch for.
+    // Not a JWT: an opaque token, which only its issuer can vouch for,
+    // unless it said no a moment ago.
+    if (std::optional<auth::TokenVerdict> refused =
+            introspected_.FindRefusal(memo_key, now)) {
+      return Refuse(exchange, *rules, target, extra, *refused);
+    }
     return Post([this, rules, exchange = std::move(exchange),
                  target = std::move(target), extra,
                  token = std::string(token), memo_key,
                  admit = std::move(admit)] {
       auth::TokenVerdict asked = Introspect(token, *rules, target.resource);
-      if (!asked.ok()) return Refuse(exchange, *rules, target, extra, asked);
+      if (!asked.ok()) {
+        if (asked.problem != auth::TokenProblem::kUnverifiable) {
+          introspected_.RememberRefusal(memo_key, asked,
+                                        options_.clock->Now(),
+                                        options_.introspection_refusal_cache);
+        }
+        return Refuse(exchange, *rules, target, extra, asked);
+      }
       introspected_.Remember(memo_key, asked.caller, options_.clock->Now());
       Decide(exchange, *rules, target, extra, asked.caller, admit);
     });
@@ -343,6 +354,15 @@ void ResourceServer::Refuse(const std::shared_ptr<http::HttpExchange>& exchange,
                             const ResourceRules& rules, const Target& target,
                             const http::Headers& extra,
                             const auth::TokenVerdict& verdict) const {
+  if (verdict.problem == auth::TokenProblem::kUnverifiable) {
+    // Nobody could say whether the token is good: not the client's fault,
+    // and asking again later may work.
+    return GateAnswer(
+        *exchange, 503, {{"Retry-After", "5"}}, extra,
+        EndpointErrorBody(503, absl::StrCat("Service Unavailable: the access "
+                                            "token could not be checked: ",
+                                            verdict.detail)));
+  }
   std::string challenge = "Bearer ";
   std::string message = "Unauthorized: send Authorization: Bearer <token>";
   if (!verdict.ok()) {

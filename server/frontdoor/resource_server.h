@@ -37,8 +37,12 @@
 // auth::TokenIntrospection); the first that says it is active, for this
 // resource, admits it. The answer is remembered for `introspection_cache`
 // at most (and never past the token's exp), on the injected clock, so that
-// a revoked token stops working within that time. Without credentials an
-// opaque token is refused as malformed.
+// a revoked token stops working within that time; a refusal is remembered
+// for `introspection_refusal_cache`. An issuer that could not be asked
+// (its endpoint unreachable, not 200, not JSON, or none in its metadata)
+// is the daemon's trouble, not the token's: 503 with Retry-After and a
+// body saying so, remembered by nobody. Without credentials an opaque
+// token is refused as malformed.
 //
 // Keys: every issuer's keys are fetched at start and checked every
 // `refresh_interval` (IssuerKeys refetches those older than its max_age),
@@ -103,7 +107,14 @@ struct ResourceServerOptions {
   std::string introspection_client_secret;
   // How long an introspection answer is taken as still true.
   absl::Duration introspection_cache = absl::Minutes(1);
+  // How long a token the issuer said is not active (or not for the
+  // resource) stays refused without asking again; shorter than the above,
+  // so that a token issued late is not kept out long.
+  absl::Duration introspection_refusal_cache = absl::Seconds(10);
 };
+
+// The token of "Authorization: Bearer <token>"; "" when there is none.
+std::string_view BearerTokenOf(const http::Request& request);
 
 // What one server's front door asks of a token.
 struct ResourceRules {
