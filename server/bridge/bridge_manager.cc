@@ -363,7 +363,7 @@ absl::StatusOr<v1::ConvertServerResponse> BridgeManager::ConvertServer(
   plan.row.env = ToMap(original.env());
   plan.row.sse = request.sse();
   // Under a resource server the daemon's own calls need a key of their
-  // own, never shown (DaemonKeyGate).
+  // own, not answered as a token (DaemonKeyGate).
   if (request.require_token() || access_.resource_server_on()) {
     ASSIGN_OR_RETURN(plan.row.token, GenerateToken());
   }

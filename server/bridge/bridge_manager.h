@@ -38,7 +38,8 @@
 // /.well-known/oauth-protected-resource/mcp (and /sse), and the caller the
 // token names is on its sessions' rows. require_token is then refused.
 // The daemon's own calls to a converted server (ConvertServer) carry a
-// key of the conversion's (never shown; kept as the conversion's token),
+// key of the conversion's (kept as the conversion's token and in the
+// stored configuration's Authorization header; not answered as a token),
 // which the endpoint lets in without an access token and without a
 // caller.
 //

@@ -447,6 +447,30 @@ TEST(VerifiedTokensTest, AtCapacityTheExpiredThenTheOldestGo) {
   EXPECT_EQ(memo.size(), 3u);
 }
 
+TEST(VerifiedTokensTest, RefusalsAreRememberedBrieflyAndNeverAsSuccesses) {
+  VerifiedTokens memo(/*capacity=*/8, /*max_age=*/absl::Minutes(1));
+  const absl::Time now = absl::FromUnixSeconds(1000000);
+  TokenVerdict inactive;
+  inactive.problem = TokenProblem::kInactive;
+  inactive.detail = "not active";
+  memo.RememberRefusal("dead", inactive, now, absl::Seconds(10));
+  ASSERT_TRUE(memo.FindRefusal("dead", now + absl::Seconds(9)).has_value());
+  EXPECT_EQ(memo.FindRefusal("dead", now)->problem, TokenProblem::kInactive);
+  EXPECT_FALSE(memo.Find("dead", now).has_value());
+  EXPECT_FALSE(memo.FindRefusal("dead", now + absl::Seconds(10)).has_value());
+  // Never longer than max_age.
+  memo.RememberRefusal("dead", inactive, now, absl::Hours(1));
+  EXPECT_FALSE(memo.FindRefusal("dead", now + absl::Minutes(1)).has_value());
+  // A success replaces a refusal.
+  TokenCaller caller;
+  caller.subject = "alice";
+  caller.expires_at = now + absl::Hours(1);
+  memo.Remember("dead", caller, now);
+  EXPECT_FALSE(memo.FindRefusal("dead", now).has_value());
+  EXPECT_EQ(memo.Find("dead", now)->subject, "alice");
+  EXPECT_EQ(memo.size(), 1u);
+}
+
 // The issuer of the scripted authorization server (scripted_fetcher.h).
 class IssuerKeysTest : public ::testing::Test {
  protected:
@@ -546,6 +570,7 @@ class ResourceServerTest : public IssuerKeysTest {
     options.issuers = {oauth::kIssuer};
     options.fetcher = &fetcher_;
     options.clock = &clock_;
+    Configure(options);
     gate_ = std::make_unique<frontdoor::ResourceServer>(std::move(options));
     http::HttpServerOptions server_options;
     server_options.listen = "127.0.0.1:0";
@@ -568,6 +593,8 @@ class ResourceServerTest : public IssuerKeysTest {
     server_.reset();
     gate_.reset();
   }
+  // Changes the options of the gate about to be made.
+  virtual void Configure(frontdoor::ResourceServerOptions& /*options*/) {}
 
   // A token for this resource signed with `key` under `kid`.
   std::string TokenFor(EVP_PKEY* key, const std::string& kid) {
@@ -617,6 +644,62 @@ TEST_F(ResourceServerTest, ARotatedKeyIsFetchedOffTheLoopAtMostOncePerMinute) {
   EXPECT_THAT(refused, HasSubstr("unknown_key"));
   EXPECT_THAT(refused, ::testing::EndsWith(" 401"));
   EXPECT_EQ(fetcher_.Count(kJwks), 2);
+}
+
+// Opaque tokens asked about at the issuer's introspection endpoint
+// (RFC 7662): a refusal is remembered briefly on the gate's clock, and an
+// endpoint that cannot answer is 503, never 401, and never remembered.
+class ResourceServerIntrospectionTest : public ResourceServerTest {
+ protected:
+  static constexpr char kIntrospect[] =
+      "POST https://auth.example.com/introspect";
+
+  void Configure(frontdoor::ResourceServerOptions& options) override {
+    fetcher_.Json(kMetadata, 200,
+                  Json({{"issuer", oauth::kIssuer},
+                        {"jwks_uri", "https://auth.example.com/jwks"},
+                        {"introspection_endpoint",
+                         "https://auth.example.com/introspect"}})
+                      .dump());
+    options.introspection_client_id = "inspectord";
+    options.introspection_client_secret = "s3cret";
+    options.introspection_refusal_cache = absl::Seconds(10);
+  }
+};
+
+TEST_F(ResourceServerIntrospectionTest, ARefusalIsRememberedBriefly) {
+  fetcher_.Json(kIntrospect, 200, R"({"active":false})");
+  std::string refused = Get("opaque-dead");
+  EXPECT_THAT(refused, HasSubstr("inactive"));
+  EXPECT_THAT(refused, ::testing::EndsWith(" 401"));
+  EXPECT_EQ(fetcher_.Count(kIntrospect), 1);
+  // Again at once: refused without asking.
+  EXPECT_THAT(Get("opaque-dead"), ::testing::EndsWith(" 401"));
+  EXPECT_EQ(fetcher_.Count(kIntrospect), 1);
+  // Once the refusal's time is over the issuer is asked again, and now
+  // says yes.
+  clock_.Advance(absl::Seconds(10));
+  const int64_t now = absl::ToUnixSeconds(clock_.Now());
+  fetcher_.Json(kIntrospect, 200,
+                Json({{"active", true},
+                      {"iss", oauth::kIssuer},
+                      {"aud", url_},
+                      {"sub", "alice"},
+                      {"exp", now + 600}})
+                    .dump());
+  EXPECT_EQ(Get("opaque-dead"), "alice 200");
+  EXPECT_EQ(fetcher_.Count(kIntrospect), 2);
+}
+
+TEST_F(ResourceServerIntrospectionTest, AnEndpointThatCannotAnswerIs503) {
+  fetcher_.Json(kIntrospect, 502, "<html>bad gateway</html>");
+  std::string unavailable = Get("opaque-any");
+  EXPECT_THAT(unavailable, ::testing::EndsWith(" 503"));
+  EXPECT_THAT(unavailable, HasSubstr("could not be checked"));
+  EXPECT_THAT(unavailable, HasSubstr("answered HTTP 502"));
+  // Not remembered: the next request asks again.
+  EXPECT_THAT(Get("opaque-any"), ::testing::EndsWith(" 503"));
+  EXPECT_EQ(fetcher_.Count(kIntrospect), 2);
 }
 
 }  // namespace jwt_access_token_test
