@@ -205,6 +205,41 @@ TEST_F(TeamLoginTest, AConversionIsAResourceServerOfItsOwnUrl) {
   EXPECT_THAT(with_token.body, HasSubstr("--frontdoor-issuer"));
 }
 
+// The server's frontdoorPolicy holds at its conversion as at its front
+// door (one DoorAccess): a denied tool is left out of the caller's list,
+// its call is a JSON-RPC error with data.reason, recorded in the caller's
+// session.
+TEST_F(TeamLoginTest, TheServersPolicyHoldsAtItsConversion) {
+  const std::string conversion = Convert("notes");
+  ASSERT_FALSE(conversion.empty());
+  HttpResult put = Rest(
+      "PUT", "/config/notes",
+      json{{"extra",
+            {{"frontdoorPolicy",
+              {{"tools", {{{"name", "echo"}, {"action", "deny"}}}}}}}}}
+          .dump());
+  ASSERT_EQ(put.status, 200) << put.body;
+
+  ProcessResult peer =
+      testing::RunProcess({kNode, kPeer, "not for you", conversion});
+  ASSERT_EQ(peer.exit_code, 0) << peer.err << daemon_->Stderr();
+  json out = json::parse(peer.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << peer.out;
+  const json& door = out["doors"][0];
+  EXPECT_THAT(door["tools"], ::testing::Not(::testing::Contains("echo")))
+      << peer.out;
+  EXPECT_FALSE(door["tools"].empty()) << peer.out;
+  EXPECT_EQ(door["error"]["code"], -32003) << peer.out;
+  EXPECT_EQ(door["error"]["data"]["reason"], "POLICY_TOOL_DENIED") << peer.out;
+  EXPECT_EQ(SqlUntil("SELECT m.error_code, s.caller_subject FROM messages AS m"
+                     " JOIN sessions AS s ON s.id = m.session_id"
+                     " WHERE m.direction = 'server_to_client' AND"
+                     " m.correlated_id IN (SELECT id FROM messages"
+                     " WHERE raw LIKE '%not for you%')",
+                     "POLICY_TOOL_DENIED|alice\n"),
+            "POLICY_TOOL_DENIED|alice\n");
+}
+
 // POST /config/{id}:convert sends the daemon's own calls through the
 // conversion: they still work, with a key of the conversion's in the
 // stored configuration (not offered to clients as a token).

@@ -6,9 +6,10 @@
 // register itself (dynamic client registration) and start PKCE; the
 // "browser" is this script, which follows the authorization URL's redirects
 // with a cookie jar (the provider approves at once) up to the redirect URI,
-// hands the code to the SDK, connects again and calls the tool `echo`.
-// Then it prints one JSON line:
-//   {"doors": [{"url": "...", "text": "<echo's answer>", "token": "..."}]}
+// hands the code to the SDK, connects again, lists the tools and calls the
+// tool `echo`. Then it prints one JSON line:
+//   {"doors": [{"url": "...", "tools": [names], "token": "...",
+//               "text": "<echo's answer>" | "error": {code, message, data}}]}
 //
 //   node team_login_peer.mjs MESSAGE URL [URL ...]
 //
@@ -98,14 +99,18 @@ async function callThrough(url) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
   const logged = new Client({ name: 'team-login-peer', version: '1.0.0' });
   await logged.connect(transport);
-  const result = await logged.callTool({ name: 'echo', arguments: { message } });
+  const tools = (await logged.listTools()).tools.map((tool) => tool.name);
+  const door = { url, tools, token: provider.tokens()?.access_token ?? '' };
+  try {
+    const result = await logged.callTool({ name: 'echo', arguments: { message } });
+    door.text = result.content?.map((part) => part.text ?? '').join('') ?? '';
+  } catch (error) {
+    // A JSON-RPC error (a policy's denial): its code, message and data.
+    door.error = { code: error?.code, message: error?.message, data: error?.data };
+  }
   await transport.terminateSession().catch(() => {});
   await logged.close();
-  return {
-    url,
-    text: result.content?.map((part) => part.text ?? '').join('') ?? '',
-    token: provider.tokens()?.access_token ?? '',
-  };
+  return door;
 }
 
 try {
