@@ -164,6 +164,14 @@ TEST_F(TeamLoginTest, AStandardClientLogsInWithNothingButTheUrl) {
                      "alice\n"),
             "alice\n");
 
+  // And at the front door with the provider's token for it.
+  ProcessResult at_door = testing::RunProcess(
+      {kNode, kInspectorCli, "--cli", front_door, "--transport", "http",
+       "--method", "tools/list", "--header",
+       "Authorization: Bearer " + tokens[0]});
+  EXPECT_EQ(at_door.exit_code, 0) << at_door.out << at_door.err;
+  EXPECT_THAT(at_door.out, HasSubstr("\"echo\""));
+
   // A token for the front door does not open the conversion.
   ProcessResult foreign = testing::RunProcess(
       {kNode, kInspectorCli, "--cli", conversion, "--transport", "http",
