@@ -47,7 +47,7 @@ class CatalogPinsE2eTest : public testing::DaemonFixture {
         Ctl({"servers", "add", "fx", "--env", "FIXTURE_CALL_LOG=" + calls_,
              "--", "node", testing::kFixtureServer, "stdio"});
     ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
-    ProcessResult pinned = Ctl({"drift", "pin", "fx"});
+    ProcessResult pinned = Ctl({"servers", "pin", "fx"});
     ASSERT_EQ(pinned.exit_code, 0) << pinned.out << pinned.err;
     HttpResult config = Rest("GET", "/config/fx");
     ASSERT_EQ(config.status, 200) << config.body;
@@ -144,6 +144,19 @@ std::vector<std::string> Names(const json& list_answer) {
   for (const json& tool : list_answer["result"]["tools"])
     names.push_back(tool["name"]);
   return names;
+}
+
+// `servers pin|unpin` and `drift pin|unpin` set the same entry.
+TEST_F(CatalogPinsE2eTest, ServersUnpinAndDriftPinSetTheEntry) {
+  ProcessResult unpinned = Ctl({"servers", "unpin", "fx"});
+  ASSERT_EQ(unpinned.exit_code, 0) << unpinned.out << unpinned.err;
+  HttpResult config = Rest("GET", "/config/fx");
+  ASSERT_EQ(config.status, 200) << config.body;
+  EXPECT_FALSE(config.Json()["extra"].contains("pinCatalog")) << config.body;
+  ProcessResult pinned = Ctl({"drift", "pin", "fx"});
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.out << pinned.err;
+  config = Rest("GET", "/config/fx");
+  EXPECT_EQ(config.Json()["extra"]["pinCatalog"], true) << config.body;
 }
 
 TEST_F(CatalogPinsE2eTest, RawPostMcpAndForwardWithholdAChangedTool) {

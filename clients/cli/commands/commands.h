@@ -69,6 +69,10 @@ void AddLintCommand(CLI::App* app, Context* context);
 // `drift [SERVER]`, `drift show`, `drift approve`: catalog drift and its
 // approval (drift.cc).
 void AddDriftCommand(CLI::App* app, Context* context);
+// `pin SERVER`, `unpin SERVER` under `parent` (drift and servers), in
+// `group` of its help (drift.cc).
+void AddCatalogPinCommands(CLI::App* parent, Context* context,
+                           const char* group);
 
 // `auth login|status|refresh|logout|debug`: OAuth for protected HTTP
 // servers (auth.cc).

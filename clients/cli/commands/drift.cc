@@ -220,6 +220,28 @@ absl::Status RunDriftPin(Context& context, const DriftPinFlags& flags) {
 
 }  // namespace
 
+void AddCatalogPinCommands(CLI::App* parent, Context* context,
+                           const char* group) {
+  for (bool pin : {true, false}) {
+    auto pin_flags = std::make_shared<DriftPinFlags>();
+    pin_flags->pin = pin;
+    CLI::App* command = AddCommand(
+        parent, context, group,
+        {pin ? "pin" : "unpin",
+         pin ? "Withhold a server's items until they are approved"
+             : "Stop withholding a server's items",
+         pin ? "Sets \"pinCatalog\": true in the server's configuration: its\n"
+               "items whose current version is not approved (changed since,\n"
+               "or new since the first listing) are left out of list answers\n"
+               "and their calls refused, for every client (front doors,\n"
+               "conversions, the desktop proxy, REST, gRPC), until\n"
+               "`inspectorctl drift approve`. Also `inspectorctl drift pin`."
+             : "Removes \"pinCatalog\" from the server's configuration."},
+        pin_flags, RunDriftPin);
+    AddServerArgument(command, &pin_flags->server);
+  }
+}
+
 void AddDriftCommand(CLI::App* app, Context* context) {
   auto flags = std::make_shared<DriftFlags>();
   CLI::App* drift = app->add_subcommand(
@@ -276,23 +298,7 @@ void AddDriftCommand(CLI::App* app, Context* context) {
   approve->add_flag("--all", approve_flags->all,
                     "Every item whose current version is not approved");
 
-  for (bool pin : {true, false}) {
-    auto pin_flags = std::make_shared<DriftPinFlags>();
-    pin_flags->pin = pin;
-    CLI::App* command = AddCommand(
-        drift, context, kMcpGroup,
-        {pin ? "pin" : "unpin",
-         pin ? "Withhold a server's items until they are approved"
-             : "Stop withholding a server's items",
-         pin ? "Sets \"pinCatalog\": true in the server's configuration: its\n"
-               "items whose current version is not approved (changed since,\n"
-               "or new since the first listing) are left out of list answers\n"
-               "and their calls refused, through the front doors and the\n"
-               "daemon's own calls, until `drift approve`."
-             : "Removes \"pinCatalog\" from the server's configuration."},
-        pin_flags, RunDriftPin);
-    AddServerArgument(command, &pin_flags->server);
-  }
+  AddCatalogPinCommands(drift, context, kMcpGroup);
 
   drift->callback([context, flags, drift] {
     // CLI11 runs this after a subcommand's callback: keep its action.

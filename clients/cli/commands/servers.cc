@@ -635,6 +635,9 @@ void AddServersCommands(CLI::App* app, Context* context) {
       "  inspectorctl servers export --out mcp.json\n"
       "  inspectorctl servers export everything --format claude");
   OnSelected(exp, context, export_flags, RunExport);
+
+  // pin, unpin: the catalog pinning `drift pin` sets.
+  AddCatalogPinCommands(servers, context, "Subcommands");
 }
 
 }  // namespace inspector::cli
