@@ -471,8 +471,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     };
     State* cache_state = state.get();
     drift_options.standing_changed = [cache_state](std::string_view server_id) {
-      // The engine is made before anything is served.
-      if (cache_state->engine != nullptr) {
+      // Only a server that pins its catalog has filtered pages to drop:
+      // another's cached lists stay (a list_changed refreshes them). The
+      // engine and the pins are made before anything is served.
+      if (cache_state->engine != nullptr &&
+          cache_state->catalog_pins != nullptr &&
+          cache_state->catalog_pins->Pinned(server_id)) {
         cache_state->engine->list_cache()->Drop(std::string(server_id));
       }
     };
