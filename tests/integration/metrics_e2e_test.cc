@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -635,6 +636,11 @@ TEST_F(MetricsTest, PrometheusScrapesTheCounters) {
                                &seconds));
   EXPECT_GT(seconds, 0);
   EXPECT_LT(seconds, 10);
+  // What Prometheus answered, for whoever reads the test's output.
+  std::cout << "prometheus: " << query << " -> "
+            << answer["data"]["result"].dump() << "\n"
+            << "prometheus: histogram_quantile(0.5, ...) -> " << median.dump()
+            << "\n";
 
   // Every query of the dashboard, as Grafana sends it (all servers, a
   // minute's rate): no error; the request and latency panels have data.
