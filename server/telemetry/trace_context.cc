@@ -214,16 +214,6 @@ std::string ContextMembers(const TraceContext& context) {
   return text;
 }
 
-// `raw` with `text` inserted at `at`.
-std::string Spliced(std::string_view raw, size_t at, std::string_view text) {
-  std::string out;
-  out.reserve(raw.size() + text.size());
-  out.append(raw.substr(0, at));
-  out.append(text);
-  out.append(raw.substr(at));
-  return out;
-}
-
 // `raw` with [begin, end) replaced by `text`.
 std::string Replaced(std::string_view raw, size_t begin, size_t end,
                      std::string_view text) {
@@ -233,6 +223,11 @@ std::string Replaced(std::string_view raw, size_t begin, size_t end,
   out.append(text);
   out.append(raw.substr(end));
   return out;
+}
+
+// `raw` with `text` inserted at `at`.
+std::string Spliced(std::string_view raw, size_t at, std::string_view text) {
+  return Replaced(raw, at, at, text);
 }
 
 }  // namespace
