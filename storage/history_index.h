@@ -54,6 +54,11 @@ class Database;
 // for text beyond it does not find the message through the index).
 inline constexpr int kIndexedRawChars = 4096;
 
+// The statement one chunk indexes with: the queued messages with ids up to
+// its one parameter, read by id from the queue (exposed so that a test can
+// hold its query plan to that).
+const std::string& IndexChunkSql();
+
 struct HistoryIndexerOptions {
   // How long after a Notify (or Start) the thread indexes: the commits of
   // that spell share its chunks, and the index lags behind a commit by
