@@ -1,7 +1,9 @@
 // Writes spans as an OTLP/1.x ExportTraceServiceRequest (protobuf), the
 // body of POST /v1/traces (OTLP/HTTP, application/x-protobuf) and of the
-// TraceService/Export gRPC call (proto/otlp/trace_export.proto), and the
-// attribute and time encodings the metrics encoder shares.
+// TraceService/Export gRPC call (proto/otlp/trace_export.proto), straight
+// from SpanData with the wire writer (proto_wire.h), no message objects in
+// between; and the attribute and time encodings the metrics encoder shares
+// (those still fill generated messages: metrics are few).
 //
 // Pure functions: any thread.
 #ifndef INSPECTOR_SERVER_TELEMETRY_OTLP_ENCODER_H_
@@ -28,10 +30,10 @@ void WriteAttributes(
 // The instrumentation scope every span is reported under.
 inline constexpr char kScopeName[] = "inspectord";
 
-// One request with one resource (its attributes: service.name and the
-// others, in order) and one scope holding `spans`.
-opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest
-EncodeSpans(const Attributes& resource, const std::vector<SpanData>& spans);
+// The serialized request: one resource (its attributes: service.name and
+// the others, in order) and one scope holding `spans`.
+std::string EncodeSpans(const Attributes& resource,
+                        const std::vector<SpanData>& spans);
 
 }  // namespace inspector::telemetry
 

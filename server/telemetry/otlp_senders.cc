@@ -8,15 +8,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
-#include "otlp/metrics_export.grpc.pb.h"
-#include "otlp/trace_export.grpc.pb.h"
+#include "otlp/metrics_export.pb.h"
 #include "server/oauth/oauth_http.h"
 
 namespace inspector::telemetry {
 namespace {
 
-namespace otlp_trace = opentelemetry::proto::collector::trace::v1;
 namespace otlp_metrics = opentelemetry::proto::collector::metrics::v1;
 
 // POSTs `body` (a serialized export request) to the target's URL.
@@ -98,41 +98,57 @@ SendOutcome GrpcOutcome(const grpc::Status& status) {
                      retryable};
 }
 
-// The sender of one signal: `Service` is its gRPC service, `Request` and
-// `Response` its export messages.
-template <typename Service, typename Request, typename Response>
-absl::StatusOr<std::function<SendOutcome(const Request&)>> MakeSender(
-    const OtlpTarget& target) {
-  using Sender = std::function<SendOutcome(const Request&)>;
+// The sender of a signal's serialized export requests: a POST to the
+// target's URL, or the gRPC unary call `grpc_method` (its full path) with
+// the bytes as they are, through a generic stub.
+absl::StatusOr<std::function<SendOutcome(const std::string&)>> MakeBytesSender(
+    const OtlpTarget& target, const std::string& grpc_method) {
+  using Sender = std::function<SendOutcome(const std::string&)>;
   if (target.protocol == OtlpProtocol::kHttpProtobuf) {
     std::shared_ptr<oauth::HttpFetcher> fetcher = HttpFetcherFor(target);
-    return Sender([fetcher, target](const Request& request) {
-      return HttpSend(*fetcher, target, request.SerializeAsString());
+    return Sender([fetcher, target](const std::string& body) {
+      return HttpSend(*fetcher, target, body);
     });
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = GrpcChannel(target);
   if (!channel.ok()) return channel.status();
-  std::shared_ptr<typename Service::Stub> stub = Service::NewStub(*channel);
-  return Sender([stub, target](const Request& request) {
+  auto stub = std::make_shared<grpc::GenericStub>(*channel);
+  return Sender([stub, target, grpc_method](const std::string& body) {
     grpc::ClientContext context;
     PrepareContext(target, &context);
-    Response response;
-    return GrpcOutcome(stub->Export(&context, request, &response));
+    grpc::Slice slice(body);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    absl::Notification done;
+    grpc::Status status;
+    stub->UnaryCall(&context, grpc_method, grpc::StubOptions(), &request,
+                    &response, [&](grpc::Status s) {
+                      status = std::move(s);
+                      done.Notify();
+                    });
+    done.WaitForNotification();
+    return GrpcOutcome(status);
   });
 }
 
 }  // namespace
 
 absl::StatusOr<SpanSender> MakeOtlpSender(const OtlpTarget& target) {
-  return MakeSender<otlp_trace::TraceService,
-                    otlp_trace::ExportTraceServiceRequest,
-                    otlp_trace::ExportTraceServiceResponse>(target);
+  return MakeBytesSender(
+      target, "/opentelemetry.proto.collector.trace.v1.TraceService/Export");
 }
 
 absl::StatusOr<MetricsSender> MakeOtlpMetricsSender(const OtlpTarget& target) {
-  return MakeSender<otlp_metrics::MetricsService,
-                    otlp_metrics::ExportMetricsServiceRequest,
-                    otlp_metrics::ExportMetricsServiceResponse>(target);
+  absl::StatusOr<std::function<SendOutcome(const std::string&)>> send =
+      MakeBytesSender(
+          target,
+          "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export");
+  if (!send.ok()) return send.status();
+  return MetricsSender(
+      [send = *std::move(send)](
+          const otlp_metrics::ExportMetricsServiceRequest& request) {
+        return send(request.SerializeAsString());
+      });
 }
 
 }  // namespace inspector::telemetry

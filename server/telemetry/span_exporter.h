@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,7 +28,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
-#include "otlp/trace_export.pb.h"
 #include "server/telemetry/span.h"
 
 namespace inspector::telemetry {
@@ -47,9 +47,8 @@ struct SendOutcome {
   absl::Status status;
   bool retryable = false;
 };
-using SpanSender = std::function<SendOutcome(
-    const opentelemetry::proto::collector::trace::v1::
-        ExportTraceServiceRequest& request)>;
+// Sends one serialized ExportTraceServiceRequest (otlp_encoder.h).
+using SpanSender = std::function<SendOutcome(const std::string& request)>;
 
 class SpanExporter {
  public:

@@ -12,11 +12,13 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/version.h"
 #include "nlohmann/json.hpp"
 #include "server/metrics/metrics_registry.h"
 #include "server/telemetry/metrics_exporter.h"
 #include "server/telemetry/otlp_encoder.h"
 #include "server/telemetry/otlp_metrics_encoder.h"
+#include "server/telemetry/proto_wire.h"
 #include "server/telemetry/span_exporter.h"
 #include "server/telemetry/trace_context.h"
 #include "server/telemetry/tracer.h"
@@ -267,37 +269,169 @@ SpanData Span(const std::string& name) {
   return span;
 }
 
+// The bytes of one field with `value`'s length prefix, read back by the
+// generated classes: lengths on both sides of each varint boundary.
+TEST(ProtoWireWriterTest, NestedLengthsWidenAcrossVarintBoundaries) {
+  for (size_t size : {1u, 125u, 126u, 127u, 128u, 300u, 16381u, 16384u,
+                      70000u}) {
+    ProtoWireWriter w;
+    const auto kv = w.Begin(1);  // KeyValue inside a Resource
+    w.Bytes(1, std::string(size, 'k'));
+    const auto value = w.Begin(2);
+    w.Int64(3, -5);
+    w.End(value);
+    w.End(kv);
+    w.Fixed64(9, 0);  // an unknown field after it: skipped, not swallowed
+    otlp::Resource read;
+    ASSERT_TRUE(read.ParseFromString(w.bytes())) << size;
+    ASSERT_EQ(read.attributes_size(), 1) << size;
+    EXPECT_EQ(read.attributes(0).key().size(), size);
+    EXPECT_EQ(read.attributes(0).value().int_value(), -5);
+    // The canonical encoding: what the generated class writes.
+    otlp::Resource expected;
+    otlp::KeyValue* e = expected.add_attributes();
+    e->set_key(std::string(size, 'k'));
+    e->mutable_value()->set_int_value(-5);
+    EXPECT_EQ(w.bytes().substr(0, w.bytes().size() - 9),
+              expected.SerializeAsString())
+        << size;
+  }
+}
+
+TEST(ProtoWireWriterTest, ScalarsReadBack) {
+  ProtoWireWriter w;
+  w.Double(4, -0.25);
+  otlp::AnyValue d;
+  ASSERT_TRUE(d.ParseFromString(w.bytes()));
+  EXPECT_EQ(d.double_value(), -0.25);
+  ProtoWireWriter f;
+  f.Fixed64(7, 0xfedcba9876543210u);
+  f.Fixed32(16, 0x80000001u);
+  f.Varint(6, 3);
+  otlp::Span span;
+  ASSERT_TRUE(span.ParseFromString(f.bytes()));
+  EXPECT_EQ(span.start_time_unix_nano(), 0xfedcba9876543210u);
+  EXPECT_EQ(span.flags(), 0x80000001u);
+  EXPECT_EQ(span.kind(), otlp::Span::SPAN_KIND_CLIENT);
+}
+
+std::string Bytes(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+// Every attribute value type, with defaults (empty, 0, false) that a oneof
+// must still carry.
+Attributes AllTypes() {
+  return {{"s", std::string("text")}, {"empty", std::string()},
+          {"i", int64_t{-42}},        {"zero", int64_t{0}},
+          {"b", true},                {"f", false},
+          {"d", 2.5},                 {"big", std::string(200, 'x')}};
+}
+
+void ExpectAttributes(
+    const google::protobuf::RepeatedPtrField<otlp::KeyValue>& read,
+    const Attributes& want) {
+  ASSERT_EQ(read.size(), static_cast<int>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    const otlp::KeyValue& kv = read[static_cast<int>(i)];
+    EXPECT_EQ(kv.key(), want[i].key);
+    ASSERT_TRUE(kv.has_value()) << want[i].key;
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            EXPECT_EQ(kv.value().value_case(), otlp::AnyValue::kStringValue);
+            EXPECT_EQ(kv.value().string_value(), v);
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            EXPECT_EQ(kv.value().value_case(), otlp::AnyValue::kIntValue);
+            EXPECT_EQ(kv.value().int_value(), v);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            EXPECT_EQ(kv.value().value_case(), otlp::AnyValue::kBoolValue);
+            EXPECT_EQ(kv.value().bool_value(), v);
+          } else {
+            EXPECT_EQ(kv.value().value_case(), otlp::AnyValue::kDoubleValue);
+            EXPECT_EQ(kv.value().double_value(), v);
+          }
+        },
+        want[i].value);
+  }
+}
+
 TEST(OtlpEncoderTest, WritesWhatACollectorReadsBack) {
   SpanData span = Span("tools/call echo");
   span.parent_span_id = NewSpanId();
+  span.trace_state = "vendor=value";
+  span.flags = 1;
+  span.attributes = AllTypes();
+  span.events.push_back({absl::FromUnixMillis(1200), "mcp.input_round",
+                         {{"mcp.input_round", int64_t{2}}}});
+  span.events.push_back({absl::FromUnixMillis(1210), "bare", {}});
   span.error = true;
   span.status_message = "boom";
-  const std::string bytes =
-      EncodeSpans({{"service.name", std::string("svc")}}, {span})
-          .SerializeAsString();
+  SpanData client = Span("tools/call echo");
+  client.kind = SpanKind::kClient;
+  client.flags = 0;
+  SpanData internal = Span("internal");
+  internal.kind = SpanKind::kInternal;
+  internal.error = true;  // an error without a message
+  const Attributes resource = {{"service.name", std::string("svc")},
+                               {"host.name", std::string("box")}};
+  const std::string bytes = EncodeSpans(resource, {span, client, internal});
+
   otlp::ExportTraceServiceRequest read;
   ASSERT_TRUE(read.ParseFromString(bytes));
   ASSERT_EQ(read.resource_spans_size(), 1);
-  const auto& resource = read.resource_spans(0).resource();
-  EXPECT_EQ(resource.attributes(0).key(), "service.name");
-  EXPECT_EQ(resource.attributes(0).value().string_value(), "svc");
-  const auto& scope = read.resource_spans(0).scope_spans(0);
+  const otlp::ResourceSpans& rs = read.resource_spans(0);
+  ExpectAttributes(rs.resource().attributes(), resource);
+  ASSERT_EQ(rs.scope_spans_size(), 1);
+  const otlp::ScopeSpans& scope = rs.scope_spans(0);
   EXPECT_EQ(scope.scope().name(), "inspectord");
+  EXPECT_EQ(scope.scope().version(), Version());
+  ASSERT_EQ(scope.spans_size(), 3);
+
   const otlp::Span& out = scope.spans(0);
-  EXPECT_EQ(out.trace_id(), std::string(span.trace_id.begin(), span.trace_id.end()));
-  EXPECT_EQ(out.parent_span_id().size(), 8u);
+  EXPECT_EQ(out.trace_id(), Bytes(span.trace_id.data(), 16));
+  EXPECT_EQ(out.span_id(), Bytes(span.span_id.data(), 8));
+  EXPECT_EQ(out.parent_span_id(), Bytes(span.parent_span_id.data(), 8));
+  EXPECT_EQ(out.trace_state(), "vendor=value");
+  EXPECT_EQ(out.flags(), 1u);
+  EXPECT_EQ(out.name(), "tools/call echo");
   EXPECT_EQ(out.kind(), otlp::Span::SPAN_KIND_SERVER);
   EXPECT_EQ(out.start_time_unix_nano(), 1000000000u);
   EXPECT_EQ(out.end_time_unix_nano(), 1250000000u);
-  EXPECT_EQ(out.attributes(1).value().int_value(), 3);
-  EXPECT_TRUE(out.attributes(2).value().bool_value());
-  EXPECT_EQ(out.events(0).name(), "inspector.intercept");
+  ExpectAttributes(out.attributes(), span.attributes);
+  ASSERT_EQ(out.events_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(out.events(i).name(), span.events[i].name);
+    EXPECT_EQ(out.events(i).time_unix_nano(), UnixNanos(span.events[i].time));
+    ExpectAttributes(out.events(i).attributes(), span.events[i].attributes);
+  }
   EXPECT_EQ(out.status().code(), otlp::Status::STATUS_CODE_ERROR);
   EXPECT_EQ(out.status().message(), "boom");
-  // A root span has no parent id at all.
-  const std::string root = EncodeSpans({}, {Span("x")}).SerializeAsString();
-  ASSERT_TRUE(read.ParseFromString(root));
-  EXPECT_TRUE(read.resource_spans(0).scope_spans(0).spans(0).parent_span_id().empty());
+
+  const otlp::Span& out_client = scope.spans(1);
+  EXPECT_EQ(out_client.kind(), otlp::Span::SPAN_KIND_CLIENT);
+  EXPECT_EQ(out_client.flags(), 0u);
+  EXPECT_TRUE(out_client.trace_state().empty());
+  // A root span has no parent id at all, and no error no status.
+  EXPECT_TRUE(out_client.parent_span_id().empty());
+  EXPECT_FALSE(out_client.has_status());
+  const otlp::Span& out_internal = scope.spans(2);
+  EXPECT_EQ(out_internal.kind(), otlp::Span::SPAN_KIND_INTERNAL);
+  EXPECT_EQ(out_internal.status().code(), otlp::Status::STATUS_CODE_ERROR);
+  EXPECT_TRUE(out_internal.status().message().empty());
+
+  // Nothing more, nothing less than the generated classes write for the
+  // message they read: the same bytes.
+  EXPECT_EQ(read.SerializeAsString(), bytes);
+}
+
+TEST(OtlpEncoderTest, AnEmptyBatchIsOneResourceAndScope) {
+  otlp::ExportTraceServiceRequest read;
+  ASSERT_TRUE(read.ParseFromString(EncodeSpans({}, {})));
+  ASSERT_EQ(read.resource_spans_size(), 1);
+  EXPECT_TRUE(read.resource_spans(0).has_resource());
+  EXPECT_EQ(read.resource_spans(0).scope_spans(0).spans_size(), 0);
 }
 
 // Records what the exporter sends; fails the first `failures` sends.
@@ -306,7 +440,9 @@ class FakeCollector {
   explicit FakeCollector(int failures = 0, bool retryable = true)
       : failures_(failures), retryable_(retryable) {}
   SpanSender Sender() {
-    return [this](const otlp::ExportTraceServiceRequest& request) {
+    return [this](const std::string& bytes) {
+      otlp::ExportTraceServiceRequest request;
+      EXPECT_TRUE(request.ParseFromString(bytes));
       absl::MutexLock lock(&mu_);
       ++sends_;
       if (failures_ > 0) {
@@ -426,7 +562,9 @@ TEST(RequestTraceTest, AServerSpanWithAClientSpanPerRoundUnderTheCallersParent) 
   options.max_batch = 1;
   auto exporter = std::make_shared<SpanExporter>(
       options, Attributes{},
-      [&](const otlp::ExportTraceServiceRequest& request) {
+      [&](const std::string& bytes) {
+        otlp::ExportTraceServiceRequest request;
+        EXPECT_TRUE(request.ParseFromString(bytes));
         absl::MutexLock lock(&mu);
         for (const otlp::Span& s :
              request.resource_spans(0).scope_spans(0).spans()) {
