@@ -6,8 +6,17 @@
 #include "server/telemetry/trace_context.h"
 
 namespace inspector::engine {
+std::unique_ptr<const telemetry::SessionSpanAttributes> SessionSpanAttributesOf(
+    const SessionIdentity& identity) {
+  return std::make_unique<const telemetry::SessionSpanAttributes>(
+      telemetry::SessionSpanAttributes::Identity{
+          identity.server_id, identity.server_name, identity.session_id,
+          identity.kind, identity.caller.subject, identity.caller.client_id});
+}
+
 std::shared_ptr<telemetry::RequestTrace> StartRequestTrace(
     const telemetry::Tracer& tracer, const SessionIdentity& identity,
+    const telemetry::SessionSpanAttributes& shared,
     std::string_view protocol_version, const std::string& raw,
     const MessageInfo& info, absl::Time received) {
   telemetry::RequestStart start;
@@ -25,6 +34,7 @@ std::shared_ptr<telemetry::RequestTrace> StartRequestTrace(
   start.caller_subject = identity.caller.subject;
   start.caller_client_id = identity.caller.client_id;
   start.received = received;
+  if (tracer.exporting()) start.session_attributes = shared.For(protocol_version);
   std::string payload;
   if (tracer.capture_payloads()) {
     payload = oauth::MaskBody(raw);

@@ -20,12 +20,18 @@ namespace inspector::engine {
 
 struct SessionIdentity;
 
+// The attributes the spans of the session `identity` share, built once
+// per session.
+std::unique_ptr<const telemetry::SessionSpanAttributes> SessionSpanAttributesOf(
+    const SessionIdentity& identity);
+
 // The trace of request `raw` (`info`) taken by the session `identity` at
 // `received`, under the caller's context in params._meta (a front door
 // puts an HTTP traceparent there when the message has none); null when
-// there is none to record or export.
+// there is none to record or export. `shared`: the session's attributes.
 std::shared_ptr<telemetry::RequestTrace> StartRequestTrace(
     const telemetry::Tracer& tracer, const SessionIdentity& identity,
+    const telemetry::SessionSpanAttributes& shared,
     std::string_view protocol_version, const std::string& raw,
     const MessageInfo& info, absl::Time received);
 

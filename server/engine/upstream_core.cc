@@ -25,6 +25,7 @@ UpstreamCore::UpstreamCore(SessionIdentity identity, SessionLimits limits,
       features(features),
       counters(std::move(counters)),
       tool_headers(std::move(tool_headers)),
+      span_attributes(SessionSpanAttributesOf(this->identity)),
       transport(std::move(transport)) {}
 
 Envelope UpstreamCore::MakeEnvelope(bool client_to_server,

@@ -14,8 +14,8 @@
 // parts share (below) and every part's own fields too, so that what moves
 // between parts moves in one step (CONNECTED and the queue's flush,
 // the session's end taking every waiter). There is no other lock in the
-// session except those inside InflightRequests and the transport, which
-// are never taken while `mu` is held. Never call a hook, a callback, the
+// session except those inside InflightRequests, the transport and
+// span_attributes, which are never taken while `mu` is held. Never call a hook, a callback, the
 // clock's Cancel() or InflightRequests holding `mu`.
 //
 // Threads: any (transport, timer, work-queue and callers' threads); the
@@ -106,6 +106,8 @@ struct UpstreamCore {
   // Modern era over HTTP: the x-mcp-header parameters of the server's
   // tools, from the tools/list answers seen (by any session sharing it).
   const std::shared_ptr<ToolHeaderBook> tool_headers;
+  // The attributes every span of this session shares (request_tracing.h).
+  const std::unique_ptr<const telemetry::SessionSpanAttributes> span_attributes;
   // Set at construction and only released by the session's destructor, so
   // transport calls need no lock.
   std::unique_ptr<transport::Transport> transport;

@@ -185,7 +185,8 @@ void SendQueue::TraceRequest(QueuedMessage& message) {
     // Round 0: the request's trace begins where the session took it.
     const absl::Time now = core_->clock->Now();
     message.trace = StartRequestTrace(
-        *tracer, core_->identity, core_->connector->protocol_version(),
+        *tracer, core_->identity, *core_->span_attributes,
+        core_->connector->protocol_version(),
         message.raw, message.info,
         message.created == absl::Time() ? now : message.created);
     if (message.trace == nullptr || !message.trace->recording()) return;

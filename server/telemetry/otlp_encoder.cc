@@ -160,7 +160,15 @@ void WriteTime(ProtoWireWriter& w, uint32_t f, absl::Time time) {
   if (nanos != 0) w.Fixed64(f, nanos);
 }
 
-void WriteSpan(ProtoWireWriter& w, const SpanData& span) {
+// The encoded session attributes of the spans before, reused while the
+// spans share the same set (a batch holds runs of one session's spans).
+struct SessionAttributesCache {
+  const Attributes* attributes = nullptr;
+  std::string encoded;
+};
+
+void WriteSpan(ProtoWireWriter& w, const SpanData& span,
+               SessionAttributesCache& cache) {
   namespace s = field::Span;
   w.Bytes(s::kTraceId, View(span.trace_id.data(), span.trace_id.size()));
   w.Bytes(s::kSpanId, View(span.span_id.data(), span.span_id.size()));
@@ -173,6 +181,15 @@ void WriteSpan(ProtoWireWriter& w, const SpanData& span) {
   w.Varint(s::kKind, KindOf(span.kind));
   WriteTime(w, s::kStartTimeUnixNano, span.start);
   WriteTime(w, s::kEndTimeUnixNano, span.end);
+  if (span.session_attributes != nullptr) {
+    if (cache.attributes != span.session_attributes.get()) {
+      ProtoWireWriter session;
+      WriteKeyValues(session, s::kAttributes, *span.session_attributes);
+      cache.attributes = span.session_attributes.get();
+      cache.encoded = session.Take();
+    }
+    w.Raw(cache.encoded);
+  }
   WriteKeyValues(w, s::kAttributes, span.attributes);
   for (const SpanEvent& event : span.events) {
     const auto e = w.Begin(s::kEvents);
@@ -206,9 +223,12 @@ std::string EncodeSpans(const Attributes& resource,
   NonEmpty(w, field::InstrumentationScope::kName, kScopeName);
   NonEmpty(w, field::InstrumentationScope::kVersion, Version());
   w.End(scope);
+  // The spans hold their session's set, so an address seen before is
+  // that same set.
+  SessionAttributesCache cache;
   for (const SpanData& span : spans) {
     const auto out = w.Begin(field::ScopeSpans::kSpans);
-    WriteSpan(w, span);
+    WriteSpan(w, span, cache);
     w.End(out);
   }
   w.End(scope_spans);

@@ -36,6 +36,11 @@ class ProtoWireWriter {
   // A string, bytes, or an already encoded message.
   void Bytes(uint32_t field, std::string_view value);
 
+  // Bytes another writer encoded (whole fields), as they are.
+  void Raw(std::string_view encoded) {
+    out_.append(encoded.data(), encoded.size());
+  }
+
   Nested Begin(uint32_t field);
   void End(Nested nested);
 

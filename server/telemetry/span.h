@@ -1,11 +1,13 @@
 // One finished span as the exporter queues it (span_exporter.h) and the
 // OTLP encoder writes it (otlp_encoder.h): ids, name, kind, times,
 // attributes, events and status. Plain values: owned by whoever holds
-// them; no locking.
+// them, but for the session's attributes, which are immutable and shared
+// by the session's spans; no locking.
 #ifndef INSPECTOR_SERVER_TELEMETRY_SPAN_H_
 #define INSPECTOR_SERVER_TELEMETRY_SPAN_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -40,6 +42,10 @@ struct SpanData {
   SpanKind kind = SpanKind::kInternal;
   absl::Time start;
   absl::Time end;
+  // The attributes of the span's session (SessionSpanAttributes in
+  // tracer.h), shared by all its spans, written before `attributes`;
+  // null: none.
+  std::shared_ptr<const Attributes> session_attributes;
   Attributes attributes;
   std::vector<SpanEvent> events;
   bool error = false;          // status ERROR; else UNSET

@@ -25,16 +25,11 @@ std::string RequestId(std::string_view id_json) {
   return std::string(id_json);
 }
 
-// The attributes both spans carry.
-Attributes CommonAttributes(const RequestStart& start) {
+// The request's attributes both spans carry (the session's are shared).
+Attributes RequestAttributes(const RequestStart& start, size_t room) {
   Attributes a;
+  a.reserve(room + 3);
   a.push_back({"mcp.method.name", std::string(start.method)});
-  if (!start.session_id.empty()) {
-    a.push_back({"mcp.session.id", std::string(start.session_id)});
-  }
-  if (!start.protocol_version.empty()) {
-    a.push_back({"mcp.protocol.version", std::string(start.protocol_version)});
-  }
   if (!start.target.empty()) {
     if (NamesTool(start.method)) {
       a.push_back({"gen_ai.tool.name", std::string(start.target)});
@@ -44,10 +39,6 @@ Attributes CommonAttributes(const RequestStart& start) {
     } else if (NamesResource(start.method)) {
       a.push_back({"mcp.resource.uri", std::string(start.target)});
     }
-  }
-  a.push_back({"inspector.server.id", std::string(start.server_id)});
-  if (!start.server_name.empty()) {
-    a.push_back({"inspector.server.name", std::string(start.server_name)});
   }
   return a;
 }
@@ -70,6 +61,40 @@ void ApplyOutcome(const Outcome& outcome, bool with_payload, SpanData* span) {
 }
 
 }  // namespace
+
+std::shared_ptr<const Attributes> SessionSpanAttributes::Build(
+    const Identity& identity, std::string_view protocol_version) {
+  auto a = std::make_shared<Attributes>();
+  a->reserve(7);
+  if (!identity.session_id.empty()) {
+    a->push_back({"mcp.session.id", identity.session_id});
+  }
+  if (!protocol_version.empty()) {
+    a->push_back({"mcp.protocol.version", std::string(protocol_version)});
+  }
+  a->push_back({"inspector.server.id", identity.server_id});
+  if (!identity.server_name.empty()) {
+    a->push_back({"inspector.server.name", identity.server_name});
+  }
+  a->push_back({"inspector.session.kind", identity.session_kind});
+  if (!identity.caller_subject.empty()) {
+    a->push_back({"user.id", identity.caller_subject});
+  }
+  if (!identity.caller_client_id.empty()) {
+    a->push_back({"inspector.caller.client_id", identity.caller_client_id});
+  }
+  return a;
+}
+
+std::shared_ptr<const Attributes> SessionSpanAttributes::For(
+    std::string_view protocol_version) const {
+  absl::MutexLock lock(&mu_);
+  if (attributes_ == nullptr || protocol_version_ != protocol_version) {
+    protocol_version_ = std::string(protocol_version);
+    attributes_ = Build(identity_, protocol_version);
+  }
+  return attributes_;
+}
 
 std::string SpanName(std::string_view method, std::string_view target) {
   if (!target.empty() && (NamesTool(method) || NamesPrompt(method))) {
@@ -95,31 +120,28 @@ RequestTrace::RequestTrace(std::shared_ptr<SpanExporter> exporter,
   server_.name = SpanName(start.method, start.target);
   server_.kind = SpanKind::kServer;
   server_.start = start.received;
-  server_.attributes = CommonAttributes(start);
+  server_.session_attributes =
+      start.session_attributes != nullptr
+          ? start.session_attributes
+          : SessionSpanAttributes::Build(
+                {std::string(start.server_id), std::string(start.server_name),
+                 std::string(start.session_id),
+                 std::string(start.session_kind),
+                 std::string(start.caller_subject),
+                 std::string(start.caller_client_id)},
+                start.protocol_version);
+  // Room for the outcome's attributes too.
+  server_.attributes = RequestAttributes(start, 4);
+  request_attributes_ = server_.attributes.size();
   if (!start.jsonrpc_id.empty()) {
     server_.attributes.push_back(
         {"jsonrpc.request.id", RequestId(start.jsonrpc_id)});
-  }
-  server_.attributes.push_back(
-      {"inspector.session.kind", std::string(start.session_kind)});
-  if (!start.caller_subject.empty()) {
-    server_.attributes.push_back({"user.id", std::string(start.caller_subject)});
-  }
-  if (!start.caller_client_id.empty()) {
-    server_.attributes.push_back(
-        {"inspector.caller.client_id", std::string(start.caller_client_id)});
   }
   if (!start.payload.empty()) {
     server_.attributes.push_back(
         {"inspector.request.body", std::string(start.payload)});
   }
-  client_attributes_ = CommonAttributes(start);
-  const bool stdio = start.transport == "stdio";
-  client_attributes_.push_back(
-      {"network.transport", std::string(stdio ? "pipe" : "tcp")});
-  if (!stdio) {
-    client_attributes_.push_back({"network.protocol.name", std::string("http")});
-  }
+  stdio_ = start.transport == "stdio";
 }
 
 RequestTrace::~RequestTrace() {
@@ -160,7 +182,16 @@ std::optional<TraceContext> RequestTrace::StartUpstream(
   client.name = server_.name;
   client.kind = SpanKind::kClient;
   client.start = now;
-  client.attributes = client_attributes_;
+  client.session_attributes = server_.session_attributes;
+  // The request's attributes, as on the SERVER span, then the CLIENT's own.
+  client.attributes.reserve(request_attributes_ + 6);
+  client.attributes.assign(server_.attributes.begin(),
+                           server_.attributes.begin() + request_attributes_);
+  client.attributes.push_back(
+      {"network.transport", std::string(stdio_ ? "pipe" : "tcp")});
+  if (!stdio_) {
+    client.attributes.push_back({"network.protocol.name", std::string("http")});
+  }
   if (!upstream_id.empty()) {
     client.attributes.push_back({"jsonrpc.request.id", RequestId(upstream_id)});
   }

@@ -45,6 +45,45 @@ struct RequestStart {
   std::optional<TraceContext> parent;  // the caller's trace context
   absl::Time received;
   std::string_view payload;  // masked request body (capture_payloads only)
+  // The session's attributes (SessionSpanAttributes::For()); null: built
+  // from the fields above for this request alone.
+  std::shared_ptr<const Attributes> session_attributes;
+};
+
+// The attributes that are the same on every span of one session:
+// mcp.session.id, mcp.protocol.version, inspector.server.id and
+// inspector.server.name, inspector.session.kind, and the caller (user.id,
+// inspector.caller.client_id). Built once and referenced, immutable, by
+// each span rather than copied into it. A session owns one; only the
+// protocol version may change (a reconnect), and then a new set is built.
+//
+// Threads: any; For() takes a lock of its own and calls nothing under it.
+class SessionSpanAttributes {
+ public:
+  struct Identity {
+    std::string server_id;
+    std::string server_name;
+    std::string session_id;
+    std::string session_kind;
+    std::string caller_subject;
+    std::string caller_client_id;
+  };
+  explicit SessionSpanAttributes(Identity identity)
+      : identity_(std::move(identity)) {}
+
+  // The set for `protocol_version`, the same object while it stays.
+  std::shared_ptr<const Attributes> For(std::string_view protocol_version) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A new set (what For() caches).
+  static std::shared_ptr<const Attributes> Build(
+      const Identity& identity, std::string_view protocol_version);
+
+ private:
+  const Identity identity_;
+  mutable absl::Mutex mu_;
+  mutable std::string protocol_version_ ABSL_GUARDED_BY(mu_);
+  mutable std::shared_ptr<const Attributes> attributes_ ABSL_GUARDED_BY(mu_);
 };
 
 // How a span ended.
@@ -94,7 +133,10 @@ class RequestTrace {
   absl::Mutex mu_;
   SpanData server_ ABSL_GUARDED_BY(mu_);
   std::optional<SpanData> client_ ABSL_GUARDED_BY(mu_);
-  Attributes client_attributes_ ABSL_GUARDED_BY(mu_);
+  // How many of the SERVER span's first attributes are the request's,
+  // which each CLIENT span carries too.
+  size_t request_attributes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stdio_ = false;  // the upstream transport; set by the constructor
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
 };
 

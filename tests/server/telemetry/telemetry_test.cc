@@ -426,6 +426,59 @@ TEST(OtlpEncoderTest, WritesWhatACollectorReadsBack) {
   EXPECT_EQ(read.SerializeAsString(), bytes);
 }
 
+TEST(OtlpEncoderTest, EachSpanCarriesItsSessionsSharedAttributesFirst) {
+  auto a = std::make_shared<const Attributes>(Attributes{
+      {"mcp.session.id", std::string("session-a")}, {"n", int64_t{1}}});
+  auto b = std::make_shared<const Attributes>(
+      Attributes{{"mcp.session.id", std::string("session-b")}});
+  std::vector<SpanData> spans;
+  for (const auto& shared : {a, b, a, a}) {
+    SpanData span = Span("s");
+    span.session_attributes = shared;
+    spans.push_back(span);
+  }
+  spans.push_back(Span("none"));  // no session set at all
+  otlp::ExportTraceServiceRequest read;
+  ASSERT_TRUE(read.ParseFromString(EncodeSpans({}, spans)));
+  const auto& out = read.resource_spans(0).scope_spans(0).spans();
+  ASSERT_EQ(out.size(), 5);
+  for (int i = 0; i < 5; ++i) {
+    Attributes want;
+    if (spans[i].session_attributes != nullptr) {
+      want = *spans[i].session_attributes;
+    }
+    want.insert(want.end(), spans[i].attributes.begin(),
+                spans[i].attributes.end());
+    SCOPED_TRACE(i);
+    ExpectAttributes(out[i].attributes(), want);
+  }
+}
+
+TEST(SessionSpanAttributesTest, OneSetPerProtocolVersion) {
+  SessionSpanAttributes session(
+      {"s1", "fx", "uuid-1", "frontdoor", "alice", "client-7"});
+  const auto first = session.For("2025-06-18");
+  EXPECT_EQ(session.For("2025-06-18"), first);  // the same object
+  EXPECT_EQ(AttributeText(*first, "mcp.session.id"), "uuid-1");
+  EXPECT_EQ(AttributeText(*first, "mcp.protocol.version"), "2025-06-18");
+  EXPECT_EQ(AttributeText(*first, "inspector.server.id"), "s1");
+  EXPECT_EQ(AttributeText(*first, "inspector.server.name"), "fx");
+  EXPECT_EQ(AttributeText(*first, "inspector.session.kind"), "frontdoor");
+  EXPECT_EQ(AttributeText(*first, "user.id"), "alice");
+  EXPECT_EQ(AttributeText(*first, "inspector.caller.client_id"), "client-7");
+  // A reconnect that agreed on another version: a new set.
+  const auto second = session.For("2026-07-28");
+  EXPECT_NE(second, first);
+  EXPECT_EQ(AttributeText(*second, "mcp.protocol.version"), "2026-07-28");
+  EXPECT_EQ(AttributeText(*first, "mcp.protocol.version"), "2025-06-18");
+  // Empty parts are left out.
+  SessionSpanAttributes bare({"s2", "", "", "daemon", "", ""});
+  const auto minimal = bare.For("");
+  ASSERT_EQ(minimal->size(), 2u);
+  EXPECT_EQ(AttributeText(*minimal, "inspector.server.id"), "s2");
+  EXPECT_EQ(AttributeText(*minimal, "inspector.session.kind"), "daemon");
+}
+
 TEST(OtlpEncoderTest, AnEmptyBatchIsOneResourceAndScope) {
   otlp::ExportTraceServiceRequest read;
   ASSERT_TRUE(read.ParseFromString(EncodeSpans({}, {})));
@@ -599,6 +652,8 @@ TEST(RequestTraceTest, AServerSpanWithAClientSpanPerRoundUnderTheCallersParent) 
   start.transport = "stdio";
   start.parent = ParseTraceparent(kParent);
   start.received = clock.Now();
+  SessionSpanAttributes session({"s1", "fx", "uuid-1", "frontdoor", "alice", ""});
+  start.session_attributes = session.For("2025-06-18");
   auto trace = tracer.Start(start);
   ASSERT_NE(trace, nullptr);
   EXPECT_EQ(trace->trace_id_hex(), "4bf92f3577b34da6a3ce929d0e0e4736");
@@ -628,6 +683,15 @@ TEST(RequestTraceTest, AServerSpanWithAClientSpanPerRoundUnderTheCallersParent) 
   EXPECT_TRUE(server.error);
   ASSERT_EQ(server.events.size(), 1u);
   EXPECT_EQ(server.events[0].name, "mcp.input_round");
+  // Every span: the session's attributes and the request's.
+  for (const SpanData& span : spans) {
+    EXPECT_EQ(AttributeText(span.attributes, "mcp.session.id"), "uuid-1");
+    EXPECT_EQ(AttributeText(span.attributes, "inspector.session.kind"),
+              "frontdoor");
+    EXPECT_EQ(AttributeText(span.attributes, "user.id"), "alice");
+    EXPECT_EQ(AttributeText(span.attributes, "gen_ai.tool.name"), "echo");
+    EXPECT_EQ(AttributeText(span.attributes, "mcp.method.name"), "tools/call");
+  }
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(spans[i].kind, SpanKind::kClient);
     EXPECT_EQ(Hex(spans[i].parent_span_id), Hex(server.span_id));
