@@ -16,7 +16,7 @@ void WriteAttributes(const Attributes& attributes,
   out->Reserve(static_cast<int>(attributes.size()));
   for (const Attribute& attribute : attributes) {
     otlp::KeyValue* kv = out->Add();
-    kv->set_key(attribute.key);
+    kv->set_key(std::string(attribute.key.view()));
     otlp::AnyValue* value = kv->mutable_value();
     std::visit(
         [value](const auto& v) {

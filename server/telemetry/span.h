@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <ostream>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <variant>
@@ -18,8 +20,43 @@
 
 namespace inspector::telemetry {
 
+// An attribute's name: a string literal (the conventions' names, all the
+// daemon's own spans use), only referenced, so a span copies no name; or a
+// name made at run time (resource attributes, metric labels), owned and
+// shared by the copies.
+class AttributeKey {
+ public:
+  template <size_t N>
+  AttributeKey(const char (&literal)[N])  // NOLINT: literals convert
+      : view_(literal, N - 1) {}
+  AttributeKey(std::string name)  // NOLINT: run-time names convert
+      : owned_(std::make_shared<const std::string>(std::move(name))),
+        view_(*owned_) {}
+
+  std::string_view view() const { return view_; }
+  operator std::string_view() const { return view_; }  // NOLINT
+  bool empty() const { return view_.empty(); }
+
+  friend bool operator==(const AttributeKey& a, std::string_view b) {
+    return a.view_ == b;
+  }
+  friend bool operator==(std::string_view a, const AttributeKey& b) {
+    return a == b.view_;
+  }
+  friend bool operator!=(const AttributeKey& a, std::string_view b) {
+    return a.view_ != b;
+  }
+  friend std::ostream& operator<<(std::ostream& out, const AttributeKey& k) {
+    return out << k.view_;
+  }
+
+ private:
+  std::shared_ptr<const std::string> owned_;
+  std::string_view view_;
+};
+
 struct Attribute {
-  std::string key;
+  AttributeKey key;
   std::variant<std::string, int64_t, bool, double> value;
 };
 using Attributes = std::vector<Attribute>;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -452,6 +453,25 @@ TEST(OtlpEncoderTest, EachSpanCarriesItsSessionsSharedAttributesFirst) {
     SCOPED_TRACE(i);
     ExpectAttributes(out[i].attributes(), want);
   }
+}
+
+TEST(AttributeKeyTest, LiteralsAreReferencedAndRunTimeNamesOwned) {
+  static constexpr char kName[] = "gen_ai.operation.name";  // past SSO
+  Attribute literal{kName, std::string("execute_tool")};
+  Attribute copy = literal;
+  // A copy of a span's attribute copies no name: it points at the literal.
+  EXPECT_EQ(copy.key.view().data(), kName);
+  EXPECT_EQ(copy.key, "gen_ai.operation.name");
+  Attributes copies;
+  {
+    std::string made = std::string("team.") + std::string(20, 'x');
+    Attribute owned{made, std::string("v")};
+    made.assign(made.size(), '?');  // the source changes
+    copies.push_back(owned);
+  }  // and is gone
+  EXPECT_EQ(copies[0].key, "team." + std::string(20, 'x'));
+  Attributes again = copies;
+  EXPECT_EQ(again[0].key.view().data(), copies[0].key.view().data());
 }
 
 TEST(SessionSpanAttributesTest, OneSetPerProtocolVersion) {
