@@ -1,6 +1,7 @@
 #include "server/telemetry/span_exporter.h"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -69,20 +70,22 @@ bool SpanExporter::WaitUntil(absl::Time when) {
   return !stopped;
 }
 
-void SpanExporter::Send(std::vector<SpanData> batch, bool last_chance) {
-  const auto request = EncodeSpans(resource_, batch);
+void SpanExporter::Send(std::vector<SpanData>& batch, bool last_chance) {
+  const std::string request = EncodeSpans(resource_, batch);
+  const size_t spans = batch.size();
+  batch.clear();
   absl::Duration backoff = options_.first_backoff;
   for (int attempt = 1;; ++attempt) {
     attempts_.fetch_add(1, std::memory_order_relaxed);
     const SendOutcome outcome = sender_(request);
     if (outcome.status.ok()) {
-      exported_.fetch_add(batch.size(), std::memory_order_relaxed);
+      exported_.fetch_add(spans, std::memory_order_relaxed);
       return;
     }
     if (!outcome.retryable || last_chance ||
         attempt >= options_.max_attempts ||
         !WaitUntil(clock_->Now() + backoff)) {
-      dropped_.fetch_add(batch.size(), std::memory_order_relaxed);
+      dropped_.fetch_add(spans, std::memory_order_relaxed);
       return;
     }
     backoff = std::min(backoff * 2, options_.max_backoff);
@@ -101,8 +104,8 @@ void SpanExporter::ScheduleFlush() {
 
 void SpanExporter::Run() {
   NameThisThread("otlp-export");
+  std::vector<SpanData> batch;  // empty between sends, its buffer kept
   while (true) {
-    std::vector<SpanData> batch;
     bool stopping;
     {
       absl::MutexLock lock(&mu_);
@@ -112,11 +115,13 @@ void SpanExporter::Run() {
       };
       mu_.Await(absl::Condition(&ready));
       stopping = stopping_;
-      const size_t take = std::min(queue_.size(), options_.max_batch);
-      batch.reserve(take);
-      for (size_t i = 0; i < take; ++i) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+      if (queue_.size() <= options_.max_batch) {
+        batch.swap(queue_);
+      } else {
+        const auto end = queue_.begin() + options_.max_batch;
+        batch.assign(std::make_move_iterator(queue_.begin()),
+                     std::make_move_iterator(end));
+        queue_.erase(queue_.begin(), end);
       }
       if (!stopping && queue_.empty() && batch_timer_ != 0) {
         // The batch left early (it was full): its timer is for nothing.
@@ -129,7 +134,7 @@ void SpanExporter::Run() {
       flush_due_ = false;
       if (!stopping && !queue_.empty() && batch_timer_ == 0) ScheduleFlush();
     }
-    if (!batch.empty()) Send(std::move(batch), stopping);
+    if (!batch.empty()) Send(batch, stopping);
     if (stopping) {
       absl::MutexLock lock(&mu_);
       if (queue_.empty()) return;

@@ -17,7 +17,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <thread>
@@ -74,7 +73,8 @@ class SpanExporter {
   // Waits until the clock reaches `when` or the exporter stops; false when
   // it stopped.
   bool WaitUntil(absl::Time when) ABSL_LOCKS_EXCLUDED(mu_);
-  void Send(std::vector<SpanData> batch, bool last_chance);
+  // Sends `batch` and clears it (its capacity kept for the next).
+  void Send(std::vector<SpanData>& batch, bool last_chance);
   // Starts the batch timer; `interval` from now the queue is due.
   void ScheduleFlush() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -84,7 +84,10 @@ class SpanExporter {
   Clock* const clock_;
 
   mutable absl::Mutex mu_;
-  std::deque<SpanData> queue_ ABSL_GUARDED_BY(mu_);
+  // Oldest first. A vector, swapped whole with the thread's emptied batch
+  // when it fits in one: two buffers take turns, so queuing a span
+  // allocates nothing once they have grown.
+  std::vector<SpanData> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Set by the batch timer when it fires: the queued spans are due.
   bool flush_due_ ABSL_GUARDED_BY(mu_) = false;

@@ -564,6 +564,61 @@ TEST(SpanExporterTest, AFullBatchLeavesAtOnceAndTheRestAfterTheInterval) {
   EXPECT_EQ(exporter.dropped(), 0u);
 }
 
+TEST(SpanExporterTest, SpansLeaveInTheOrderTheyCame) {
+  testing::FakeClock clock;
+  absl::Mutex mu;
+  std::vector<std::string> names;  // guarded by mu
+  std::vector<size_t> batches;     // guarded by mu
+  bool release = false;            // guarded by mu
+  ExporterOptions options;
+  options.max_batch = 3;
+  options.interval = absl::Seconds(5);
+  SpanExporter exporter(
+      options, {},
+      [&](const std::string& bytes) {
+        otlp::ExportTraceServiceRequest request;
+        EXPECT_TRUE(request.ParseFromString(bytes));
+        absl::MutexLock lock(&mu);
+        const auto& spans = request.resource_spans(0).scope_spans(0).spans();
+        for (const otlp::Span& span : spans) names.push_back(span.name());
+        batches.push_back(static_cast<size_t>(spans.size()));
+        // The first send waits: the queue fills behind it.
+        mu.Await(absl::Condition(&release));
+        return SendOutcome{};
+      },
+      &clock);
+  for (int i = 0; i < 3; ++i) exporter.Add(Span(absl::StrCat(i)));
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        absl::MutexLock lock(&mu);
+        return batches.size() == 1;
+      },
+      absl::Seconds(10), "the first batch"));
+  // More than a batch queued at once: the oldest three leave first.
+  for (int i = 3; i < 7; ++i) exporter.Add(Span(absl::StrCat(i)));
+  {
+    absl::MutexLock lock(&mu);
+    release = true;
+  }
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        absl::MutexLock lock(&mu);
+        return batches.size() == 2;
+      },
+      absl::Seconds(10), "the second batch"));
+  clock.Advance(absl::Seconds(5));
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        absl::MutexLock lock(&mu);
+        return batches.size() == 3;
+      },
+      absl::Seconds(10), "the timed batch"));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(batches, (std::vector<size_t>{3, 3, 1}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6"}));
+}
+
 TEST(SpanExporterTest, AFullQueueDropsAndCounts) {
   testing::FakeClock clock;
   FakeCollector collector;
