@@ -50,6 +50,13 @@ bool PinsCatalog(const v1::ServerConfig& config) {
          it->second.bool_value();
 }
 
+bool CatalogPins::Screens(std::string_view method) {
+  for (const PinnedMethod& m : kPinnedMethods) {
+    if (m.method == method) return true;
+  }
+  return !CatalogDrift::ListOf(method).empty();
+}
+
 bool CatalogPins::Pinned(std::string_view server_id) const {
   if (!pinned_) return false;
   uint64_t generation;

@@ -72,6 +72,11 @@ class CatalogPins {
               std::function<bool(std::string_view server_id)> pinned)
       : drift_(drift), pinned_(std::move(pinned)) {}
 
+  // Whether requests of `method` are screened: one Check() judges
+  // (tools/call, prompts/get, resources/read, resources/subscribe) or a
+  // list whose answer FilterList() filters.
+  static bool Screens(std::string_view method);
+
   // The decision on a request of `method` naming `target` (MessageInfo's
   // target: the tool, prompt or resource URI) to server `server_id`.
   PinVerdict Check(std::string_view server_id, std::string_view method,

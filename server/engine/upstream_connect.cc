@@ -15,6 +15,7 @@
 #include "common/strings.h"
 #include "common/untrusted_input.h"
 #include "nlohmann/json.hpp"
+#include "server/engine/upstream_catalog_sync.h"
 #include "server/engine/upstream_inbound.h"
 #include "server/engine/upstream_listen.h"
 #include "server/engine/upstream_send.h"
@@ -284,12 +285,16 @@ void UpstreamConnector::MarkConnected() {
   // CONNECTED and taking the queue happen together, so a Send() racing
   // with this either queued before (and is flushed here) or sends itself.
   std::vector<QueuedMessage> queued;
+  // A pinned server's catalog is listed before what waited goes
+  // (upstream_catalog_sync.h); a relay's lists wait for its client.
+  bool sync = !core_->relay() && core_->catalog_sync->Wanted();
   {
     absl::MutexLock lock(&core_->mu);
     if (core_->state != v1::CONNECTING)
       return;  // timed out or closed meanwhile
     core_->state = v1::CONNECTED;
-    queued = core_->send->TakeAllLocked();
+    if (sync) sync = core_->catalog_sync->BeginLocked();
+    if (!sync) queued = core_->send->TakeAllLocked();
     connect_timer = connect_timer_;
     connect_timer_ = 0;
   }
@@ -298,6 +303,7 @@ void UpstreamConnector::MarkConnected() {
   core_->hooks.on_state(v1::CONNECTING, v1::CONNECTED, absl::OkStatus());
   // The modern era's change notifications come on a listen stream.
   if (!core_->relay() && core_->modern()) core_->listen->Open();
+  if (sync) core_->catalog_sync->Start(nullptr);
   for (QueuedMessage& q : queued) core_->send->Dispatch(std::move(q));
 }
 
@@ -308,7 +314,16 @@ void UpstreamConnector::OnRelayedInitializeResult(const std::string& raw) {
   core_->transport->SetProtocolVersion(outcome->protocol_version);
   absl::MutexLock lock(&core_->mu);
   protocol_version_ = outcome->protocol_version;
+  initialize_result_ = std::move(outcome->result_json);
   handshake_ = std::move(outcome->status);
+}
+
+void UpstreamConnector::OnRelayedDiscoverResult(const std::string& raw) {
+  DiscoverOutcome outcome = ParseDiscoverResponse(raw);
+  if (outcome.kind != DiscoverOutcome::Kind::kModern) return;
+  absl::MutexLock lock(&core_->mu);
+  initialize_result_ = InitializeResultFromDiscover(outcome.result_json);
+  handshake_ = std::move(outcome.status);
 }
 
 void UpstreamConnector::SchedulePing() {

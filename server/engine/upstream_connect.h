@@ -36,8 +36,13 @@ class UpstreamConnector {
   void OnRelayedInitializeResult(const std::string& raw)
       ABSL_LOCKS_EXCLUDED(core_->mu);
 
-  // initialize's result (JSON text), to answer a caller's initialize; ""
-  // before the handshake.
+  // Relay mode: the server's answer to the client's server/discover.
+  void OnRelayedDiscoverResult(const std::string& raw)
+      ABSL_LOCKS_EXCLUDED(core_->mu);
+
+  // initialize's result (JSON text), to answer a caller's initialize (in
+  // relay mode: the client's, or its discover's as one); "" before the
+  // handshake.
   std::string initialize_result() const ABSL_LOCKS_EXCLUDED(core_->mu);
   // The negotiated protocol version; "" before initialize's result.
   std::string protocol_version() const ABSL_LOCKS_EXCLUDED(core_->mu);

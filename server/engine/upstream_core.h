@@ -1,6 +1,7 @@
 // What the parts of one UpstreamSession share (upstream_session.h is the
 // facade; its parts are UpstreamConnector, SendQueue, InboundRouter,
-// InputRounds, TaskFollower and ListenStreams, each in its own header).
+// InputRounds, TaskFollower, ListenStreams and CatalogSync, each in its own
+// header).
 //
 // Ownership: UpstreamSession owns the core and every part; the parts hold
 // a pointer to the core, and the core non-owning pointers to the parts
@@ -127,6 +128,7 @@ struct UpstreamCore {
   InputRounds* rounds = nullptr;
   TaskFollower* tasks = nullptr;
   ListenStreams* listen = nullptr;
+  CatalogSync* catalog_sync = nullptr;
 
   // The one lock of the session (see above).
   mutable absl::Mutex mu;

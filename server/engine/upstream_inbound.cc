@@ -128,6 +128,10 @@ void InboundRouter::OnServerResponse(const std::string& raw,
       info.kind == MessageKind::kResponse) {
     core_->connector->OnRelayedInitializeResult(restored);
   }
+  if (core_->relay() && pending.method == "server/discover" &&
+      info.kind == MessageKind::kResponse) {
+    core_->connector->OnRelayedDiscoverResult(restored);
+  }
   core_->Finish(pending, std::move(restored), info.kind == MessageKind::kError);
 }
 

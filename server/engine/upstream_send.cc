@@ -20,6 +20,7 @@
 #include "server/engine/intercept_glue.h"
 #include "server/engine/message_http.h"
 #include "server/engine/request_tracing.h"
+#include "server/engine/upstream_catalog_sync.h"
 #include "server/engine/upstream_connect.h"
 #include "server/engine/upstream_input_rounds.h"
 #include "server/engine/upstream_listen.h"
@@ -85,6 +86,15 @@ void SendQueue::SendChecked(std::string raw, MessageInfo info,
 
 void SendQueue::Dispatch(QueuedMessage message) {
   absl::Status not_connected;
+  // A pinned server's catalog is listed before the first screened request
+  // goes (upstream_catalog_sync.h); what comes meanwhile waits here.
+  const bool sync_wanted = message.info.kind == MessageKind::kRequest &&
+                           core_->catalog_sync->Wanted();
+  // The request that begins a relay's lists: its wire and its `_meta`.
+  std::string trigger_raw;
+  MessageInfo trigger_info;
+  bool start_sync = false;
+  bool held = false;
   {
     absl::MutexLock lock(&core_->mu);
     if (core_->ended) {
@@ -93,6 +103,14 @@ void SendQueue::Dispatch(QueuedMessage message) {
                core_->state == v1::DISCONNECTED) {
       queued_.push_back(std::move(message));
       return;
+    } else if (core_->state == v1::CONNECTED && sync_wanted &&
+               core_->catalog_sync->HoldLocked(message, &start_sync)) {
+      if (start_sync) {
+        trigger_raw = message.raw;
+        trigger_info = message.info;
+      }
+      queued_.push_back(std::move(message));
+      held = true;
     } else if (core_->state != v1::CONNECTED) {
       // DISCONNECTING: Close() was called; OnClosed follows.
       not_connected =
@@ -102,12 +120,34 @@ void SendQueue::Dispatch(QueuedMessage message) {
                 {{"serverId", core_->identity.server_id}});
     }
   }
+  if (start_sync) StartCatalogSync(trigger_raw, trigger_info);
+  if (held) return;
   if (!not_connected.ok()) {
     if (message.entry != 0) core_->counters->Ended(not_connected);
     message.done(not_connected);
     return;
   }
   SendNow(std::move(message));
+}
+
+void SendQueue::StartCatalogSync(const std::string& raw,
+                                 const MessageInfo& info) {
+  json meta;
+  if (core_->relay()) {
+    // A relayed 2026-07-28 client's lists go as its request would: on its
+    // wire, with its `_meta` (less what belongs to that one request).
+    json params = ParamsOf(raw);
+    auto found = params.find("_meta");
+    if (found != params.end() && found->is_object() &&
+        found->contains(kModernVersionMetaKey)) {
+      meta = *found;
+      meta.erase("progressToken");
+      if (core_->identity.transport == "streamableHttp") {
+        RelayModernWire(raw, info);
+      }
+    }
+  }
+  core_->catalog_sync->Start(std::move(meta));
 }
 
 void SendQueue::AnswerLocally(const MessageInfo& info, const std::string& raw,
@@ -457,8 +497,8 @@ void SendQueue::SendInternalRequest(const std::string& method,
   bool stateless;
   {
     absl::MutexLock lock(&core_->mu);
-    stateless =
-        core_->era == SessionEra::kModern || core_->era == SessionEra::kProbing;
+    stateless = core_->era == SessionEra::kModern ||
+                core_->era == SessionEra::kProbing || relay_stateless_;
   }
   absl::Status sent = TransportSend(std::move(raw), stateless);
   if (!sent.ok()) {

@@ -44,7 +44,8 @@ class SendQueue {
   void SendChecked(std::string raw, MessageInfo info, CallLimits limits,
                    ResponseCallback done,
                    std::shared_ptr<const InterceptNote> note = nullptr);
-  // Queues a message until the session is CONNECTED, sends it now, or
+  // Queues a message until the session is CONNECTED (and, for a pinned
+  // server, its catalog listed: upstream_catalog_sync.h), sends it now, or
   // fails it if the session ended or is closing.
   void Dispatch(QueuedMessage message) ABSL_LOCKS_EXCLUDED(core_->mu);
 
@@ -97,6 +98,10 @@ class SendQueue {
   // headers (true); `initialize` turns it back to the handshake era's
   // session (false); anything else keeps the wire as it is (false).
   bool RelayModernWire(const std::string& raw, const MessageInfo& info)
+      ABSL_LOCKS_EXCLUDED(core_->mu);
+  // Begins the catalog's lists (upstream_catalog_sync.h) for the request
+  // `raw` that waits for them.
+  void StartCatalogSync(const std::string& raw, const MessageInfo& info)
       ABSL_LOCKS_EXCLUDED(core_->mu);
   // Learns the x-mcp-header parameters of a tools/list answer's tools.
   void LearnToolHeaders(const std::string& answer);

@@ -13,6 +13,7 @@
 #include "common/errors.h"
 #include "server/engine/intercept_glue.h"
 #include "server/engine/tasks_session.h"
+#include "server/engine/upstream_catalog_sync.h"
 #include "server/engine/upstream_connect.h"
 #include "server/engine/upstream_core.h"
 #include "server/engine/upstream_inbound.h"
@@ -51,6 +52,7 @@ std::shared_ptr<UpstreamSession> UpstreamSession::Create(
   wired.rounds = session->rounds_.get();
   wired.tasks = session->tasks_.get();
   wired.listen = session->listen_.get();
+  wired.catalog_sync = session->catalog_sync_.get();
   std::weak_ptr<UpstreamSession> weak = session;
   wired.inflight = std::make_unique<InflightRequests>(
       clock, [weak](int64_t id, InflightRequests::Request request, bool total) {
@@ -68,7 +70,8 @@ UpstreamSession::UpstreamSession(std::unique_ptr<UpstreamCore> core)
       inbound_(std::make_unique<InboundRouter>(core_.get())),
       rounds_(std::make_unique<InputRounds>(core_.get())),
       tasks_(std::make_unique<TaskFollower>(core_.get())),
-      listen_(std::make_unique<ListenStreams>(core_.get())) {}
+      listen_(std::make_unique<ListenStreams>(core_.get())),
+      catalog_sync_(std::make_unique<CatalogSync>(core_.get())) {}
 
 UpstreamSession::~UpstreamSession() {
   // The last owner may be a transport callback; a transport must not be

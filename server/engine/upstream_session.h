@@ -65,8 +65,10 @@
 // CONNECTED, the wire; upstream_send.h), InboundRouter (the server's
 // messages and the answers to its requests; upstream_inbound.h),
 // InputRounds (multi round-trip requests; upstream_input_rounds.h),
-// TaskFollower (tasks; tasks_session.h) and ListenStreams
-// (subscriptions/listen; upstream_listen.h). The session itself creates
+// TaskFollower (tasks; tasks_session.h), ListenStreams
+// (subscriptions/listen; upstream_listen.h) and CatalogSync (a pinned
+// server's catalog listed before the callers' requests;
+// upstream_catalog_sync.h). The session itself creates
 // them, ends the session, cancels requests and lists the queue.
 //
 // Thread-safe. Owner callbacks (Hooks) and response callbacks run without
@@ -168,6 +170,7 @@ class InboundRouter;
 class InputRounds;
 class TaskFollower;
 class ListenStreams;
+class CatalogSync;
 
 class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
  public:
@@ -327,6 +330,7 @@ class UpstreamSession : public std::enable_shared_from_this<UpstreamSession> {
   const std::unique_ptr<InputRounds> rounds_;
   const std::unique_ptr<TaskFollower> tasks_;
   const std::unique_ptr<ListenStreams> listen_;
+  const std::unique_ptr<CatalogSync> catalog_sync_;
 };
 
 }  // namespace inspector::engine

@@ -335,6 +335,89 @@ TEST_F(CatalogPinsE2eTest, AChangedToolIsWithheldUntilApproved) {
   EXPECT_EQ(CtlJson({"drift", "fx", "--pending"})["changes"].size(), 0u);
 }
 
+// The lines of a fixture log file (none when it does not exist).
+std::vector<std::string> LogLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The server was upgraded and restarted with a changed tool, and a client
+// calls it from memory: no tools/list has passed since the change. The
+// session lists the catalog itself before the call goes, so the call is
+// refused, from a front-door client and from the daemon's own session.
+TEST_F(CatalogPinsE2eTest, AChangedToolIsRefusedBeforeAnyList) {
+  const std::string calls = dir_.File("fl-calls.log");
+  const std::string lists = dir_.File("fl-lists.log");
+  ProcessResult added = Ctl({"servers", "add", "fl", "--env",
+                             "FIXTURE_CALL_LOG=" + calls, "--env",
+                             "FIXTURE_LIST_LOG=" + lists, "--", "node",
+                             testing::kFixtureServer, "stdio"});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  // The first listing is the baseline; then the server is pinned.
+  ASSERT_EQ(Ctl({"tools", "fl"}).exit_code, 0);
+  ASSERT_EQ(Ctl({"servers", "pin", "fl"}).exit_code, 0);
+  // Upgraded and restarted: echo says something else now.
+  ProcessResult updated = Ctl(
+      {"servers", "update", "fl", "--env", "FIXTURE_CALL_LOG=" + calls,
+       "--env", "FIXTURE_LIST_LOG=" + lists, "--env",
+       std::string("FIXTURE_ECHO_DESCRIPTION=") + kEvil});
+  ASSERT_EQ(updated.exit_code, 0) << updated.err;
+  const size_t lists_before = LogLines(lists).size();
+
+  // A front-door client that calls without listing.
+  front_door_ = base_ + "/servers/fl/mcp";
+  std::string session = OpenSession();
+  json refused = CallEcho(session);
+  ASSERT_TRUE(refused.contains("error")) << refused.dump();
+  EXPECT_EQ(refused["error"].value("code", 0), -32003) << refused.dump();
+  EXPECT_EQ(refused["error"]["data"].value("reason", ""), "CATALOG_CHANGED")
+      << refused.dump();
+  EXPECT_EQ(refused.value("id", 0), 3) << refused.dump();
+  // The daemon's own session, connecting anew, refuses it too.
+  ProcessResult ctl_call = Ctl({"call", "fl", "echo", "message=hi"});
+  EXPECT_NE(ctl_call.exit_code, 0) << ctl_call.out;
+  EXPECT_THAT(ctl_call.err + ctl_call.out, HasSubstr("CATALOG_CHANGED"));
+  // Nothing was forwarded; the lists were the daemon's.
+  EXPECT_TRUE(LogLines(calls).empty());
+  std::vector<std::string> listed = LogLines(lists);
+  ASSERT_GT(listed.size(), lists_before);
+  EXPECT_THAT(std::vector<std::string>(listed.begin() + lists_before,
+                                       listed.end()),
+              ::testing::IsSupersetOf({"tools/list", "prompts/list",
+                                       "resources/list",
+                                       "resources/templates/list"}));
+  // The front-door session's own list is in its history, daemon-made
+  // (its id is not the client's), answered there and not to the client.
+  HttpResult history =
+      Rest("GET", "/api/history?serverId=fl&method=tools%2Flist");
+  ASSERT_EQ(history.status, 200) << history.body;
+  EXPECT_THAT(history.body, HasSubstr("\"result\""));
+}
+
+// An unpinned server's sessions list nothing of their own.
+TEST_F(CatalogPinsE2eTest, AnUnpinnedServersSessionsMakeNoExtraList) {
+  const std::string lists = dir_.File("fu-lists.log");
+  ProcessResult added =
+      Ctl({"servers", "add", "fu", "--env", "FIXTURE_LIST_LOG=" + lists, "--",
+           "node", testing::kFixtureServer, "stdio"});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  front_door_ = base_ + "/servers/fu/mcp";
+  std::string session = OpenSession();
+  EXPECT_EQ(CallEcho(session)["result"]["content"][0].value("text", ""), "hi");
+  EXPECT_EQ(Ctl({"call", "fu", "echo", "message=hi"}).exit_code, 0);
+  EXPECT_TRUE(LogLines(lists).empty());
+  // Pinned, a new session lists its catalog once before its call.
+  ASSERT_EQ(Ctl({"servers", "pin", "fu"}).exit_code, 0);
+  session = OpenSession();
+  EXPECT_EQ(CallEcho(session)["result"]["content"][0].value("text", ""), "hi");
+  EXPECT_EQ(LogLines(lists),
+            (std::vector<std::string>{"tools/list", "prompts/list",
+                                      "resources/list",
+                                      "resources/templates/list"}));
+}
+
 }  // namespace
 }  // namespace catalog_pins_e2e_test
 }  // namespace inspector

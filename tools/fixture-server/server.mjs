@@ -569,7 +569,13 @@ class Session {
       });
     const server = this.server;
 
+    // FIXTURE_LIST_LOG=FILE: one line per list request received (its
+    // method), for tests that count who listed.
+    const logList = (method) => {
+      if (process.env.FIXTURE_LIST_LOG) fs.appendFileSync(process.env.FIXTURE_LIST_LOG, `${method}\n`);
+    };
     server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      logList('tools/list');
       // FIXTURE_HOLD_TOOLS_LIST=FILE: while FILE exists, tools/list is not
       // answered (a test holds the answer back, then removes FILE).
       const hold = process.env.FIXTURE_HOLD_TOOLS_LIST;
@@ -589,10 +595,14 @@ class Session {
       return tool.run(args, this, extra);
     });
 
-    server.setRequestHandler(ListResourcesRequestSchema,
-      (request) => paginate(RESOURCES, request.params?.cursor, 'resources'));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema,
-      (request) => paginate(RESOURCE_TEMPLATES, request.params?.cursor, 'resourceTemplates'));
+    server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+      logList('resources/list');
+      return paginate(RESOURCES, request.params?.cursor, 'resources');
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) => {
+      logList('resources/templates/list');
+      return paginate(RESOURCE_TEMPLATES, request.params?.cursor, 'resourceTemplates');
+    });
     server.setRequestHandler(ReadResourceRequestSchema,
       (request) => ({ contents: [readResource(request.params.uri)] }));
     server.setRequestHandler(SubscribeRequestSchema, (request) => {
@@ -605,8 +615,10 @@ class Session {
       return {};
     });
 
-    server.setRequestHandler(ListPromptsRequestSchema,
-      (request) => paginate(PROMPTS, request.params?.cursor, 'prompts'));
+    server.setRequestHandler(ListPromptsRequestSchema, (request) => {
+      logList('prompts/list');
+      return paginate(PROMPTS, request.params?.cursor, 'prompts');
+    });
     server.setRequestHandler(GetPromptRequestSchema,
       (request) => getPrompt(request.params.name, request.params.arguments));
     server.setRequestHandler(CompleteRequestSchema, (request) => complete(request.params));
