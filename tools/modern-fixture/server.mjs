@@ -10,6 +10,8 @@
 //   node server.mjs --http               Streamable HTTP on 127.0.0.1, port 0;
 //                                        prints "listening on http://127.0.0.1:PORT/mcp"
 //   node server.mjs --http --modern-only the same, refusing the handshake era
+//   --echo-prefix P                      echo answers P before the text (a
+//                                        server whose answers changed)
 //   --ttl-ms N                           list results say they stay fresh N ms
 //                                        (ttlMs; tools/list "public", the
 //                                        other lists "private"); without it
@@ -83,6 +85,9 @@ const modernOnly = args.includes('--modern-only');
 const maxIndex = args.indexOf('--max-seconds');
 const maxSeconds = maxIndex >= 0 ? Number(args[maxIndex + 1]) : 600;
 setTimeout(() => process.exit(0), maxSeconds * 1000).unref();
+
+const echoIndex = args.indexOf('--echo-prefix');
+const echoPrefix = echoIndex >= 0 ? args[echoIndex + 1] : '';
 
 const ttlIndex = args.indexOf('--ttl-ms');
 const ttlMs = ttlIndex >= 0 ? Number(args[ttlIndex + 1]) : undefined;
@@ -289,7 +294,7 @@ function createServer() {
   server.registerTool('echo', {
     description: 'Returns its text',
     inputSchema: z.object({ text: z.string() }),
-  }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  }, async ({ text }) => ({ content: [{ type: 'text', text: `${echoPrefix}${text}` }] }));
 
   server.registerTool('confirm', {
     description: 'Asks the user to confirm ACTION (elicitation through a multi round-trip request)',
