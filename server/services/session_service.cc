@@ -117,7 +117,9 @@ sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
       plan.messages.push_back(m.raw());
     } else if (m.kind() == "response" || m.kind() == "error") {
       auto method = server_request_method.find(m.correlated_id());
-      json parsed = json::parse(m.raw(), nullptr, false);
+      // Ordered: the answer is given back with its members as recorded.
+      nlohmann::ordered_json parsed =
+          nlohmann::ordered_json::parse(m.raw(), nullptr, false);
       if (method == server_request_method.end() || !parsed.is_object()) {
         continue;
       }

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 
@@ -79,31 +80,37 @@ class Replay : public std::enable_shared_from_this<Replay> {
     const std::string method = message["method"].is_string()
                                    ? message["method"].get<std::string>()
                                    : "";
-    json answer = {{"jsonrpc", "2.0"}, {"id", message["id"]}};
+    // The recorded answer goes as it was recorded, its members in their
+    // order (a server may show them as they came).
+    std::string member = "result";
+    std::string value;
     std::shared_ptr<engine::UpstreamSession> session;
     {
       absl::MutexLock lock(&mu_);
       session = session_;
       auto recorded = plan_.answers.find(method);
       if (method == "ping") {
-        answer["result"] = json::object();
+        value = "{}";
       } else if (recorded != plan_.answers.end() &&
                  !recorded->second.empty()) {
         ReplayPlan::Answer a = std::move(recorded->second.front());
         recorded->second.pop_front();
-        json value = json::parse(a.json, nullptr, false);
-        if (value.is_discarded()) value = json::object();
-        answer[a.is_error ? "error" : "result"] = std::move(value);
+        if (a.is_error) member = "error";
+        value = json::accept(a.json) ? std::move(a.json) : "{}";
       } else {
-        answer["error"] = {
-            {"code", -32601},
-            {"message", "not answered: the replayed recording has no answer "
-                        "to " + method}};
+        member = "error";
+        value = json{{"code", -32601},
+                     {"message",
+                      "not answered: the replayed recording has no answer "
+                      "to " + method}}
+                    .dump();
       }
     }
     if (session == nullptr) return;
-    session->Send(answer.dump(), ReplayLimits(),
-                  [](absl::StatusOr<std::string>) {});
+    session->Send(absl::StrCat(R"({"jsonrpc":"2.0","id":)",
+                               message["id"].dump(), R"(,")", member, R"(":)",
+                               value, "}"),
+                  ReplayLimits(), [](absl::StatusOr<std::string>) {});
   }
 
   // Set once by Start, before any message is sent; plan_ is then only

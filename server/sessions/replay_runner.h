@@ -34,7 +34,8 @@ struct ReplayPlan {
   // Client-to-server messages (JSON text) in order; initialize first.
   std::vector<std::string> messages;
   // Answers for the live server's requests, by method: the JSON text of a
-  // JSON-RPC response's "result" (or of an "error" object when is_error).
+  // JSON-RPC response's "result" (or of an "error" object when is_error),
+  // its members in their recorded order; sent as it is.
   struct Answer {
     std::string json;
     bool is_error = false;
