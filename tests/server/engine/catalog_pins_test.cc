@@ -220,6 +220,21 @@ TEST_F(CatalogPinsTest, ARefusalIsAJsonRpcErrorWithTheReason) {
   EXPECT_EQ(refusal["error"]["message"], verdict.message);
 }
 
+// What waits for a pinned session's own lists: the calls the screen
+// judges and the lists it filters; nothing else.
+TEST(PinsCatalogTest, ScreensTheCallsAndTheLists) {
+  for (const char* method :
+       {"tools/call", "prompts/get", "resources/read", "resources/subscribe",
+        "tools/list", "prompts/list", "resources/list",
+        "resources/templates/list"}) {
+    EXPECT_TRUE(CatalogPins::Screens(method)) << method;
+  }
+  for (const char* method : {"initialize", "server/discover", "ping",
+                             "completion/complete", "subscriptions/listen"}) {
+    EXPECT_FALSE(CatalogPins::Screens(method)) << method;
+  }
+}
+
 TEST(PinsCatalogTest, OnlyTrueInExtraPins) {
   v1::ServerConfig config;
   EXPECT_FALSE(PinsCatalog(config));
