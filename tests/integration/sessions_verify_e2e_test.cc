@@ -230,6 +230,53 @@ TEST_F(VerifyTest, AModernOnlyServersRecordingVerifies) {
   EXPECT_THAT(changed.out, HasSubstr("changed: modern words"));
 }
 
+// The same over Streamable HTTP: the replay's requests go stateless, with
+// the revision's headers.
+TEST_F(VerifyTest, AModernOnlyHttpServersRecordingVerifies) {
+  auto start = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kNode22, kModernFixture, "--http",
+                                     "--modern-only", "--max-seconds", "200"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::string error;
+    auto peer = PeerProcess::Start(argv, {}, "listening on http://", &error);
+    EXPECT_NE(peer, nullptr) << error;
+    return peer;
+  };
+  auto url_of = [](const PeerProcess& peer) {
+    std::string url = peer.ready_line();
+    url = url.substr(url.find("http://"));
+    while (!url.empty() && (url.back() == '\n' || url.back() == '\r')) {
+      url.pop_back();
+    }
+    return url;
+  };
+  auto same = start({});
+  auto changed = start({"--echo-prefix", "changed: "});
+  ASSERT_NE(same, nullptr);
+  ASSERT_NE(changed, nullptr);
+  MustCtl({"servers", "add", "modern-http", "--protocol", "modern", "--url",
+           url_of(*same)});
+  MustCtl({"servers", "add", "modern-http-changed", "--protocol", "modern",
+           "--url", url_of(*changed)});
+  MustCtl({"tools", "modern-http"});
+  EXPECT_THAT(
+      MustCtl({"call", "modern-http", "where", "region=eu-west"}).out,
+      HasSubstr("region eu-west"));
+  EXPECT_THAT(MustCtl({"call", "modern-http", "echo", "text=over http"}).out,
+              HasSubstr("over http"));
+  const std::string id = NewestSession("modern-http");
+  ASSERT_FALSE(id.empty());
+
+  ProcessResult verified =
+      Ctl({"sessions", "verify", id, "--against", "modern-http"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  ProcessResult differs =
+      Ctl({"sessions", "verify", id, "--against", "modern-http-changed"});
+  EXPECT_EQ(differs.exit_code, 1) << differs.out << differs.err;
+  EXPECT_THAT(differs.out, HasSubstr("/result/content/0/text"));
+}
+
 // A client of the stdio proxy (the TypeScript SDK) answers the server's
 // sampling, elicitation and roots requests; the verify answers them from
 // the recording. A server that asks something the recording never
