@@ -235,7 +235,10 @@ void AddCatalogPinCommands(CLI::App* parent, Context* context,
                "or new since the first listing) are left out of list answers\n"
                "and their calls refused, for every client (front doors,\n"
                "conversions, the desktop proxy, REST, gRPC), until\n"
-               "`inspectorctl drift approve`. Also `inspectorctl drift pin`."
+               "`inspectorctl drift approve`. Each session to the server\n"
+               "lists its catalog before its first call goes, so a tool\n"
+               "changed while the server was down is refused too.\n"
+               "Also `inspectorctl drift pin`."
              : "Removes \"pinCatalog\" from the server's configuration."},
         pin_flags, RunDriftPin);
     AddServerArgument(command, &pin_flags->server);
