@@ -16,13 +16,15 @@
 // 10,000 carries the rare word "zebracorn", one in 20 the word "weather".
 //
 //   history_scale_bench [--messages N] [--dir DIR] [--keep] [--runs R]
-//                       [--append-rate M]
+//                       [--append-rate M] [--history FILE]
 //
 // N defaults to 200,000 (a quick run); the targets are for 10,000,000. The
 // file goes to a new directory under DIR (default $TMPDIR or /tmp), removed
 // at the end unless --keep. R (default 30) runs per query shape. M
 // (default 200: ten times a busy week's average) messages per second
-// appended while the queries run.
+// appended while the queries run. --history FILE times the queries on a
+// history an earlier run kept (--keep) instead of building one: the file
+// is appended to and indexed, never removed; "now" is its newest message.
 // Also measures the writer's rate with small (200-byte) messages with the
 // index on and, in turns in the same run, without it (the baseline the
 // index's cost is judged against). Exits 0 when every
@@ -83,8 +85,7 @@ int64_t FileSize(const std::string& path) {
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       since)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
       .count();
 }
 
@@ -125,10 +126,10 @@ class Traffic {
     const int server = session % kServers;
     const int kind = Uniform(0, 99);
     if (kind < 10) {
-      MessageRecord note = Base(writer, ts, server, session, false,
-                                "notification");
-      note.method = kind < 5 ? "notifications/progress"
-                             : "notifications/message";
+      MessageRecord note =
+          Base(writer, ts, server, session, false, "notification");
+      note.method =
+          kind < 5 ? "notifications/progress" : "notifications/message";
       note.raw = absl::StrCat(R"({"jsonrpc":"2.0","method":")", note.method,
                               R"(","params":{"data":")", Text(Size(80, 600)),
                               R"("}})");
@@ -137,9 +138,9 @@ class Traffic {
     }
     const bool from_server = kind == 10;
     static const char* const kMethods[] = {
-        "tools/call", "tools/call", "tools/call", "tools/call", "tools/call",
-        "tools/call", "resources/read", "resources/read", "tools/list",
-        "prompts/get", "resources/list", "ping"};
+        "tools/call", "tools/call",  "tools/call",     "tools/call",
+        "tools/call", "tools/call",  "resources/read", "resources/read",
+        "tools/list", "prompts/get", "resources/list", "ping"};
     const char* method =
         from_server ? (Uniform(0, 1) ? "sampling/createMessage" : "roots/list")
                     : kMethods[Uniform(0, 11)];
@@ -148,7 +149,8 @@ class Traffic {
     request.method = method;
     const std::string rpc_id = absl::StrCat(request.id);
     request.jsonrpc_id = rpc_id;
-    std::string words = Text(static_cast<size_t>(100 * std::pow(20.0, Real() * Real())));
+    std::string words =
+        Text(static_cast<size_t>(100 * std::pow(20.0, Real() * Real())));
     if (Uniform(0, 9999) == 0) words += " zebracorn";
     if (Uniform(0, 19) == 0) words += " weather";
     if (std::strcmp(method, "tools/call") == 0) {
@@ -158,10 +160,10 @@ class Traffic {
     } else if (std::strcmp(method, "prompts/get") == 0) {
       request.target = absl::StrCat("prompt_", words_[Uniform(0, 49)]);
     }
-    request.raw = absl::StrCat(R"({"jsonrpc":"2.0","id":)", rpc_id,
-                               R"(,"method":")", method,
-                               R"(","params":{"name":")", request.target,
-                               R"(","arguments":{"text":")", words, R"("}}})");
+    request.raw =
+        absl::StrCat(R"({"jsonrpc":"2.0","id":)", rpc_id, R"(,"method":")",
+                     method, R"(","params":{"name":")", request.target,
+                     R"(","arguments":{"text":")", words, R"("}}})");
     const int64_t request_id = request.id;
     writer.Append(std::move(request));
 
@@ -178,20 +180,21 @@ class Traffic {
                                 R"(,"error":{"code":-32603,"message":")",
                                 Text(Size(40, 300)), R"("}})");
     } else {
-      size_t size = static_cast<size_t>(100 * std::pow(1000.0, std::pow(Real(), 5)));
+      size_t size =
+          static_cast<size_t>(100 * std::pow(1000.0, std::pow(Real(), 5)));
       if (Uniform(0, 124999) == 0) size = 5 << 20;
-      answer.raw = absl::StrCat(
-          R"({"jsonrpc":"2.0","id":)", rpc_id,
-          R"(,"result":{"content":[{"type":"text","text":")", Text(size),
-          R"("}]}})");
+      answer.raw =
+          absl::StrCat(R"({"jsonrpc":"2.0","id":)", rpc_id,
+                       R"(,"result":{"content":[{"type":"text","text":")",
+                       Text(size), R"("}]}})");
     }
     writer.Append(std::move(answer));
     return 2;
   }
 
  private:
-  MessageRecord Base(HistoryWriter& writer, int64_t ts, int server,
-                     int session, bool client_to_server, const char* kind) {
+  MessageRecord Base(HistoryWriter& writer, int64_t ts, int server, int session,
+                     bool client_to_server, const char* kind) {
     MessageRecord record;
     record.id = writer.NextMessageId();
     record.ts_ms = ts;
@@ -205,7 +208,9 @@ class Traffic {
     return std::uniform_int_distribution<int>(low, high)(rng_);
   }
   double Real() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
-  size_t Size(int low, int high) { return static_cast<size_t>(Uniform(low, high)); }
+  size_t Size(int low, int high) {
+    return static_cast<size_t>(Uniform(low, high));
+  }
   // About `bytes` of words.
   std::string Text(size_t bytes) {
     std::string text;
@@ -316,7 +321,8 @@ double SmallMessageRate(const std::string& path, inspector::Clock* clock,
     response.raw = absl::StrCat(
         R"({"jsonrpc":"2.0","id":)", i,
         R"(,"result":{"content":[{"type":"text","text":"hello from message )",
-        i, R"( lorem ipsum dolor sit amet consectetur adipiscing elit sed"}]}})");
+        i,
+        R"( lorem ipsum dolor sit amet consectetur adipiscing elit sed"}]}})");
     (*writer)->Append(std::move(request));
     (*writer)->Append(std::move(response));
   }
@@ -345,6 +351,7 @@ int main(int argc, char** argv) {
   bool keep = false;
   int runs = 30;
   int append_rate = 200;
+  std::string history;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--messages") == 0 && i + 1 < argc) {
       messages = std::atoll(argv[++i]);
@@ -354,12 +361,14 @@ int main(int argc, char** argv) {
       runs = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--append-rate") == 0 && i + 1 < argc) {
       append_rate = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--history") == 0 && i + 1 < argc) {
+      history = argv[++i];
     } else if (std::strcmp(argv[i], "--keep") == 0) {
       keep = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--messages N] [--dir DIR] [--keep] [--runs R] "
-                   "[--append-rate M]\n",
+                   "[--append-rate M] [--history FILE]\n",
                    argv[0]);
       return 1;
     }
@@ -374,11 +383,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string dir = pattern;
-  const std::string path = dir + "/history.db";
+  const std::string path = history.empty() ? dir + "/history.db" : history;
   inspector::TimerQueue clock;
-  std::printf("history_scale_bench: %s messages into %s (CPU %s, load %s)\n",
-              Grouped(messages).c_str(), path.c_str(),
-              inspector::bench::CpuModel().c_str(),
+  if (!history.empty()) {
+    auto db = Database::Open(path);
+    if (!db.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                   db.status().ToString().c_str());
+      return 1;
+    }
+    auto count = (*db)->Prepare("SELECT count(*) FROM messages");
+    if (!count.ok() || !count->Step().value_or(false)) return 1;
+    messages = count->ColumnInt64(0);
+  }
+  std::printf("history_scale_bench: %s messages %s %s (CPU %s, load %s)\n",
+              Grouped(messages).c_str(), history.empty() ? "into" : "in",
+              path.c_str(), inspector::bench::CpuModel().c_str(),
               inspector::bench::LoadAverage().c_str());
   bool ok = true;
   auto finish = [&](int code) {
@@ -407,12 +427,19 @@ int main(int argc, char** argv) {
     return finish(1);
   }
   Traffic traffic(42);
-  // A week of traffic, ending now.
-  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  // A week of traffic, ending now (or at the given history's last message).
+  int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  if (!history.empty()) {
+    auto db = Database::Open(path);
+    if (!db.ok()) return finish(1);
+    auto newest = (*db)->Prepare("SELECT max(ts) FROM messages");
+    if (!newest.ok() || !newest->Step().value_or(false)) return finish(1);
+    now_ms = newest->ColumnInt64(0);
+  }
   const int64_t first_ts = now_ms - 7 * 24 * 3600 * 1000LL;
   const double step_ms = 7.0 * 24 * 3600 * 1000 / static_cast<double>(messages);
   const auto build_start = std::chrono::steady_clock::now();
-  int64_t written = 0;
+  int64_t written = history.empty() ? 0 : messages;
   int64_t next_flush = 20000;
   while (written < messages) {
     written += traffic.Step(**writer,
@@ -459,20 +486,26 @@ int main(int argc, char** argv) {
     }
   }
   const int64_t disk = disk_bytes;
-  std::printf(
-      "  built %s messages in %.1f s: %s msg/s, %.1f MB/s of payload, with "
-      "the indexer running; it had %s messages left to index at the end, "
-      "done %.1f s later\n",
-      Grouped(written).c_str(), build_seconds,
-      Grouped(written / build_seconds).c_str(),
-      static_cast<double>(stored) / build_seconds / 1e6,
-      Grouped(static_cast<double>(*left)).c_str(), catch_up_seconds);
+  if (!history.empty()) {
+    std::printf("  indexed the %s messages left to index in %.1f s\n",
+                Grouped(static_cast<double>(*left)).c_str(), catch_up_seconds);
+  } else {
+    std::printf(
+        "  built %s messages in %.1f s: %s msg/s, %.1f MB/s of payload, with "
+        "the indexer running; it had %s messages left to index at the end, "
+        "done %.1f s later\n",
+        Grouped(written).c_str(), build_seconds,
+        Grouped(written / build_seconds).c_str(),
+        static_cast<double>(stored) / build_seconds / 1e6,
+        Grouped(static_cast<double>(*left)).c_str(), catch_up_seconds);
+  }
   std::printf(
       "  disk %.1f MiB in use (WAL %.1f MiB apart): %s bytes per message; "
       "payload %.1f MiB as sent (%.1f MiB stored after the 1 MiB cut): "
       "%.2fx the stored payload\n",
-      disk / 1048576.0, FileSize(path + "-wal") / 1048576.0, Grouped(static_cast<double>(disk) / written).c_str(),
-      payload / 1048576.0, stored / 1048576.0,
+      disk / 1048576.0, FileSize(path + "-wal") / 1048576.0,
+      Grouped(static_cast<double>(disk) / written).c_str(), payload / 1048576.0,
+      stored / 1048576.0,
       static_cast<double>(disk) / static_cast<double>(stored));
 
   // 2. Queries, while the writer keeps appending.
@@ -505,23 +538,25 @@ int main(int argc, char** argv) {
     if (shape.query.limit() == 0) shape.query.set_limit(50);
     shapes.push_back(shape);
   };
-  auto add_list = [&](const std::string& name, Shape::Kind kind,
-                      const std::function<void(v1::ListMessagesRequest*)>& set) {
-    Shape shape;
-    shape.name = name;
-    shape.kind = kind;
-    shape.history = false;
-    set(&shape.list);
-    if (shape.list.limit() == 0) shape.list.set_limit(50);
-    shapes.push_back(shape);
-  };
+  auto add_list =
+      [&](const std::string& name, Shape::Kind kind,
+          const std::function<void(v1::ListMessagesRequest*)>& set) {
+        Shape shape;
+        shape.name = name;
+        shape.kind = kind;
+        shape.history = false;
+        set(&shape.list);
+        if (shape.list.limit() == 0) shape.list.set_limit(50);
+        shapes.push_back(shape);
+      };
   const std::string server = ServerId(7);
   const std::string session = SessionId(1207);
   const double since = static_cast<double>(now_ms - 6 * 3600 * 1000LL);
   using Q = v1::QueryHistoryRequest;
   using L = v1::ListMessagesRequest;
   add("history: no filter", Shape::kFirst, [](Q*) {});
-  add("history: server", Shape::kFirst, [&](Q* q) { q->set_server_id(server); });
+  add("history: server", Shape::kFirst,
+      [&](Q* q) { q->set_server_id(server); });
   add("history: method", Shape::kFirst,
       [](Q* q) { q->set_method("resources/read"); });
   add("history: session", Shape::kFirst,
@@ -590,14 +625,14 @@ int main(int argc, char** argv) {
     const int64_t depth = std::min<int64_t>(100000, messages / 4);
     auto key = (*db)->Prepare(absl::StrCat(
         "SELECT ts, id FROM messages WHERE kind = 'request' ORDER BY ts DESC,"
-        " id DESC LIMIT 1 OFFSET ", depth));
+        " id DESC LIMIT 1 OFFSET ",
+        depth));
     if (key.ok() && key->Step().value_or(false)) {
       const std::string token =
           absl::StrCat(key->ColumnInt64(0), ":", key->ColumnInt64(1));
       add(absl::StrCat("history: deep keyset (", Grouped(depth), " in)"),
           Shape::kDeep, [&](Q* q) { q->set_page_token(token); });
-      add(absl::StrCat("history: deep keyset, text (", Grouped(depth),
-                       " in)"),
+      add(absl::StrCat("history: deep keyset, text (", Grouped(depth), " in)"),
           Shape::kDeep, [&](Q* q) {
             q->set_page_token(token);
             q->set_text("weather");
@@ -672,8 +707,8 @@ int main(int argc, char** argv) {
         verdict = "(for comparison)";
         break;
     }
-    std::printf("  %-42s %9.2f %9.2f %9s %s\n", shape.name.c_str(),
-                figures.p50, figures.p99, total.c_str(), verdict);
+    std::printf("  %-42s %9.2f %9.2f %9s %s\n", shape.name.c_str(), figures.p50,
+                figures.p99, total.c_str(), verdict);
     std::fflush(stdout);
   }
   stop = true;
