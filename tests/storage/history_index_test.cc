@@ -526,6 +526,55 @@ TEST_F(HistoryIndexTest, LargeTotalsAreMarkedAsEstimates) {
   EXPECT_FALSE(history.total_is_estimate());
 }
 
+// A text search narrowed by another filter counts among the index's newest
+// kTextCountHits (5,000) hits for the text only: a server with one call in
+// 50 would otherwise have its count read 50,000 hits.
+TEST_F(HistoryIndexTest, TextCountStopsAtTheIndexsNewestHits) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.delay = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<HistoryIndexer> indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  // 6,000 calls with "many"; server "rare" has the oldest 10 and the
+  // newest 10.
+  for (int i = 0; i < 6000; ++i) {
+    Call(1000 + i, i < 10 || i >= 5990 ? "rare" : "srv", "many");
+  }
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(indexer->IndexPending().status());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+  v1::QueryHistoryRequest query;
+  query.set_text("many");
+  query.set_server_id("rare");
+  query.set_limit(5);
+  ASSERT_OK_AND_ASSIGN(auto history, reader->QueryHistory(query));
+  EXPECT_EQ(history.entries_size(), 5);
+  EXPECT_EQ(history.total(), 10u);  // the oldest 10 are below the newest 5,000
+  EXPECT_TRUE(history.total_is_estimate());
+  // The page itself is not bounded: every match is reachable.
+  query.set_limit(50);
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_EQ(history.entries_size(), 20);
+  EXPECT_EQ(history.total(), 20u);  // never fewer than the page holds
+  EXPECT_TRUE(history.total_is_estimate());
+  v1::ListMessagesRequest list;
+  list.set_text("many");
+  list.set_server_id("rare");
+  list.set_limit(5);
+  ASSERT_OK_AND_ASSIGN(auto messages, reader->ListMessages(list));
+  EXPECT_EQ(messages.messages_size(), 5);
+  EXPECT_EQ(messages.total(), 10u);
+  EXPECT_TRUE(messages.total_is_estimate());
+  // Fewer hits than that: exact.
+  Call(9000, "rare", "seldom");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(indexer->IndexPending().status());
+  query.set_text("seldom");
+  ASSERT_OK_AND_ASSIGN(history, reader->QueryHistory(query));
+  EXPECT_EQ(history.total(), 1u);
+  EXPECT_FALSE(history.total_is_estimate());
+}
+
 TEST_F(HistoryIndexTest, BadPageTokenIsRefused) {
   ASSERT_OK(writer_->Flush());
   ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
