@@ -223,11 +223,11 @@ constexpr int64_t kCountCap = 1000;
 // A text search's count looks at this many candidates at most (each costs
 // a row read); if more remain, total_is_estimate.
 constexpr int64_t kTextCountScan = 5000;
-// ... and at the index's newest this many hits at most, before the other
-// filters: a filter that lets one hit in 50 through (a server) would
-// otherwise read 50,000 hits to count to kCountCap (170 ms at 10 M
-// messages). Counting stops at the hit this far down; the total is then
-// an estimate.
+// ... and, narrowed to a server or session, among the index's newest
+// this many hits at most: a filter that lets one hit in 50 through (a
+// server) would otherwise read 50,000 hits to count to kCountCap (170 ms
+// at 10 M messages). Counting stops at the hit this far down; the total
+// is then an estimate.
 constexpr int64_t kTextCountHits = 5000;
 
 // A page_token: the (ts, id) of the last row of the previous page.
@@ -428,6 +428,8 @@ struct HitFilter {
   std::string server_id;
   std::string session_id;
 
+  bool empty() const { return server_id.empty() && session_id.empty(); }
+
   // " AND m.server_id = ? ..." for the hits' messages `m`.
   std::string Sql() const {
     std::string sql;
@@ -447,10 +449,13 @@ struct HitFilter {
   }
 };
 
-// Where a count of `text`'s matches stops (kTextCountHits): the id of the
-// index's kTextCountHits-th newest hit for it, whatever the other filters;
-// 0 if it has fewer.
-absl::StatusOr<int64_t> TextCountFloor(Database& db, const std::string& text) {
+// Where a count of `text`'s matches narrowed by `filter` stops
+// (kTextCountHits): the id of the index's kTextCountHits-th newest hit for
+// it, whatever the filter; 0 if it has fewer, or if there is no filter
+// (every hit is then a candidate, and kTextCountScan bounds the count).
+absl::StatusOr<int64_t> TextCountFloor(Database& db, const std::string& text,
+                                       const HitFilter& filter) {
+  if (filter.empty()) return 0;
   ASSIGN_OR_RETURN(Statement statement,
                    db.PrepareCached("SELECT rowid FROM messages_fts WHERE raw"
                                     " LIKE ? ORDER BY rowid DESC LIMIT 1"
@@ -534,24 +539,44 @@ absl::Status ForEachTextHit(
   }
 }
 
-// A session with at most this many messages is searched by scanning its
-// messages (through the session index) rather than through the text
-// index, whose hits for a common word are many more.
+// A session with at most this many messages is always searched by
+// scanning its messages (through the session index) rather than through
+// the text index, whose hits for a common word are many more.
 constexpr int64_t kSmallSession = 1000;
+// A session with at most this many messages is scanned too when the text
+// index has more than kScanRatio hits per message of the session: a
+// session's few matches of a common word would otherwise come from
+// reading every hit of the whole history (800 ms at 10 M messages for a
+// session of 2,000).
+constexpr int64_t kScannedSession = 10000;
+constexpr int64_t kScanRatio = 3;
 
-// Whether session `session_id` is small enough (kSmallSession) that a
-// text search within it scans its rows. False for no session.
-absl::StatusOr<bool> IsSmallSession(Database& db,
-                                    const std::string& session_id) {
+// Whether a search for `text` within session `session_id` scans the
+// session's rows (see kSmallSession, kScannedSession). False for no
+// session.
+absl::StatusOr<bool> ScansSession(Database& db, const std::string& session_id,
+                                  const std::string& text) {
   if (session_id.empty()) return false;
-  ASSIGN_OR_RETURN(Statement statement,
+  ASSIGN_OR_RETURN(Statement size,
                    db.PrepareCached(
                        "SELECT count(*) FROM (SELECT 1 FROM messages"
                        " WHERE session_id = ? LIMIT ?)"));
-  RETURN_IF_ERROR(statement.Bind(1, std::string_view(session_id)));
-  RETURN_IF_ERROR(statement.Bind(2, kSmallSession + 1));
-  ASSIGN_OR_RETURN(bool has_row, statement.Step());
-  return has_row && statement.ColumnInt64(0) <= kSmallSession;
+  RETURN_IF_ERROR(size.Bind(1, std::string_view(session_id)));
+  RETURN_IF_ERROR(size.Bind(2, kScannedSession + 1));
+  ASSIGN_OR_RETURN(bool has_row, size.Step());
+  const int64_t messages = has_row ? size.ColumnInt64(0) : 0;
+  if (messages <= kSmallSession) return true;
+  if (messages > kScannedSession) return false;
+  // Counting the index's hits stops as soon as they outnumber the
+  // session's messages kScanRatio to one.
+  ASSIGN_OR_RETURN(Statement hits,
+                   db.PrepareCached(
+                       "SELECT count(*) FROM (SELECT 1 FROM messages_fts"
+                       " WHERE raw LIKE ? LIMIT ?)"));
+  RETURN_IF_ERROR(hits.Bind(1, LikePattern(text)));
+  RETURN_IF_ERROR(hits.Bind(2, messages * kScanRatio));
+  ASSIGN_OR_RETURN(has_row, hits.Step());
+  return has_row && hits.ColumnInt64(0) >= messages * kScanRatio;
 }
 
 // How far past a page's last request its answers are looked for: a request
@@ -858,9 +883,9 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
   absl::MutexLock lock(&mu_);
   bool indexed_text = UsesTextIndex(request.text());
   if (indexed_text) {
-    ASSIGN_OR_RETURN(bool small_session,
-                     IsSmallSession(*db_, request.session_id()));
-    indexed_text = !small_session;
+    ASSIGN_OR_RETURN(bool scanned,
+                     ScansSession(*db_, request.session_id(), request.text()));
+    indexed_text = !scanned;
   }
   if (indexed_text) {
     // Each request matched (by its own text or an answer's) is checked
@@ -894,7 +919,7 @@ absl::StatusOr<v1::QueryHistoryResponse> HistoryReader::QueryHistory(
         *db_, request.text(), before, 0, filter,
         [&](int64_t id) { return read(id, /*count_only=*/false); }));
     page.StartCount();
-    ASSIGN_OR_RETURN(const int64_t floor, TextCountFloor(*db_, request.text()));
+    ASSIGN_OR_RETURN(const int64_t floor, TextCountFloor(*db_, request.text(), filter));
     RETURN_IF_ERROR(ForEachTextRequest(
         *db_, request.text(), 0, floor, filter,
         [&](int64_t id) { return read(id, /*count_only=*/true); }));
@@ -970,9 +995,9 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
   bool indexed_text =
       UsesTextIndex(request.text()) && request.message_id() == 0;
   if (indexed_text) {
-    ASSIGN_OR_RETURN(bool small_session,
-                     IsSmallSession(*db_, request.session_id()));
-    indexed_text = !small_session;
+    ASSIGN_OR_RETURN(bool scanned,
+                     ScansSession(*db_, request.session_id(), request.text()));
+    indexed_text = !scanned;
   }
   if (indexed_text) {
     // The text index yields the matches newest first; each is checked
@@ -1000,7 +1025,7 @@ absl::StatusOr<v1::ListMessagesResponse> HistoryReader::ListMessages(
         *db_, request.text(), token ? token->id : 0, 0, filter,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/false); }));
     page.StartCount();
-    ASSIGN_OR_RETURN(const int64_t floor, TextCountFloor(*db_, request.text()));
+    ASSIGN_OR_RETURN(const int64_t floor, TextCountFloor(*db_, request.text(), filter));
     RETURN_IF_ERROR(ForEachTextHit(
         *db_, request.text(), 0, floor, filter,
         [&](const TextHit& hit) { return read(hit, /*count_only=*/true); }));

@@ -575,6 +575,39 @@ TEST_F(HistoryIndexTest, TextCountStopsAtTheIndexsNewestHits) {
   EXPECT_FALSE(history.total_is_estimate());
 }
 
+// A search within a session of more than 1,000 messages goes through the
+// index unless the text is common (the index's hits outnumber the
+// session's messages three to one): then the session's own rows are read,
+// whole, which the hits found past a message's first 4,096 characters show.
+TEST_F(HistoryIndexTest, CommonTextWithinASessionScansTheSession) {
+  FakeClock clock;
+  HistoryIndexerOptions options;
+  options.delay = absl::ZeroDuration();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<HistoryIndexer> indexer,
+                       HistoryIndexer::Start(path_, &clock, options));
+  for (int i = 0; i < 10000; ++i) Call(1000 + i, "srv", "common");
+  for (int i = 0; i < 1500; ++i) Call(20000 + i, "big", "plain");
+  // Session sess-big: 3,002 messages; both words only past the index's
+  // 4,096 characters.
+  Call(30000, "big", std::string(5000, 'x') + " common zzfar");
+  ASSERT_OK(writer_->Flush());
+  ASSERT_OK(indexer->IndexPending().status());
+  ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
+  v1::ListMessagesRequest list;
+  list.set_session_id("sess-big");
+  list.set_text("common");  // 10,000 hits: the session is read
+  ASSERT_OK_AND_ASSIGN(auto messages, reader->ListMessages(list));
+  EXPECT_EQ(messages.messages_size(), 1);
+  list.set_text("zzfar");  // no hit: the index answers
+  ASSERT_OK_AND_ASSIGN(messages, reader->ListMessages(list));
+  EXPECT_EQ(messages.messages_size(), 0);
+  v1::QueryHistoryRequest query;
+  query.set_session_id("sess-big");
+  query.set_text("common");
+  ASSERT_OK_AND_ASSIGN(auto history, reader->QueryHistory(query));
+  EXPECT_EQ(history.entries_size(), 1);
+}
+
 TEST_F(HistoryIndexTest, BadPageTokenIsRefused) {
   ASSERT_OK(writer_->Flush());
   ASSERT_OK_AND_ASSIGN(auto reader, HistoryReader::Open(path_));
