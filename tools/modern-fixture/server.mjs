@@ -10,8 +10,15 @@
 //   node server.mjs --http               Streamable HTTP on 127.0.0.1, port 0;
 //                                        prints "listening on http://127.0.0.1:PORT/mcp"
 //   node server.mjs --http --modern-only the same, refusing the handshake era
-//   --echo-prefix P                      echo answers P before the text (a
-//                                        server whose answers changed)
+//   --echo-prefix P                      echo and confirm answer P before
+//                                        the text (a server whose answers
+//                                        changed)
+//   --state-per-process                  confirm's requestState names this
+//                                        process, and a retry carrying
+//                                        another's is refused (-32602)
+//   --confirm-asks-sampling              confirm asks for sampling instead
+//                                        of an elicitation (a server that
+//                                        asks something new)
 //   --ttl-ms N                           list results say they stay fresh N ms
 //                                        (ttlMs; tools/list "public", the
 //                                        other lists "private"); without it
@@ -91,6 +98,9 @@ const echoPrefix = echoIndex >= 0 ? args[echoIndex + 1] : '';
 
 const ttlIndex = args.indexOf('--ttl-ms');
 const ttlMs = ttlIndex >= 0 ? Number(args[ttlIndex + 1]) : undefined;
+
+const statePerProcess = args.includes('--state-per-process');
+const confirmAsksSampling = args.includes('--confirm-asks-sampling');
 
 const STATE_TOKEN = 'modern-fixture-state-v1';
 const CONFIG_URI = 'fixture://config';
@@ -300,6 +310,27 @@ function createServer() {
     description: 'Asks the user to confirm ACTION (elicitation through a multi round-trip request)',
     inputSchema: z.object({ action: z.string() }),
   }, async ({ action }, ctx) => {
+    const state = statePerProcess ? `${STATE_TOKEN}:${process.pid}:${action}`
+      : `${STATE_TOKEN}:${action}`;
+    const sent = ctx.mcpReq.requestState();
+    if (statePerProcess && sent !== undefined && sent !== state) {
+      throw new sdk.ProtocolError(-32602, `requestState ${sent} is not one this process gave`);
+    }
+    if (confirmAsksSampling) {
+      const sampled = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
+      if (sampled.kind !== 'sampling') {
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: `May I ${action}?` } }],
+              maxTokens: 20,
+            }),
+          },
+          requestState: state,
+        });
+      }
+      return { content: [{ type: 'text', text: `${echoPrefix}sampled ${action}` }] };
+    }
     const answer = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
     if (answer.kind !== 'elicit') {
       return inputRequired({
@@ -316,13 +347,13 @@ function createServer() {
             },
           }),
         },
-        requestState: `${STATE_TOKEN}:${action}`,
+        requestState: state,
       });
     }
     if (answer.action !== 'accept' || answer.content?.ok === false) {
-      return { content: [{ type: 'text', text: `declined ${action}` }] };
+      return { content: [{ type: 'text', text: `${echoPrefix}declined ${action}` }] };
     }
-    return { content: [{ type: 'text', text: `confirmed ${action} for ${answer.content?.name}` }] };
+    return { content: [{ type: 'text', text: `${echoPrefix}confirmed ${action} for ${answer.content?.name}` }] };
   });
 
   server.registerTool('open_url', {
