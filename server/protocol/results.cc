@@ -103,4 +103,82 @@ absl::StatusOr<std::string> BuildInputRetry(
   return message.dump();
 }
 
+bool IsInputRetry(const json& request) {
+  if (!request.is_object()) return false;
+  auto params = request.find("params");
+  return params != request.end() && params->is_object() &&
+         (params->contains("inputResponses") ||
+          params->contains("requestState"));
+}
+
+namespace {
+
+// The method of `asked` (one inputRequests entry), "" if it has none.
+std::string AskedMethod(const json& asked) {
+  if (!asked.is_object()) return "";
+  auto method = asked.find("method");
+  return method != asked.end() && method->is_string()
+             ? method->get<std::string>()
+             : "";
+}
+
+json AskedParams(const json& asked) {
+  if (!asked.is_object()) return json::object();
+  auto params = asked.find("params");
+  return params != asked.end() && params->is_object() ? *params
+                                                      : json::object();
+}
+
+}  // namespace
+
+RoundAnswers AnswerFromRecording(
+    const std::vector<InputRequest>& live,
+    const std::vector<RecordedRound>& recorded, size_t round,
+    std::set<std::pair<size_t, std::string>>* taken) {
+  RoundAnswers out;
+  // The recorded answer to (round r, key k), if it was asked `method` (and,
+  // when `params` is given, with those params) and not taken yet.
+  auto fits = [&](size_t r, const std::string& key, const std::string& method,
+                  const json* params) -> const json* {
+    if (r >= recorded.size() || taken->count({r, key}) != 0) return nullptr;
+    const RecordedRound& rec = recorded[r];
+    if (!rec.asked.is_object() || !rec.answered.is_object()) return nullptr;
+    auto asked = rec.asked.find(key);
+    auto answered = rec.answered.find(key);
+    if (asked == rec.asked.end() || answered == rec.answered.end()) {
+      return nullptr;
+    }
+    if (AskedMethod(*asked) != method) return nullptr;
+    if (params != nullptr && AskedParams(*asked) != *params) return nullptr;
+    return &*answered;
+  };
+  for (const InputRequest& request : live) {
+    std::optional<std::pair<size_t, std::string>> found;
+    if (fits(round, request.key, request.method, nullptr) != nullptr) {
+      found.emplace(round, request.key);
+    }
+    for (int pass = 0; pass < 2 && !found.has_value(); ++pass) {
+      for (size_t r = 0; r < recorded.size() && !found.has_value(); ++r) {
+        if (!recorded[r].asked.is_object()) continue;
+        for (auto& [key, asked] : recorded[r].asked.items()) {
+          (void)asked;
+          if (fits(r, key, request.method,
+                   pass == 0 ? &request.params : nullptr) != nullptr) {
+            found.emplace(r, key);
+            break;
+          }
+        }
+      }
+    }
+    if (!found.has_value()) {
+      out.unanswered.push_back(request.key);
+      continue;
+    }
+    taken->insert(*found);
+    out.responses[request.key] =
+        recorded[found->first].answered.at(found->second);
+  }
+  return out;
+}
+
 }  // namespace inspector::protocol

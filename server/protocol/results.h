@@ -5,12 +5,17 @@
 // answers. The engine follows the rounds for its callers; the front doors'
 // era relay follows them for handshake-era clients.
 //
+// A replay of a recorded request (sessions verify) answers the live
+// server's rounds from the recorded ones (AnswerFromRecording).
+//
 // Stateless functions and value types; thread-safe.
 #ifndef INSPECTOR_SERVER_PROTOCOL_RESULTS_H_
 #define INSPECTOR_SERVER_PROTOCOL_RESULTS_H_
 
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -69,6 +74,34 @@ absl::StatusOr<std::vector<InputRequest>> ParseInputRequests(
 absl::StatusOr<std::string> BuildInputRetry(
     const std::string& request, const nlohmann::json& responses,
     const std::optional<std::string>& request_state);
+
+// Whether `request` (a parsed JSON-RPC request) is the retry of an earlier
+// round: its params carry inputResponses or requestState.
+bool IsInputRetry(const nlohmann::json& request);
+
+// One recorded round of a multi round-trip request: what the server asked
+// (the inputRequests object of its input_required result) and what the
+// client's retry answered (its inputResponses object).
+struct RecordedRound {
+  nlohmann::json asked = nlohmann::json::object();
+  nlohmann::json answered = nlohmann::json::object();
+};
+
+// The answers to the live server's round `round` (0 for the first
+// input_required) of a replayed request, from its `recorded` rounds. Each
+// live request takes the answer recorded under its key in the same round
+// when that round asked the same method there; else the first answer not
+// yet taken, in recorded order, to a request of the same method with the
+// same params, then with any params. `taken` holds the (round, key) pairs
+// already given (updated). What none answers is left in `unanswered`.
+struct RoundAnswers {
+  nlohmann::json responses = nlohmann::json::object();
+  std::vector<std::string> unanswered;  // the live keys
+};
+RoundAnswers AnswerFromRecording(
+    const std::vector<InputRequest>& live,
+    const std::vector<RecordedRound>& recorded, size_t round,
+    std::set<std::pair<size_t, std::string>>* taken);
 
 }  // namespace inspector::protocol
 

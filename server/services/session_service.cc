@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "common/ids.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "server/protocol/results.h"
 #include "server/protocol/revision.h"
 #include "server/services/call_tracker.h"
 #include "server/sessions/replay_runner.h"
@@ -102,12 +104,77 @@ sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
                              const std::vector<storage::SessionMessage>& all) {
   sessions::ReplayPlan plan;
   std::map<int64_t, std::string> server_request_method;
+  // The answers to the client's requests, by request id.
+  std::map<int64_t, const v1::McpMessage*> answer_of;
+  for (const auto& entry : all) {
+    const v1::McpMessage& m = entry.message;
+    if (m.direction() == v1::SERVER_TO_CLIENT &&
+        (m.kind() == "response" || m.kind() == "error")) {
+      answer_of.emplace(m.correlated_id(), &m);
+    }
+  }
+  // Requests whose last answer was input_required: their plan index and
+  // what that answer asked (inputRequests), by the id of round 0.
+  struct OpenRounds {
+    size_t index;
+    std::string method;
+    json asked;
+  };
+  std::map<int64_t, OpenRounds> open;
+  // The inputRequests of request `id`'s answer when it is input_required.
+  auto asked_by = [&](int64_t id) -> std::optional<json> {
+    auto answer = answer_of.find(id);
+    if (answer == answer_of.end()) return std::nullopt;
+    json parsed = json::parse(answer->second->raw(), nullptr, false);
+    if (protocol::ResultTypeOf(parsed) != "input_required") {
+      return std::nullopt;
+    }
+    const json& result = parsed["result"];
+    auto requests = result.find("inputRequests");
+    return requests != result.end() && requests->is_object() ? *requests
+                                                             : json::object();
+  };
   bool initialize = false;
   for (const auto& entry : all) {
     const v1::McpMessage& m = entry.message;
     if (m.direction() == v1::SERVER_TO_CLIENT) {
       if (m.kind() == "request") server_request_method[m.id()] = m.method();
       continue;
+    }
+    if (m.kind() == "request") {
+      // The retry of an earlier round (the history names round 0; a
+      // session file does not: the newest open request of the method).
+      json parsed = json::parse(m.raw(), nullptr, false);
+      auto of = open.end();
+      if (protocol::IsInputRetry(parsed)) {
+        of = open.find(m.first_round_id());
+        for (auto it = open.begin(); of == open.end() && it != open.end();
+             ++it) {
+          if (it->second.method == m.method()) of = it;
+        }
+      }
+      if (of != open.end()) {
+        protocol::RecordedRound round;
+        round.asked = of->second.asked;
+        const json& params = parsed["params"];
+        if (params.contains("inputResponses") &&
+            params["inputResponses"].is_object()) {
+          round.answered = params["inputResponses"];
+        }
+        plan.rounds[of->second.index].push_back(std::move(round));
+        const int64_t first = of->first;
+        OpenRounds still = of->second;
+        open.erase(of);
+        if (std::optional<json> asked = asked_by(m.id())) {
+          still.asked = *std::move(asked);
+          open.emplace(first, std::move(still));
+        }
+        continue;
+      }
+      if (std::optional<json> asked = asked_by(m.id())) {
+        open.emplace(m.id(), OpenRounds{plan.messages.size(), m.method(),
+                                        *std::move(asked)});
+      }
     }
     if (m.kind() == "request" || m.kind() == "notification") {
       if (m.method() == "initialize" || m.method() == "server/discover" ||

@@ -179,7 +179,8 @@ CompareRules CompareRules::Defaults() {
 void CompareRules::AddDefaults() {
   for (const char* text :
        {"/id", "/result/_meta", "/params/_meta", "/**/_meta/traceparent",
-        "/**/_meta/tracestate", "/**/_meta/progressToken"}) {
+        "/**/_meta/tracestate", "/**/_meta/progressToken",
+        "/result/requestState"}) {
     ignore_.push_back(*ParseJsonPointer(text));
   }
   timestamps_ = true;

@@ -32,7 +32,9 @@
 // Defaults (kept unless "defaults": false): ignore the JSON-RPC id
 // (remapped by every replay), the messages' own `_meta` (/result/_meta,
 // /params/_meta: progress tokens, timings) and trace fields in any
-// `_meta` (traceparent, tracestate, progressToken); timestamps on.
+// `_meta` (traceparent, tracestate, progressToken), and an
+// input_required result's opaque /result/requestState (the server's state
+// of its own run); timestamps on.
 //
 // Immutable once built; thread-safe.
 #ifndef INSPECTOR_SERVER_SESSIONS_COMPARE_RULES_H_

@@ -1,6 +1,8 @@
 #include "server/sessions/replay_runner.h"
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,8 @@ using nlohmann::json;
 engine::CallLimits ReplayLimits() {
   engine::CallLimits limits;
   limits.caller = "replay";
+  // input_required comes back here, to be answered from the recording.
+  limits.pass_input_required = true;
   return limits;
 }
 
@@ -62,12 +66,59 @@ class Replay : public std::enable_shared_from_this<Replay> {
       absl::MutexLock lock(&mu_);
       session = session_;
     }
+    taken_.clear();
+    SendRound(session, index, 0, plan_.messages[index]);
+  }
+
+  // Sends round `round` of message `index` (`raw`: the message, or its
+  // retry); its answer goes to the outcome, unless it asks for input the
+  // recording answers: then the next round goes.
+  void SendRound(const std::shared_ptr<engine::UpstreamSession>& session,
+                 size_t index, size_t round, std::string raw) {
     auto self = shared_from_this();
-    session->Send(plan_.messages[index], ReplayLimits(),
-                  [self](absl::StatusOr<std::string> answer) {
+    session->Send(std::move(raw), ReplayLimits(),
+                  [self, session, index, round](
+                      absl::StatusOr<std::string> answer) {
+                    std::optional<std::string> retry;
+                    if (answer.ok()) retry = self->RetryFor(index, round, *answer);
+                    if (retry.has_value()) {
+                      self->SendRound(session, index, round + 1,
+                                      *std::move(retry));
+                      return;
+                    }
                     self->outcome_.answers.push_back(std::move(answer));
                     self->SendNext();
                   });
+  }
+
+  // The retry of message `index` after `answer` (round `round`), or
+  // nullopt when the answer is final or the recording cannot go on.
+  std::optional<std::string> RetryFor(size_t index, size_t round,
+                                      const std::string& answer) {
+    absl::StatusOr<std::optional<protocol::InputRequired>> input =
+        protocol::ParseInputRequired(answer);
+    if (!input.ok() || !input->has_value()) return std::nullopt;
+    if (round + 1 >= static_cast<size_t>(protocol::kDefaultMaxInputRounds)) {
+      return std::nullopt;
+    }
+    static const std::vector<protocol::RecordedRound> kNone;
+    auto recorded = plan_.rounds.find(index);
+    protocol::RoundAnswers answers = protocol::AnswerFromRecording(
+        (*input)->requests,
+        recorded == plan_.rounds.end() ? kNone : recorded->second, round,
+        &taken_);
+    // A round with nothing recorded to say: the input_required answer is
+    // the request's (a request the recording never saw asking, or one
+    // asking what it was never asked).
+    if (!answers.unanswered.empty()) return std::nullopt;
+    if ((*input)->requests.empty() &&
+        (recorded == plan_.rounds.end() || round >= recorded->second.size())) {
+      return std::nullopt;
+    }
+    absl::StatusOr<std::string> retry = protocol::BuildInputRetry(
+        plan_.messages[index], answers.responses, (*input)->request_state);
+    if (!retry.ok()) return std::nullopt;
+    return *std::move(retry);
   }
 
   // A request or notification of the live server.
@@ -120,6 +171,8 @@ class Replay : public std::enable_shared_from_this<Replay> {
   // Touched only by the chain Start -> SendNext -> Send's callback, one
   // step at a time.
   size_t next_ = 0;
+  // The recorded input answers given to the current message's rounds.
+  std::set<std::pair<size_t, std::string>> taken_;
   ReplayOutcome outcome_;
   absl::Mutex mu_;
   std::shared_ptr<engine::UpstreamSession> session_ ABSL_GUARDED_BY(mu_);

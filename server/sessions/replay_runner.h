@@ -12,6 +12,16 @@
 // Recorded server-to-client messages are never sent (they are the
 // server's part).
 //
+// Multi round-trip requests (2026-07-28): a request whose live answer is
+// input_required is retried here, not by the engine: the live
+// inputRequests answered from the request's recorded rounds
+// (protocol::AnswerFromRecording) and the live requestState carried back
+// (never the recorded one: it is the server's state of another run). A
+// round the recording cannot answer in full, or more rounds than
+// protocol::kDefaultMaxInputRounds, ends the request with that
+// input_required answer (so a comparison shows it); nothing waits for a
+// person.
+//
 // Thread-safety: RunReplay may be called from any thread; `done` runs once,
 // on an engine thread, and must not block.
 #ifndef INSPECTOR_SERVER_SESSIONS_REPLAY_RUNNER_H_
@@ -25,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/engine/engine.h"
+#include "server/protocol/results.h"
 
 namespace inspector::sessions {
 
@@ -41,13 +52,17 @@ struct ReplayPlan {
     bool is_error = false;
   };
   std::map<std::string, std::deque<Answer>> answers;
+  // The recorded input rounds of a request, by its index in `messages`
+  // (their retries are not in `messages`).
+  std::map<size_t, std::vector<protocol::RecordedRound>> rounds;
 };
 
 struct ReplayOutcome {
   // The replay's sessions.id.
   std::string session_id;
-  // Per message of the plan: the answer text ("" for notifications) or
-  // why there was none.
+  // Per message of the plan: the answer text ("" for notifications; the
+  // last round's for a request the server asked input for) or why there
+  // was none.
   std::vector<absl::StatusOr<std::string>> answers;
 };
 

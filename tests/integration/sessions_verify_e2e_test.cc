@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -20,6 +21,7 @@
 #include "tests/testing/daemon_clients.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait_until.h"
 
 namespace inspector {
 // Named after the file: the suites compile together (CMakeLists.txt).
@@ -228,6 +230,92 @@ TEST_F(VerifyTest, AModernOnlyServersRecordingVerifies) {
   EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
   EXPECT_THAT(changed.out, HasSubstr("/result/content/0/text"));
   EXPECT_THAT(changed.out, HasSubstr("changed: modern words"));
+}
+
+// A 2026-07-28 tool call that asked for an elicitation through an
+// input_required round, answered by a person (`inspectorctl respond`): the
+// verify answers the live server's round from the recording and carries
+// the live requestState (the fixture refuses another process's), asks
+// nobody, and names a changed answer; a server that asks for something
+// the recording never answered ends the check with a difference.
+TEST_F(VerifyTest, InputRequiredRoundsAreAnsweredFromTheRecording) {
+  auto add = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "servers", "add", name, "--protocol", "modern", "--", kNode22,
+        kModernFixture, "--modern-only", "--max-seconds", "200",
+        "--state-per-process"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    MustCtl(args);
+  };
+  add("modern", {});
+  add("modern-changed", {"--echo-prefix", "changed: "});
+  add("modern-samples", {"--confirm-asks-sampling"});
+
+  // The call waits for its elicitation, answered here.
+  ProcessResult call;
+  std::thread caller(
+      [&] { call = Ctl({"call", "modern", "confirm", "action=deploy"}); });
+  std::string pending_id;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        json pending = CtlJson({"pending"});
+        if (!pending.contains("pending") || pending["pending"].empty()) {
+          return false;
+        }
+        pending_id = pending["pending"][0].value("id", "");
+        return !pending_id.empty();
+      },
+      absl::Seconds(60), "the confirm call's elicitation is pending"));
+  if (!pending_id.empty()) {
+    MustCtl({"respond", pending_id, "--json",
+             R"({"action":"accept","content":{"name":"ada","ok":true}})"});
+  }
+  caller.join();
+  ASSERT_EQ(call.exit_code, 0) << call.out << call.err;
+  EXPECT_THAT(call.out, HasSubstr("confirmed deploy for ada"));
+  const std::string id = NewestSession("modern");
+  ASSERT_FALSE(id.empty());
+
+  // A fresh process: the recorded requestState is not its own, so only
+  // the live one gets the round through.
+  ProcessResult verified =
+      Ctl({"sessions", "verify", id, "--against", "modern", "--all"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  json pending = CtlJson({"pending"});
+  EXPECT_TRUE(!pending.contains("pending") || pending["pending"].empty())
+      << pending.dump();
+  // The replay's retry carried the recorded answer.
+  json replay = CtlJson({"sessions", "verify", id, "--against", "modern"});
+  EXPECT_TRUE(replay.value("passed", false)) << replay.dump();
+  const std::string replay_id = replay["session"].value("id", "");
+  ASSERT_FALSE(replay_id.empty()) << replay.dump();
+  const std::string replayed = CtlJson({"sessions", "show", replay_id}).dump();
+  EXPECT_THAT(replayed, HasSubstr("inputResponses"));
+  EXPECT_THAT(replayed, HasSubstr("confirmed deploy for ada"));
+
+  // The exported file (it has no round numbers) checks the same.
+  const std::string file = dir_.File("rounds.json");
+  MustCtl({"sessions", "export", id, "--out", file});
+  ProcessResult from_file =
+      Ctl({"sessions", "verify", "--file", file, "--against", "modern"});
+  EXPECT_EQ(from_file.exit_code, 0) << from_file.out << from_file.err;
+
+  ProcessResult changed =
+      Ctl({"sessions", "verify", id, "--against", "modern-changed"});
+  EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
+  EXPECT_THAT(changed.out, HasSubstr("/result/content/0/text"));
+  EXPECT_THAT(changed.out, HasSubstr("changed: confirmed deploy for ada"));
+
+  // Sampling was never answered in the recording: the round ends there.
+  ProcessResult asks =
+      Ctl({"sessions", "verify", id, "--against", "modern-samples"});
+  EXPECT_EQ(asks.exit_code, 1) << asks.out << asks.err;
+  EXPECT_THAT(asks.out, HasSubstr("sampling/createMessage"));
+  EXPECT_THAT(asks.out, HasSubstr("not answered by the server"));
+  pending = CtlJson({"pending"});
+  EXPECT_TRUE(!pending.contains("pending") || pending["pending"].empty())
+      << pending.dump();
 }
 
 // The same over Streamable HTTP: the replay's requests go stateless, with
