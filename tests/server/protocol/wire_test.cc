@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -147,6 +148,61 @@ TEST(ResultsTest, RetryCarriesTheAnswersAndTheStateOnlyWhenGiven) {
   EXPECT_FALSE(message["params"].contains("requestState"));
   EXPECT_FALSE(message["params"].contains("inputResponses"));
   EXPECT_EQ(message["id"], "c");
+}
+
+TEST(ResultsTest, RetriesAreToldByTheirAnswersOrState) {
+  EXPECT_TRUE(IsInputRetry(json::parse(
+      R"({"id":1,"method":"tools/call","params":{"requestState":"s"}})")));
+  EXPECT_TRUE(IsInputRetry(json::parse(
+      R"({"id":1,"method":"tools/call","params":{"inputResponses":{}}})")));
+  EXPECT_FALSE(IsInputRetry(json::parse(
+      R"({"id":1,"method":"tools/call","params":{"name":"t"}})")));
+  EXPECT_FALSE(IsInputRetry(json::parse(R"({"id":1,"method":"ping"})")));
+}
+
+TEST(ResultsTest, RecordedRoundsAnswerTheLiveOnesByKeyThenByMethod) {
+  auto ask = [](const std::string& key, const std::string& method,
+                json params = json::object()) {
+    InputRequest request;
+    request.key = key;
+    request.method = method;
+    request.params = std::move(params);
+    return request;
+  };
+  std::vector<RecordedRound> recorded(2);
+  recorded[0].asked = json::parse(
+      R"({"confirm":{"method":"elicitation/create","params":{"message":"A?"}},
+          "model":{"method":"sampling/createMessage","params":{"n":1}}})");
+  recorded[0].answered = json::parse(
+      R"({"confirm":{"action":"accept"},"model":{"role":"assistant","n":1}})");
+  recorded[1].asked = json::parse(
+      R"({"again":{"method":"sampling/createMessage","params":{"n":2}}})");
+  recorded[1].answered = json::parse(R"({"again":{"role":"assistant","n":2}})");
+
+  // The same key and method in the same round.
+  std::set<std::pair<size_t, std::string>> taken;
+  RoundAnswers same = AnswerFromRecording(
+      {ask("confirm", "elicitation/create")}, recorded, 0, &taken);
+  EXPECT_TRUE(same.unanswered.empty());
+  EXPECT_EQ(same.responses, json::parse(R"({"confirm":{"action":"accept"}})"));
+
+  // Renamed keys: by method, the same params first, each answer once.
+  taken.clear();
+  RoundAnswers renamed = AnswerFromRecording(
+      {ask("a", "sampling/createMessage", json{{"n", 2}}),
+       ask("b", "sampling/createMessage", json{{"n", 9}}),
+       ask("c", "sampling/createMessage")},
+      recorded, 0, &taken);
+  EXPECT_EQ(renamed.responses["a"]["n"], 2);
+  EXPECT_EQ(renamed.responses["b"]["n"], 1);
+  EXPECT_EQ(renamed.unanswered, std::vector<std::string>{"c"});
+
+  // A method never asked is not answered.
+  taken.clear();
+  RoundAnswers none = AnswerFromRecording({ask("confirm", "roots/list")},
+                                          recorded, 0, &taken);
+  EXPECT_TRUE(none.responses.empty());
+  EXPECT_EQ(none.unanswered, std::vector<std::string>{"confirm"});
 }
 
 TEST(EraTest, ModernRequestsAreToldFromHandshakeOnes) {
