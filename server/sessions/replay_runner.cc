@@ -61,29 +61,28 @@ class Replay : public std::enable_shared_from_this<Replay> {
       return;
     }
     const size_t index = next_++;
-    std::shared_ptr<engine::UpstreamSession> session;
-    {
-      absl::MutexLock lock(&mu_);
-      session = session_;
-    }
     taken_.clear();
-    SendRound(session, index, 0, plan_.messages[index]);
+    SendRound(index, 0, plan_.messages[index]);
   }
 
   // Sends round `round` of message `index` (`raw`: the message, or its
   // retry); its answer goes to the outcome, unless it asks for input the
   // recording answers: then the next round goes.
-  void SendRound(const std::shared_ptr<engine::UpstreamSession>& session,
-                 size_t index, size_t round, std::string raw) {
+  void SendRound(size_t index, size_t round, std::string raw) {
+    std::shared_ptr<engine::UpstreamSession> session;
+    {
+      absl::MutexLock lock(&mu_);
+      session = session_;
+    }
     auto self = shared_from_this();
     session->Send(std::move(raw), ReplayLimits(),
-                  [self, session, index, round](
-                      absl::StatusOr<std::string> answer) {
+                  [self, index, round](absl::StatusOr<std::string> answer) {
                     std::optional<std::string> retry;
-                    if (answer.ok()) retry = self->RetryFor(index, round, *answer);
+                    if (answer.ok()) {
+                      retry = self->RetryFor(index, round, *answer);
+                    }
                     if (retry.has_value()) {
-                      self->SendRound(session, index, round + 1,
-                                      *std::move(retry));
+                      self->SendRound(index, round + 1, *std::move(retry));
                       return;
                     }
                     self->outcome_.answers.push_back(std::move(answer));
@@ -98,7 +97,7 @@ class Replay : public std::enable_shared_from_this<Replay> {
     absl::StatusOr<std::optional<protocol::InputRequired>> input =
         protocol::ParseInputRequired(answer);
     if (!input.ok() || !input->has_value()) return std::nullopt;
-    if (round + 1 >= static_cast<size_t>(protocol::kDefaultMaxInputRounds)) {
+    if (round + 1 > static_cast<size_t>(protocol::kDefaultMaxInputRounds)) {
       return std::nullopt;
     }
     static const std::vector<protocol::RecordedRound> kNone;
