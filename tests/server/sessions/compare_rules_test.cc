@@ -54,6 +54,23 @@ TEST(CompareRulesTest, DefaultsIgnoreIdsMetaTraceFieldsAndTimestamps) {
   EXPECT_THAT(rules.IgnoredText(), ::testing::Contains("/id"));
 }
 
+TEST(CompareRulesTest, AnInputRequiredResultsStateIsTheServersOwn) {
+  const CompareRules rules = MustRules("");
+  const json recorded = json::parse(
+      R"({"result":{"resultType":"input_required","requestState":"run-1",
+                    "inputRequests":{"k":{"method":"roots/list"}}}})");
+  json actual = recorded;
+  actual["result"]["requestState"] = "run-2";
+  EXPECT_TRUE(rules.Same(recorded, actual));
+  // What it asks still counts.
+  actual["result"]["inputRequests"]["k"]["method"] = "elicitation/create";
+  EXPECT_THAT(ChangedPaths(rules, recorded, actual),
+              ElementsAre("/result/inputRequests/k/method"));
+  EXPECT_FALSE(MustRules(R"({"defaults": false})").Same(
+      recorded, json::parse(R"({"result":{"resultType":"input_required",
+          "requestState":"run-2","inputRequests":{"k":{"method":"roots/list"}}}})")));
+}
+
 TEST(CompareRulesTest, WithoutDefaultsEverythingCounts) {
   const CompareRules rules = MustRules(R"({"defaults": false})");
   EXPECT_THAT(ChangedPaths(rules, json{{"id", 1}}, json{{"id", 2}}),
