@@ -8,7 +8,8 @@
 // by `inspectorctl sessions serve --http` and driven by the TypeScript SDK
 // client and by the official Inspector's CLI (1.0.3 and 2.x), and
 // registered with the daemon by `servers add --from-session`. The server's
-// own requests (roots/list) are answered from the recording.
+// own requests (roots/list; a 2026-07-28 server's input_required rounds)
+// are answered from the recording.
 #include <map>
 #include <memory>
 #include <string>
@@ -314,6 +315,42 @@ TEST_F(VerifyTest, InputRequiredRoundsAreAnsweredFromTheRecording) {
   EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
   EXPECT_THAT(changed.out, HasSubstr("/result/content/0/text"));
   EXPECT_THAT(changed.out, HasSubstr("changed: confirmed deploy for ada"));
+
+  // Served as a mock, the recording answers both rounds: the first with
+  // its input_required result, the retry carrying the recorded answer and
+  // state with the final one; another answer is told the closest.
+  json exported = json::parse(testing::ReadFile(file), nullptr, false);
+  std::vector<json> calls;
+  for (const json& m : exported["messages"]) {
+    if (m.value("direction", "") == "client_to_server" &&
+        m.value("method", "") == "tools/call") {
+      calls.push_back(m["raw"]);
+    }
+  }
+  ASSERT_EQ(calls.size(), 2u) << exported.dump();
+  std::string error;
+  auto served = PeerProcess::Start(
+      {INSPECTORCTL_PATH, "sessions", "serve", "--file", file, "--http"}, {},
+      "http://127.0.0.1:", &error);
+  ASSERT_NE(served, nullptr) << error;
+  std::string url = served->ready_line();
+  url = url.substr(url.find("http://"));
+  while (!url.empty() && (url.back() == '\n' || url.back() == '\r')) {
+    url.pop_back();
+  }
+  auto post = [&](const json& body) {
+    ProcessResult r = testing::RunProcess(
+        {"curl", "-s", "-H", "Content-Type: application/json", "-H",
+         "Accept: application/json, text/event-stream", "--data-binary",
+         body.dump(), url});
+    return r.out;
+  };
+  EXPECT_THAT(post(calls[0]), HasSubstr("input_required"));
+  EXPECT_THAT(post(calls[1]), HasSubstr("confirmed deploy for ada"));
+  json other = calls[1];
+  other["params"]["inputResponses"]["confirm"]["content"]["name"] = "bob";
+  EXPECT_THAT(post(other),
+              HasSubstr("differs at /inputResponses/confirm/content/name"));
 
   // Sampling was never answered in the recording: the round ends there.
   ProcessResult asks =
