@@ -99,6 +99,13 @@ class HistoryIndexTest : public ::testing::Test {
     return request_id;
   }
 
+  // An indexer with no thread: only IndexPending indexes.
+  absl::StatusOr<std::unique_ptr<HistoryIndexer>> StartIndexer() {
+    HistoryIndexerOptions options;
+    options.delay = absl::ZeroDuration();
+    return HistoryIndexer::Start(path_, &clock_, options);
+  }
+
   std::unique_ptr<Database> OpenDb() {
     auto db = Database::Open(path_);
     EXPECT_TRUE(db.ok()) << db.status();
@@ -121,6 +128,7 @@ class HistoryIndexTest : public ::testing::Test {
                                 needle, "%' ORDER BY id"));
   }
 
+  FakeClock clock_;  // outlives the indexers of StartIndexer
   TempDir dir_;
   std::string path_;
   std::unique_ptr<HistoryWriter> writer_;
@@ -196,11 +204,7 @@ TEST_F(HistoryIndexTest, IndexFollowsInsertsDeletesChangesAndRestarts) {
 // the history before them (with the planner's own join order it walked
 // `messages` from its first row, so indexing slowed as the file grew).
 TEST_F(HistoryIndexTest, ChunkReadsQueuedMessagesByIdFromTheQueue) {
-  FakeClock clock;
-  HistoryIndexerOptions options;
-  options.delay = absl::ZeroDuration();  // no thread: IndexPending only
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<HistoryIndexer> indexer,
-                       HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK_AND_ASSIGN(auto indexer, StartIndexer());
   for (int i = 0; i < 200; ++i) Call(1000 + i, "alpha", "plan");
   ASSERT_OK(writer_->Flush());
   ASSERT_OK(indexer->IndexPending().status());
@@ -288,11 +292,7 @@ std::vector<int64_t> MessageIdsOf(const v1::ListMessagesResponse& response) {
 }
 
 TEST_F(HistoryIndexTest, TextSearchFindsIndexedQueuedAndShortText) {
-  FakeClock clock;
-  HistoryIndexerOptions options;
-  options.delay = absl::ZeroDuration();
-  ASSERT_OK_AND_ASSIGN(auto indexer,
-                       HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK_AND_ASSIGN(auto indexer, StartIndexer());
   const int64_t a = Call(1000, "srv", "alpha Kiwi", "fruit salad");
   const int64_t b = Call(2000, "srv", "beta", "Kiwi 50% off");
   const int64_t c = Call(3000, "srv", "gamma kiwi");
@@ -338,11 +338,7 @@ TEST_F(HistoryIndexTest, TextSearchFindsIndexedQueuedAndShortText) {
 // small session is scanned instead (its rows through the session index),
 // which also finds text beyond the indexed prefix.
 TEST_F(HistoryIndexTest, TextSearchWithinAServerOrASmallSession) {
-  FakeClock clock;
-  HistoryIndexerOptions options;
-  options.delay = absl::ZeroDuration();
-  ASSERT_OK_AND_ASSIGN(auto indexer,
-                       HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK_AND_ASSIGN(auto indexer, StartIndexer());
   const int64_t a = Call(1000, "a", "needle");
   const int64_t b = Call(2000, "b", "needle", "needle again");
   // The word only after the indexed prefix of its request.
@@ -394,11 +390,7 @@ std::vector<int64_t> PageThrough(Request query, Read read,
 }
 
 TEST_F(HistoryIndexTest, PageTokensReturnEveryRowOnceWhileRowsAreAppended) {
-  FakeClock clock;
-  HistoryIndexerOptions options;
-  options.delay = absl::ZeroDuration();
-  ASSERT_OK_AND_ASSIGN(auto indexer,
-                       HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK_AND_ASSIGN(auto indexer, StartIndexer());
   std::vector<int64_t> requests;
   std::vector<int64_t> all_ids;
   for (int i = 0; i < 230; ++i) {
@@ -530,11 +522,7 @@ TEST_F(HistoryIndexTest, LargeTotalsAreMarkedAsEstimates) {
 // kTextCountHits (5,000) hits for the text only: a server with one call in
 // 50 would otherwise have its count read 50,000 hits.
 TEST_F(HistoryIndexTest, TextCountStopsAtTheIndexsNewestHits) {
-  FakeClock clock;
-  HistoryIndexerOptions options;
-  options.delay = absl::ZeroDuration();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<HistoryIndexer> indexer,
-                       HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK_AND_ASSIGN(auto indexer, StartIndexer());
   // 6,000 calls with "many"; server "rare" has the oldest 10 and the
   // newest 10.
   for (int i = 0; i < 6000; ++i) {
@@ -580,11 +568,7 @@ TEST_F(HistoryIndexTest, TextCountStopsAtTheIndexsNewestHits) {
 // session's messages three to one): then the session's own rows are read,
 // whole, which the hits found past a message's first 4,096 characters show.
 TEST_F(HistoryIndexTest, CommonTextWithinASessionScansTheSession) {
-  FakeClock clock;
-  HistoryIndexerOptions options;
-  options.delay = absl::ZeroDuration();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<HistoryIndexer> indexer,
-                       HistoryIndexer::Start(path_, &clock, options));
+  ASSERT_OK_AND_ASSIGN(auto indexer, StartIndexer());
   for (int i = 0; i < 10000; ++i) Call(1000 + i, "srv", "common");
   for (int i = 0; i < 1500; ++i) Call(20000 + i, "big", "plain");
   // Session sess-big: 3,002 messages; both words only past the index's
