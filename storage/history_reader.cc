@@ -544,7 +544,7 @@ absl::Status ForEachTextHit(
 // the text index, whose hits for a common word are many more.
 constexpr int64_t kSmallSession = 1000;
 // A session with at most this many messages is scanned too when the text
-// index has more than kScanRatio hits per message of the session: a
+// index has at least kScanRatio hits per message of the session: a
 // session's few matches of a common word would otherwise come from
 // reading every hit of the whole history (800 ms at 10 M messages for a
 // session of 2,000).

@@ -35,13 +35,17 @@
 //     is applied to the index's hits before their text is read (a
 //     request's answers share its server and session). Shorter texts, and
 //     any text within a session_id of at most 1,000 messages, scan the raw
-//     texts (through the session's index).
+//     texts (through the session's index); so does a text within a
+//     session of up to 10,000 messages when the index has at least three
+//     hits for it per message of the session.
 //   - total counts every row matching the filters, ignoring limit, offset
 //     and page_token, up to 1,000: beyond, counting would make every page
 //     slow, so total is 1,000 and total_is_estimate is set. A count with an
-//     indexed text looks at 5,000 candidates at most; if more remain, total
-//     is the matches among them and total_is_estimate is set. Either way an
-//     estimated total is a lower bound.
+//     indexed text looks at 5,000 candidates at most, and, with a server_id
+//     or session_id, at the index's newest 5,000 hits for the text; if more
+//     remain, total is the matches among them (never fewer than the rows
+//     the answer skipped and holds) and total_is_estimate is set. Either
+//     way an estimated total is a lower bound.
 //
 // QueryHistory builds one HistoryEntry per request (view `requests`):
 //   id         the request's JSON-RPC id as stored; a JSON string id is
