@@ -14,7 +14,7 @@
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "server/protocol/results.h"
-#include "server/protocol/revision.h"
+#include "server/protocol/era.h"
 #include "server/services/call_tracker.h"
 #include "server/sessions/replay_runner.h"
 #include "server/sessions/session_diff.h"
@@ -52,20 +52,6 @@ std::string DefaultInitialize(const std::string& protocol_version) {
 
 constexpr char kInitialized[] =
     R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
-
-// Whether `raw` (a request) is one of the 2026-07-28 revision: its
-// params._meta names a protocol version.
-bool ModernRequest(const std::string& raw) {
-  if (raw.find(protocol::kVersionKey) == std::string::npos) return false;
-  json parsed = json::parse(raw, nullptr, false);
-  if (!parsed.is_object() || !parsed.contains("params") ||
-      !parsed["params"].is_object()) {
-    return false;
-  }
-  const json& params = parsed["params"];
-  return params.contains("_meta") && params["_meta"].is_object() &&
-         params["_meta"].contains(protocol::kVersionKey);
-}
 
 // `messages` without the 2026-07-28 subscriptions/listen streams (the
 // stream a modern session keeps open for change notifications): the
@@ -177,8 +163,13 @@ sessions::ReplayPlan PlanFor(const storage::StoredSession& stored,
       }
     }
     if (m.kind() == "request" || m.kind() == "notification") {
-      if (m.method() == "initialize" || m.method() == "server/discover" ||
-          (m.kind() == "request" && ModernRequest(m.raw()))) {
+      // A handshake recorded, or a request of the 2026-07-28 era (the
+      // era's own rule): no default initialize.
+      if (!initialize &&
+          (m.method() == "initialize" ||
+           (m.kind() == "request" &&
+            protocol::IsModernRequest(
+                nullptr, json::parse(m.raw(), nullptr, false))))) {
         initialize = true;
       }
       plan.messages.push_back(m.raw());
