@@ -286,8 +286,56 @@ try {
   const s2cAsk = held.indexOf('s2c request roots/list');
   check(rootsAnswer.status === 200 && c2sCall >= 0 && s2cAsk > c2sCall,
     `INTERCEPT mode holds the server's own request in its turn (${held.join(' → ')}; ${rootsAnswer.status})`);
+
+  // Answers that arrive out of order: the page reads the mode again when a
+  // message is held or released, and here those reads are answered only 50
+  // ms after the switch to Passthrough is, while the held list is still
+  // being read (300 ms). Their older answer must not bring INTERCEPT back.
+  await (await front(desk)).eval(`(() => {
+    const fetch0 = window.fetch;
+    let putAnswered;
+    const afterPut = new Promise((resolve) => { putAnswered = resolve; });
+    window.fetch = async (path, init = {}) => {
+      const method = init.method || 'GET';
+      if (path === '/api/intercept' && method === 'GET') {
+        const answer = await fetch0(path, init);
+        await Promise.race([afterPut, new Promise((r) => setTimeout(r, 5000))]);
+        await new Promise((r) => setTimeout(r, 50));
+        return answer;
+      }
+      if (path === '/api/intercept/held') await new Promise((r) => setTimeout(r, 300));
+      const answer = await fetch0(path, init);
+      if (path === '/api/intercept' && method === 'PUT') putAnswered();
+      return answer;
+    };
+    window.restoreFetch = () => { window.fetch = fetch0; };
+    return true;
+  })()`);
+  const late = rest('POST', `/api/servers/${fixtureId}/tools/echo:call`, { arguments: { message: 'late' } });
+  late.catch(() => {});  // Awaited below.
+  // Each of its messages is held and forwarded by hand (each hold and each
+  // release makes the page read the mode: answered late, as above); then,
+  // with nothing held, the switch.
+  for (let i = 0; i < 4; i++) {
+    const card = await Promise.race([
+      desk.waitFor(`document.querySelector('.held-card')?.dataset.held`, 'a message of the late call held').catch(() => 'timeout'),
+      late.then(() => 'done', () => 'done'),
+    ]);
+    if (card === 'done' || card === 'timeout') break;
+    await clickButton(desk, `.held-card[data-held="${card}"]`, `Forward ${card}`);
+    await desk.waitFor(`!document.querySelector('.held-card[data-held="${card}"]')`, `${card} forwarded`);
+  }
+  const lateAnswer = await late;
   await clickButton(await front(desk), '.ic-mode', 'Passthrough');
-  await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH' && !document.querySelector('.held-card')`, 'PASSTHROUGH again');
+  await (await front(desk)).waitFor(`document.querySelector('#ic-mode-name').textContent === 'PASSTHROUGH' && !document.querySelector('.held-card')`, 'PASSTHROUGH again')
+    .catch(async (error) => {
+      const shown = await (await front(desk)).eval(`JSON.stringify({ mode: document.querySelector('#ic-mode-name')?.textContent, held: [...document.querySelectorAll('.held-card')].map((c) => c.dataset.held) })`);
+      const daemon = await rest('GET', '/api/intercept/held');
+      throw new Error(`${error.message}; the page shows ${shown}; the daemon holds ${JSON.stringify(daemon.body)}`);
+    });
+  check(lateAnswer.status === 200 && lateAnswer.body.result.content[0].text === 'late',
+    'an older answer arriving after the switch does not bring INTERCEPT back; the held call went on');
+  await (await front(desk)).eval('window.restoreFetch(), true');
   await rest('PUT', '/api/intercept', { holdTimeoutMs: 0 });
 
   // --- Sessions: one recorded through the front door -------------------------

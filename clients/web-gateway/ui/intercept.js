@@ -46,8 +46,23 @@ async function loadHeld() {
   paintBanner();
 }
 
-async function loadState() {
-  state = await api('GET', '/api/intercept');
+// Every read or change of the intercept state goes through here. Answers
+// can arrive out of order (a GET sent before a PUT may be answered after
+// it); an answer to an older request never replaces a newer one's state.
+let stateAsked = 0;
+let stateTaken = 0;
+async function askState(method, body) {
+  const n = ++stateAsked;
+  const answer = await api(method, '/api/intercept', body);
+  if (n > stateTaken) {
+    stateTaken = n;
+    state = answer;
+  }
+  return state;
+}
+
+function loadState() {
+  return askState('GET');
 }
 
 function paintBanner() {
@@ -76,8 +91,8 @@ export function startHeldTracking() {
     paintBanner();
     if (root) {
       renderHeld();
-      // A hit counts on its breakpoint.
-      loadState().then(() => renderBreakpoints(), () => {});
+      // A hit counts on its breakpoint; the mode may have changed elsewhere.
+      loadState().then(() => render(), () => {});
     }
   });
   loadHeld().catch(() => {});
@@ -191,7 +206,7 @@ function modePanel() {
   const intercepting = state.mode === 'INTERCEPT';
   const timeout = h('input', { type: 'number', min: '0', step: '1000', value: String(state.holdTimeoutMs || 0), id: 'ic-timeout' });
   const setMode = (mode) => async () => {
-    state = await api('PUT', '/api/intercept', { mode });
+    await askState('PUT', { mode });
     if (mode === 'PASSTHROUGH') await loadHeld();
     toast(mode === 'INTERCEPT' ? 'INTERCEPT: every message is held' : 'PASSTHROUGH: messages flow on; what was held was forwarded in order');
     render();
@@ -207,7 +222,7 @@ function modePanel() {
       return;
     }
     try {
-      state = await api('PUT', '/api/intercept', { holdTimeoutMs: ms });
+      await askState('PUT', { holdTimeoutMs: ms });
       toast(ms ? `Held messages are forwarded after ${ms} ms` : 'Held messages wait until someone acts');
       render();
     } catch (error) {
