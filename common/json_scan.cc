@@ -54,24 +54,10 @@ size_t SkipValue(std::string_view s, size_t i) {
 
 std::vector<Member> ScanObject(std::string_view s) {
   std::vector<Member> members;
-  size_t i = SkipSpace(s, 0);
-  if (i >= s.size() || s[i] != '{') return members;
-  i = SkipSpace(s, i + 1);
-  while (i < s.size() && s[i] == '"') {
-    const size_t key_end = SkipString(s, i);
-    if (key_end == std::string_view::npos) break;
-    Member member;
-    member.key = s.substr(i + 1, key_end - i - 2);
-    i = SkipSpace(s, key_end);
-    if (i >= s.size() || s[i] != ':') break;
-    i = SkipSpace(s, i + 1);
-    member.begin = i;
-    member.end = SkipValue(s, i);
-    if (member.end == std::string_view::npos) break;
+  ForEachMember(s, [&members](const Member& member) {
     members.push_back(member);
-    i = SkipSpace(s, member.end);
-    if (i < s.size() && s[i] == ',') i = SkipSpace(s, i + 1);
-  }
+    return true;
+  });
   return members;
 }
 

@@ -35,6 +35,32 @@ size_t SkipString(std::string_view s, size_t i);
 // end within `s` (or there is no value at `i`).
 size_t SkipValue(std::string_view s, size_t i);
 
+// Calls `visit(const Member&)` for each member of the object `s`, in
+// order (duplicates kept), with no allocation; `visit` returns false to
+// stop. None when `s` is not an object; stops at the first member it
+// cannot read.
+template <typename Visit>
+void ForEachMember(std::string_view s, Visit&& visit) {
+  size_t i = SkipSpace(s, 0);
+  if (i >= s.size() || s[i] != '{') return;
+  i = SkipSpace(s, i + 1);
+  while (i < s.size() && s[i] == '"') {
+    const size_t key_end = SkipString(s, i);
+    if (key_end == std::string_view::npos) return;
+    Member member;
+    member.key = s.substr(i + 1, key_end - i - 2);
+    i = SkipSpace(s, key_end);
+    if (i >= s.size() || s[i] != ':') return;
+    i = SkipSpace(s, i + 1);
+    member.begin = i;
+    member.end = SkipValue(s, i);
+    if (member.end == std::string_view::npos) return;
+    if (!visit(static_cast<const Member&>(member))) return;
+    i = SkipSpace(s, member.end);
+    if (i < s.size() && s[i] == ',') i = SkipSpace(s, i + 1);
+  }
+}
+
 // The members of the object `s`, in order (duplicates kept). Empty when
 // `s` is not an object; stops at the first member it cannot read.
 std::vector<Member> ScanObject(std::string_view s);

@@ -123,23 +123,32 @@ struct ScannedObject {
 // with escapes could name a member the text search would miss).
 std::optional<ScannedObject> ScanAt(std::string_view raw, size_t open) {
   if (open >= raw.size() || raw[open] != '{') return std::nullopt;
-  const size_t end = json_scan::SkipValue(raw, open);
-  if (end == std::string_view::npos) return std::nullopt;
+  // One pass: the members, then the brace just after the last of them.
   ScannedObject object;
   object.open = open;
-  object.close = end - 1;
-  object.members = json_scan::ScanObject(raw.substr(open, end - open));
+  bool escaped_key = false;
   size_t after = json_scan::SkipSpace(raw, open + 1);
-  for (json_scan::Member& member : object.members) {
-    if (member.key.find('\\') != std::string_view::npos) return std::nullopt;
-    member.begin += open;
-    member.end += open;
-    after = json_scan::SkipSpace(raw, member.end);
-    if (after < raw.size() && raw[after] == ',') {
-      after = json_scan::SkipSpace(raw, after + 1);
-    }
+  json_scan::ForEachMember(
+      raw.substr(open), [&](const json_scan::Member& found) {
+        if (found.key.find('\\') != std::string_view::npos) {
+          escaped_key = true;
+          return false;
+        }
+        json_scan::Member member = found;
+        member.begin += open;
+        member.end += open;
+        object.members.push_back(member);
+        after = json_scan::SkipSpace(raw, member.end);
+        if (after < raw.size() && raw[after] == ',') {
+          after = json_scan::SkipSpace(raw, after + 1);
+        }
+        return true;
+      });
+  // A key with escapes, or a member not read.
+  if (escaped_key || after >= raw.size() || raw[after] != '}') {
+    return std::nullopt;
   }
-  if (after != object.close) return std::nullopt;  // a member not read
+  object.close = after;
   return object;
 }
 

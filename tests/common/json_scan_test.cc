@@ -67,6 +67,16 @@ TEST(JsonScanTest, TextThatIsNotAnObjectHasNoMembers) {
   EXPECT_THAT(ScanObject(R"("{\"id\":1}")"), IsEmpty());
 }
 
+TEST(JsonScanTest, ForEachMemberStopsWhenTheVisitorSaysSo) {
+  const std::string_view s = R"({"id":1,"method":"ping","params":{}})";
+  std::vector<std::string> keys;
+  ForEachMember(s, [&keys](const Member& m) {
+    keys.emplace_back(m.key);
+    return m.key != "method";
+  });
+  EXPECT_THAT(keys, ElementsAre("id", "method"));
+}
+
 TEST(JsonScanTest, StopsAtTheFirstMemberItCannotRead) {
   // An unclosed string, a missing colon, a missing value, an open nest:
   // what came before is returned, nothing is read past the end.
