@@ -37,7 +37,14 @@ using session_internal::Millis;
 
 void SendQueue::Send(std::string raw, CallLimits limits,
                      ResponseCallback done) {
-  auto info = InspectMessage(raw);
+  // Read once: what follows (retries of an input round) sends other text.
+  std::shared_ptr<const MessageInfo> inspected = std::move(limits.inspected);
+  limits.inspected = nullptr;
+  absl::StatusOr<MessageInfo> info =
+      inspected != nullptr &&
+              inspected->id_offset + inspected->id_length <= raw.size()
+          ? absl::StatusOr<MessageInfo>(*inspected)
+          : InspectMessage(raw);
   if (!info.ok()) {
     done(Error(v1::INVALID_REQUEST,
                absl::StrCat("the message is not valid JSON: ",

@@ -135,6 +135,10 @@ struct CallLimits {
   // the message's row, completed with the front door's answer
   // (message_http.h). Null: none.
   std::shared_ptr<ReceivedHttp> http;
+  // What InspectMessage said of the very text being sent, when the caller
+  // has read it already (for its own metrics): the session does not read
+  // it again. Taken by the first send; null: the session reads the text.
+  std::shared_ptr<const MessageInfo> inspected;
 };
 
 // Queue entry ids: unique among the daemon's requests while it runs.

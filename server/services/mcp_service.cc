@@ -412,8 +412,11 @@ void McpService::StartForward(ForwardCall* call, bool may_read_answer) {
     if (info.ok() && info->kind == engine::MessageKind::kRequest) {
       finish = metrics::McpOperationMetrics::Timed(
           deps_.operation_metrics, metrics::McpOperationMetrics::Side::kServer,
-          deps_.clock, call->request.server_id(), std::move(info->method),
-          std::move(info->target), std::move(finish));
+          deps_.clock, call->request.server_id(), info->method, info->target,
+          std::move(finish));
+      // The session takes it as read.
+      limits.inspected =
+          std::make_shared<const engine::MessageInfo>(*std::move(info));
     }
   }
   engine_->Forward(call->request.server_id(), call->request.body().data(),
