@@ -315,15 +315,22 @@ try {
   late.catch(() => {});  // Awaited below.
   // Each of its messages is held and forwarded by hand (each hold and each
   // release makes the page read the mode: answered late, as above); then,
-  // with nothing held, the switch.
-  for (let i = 0; i < 4; i++) {
+  // with nothing held, the switch. A card that was repainted between
+  // finding and clicking is found again; the roots call's cards, which may
+  // still show a moment, are not taken for the late call's.
+  const forwarded = seen.map((x) => x.id);
+  for (let i = 0; i < 8; i++) {
     const card = await Promise.race([
-      desk.waitFor(`document.querySelector('.held-card')?.dataset.held`, 'a message of the late call held').catch(() => 'timeout'),
+      desk.waitFor(`[...document.querySelectorAll('.held-card')].map((c) => c.dataset.held).find((id) => !${JSON.stringify(forwarded)}.includes(id))`,
+        'a message of the late call held').catch(() => 'timeout'),
       late.then(() => 'done', () => 'done'),
     ]);
     if (card === 'done' || card === 'timeout') break;
-    await clickButton(desk, `.held-card[data-held="${card}"]`, `Forward ${card}`);
-    await desk.waitFor(`!document.querySelector('.held-card[data-held="${card}"]')`, `${card} forwarded`);
+    if (await clickButton(desk, `.held-card[data-held="${card}"]`, `Forward ${card}`).catch(() => false)) {
+      forwarded.push(card);
+      // Its release seen by the page (which then reads the mode).
+      await desk.waitFor(`!document.querySelector('.held-card[data-held="${card}"]')`, `${card} gone from the held list`);
+    }
   }
   const lateAnswer = await late;
   await clickButton(await front(desk), '.ic-mode', 'Passthrough');
