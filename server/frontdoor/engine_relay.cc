@@ -42,11 +42,13 @@ class EngineRelay : public Relay {
       session_->Send(std::move(raw), std::move(limits), std::move(done));
       return;
     }
-    session_->Send(std::move(raw), std::move(limits),
-                   metrics::McpOperationMetrics::Timed(
-                       metrics_, metrics::McpOperationMetrics::Side::kServer,
-                       clock_, server_id_, std::move(info->method),
-                       std::move(info->target), std::move(done)));
+    done = metrics::McpOperationMetrics::Timed(
+        metrics_, metrics::McpOperationMetrics::Side::kServer, clock_,
+        server_id_, info->method, info->target, std::move(done));
+    // Read once: the session takes it as read.
+    limits.inspected =
+        std::make_shared<const engine::MessageInfo>(*std::move(info));
+    session_->Send(std::move(raw), std::move(limits), std::move(done));
   }
   bool Cancel(const std::string& caller_id,
               const std::string& reason) override {

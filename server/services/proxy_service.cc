@@ -260,10 +260,16 @@ class RelayReactor final
         info->kind == engine::MessageKind::kRequest) {
       answered = metrics::McpOperationMetrics::Timed(
           metrics_, metrics::McpOperationMetrics::Side::kServer, clock_,
-          session->identity().server_id, std::move(info->method),
-          std::move(info->target), std::move(answered));
+          session->identity().server_id, info->method, info->target,
+          std::move(answered));
     }
-    session->Send(std::move(raw), engine::CallLimits{}, std::move(answered));
+    engine::CallLimits limits;
+    // Read once: the session takes it as read.
+    if (info.ok()) {
+      limits.inspected =
+          std::make_shared<const engine::MessageInfo>(*std::move(info));
+    }
+    session->Send(std::move(raw), std::move(limits), std::move(answered));
   }
 
   void Sent(bool answer_errors, const std::string& id_json,
