@@ -320,10 +320,14 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
   std::printf(
       "\nper request, by the daemon's threads (sequential, recording on): "
       "context switches / CPU us\n");
-  std::printf("%-18s %18s %18s %18s\n", "thread", "Forward (b)",
-              "Forward, no server", "bare gRPC");
+  // With a baseline, its Forward too: where the two daemons differ.
+  const bool with_baseline = baseline_target != nullptr;
+  std::printf("%-18s %18s %18s %18s%s\n", "thread", "Forward (b)",
+              "Forward, no server", "bare gRPC",
+              with_baseline ? "      Forward (b')" : "");
   std::set<std::string> names;
-  for (const Figures* f : {&on.sequential, &on.local_answer, &on.grpc_only}) {
+  for (const Figures* f : {&on.sequential, &on.local_answer, &on.grpc_only,
+                           &baseline.sequential}) {
     for (const auto& [name, figures] : f->threads) names.insert(name);
   }
   auto cell = [](const Figures& f, const std::string& name) {
@@ -332,10 +336,14 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
     return absl::StrFormat("%.2f / %.1f", it->second.first, it->second.second);
   };
   for (const std::string& name : names) {
-    std::printf("%-18s %18s %18s %18s\n", name.c_str(),
+    std::printf("%-18s %18s %18s %18s%s\n", name.c_str(),
                 cell(on.sequential, name).c_str(),
                 cell(on.local_answer, name).c_str(),
-                cell(on.grpc_only, name).c_str());
+                cell(on.grpc_only, name).c_str(),
+                with_baseline
+                    ? absl::StrFormat(" %18s", cell(baseline.sequential, name))
+                          .c_str()
+                    : "");
   }
   std::fflush(stdout);
 
