@@ -38,8 +38,8 @@ using session_internal::Millis;
 void SendQueue::Send(std::string raw, CallLimits limits,
                      ResponseCallback done) {
   // Read once: what follows (retries of an input round) sends other text.
-  std::shared_ptr<const MessageInfo> inspected = std::move(limits.inspected);
-  limits.inspected = nullptr;
+  const std::shared_ptr<const MessageInfo> inspected =
+      std::move(limits.inspected);
   absl::StatusOr<MessageInfo> info =
       inspected != nullptr &&
               inspected->id_offset + inspected->id_length <= raw.size()
