@@ -392,6 +392,46 @@ TEST_F(SessionTest, EveryMessageIsPublishedWithCorrelation) {
   EXPECT_TRUE(result.success());
 }
 
+// The target of each tools/call the session published, in order.
+std::vector<std::string> PublishedCallTargets(Subscription& subscription) {
+  std::vector<std::string> targets;
+  while (auto event = subscription.PopWait(absl::ZeroDuration())) {
+    if (event->has_message() && event->message().method() == "tools/call" &&
+        event->message().direction() == v1::CLIENT_TO_SERVER) {
+      targets.push_back(event->message().target());
+    }
+  }
+  return targets;
+}
+
+TEST_F(SessionTest, ARequestTheCallerReadIsNotReadAgain) {
+  Handshake();
+  wire_->NextSent();
+  const std::string raw =
+      R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}})";
+  absl::StatusOr<MessageInfo> read = InspectMessage(raw);
+  ASSERT_TRUE(read.ok());
+  // A reading only the caller could have made: the session must use it.
+  MessageInfo caller_read = *read;
+  caller_read.target = "as-the-caller-read-it";
+  CallLimits limits;
+  limits.inspected = std::make_shared<const MessageInfo>(caller_read);
+  Answer first;
+  session_->Send(raw, limits, first.Callback());
+  Reply(wire_->NextSent(), {{"content", json::array()}});
+  ASSERT_TRUE(first.Wait());
+  // A reading that cannot be of this text (its id lies past the end) is
+  // not trusted: the session reads the text itself.
+  caller_read.id_offset = raw.size();
+  limits.inspected = std::make_shared<const MessageInfo>(caller_read);
+  Answer second;
+  session_->Send(raw, limits, second.Callback());
+  Reply(wire_->NextSent(), {{"content", json::array()}});
+  ASSERT_TRUE(second.Wait());
+  EXPECT_THAT(PublishedCallTargets(*subscription_),
+              ::testing::ElementsAre("as-the-caller-read-it", "echo"));
+}
+
 TEST_F(SessionTest, InitializeDeclaresTheClientFeaturesGiven) {
   Handshake();
   EXPECT_EQ(initialize_params_["capabilities"], json::object());
