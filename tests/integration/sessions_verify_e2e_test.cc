@@ -58,6 +58,20 @@ class VerifyTest : public testing::DaemonFixture {
     return result;
   }
 
+  // `sessions verify ID --against SERVER [extra...]`, expected to pass
+  // (exit 0, "PASS: all") or to find a difference (exit 1); returned for
+  // the caller's own checks.
+  ProcessResult Verify(const std::string& id, const std::string& server,
+                       bool passes, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"sessions", "verify", id, "--against",
+                                     server};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ProcessResult result = Ctl(args);
+    EXPECT_EQ(result.exit_code, passes ? 0 : 1) << result.out << result.err;
+    if (passes) EXPECT_THAT(result.out, HasSubstr("PASS: all "));
+    return result;
+  }
+
   // The newest session recorded with `server`.
   std::string NewestSession(const std::string& server) {
     json sessions = json::parse(
@@ -112,10 +126,7 @@ TEST_F(VerifyTest, AnEverythingSessionVerifiesAgainstTheSameServer) {
   const std::string id = NewestSession("everything");
   ASSERT_FALSE(id.empty());
 
-  ProcessResult verified =
-      Ctl({"sessions", "verify", id, "--against", "everything"});
-  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
-  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  Verify(id, "everything", /*passes=*/true);
 
   // The same check over REST.
   HttpResult rest = Rest("POST", "/api/sessions:verify",
@@ -217,18 +228,13 @@ TEST_F(VerifyTest, AModernOnlyServersRecordingVerifies) {
   const std::string id = NewestSession("modern");
   ASSERT_FALSE(id.empty());
 
-  ProcessResult verified =
-      Ctl({"sessions", "verify", id, "--against", "modern"});
-  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
-  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  Verify(id, "modern", /*passes=*/true);
   // The replay spoke the revision too: no initialize reached the server.
   json replay = CtlJson({"sessions", "verify", id, "--against", "modern"});
   EXPECT_TRUE(replay.value("passed", false)) << replay.dump();
   EXPECT_THAT(replay["diff"].dump(), Not(HasSubstr("\"initialize\"")));
 
-  ProcessResult changed =
-      Ctl({"sessions", "verify", id, "--against", "modern-changed"});
-  EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
+  ProcessResult changed = Verify(id, "modern-changed", /*passes=*/false);
   EXPECT_THAT(changed.out, HasSubstr("/result/content/0/text"));
   EXPECT_THAT(changed.out, HasSubstr("changed: modern words"));
 }
@@ -289,10 +295,7 @@ TEST_F(VerifyTest, InputRequiredRoundsAreAnsweredFromTheRecording) {
 
   // A fresh process: the recorded requestState is not its own, so only
   // the live one gets the round through.
-  ProcessResult verified =
-      Ctl({"sessions", "verify", id, "--against", "modern", "--all"});
-  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
-  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  Verify(id, "modern", /*passes=*/true, {"--all"});
   EXPECT_THAT(waiting(), ::testing::IsEmpty());
   // The replay's retry carried the recorded answer.
   json replay = CtlJson({"sessions", "verify", id, "--against", "modern"});
@@ -310,9 +313,7 @@ TEST_F(VerifyTest, InputRequiredRoundsAreAnsweredFromTheRecording) {
       Ctl({"sessions", "verify", "--file", file, "--against", "modern"});
   EXPECT_EQ(from_file.exit_code, 0) << from_file.out << from_file.err;
 
-  ProcessResult changed =
-      Ctl({"sessions", "verify", id, "--against", "modern-changed"});
-  EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
+  ProcessResult changed = Verify(id, "modern-changed", /*passes=*/false);
   EXPECT_THAT(changed.out, HasSubstr("/result/content/0/text"));
   EXPECT_THAT(changed.out, HasSubstr("changed: confirmed deploy for ada"));
 
@@ -353,9 +354,7 @@ TEST_F(VerifyTest, InputRequiredRoundsAreAnsweredFromTheRecording) {
               HasSubstr("differs at /inputResponses/confirm/content/name"));
 
   // Sampling was never answered in the recording: the round ends there.
-  ProcessResult asks =
-      Ctl({"sessions", "verify", id, "--against", "modern-samples"});
-  EXPECT_EQ(asks.exit_code, 1) << asks.out << asks.err;
+  ProcessResult asks = Verify(id, "modern-samples", /*passes=*/false);
   EXPECT_THAT(asks.out, HasSubstr("sampling/createMessage"));
   EXPECT_THAT(asks.out, HasSubstr("not answered by the server"));
   EXPECT_THAT(waiting(), ::testing::IsEmpty());
@@ -398,13 +397,8 @@ TEST_F(VerifyTest, AModernOnlyHttpServersRecordingVerifies) {
   const std::string id = NewestSession("modern-http");
   ASSERT_FALSE(id.empty());
 
-  ProcessResult verified =
-      Ctl({"sessions", "verify", id, "--against", "modern-http"});
-  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
-  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
-  ProcessResult differs =
-      Ctl({"sessions", "verify", id, "--against", "modern-http-changed"});
-  EXPECT_EQ(differs.exit_code, 1) << differs.out << differs.err;
+  Verify(id, "modern-http", /*passes=*/true);
+  ProcessResult differs = Verify(id, "modern-http-changed", /*passes=*/false);
   EXPECT_THAT(differs.out, HasSubstr("/result/content/0/text"));
 }
 
@@ -431,10 +425,7 @@ TEST_F(VerifyTest, SamplingAndElicitationAreAnsweredFromTheRecording) {
   EXPECT_THAT(recorded.dump(), HasSubstr("sampling/createMessage"));
   EXPECT_THAT(recorded.dump(), HasSubstr("elicitation/create"));
 
-  ProcessResult verified =
-      Ctl({"sessions", "verify", id, "--against", "fixture", "--all"});
-  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
-  EXPECT_THAT(verified.out, HasSubstr("PASS: all "));
+  Verify(id, "fixture", /*passes=*/true, {"--all"});
   // The replay's server asked, and was answered what the client said.
   json replay = CtlJson({"sessions", "verify", id, "--against", "fixture"});
   const std::string replay_id = replay["session"].value("id", "");
@@ -447,9 +438,7 @@ TEST_F(VerifyTest, SamplingAndElicitationAreAnsweredFromTheRecording) {
 
   // echo now asks for sampling first: it takes the one recorded answer,
   // and sample's own request is refused; the verify ends, naming it.
-  ProcessResult more =
-      Ctl({"sessions", "verify", id, "--against", "asks-more"});
-  EXPECT_EQ(more.exit_code, 1) << more.out << more.err;
+  ProcessResult more = Verify(id, "asks-more", /*passes=*/false);
   EXPECT_THAT(more.out, HasSubstr("tools/call"));
   EXPECT_THAT(more.out, HasSubstr("not answered: the replayed recording has "
                                   "no answer to sampling"));
