@@ -92,7 +92,10 @@ export function startHeldTracking() {
     if (root) {
       renderHeld();
       // A hit counts on its breakpoint; the mode may have changed elsewhere.
-      loadState().then(() => render(), () => {});
+      loadState().then(() => {
+        renderMode();
+        renderBreakpoints();
+      }, () => {});
     }
   });
   loadHeld().catch(() => {});
@@ -170,14 +173,19 @@ function render() {
     fillForm(prefill);
     prefill = null;
   }
-  const key = `${state.mode}|${state.holdTimeoutMs || 0}`;
-  if (key !== modeKey) {
-    modeKey = key;
-    clear(root.querySelector('#ic-mode'), modePanel());
-  }
+  renderMode();
   renderBreakpoints();
   renderHeld();
   if (focusKey && !root.contains(focused)) root.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
+}
+
+// The mode panel, rebuilt only when the mode or the timeout changed.
+function renderMode() {
+  if (!root || !state || !root.querySelector('#ic-mode')) return;
+  const key = `${state.mode}|${state.holdTimeoutMs || 0}`;
+  if (key === modeKey) return;
+  modeKey = key;
+  keepFocus(() => clear(root.querySelector('#ic-mode'), modePanel()));
 }
 
 function keepFocus(paint) {
