@@ -1,5 +1,6 @@
 #include "server/telemetry/trace_context.h"
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -317,7 +318,14 @@ std::string WithTraceContextInMeta(std::string_view raw,
                               meta_object->members.empty() ? "" : ","));
 }
 
-TraceId NewTraceId() { return RandomNonZero<16>(); }
+TraceId NewTraceId(absl::Time now) {
+  TraceId id = RandomNonZero<16>();
+  const int64_t millis = std::max<int64_t>(0, absl::ToUnixMillis(now));
+  for (size_t i = 0; i < 6; ++i) {
+    id[i] = static_cast<uint8_t>(millis >> (8 * (5 - i)));
+  }
+  return id;
+}
 SpanId NewSpanId() { return RandomNonZero<8>(); }
 
 bool IsTraceIdHex(std::string_view text) {

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/time/time.h"
+
 namespace inspector::telemetry {
 
 using TraceId = std::array<uint8_t, 16>;
@@ -49,7 +51,14 @@ std::optional<TraceContext> TraceContextFromMeta(std::string_view raw);
 std::string WithTraceContextInMeta(std::string_view raw,
                                    const TraceContext& context);
 
-TraceId NewTraceId();
+// A new trace's id: the milliseconds since the epoch at `now` in its first
+// six bytes (big-endian), ten random bytes after them. Ids the daemon makes
+// thus grow with time, so the history's trace index (messages_trace) takes
+// each at its end, as it does the timestamps, instead of at a random page;
+// the last eight bytes, which the ratio sampler and W3C's "random" part
+// read, stay random. (AWS X-Ray's trace ids lead with the time the same
+// way.) Ids that callers send are kept as they are.
+TraceId NewTraceId(absl::Time now);
 SpanId NewSpanId();
 
 // Lowercase hex of `bytes`.

@@ -158,10 +158,29 @@ TEST(TraceContextTest, ReadsTheContextInPlaceAndThroughEscapes) {
 }
 
 TEST(TraceContextTest, NewIdsAreNotZeroAndDiffer) {
-  EXPECT_NE(Hex(NewTraceId()), Hex(NewTraceId()));
-  EXPECT_TRUE(IsTraceIdHex(Hex(NewTraceId())));
+  const absl::Time now = absl::FromUnixMillis(1764000000123);
+  EXPECT_NE(Hex(NewTraceId(now)), Hex(NewTraceId(now)));
+  EXPECT_TRUE(IsTraceIdHex(Hex(NewTraceId(now))));
+  EXPECT_TRUE(IsTraceIdHex(Hex(NewTraceId(absl::UnixEpoch()))));
   EXPECT_FALSE(IsTraceIdHex("00000000000000000000000000000000"));
   EXPECT_FALSE(IsTraceIdHex("4bf92f35"));
+}
+
+TEST(TraceContextTest, NewTraceIdsLeadWithTheTimeAndEndRandom) {
+  // 1764000000123 ms is 0x019a_b697_e87b.
+  const absl::Time now = absl::FromUnixMillis(1764000000123);
+  const std::string first = Hex(NewTraceId(now));
+  const std::string second = Hex(NewTraceId(now));
+  EXPECT_EQ(first.substr(0, 12), "019ab697e87b");
+  EXPECT_EQ(second.substr(0, 12), "019ab697e87b");
+  EXPECT_NE(first.substr(12), second.substr(12));
+  // Later ids sort after earlier ones: the history's index takes them at
+  // its end.
+  const std::string later =
+      Hex(NewTraceId(now + absl::Milliseconds(1)));
+  EXPECT_EQ(later.substr(0, 12), "019ab697e87c");
+  EXPECT_LT(first, later);
+  EXPECT_LT(second, later);
 }
 
 GetEnv Env(std::map<std::string, std::string> vars) {
@@ -256,7 +275,7 @@ TEST(TracingConfigTest, NamesWhatIsWrong) {
 
 SpanData Span(const std::string& name) {
   SpanData span;
-  span.trace_id = NewTraceId();
+  span.trace_id = NewTraceId(absl::Now());
   span.span_id = NewSpanId();
   span.name = name;
   span.kind = SpanKind::kServer;
@@ -782,7 +801,7 @@ TEST(TracerTest, SamplesAsConfigured) {
   config.ratio = 0.5;
   Tracer tracer(config, nullptr);
   int sampled = 0;
-  for (int i = 0; i < 2000; ++i) sampled += tracer.ShouldSample(NewTraceId(), {});
+  for (int i = 0; i < 2000; ++i) sampled += tracer.ShouldSample(NewTraceId(absl::Now()), {});
   EXPECT_GT(sampled, 800);
   EXPECT_LT(sampled, 1200);
   // A caller's decision stands.
