@@ -66,7 +66,16 @@
 //
 //   build/tools/bench/forward_bench [--requests N] [--concurrency C]
 //       [--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH]
-//       [--baseline PATH]
+//       [--baseline PATH [--pair]]
+//
+// --pair runs (b) and (b') alone, each given exactly the same calls (no
+// reference rows, no other targets), and prints their rows, the per-thread
+// table and the comparison. Without it, (b) also answers the reference
+// calls, and its history holds their rows, which puts a few µs a call on
+// (b) that (b') does not pay: against itself, a build measured 97.9% of
+// its own rate and +9.6 µs a call as (b). With --pair the two sides differ
+// only in the binaries and flags, so a profiler attached to each
+// (perf record -p) compares call for call.
 //
 // N defaults to 20,000, C to 8, the daemon to the one built next to this
 // program, node to `node` (PATH is searched). Turns must be long (N/10
@@ -204,6 +213,96 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, Clock::time_point load_end,
   }
 }
 
+// (b) against (b'): their rates, p50 and CPU per call; their memory when
+// it was read.
+void PrintAgainstBaseline(const Options& options, const Scenario& on,
+                          const Scenario& baseline) {
+  std::printf(
+      "(b) against the baseline (b'), recording on: requests/s %.1f%% "
+      "sequential, %.1f%% %d-way; p50 %+.3f ms sequential, %+.3f ms "
+      "%d-way; CPU per request %+.1f us sequential, %+.1f us %d-way",
+      100 * on.sequential.per_second / baseline.sequential.per_second,
+      100 * on.concurrent.per_second / baseline.concurrent.per_second,
+      options.concurrency, on.sequential.p50_ms - baseline.sequential.p50_ms,
+      on.concurrent.p50_ms - baseline.concurrent.p50_ms, options.concurrency,
+      on.sequential.cpu_us - baseline.sequential.cpu_us,
+      on.concurrent.cpu_us - baseline.concurrent.cpu_us, options.concurrency);
+  if (!options.pair_only) {
+    std::printf("; idle RSS %+.2f MiB at start, %+.2f MiB after the run",
+                on.idle_rss.total - baseline.idle_rss.total,
+                on.settled_rss.total - baseline.settled_rss.total);
+  }
+  std::printf("\n");
+}
+
+// Which of a daemon's threads do the work, per sequential request: one
+// column per target's figures, one row per thread name.
+void PrintThreads(
+    const std::vector<std::pair<std::string, const Figures*>>& columns) {
+  std::printf(
+      "\nper request, by the daemon's threads (sequential, recording on): "
+      "context switches / CPU us\n");
+  std::printf("%-18s", "thread");
+  std::set<std::string> names;
+  for (const auto& [label, figures] : columns) {
+    std::printf(" %18s", label.c_str());
+    for (const auto& [name, counts] : figures->threads) names.insert(name);
+  }
+  std::printf("\n");
+  for (const std::string& name : names) {
+    std::printf("%-18s", name.c_str());
+    for (const auto& [label, figures] : columns) {
+      auto it = figures->threads.find(name);
+      std::printf(" %18s",
+                  it == figures->threads.end()
+                      ? "-"
+                      : absl::StrFormat("%.2f / %.1f", it->second.first,
+                                        it->second.second)
+                            .c_str());
+    }
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+// --pair: (b) and (b') alone, the same calls to each, in the same rounds.
+absl::Status RunPair(const Options& options, Scenario& on,
+                     Scenario& baseline) {
+  TempDir on_dir, baseline_dir;
+  absl::StatusOr<std::unique_ptr<DaemonTarget>> on_target =
+      DaemonTarget::Start(options, on_dir, /*record=*/true);
+  if (!on_target.ok()) return on_target.status();
+  Options baseline_options = options;
+  baseline_options.inspectord = options.baseline;
+  absl::StatusOr<std::unique_ptr<DaemonTarget>> baseline_target =
+      DaemonTarget::Start(baseline_options, baseline_dir, /*record=*/true);
+  if (!baseline_target.ok()) return baseline_target.status();
+  const std::vector<Target*> targets = {on_target->get(),
+                                        baseline_target->get()};
+  absl::StatusOr<std::vector<Figures>> sequential =
+      MeasureInterleaved(targets, 1, options.requests);
+  if (!sequential.ok()) return sequential.status();
+  absl::StatusOr<std::vector<Figures>> concurrent =
+      MeasureInterleaved(targets, options.concurrency, options.requests);
+  if (!concurrent.ok()) return concurrent.status();
+  on.sequential = (*sequential)[0];
+  baseline.sequential = (*sequential)[1];
+  on.concurrent = (*concurrent)[0];
+  baseline.concurrent = (*concurrent)[1];
+  const std::string way = absl::StrCat(options.concurrency, "-way");
+  for (Scenario* scenario : {&on, &baseline}) {
+    PrintRow(scenario->label, "sequential", scenario->sequential);
+    PrintRow(scenario->label, way, scenario->concurrent);
+  }
+  PrintThreads({{"Forward (b)", &on.sequential},
+                {"Forward (b')", &baseline.sequential}});
+  (*on_target)->Stop();
+  (*baseline_target)->Stop();
+  std::printf("\n");
+  PrintAgainstBaseline(options, on, baseline);
+  return absl::OkStatus();
+}
+
 // Starts the four targets side by side, runs both modes interleaved
 // across them, then reads each daemon's settled memory.
 absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
@@ -316,36 +415,16 @@ absl::Status RunAll(const Options& options, Scenario& direct, Scenario& on,
     PrintRow("  its bare gRPC round trip", "sequential", floor.bare);
   }
 
-  // Which of the daemon's threads do the work, per request.
-  std::printf(
-      "\nper request, by the daemon's threads (sequential, recording on): "
-      "context switches / CPU us\n");
-  // With a baseline, its Forward too: where the two daemons differ.
-  const bool with_baseline = baseline_target != nullptr;
-  std::printf("%-18s %18s %18s %18s%s\n", "thread", "Forward (b)",
-              "Forward, no server", "bare gRPC",
-              with_baseline ? "      Forward (b')" : "");
-  std::set<std::string> names;
-  for (const Figures* f : {&on.sequential, &on.local_answer, &on.grpc_only,
-                           &baseline.sequential}) {
-    for (const auto& [name, figures] : f->threads) names.insert(name);
+  // Which of the daemon's threads do the work, per request; with a
+  // baseline, its Forward too: where the two daemons differ.
+  std::vector<std::pair<std::string, const Figures*>> columns = {
+      {"Forward (b)", &on.sequential},
+      {"Forward, no server", &on.local_answer},
+      {"bare gRPC", &on.grpc_only}};
+  if (baseline_target != nullptr) {
+    columns.push_back({"Forward (b')", &baseline.sequential});
   }
-  auto cell = [](const Figures& f, const std::string& name) {
-    auto it = f.threads.find(name);
-    if (it == f.threads.end()) return std::string("-");
-    return absl::StrFormat("%.2f / %.1f", it->second.first, it->second.second);
-  };
-  for (const std::string& name : names) {
-    std::printf("%-18s %18s %18s %18s%s\n", name.c_str(),
-                cell(on.sequential, name).c_str(),
-                cell(on.local_answer, name).c_str(),
-                cell(on.grpc_only, name).c_str(),
-                with_baseline
-                    ? absl::StrFormat(" %18s", cell(baseline.sequential, name))
-                          .c_str()
-                    : "");
-  }
-  std::fflush(stdout);
+  PrintThreads(columns);
 
   (*direct_target)->Stop();
   const Clock::time_point load_end = Clock::now();
@@ -457,21 +536,7 @@ void PrintBars(const Options& options, const Scenario& direct,
       100 * answered.sequential.per_second / on.sequential.per_second,
       100 * answered.concurrent.per_second / on.concurrent.per_second,
       options.concurrency);
-  if (!options.baseline.empty()) {
-    std::printf(
-        "(b) against the baseline (b'), recording on: requests/s %.1f%% "
-        "sequential, %.1f%% %d-way; p50 %+.3f ms sequential, %+.3f ms "
-        "%d-way; CPU per request %+.1f us sequential, %+.1f us %d-way; "
-        "idle RSS %+.2f MiB at start, %+.2f MiB after the run\n",
-        100 * on.sequential.per_second / baseline.sequential.per_second,
-        100 * on.concurrent.per_second / baseline.concurrent.per_second,
-        options.concurrency, on.sequential.p50_ms - baseline.sequential.p50_ms,
-        on.concurrent.p50_ms - baseline.concurrent.p50_ms, options.concurrency,
-        on.sequential.cpu_us - baseline.sequential.cpu_us,
-        on.concurrent.cpu_us - baseline.concurrent.cpu_us, options.concurrency,
-        on.idle_rss.total - baseline.idle_rss.total,
-        on.settled_rss.total - baseline.settled_rss.total);
-  }
+  if (!options.baseline.empty()) PrintAgainstBaseline(options, on, baseline);
   std::vector<const Scenario*> daemons = {&on, &off, &answered};
   if (!options.baseline.empty()) daemons.push_back(&baseline);
   for (const Scenario* s : daemons) {
@@ -497,7 +562,7 @@ int Usage(const char* problem) {
       "forward_bench: %s\n"
       "usage: forward_bench [--requests N] [--concurrency C] "
       "[--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH] "
-      "[--baseline PATH]\n"
+      "[--baseline PATH [--pair]]\n"
       "  --requests N     requests per target and mode (default "
       "20000)\n"
       "  --concurrency C  callers of the C-way mode (default 8)\n"
@@ -506,7 +571,9 @@ int Usage(const char* problem) {
       "  --floor-relay P  also measure tools/perf's floor_relay at P "
       "(e to i)\n"
       "  --baseline P     also measure the inspectord at P as (b), in the "
-      "same rounds\n",
+      "same rounds\n"
+      "  --pair           with --baseline: only (b) and (b'), each given "
+      "the same calls\n",
       problem);
   return 2;
 }
@@ -531,6 +598,10 @@ int main(int argc, char** argv) {
       options.unix_socket = true;
       continue;
     }
+    if (flag == "--pair") {
+      options.pair_only = true;
+      continue;
+    }
     if (i + 1 >= argc) return Usage(("missing value for " + flag).c_str());
     std::string value = argv[++i];
     if (flag == "--requests") {
@@ -553,6 +624,9 @@ int main(int argc, char** argv) {
     } else {
       return Usage(("unknown flag " + flag).c_str());
     }
+  }
+  if (options.pair_only && options.baseline.empty()) {
+    return Usage("--pair compares with a baseline: give --baseline PATH");
   }
   // A server that dies mid-run must give an error, not kill the bench.
   ::signal(SIGPIPE, SIG_IGN);
@@ -589,6 +663,15 @@ int main(int argc, char** argv) {
   baseline.label = "(b') baseline, recording on";
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
+  if (options.pair_only) {
+    absl::Status status = RunPair(options, on, baseline);
+    if (!status.ok()) {
+      std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
+      return 1;
+    }
+    std::printf("load average at the end: %s\n", LoadAverage().c_str());
+    return 0;
+  }
   std::vector<Floor> floors;
   if (options.floor_relay.empty()) {
     std::printf(

@@ -42,6 +42,8 @@ struct ForwardOptions {
   std::string floor_relay;
   // Another inspectord measured as (b) in the same rounds; empty: none.
   std::string baseline;
+  // Only (b) and the baseline (b'), with the same calls: see --pair.
+  bool pair_only = false;
   std::string node = "node";
   bool unix_socket = false;
   std::string fixture;  // tools/fixture-server/server.mjs
