@@ -272,7 +272,8 @@ bool Tracer::ShouldSample(const TraceId& trace_id,
 
 std::shared_ptr<RequestTrace> Tracer::Start(const RequestStart& start) const {
   if (exporter_ == nullptr && !start.parent.has_value()) return nullptr;
-  TraceId trace_id = start.parent ? start.parent->trace_id : NewTraceId(start.received);
+  TraceId trace_id =
+      start.parent ? start.parent->trace_id : NewTraceId(start.received);
   const bool sampled =
       exporter_ != nullptr && ShouldSample(trace_id, start.parent);
   SpanId parent{};

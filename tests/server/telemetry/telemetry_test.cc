@@ -176,8 +176,7 @@ TEST(TraceContextTest, NewTraceIdsLeadWithTheTimeAndEndRandom) {
   EXPECT_NE(first.substr(12), second.substr(12));
   // Later ids sort after earlier ones: the history's index takes them at
   // its end.
-  const std::string later =
-      Hex(NewTraceId(now + absl::Milliseconds(1)));
+  const std::string later = Hex(NewTraceId(now + absl::Milliseconds(1)));
   EXPECT_EQ(later.substr(0, 12), "019ab697e87c");
   EXPECT_LT(first, later);
   EXPECT_LT(second, later);
@@ -801,7 +800,9 @@ TEST(TracerTest, SamplesAsConfigured) {
   config.ratio = 0.5;
   Tracer tracer(config, nullptr);
   int sampled = 0;
-  for (int i = 0; i < 2000; ++i) sampled += tracer.ShouldSample(NewTraceId(absl::Now()), {});
+  for (int i = 0; i < 2000; ++i) {
+    sampled += tracer.ShouldSample(NewTraceId(absl::Now()), {});
+  }
   EXPECT_GT(sampled, 800);
   EXPECT_LT(sampled, 1200);
   // A caller's decision stands.
