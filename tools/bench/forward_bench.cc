@@ -72,10 +72,10 @@
 // reference rows, no other targets), and prints their rows, the per-thread
 // table and the comparison. Without it, (b) also answers the reference
 // calls, and its history holds their rows, which puts a few µs a call on
-// (b) that (b') does not pay: against itself, a build measured 97.9% of
-// its own rate and +9.6 µs a call as (b). With --pair the two sides differ
-// only in the binaries and flags, so a profiler attached to each
-// (perf record -p) compares call for call.
+// (b) that (b') does not pay: with the same code on both sides, (b)
+// measured 97.9% of (b')'s rate and +9.6 µs a call. With --pair the two
+// sides differ only in the binaries and flags, so a profiler attached to
+// each (perf record -p) compares call for call.
 //
 // N defaults to 20,000, C to 8, the daemon to the one built next to this
 // program, node to `node` (PATH is searched). Turns must be long (N/10
