@@ -195,17 +195,14 @@ absl::Status OAuthStore::DeleteFlowsOfServer(const std::string& server_id,
 }
 
 absl::StatusOr<int> OAuthStore::DeleteExpiredFlows(absl::Time now) {
-  ASSIGN_OR_RETURN(
-      Statement count,
-      db_->Prepare("SELECT count(*) FROM oauth_flows WHERE expires_at < ?"));
-  RETURN_IF_ERROR(count.Bind(1, Ms(now)));
-  ASSIGN_OR_RETURN(bool row, count.Step());
-  int expired = row ? static_cast<int>(count.ColumnInt64(0)) : 0;
+  // One statement, counted by Changes(): a count read first and left open
+  // would hold a read transaction, and the DELETE's upgrade from it fails at
+  // once (no busy wait) when another connection writes in between.
   ASSIGN_OR_RETURN(Statement s,
                    db_->Prepare("DELETE FROM oauth_flows WHERE expires_at < ?"));
   RETURN_IF_ERROR(s.Bind(1, Ms(now)));
   RETURN_IF_ERROR(s.Run());
-  return expired;
+  return db_->Changes();
 }
 
 }  // namespace inspector::storage

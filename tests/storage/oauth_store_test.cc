@@ -5,7 +5,10 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "absl/time/clock.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -94,6 +97,30 @@ TEST_F(OAuthStoreFlowTest, ExpiredFlowsAreDropped) {
   ASSERT_OK_AND_ASSIGN(dropped,
                        store.DeleteExpiredFlows(absl::FromUnixMillis(5000)));
   EXPECT_EQ(dropped, 0);
+}
+
+// Another connection (the history writer, a second daemon tool) may hold
+// the write lock while the sweep runs at start-up. The sweep must wait for it
+// like any other write, not fail at once: a read left open before the DELETE
+// would make SQLite refuse the upgrade without calling the busy handler.
+TEST_F(OAuthStoreFlowTest, ExpiredFlowsWaitForAnotherConnectionsWrite) {
+  OAuthStore store(db_.get());
+  OAuthFlowRow old_flow = Flow("old", "s1");
+  old_flow.expires_at = absl::FromUnixMillis(1000);
+  ASSERT_OK(store.PutFlow(old_flow));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> other, Database::Open(path()));
+  ASSERT_OK_AND_ASSIGN(Transaction held, other->BeginTransaction());
+  // The sweep's result does not depend on when the lock is let go, only on
+  // the sweep waiting for it (busy timeout 5 s); the pause makes it wait.
+  std::thread release([&held] {
+    absl::SleepFor(absl::Milliseconds(200));
+    EXPECT_OK(held.Commit());
+  });
+  absl::StatusOr<int> dropped =
+      store.DeleteExpiredFlows(absl::FromUnixMillis(5000));
+  release.join();
+  ASSERT_OK(dropped.status());
+  EXPECT_EQ(*dropped, 1);
 }
 
 TEST_F(OAuthStoreFlowTest, DeletesOneFlowOrAServersFlows) {
