@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <random>
-#include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "common/json_scan.h"
 #include "nlohmann/json.hpp"
 
@@ -63,26 +61,51 @@ constexpr size_t kMaxTraceStateChars = 512;
 
 }  // namespace
 
-std::string Hex(const uint8_t* bytes, size_t size) {
+namespace {
+
+// Appends 2 * size lowercase hex digits.
+void AppendHex(const uint8_t* bytes, size_t size, std::string* out) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(size * 2, '0');
+  const size_t at = out->size();
+  out->resize(at + size * 2);
+  char* digits = out->data() + at;
   for (size_t i = 0; i < size; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 15];
+    digits[2 * i] = kDigits[bytes[i] >> 4];
+    digits[2 * i + 1] = kDigits[bytes[i] & 15];
   }
+}
+
+// version "-" trace-id "-" parent-id "-" flags: 2+1+32+1+16+1+2.
+constexpr size_t kTraceparentChars = 55;
+
+void AppendTraceparent(const TraceContext& context, std::string* out) {
+  const uint8_t flag_byte = context.flags;
+  out->append("00-");
+  AppendHex(context.trace_id.data(), context.trace_id.size(), out);
+  out->push_back('-');
+  AppendHex(context.span_id.data(), context.span_id.size(), out);
+  out->push_back('-');
+  AppendHex(&flag_byte, 1, out);
+}
+
+}  // namespace
+
+std::string Hex(const uint8_t* bytes, size_t size) {
+  std::string out;
+  AppendHex(bytes, size, &out);
   return out;
 }
 
 std::string TraceContext::Traceparent() const {
-  const uint8_t flag_byte = flags;
-  return "00-" + Hex(trace_id) + "-" + Hex(span_id) + "-" +
-         Hex(&flag_byte, 1);
+  std::string out;
+  out.reserve(kTraceparentChars);
+  AppendTraceparent(*this, &out);
+  return out;
 }
 
 std::optional<TraceContext> ParseTraceparent(std::string_view text,
                                              std::string_view trace_state) {
-  // version "-" trace-id "-" parent-id "-" flags: 2+1+32+1+16+1+2 = 55.
-  if (text.size() < 55 || text[2] != '-' || text[35] != '-' ||
+  if (text.size() < kTraceparentChars || text[2] != '-' || text[35] != '-' ||
       text[52] != '-') {
     return std::nullopt;
   }
@@ -111,63 +134,90 @@ std::optional<TraceContext> ParseTraceparent(std::string_view text,
 
 namespace {
 
-// One object of a request's text, by its members as json_scan reads them,
-// with offsets into the whole text.
-struct ScannedObject {
-  size_t open = 0;   // its '{'
-  size_t close = 0;  // its '}'
-  std::vector<json_scan::Member> members;
+constexpr size_t kNone = std::string_view::npos;
+
+// A value's span [begin, end) in a message's text; begin kNone: absent.
+struct ValueSpan {
+  size_t begin = kNone;
+  size_t end = kNone;
+  bool found() const { return begin != kNone; }
 };
 
-// The object whose '{' is at raw[open], when its members read cleanly up
-// to its closing brace and none of their keys is escaped (a key written
-// with escapes could name a member the text search would miss).
-std::optional<ScannedObject> ScanAt(std::string_view raw, size_t open) {
-  if (open >= raw.size() || raw[open] != '{') return std::nullopt;
-  // One pass: the members, then the brace just after the last of them.
-  ScannedObject object;
-  object.open = open;
+// One object's place in the text: its closing brace and whether it has
+// members (where a splice needs a comma).
+struct ObjectSpan {
+  size_t close = kNone;
+  bool empty = true;
+};
+
+// Where a request keeps its trace context: the last "params" member (the
+// one JSON parsers keep), its last "_meta" and that one's last
+// "traceparent" and "tracestate", found in one pass over the text.
+struct MetaPlace {
+  ObjectSpan message;
+  ValueSpan params;
+  ObjectSpan params_object;  // when params is an object
+  ValueSpan meta;
+  ObjectSpan meta_object;  // when _meta is an object
+  ValueSpan parent;
+  ValueSpan state;
+};
+
+// nullopt when the text does not read cleanly that way, or a key on the
+// way is written with escapes (it could name a member this search would
+// miss): the callers then parse the whole text.
+std::optional<MetaPlace> LocateMeta(std::string_view raw) {
+  MetaPlace place;
   bool escaped_key = false;
-  size_t after = json_scan::SkipSpace(raw, open + 1);
-  json_scan::ForEachMember(
-      raw.substr(open), [&](const json_scan::Member& found) {
-        if (found.key.find('\\') != std::string_view::npos) {
-          escaped_key = true;
-          return false;
-        }
-        json_scan::Member member = found;
-        member.begin += open;
-        member.end += open;
-        object.members.push_back(member);
-        after = json_scan::SkipSpace(raw, member.end);
-        if (after < raw.size() && raw[after] == ',') {
-          after = json_scan::SkipSpace(raw, after + 1);
-        }
-        return true;
-      });
-  // A key with escapes, or a member not read.
-  if (escaped_key || after >= raw.size() || raw[after] != '}') {
-    return std::nullopt;
-  }
-  object.close = after;
-  return object;
+  auto plain = [&escaped_key](std::string_view key) {
+    if (key.find('\\') == std::string_view::npos) return true;
+    escaped_key = true;
+    return false;
+  };
+  // Each level reads the object below it in the same pass, where the
+  // enclosing level would otherwise skip over it.
+  auto object_at = [&raw](size_t begin, ObjectSpan* object, auto&& read) {
+    *object = ObjectSpan();
+    if (raw[begin] != '{') return json_scan::SkipValue(raw, begin);
+    object->close = json_scan::ReadMembersAt(raw, begin, read);
+    return object->close == kNone ? kNone : object->close + 1;
+  };
+  auto meta_member = [&](std::string_view key, size_t begin) {
+    if (!plain(key)) return kNone;
+    place.meta_object.empty = false;
+    const size_t end = json_scan::SkipValue(raw, begin);
+    if (key == "traceparent") place.parent = {begin, end};
+    if (key == "tracestate") place.state = {begin, end};
+    return end;
+  };
+  auto params_member = [&](std::string_view key, size_t begin) {
+    if (!plain(key)) return kNone;
+    place.params_object.empty = false;
+    if (key != "_meta") return json_scan::SkipValue(raw, begin);
+    place.parent = place.state = ValueSpan();
+    place.meta = {begin, object_at(begin, &place.meta_object, meta_member)};
+    return place.meta.end;
+  };
+  auto message_member = [&](std::string_view key, size_t begin) {
+    if (!plain(key)) return kNone;
+    place.message.empty = false;
+    if (key != "params") return json_scan::SkipValue(raw, begin);
+    place.meta = place.parent = place.state = ValueSpan();
+    place.params = {begin,
+                    object_at(begin, &place.params_object, params_member)};
+    return place.params.end;
+  };
+  place.message.close = json_scan::ReadMembersAt(
+      raw, json_scan::SkipSpace(raw, 0), message_member);
+  if (place.message.close == kNone || escaped_key) return std::nullopt;
+  return place;
 }
 
-// The last member `key` (the one JSON parsers keep), or null.
-const json_scan::Member* Find(const ScannedObject& object,
-                              std::string_view key) {
-  const json_scan::Member* found = nullptr;
-  for (const json_scan::Member& member : object.members) {
-    if (member.key == key) found = &member;
-  }
-  return found;
-}
-
-// The text of a string member without its quotes, when it has no escapes
+// The text of a string value without its quotes, when it has no escapes
 // (a traceparent never needs one); nullopt otherwise.
 std::optional<std::string_view> PlainString(std::string_view raw,
-                                            const json_scan::Member& member) {
-  std::string_view value = raw.substr(member.begin, member.end - member.begin);
+                                            const ValueSpan& span) {
+  std::string_view value = raw.substr(span.begin, span.end - span.begin);
   if (value.size() < 2 || value.front() != '"' ||
       value.find('\\') != std::string_view::npos) {
     return std::nullopt;
@@ -213,31 +263,31 @@ std::string ParsedWithTraceContext(std::string_view raw,
   return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// `"traceparent":"…"` (and `"tracestate":"…"`) as members' text.
-std::string ContextMembers(const TraceContext& context) {
-  std::string text = "\"traceparent\":\"" + context.Traceparent() + "\"";
+// `raw` with [begin, end) replaced by `before`, the context's members
+// (`"traceparent":"…"` and `"tracestate":"…"`) and `after`, written once.
+std::string WithMembers(std::string_view raw, size_t begin, size_t end,
+                        std::string_view before, const TraceContext& context,
+                        std::string_view after) {
+  std::string state;
   if (!context.trace_state.empty()) {
-    text += ",\"tracestate\":";
-    text += nlohmann::json(context.trace_state)
+    state = nlohmann::json(context.trace_state)
                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  return text;
-}
-
-// `raw` with [begin, end) replaced by `text`.
-std::string Replaced(std::string_view raw, size_t begin, size_t end,
-                     std::string_view text) {
   std::string out;
-  out.reserve(raw.size() - (end - begin) + text.size());
+  out.reserve(raw.size() - (end - begin) + before.size() + after.size() +
+              kTraceparentChars + state.size() + 32);
   out.append(raw.substr(0, begin));
-  out.append(text);
+  out.append(before);
+  out.append("\"traceparent\":\"");
+  AppendTraceparent(context, &out);
+  out.push_back('"');
+  if (!state.empty()) {
+    out.append(",\"tracestate\":");
+    out.append(state);
+  }
+  out.append(after);
   out.append(raw.substr(end));
   return out;
-}
-
-// `raw` with `text` inserted at `at`.
-std::string Spliced(std::string_view raw, size_t at, std::string_view text) {
-  return Replaced(raw, at, at, text);
 }
 
 }  // namespace
@@ -245,23 +295,14 @@ std::string Spliced(std::string_view raw, size_t at, std::string_view text) {
 std::optional<TraceContext> TraceContextFromMeta(std::string_view raw) {
   if (raw.find("traceparent") == std::string_view::npos) return std::nullopt;
   // Read in place where the text allows: params._meta's two strings.
-  const auto message = ScanAt(raw, json_scan::SkipSpace(raw, 0));
-  if (!message.has_value()) return ParsedTraceContext(raw);
-  const json_scan::Member* params = Find(*message, "params");
-  if (params == nullptr) return std::nullopt;
-  const auto params_object = ScanAt(raw, params->begin);
-  if (!params_object.has_value()) return ParsedTraceContext(raw);
-  const json_scan::Member* meta = Find(*params_object, "_meta");
-  if (meta == nullptr) return std::nullopt;
-  const auto meta_object = ScanAt(raw, meta->begin);
-  if (!meta_object.has_value()) return ParsedTraceContext(raw);
-  const json_scan::Member* parent = Find(*meta_object, "traceparent");
-  if (parent == nullptr) return std::nullopt;
-  const json_scan::Member* state = Find(*meta_object, "tracestate");
-  const std::optional<std::string_view> parent_text = PlainString(raw, *parent);
+  const std::optional<MetaPlace> place = LocateMeta(raw);
+  if (!place.has_value()) return ParsedTraceContext(raw);
+  if (!place->parent.found()) return std::nullopt;
+  const std::optional<std::string_view> parent_text =
+      PlainString(raw, place->parent);
   std::optional<std::string_view> state_text;
-  if (state != nullptr) state_text = PlainString(raw, *state);
-  if (!parent_text.has_value() || (state != nullptr && !state_text)) {
+  if (place->state.found()) state_text = PlainString(raw, place->state);
+  if (!parent_text.has_value() || (place->state.found() && !state_text)) {
     return ParsedTraceContext(raw);  // escapes, or not strings
   }
   return ParseTraceparent(*parent_text, state_text.value_or(""));
@@ -270,38 +311,39 @@ std::optional<TraceContext> TraceContextFromMeta(std::string_view raw) {
 std::string WithTraceContextInMeta(std::string_view raw,
                                    const TraceContext& context) {
   // Spliced into the text where it can be: the request goes on as it came
-  // but for the new members, and costs no parse of its payload.
-  const auto message = ScanAt(raw, json_scan::SkipSpace(raw, 0));
-  if (!message.has_value()) return ParsedWithTraceContext(raw, context);
-  const std::string members = ContextMembers(context);
-  const json_scan::Member* params = Find(*message, "params");
-  if (params == nullptr) {
-    return Spliced(raw, message->close,
-                   absl::StrCat(message->members.empty() ? "" : ",",
-                                "\"params\":{\"_meta\":{", members, "}}"));
+  // but for the new members, and costs no parse of its payload (one pass
+  // over its text finds where they go).
+  const std::optional<MetaPlace> place = LocateMeta(raw);
+  if (!place.has_value()) return ParsedWithTraceContext(raw, context);
+  const ValueSpan& params = place->params;
+  if (!params.found()) {
+    const size_t at = place->message.close;
+    return WithMembers(
+        raw, at, at,
+        place->message.empty ? "\"params\":{\"_meta\":{"
+                             : ",\"params\":{\"_meta\":{",
+        context, "}}");
   }
-  if (raw.substr(params->begin, params->end - params->begin) == "null") {
-    return Replaced(raw, params->begin, params->end,
-                    absl::StrCat("{\"_meta\":{", members, "}}"));
+  if (raw.substr(params.begin, params.end - params.begin) == "null") {
+    return WithMembers(raw, params.begin, params.end, "{\"_meta\":{", context,
+                       "}}");
   }
-  const auto params_object = ScanAt(raw, params->begin);
-  if (!params_object.has_value()) return ParsedWithTraceContext(raw, context);
-  const json_scan::Member* meta = Find(*params_object, "_meta");
-  if (meta == nullptr) {
-    return Spliced(raw, params_object->open + 1,
-                   absl::StrCat("\"_meta\":{", members, "}",
-                                params_object->members.empty() ? "" : ","));
+  if (place->params_object.close == kNone) {  // not an object
+    return ParsedWithTraceContext(raw, context);
   }
-  if (raw[meta->begin] != '{') {  // not an object: replaced by ours
-    return Replaced(raw, meta->begin, meta->end,
-                    absl::StrCat("{", members, "}"));
+  const ValueSpan& meta = place->meta;
+  if (!meta.found()) {
+    const size_t at = params.begin + 1;
+    return WithMembers(raw, at, at, "\"_meta\":{", context,
+                       place->params_object.empty ? "}" : "},");
   }
-  const auto meta_object = ScanAt(raw, meta->begin);
-  if (!meta_object.has_value()) return ParsedWithTraceContext(raw, context);
-  if (Find(*meta_object, "traceparent") || Find(*meta_object, "tracestate")) {
+  if (place->meta_object.close == kNone) {  // not an object: ours instead
+    return WithMembers(raw, meta.begin, meta.end, "{", context, "}");
+  }
+  if (place->parent.found() || place->state.found()) {
     // The caller's context gives way to ours: only _meta is parsed again.
     nlohmann::json meta_json = nlohmann::json::parse(
-        raw.substr(meta->begin, meta->end - meta->begin), nullptr, false);
+        raw.substr(meta.begin, meta.end - meta.begin), nullptr, false);
     if (!meta_json.is_object()) return ParsedWithTraceContext(raw, context);
     meta_json["traceparent"] = context.Traceparent();
     if (context.trace_state.empty()) {
@@ -309,13 +351,15 @@ std::string WithTraceContextInMeta(std::string_view raw,
     } else {
       meta_json["tracestate"] = context.trace_state;
     }
-    return Replaced(raw, meta->begin, meta->end,
-                    meta_json.dump(-1, ' ', false,
-                                   nlohmann::json::error_handler_t::replace));
+    std::string out(raw.substr(0, meta.begin));
+    out.append(meta_json.dump(-1, ' ', false,
+                              nlohmann::json::error_handler_t::replace));
+    out.append(raw.substr(meta.end));
+    return out;
   }
-  return Spliced(raw, meta_object->open + 1,
-                 absl::StrCat(members,
-                              meta_object->members.empty() ? "" : ","));
+  const size_t at = meta.begin + 1;
+  return WithMembers(raw, at, at, "", context,
+                     place->meta_object.empty ? "" : ",");
 }
 
 TraceId NewTraceId(absl::Time now) {

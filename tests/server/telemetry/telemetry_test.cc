@@ -138,6 +138,57 @@ TEST(TraceContextTest, SplicesTheContextIntoTheTextAsWritten) {
   EXPECT_EQ(parsed["params"]["_meta"]["traceparent"], ours.Traceparent());
 }
 
+// The splice reads the text in one pass; whatever the shape, the request
+// a JSON parser reads from its result is the one a whole parse would
+// write: the last params and _meta (the ones parsers keep) carry ours.
+TEST(TraceContextTest, SplicedRequestsReadAsAParsedRewriteWould) {
+  TraceContext ours;
+  ours.trace_id = ParseTraceparent(kParent)->trace_id;
+  ours.span_id = NewSpanId();
+  ours.flags = 1;
+  const std::vector<std::string> requests = {
+      R"({})",
+      R"({"params":{}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"_meta":1},"_meta":{"x":[{"params":{}}]}}})",
+      R"({"params":{"_meta":{"a":1}},"params":{"name":"x"}})",
+      R"({"params":{"name":"x"},"params":null})",
+      R"({"params":{"_meta":{"a":1},"_meta":{"b":2}}})",
+      R"({"params":{"_meta":5,"_meta":{"b":2}}})",
+      R"({"params":{"_meta":{"b":2},"_meta":"s"}})",
+      R"({"params":{"_meta":{"traceparent":"x","tracestate":"y","k":1}}})",
+      R"({"params":{"_meta":{"tracestate":"y"}},"id":"}{"})",
+      R"({"method":"a}{\"","params":{"s":"\"}{","_meta":{}}})",
+      " { \"params\" : { \"_meta\" : { } } , \"id\" : 3 } ",
+      R"({"params":[{"_meta":{}}]})",
+      R"({"params":"text"})",
+      R"({"params":true,"id":1})",
+      R"({"id":1,"params":{"arguments":{"traceparent":"00-x","params":{}}}})",
+  };
+  for (const std::string& request : requests) {
+    SCOPED_TRACE(request);
+    nlohmann::json expected = nlohmann::json::parse(request);
+    nlohmann::json& params = expected["params"];
+    if (params.is_null()) params = nlohmann::json::object();
+    if (params.is_object()) {
+      nlohmann::json& meta = params["_meta"];
+      if (!meta.is_object()) meta = nlohmann::json::object();
+      meta["traceparent"] = ours.Traceparent();
+      meta.erase("tracestate");
+    } else {
+      expected = nlohmann::json::parse(request);  // left as it came
+    }
+    const std::string spliced = WithTraceContextInMeta(request, ours);
+    ASSERT_TRUE(nlohmann::json::accept(spliced)) << spliced;
+    EXPECT_EQ(nlohmann::json::parse(spliced), expected) << spliced;
+    // And read back, the context is ours.
+    if (params.is_object()) {
+      std::optional<TraceContext> read = TraceContextFromMeta(spliced);
+      ASSERT_TRUE(read.has_value()) << spliced;
+      EXPECT_EQ(read->span_id, ours.span_id);
+    }
+  }
+}
+
 TEST(TraceContextTest, ReadsTheContextInPlaceAndThroughEscapes) {
   const std::string meta = std::string(R"("traceparent":")") + kParent + "\"";
   auto read = TraceContextFromMeta(R"({"params":{"a":[{"traceparent":1}],"_meta":{)" +
