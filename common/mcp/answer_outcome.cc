@@ -19,32 +19,60 @@ std::string_view MemberValue(std::string_view json, std::string_view key) {
   return value;
 }
 
-// An answer's "error" and "result" members (the last of each), found in
-// one pass: an answer is scanned once however many rules read it.
+// An answer's "error" and "result" members (the last of each) and
+// whether that result's "isError" is true, found in one pass: an answer is
+// scanned once however many rules read it.
 struct AnswerParts {
   std::string_view error;
   std::string_view result;
+  bool result_is_error = false;
 };
 
+// The object `result` at answer[begin] read member by member, noting its
+// last "isError"; where that read ends (npos: not read to its end).
+size_t ReadResult(std::string_view answer, size_t begin, bool* is_error) {
+  *is_error = false;
+  return json_scan::ReadMembersAt(
+      answer, begin, [&](std::string_view key, size_t at) {
+        const size_t end = json_scan::SkipValue(answer, at);
+        if (key == "isError" && end != std::string_view::npos) {
+          *is_error = answer.substr(at, end - at) == "true";
+        }
+        return end;
+      });
+}
+
+// As far as the text reads cleanly as an object (a server's answers are
+// checked JSON before any rule reads them).
 AnswerParts PartsOf(std::string_view answer) {
   AnswerParts parts;
-  json_scan::ForEachMember(answer, [&](const json_scan::Member& member) {
-    const std::string_view value =
-        answer.substr(member.begin, member.end - member.begin);
-    if (member.key == "error") parts.error = value;
-    if (member.key == "result") parts.result = value;
-    return true;
-  });
+  json_scan::ReadMembersAt(
+      answer, json_scan::SkipSpace(answer, 0),
+      [&](std::string_view key, size_t begin) {
+        if (key == "result" && answer[begin] == '{') {
+          bool is_error = false;
+          const size_t close = ReadResult(answer, begin, &is_error);
+          if (close == std::string_view::npos) return close;
+          parts.result = answer.substr(begin, close + 1 - begin);
+          parts.result_is_error = is_error;
+          return close + 1;
+        }
+        const size_t end = json_scan::SkipValue(answer, begin);
+        if (end == std::string_view::npos) return end;
+        const std::string_view value = answer.substr(begin, end - begin);
+        if (key == "error") parts.error = value;
+        if (key == "result") {
+          parts.result = value;
+          parts.result_is_error = false;
+        }
+        return end;
+      });
   return parts;
 }
 
 std::string_view CodeOf(std::string_view error) {
   std::string_view code = MemberValue(error, "code");
   return code.empty() ? std::string_view("_OTHER") : code;
-}
-
-bool ResultIsError(std::string_view result) {
-  return !result.empty() && MemberValue(result, "isError") == "true";
 }
 
 }  // namespace
@@ -55,7 +83,7 @@ std::string_view ErrorCodeOf(std::string_view answer) {
 }
 
 bool IsToolError(std::string_view answer) {
-  return ResultIsError(PartsOf(answer).result);
+  return PartsOf(answer).result_is_error;
 }
 
 AnswerOutcome OutcomeOf(const absl::StatusOr<std::string>& answer) {
@@ -80,7 +108,7 @@ AnswerOutcome OutcomeOf(const absl::StatusOr<std::string>& answer) {
     outcome.message = std::string(message);
     return outcome;
   }
-  if (ResultIsError(parts.result)) {
+  if (parts.result_is_error) {
     outcome.error = true;
     outcome.error_type = "tool_error";
   }

@@ -853,6 +853,18 @@ TEST(AnswerOutcomeTest, NamesEachWayAnAnswerEnds) {
   EXPECT_EQ(codeless.error_type, "_OTHER");
   EXPECT_EQ(codeless.rpc_status_code, "");
 
+  // Only the result's own isError counts, and of repeated members the
+  // last (the one JSON parsers keep).
+  EXPECT_FALSE(IsToolError(
+      R"({"id":1,"result":{"content":[{"isError":true}],"x":{"isError":true}}})"));
+  EXPECT_TRUE(IsToolError(
+      R"({"id":1,"result":{"isError":false, "isError" : true }})"));
+  EXPECT_FALSE(IsToolError(
+      R"({"id":1,"result":{"isError":true},"result":{"content":[]}})"));
+  EXPECT_TRUE(IsToolError(
+      R"({"result":"x","id":1,"result":{"isError":true}})"));
+  EXPECT_FALSE(IsToolError(R"({"id":1,"result":["isError",true]})"));
+
   AnswerOutcome none = OutcomeOf(
       Error(ErrorCode::REQUEST_TIMEOUT, "the server did not answer in time"));
   EXPECT_TRUE(none.error);
