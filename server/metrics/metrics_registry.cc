@@ -116,10 +116,13 @@ MetricsRegistry::FamilyBase::FamilyBase(std::string name, std::string help,
 
 const std::string& MetricsRegistry::FamilyBase::Key(
     absl::Span<const std::string_view> values) {
+  // Each value after its length, as raw bytes: no two lists of values
+  // share a key, and nothing is formatted on a request's path.
   thread_local std::string key;
   key.clear();
   for (std::string_view value : values) {
-    absl::StrAppend(&key, value.size(), ":");
+    const uint32_t size = static_cast<uint32_t>(value.size());
+    key.append(reinterpret_cast<const char*>(&size), sizeof(size));
     key.append(value.data(), value.size());
   }
   return key;
@@ -158,11 +161,9 @@ T* MetricsRegistry::Family<T>::With(absl::Span<const std::string_view> values) {
   if (series_.size() >= kMaxSeries && !series_.contains(owned_key)) {
     // Full: the overflow series (added beyond the limit, once).
     std::vector<std::string> other(values.size(), "_OTHER");
-    std::string other_key;
-    for (const std::string& value : other) {
-      absl::StrAppend(&other_key, value.size(), ":", value);
-    }
-    Series& overflow = series_[other_key];
+    const std::vector<std::string_view> other_values(other.begin(),
+                                                     other.end());
+    Series& overflow = series_[Key(other_values)];
     if (overflow.metric == nullptr) {
       overflow.values = std::move(other);
       overflow.metric = Make();
