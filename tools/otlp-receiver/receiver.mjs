@@ -15,10 +15,14 @@
 // It first prints "otlp-receiver listening http://127.0.0.1:PORT". With
 // --status N it answers every export with HTTP N (a collector that is
 // failing) instead of 200. With --quiet (a sink for benchmarks) it prints
-// only the number of exports and spans, when it exits. Exits on SIGTERM or
-// when stdin closes.
+// only the number of exports and spans, when it exits. With --discard (a
+// sink that costs its machine next to nothing) it does not decode either:
+// it answers every export at once and prints the number of exports and
+// bytes when it exits, so that a benchmark on the same cores measures the
+// exporter rather than this receiver's decoding. Exits on SIGTERM or when
+// stdin closes.
 //
-//   node receiver.mjs [--status N] [--quiet]
+//   node receiver.mjs [--status N] [--quiet | --discard]
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import path from 'node:path';
@@ -40,8 +44,10 @@ const ExportMetricsServiceResponse =
 
 const statusAt = process.argv.indexOf('--status');
 const status = statusAt >= 0 ? Number(process.argv[statusAt + 1]) : 200;
-const quiet = process.argv.includes('--quiet');
+const discard = process.argv.includes('--discard');
+const quiet = discard || process.argv.includes('--quiet');
 let exports = 0;
+let bytes = 0;
 let spanCount = 0;
 
 const hex = (bytes) => Buffer.from(bytes || []).toString('hex');
@@ -122,6 +128,13 @@ const server = http.createServer((request, response) => {
       response.writeHead(415).end();
       return;
     }
+    if (discard) {
+      exports += 1;
+      for (const chunk of chunks) bytes += chunk.length;
+      // An empty Export*ServiceResponse is zero bytes of protobuf.
+      response.writeHead(status, { 'Content-Type': 'application/x-protobuf' }).end();
+      return;
+    }
     let decoded;
     try {
       decoded = (metrics ? ExportMetricsServiceRequest : ExportTraceServiceRequest)
@@ -179,7 +192,11 @@ server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`otlp-receiver listening http://127.0.0.1:${server.address().port}\n`);
 });
 const finish = () => {
-  if (quiet) process.stdout.write(JSON.stringify({ exports, spans: spanCount }) + '\n');
+  if (discard) {
+    process.stdout.write(JSON.stringify({ exports, bytes }) + '\n');
+  } else if (quiet) {
+    process.stdout.write(JSON.stringify({ exports, spans: spanCount }) + '\n');
+  }
   process.exit(0);
 };
 process.on('SIGTERM', finish);
