@@ -8,6 +8,7 @@
 // nothing; its spans are counted as dropped. The same receiver takes the
 // daemon's OTLP metrics.
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -156,6 +157,11 @@ TEST_F(TracingE2eTest, AnSdkClientsTraceRunsThroughAFrontDoorToTheServer) {
   json server, client;
   ASSERT_NO_FATAL_FAILURE(WaitForPair(kTraceId, "tools/call echo", &server,
                                       &client));
+  // The trace as the collector got it, for a reader of the test's log.
+  std::cout << "trace: the SDK client sent traceparent " << traceparent
+            << "\ntrace: the server received traceparent " << received
+            << "\ntrace: SERVER span " << server.dump()
+            << "\ntrace: CLIENT span " << client.dump() << std::endl;
   // SERVER: the daemon receiving the client's call, under its span.
   EXPECT_EQ(server.value("parentSpanId", ""), kClientSpan);
   const json& attributes = server["attributes"];
