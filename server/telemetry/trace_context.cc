@@ -318,11 +318,10 @@ std::string WithTraceContextInMeta(std::string_view raw,
   const ValueSpan& params = place->params;
   if (!params.found()) {
     const size_t at = place->message.close;
-    return WithMembers(
-        raw, at, at,
-        place->message.empty ? "\"params\":{\"_meta\":{"
-                             : ",\"params\":{\"_meta\":{",
-        context, "}}");
+    return WithMembers(raw, at, at,
+                       place->message.empty ? "\"params\":{\"_meta\":{"
+                                            : ",\"params\":{\"_meta\":{",
+                       context, "}}");
   }
   if (raw.substr(params.begin, params.end - params.begin) == "null") {
     return WithMembers(raw, params.begin, params.end, "{\"_meta\":{", context,

@@ -857,12 +857,12 @@ TEST(AnswerOutcomeTest, NamesEachWayAnAnswerEnds) {
   // last (the one JSON parsers keep).
   EXPECT_FALSE(IsToolError(
       R"({"id":1,"result":{"content":[{"isError":true}],"x":{"isError":true}}})"));
-  EXPECT_TRUE(IsToolError(
-      R"({"id":1,"result":{"isError":false, "isError" : true }})"));
+  EXPECT_TRUE(
+      IsToolError(R"({"id":1,"result":{"isError":false, "isError" : true }})"));
   EXPECT_FALSE(IsToolError(
       R"({"id":1,"result":{"isError":true},"result":{"content":[]}})"));
-  EXPECT_TRUE(IsToolError(
-      R"({"result":"x","id":1,"result":{"isError":true}})"));
+  EXPECT_TRUE(
+      IsToolError(R"({"result":"x","id":1,"result":{"isError":true}})"));
   EXPECT_FALSE(IsToolError(R"({"id":1,"result":["isError",true]})"));
 
   AnswerOutcome none = OutcomeOf(

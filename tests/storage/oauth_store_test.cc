@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/time/clock.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/storage/test_util.h"
