@@ -38,12 +38,12 @@ size_t SkipValue(std::string_view s, size_t i);
 // Reads the object whose '{' is at s[open] in one pass, for code that
 // looks inside some of its members' values: `read(std::string_view key,
 // size_t begin)` is called for each member in order (duplicates kept; the
-// key as written, escapes kept), with its value's first index, and
-// returns the index just past that value: SkipValue(s, begin), or where
-// its own reading of the value ended; npos stops. `begin` is always inside
-// `s`. The index of the
-// object's '}', or npos when it was not read to its end (not an object, a
-// member it cannot read, or stopped). No allocation.
+// key as written, escapes kept) with its value's first index, which is
+// always inside `s`, and returns the index just past that value:
+// SkipValue(s, begin), or where its own reading of the value ended; npos
+// stops. Returns the index of the object's '}', or npos when it was not
+// read to its end (not an object, a member it cannot read, or stopped).
+// No allocation.
 template <typename Read>
 size_t ReadMembersAt(std::string_view s, size_t open, Read&& read) {
   constexpr size_t npos = std::string_view::npos;
