@@ -26,6 +26,7 @@ SpanExporter::~SpanExporter() {
     stopping_ = true;
     timer = batch_timer_;
     batch_timer_ = 0;
+    wake_.SignalAll();
   }
   clock_->Cancel(timer);
   thread_.join();
@@ -48,6 +49,7 @@ void SpanExporter::Add(SpanData span) {
     flush_due_ = false;
     ScheduleFlush();
   }
+  if (queue_.size() == options_.max_batch) wake_.Signal();
 }
 
 bool SpanExporter::WaitUntil(absl::Time when) {
@@ -56,14 +58,12 @@ bool SpanExporter::WaitUntil(absl::Time when) {
   const Clock::TimerId timer = clock_->Schedule(when, [this, fired] {
     absl::MutexLock lock(&mu_);
     *fired = true;
+    wake_.SignalAll();
   });
   bool stopped;
   {
     absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return stopping_ || *fired;
-    };
-    mu_.Await(absl::Condition(&done));
+    while (!stopping_ && !*fired) wake_.Wait(&mu_);
     stopped = stopping_;
   }
   clock_->Cancel(timer);
@@ -99,6 +99,7 @@ void SpanExporter::ScheduleFlush() {
     // A timer cancelled too late must not forget a newer one.
     if (timer_generation_ == generation) batch_timer_ = 0;
     flush_due_ = true;
+    wake_.SignalAll();
   });
 }
 
@@ -109,11 +110,10 @@ void SpanExporter::Run() {
     bool stopping;
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return stopping_ || queue_.size() >= options_.max_batch ||
-               (flush_due_ && !queue_.empty());
-      };
-      mu_.Await(absl::Condition(&ready));
+      while (!stopping_ && queue_.size() < options_.max_batch &&
+             !(flush_due_ && !queue_.empty())) {
+        wake_.Wait(&mu_);
+      }
       stopping = stopping_;
       if (queue_.size() <= options_.max_batch) {
         batch.swap(queue_);

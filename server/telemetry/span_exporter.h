@@ -84,6 +84,11 @@ class SpanExporter {
   Clock* const clock_;
 
   mutable absl::Mutex mu_;
+  // Wakes the exporter's thread: a full batch, the batch timer, a backoff's
+  // end, or stopping. A condition variable rather than Mutex::Await, so
+  // that Add's unlock on the request's thread does not evaluate the
+  // thread's wait condition each time.
+  absl::CondVar wake_;
   // Oldest first. A vector, swapped whole with the thread's emptied batch
   // when it fits in one: two buffers take turns, so queuing a span
   // allocates nothing once they have grown.
