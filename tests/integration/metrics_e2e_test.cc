@@ -562,6 +562,71 @@ TEST(MetricsListenTest, RefusesANonLoopbackAddressWithoutTheFlag) {
   EXPECT_THAT(error, HasSubstr("--metrics-allow-network")) << error;
 }
 
+// tools/observability/otel-collector.yaml as the Collector reads it (YAML,
+// parsed by npm's `yaml` from tools/npm into JSON); null when it does not
+// parse.
+json CollectorConfiguration() {
+  testing::ProcessResult parsed = testing::RunProcess(
+      {"node", "-e",
+       "const { createRequire } = require('node:module');"
+       "const fs = require('node:fs');"
+       "const YAML = createRequire(process.argv[1] + '/tools/npm/"
+       "package.json')('yaml');"
+       "process.stdout.write(JSON.stringify(YAML.parse("
+       "fs.readFileSync(process.argv[2], 'utf8'))));",
+       SOURCE_DIR, std::string(SOURCE_DIR) +
+                       "/tools/observability/otel-collector.yaml"});
+  if (parsed.exit_code != 0) {
+    ADD_FAILURE() << "the configuration does not parse: " << parsed.err;
+    return json();
+  }
+  return json::parse(parsed.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// The Collector refuses to start on a pipeline that names a component its
+// sections do not define; it should receive where the metrics guide points
+// inspectord, and serve Prometheus where the file says.
+TEST(ObservabilityFilesTest, TheCollectorConfigurationWiresEveryPipeline) {
+  const json config = CollectorConfiguration();
+  ASSERT_TRUE(config.is_object()) << config.dump();
+  const json& pipelines = config["service"]["pipelines"];
+  ASSERT_TRUE(pipelines.is_object()) << config.dump();
+  for (const char* signal : {"traces", "metrics"}) {
+    SCOPED_TRACE(signal);
+    ASSERT_TRUE(pipelines.contains(signal)) << pipelines.dump();
+    const json& pipeline = pipelines[signal];
+    for (const char* kind : {"receivers", "processors", "exporters"}) {
+      ASSERT_TRUE(pipeline[kind].is_array() && !pipeline[kind].empty())
+          << kind << ": " << pipeline.dump();
+      for (const json& id : pipeline[kind]) {
+        EXPECT_TRUE(config[kind].is_object() &&
+                    config[kind].contains(id.get<std::string>()))
+            << kind << " " << id << " is named but not defined";
+      }
+    }
+    EXPECT_EQ(pipeline["receivers"], json::array({"otlp"}));
+    // The Collector's advice: the memory limiter first.
+    EXPECT_EQ(pipeline["processors"][0], "memory_limiter");
+  }
+  // OTLP in, on the ports the guide sends to.
+  const json& protocols = config["receivers"]["otlp"]["protocols"];
+  const std::string grpc = protocols["grpc"].value("endpoint", "");
+  const std::string http = protocols["http"].value("endpoint", "");
+  EXPECT_EQ(grpc, "127.0.0.1:4317");
+  EXPECT_EQ(http, "127.0.0.1:4318");
+  const std::string guide = ReadSourceFile("docs/guides/metrics.md");
+  EXPECT_THAT(guide, HasSubstr("--otel-endpoint http://" + http +
+                               "/v1/traces"));
+  EXPECT_THAT(guide, HasSubstr("--otel-metrics-endpoint http://" + http +
+                               "/v1/metrics"));
+  // Traces on over OTLP; metrics served for Prometheus.
+  const std::string traces_out = pipelines["traces"]["exporters"][0];
+  EXPECT_EQ(traces_out.substr(0, traces_out.find('/')), "otlp");
+  EXPECT_EQ(pipelines["metrics"]["exporters"], json::array({"prometheus"}));
+  EXPECT_EQ(config["exporters"]["prometheus"].value("endpoint", ""),
+            "127.0.0.1:8889");
+}
+
 // Debian's prometheus (apt package "prometheus") scrapes --metrics-listen
 // once a second; its query API must report the calls.
 TEST_F(MetricsTest, PrometheusScrapesTheCounters) {
