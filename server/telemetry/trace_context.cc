@@ -4,6 +4,7 @@
 #include <random>
 
 #include "common/json_scan.h"
+#include "common/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace inspector::telemetry {
@@ -268,22 +269,17 @@ std::string ParsedWithTraceContext(std::string_view raw,
 std::string WithMembers(std::string_view raw, size_t begin, size_t end,
                         std::string_view before, const TraceContext& context,
                         std::string_view after) {
-  std::string state;
-  if (!context.trace_state.empty()) {
-    state = nlohmann::json(context.trace_state)
-                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  }
   std::string out;
   out.reserve(raw.size() - (end - begin) + before.size() + after.size() +
-              kTraceparentChars + state.size() + 32);
+              kTraceparentChars + context.trace_state.size() + 32);
   out.append(raw.substr(0, begin));
   out.append(before);
   out.append("\"traceparent\":\"");
   AppendTraceparent(context, &out);
   out.push_back('"');
-  if (!state.empty()) {
+  if (!context.trace_state.empty()) {
     out.append(",\"tracestate\":");
-    out.append(state);
+    AppendJsonString(&out, context.trace_state);
   }
   out.append(after);
   out.append(raw.substr(end));
