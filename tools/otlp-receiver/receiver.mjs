@@ -47,7 +47,7 @@ const status = statusAt >= 0 ? Number(process.argv[statusAt + 1]) : 200;
 const discard = process.argv.includes('--discard');
 const quiet = discard || process.argv.includes('--quiet');
 let exports = 0;
-let bytes = 0;
+let bodyBytes = 0;
 let spanCount = 0;
 
 const hex = (bytes) => Buffer.from(bytes || []).toString('hex');
@@ -130,7 +130,7 @@ const server = http.createServer((request, response) => {
     }
     if (discard) {
       exports += 1;
-      for (const chunk of chunks) bytes += chunk.length;
+      for (const chunk of chunks) bodyBytes += chunk.length;
       // An empty Export*ServiceResponse is zero bytes of protobuf.
       response.writeHead(status, { 'Content-Type': 'application/x-protobuf' }).end();
       return;
@@ -193,7 +193,7 @@ server.listen(0, '127.0.0.1', () => {
 });
 const finish = () => {
   if (discard) {
-    process.stdout.write(JSON.stringify({ exports, bytes }) + '\n');
+    process.stdout.write(JSON.stringify({ exports, bytes: bodyBytes }) + '\n');
   } else if (quiet) {
     process.stdout.write(JSON.stringify({ exports, spans: spanCount }) + '\n');
   }
