@@ -374,28 +374,96 @@ try {
   check(probe('tool-input').params?.arguments !== undefined && /probe called from the host/.test(JSON.stringify(probe('tool-result'))),
     `the App got the tool's input and result from the host (${JSON.stringify(probe('tool-result')).slice(0, 120)})`);
 
-  // Cancellation: a slow call of the App's tool, cancelled from the host.
+  // Cancellation. Each call's ending is read from the daemon: what it lists
+  // in flight, and the notifications/cancelled it recorded to the server.
+  const restUntil = async (read, what, seconds = 20) => {
+    const stop = Date.now() + seconds * 1000;
+    for (;;) {
+      const value = await read();
+      if (value) return value;
+      if (Date.now() > stop) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  // The tools/call whose (JSON) id starts with `prefix`, once the daemon lists it.
+  const inflightCall = (prefix) => restUntil(async () => ((await rest('GET', `/api/servers/${probeId}/requests`)).body?.requests || [])
+    .find((r) => r.method === 'tools/call' && String(r.requestId).startsWith(prefix)), `${prefix}… in flight at the server`);
+  const cancelsSent = async () => ((await rest('GET', `/api/messages?serverId=${probeId}&method=notifications/cancelled&limit=20`)).body?.messages || []);
+  const appLog = (text) => `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes(${JSON.stringify(text)}))`;
+
+  // The App cancels its own call: its notifications/cancelled names its
+  // own id, which the host maps to the id it sent the daemon.
+  let sentBefore = (await cancelsSent()).length;
+  await frameEval(`document.getElementById('slow-call').click(), true`);
+  const appCall = await inflightCall('"app-');
+  await frameEval(`document.getElementById('cancel-slow').click(), true`);
+  await waitFor(page, appLog('"probe": "slow-call"'), 'the App\'s slow call to end');
+  const slow = await page.eval(`[...document.querySelectorAll('.app-log li pre')].map((p) => { try { return JSON.parse(p.textContent); } catch { return null; } })
+    .find((d) => d && d.probe === 'slow-call') || null`);
+  let sent = await restUntil(async () => { const all = await cancelsSent(); return all.length > sentBefore && all; }, 'the App\'s cancel at the server').catch(() => []);
+  check(sent.length > sentBefore && slow && slow.error && !slow.result,
+    `the App's own notifications/cancelled cancels its call at the server (${appCall.requestId}: ${sent.length - sentBefore} sent; the App got ${JSON.stringify(slow && slow.error)})`);
+
+  // From the host, in flight: the daemon lists the call before Cancel is pressed.
   await press(page, '.app-bar button:last-child', 'Close app');
   await waitFor(page, `!document.querySelector('.app-frame')`, 'the probe App to close');
   const delayInput = await page.eval(`[...document.querySelectorAll('.tool-form label')].find((l) => l.textContent.trim().startsWith('delayMs'))?.htmlFor`);
   await page.fill(`#${delayInput}`, '60000');
+  sentBefore = (await cancelsSent()).length;
   await press(page, '#open-app', 'Open app (slow call)');
-  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "tool-input"'))`, 'the slow call\'s input');
+  await waitFor(page, appLog('"probe": "tool-input"'), 'the slow call\'s input');
+  const hostCall = await inflightCall('"ui-app-');
   await press(page, '.app-bar button.danger', 'Cancel tool call');
-  await waitFor(page, `[...document.querySelectorAll('.app-log li')].some((li) => li.textContent.includes('"probe": "tool-cancelled"'))`,
-    'the App told of the cancellation');
-  let cancelled = [];
-  for (let i = 0; i < 100 && cancelled.length === 0; i++) {
-    cancelled = (await rest('GET', `/api/messages?serverId=${probeId}&method=notifications/cancelled&limit=5`)).body?.messages || [];
-    if (!cancelled.length) await new Promise((r) => setTimeout(r, 100));
-  }
-  check(cancelled.length >= 1, `the cancelled call was cancelled at the server too (${cancelled.length} notifications/cancelled)`);
+  await waitFor(page, appLog('"probe": "tool-cancelled"'), 'the App told of the cancellation');
+  sent = await restUntil(async () => { const all = await cancelsSent(); return all.length > sentBefore && all; }, 'the host\'s cancel at the server').catch(() => []);
+  check(sent.length > sentBefore, `the cancelled call was cancelled at the server too (${hostCall.requestId}: ${sent.length - sentBefore} notifications/cancelled)`);
+  await waitFor(page, appLog('cancelled: the server was sent notifications/cancelled'), 'the host\'s note of the cancel');
   const afterCancel = await page.eval(`[...document.querySelectorAll('.app-log li')].filter((li) => li.textContent.includes('"probe": "tool-result"')).length`);
   check(afterCancel === 0, `no result reaches the App for a cancelled call (${afterCancel})`);
 
-  // --- the studio App: a dedicated origin, download-file, sampling, a list reload ----
+  // From the host, before the call reaches the daemon: the browser holds the
+  // tool's POST /mcp until the first cancel is answered (nothing to cancel
+  // yet); the UI asks again and the call still ends cancelled.
   await press(page, '.app-bar button:last-child', 'Close app (slow call)');
   await waitFor(page, `!document.querySelector('.app-frame')`, 'the slow probe App to close');
+  const held = [];
+  let holding = true;
+  browser.on('Fetch.requestPaused', (params, session) => {
+    if (session !== page.sessionId) return;
+    if (holding && /"id":"ui-app-/.test(params.request.postData || '')) held.push(params.requestId);
+    else page.send('Fetch.continueRequest', { requestId: params.requestId }).catch(() => {});
+  });
+  const cancelIds = [];
+  const finished = new Set();
+  browser.on('Network.requestWillBeSent', (params, session) => {
+    if (session === page.sessionId && !holding && params.request.url.endsWith('/cancel')) cancelIds.push(params.requestId);
+  });
+  browser.on('Network.loadingFinished', (params, session) => {
+    if (session === page.sessionId) finished.add(params.requestId);
+  });
+  await page.send('Fetch.enable', { patterns: [{ urlPattern: '*/mcp?serverId=*', requestStage: 'Request' }] });
+  sentBefore = (await cancelsSent()).length;
+  await press(page, '#open-app', 'Open app (held call)');
+  await waitFor(page, appLog('"probe": "tool-input"'), 'the held call\'s input');
+  await restUntil(async () => held.length > 0, 'the browser to hold the tool\'s POST /mcp');
+  holding = false;
+  await press(page, '.app-bar button.danger', 'Cancel tool call (held)');
+  await restUntil(async () => cancelIds.length > 0 && finished.has(cancelIds[0]), 'the first cancel\'s answer');
+  await page.send('Fetch.continueRequest', { requestId: held[0] });
+  await page.send('Fetch.disable');
+  await waitFor(page, `${appLog('cancelled: the server was sent notifications/cancelled')} || ${appLog('cancelled before it was sent to the server')} || ${appLog('ended before the cancel reached it')}`,
+    'the host\'s note of the early cancel');
+  const early = await page.eval(`[...document.querySelectorAll('.app-log li')].map((li) => li.textContent).filter((t) => /cancelled(:| before)|ended before/.test(t)).join(' | ')`);
+  sent = await cancelsSent();
+  const reachedServer = /notifications\/cancelled/.test(early);
+  check(cancelIds.length >= 2 && !/ended before/.test(early) && (!reachedServer || sent.length > sentBefore),
+    `a cancel pressed before the call reached the daemon is asked again until it lands (${cancelIds.length} cancel requests; ${early})`);
+  check(await page.eval(`[...document.querySelectorAll('.app-log li')].filter((li) => li.textContent.includes('"probe": "tool-result"')).length`) === 0,
+    'no result reaches the App for the early-cancelled call');
+
+  // --- the studio App: a dedicated origin, download-file, sampling, a list reload ----
+  await press(page, '.app-bar button:last-child', 'Close app (held call)');
+  await waitFor(page, `!document.querySelector('.app-frame')`, 'the held probe App to close');
   const downloads = path.join(dir, 'downloads');
   fs.mkdirSync(downloads, { recursive: true });
   await browser.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });

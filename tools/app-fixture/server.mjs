@@ -17,7 +17,8 @@
 // every securitypolicyviolation it sees; the host's tool-input,
 // tool-result and tool-cancelled notifications; and then calls `probe`
 // itself (tools/call from inside the App). `probe` answers after
-// `delayMs` (an argument), or when cancelled.
+// `delayMs` (an argument), or when cancelled. Two buttons make the App
+// call `probe` slowly (60 s) and cancel that call itself.
 //
 // A second tool, `studio`, names ui://probe/studio.html: an App that asks
 // for a dedicated origin (`_meta.ui.domain` "studio.example.test", in its
@@ -61,7 +62,8 @@ const uiMeta = {
 const appHtml = `<!doctype html>
 <html><head><meta charset="utf-8"><title>probe</title>
 <style>body{font:15px system-ui;margin:12px;background:#fffbe6;color:#222}h1{font-size:18px;color:#8a5a00}</style>
-</head><body><h1>Probe App</h1><p id="state">starting</p><ul id="out"></ul>
+</head><body><h1>Probe App</h1><p id="state">starting</p>
+<button id="slow-call">Slow call</button> <button id="cancel-slow">Cancel slow call</button><ul id="out"></ul>
 <script>
 const config = ${JSON.stringify({ allowed, forbidden, daemon })};
 let next = 1;
@@ -100,6 +102,17 @@ const attempt = async (name, url, init) => {
   } catch (error) {
     report({ probe: name, reached: false, error: String(error && error.message || error) });
   }
+};
+// Driven by the test, in the frame, by its two buttons: a slow call of
+// \`probe\` from the App, and the App's own notifications/cancelled for it.
+let slowId = null;
+document.getElementById('slow-call').onclick = () => {
+  slowId = next;
+  request('tools/call', { name: 'probe', arguments: { from: 'app', delayMs: 60000 } })
+    .then((answer) => report({ probe: 'slow-call', id: slowId, error: answer.error || null, result: answer.result || null }));
+};
+document.getElementById('cancel-slow').onclick = () => {
+  send({ method: 'notifications/cancelled', params: { requestId: slowId, reason: 'the App changed its mind' } });
 };
 (async () => {
   const init = await request('ui/initialize', {

@@ -56,6 +56,31 @@ export async function api(method, path, body, { signal, raw = false } = {}) {
 
 export const enc = encodeURIComponent;
 
+/**
+ * Cancels a call this page sent with POST /mcp (its JSON-RPC id
+ * `requestId`). The cancel and the call are separate requests, so the
+ * cancel can reach the daemon first and find nothing to cancel; while
+ * `isPending()` says the call still waits for its answer, the cancel is
+ * asked again, sooner at first, until the daemon finds the call.
+ * Answers the daemon's state of the call when cancelled
+ * ('REQUEST_STATE_PENDING': taken out of the queue, never sent;
+ * 'REQUEST_STATE_IN_PROGRESS': the server was sent notifications/cancelled),
+ * or null when the call ended first.
+ * @param {string} serverId
+ * @param {string | number} requestId
+ * @param {string} reason
+ * @param {() => boolean} isPending
+ * @returns {Promise<string | null>}
+ */
+export async function cancelSentCall(serverId, requestId, reason, isPending) {
+  for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
+    const answer = await api('POST', `/api/servers/${enc(serverId)}/cancel`, { requestId: JSON.stringify(requestId), reason });
+    if (answer && answer.cancelled) return answer.state || 'REQUEST_STATE_IN_PROGRESS';
+    if (!isPending()) return null;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
 export function query(params) {
   const parts = [];
   for (const [key, value] of Object.entries(params)) {

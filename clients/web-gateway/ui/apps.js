@@ -29,7 +29,7 @@
 //    shown in the App's log; ui/request-display-mode, size changes and the
 //    theme are honoured and announced with host-context-changed;
 //  - request-teardown and Close end the App with ui/resource-teardown.
-import { api, enc } from './api.js';
+import { api, cancelSentCall, enc } from './api.js';
 import { h, clear, errorBox, pretty, webLink, toast } from './util.js';
 import { samplingForm } from './sampling_form.js';
 
@@ -165,6 +165,8 @@ class AppHost {
     this.closed = false;
     this.initialized = false;
     this.callId = null;
+    this.callPending = false;  // the tool's own call waits for its answer
+    this.cancelled = false;
     this.onMessage = (event) => this.receive(event);
   }
 
@@ -305,12 +307,12 @@ class AppHost {
       this.onNotification(m.method, m.params || {});
       return;
     }
-    this.onRequest(m.method, m.params || {}).then(
+    this.onRequest(m.method, m.params || {}, m.id).then(
       (result) => this.post({ jsonrpc: '2.0', id: m.id, result: result || {} }),
       (error) => this.post({ jsonrpc: '2.0', id: m.id, error: { code: error.rpcCode || -32603, message: error.message || String(error), data: error.data } }));
   }
 
-  async onRequest(method, params) {
+  async onRequest(method, params, appId) {
     switch (method) {
       case 'ui/initialize':
         this.note('host', `initialize from ${params.appInfo ? `${params.appInfo.name} ${params.appInfo.version}` : 'the App'}`);
@@ -331,7 +333,7 @@ class AppHost {
       case 'resources/read':
       case 'resources/list':
       case 'resources/templates/list':
-        return this.forward(method, params);
+        return this.forward(method, params, appId);
       case 'ui/open-link':
         return this.confirmLink(String(params.url || ''));
       case 'ui/download-file':
@@ -367,8 +369,10 @@ class AppHost {
         this.note('log', `${params.level || 'info'}${params.logger ? ` (${params.logger})` : ''}`, params.data);
         break;
       case 'notifications/cancelled': {
-        const daemonId = this.forwarded.get(JSON.stringify(params.requestId));
-        if (daemonId) this.cancelForwarded(daemonId, params.reason || 'cancelled by the App');
+        const key = JSON.stringify(params.requestId);
+        const daemonId = this.forwarded.get(key);
+        if (daemonId) this.cancelForwarded(daemonId, params.reason || 'cancelled by the App', () => this.forwarded.has(key));
+        else this.note('host', `the App cancelled ${key}, which has no call waiting`);
         break;
       }
       case 'ui/notifications/request-teardown':
@@ -379,14 +383,16 @@ class AppHost {
     }
   }
 
-  // One of the App's requests to the server, through the daemon.
-  async forward(method, params) {
+  // One of the App's requests to the server, through the daemon; `appId`,
+  // the App's id for it, is what its notifications/cancelled names (none
+  // for a request the host makes for the App).
+  async forward(method, params, appId = undefined) {
     this.seq += 1;
     const daemonId = `app-${Date.now().toString(36)}-${this.seq}`;
     const meta = { ...(params._meta || {}), [APP_META_KEY]: { resourceUri: this.uri, tool: this.tool.name, app: (this.appInfo && this.appInfo.name) || null } };
     const message = { jsonrpc: '2.0', id: daemonId, method, params: { ...params, _meta: meta } };
-    const key = JSON.stringify(daemonId);
-    this.forwarded.set(key, daemonId);
+    const key = appId === undefined ? null : JSON.stringify(appId);
+    if (key !== null) this.forwarded.set(key, daemonId);
     this.note('call', `${method}${params.name ? ` ${params.name}` : params.uri ? ` ${params.uri}` : ''}`);
     try {
       const answer = await api('POST', `/mcp?serverId=${enc(this.server.id)}`, JSON.stringify(message));
@@ -398,13 +404,18 @@ class AppHost {
       }
       return answer ? answer.result : {};
     } finally {
-      this.forwarded.delete(key);
+      if (key !== null) this.forwarded.delete(key);
     }
   }
 
-  async cancelForwarded(daemonId, reason) {
+  // Cancels `daemonId` at the daemon while `isPending()`; says in the log
+  // what became of it.
+  async cancelForwarded(daemonId, reason, isPending) {
     try {
-      await api('POST', `/api/servers/${enc(this.server.id)}/cancel`, { requestId: JSON.stringify(daemonId), reason });
+      const state = await cancelSentCall(this.server.id, daemonId, reason, isPending);
+      this.note('host', state === null ? `${daemonId} ended before the cancel reached it`
+        : state === 'REQUEST_STATE_PENDING' ? `${daemonId} cancelled before it was sent to the server`
+          : `${daemonId} cancelled: the server was sent notifications/cancelled`);
     } catch (error) {
       this.note('host', `cancel failed: ${error.message}`);
     }
@@ -417,6 +428,7 @@ class AppHost {
     this.callId = `ui-app-${Date.now().toString(36)}-${this.seq}`;
     this.notify('ui/notifications/tool-input', { arguments: this.args });
     this.cancelButton.hidden = false;
+    this.callPending = true;
     const message = { jsonrpc: '2.0', id: this.callId, method: 'tools/call', params: { name: this.tool.name, arguments: this.args } };
     try {
       const answer = await api('POST', `/mcp?serverId=${enc(this.server.id)}`, JSON.stringify(message));
@@ -434,17 +446,18 @@ class AppHost {
         this.note('host', `the tool call failed: ${error.message}`);
       }
     } finally {
+      this.callPending = false;
       this.cancelButton.hidden = true;
     }
   }
 
+  // The App is told at once; the daemon is asked until it finds the call.
   async cancelCall() {
     if (!this.callId || this.cancelled) return;
     this.cancelled = true;
     this.cancelButton.hidden = true;
-    await this.cancelForwarded(this.callId, 'cancelled from the web UI');
     this.notify('ui/notifications/tool-cancelled', { reason: 'cancelled from the web UI' });
-    this.note('host', 'tool call cancelled');
+    await this.cancelForwarded(this.callId, 'cancelled from the web UI', () => this.callPending);
   }
 
   // A question to the user above the App; several can wait at once. The

@@ -6,7 +6,7 @@
 // An App (apps.js) opens in a dock below the lists that re-rendering
 // never touches, so it stays open while the lists reload (a list_changed,
 // another tab, another item chosen) until it is closed or another opens.
-import { api, enc } from './api.js';
+import { api, cancelSentCall, enc } from './api.js';
 import { store, on, currentServer } from './state.js';
 import { h, clear, field, errorBox, pretty, toast, uid } from './util.js';
 import { schemaForm } from './forms.js';
@@ -183,12 +183,20 @@ function toolDetail(tool) {
       }
       progressText.textContent = p.message || `${p.progress}${p.total ? ` of ${p.total}` : ''}`;
     });
+    let answered = false;
     cancel.onclick = async () => {
+      cancel.disabled = true;
+      progressText.textContent = 'cancelling…';
       try {
-        await api('POST', `/api/servers/${enc(server.id)}/cancel`, { requestId: JSON.stringify(id), reason: 'cancelled from the web UI' });
-        progressText.textContent = 'cancel sent';
+        const state = await cancelSentCall(server.id, id, 'cancelled from the web UI', () => !answered);
+        if (!answered) {
+          progressText.textContent = state === 'REQUEST_STATE_PENDING'
+            ? 'cancelled before it was sent' : 'cancel sent to the server';
+        }
       } catch (error) {
         toast(error.message, 'error');
+      } finally {
+        cancel.disabled = false;
       }
     };
     const started = performance.now();
@@ -204,6 +212,7 @@ function toolDetail(tool) {
     } catch (error) {
       clear(out, errorBox(error));
     } finally {
+      answered = true;
       progressWaiters.delete(id);
       run.disabled = false;
       cancel.hidden = true;
