@@ -53,8 +53,11 @@
 //
 // Prints the machine facts, a table with p50, p90, p99 (ms), requests/s,
 // and the daemon's context switches and CPU time (µs, from each thread's
-// /proc schedstat) per request, per scenario and mode, then each target
-// with "met" or "NOT met":
+// /proc schedstat) per request, per scenario and mode; below the per-thread
+// table, the CPU per request of the stdio server each daemon spawned (a
+// separate process, so not in the daemon's figures; against a baseline,
+// its difference is what the server spent on what each daemon sent it);
+// then each target with "met" or "NOT met":
 //   - the daemon's own work, (b) minus (a) minus the bare gRPC round trip,
 //     is at most 0.05 ms at p50, sequential;
 //   - the daemon's CPU per request in (b) is at most 30 µs beyond its CPU
@@ -227,6 +230,13 @@ void PrintAgainstBaseline(const Options& options, const Scenario& on,
       on.concurrent.p50_ms - baseline.concurrent.p50_ms, options.concurrency,
       on.sequential.cpu_us - baseline.sequential.cpu_us,
       on.concurrent.cpu_us - baseline.concurrent.cpu_us, options.concurrency);
+  if (on.sequential.server_cpu_us >= 0 &&
+      baseline.sequential.server_cpu_us >= 0) {
+    // Not the daemon's: what the server spent reading what each sent it.
+    std::printf("; the server's CPU per request %+.1f us sequential",
+                on.sequential.server_cpu_us -
+                    baseline.sequential.server_cpu_us);
+  }
   if (!options.pair_only) {
     std::printf("; idle RSS %+.2f MiB at start, %+.2f MiB after the run",
                 on.idle_rss.total - baseline.idle_rss.total,
@@ -262,6 +272,16 @@ void PrintThreads(
     }
     std::printf("\n");
   }
+  // The server the daemon spawned: a separate process, not in the daemon's
+  // CPU above.
+  std::printf("%-18s", "(the server)");
+  for (const auto& [label, figures] : columns) {
+    std::printf(" %18s", figures->server_cpu_us < 0
+                             ? "-"
+                             : absl::StrFormat("- / %.1f", figures->server_cpu_us)
+                                   .c_str());
+  }
+  std::printf("\n");
   std::fflush(stdout);
 }
 

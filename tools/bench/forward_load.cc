@@ -77,18 +77,26 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
   std::vector<double> switches(n, 0);
   std::vector<double> cpu_ns(n, 0);
   std::vector<ThreadBreakdown> threads(n);
+  std::vector<double> server_ns(n, 0);
   for (int round = 0; round < kRounds; ++round) {
     const int share = count / kRounds + (round < count % kRounds ? 1 : 0);
     for (size_t k = 0; k < n; ++k) {
       const size_t i = (round + k) % n;
       const auto threads_before = PerThread(targets[i]->daemon_pid());
       const ProcessCounts before = Totals(threads_before);
+      const int64_t server_before = ChildrenCpuNs(targets[i]->daemon_pid());
       absl::StatusOr<double> took =
           Drive(*targets[i], callers, share, next_ids[i], &latencies[i]);
       if (!took.ok()) return took.status();
       seconds[i] += *took;
       const auto threads_after = PerThread(targets[i]->daemon_pid());
       const ProcessCounts after = Totals(threads_after);
+      const int64_t server_after = ChildrenCpuNs(targets[i]->daemon_pid());
+      if (server_before >= 0 && server_after >= server_before) {
+        server_ns[i] += static_cast<double>(server_after - server_before);
+      } else {
+        server_ns[i] = -1e18;  // not known
+      }
       AddThreadDelta(threads_before, threads_after, &threads[i]);
       if (before.switches >= 0 && after.switches >= before.switches) {
         switches[i] += static_cast<double>(after.switches - before.switches);
@@ -108,6 +116,7 @@ absl::StatusOr<std::vector<Figures>> MeasureInterleaved(
     all[i].per_second = count / seconds[i];
     all[i].switches = switches[i] >= 0 ? switches[i] / count : -1;
     all[i].cpu_us = cpu_ns[i] >= 0 ? cpu_ns[i] / count / 1000 : -1;
+    all[i].server_cpu_us = server_ns[i] >= 0 ? server_ns[i] / count / 1000 : -1;
     for (auto& [name, sum] : threads[i]) {
       all[i].threads[name] = {sum.first / count, sum.second / count / 1000};
     }

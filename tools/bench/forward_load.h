@@ -36,6 +36,9 @@ struct Figures {
   double cpu_us = -1;
   // The same two, per request, by the daemon's thread names.
   ThreadBreakdown threads;
+  // The CPU time per request in µs of the daemon's child processes (the
+  // stdio server it fronts), or -1 when not known.
+  double server_cpu_us = -1;
 };
 
 // Nearest-rank percentile of sorted values.

@@ -56,6 +56,28 @@ ProcessCounts Totals(const std::map<std::string, ThreadCounts>& threads) {
   return totals;
 }
 
+int64_t ChildrenCpuNs(pid_t pid) {
+  if (pid <= 0) return -1;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return -1;
+  int64_t sum = 0;
+  bool known = false;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream children(absl::StrCat(tasks, "/", entry->d_name, "/children"));
+    if (!children) continue;
+    known = true;
+    pid_t child = 0;
+    while (children >> child) {
+      const ProcessCounts counts = Totals(PerThread(child));
+      if (counts.cpu_ns > 0) sum += counts.cpu_ns;
+    }
+  }
+  ::closedir(dir);
+  return known ? sum : -1;
+}
+
 void AddThreadDelta(const std::map<std::string, ThreadCounts>& before,
                     const std::map<std::string, ThreadCounts>& after,
                     ThreadBreakdown* sums) {

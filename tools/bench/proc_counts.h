@@ -38,6 +38,11 @@ struct ProcessCounts {
 };
 ProcessCounts Totals(const std::map<std::string, ThreadCounts>& threads);
 
+// The CPU ns so far of `pid`'s child processes, all their threads summed:
+// for a daemon, the stdio servers it spawned. -1 if /proc cannot tell (a
+// kernel without /proc/<pid>/task/<tid>/children).
+int64_t ChildrenCpuNs(pid_t pid);
+
 // Context switches and CPU (first and second), by thread name (threads of
 // the same name summed), accumulated over a target's turns.
 using ThreadBreakdown = std::map<std::string, std::pair<double, double>>;
