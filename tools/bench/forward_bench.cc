@@ -69,7 +69,7 @@
 //
 //   build/tools/bench/forward_bench [--requests N] [--concurrency C]
 //       [--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH]
-//       [--baseline PATH [--pair]]
+//       [--baseline PATH [--pair [--repeat K]]]
 //
 // --pair runs (b) and (b') alone, each given exactly the same calls (no
 // reference rows, no other targets), and prints their rows, the per-thread
@@ -78,7 +78,12 @@
 // (b) that (b') does not pay: with the same code on both sides, (b)
 // measured 97.9% of (b')'s rate and +9.6 µs a call. With --pair the two
 // sides differ only in the binaries and flags, so a profiler attached to
-// each (perf record -p) compares call for call.
+// each (perf record -p) compares call for call. --repeat K makes K such
+// runs, each with fresh daemons, the two binaries swapping places every
+// other run (whichever is (b) reads a few points worse), and prints each
+// figure's mean over the runs with its lowest and highest: one pair run
+// cannot tell a few µs apart on a shared 2-core machine, the mean of six
+// can.
 //
 // N defaults to 20,000, C to 8, the daemon to the one built next to this
 // program, node to `node` (PATH is searched). Turns must be long (N/10
@@ -100,6 +105,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -282,6 +288,72 @@ void PrintThreads(
                                    .c_str());
   }
   std::printf("\n");
+  std::fflush(stdout);
+}
+
+// What one pair run measured of --inspectord against --baseline.
+struct PairDelta {
+  double rate_sequential = 0;  // --inspectord's requests/s over --baseline's
+  double rate_concurrent = 0;
+  double p50_sequential_ms = 0;  // --inspectord's minus --baseline's
+  double p50_concurrent_ms = 0;
+  double cpu_sequential_us = 0;     // the daemon's, per request
+  double server_sequential_us = 0;  // its server's; NaN when not known
+};
+
+PairDelta DeltaOf(const Scenario& on, const Scenario& baseline) {
+  PairDelta d;
+  d.rate_sequential = on.sequential.per_second / baseline.sequential.per_second;
+  d.rate_concurrent = on.concurrent.per_second / baseline.concurrent.per_second;
+  d.p50_sequential_ms = on.sequential.p50_ms - baseline.sequential.p50_ms;
+  d.p50_concurrent_ms = on.concurrent.p50_ms - baseline.concurrent.p50_ms;
+  d.cpu_sequential_us = on.sequential.cpu_us - baseline.sequential.cpu_us;
+  d.server_sequential_us =
+      on.sequential.server_cpu_us >= 0 && baseline.sequential.server_cpu_us >= 0
+          ? on.sequential.server_cpu_us - baseline.sequential.server_cpu_us
+          : std::nan("");
+  return d;
+}
+
+// A run with the binaries' places swapped, read the other way round.
+PairDelta Invert(const PairDelta& d) {
+  return {1 / d.rate_sequential,    1 / d.rate_concurrent,
+          -d.p50_sequential_ms,     -d.p50_concurrent_ms,
+          -d.cpu_sequential_us,     -d.server_sequential_us};
+}
+
+// --repeat: each figure's mean over the runs, and its lowest and highest.
+void PrintPairSummary(const Options& options,
+                      const std::vector<PairDelta>& deltas) {
+  auto summary = [&](double PairDelta::*field, double scale,
+                     const char* format) {
+    double sum = 0, low = INFINITY, high = -INFINITY;
+    for (const PairDelta& d : deltas) {
+      const double v = d.*field * scale;
+      sum += v;
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+    const double mean = sum / static_cast<double>(deltas.size());
+    if (std::isnan(mean)) return std::string("not known");
+    return absl::StrCat(absl::StrFormat(format, mean), " (",
+                        absl::StrFormat(format, low), " to ",
+                        absl::StrFormat(format, high), ")");
+  };
+  std::printf(
+      "\n--inspectord against --baseline, mean of %zu runs (lowest to "
+      "highest), each binary (b) in half of them:\n"
+      "  requests/s     %s sequential, %s %d-way\n"
+      "  p50            %s ms sequential, %s ms %d-way\n"
+      "  CPU/request    the daemon %s us, its server %s us, sequential\n",
+      deltas.size(), summary(&PairDelta::rate_sequential, 100, "%.1f%%").c_str(),
+      summary(&PairDelta::rate_concurrent, 100, "%.1f%%").c_str(),
+      options.concurrency,
+      summary(&PairDelta::p50_sequential_ms, 1, "%+.3f").c_str(),
+      summary(&PairDelta::p50_concurrent_ms, 1, "%+.3f").c_str(),
+      options.concurrency,
+      summary(&PairDelta::cpu_sequential_us, 1, "%+.1f").c_str(),
+      summary(&PairDelta::server_sequential_us, 1, "%+.1f").c_str());
   std::fflush(stdout);
 }
 
@@ -582,7 +654,7 @@ int Usage(const char* problem) {
       "forward_bench: %s\n"
       "usage: forward_bench [--requests N] [--concurrency C] "
       "[--unix] [--inspectord PATH] [--node PATH] [--floor-relay PATH] "
-      "[--baseline PATH [--pair]]\n"
+      "[--baseline PATH [--pair [--repeat K]]]\n"
       "  --requests N     requests per target and mode (default "
       "20000)\n"
       "  --concurrency C  callers of the C-way mode (default 8)\n"
@@ -590,10 +662,14 @@ int Usage(const char* problem) {
       "TCP\n"
       "  --floor-relay P  also measure tools/perf's floor_relay at P "
       "(e to i)\n"
-      "  --baseline P     also measure the inspectord at P as (b), in the "
+      "  --baseline P     also measure the inspectord at P as (b'), in the "
       "same rounds\n"
       "  --pair           with --baseline: only (b) and (b'), each given "
-      "the same calls\n",
+      "the same calls\n"
+      "  --repeat K       with --pair: K pair runs, each with fresh daemons, "
+      "--inspectord and --baseline\n"
+      "                   swapping places every other run, then their "
+      "mean and range\n",
       problem);
   return 2;
 }
@@ -641,12 +717,19 @@ int main(int argc, char** argv) {
       options.floor_relay = value;
     } else if (flag == "--baseline") {
       options.baseline = value;
+    } else if (flag == "--repeat") {
+      if (!absl::SimpleAtoi(value, &options.repeat) || options.repeat < 1) {
+        return Usage("--repeat wants a positive integer");
+      }
     } else {
       return Usage(("unknown flag " + flag).c_str());
     }
   }
   if (options.pair_only && options.baseline.empty()) {
     return Usage("--pair compares with a baseline: give --baseline PATH");
+  }
+  if (options.repeat > 1 && !options.pair_only) {
+    return Usage("--repeat repeats --pair runs: give --pair");
   }
   // A server that dies mid-run must give an error, not kill the bench.
   ::signal(SIGPIPE, SIG_IGN);
@@ -684,11 +767,29 @@ int main(int argc, char** argv) {
   std::printf("(figures print once every target has had its turns)\n");
   std::fflush(stdout);
   if (options.pair_only) {
-    absl::Status status = RunPair(options, on, baseline);
-    if (!status.ok()) {
-      std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
-      return 1;
+    std::vector<PairDelta> deltas;
+    for (int run = 0; run < options.repeat; ++run) {
+      // Every other run swaps the binaries: (b) fares a little worse than
+      // (b') whatever it runs, and the mean cancels that out.
+      const bool swapped = run % 2 == 1;
+      Options this_run = options;
+      if (swapped) std::swap(this_run.inspectord, this_run.baseline);
+      if (options.repeat > 1) {
+        std::printf("\nrun %d of %d: (b) %s, (b') %s\n", run + 1,
+                    options.repeat, this_run.inspectord.c_str(),
+                    this_run.baseline.c_str());
+        std::fflush(stdout);
+      }
+      absl::Status status = RunPair(this_run, on, baseline);
+      if (!status.ok()) {
+        std::fprintf(stderr, "forward_bench: %s\n",
+                     status.ToString().c_str());
+        return 1;
+      }
+      deltas.push_back(swapped ? Invert(DeltaOf(on, baseline))
+                               : DeltaOf(on, baseline));
     }
+    if (options.repeat > 1) PrintPairSummary(options, deltas);
     std::printf("load average at the end: %s\n", LoadAverage().c_str());
     return 0;
   }

@@ -44,6 +44,8 @@ struct ForwardOptions {
   std::string baseline;
   // Only (b) and the baseline (b'), with the same calls: see --pair.
   bool pair_only = false;
+  // With pair_only: how many pair runs, (b) and (b') swapped every other.
+  int repeat = 1;
   std::string node = "node";
   bool unix_socket = false;
   std::string fixture;  // tools/fixture-server/server.mjs
