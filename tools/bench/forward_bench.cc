@@ -239,9 +239,9 @@ void PrintAgainstBaseline(const Options& options, const Scenario& on,
   if (on.sequential.server_cpu_us >= 0 &&
       baseline.sequential.server_cpu_us >= 0) {
     // Not the daemon's: what the server spent reading what each sent it.
-    std::printf("; the server's CPU per request %+.1f us sequential",
-                on.sequential.server_cpu_us -
-                    baseline.sequential.server_cpu_us);
+    std::printf(
+        "; the server's CPU per request %+.1f us sequential",
+        on.sequential.server_cpu_us - baseline.sequential.server_cpu_us);
   }
   if (!options.pair_only) {
     std::printf("; idle RSS %+.2f MiB at start, %+.2f MiB after the run",
@@ -282,10 +282,11 @@ void PrintThreads(
   // CPU above.
   std::printf("%-18s", "(the server)");
   for (const auto& [label, figures] : columns) {
-    std::printf(" %18s", figures->server_cpu_us < 0
-                             ? "-"
-                             : absl::StrFormat("- / %.1f", figures->server_cpu_us)
-                                   .c_str());
+    std::printf(
+        " %18s",
+        figures->server_cpu_us < 0
+            ? "-"
+            : absl::StrFormat("- / %.1f", figures->server_cpu_us).c_str());
   }
   std::printf("\n");
   std::fflush(stdout);
@@ -317,9 +318,9 @@ PairDelta DeltaOf(const Scenario& on, const Scenario& baseline) {
 
 // A run with the binaries' places swapped, read the other way round.
 PairDelta Invert(const PairDelta& d) {
-  return {1 / d.rate_sequential,    1 / d.rate_concurrent,
-          -d.p50_sequential_ms,     -d.p50_concurrent_ms,
-          -d.cpu_sequential_us,     -d.server_sequential_us};
+  return {1 / d.rate_sequential, 1 / d.rate_concurrent,
+          -d.p50_sequential_ms,  -d.p50_concurrent_ms,
+          -d.cpu_sequential_us,  -d.server_sequential_us};
 }
 
 // --repeat: each figure's mean over the runs, and its lowest and highest.
@@ -336,9 +337,12 @@ void PrintPairSummary(const Options& options,
     }
     const double mean = sum / static_cast<double>(deltas.size());
     if (std::isnan(mean)) return std::string("not known");
-    return absl::StrCat(absl::StrFormat(format, mean), " (",
-                        absl::StrFormat(format, low), " to ",
-                        absl::StrFormat(format, high), ")");
+    auto text = [format](double v) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, format, v);
+      return std::string(buffer);
+    };
+    return absl::StrCat(text(mean), " (", text(low), " to ", text(high), ")");
   };
   std::printf(
       "\n--inspectord against --baseline, mean of %zu runs (lowest to "
@@ -346,7 +350,8 @@ void PrintPairSummary(const Options& options,
       "  requests/s     %s sequential, %s %d-way\n"
       "  p50            %s ms sequential, %s ms %d-way\n"
       "  CPU/request    the daemon %s us, its server %s us, sequential\n",
-      deltas.size(), summary(&PairDelta::rate_sequential, 100, "%.1f%%").c_str(),
+      deltas.size(),
+      summary(&PairDelta::rate_sequential, 100, "%.1f%%").c_str(),
       summary(&PairDelta::rate_concurrent, 100, "%.1f%%").c_str(),
       options.concurrency,
       summary(&PairDelta::p50_sequential_ms, 1, "%+.3f").c_str(),
@@ -782,8 +787,7 @@ int main(int argc, char** argv) {
       }
       absl::Status status = RunPair(this_run, on, baseline);
       if (!status.ok()) {
-        std::fprintf(stderr, "forward_bench: %s\n",
-                     status.ToString().c_str());
+        std::fprintf(stderr, "forward_bench: %s\n", status.ToString().c_str());
         return 1;
       }
       deltas.push_back(swapped ? Invert(DeltaOf(on, baseline))

@@ -65,7 +65,8 @@ int64_t ChildrenCpuNs(pid_t pid) {
   bool known = false;
   while (dirent* entry = ::readdir(dir)) {
     if (entry->d_name[0] == '.') continue;
-    std::ifstream children(absl::StrCat(tasks, "/", entry->d_name, "/children"));
+    std::ifstream children(
+        absl::StrCat(tasks, "/", entry->d_name, "/children"));
     if (!children) continue;
     known = true;
     pid_t child = 0;
