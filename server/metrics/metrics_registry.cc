@@ -160,12 +160,10 @@ T* MetricsRegistry::Family<T>::With(absl::Span<const std::string_view> values) {
   absl::MutexLock lock(&mu_);
   if (series_.size() >= kMaxSeries && !series_.contains(owned_key)) {
     // Full: the overflow series (added beyond the limit, once).
-    std::vector<std::string> other(values.size(), "_OTHER");
-    const std::vector<std::string_view> other_values(other.begin(),
-                                                     other.end());
-    Series& overflow = series_[Key(other_values)];
+    const std::vector<std::string_view> other(values.size(), "_OTHER");
+    Series& overflow = series_[Key(other)];
     if (overflow.metric == nullptr) {
-      overflow.values = std::move(other);
+      overflow.values.assign(other.begin(), other.end());
       overflow.metric = Make();
     }
     return overflow.metric.get();
