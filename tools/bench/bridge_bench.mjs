@@ -33,6 +33,13 @@
 //                 the same binary and --baseline-args
 //                 --history-sync,async, what recording before answering
 //                 (the default) costs against answering at once.
+//                 --repeat K (with --only inspectord) makes K such runs,
+//                 each with fresh daemons, the two binaries swapping
+//                 places every other run (the first in each turn reads a
+//                 little differently), and prints each comparison's mean
+//                 over the runs with its lowest and highest: one run
+//                 cannot tell a few µs apart on a shared 2-core machine,
+//                 the mean of four to six can. No memory figure then.
 //
 // Every HTTP target is reached on 127.0.0.1, on a port picked free at run
 // time, by one of three clients (--client): `socket` (the default), a
@@ -91,7 +98,7 @@
 //       [--inspectord build/server/inspectord] [--requests N] [--concurrency C]
 //       [--rounds R] [--sessions S] [--warmup W] [--only direct,inspectord,...]
 //       [--client raw|socket|sdk] [--baseline PATH] [--baseline-args A,B]
-//       [--relay-floor PATH]
+//       [--repeat K] [--relay-floor PATH]
 
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -136,7 +143,7 @@ function die(message, code = 1) {
 function parseArgs(argv) {
   const options = {
     inspectord: path.join(SOURCE_DIR, 'build', 'server', 'inspectord'),
-    relayFloor: RELAY_FLOOR, baselineArgs: [],
+    relayFloor: RELAY_FLOOR, baselineArgs: [], repeat: 0,
     requests: 40000, concurrency: 8, rounds: 10, sessions: 50, client: 'socket',
     // relay-floor only where tools/perf is built, unless asked for.
     only: ALL_TARGETS.filter((name) => name !== 'relay-floor' || fs.existsSync(RELAY_FLOOR)),
@@ -156,6 +163,7 @@ function parseArgs(argv) {
       case '--inspectord': options.inspectord = path.resolve(value()); break;
       case '--baseline': options.baseline = path.resolve(value()); break;
       case '--baseline-args': options.baselineArgs = value().split(',').filter((a) => a !== ''); break;
+      case '--repeat': options.repeat = count('--repeat'); break;
       case '--relay-floor': options.relayFloor = path.resolve(value()); break;
       case '--requests': options.requests = count('--requests'); break;
       case '--concurrency': options.concurrency = count('--concurrency'); break;
@@ -181,6 +189,9 @@ function parseArgs(argv) {
         break;
       default: die(`unknown argument ${argv[i]}`, 2);
     }
+  }
+  if (options.repeat > 0 && (!options.baseline || options.only.join(',') !== 'inspectord')) {
+    die('--repeat compares --inspectord with --baseline: give both, and --only inspectord', 2);
   }
   if (options.requests % (options.rounds * options.concurrency) !== 0) {
     options.requests = Math.ceil(options.requests / (options.rounds * options.concurrency)) *
@@ -289,6 +300,15 @@ async function waitForPort(child, port, what) {
 
 const everythingArgs = [EVERYTHING, 'stdio'];
 
+// The binary and extra flags the `inspectord` and `baseline` targets run;
+// --repeat swaps them every other run.
+const roles = {
+  inspectord: { binary: () => options.inspectord, args: () => [] },
+  baseline: { binary: () => options.baseline, args: () => options.baselineArgs },
+};
+let swapped = false;
+const roleOf = (name) => roles[swapped ? (name === 'inspectord' ? 'baseline' : 'inspectord') : name];
+
 async function startTargets() {
   const targets = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-bench-'));
@@ -305,10 +325,9 @@ async function startTargets() {
     } else if (name === 'inspectord' || name === 'baseline') {
       const config = path.join(dir, 'mcp.json');
       fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: NODE, args: everythingArgs } } }));
-      const daemon = startChild(name, name === 'baseline' ? options.baseline : options.inspectord, [
+      const daemon = startChild(name, roleOf(name).binary(), [
         '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--db', path.join(dir, `${name}.db`),
-        '--token-file', path.join(dir, `${name}.token`), '--import', config,
-        ...(name === 'baseline' ? options.baselineArgs : [])]);
+        '--token-file', path.join(dir, `${name}.token`), '--import', config, ...roleOf(name).args()]);
       const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
       const url = new URL(`http://${address}/servers/everything/mcp`);
       targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url),
@@ -678,11 +697,73 @@ function printRatios(sequential, concurrent) {
   }
 }
 
+// --inspectord's figures against --baseline's in one run, whichever
+// target each ran as.
+function comparison(sequential, concurrent) {
+  const pick = (results, role) => byName(results, swapped ? (role === 'inspectord' ? 'baseline' : 'inspectord') : role);
+  const [a, b] = [pick(sequential, 'inspectord'), pick(sequential, 'baseline')];
+  const [ac, bc] = [pick(concurrent, 'inspectord'), pick(concurrent, 'baseline')];
+  return {
+    rate: a.rps / b.rps, p50: a.p50 - b.p50, rateC: ac.rps / bc.rps, p50C: ac.p50 - bc.p50,
+    cpu: a.cpuUs - b.cpuUs, servers: a.serversCpuUs - b.serversCpuUs,
+  };
+}
+
+function printComparison(c) {
+  const sign = (value, digits) => `${value >= 0 ? '+' : ''}${fmt(value, digits)}`;
+  console.log(`  --inspectord against --baseline: requests/s ${fmt(100 * c.rate, 1)}% sequential, ` +
+              `${fmt(100 * c.rateC, 1)}% ${options.concurrency} sessions; p50 ${sign(c.p50, 3)} ms sequential, ` +
+              `${sign(c.p50C, 3)} ms ${options.concurrency} sessions; CPU per request ${sign(c.cpu, 1)} us, ` +
+              `its servers ${sign(c.servers, 1)} us, sequential`);
+}
+
+// The mean of each comparison over the runs, with the lowest and highest.
+function printMeans(runs) {
+  const stat = (key, scale, digits, signed, unit = '') => {
+    const values = runs.map((run) => run[key] * scale);
+    const f = (v) => `${signed && v >= 0 ? '+' : ''}${fmt(v, digits)}${unit}`;
+    const mean = values.reduce((sum, v) => sum + v, 0) / values.length;
+    return `${f(mean)} (${f(Math.min(...values))} to ${f(Math.max(...values))})`;
+  };
+  console.log(`\n--inspectord against --baseline, mean of ${runs.length} runs (lowest to highest), ` +
+              'each binary first in half of them:');
+  console.log(`  requests/s     ${stat('rate', 100, 1, false, '%')} sequential, ${stat('rateC', 100, 1, false, '%')} ${options.concurrency} sessions`);
+  console.log(`  p50            ${stat('p50', 1, 3, true)} ms sequential, ${stat('p50C', 1, 3, true)} ms ${options.concurrency} sessions`);
+  console.log(`  CPU/request    the daemon ${stat('cpu', 1, 1, true)} us, its servers ${stat('servers', 1, 1, true)} us, sequential`);
+}
+
+async function repeated() {
+  const runs = [];
+  for (let run = 0; run < options.repeat; run++) {
+    swapped = run % 2 === 1;
+    console.log(`\nrun ${run + 1} of ${options.repeat}: target inspectord runs ` +
+                `${swapped ? '--baseline' : '--inspectord'}, target baseline runs ${swapped ? '--inspectord' : '--baseline'}`);
+    const { targets } = await startTargets();
+    try {
+      const sequential = await runMode(targets, 1);
+      printTable('Sequential (1 session)', sequential);
+      const concurrent = await runMode(targets, options.concurrency);
+      printTable(`Concurrent (${options.concurrency} sessions)`, concurrent);
+      runs.push(comparison(sequential, concurrent));
+      printComparison(runs.at(-1));
+    } finally {
+      await stopAll();
+      removeRunDir();
+      runDir = null;
+    }
+  }
+  printMeans(runs);
+}
+
 async function main() {
   const cpus = os.cpus();
   console.log(`bridge_bench: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, Node ${process.versions.node}, ` +
               `${options.requests} calls per target and mode in ${options.rounds} interleaved rounds, ` +
               `${options.client} client`);
+  if (options.repeat > 0) {
+    await repeated();
+    return;
+  }
   const { targets } = await startTargets();
   try {
     const sequential = await runMode(targets, 1);
