@@ -732,6 +732,15 @@ function printMeans(runs) {
   console.log(`  CPU/request    the daemon ${stat('cpu', 1, 1, true)} us, its servers ${stat('servers', 1, 1, true)} us, sequential`);
 }
 
+// Both modes on `targets`, each printed as measured.
+async function measureModes(targets) {
+  const sequential = await runMode(targets, 1);
+  printTable('Sequential (1 session)', sequential);
+  const concurrent = await runMode(targets, options.concurrency);
+  printTable(`Concurrent (${options.concurrency} sessions)`, concurrent);
+  return { sequential, concurrent };
+}
+
 async function repeated() {
   const runs = [];
   for (let run = 0; run < options.repeat; run++) {
@@ -740,10 +749,7 @@ async function repeated() {
                 `${swapped ? '--baseline' : '--inspectord'}, target baseline runs ${swapped ? '--inspectord' : '--baseline'}`);
     const { targets } = await startTargets();
     try {
-      const sequential = await runMode(targets, 1);
-      printTable('Sequential (1 session)', sequential);
-      const concurrent = await runMode(targets, options.concurrency);
-      printTable(`Concurrent (${options.concurrency} sessions)`, concurrent);
+      const { sequential, concurrent } = await measureModes(targets);
       runs.push(comparison(sequential, concurrent));
       printComparison(runs.at(-1));
     } finally {
@@ -766,10 +772,7 @@ async function main() {
   }
   const { targets } = await startTargets();
   try {
-    const sequential = await runMode(targets, 1);
-    printTable('Sequential (1 session)', sequential);
-    const concurrent = await runMode(targets, options.concurrency);
-    printTable(`Concurrent (${options.concurrency} sessions)`, concurrent);
+    const { sequential, concurrent } = await measureModes(targets);
     printRatios(sequential, concurrent);
     const daemon = targets.find((target) => target.name === 'inspectord');
     if (daemon) {
