@@ -307,7 +307,10 @@ const roles = {
   baseline: { binary: () => options.baseline, args: () => options.baselineArgs },
 };
 let swapped = false;
-const roleOf = (name) => roles[swapped ? (name === 'inspectord' ? 'baseline' : 'inspectord') : name];
+// The role target `name` runs, and (the swap being its own inverse) the
+// target that runs role `name`.
+const swap = (name) => (swapped ? { inspectord: 'baseline', baseline: 'inspectord' }[name] : name);
+const roleOf = (name) => roles[swap(name)];
 
 async function startTargets() {
   const targets = [];
@@ -700,7 +703,7 @@ function printRatios(sequential, concurrent) {
 // --inspectord's figures against --baseline's in one run, whichever
 // target each ran as.
 function comparison(sequential, concurrent) {
-  const pick = (results, role) => byName(results, swapped ? (role === 'inspectord' ? 'baseline' : 'inspectord') : role);
+  const pick = (results, role) => byName(results, swap(role));
   const [a, b] = [pick(sequential, 'inspectord'), pick(sequential, 'baseline')];
   const [ac, bc] = [pick(concurrent, 'inspectord'), pick(concurrent, 'baseline')];
   return {
