@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --requests) [ $# -ge 2 ] || usage; requests=$2; shift 2 ;;
     --only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
     --build) [ $# -ge 2 ] || usage; build=$(cd "$2" && pwd); shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | cut -c3-; exit 0 ;;
+    -h|--help) sed -n '2,/^set /p' "$0" | grep '^#' | cut -c3-; exit 0 ;;
     *) usage ;;
   esac
 done
