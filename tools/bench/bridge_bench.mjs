@@ -303,8 +303,8 @@ const everythingArgs = [EVERYTHING, 'stdio'];
 // The binary and extra flags the `inspectord` and `baseline` targets run;
 // --repeat swaps them every other run.
 const roles = {
-  inspectord: { binary: () => options.inspectord, args: () => [] },
-  baseline: { binary: () => options.baseline, args: () => options.baselineArgs },
+  inspectord: { binary: options.inspectord, args: [] },
+  baseline: { binary: options.baseline, args: options.baselineArgs },
 };
 let swapped = false;
 // The role target `name` runs, and (the swap being its own inverse) the
@@ -328,9 +328,9 @@ async function startTargets() {
     } else if (name === 'inspectord' || name === 'baseline') {
       const config = path.join(dir, 'mcp.json');
       fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: { command: NODE, args: everythingArgs } } }));
-      const daemon = startChild(name, roleOf(name).binary(), [
+      const daemon = startChild(name, roleOf(name).binary, [
         '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--db', path.join(dir, `${name}.db`),
-        '--token-file', path.join(dir, `${name}.token`), '--import', config, ...roleOf(name).args()]);
+        '--token-file', path.join(dir, `${name}.token`), '--import', config, ...roleOf(name).args]);
       const address = (await waitForOutput(daemon, /and REST on (\S+:\d+)/, 'inspectord'))[1];
       const url = new URL(`http://${address}/servers/everything/mcp`);
       targets.push({ name, pid: daemon.pid, transport: () => new StreamableHTTPClientTransport(url),

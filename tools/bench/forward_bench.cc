@@ -222,26 +222,48 @@ absl::StatusOr<Rss> SettledRss(pid_t pid, Clock::time_point load_end,
   }
 }
 
+// What one run measured of (b) against (b').
+struct PairDelta {
+  double rate_sequential = 0;  // (b)'s requests/s over (b')'s
+  double rate_concurrent = 0;
+  double p50_sequential_ms = 0;  // (b)'s minus (b')'s
+  double p50_concurrent_ms = 0;
+  double cpu_sequential_us = 0;  // the daemon's, per request
+  double cpu_concurrent_us = 0;
+  double server_sequential_us = 0;  // its server's; NaN when not known
+};
+
+PairDelta DeltaOf(const Scenario& on, const Scenario& baseline) {
+  PairDelta d;
+  d.rate_sequential = on.sequential.per_second / baseline.sequential.per_second;
+  d.rate_concurrent = on.concurrent.per_second / baseline.concurrent.per_second;
+  d.p50_sequential_ms = on.sequential.p50_ms - baseline.sequential.p50_ms;
+  d.p50_concurrent_ms = on.concurrent.p50_ms - baseline.concurrent.p50_ms;
+  d.cpu_sequential_us = on.sequential.cpu_us - baseline.sequential.cpu_us;
+  d.cpu_concurrent_us = on.concurrent.cpu_us - baseline.concurrent.cpu_us;
+  d.server_sequential_us =
+      on.sequential.server_cpu_us >= 0 && baseline.sequential.server_cpu_us >= 0
+          ? on.sequential.server_cpu_us - baseline.sequential.server_cpu_us
+          : std::nan("");
+  return d;
+}
+
 // (b) against (b'): their rates, p50 and CPU per call; their memory when
 // it was read.
 void PrintAgainstBaseline(const Options& options, const Scenario& on,
                           const Scenario& baseline) {
+  const PairDelta d = DeltaOf(on, baseline);
   std::printf(
       "(b) against the baseline (b'), recording on: requests/s %.1f%% "
       "sequential, %.1f%% %d-way; p50 %+.3f ms sequential, %+.3f ms "
       "%d-way; CPU per request %+.1f us sequential, %+.1f us %d-way",
-      100 * on.sequential.per_second / baseline.sequential.per_second,
-      100 * on.concurrent.per_second / baseline.concurrent.per_second,
-      options.concurrency, on.sequential.p50_ms - baseline.sequential.p50_ms,
-      on.concurrent.p50_ms - baseline.concurrent.p50_ms, options.concurrency,
-      on.sequential.cpu_us - baseline.sequential.cpu_us,
-      on.concurrent.cpu_us - baseline.concurrent.cpu_us, options.concurrency);
-  if (on.sequential.server_cpu_us >= 0 &&
-      baseline.sequential.server_cpu_us >= 0) {
+      100 * d.rate_sequential, 100 * d.rate_concurrent, options.concurrency,
+      d.p50_sequential_ms, d.p50_concurrent_ms, options.concurrency,
+      d.cpu_sequential_us, d.cpu_concurrent_us, options.concurrency);
+  if (!std::isnan(d.server_sequential_us)) {
     // Not the daemon's: what the server spent reading what each sent it.
-    std::printf(
-        "; the server's CPU per request %+.1f us sequential",
-        on.sequential.server_cpu_us - baseline.sequential.server_cpu_us);
+    std::printf("; the server's CPU per request %+.1f us sequential",
+                d.server_sequential_us);
   }
   if (!options.pair_only) {
     std::printf("; idle RSS %+.2f MiB at start, %+.2f MiB after the run",
@@ -292,35 +314,11 @@ void PrintThreads(
   std::fflush(stdout);
 }
 
-// What one pair run measured of --inspectord against --baseline.
-struct PairDelta {
-  double rate_sequential = 0;  // --inspectord's requests/s over --baseline's
-  double rate_concurrent = 0;
-  double p50_sequential_ms = 0;  // --inspectord's minus --baseline's
-  double p50_concurrent_ms = 0;
-  double cpu_sequential_us = 0;     // the daemon's, per request
-  double server_sequential_us = 0;  // its server's; NaN when not known
-};
-
-PairDelta DeltaOf(const Scenario& on, const Scenario& baseline) {
-  PairDelta d;
-  d.rate_sequential = on.sequential.per_second / baseline.sequential.per_second;
-  d.rate_concurrent = on.concurrent.per_second / baseline.concurrent.per_second;
-  d.p50_sequential_ms = on.sequential.p50_ms - baseline.sequential.p50_ms;
-  d.p50_concurrent_ms = on.concurrent.p50_ms - baseline.concurrent.p50_ms;
-  d.cpu_sequential_us = on.sequential.cpu_us - baseline.sequential.cpu_us;
-  d.server_sequential_us =
-      on.sequential.server_cpu_us >= 0 && baseline.sequential.server_cpu_us >= 0
-          ? on.sequential.server_cpu_us - baseline.sequential.server_cpu_us
-          : std::nan("");
-  return d;
-}
-
 // A run with the binaries' places swapped, read the other way round.
 PairDelta Invert(const PairDelta& d) {
-  return {1 / d.rate_sequential, 1 / d.rate_concurrent,
-          -d.p50_sequential_ms,  -d.p50_concurrent_ms,
-          -d.cpu_sequential_us,  -d.server_sequential_us};
+  return {1 / d.rate_sequential,  1 / d.rate_concurrent, -d.p50_sequential_ms,
+          -d.p50_concurrent_ms,   -d.cpu_sequential_us,  -d.cpu_concurrent_us,
+          -d.server_sequential_us};
 }
 
 // --repeat: each figure's mean over the runs, and its lowest and highest.
@@ -363,8 +361,7 @@ void PrintPairSummary(const Options& options,
 }
 
 // --pair: (b) and (b') alone, the same calls to each, in the same rounds.
-absl::Status RunPair(const Options& options, Scenario& on,
-                     Scenario& baseline) {
+absl::Status RunPair(const Options& options, Scenario& on, Scenario& baseline) {
   TempDir on_dir, baseline_dir;
   absl::StatusOr<std::unique_ptr<DaemonTarget>> on_target =
       DaemonTarget::Start(options, on_dir, /*record=*/true);
